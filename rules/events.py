@@ -1,0 +1,132 @@
+"""Events: what applying an action (or dealing) made happen, in the order it happened.
+
+Every event is public except ``HandDealt``, which only its holder may see: ``visible_to``
+is the single place that decides, so the referee filters with it and nothing else.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any
+
+from cirulla.rules.actions import DeclarationKind
+from cirulla.rules.cards import CARD_NAMES, names_of
+from cirulla.rules.scoring import DealScore
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    def visible_to(self, seat: int | None) -> bool:
+        """Whether ``seat`` (``None`` = spectator) may see this event."""
+        return True
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"type": type(self).__name__}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name in _MASK_FIELDS:
+                value = names_of(value)
+            elif f.name == "card":
+                value = CARD_NAMES[value]
+            elif isinstance(value, DeclarationKind):
+                value = value.label
+            elif isinstance(value, DealScore):
+                value = value.to_dict()
+            out[f.name] = value
+        return out
+
+
+_MASK_FIELDS = {"table", "cards", "captured", "hand"}
+
+
+@dataclass(frozen=True, slots=True)
+class DealStarted(Event):
+    """A deal's table is face up; hands are dealt privately (``HandDealt``)."""
+
+    deal: int
+    dealer: int
+    table: int
+    hand_sizes: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Redeal(Event):
+    """Two or more aces on the table: the deal is void and dealt again by the same dealer."""
+
+    deal: int
+    dealer: int
+    table: int
+
+
+@dataclass(frozen=True, slots=True)
+class HandDealt(Event):
+    """Private: the cards ``seat`` received for round ``round``."""
+
+    seat: int
+    round: int
+    hand: int
+
+    def visible_to(self, seat: int | None) -> bool:
+        return seat == self.seat
+
+
+@dataclass(frozen=True, slots=True)
+class RoundDealt(Event):
+    """Public side of a new round: every hand refilled, ``stock`` cards left."""
+
+    round: int
+    hand_sizes: tuple[int, ...]
+    stock: int
+
+
+@dataclass(frozen=True, slots=True)
+class DealerBonus(Event):
+    dealer: int
+    side: int
+    cards: int
+    scope: int
+
+
+@dataclass(frozen=True, slots=True)
+class Declared(Event):
+    """The three declared cards become public until played."""
+
+    seat: int
+    side: int
+    kind: DeclarationKind
+    cards: int
+    wild_value: int | None
+    points: int
+
+
+@dataclass(frozen=True, slots=True)
+class CardPlayed(Event):
+    seat: int
+    side: int
+    card: int
+    value: int
+    captured: int
+    scopa: bool
+    ace_sweep: bool
+
+
+@dataclass(frozen=True, slots=True)
+class LastTake(Event):
+    """End of deal: the table goes to the last taker (``side`` None if nobody ever took)."""
+
+    side: int | None
+    cards: int
+
+
+@dataclass(frozen=True, slots=True)
+class DealScored(Event):
+    deal: int
+    score: DealScore
+    totals: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class GameOver(Event):
+    winner: int
+    totals: tuple[int, ...]
+    cappotto: bool

@@ -1,0 +1,112 @@
+"""Deal scoring: cards, coins, settebello, primiera, scope, grande, piccola, cappotto."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+
+from cirulla.rules.cards import (
+    COINS_MASK,
+    DIAMONDS,
+    GRANDE_MASK,
+    PRIMIERA_POINTS,
+    SETTEBELLO,
+    SUIT_MASKS,
+    cards_of,
+    make_card,
+)
+from cirulla.rules.options import Options
+
+
+@dataclass(frozen=True, slots=True)
+class SideScore:
+    """Points one side made in one deal, item by item (RULES.md, "Scoring")."""
+
+    cards: int
+    coins: int
+    settebello: int
+    primiera: int
+    scope: int
+    grande: int
+    piccola: int
+
+    @property
+    def total(self) -> int:
+        return (
+            self.cards + self.coins + self.settebello + self.primiera
+            + self.scope + self.grande + self.piccola
+        )
+
+    def to_dict(self) -> dict[str, int]:
+        return {**asdict(self), "total": self.total}
+
+
+@dataclass(frozen=True, slots=True)
+class DealScore:
+    sides: tuple[SideScore, ...]
+    cappotto: int | None  # the side that took all ten coins, if any
+
+    @property
+    def totals(self) -> tuple[int, ...]:
+        return tuple(s.total for s in self.sides)
+
+    def to_dict(self) -> dict:
+        return {"sides": [s.to_dict() for s in self.sides], "cappotto": self.cappotto}
+
+
+def primiera_value(captured: int) -> tuple[int, bool]:
+    """Sum of the best primiera card per suit, and whether every suit is present."""
+    total = 0
+    complete = True
+    for suit_mask in SUIT_MASKS:
+        cards = captured & suit_mask
+        if cards:
+            total += max(PRIMIERA_POINTS[c] for c in cards_of(cards))
+        else:
+            complete = False
+    return total, complete
+
+
+def piccola_points(captured: int, piccola_max: int) -> int:
+    """3 for A-2-3 of coins, +1 per further coin in unbroken sequence up to ``piccola_max``."""
+    run = 0
+    for value in range(1, piccola_max + 1):
+        if not captured >> make_card(value, DIAMONDS) & 1:
+            break
+        run = value
+    return run if run >= 3 else 0
+
+
+def _unique_top(values: Sequence[int]) -> int | None:
+    best = max(values)
+    return values.index(best) if values.count(best) == 1 else None
+
+
+def score_deal(options: Options, captured: Sequence[int], scope: Sequence[int]) -> DealScore:
+    """Score one deal from each side's captured cards (masks) and scope."""
+    n_cards = [m.bit_count() for m in captured]
+    n_coins = [(m & COINS_MASK).bit_count() for m in captured]
+    prim = [primiera_value(m) for m in captured]
+    prim_values = [
+        value if complete or not options.primiera_needs_all_suits else -1
+        for value, complete in prim
+    ]
+    cards_winner = _unique_top(n_cards)
+    coins_winner = _unique_top(n_coins)
+    prim_winner = _unique_top(prim_values)
+    if prim_winner is not None and prim_values[prim_winner] < 0:
+        prim_winner = None
+    sides = tuple(
+        SideScore(
+            cards=int(cards_winner == i),
+            coins=int(coins_winner == i),
+            settebello=int(bool(m >> SETTEBELLO & 1)),
+            primiera=int(prim_winner == i),
+            scope=scope[i],
+            grande=5 if m & GRANDE_MASK == GRANDE_MASK else 0,
+            piccola=piccola_points(m, options.piccola_max),
+        )
+        for i, m in enumerate(captured)
+    )
+    cappotto = next((i for i, c in enumerate(n_coins) if c == 10), None)
+    return DealScore(sides, cappotto if options.cappotto else None)

@@ -1,0 +1,3 @@
+from cirulla.cli import main
+
+raise SystemExit(main())
