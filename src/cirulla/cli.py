@@ -1,2 +1,69 @@
-def main() -> int:
-    return 0
+"""The ``cirulla`` command. Each area registers its own subcommands, so this file only
+lists the areas; ``cirulla bench`` collects benchmarks from every area the same way.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from cirulla import PROTOCOL_VERSION, __version__
+
+# Modules exposing ``register(commands, bench)``: ``commands`` is the top-level subparsers
+# object, ``bench`` the subparsers of ``cirulla bench``. Each sets ``func`` on its parsers.
+AREAS = (
+    "cirulla.rules.cli",
+)
+
+DESCRIPTION = """\
+Cirulla (Genoese scopa) match server, bots and tournaments.
+
+Start here:
+  cirulla tournament                 run a small bot tournament on a local server
+  cirulla rules options              every rule option, its default and the presets
+  cirulla server                     run the match server (gRPC, 127.0.0.1:50051)
+  cirulla bot random --help          play one seat of a match with a built-in bot
+
+Every subcommand has --help.
+"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="cirulla",
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--version", action="version", version=f"cirulla {__version__} ({PROTOCOL_VERSION})"
+    )
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    bench_parser = commands.add_parser(
+        "bench",
+        help="benchmarks that print JSON (rules, mcts, server, strength)",
+        description="Benchmarks. Each prints one JSON object on stdout.",
+    )
+    bench = bench_parser.add_subparsers(dest="bench", metavar="BENCHMARK", required=True)
+    for area in AREAS:
+        importlib.import_module(area).register(commands, bench)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    func = getattr(args, "func", None)
+    if func is None:
+        parser.print_help()
+        return 0 if args.command is None else 2
+    try:
+        return int(func(args) or 0)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
