@@ -1,0 +1,178 @@
+"""Match statistics: Elo difference with a confidence interval, likelihood of superiority
+and the generalized sequential probability ratio test (GSPRT).
+
+Everything works on trinomial counts (wins, draws, losses) of one player against an
+opponent (or against the field), with the logistic Elo model used by cutechess and
+fishtest: a score fraction ``s`` corresponds to ``elo = -400 * log10(1 / s - 1)``.
+
+Duplicate deals make consecutive games correlated (the same cards with seats swapped), so
+treating games as independent overestimates the variance: the intervals here are
+conservative, which is the safe side for a tournament report.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from statistics import NormalDist
+
+#: Pseudo-games added to the wins and to the losses before an SPRT step. Cirulla games
+#: are never drawn, so the first games are all wins or all losses (zero variance) and
+#: fishtest's tiny regularization (1e-3) would stop a match after one game; half a win
+#: and half a loss is a weak prior that keeps the early LLR finite and modest.
+SPRT_PRIOR = 0.5
+
+
+@dataclass(frozen=True, slots=True)
+class Wdl:
+    """Wins, draws and losses of one player from its own point of view."""
+
+    wins: int = 0
+    draws: int = 0
+    losses: int = 0
+
+    @property
+    def games(self) -> int:
+        return self.wins + self.draws + self.losses
+
+    @property
+    def score(self) -> float:
+        """Fraction of the available points (win 1, draw 1/2); 0.5 with no games."""
+        if not self.games:
+            return 0.5
+        return (self.wins + 0.5 * self.draws) / self.games
+
+    def __add__(self, other: Wdl) -> Wdl:
+        return Wdl(self.wins + other.wins, self.draws + other.draws, self.losses + other.losses)
+
+    def flipped(self) -> Wdl:
+        """The same games from the opponent's side."""
+        return Wdl(self.losses, self.draws, self.wins)
+
+
+@dataclass(frozen=True, slots=True)
+class EloEstimate:
+    """Elo difference and the bounds of its confidence interval (may be infinite)."""
+
+    elo: float
+    low: float
+    high: float
+
+    @property
+    def margin(self) -> float:
+        """Half width of the interval, the ``±`` figure reported by cutechess."""
+        return (self.high - self.low) / 2
+
+
+def elo_from_score(score: float) -> float:
+    """Logistic Elo difference for a score fraction; ``±inf`` at 0 and 1."""
+    if score <= 0.0:
+        return -math.inf
+    if score >= 1.0:
+        return math.inf
+    return -400.0 * math.log10(1.0 / score - 1.0)
+
+
+def score_from_elo(elo: float) -> float:
+    """Expected score fraction of a player ``elo`` points stronger."""
+    return 1.0 / (1.0 + 10.0 ** (-elo / 400.0))
+
+
+def score_variance(wdl: Wdl) -> float:
+    """Per-game variance of the score (outcomes 1, 1/2, 0 with their observed frequencies)."""
+    n = wdl.games
+    if not n:
+        return 0.0
+    s = wdl.score
+    return (
+        wdl.wins * (1.0 - s) ** 2 + wdl.draws * (0.5 - s) ** 2 + wdl.losses * (0.0 - s) ** 2
+    ) / n
+
+
+def elo_interval(wdl: Wdl, confidence: float = 0.95) -> EloEstimate:
+    """Elo difference with a normal-approximation interval on the mean score.
+
+    The interval is computed on the score and mapped through the Elo curve, so it is
+    asymmetric in Elo (as in cutechess's ``elo ± margin`` report, which halves its width).
+    """
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be between 0 and 1, not {confidence}")
+    n = wdl.games
+    if not n:
+        return EloEstimate(0.0, -math.inf, math.inf)
+    s = wdl.score
+    z = NormalDist().inv_cdf(0.5 + confidence / 2)
+    stderr = math.sqrt(score_variance(wdl) / n)
+    return EloEstimate(
+        elo_from_score(s), elo_from_score(s - z * stderr), elo_from_score(s + z * stderr)
+    )
+
+
+def los(wdl: Wdl) -> float:
+    """Likelihood of superiority: probability that the player is the stronger one.
+
+    Cutechess's formula, which ignores draws: ``0.5 * (1 + erf((W - L) / sqrt(2 (W + L))))``;
+    0.5 when there are no decisive games.
+    """
+    decisive = wdl.wins + wdl.losses
+    if not decisive:
+        return 0.5
+    return 0.5 * (1.0 + math.erf((wdl.wins - wdl.losses) / math.sqrt(2.0 * decisive)))
+
+
+@dataclass(frozen=True, slots=True)
+class Sprt:
+    """A sequential test of H0: elo = elo0 against H1: elo = elo1.
+
+    ``alpha`` is the chance of accepting H1 when H0 holds, ``beta`` the chance of
+    accepting H0 when H1 holds.
+    """
+
+    elo0: float
+    elo1: float
+    alpha: float = 0.05
+    beta: float = 0.05
+
+    def __post_init__(self) -> None:
+        if not self.elo0 < self.elo1:
+            raise ValueError(f"SPRT needs elo0 < elo1, got elo0={self.elo0} elo1={self.elo1}")
+        for name in ("alpha", "beta"):
+            value = getattr(self, name)
+            if not 0.0 < value < 0.5:
+                raise ValueError(f"SPRT {name} must be between 0 and 0.5, not {value}")
+
+    @property
+    def lower(self) -> float:
+        """Accept H0 when the LLR falls to this bound: ``log(beta / (1 - alpha))``."""
+        return math.log(self.beta / (1.0 - self.alpha))
+
+    @property
+    def upper(self) -> float:
+        """Accept H1 when the LLR reaches this bound: ``log((1 - beta) / alpha)``."""
+        return math.log((1.0 - self.beta) / self.alpha)
+
+    def llr(self, wdl: Wdl) -> float:
+        """GSPRT log-likelihood ratio of the trinomial results (fishtest's ``LLR_logistic``).
+
+        With ``N`` games, mean score ``s``, per-game score variance ``var`` and
+        ``s0``/``s1`` the expected scores at ``elo0``/``elo1``, the generalized LLR is
+        approximately ``N * (s1 - s0) * (2 s - s0 - s1) / (2 var)``, computed after adding
+        ``SPRT_PRIOR`` pseudo-games to the wins and the losses.
+        """
+        if not wdl.games:
+            return 0.0
+        w, d, l_ = wdl.wins + SPRT_PRIOR, float(wdl.draws), wdl.losses + SPRT_PRIOR
+        n = w + d + l_
+        s = (w + 0.5 * d) / n
+        var = (w * (1.0 - s) ** 2 + d * (0.5 - s) ** 2 + l_ * s**2) / n
+        s0, s1 = score_from_elo(self.elo0), score_from_elo(self.elo1)
+        return n * (s1 - s0) * (2.0 * s - s0 - s1) / (2.0 * var)
+
+    def decide(self, wdl: Wdl) -> str | None:
+        """``"H1"`` (elo >= elo1 accepted), ``"H0"`` (elo <= elo0 accepted) or None (go on)."""
+        llr = self.llr(wdl)
+        if llr >= self.upper:
+            return "H1"
+        if llr <= self.lower:
+            return "H0"
+        return None
