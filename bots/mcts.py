@@ -1,0 +1,230 @@
+"""Single-observer information-set MCTS (Cowling, Powley & Whitehouse 2012).
+
+The bot cannot see the other hands or the stock, so each iteration first *determinizes*:
+``sample_world`` deals the unseen cards at random, consistent with everything the bot has
+seen. All iterations share ONE tree whose edges are action codes. Every action in Cirulla
+is public once played (card, capture, declaration), so an action code is exactly what the
+bot observes of an opponent's move and the tree's nodes are the bot's information sets.
+
+A child exists in some determinizations and not in others (an opponent can only play a
+card the sample gave him), so UCB uses the child's *availability* count (how often it was
+selectable) in place of the parent's visit count. Below the tree a cheap heuristic plays
+the deal out; the reward is the deal's point difference from each side's point of view,
+squashed into [0, 1], with a game-win term when a side reaches the target.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from collections.abc import Sequence
+from concurrent.futures import Executor, ProcessPoolExecutor
+from dataclasses import dataclass
+
+from cirulla.bots.heuristic import playout_code
+from cirulla.bots.seeding import decision_seed
+from cirulla.rules.actions import Action
+from cirulla.rules.game import Game
+from cirulla.rules.views import View, sample_world
+
+DEFAULT_C = 0.7
+DEFAULT_EPSILON = 0.1
+POINT_SCALE = 20.0  # a deal won by this many points counts as a full win
+WIN_WEIGHT = 0.7  # share of the reward given to winning the game when a side reaches the target
+
+
+class Node:
+    """Statistics of one edge of the tree, from the view of the side that made the move."""
+
+    __slots__ = ("avail", "children", "side", "total", "visits")
+
+    def __init__(self, side: int) -> None:
+        self.side = side
+        self.visits = 0
+        self.total = 0.0
+        self.avail = 1
+        self.children: dict[int, Node] = {}
+
+
+@dataclass(frozen=True, slots=True)
+class SearchResult:
+    """Root visit counts by action code (what root parallelization merges)."""
+
+    visits: dict[int, int]
+    iterations: int
+    seconds: float
+
+
+def rewards_of(game: Game) -> list[float]:
+    """Reward in [0, 1] per side at the end of a (deal-only) game."""
+    score = game.last_score
+    assert score is not None
+    points = score.totals
+    sides = len(points)
+    out = []
+    for side in range(sides):
+        best_other = max(points[s] for s in range(sides) if s != side)
+        r = 0.5 + (points[side] - best_other) / (2 * POINT_SCALE)
+        r = 0.0 if r < 0.0 else 1.0 if r > 1.0 else r
+        if game.winner is not None:
+            r = (1 - WIN_WEIGHT) * r + WIN_WEIGHT * (game.winner == side)
+        out.append(r)
+    return out
+
+
+def search(
+    view: View,
+    seed: int,
+    iterations: int | None = None,
+    seconds: float | None = None,
+    c: float = DEFAULT_C,
+    epsilon: float = DEFAULT_EPSILON,
+) -> SearchResult:
+    """Run ISMCTS from ``view`` until the iteration budget or the time budget is spent.
+
+    Deterministic for a given seed when only ``iterations`` bounds it.
+    """
+    if iterations is None and seconds is None:
+        raise ValueError("search needs an iteration budget, a time budget, or both")
+    rng = random.Random(seed)
+    side_of = tuple(view.options.side_of(s) for s in range(view.options.players))
+    root = Node(-1)
+    start = time.perf_counter()
+    deadline = start + seconds if seconds is not None else math.inf
+    limit = iterations if iterations is not None else 1 << 62
+    log = math.log
+    sqrt = math.sqrt
+    done = 0
+    while done < limit:
+        if not done & 15 and done and time.perf_counter() >= deadline:
+            break
+        game = sample_world(view, rng, deal_only=True)
+        node = root
+        path: list[Node] = []
+        while not game.deal_over:
+            codes = game.legal_codes()
+            children = node.children
+            untried = []
+            for code in codes:
+                child = children.get(code)
+                if child is None:
+                    untried.append(code)
+                else:
+                    child.avail += 1
+            if untried:
+                code = untried[rng.randrange(len(untried))] if len(untried) > 1 else untried[0]
+                child = Node(side_of[game.turn])
+                children[code] = child
+                game.apply_code(code)
+                path.append(child)
+                break
+            best_code = codes[0]
+            best_child = None
+            best_value = -1.0
+            for code in codes:
+                child = children[code]
+                value = child.total / child.visits + c * sqrt(log(child.avail) / child.visits)
+                if value > best_value:
+                    best_value, best_code, best_child = value, code, child
+            assert best_child is not None
+            game.apply_code(best_code)
+            path.append(best_child)
+            node = best_child
+        while not game.deal_over:
+            game.apply_code(playout_code(game, rng, epsilon))
+        rewards = rewards_of(game)
+        for child in path:
+            child.visits += 1
+            child.total += rewards[child.side]
+        done += 1
+    return SearchResult(
+        {code: child.visits for code, child in root.children.items()},
+        done,
+        time.perf_counter() - start,
+    )
+
+
+def _search_job(args: tuple) -> SearchResult:
+    view, seed, iterations, seconds, c, epsilon = args
+    return search(view, seed, iterations, seconds, c, epsilon)
+
+
+class MctsPolicy:
+    """ISMCTS with an iteration and/or time budget, optionally over several processes.
+
+    Root parallelization: each worker searches its own tree with its own seed; the root
+    visit counts are summed and the most visited action is played. An iteration budget is
+    split between the workers, so ``iterations`` means the same total work either way.
+    """
+
+    name = "mcts"
+
+    def __init__(
+        self,
+        seed: int | None = None,
+        iterations: int | None = None,
+        time: float | None = None,
+        workers: int = 1,
+        c: float = DEFAULT_C,
+        epsilon: float = DEFAULT_EPSILON,
+    ) -> None:
+        if iterations is None and time is None:
+            iterations = 1000
+        if iterations is not None and iterations < 1:
+            raise ValueError(f"mcts iterations must be at least 1, not {iterations}")
+        if time is not None and time <= 0:
+            raise ValueError(f"mcts time must be positive seconds, not {time}")
+        if workers < 1:
+            raise ValueError(f"mcts workers must be at least 1, not {workers}")
+        self.seed = seed if seed is not None else random.randrange(1 << 62)
+        self.iterations = iterations
+        self.time = time
+        self.workers = workers
+        self.c = c
+        self.epsilon = epsilon
+        self._pool: Executor | None = None
+        self.last: SearchResult | None = None
+
+    def budget_seconds(self, time_left: float | None) -> float | None:
+        """Seconds this decision may take: the --time budget, capped by the clock."""
+        budget = self.time
+        if time_left is not None:
+            budget = time_left if budget is None else min(budget, time_left)
+        return budget
+
+    def choose(self, view: View, legal: Sequence[Action], time_left: float | None) -> int:
+        if len(legal) == 1:
+            return 0
+        seconds = self.budget_seconds(time_left)
+        if seconds is not None:
+            seconds = max(seconds, 0.001)
+        jobs = []
+        for w in range(self.workers):
+            iterations = None
+            if self.iterations is not None:
+                iterations = self.iterations // self.workers + (w < self.iterations % self.workers)
+                iterations = max(iterations, 1)
+            seed = decision_seed(self.seed, view, salt=w)
+            jobs.append((view, seed, iterations, seconds, self.c, self.epsilon))
+        if self.workers == 1:
+            results = [_search_job(jobs[0])]
+        else:
+            if self._pool is None:
+                self._pool = ProcessPoolExecutor(self.workers)
+            results = list(self._pool.map(_search_job, jobs))
+        visits: dict[int, int] = {}
+        for result in results:
+            for code, n in result.visits.items():
+                visits[code] = visits.get(code, 0) + n
+        self.last = SearchResult(
+            visits, sum(r.iterations for r in results), max(r.seconds for r in results)
+        )
+        codes = [a.to_int() for a in legal]
+        # Most visited; ties go to the earlier legal action, so the choice is reproducible.
+        return max(range(len(codes)), key=lambda i: (visits.get(codes[i], 0), -i))
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(cancel_futures=True)
+            self._pool = None

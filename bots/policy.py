@@ -1,0 +1,51 @@
+"""The one thing a bot author writes: a decision function.
+
+A policy sees what its seat may see (a ``View``) and the numbered legal actions, and
+returns the index of its choice. ``time_left`` is the seat's remaining clock in seconds as
+the server reported it (``None``: no clock); a policy that searches must finish well
+inside it, the kit keeps a safety margin on top.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Protocol, runtime_checkable
+
+from cirulla.rules.actions import Action
+from cirulla.rules.views import View
+
+DecisionFunction = Callable[[View, Sequence[Action], "float | None"], "int | Action"]
+
+
+@runtime_checkable
+class Policy(Protocol):
+    """A bot's brain. ``choose`` returns an index into ``legal`` (or one of its actions)."""
+
+    name: str
+
+    def choose(self, view: View, legal: Sequence[Action], time_left: float | None) -> int: ...
+
+
+class FunctionPolicy:
+    """Wraps a plain decision function so the kit can treat it like the built-in bots."""
+
+    def __init__(self, func: DecisionFunction, name: str | None = None) -> None:
+        self.func = func
+        self.name = name or getattr(func, "__name__", "bot")
+
+    def choose(self, view: View, legal: Sequence[Action], time_left: float | None) -> int:
+        return resolve_choice(self.func(view, legal, time_left), legal)
+
+
+def resolve_choice(choice: int | Action, legal: Sequence[Action]) -> int:
+    """Turn what a decision function returned into a legal action index, or say why not."""
+    if isinstance(choice, Action):
+        try:
+            return list(legal).index(choice)
+        except ValueError:
+            raise ValueError(f"the bot chose {choice}, which is not a legal action") from None
+    if isinstance(choice, bool) or not isinstance(choice, int):
+        raise TypeError(f"a decision function returns an index or an Action, not {choice!r}")
+    if not 0 <= choice < len(legal):
+        raise ValueError(f"the bot chose index {choice}, but legal indices are 0..{len(legal) - 1}")
+    return choice

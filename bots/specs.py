@@ -1,0 +1,136 @@
+"""Bot kinds by name, and the ``kind:key=value,...`` spec strings tournaments pass around.
+
+``parse_bot_spec("mcts:iterations=500,c=0.7")`` gives ``("mcts", {"iterations": 500,
+"c": 0.7})``; ``make_policy(kind, options, seed)`` builds the policy; ``bot_command`` turns
+a spec into the ``cirulla bot`` command line that plays it as a separate process.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from cirulla.bots.mcts import DEFAULT_C, DEFAULT_EPSILON, MctsPolicy
+from cirulla.bots.policy import Policy
+from cirulla.bots.simple import GreedyPolicy, RandomPolicy
+
+
+@dataclass(frozen=True, slots=True)
+class KindOption:
+    """One option of a bot kind: its type, default and a line of help."""
+
+    name: str
+    type: Callable[[str], Any]
+    default: Any
+    help: str
+
+
+@dataclass(frozen=True, slots=True)
+class BotKind:
+    name: str
+    summary: str
+    factory: Callable[..., Policy]
+    options: tuple[KindOption, ...] = ()
+
+    def option(self, name: str) -> KindOption:
+        for opt in self.options:
+            if opt.name == name:
+                return opt
+        known = ", ".join(o.name for o in self.options) or "none"
+        raise ValueError(f"bot kind {self.name!r} has no option {name!r} (options: {known})")
+
+
+KINDS: dict[str, BotKind] = {
+    "random": BotKind("random", "uniform over the legal actions, seeded", RandomPolicy),
+    "greedy": BotKind(
+        "greedy",
+        "one-move heuristic: takes what is worth most, avoids leaving a sweep, always declares",
+        GreedyPolicy,
+    ),
+    "mcts": BotKind(
+        "mcts",
+        "information-set Monte Carlo tree search over sampled deals",
+        MctsPolicy,
+        (
+            KindOption(
+                "iterations",
+                int,
+                None,
+                "iterations per decision (default 1000 unless --time is given)",
+            ),
+            KindOption("time", float, None, "seconds per decision (always capped by the clock)"),
+            KindOption("workers", int, 1, "processes searching in parallel (root parallelization)"),
+            KindOption("c", float, DEFAULT_C, "UCB exploration constant"),
+            KindOption("epsilon", float, DEFAULT_EPSILON, "random-move rate of the playouts"),
+        ),
+    ),
+}
+
+
+def _convert(kind: BotKind, key: str, raw: Any) -> Any:
+    opt = kind.option(key)
+    if not isinstance(raw, str):
+        return raw
+    try:
+        return opt.type(raw.strip())
+    except ValueError:
+        raise ValueError(
+            f"bot option {kind.name}:{key} takes {opt.type.__name__}, not {raw!r}"
+        ) from None
+
+
+def get_kind(name: str) -> BotKind:
+    kind = KINDS.get(name.strip().lower())
+    if kind is None:
+        raise ValueError(f"unknown bot kind {name!r}; kinds are {', '.join(KINDS)}")
+    return kind
+
+
+def parse_bot_spec(spec: str) -> tuple[str, dict[str, Any]]:
+    """``"mcts:iterations=500,c=0.7"`` -> ``("mcts", {"iterations": 500, "c": 0.7})``."""
+    name, _, rest = spec.strip().partition(":")
+    kind = get_kind(name)
+    options: dict[str, Any] = {}
+    for item in filter(None, (p.strip() for p in rest.split(","))):
+        key, sep, raw = item.partition("=")
+        key = key.strip().replace("-", "_")
+        if not sep:
+            raise ValueError(f"bot spec {spec!r}: expected key=value, got {item!r}")
+        options[key] = _convert(kind, key, raw)
+    return kind.name, options
+
+
+def make_policy(
+    kind: str, options: Mapping[str, Any] | None = None, seed: int | None = None
+) -> Policy:
+    """A ready policy of ``kind`` with ``options`` (strings are converted like a spec's)."""
+    bot_kind = get_kind(kind)
+    converted = {k: _convert(bot_kind, k, v) for k, v in (options or {}).items()}
+    return bot_kind.factory(seed=seed, **converted)
+
+
+def format_bot_spec(kind: str, options: Mapping[str, Any] | None = None) -> str:
+    items = ",".join(f"{k}={v}" for k, v in (options or {}).items())
+    return f"{kind}:{items}" if items else kind
+
+
+def bot_command(
+    spec: str,
+    server: str,
+    match_id: str,
+    token: str,
+    *,
+    name: str | None = None,
+    seed: int | None = None,
+) -> list[str]:
+    """Arguments (after the ``cirulla`` executable) that play ``spec`` in one seat."""
+    kind, options = parse_bot_spec(spec)
+    args = ["bot", kind, "--server", server, "--match", match_id, "--token", token]
+    if name:
+        args += ["--name", name]
+    if seed is not None:
+        args += ["--seed", str(seed)]
+    for key, value in options.items():
+        args += ["--option", f"{key}={value}"]
+    return args

@@ -1,0 +1,137 @@
+"""The built-in policies, in process through the rules core (no server needed)."""
+
+from __future__ import annotations
+
+import pytest
+from cirulla.bots import GreedyPolicy, MctsPolicy, RandomPolicy, make_policy, parse_bot_spec
+from cirulla.bots.mcts import search
+from cirulla.bots.specs import bot_command
+from cirulla.rules import SETTEBELLO, WILD, DeclarationKind, Game, Options, parse_cards
+
+
+def deal(hand0: str, hand1: str, table: str) -> Game:
+    """A 2-player game whose first deal gives seat 0 and seat 1 these cards (seat 0 to move)."""
+    h0, h1, t = parse_cards(hand0), parse_cards(hand1), parse_cards(table)
+    front = [c for pair in zip(h0, h1, strict=True) for c in pair] + t
+    rest = [c for c in range(40) if c not in front]
+    return Game(Options(), decks=[front + rest], first_dealer=1)
+
+
+def choose(policy, game: Game):
+    legal = game.legal_actions()
+    index = policy.choose(game.view(game.to_move), legal, None)
+    assert 0 <= index < len(legal)
+    return legal[index]
+
+
+def play_game(policies, seed: int, players: int = 2) -> Game:
+    game = Game(Options(players=players), seed=seed)
+    while not game.is_over:
+        seat = game.to_move
+        legal = game.legal_actions()
+        game.apply(legal[policies[seat].choose(game.view(seat), legal, None)], seat)
+    return game
+
+
+def test_random_is_seeded_and_legal() -> None:
+    game = Game(Options(), seed=5)
+    view, legal = game.view(game.to_move), game.legal_actions()
+    assert RandomPolicy(3).choose(view, legal, None) == RandomPolicy(3).choose(view, legal, None)
+    picks = {RandomPolicy(s).choose(view, legal, None) for s in range(40)}
+    assert len(picks) > 1 and all(0 <= p < len(legal) for p in picks)
+
+
+def test_greedy_takes_the_settebello() -> None:
+    game = deal("7C 2S KH", "4D 5C 6C", "7D 3C 4S JS")
+    action = choose(GreedyPolicy(), game)
+    assert action.card == parse_cards("7C")[0] and action.capture >> SETTEBELLO & 1
+
+
+def test_greedy_sweeps_for_a_scopa() -> None:
+    game = deal("3H 6S KH", "4D 5C 6C", "2C 3S 4H 3C")  # 3H + 12 on the table = 15
+    action = choose(GreedyPolicy(), game)
+    assert action.capture == game.table
+
+
+def test_greedy_always_declares_and_names_the_wild_an_ace() -> None:
+    game = deal("7H AC 2S", "4D 5C 6C", "5D 6S KS JC")
+    action = choose(GreedyPolicy(), game)
+    assert action.declaration is not None
+    assert action.declaration.kind is DeclarationKind.LOW_HAND
+    if action.card != WILD:
+        assert action.declaration.wild_value == 1
+
+
+def test_greedy_prefers_three_of_a_kind() -> None:
+    game = deal("2C 2S 2H", "4D 5C 6C", "5D 6S KS JC")
+    action = choose(GreedyPolicy(), game)
+    assert action.declaration is not None
+    assert action.declaration.kind is DeclarationKind.THREE_OF_A_KIND
+
+
+def test_greedy_beats_random_over_seeded_games() -> None:
+    wins = 0
+    for k in range(20):
+        greedy_seat = k % 2
+        policies = [RandomPolicy(k), RandomPolicy(k)]
+        policies[greedy_seat] = GreedyPolicy()
+        wins += play_game(policies, seed=100 + k).winner == greedy_seat
+    assert wins >= 17
+
+
+def test_mcts_is_deterministic_for_a_seed_and_budget() -> None:
+    game = Game(Options(), seed=11)
+    view, legal = game.view(game.to_move), game.legal_actions()
+    a = MctsPolicy(seed=4, iterations=200)
+    b = MctsPolicy(seed=4, iterations=200)
+    assert a.choose(view, legal, None) == b.choose(view, legal, None)
+    assert a.last is not None and b.last is not None
+    assert a.last.visits == b.last.visits
+    assert a.last.iterations == 200
+
+
+def test_mcts_takes_the_settebello() -> None:
+    game = deal("7C 2S KH", "4D 5C 6C", "7D 3C 4S JS")
+    action = choose(MctsPolicy(seed=1, iterations=300), game)
+    assert action.capture >> SETTEBELLO & 1
+
+
+def test_mcts_time_budget_stops_the_search() -> None:
+    view = Game(Options(), seed=2).view(0)
+    result = search(view, seed=1, seconds=0.02)
+    assert 0 < result.iterations < 100_000
+    assert sum(result.visits.values()) == result.iterations
+
+
+@pytest.mark.parametrize("players", [3, 4])
+def test_every_kind_finishes_multiplayer_games(players: int) -> None:
+    kinds = ["random", "greedy", "mcts:iterations=20", "greedy"][:players]
+    policies = []
+    for seat, spec in enumerate(kinds):
+        kind, options = parse_bot_spec(spec)
+        policies.append(make_policy(kind, options, seed=seat))
+    game = play_game(policies, seed=players, players=players)
+    assert game.winner is not None
+    assert max(game.totals) >= 51 or game.cappotto
+
+
+def test_bot_specs_round_trip_to_command_lines() -> None:
+    assert parse_bot_spec("mcts:iterations=500,c=0.7") == ("mcts", {"iterations": 500, "c": 0.7})
+    assert parse_bot_spec("greedy") == ("greedy", {})
+    args = bot_command("mcts:iterations=30", "127.0.0.1:1", "m1", "tok", seed=3)
+    assert args[:2] == ["bot", "mcts"] and args[-2:] == ["--option", "iterations=30"]
+    assert isinstance(make_policy("mcts", {"iterations": "50"}), MctsPolicy)
+
+
+@pytest.mark.parametrize(
+    "spec, words",
+    [
+        ("chess", "unknown bot kind 'chess'"),
+        ("mcts:depth=3", "no option 'depth'"),
+        ("mcts:iterations=many", "takes int"),
+        ("mcts:iterations", "expected key=value"),
+    ],
+)
+def test_bad_bot_specs_say_what_is_wrong(spec: str, words: str) -> None:
+    with pytest.raises(ValueError, match=words):
+        parse_bot_spec(spec)
