@@ -15,6 +15,7 @@ from cirulla import PROTOCOL_VERSION, __version__
 # object, ``bench`` the subparsers of ``cirulla bench``. Each sets ``func`` on its parsers.
 AREAS = (
     "cirulla.rules.cli",
+    "cirulla.bots.cli",
 )
 
 DESCRIPTION = """\

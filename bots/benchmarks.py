@@ -1,0 +1,99 @@
+"""``cirulla bench mcts`` and ``cirulla bench strength``: each prints one JSON object."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+
+from cirulla.bots.mcts import DEFAULT_C, search
+from cirulla.bots.strength import run_strength
+from cirulla.rules.game import Game
+from cirulla.rules.options import Options
+
+
+def mcts_speed(iterations: int, players: int, seed: int, repeats: int, c: float) -> dict:
+    """ISMCTS iterations per second from the opening position of a deal, on one core."""
+    rates = []
+    for r in range(repeats):
+        game = Game(Options(players=players), seed=seed + r, deal_only=True)
+        seat = game.to_move
+        view = game.view(seat)
+        result = search(view, seed=seed + r, iterations=iterations, c=c)
+        rates.append(result.iterations / result.seconds)
+    return {
+        "benchmark": "mcts",
+        "position": "opening of a deal (first decision), a full deal left to play out",
+        "players": players,
+        "iterations_per_run": iterations,
+        "runs": repeats,
+        "cores": 1,
+        "iterations_per_second": statistics.median(rates),
+        "iterations_per_second_runs": [round(x, 1) for x in rates],
+        "goal": 2000,
+    }
+
+
+def _bench_mcts(args: argparse.Namespace) -> int:
+    report = mcts_speed(args.iterations, args.players, args.seed, args.runs, args.c)
+    print(json.dumps(report, indent=None if args.json else 2))
+    return 0
+
+
+def _bench_strength(args: argparse.Namespace) -> int:
+    started = time.perf_counter()
+    report = run_strength(
+        args.a,
+        args.b,
+        args.games,
+        players=args.players,
+        target=args.target,
+        seed=args.seed,
+        jobs=args.jobs,
+        preset=args.preset,
+    )
+    report["seconds"] = round(time.perf_counter() - started, 1)
+    print(json.dumps(report, indent=None if args.json else 2))
+    return 0
+
+
+def register(bench: argparse._SubParsersAction) -> None:
+    p = bench.add_parser(
+        "mcts",
+        help="ISMCTS iterations per second from a deal's opening position (one core)",
+        description="Run ISMCTS from the first decision of a deal and report iterations per "
+        "second on one core (median over --runs). Goal: at least 2,000.",
+    )
+    p.add_argument("--iterations", type=int, default=4000, help="iterations per run (4000)")
+    p.add_argument("--runs", type=int, default=3, help="runs from different deals (3)")
+    p.add_argument("--players", type=int, default=2, choices=(2, 3, 4), help="players (2)")
+    p.add_argument("--seed", type=int, default=1, help="seed of the deals and the search (1)")
+    p.add_argument("--c", type=float, default=DEFAULT_C, help="UCB exploration constant")
+    p.add_argument("--json", action="store_true", help="print compact one-line JSON")
+    p.set_defaults(func=_bench_mcts)
+
+    s = bench.add_parser(
+        "strength",
+        help="bot A against bot B on duplicate deals: win rate, point difference, 95%% CIs",
+        description="Play bot A against bot B to the target, every deck sequence once per "
+        "seating (duplicate deals), in process (policies called through the rules core, not "
+        "over gRPC). Reports A's game win rate (Wilson 95%% CI) and A's mean point difference "
+        "per deal (paired by deck sequence, normal 95%% CI). Bots are specs like greedy, "
+        "random or mcts:iterations=1000,c=0.7.",
+    )
+    s.add_argument("--a", required=True, metavar="SPEC", help="bot A, e.g. mcts:iterations=1000")
+    s.add_argument("--b", required=True, metavar="SPEC", help="bot B, e.g. greedy")
+    s.add_argument(
+        "--games",
+        type=int,
+        default=100,
+        help="games to play (rounded up to whole duplicate groups; default 100)",
+    )
+    s.add_argument("--players", type=int, default=2, choices=(2, 3, 4), help="players (2)")
+    s.add_argument("--target", type=int, default=51, help="points to win a game (51)")
+    s.add_argument("--preset", default="standard", help="rule preset (standard)")
+    s.add_argument("--seed", type=int, default=0, help="seed of the deck orders and bots (0)")
+    s.add_argument("--jobs", type=int, default=1, help="games played in parallel processes (1)")
+    s.add_argument("--json", action="store_true", help="print compact one-line JSON")
+    s.set_defaults(func=_bench_strength)

@@ -1,0 +1,159 @@
+"""Strength of one bot against another on duplicate deals, in process.
+
+Luck of the deal dominates Cirulla, so every sequence of deck orders is played once per
+seating (two players: A first then B first; three: A in each seat; four: A's partnership on
+either side) and the point difference is averaged per deck sequence before the interval is
+taken (a paired comparison). Policies are called directly through the rules core, not over
+gRPC: this measures play, not the protocol.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+
+from cirulla.bots.specs import make_policy, parse_bot_spec
+from cirulla.rules.events import DealScored
+from cirulla.rules.game import Game
+from cirulla.rules.options import Options
+
+DECKS_PER_GAME = 80  # more deck orders than any game to the target uses, redeals included
+Z95 = 1.959963984540054
+
+
+@dataclass(frozen=True, slots=True)
+class GameOutcome:
+    group: int
+    a_side: int
+    a_won: bool
+    deal_diffs: tuple[int, ...]  # A's side's deal points minus the best other side's
+
+
+def seatings(players: int) -> list[list[str]]:
+    """Which bot ("a"/"b") sits in each seat, for each game of one duplicate group."""
+    if players == 3:
+        return [["a" if s == k else "b" for s in range(3)] for k in range(3)]
+    if players == 4:
+        return [["a", "b", "a", "b"], ["b", "a", "b", "a"]]
+    return [["a", "b"], ["b", "a"]]
+
+
+def play_one(job: tuple) -> GameOutcome:
+    """One game of a duplicate group (a module-level function so worker processes can run it)."""
+    group, seating, decks, options, spec_a, spec_b, seed = job
+    specs = {"a": parse_bot_spec(spec_a), "b": parse_bot_spec(spec_b)}
+    policies = [
+        make_policy(specs[who][0], specs[who][1], seed=seed * 16 + seat)
+        for seat, who in enumerate(seating)
+    ]
+    game = Game(options, decks=decks, first_dealer=options.players - 1)
+    a_side = options.side_of(seating.index("a"))
+    diffs: list[int] = []
+    while not game.is_over:
+        seat = game.to_move
+        assert seat is not None
+        legal = game.legal_actions()
+        index = policies[seat].choose(game.view(seat), legal, None)
+        for event in game.apply(legal[index], seat):
+            if isinstance(event, DealScored):
+                points = event.score.totals
+                others = max(p for s, p in enumerate(points) if s != a_side)
+                diffs.append(points[a_side] - others)
+    for policy in policies:
+        close = getattr(policy, "close", None)
+        if close is not None:
+            close()
+    return GameOutcome(group, a_side, game.winner == a_side, tuple(diffs))
+
+
+def wilson(successes: float, n: int, z: float = Z95) -> tuple[float, float]:
+    if n == 0:
+        return (0.0, 1.0)
+    p = successes / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+def mean_interval(values: Sequence[float], z: float = Z95) -> tuple[float, float, float]:
+    """Mean and normal-approximation 95% interval (needs at least two values for a width)."""
+    n = len(values)
+    if n == 0:
+        return (0.0, 0.0, 0.0)
+    mean = sum(values) / n
+    if n < 2:
+        return (mean, -math.inf, math.inf)
+    var = sum((v - mean) ** 2 for v in values) / (n - 1)
+    half = z * math.sqrt(var / n)
+    return (mean, mean - half, mean + half)
+
+
+def run_strength(
+    spec_a: str,
+    spec_b: str,
+    games: int,
+    players: int = 2,
+    target: int = 51,
+    seed: int = 0,
+    jobs: int = 1,
+    preset: str = "standard",
+) -> dict:
+    """Play at least ``games`` games (whole duplicate groups) and summarise them."""
+    parse_bot_spec(spec_a), parse_bot_spec(spec_b)  # fail before any game starts
+    options = Options.preset(preset, players=players, target=target)
+    layout = seatings(players)
+    groups = max(1, math.ceil(games / len(layout)))
+    rng = random.Random(seed)
+    work = []
+    for g in range(groups):
+        decks = []
+        for _ in range(DECKS_PER_GAME):
+            deck = list(range(40))
+            rng.shuffle(deck)
+            decks.append(deck)
+        for seating in layout:
+            work.append((g, seating, decks, options, spec_a, spec_b, seed * 100_003 + g))
+    if jobs > 1:
+        with ProcessPoolExecutor(jobs) as pool:
+            outcomes = list(pool.map(play_one, work))
+    else:
+        outcomes = [play_one(job) for job in work]
+    return summarise(spec_a, spec_b, options, seed, outcomes)
+
+
+def summarise(
+    spec_a: str, spec_b: str, options: Options, seed: int, outcomes: Sequence[GameOutcome]
+) -> dict:
+    wins = sum(o.a_won for o in outcomes)
+    n = len(outcomes)
+    low, high = wilson(wins, n)
+    per_group: dict[int, list[int]] = {}
+    for o in outcomes:
+        per_group.setdefault(o.group, []).extend(o.deal_diffs)
+    paired = [sum(d) / len(d) for d in per_group.values() if d]
+    mean, d_low, d_high = mean_interval(paired)
+    deals = sum(len(o.deal_diffs) for o in outcomes)
+    return {
+        "benchmark": "strength",
+        "mode": "in-process: policies called directly through the rules core, not over gRPC",
+        "a": spec_a,
+        "b": spec_b,
+        "players": options.players,
+        "target": options.target,
+        "seed": seed,
+        "games": n,
+        "duplicate_groups": len(per_group),
+        "deals": deals,
+        "a_wins": wins,
+        "b_wins": n - wins,
+        "a_win_rate": wins / n if n else 0.0,
+        "a_win_rate_ci95": [low, high],
+        "a_mean_point_diff_per_deal": mean,
+        "a_mean_point_diff_per_deal_ci95": [d_low, d_high],
+        "ci_method": "Wilson for the win rate; normal approximation over duplicate groups "
+        "(mean per-deal difference per deck sequence) for the point difference",
+    }
