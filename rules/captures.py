@@ -2,16 +2,25 @@
 
 The table rarely holds more than a handful of cards and the same tables recur (above all in
 tree search, where every determinization shares the visible table), so the full answer for
-all ten played values is computed once per (table, named wild value, pairing_precedence)
-and kept in a bounded dict.
+all ten played values is computed once per (table, named wild value, pairing_precedence).
+Underneath, the subset arithmetic depends only on the table's values in card order, a far
+smaller space, so it is cached by value tuple and only mapped onto card bits per table.
 """
 
 from __future__ import annotations
 
 from cirulla.rules.cards import VALUES, WILD, cards_of
 
-_CACHE: dict[int, tuple[tuple[int, ...], ...]] = {}
-_CACHE_LIMIT = 500_000
+Captures = tuple[tuple[int, ...], ...]
+Shape = tuple[tuple[tuple[int, ...], ...], ...]
+
+# Per table: [(shape, card bits), sets for value 1, ..., sets for value 10], the sets
+# filled in on first use (a hand needs at most three of the ten values) and stored
+# already shifted into their place in an action code (``mask << 12``).
+Entry = list
+_CACHE: dict[int, Entry] = {}
+_SHAPES: dict[tuple[tuple[int, ...], bool], Shape] = {}
+_CACHE_LIMIT = 400_000
 
 
 def table_values(table: int, wild_value: int) -> list[tuple[int, int]]:
@@ -19,57 +28,81 @@ def table_values(table: int, wild_value: int) -> list[tuple[int, int]]:
     return [(c, wild_value if c == WILD and wild_value else VALUES[c]) for c in cards_of(table)]
 
 
-def captures_by_value(
-    table: int, wild_value: int, pairing_precedence: bool
-) -> tuple[tuple[int, ...], ...]:
+def cache_key(table: int, wild_value: int, pairing_precedence: bool) -> int:
+    # the named value only matters while 7H lies on the table
+    return table | (wild_value if table >> WILD & 1 else 0) << 40 | pairing_precedence << 44
+
+
+def table_entry(table: int, wild_value: int, pairing_precedence: bool) -> Entry:
+    """The cache entry of a table; index it by played value, resolving ``None`` slots."""
+    key = cache_key(table, wild_value, pairing_precedence)
+    entry = _CACHE.get(key)
+    if entry is None:
+        if len(_CACHE) >= _CACHE_LIMIT:
+            _CACHE.clear()
+        cards = cards_of(table)
+        values = tuple(wild_value if c == WILD and wild_value else VALUES[c] for c in cards)
+        shape = _SHAPES.get((values, pairing_precedence))
+        if shape is None:
+            shape = _SHAPES[values, pairing_precedence] = _subset_shape(values, pairing_precedence)
+        entry = _CACHE[key] = [(shape, [1 << c for c in cards]), *([None] * 10)]
+    return entry
+
+
+def resolve(entry: Entry, value: int) -> tuple[int, ...]:
+    """Fill in (once) the capture masks of one played value, shifted as in action codes."""
+    shape, bits = entry[0]
+    sets = entry[value] = tuple([sum([bits[i] for i in pos]) << 12 for pos in shape[value]])
+    return sets
+
+
+def captures_by_value(table: int, wild_value: int, pairing_precedence: bool) -> Captures:
     """Index ``v`` (1..10) gives the capture masks available to a played card of value ``v``.
 
     Sets are ordered by ascending mask, which is the stable order of legal actions.
     """
-    key = table | (wild_value if table >> WILD & 1 else 0) << 40 | pairing_precedence << 44
-    cached = _CACHE.get(key)
-    if cached is not None:
-        return cached
-    if len(_CACHE) >= _CACHE_LIMIT:
-        _CACHE.clear()
-    result = _compute(table, wild_value, pairing_precedence)
-    _CACHE[key] = result
-    return result
+    entry = table_entry(table, wild_value, pairing_precedence)
+    by_value = [entry[v] if entry[v] is not None else resolve(entry, v) for v in range(1, 11)]
+    return ((), *(tuple(m >> 12 for m in sets) for sets in by_value))
 
 
-def _compute(table: int, wild_value: int, pairing_precedence: bool) -> tuple[tuple[int, ...], ...]:
-    pairs = table_values(table, wild_value)
-    # by_sum[s]: (mask, size) of every subset whose values sum to s <= 14
+def _subset_shape(values: tuple[int, ...], pairing_precedence: bool) -> Shape:
+    """Captures as tuples of table *positions*, for the table values ``values``.
+
+    Positions map onto cards in increasing order, so sorting here by position mask gives
+    the same order as sorting the card masks of any table with these values.
+    """
+    n = len(values)
+    # by_sum[s]: (positions, size) of every subset whose values sum to s <= 14
     by_sum: list[list[tuple[int, int]]] = [[] for _ in range(15)]
-    n = len(pairs)
 
-    def extend(start: int, total: int, mask: int, size: int) -> None:
+    def extend(start: int, total: int, positions: int, size: int) -> None:
         for j in range(start, n):
-            card, value = pairs[j]
-            s = total + value
+            s = total + values[j]
             if s > 14:
                 continue
-            m = mask | 1 << card
-            by_sum[s].append((m, size + 1))
-            extend(j + 1, s, m, size + 1)
+            p = positions | 1 << j
+            by_sum[s].append((p, size + 1))
+            extend(j + 1, s, p, size + 1)
 
     extend(0, 0, 0, 0)
-    ace_on_table = any(value == 1 for _, value in pairs)
-    result: list[tuple[int, ...]] = [()]
+    ace_on_table = 1 in values
+    result: list[tuple[tuple[int, ...], ...]] = [()]
     for v in range(1, 11):
-        if v == 1 and table and not ace_on_table:
-            result.append((table,))  # the ace sweep is then the ace's only capture
-            continue
-        pairing = [m for m, size in by_sum[v] if size == 1]
-        adding = (
-            [] if pairing_precedence and pairing else [m for m, size in by_sum[v] if size >= 2]
-        )
-        fifteen = [m for m, _ in by_sum[15 - v]]
-        result.append(tuple(sorted(pairing + adding + fifteen)))
+        if v == 1 and n and not ace_on_table:
+            masks = [(1 << n) - 1]  # the ace sweep is then the ace's only capture
+        else:
+            pairing = [p for p, size in by_sum[v] if size == 1]
+            adding = [p for p, size in by_sum[v] if size >= 2]
+            if pairing_precedence and pairing:
+                adding = []
+            masks = sorted([*pairing, *adding, *(p for p, _ in by_sum[15 - v])])
+        result.append(tuple(tuple(i for i in range(n) if p >> i & 1) for p in masks))
     return tuple(result)
 
 
-def legal_captures(table: int, played_value: int, wild_value: int = 0,
-                   pairing_precedence: bool = False) -> tuple[int, ...]:
+def legal_captures(
+    table: int, played_value: int, wild_value: int = 0, pairing_precedence: bool = False
+) -> tuple[int, ...]:
     """Capture masks for one played value; ``()`` when the card cannot capture."""
     return captures_by_value(table, wild_value, pairing_precedence)[played_value]

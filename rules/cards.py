@@ -88,6 +88,20 @@ def mask_of(cards: Iterable[int]) -> int:
 
 def cards_of(mask: int) -> list[int]:
     """Cards of a mask in ascending order (ascending value, then suit D H C S)."""
+    cached = SMALL_SETS.get(mask)
+    if cached is not None:
+        return list(cached)
+    cards = _cards_of(mask)
+    if len(cards) <= 3:  # hands: the hottest call in search, so cached
+        SMALL_SETS[mask] = tuple(cards)
+    return cards
+
+
+# Card tuples of masks of up to three cards (every hand), filled as they are met.
+SMALL_SETS: dict[int, tuple[int, ...]] = {}
+
+
+def _cards_of(mask: int) -> list[int]:
     out = []
     while mask:
         low = mask & -mask

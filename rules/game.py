@@ -13,12 +13,14 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from cirulla.rules.actions import Action, Declaration, declaration_codes
-from cirulla.rules.captures import captures_by_value
+from cirulla.rules.captures import _CACHE as _CAPTURE_CACHE
+from cirulla.rules.captures import captures_by_value, resolve, table_entry
 from cirulla.rules.cards import (
     ACES_MASK,
     ALL_CARDS_MASK,
     CARD_NAMES,
     NUM_CARDS,
+    SMALL_SETS,
     VALUES,
     WILD,
     cards_of,
@@ -55,6 +57,9 @@ def parse_deck(deck: Sequence[int | str]) -> list[int]:
     return cards
 
 
+_DECL_CODES: dict[int, tuple[int, ...]] = {}
+
+
 class DeckSource:
     """Where deck orders come from: a seeded shuffle, or an explicit list used in order.
 
@@ -76,10 +81,9 @@ class DeckSource:
             deck = self._explicit[self._next]
             self._next += 1
             return list(deck)
-        deck = list(range(NUM_CARDS))
         assert self._rng is not None
-        self._rng.shuffle(deck)
-        return deck
+        # sorting by random keys: a uniform permutation, ~5x cheaper than random.shuffle
+        return sorted(range(NUM_CARDS), key=lambda _c, r=self._rng.random: r())
 
 
 def dealer_bonus(table: int, low_bonus: bool) -> int:
@@ -144,6 +148,75 @@ class Game:
         self.last_score: DealScore | None = None
         self._start_deal(events)
 
+    @classmethod
+    def setup(
+        cls,
+        options: Options | None = None,
+        *,
+        hands: Sequence[int],
+        table: int = 0,
+        stock: Sequence[int] = (),
+        captured: Sequence[int] | None = None,
+        scope: Sequence[int] | None = None,
+        dealer: int | None = None,
+        turn: int | None = None,
+        wild: int = 0,
+        declared: Sequence[int] | None = None,
+        totals: Sequence[int] | None = None,
+        deal_no: int = 1,
+        round: int = 1,
+        last_taker: int | None = None,
+        seed: int | None = None,
+        deal_only: bool = False,
+    ) -> Game:
+        """A position in the middle of a deal (hands, table, captured: card masks).
+
+        ``stock`` lists the cards still to deal in dealing order. Every card must be in
+        exactly one zone; used by tests, tools and the determinization sampler.
+        """
+        options = options or Options()
+        n = options.players
+        captured = list(captured) if captured is not None else [0] * options.sides
+        zones = [*hands, table, mask_of(stock), *captured]
+        seen = 0
+        for zone in zones:
+            if seen & zone:
+                raise DeckError(f"{format_cards(seen & zone)} placed in two zones")
+            seen |= zone
+        if seen != ALL_CARDS_MASK or len(set(stock)) != len(stock):
+            missing = format_cards(ALL_CARDS_MASK & ~seen)
+            raise DeckError(f"every card must be in one zone; missing: {missing}")
+        if len(hands) != n or len(captured) != options.sides:
+            raise DeckError(f"{n} players need {n} hands and {options.sides} captured piles")
+        game = cls.__new__(cls)
+        game.options = options
+        game.n = n
+        game.sides = options.sides
+        game.side_of = tuple(options.side_of(s) for s in range(n))
+        game.deck_source = DeckSource(seed)
+        game.decks_used = []
+        game.dealer = n - 1 if dealer is None else dealer
+        game.deal_no = deal_no
+        game.totals = list(totals) if totals is not None else [0] * options.sides
+        game.winner = None
+        game.cappotto = False
+        game.deal_only = deal_only
+        game.deal_over = False
+        game.hands = list(hands)
+        game.table = table
+        game.stock = list(stock)[::-1]
+        game.captured = captured
+        game.scope = list(scope) if scope is not None else [0] * options.sides
+        game.last_taker = -1 if last_taker is None else last_taker
+        game.wild = wild
+        game.declared = list(declared) if declared is not None else [0] * n
+        game.round = round
+        game.turn = (game.dealer + 1) % n if turn is None else turn
+        game.in_hands = sum(h.bit_count() for h in hands)
+        game.history = []
+        game.last_score = None
+        return game
+
     # ------------------------------------------------------------------ queries
 
     @property
@@ -171,22 +244,46 @@ class Game:
         if self.winner is not None or self.deal_over:
             return []
         hand = self.hands[self.turn]
-        caps = captures_by_value(self.table, self.wild, self.options.pairing_precedence)
-        must = self.options.must_capture
-        cards = cards_of(hand)
+        table = self.table
+        wild = self.wild
+        options = self.options
+        pp = options.pairing_precedence
+        # inlined cache look-ups: this is the innermost loop of every playout
+        caps = _CAPTURE_CACHE.get(
+            table | (wild if table >> WILD & 1 else 0) << 40 | pp << 44
+        ) or table_entry(table, wild, pp)
+        cards = SMALL_SETS.get(hand) or tuple(cards_of(hand))
+        must = options.must_capture
         out: list[int] = []
-        for d in (0, *declaration_codes(hand)) if len(cards) == 3 else (0,):
-            named = (d & 15) or self.wild
-            for c in cards:
-                sets = caps[named if c == WILD and named else VALUES[c]]
-                base = c | d << 6
-                if not sets:
-                    out.append(base)
-                    continue
-                if not must:
-                    out.append(base)
-                for m in sets:
-                    out.append(base | m << 12)
+        append = out.append
+        for c in cards:  # no declaration: the common case, kept free of the loop below
+            v = wild if c == WILD and wild else VALUES[c]
+            sets = caps[v]
+            if sets is None:
+                sets = resolve(caps, v)
+            if not sets:
+                append(c)
+                continue
+            if not must:
+                append(c)
+            for m in sets:
+                append(c | m)
+        if len(cards) == 3:
+            decls = _DECL_CODES.get(hand)
+            if decls is None:
+                decls = _DECL_CODES[hand] = declaration_codes(hand)
+            for d in decls:
+                named = (d & 15) or wild
+                for c in cards:
+                    v = named if c == WILD and named else VALUES[c]
+                    sets = caps[v]
+                    if sets is None:
+                        sets = resolve(caps, v)
+                    base = c | d << 6
+                    if not sets or not must:
+                        append(base)
+                    for m in sets:
+                        append(base | m)
         return out
 
     def legal_actions(self) -> list[Action]:
@@ -228,10 +325,6 @@ class Game:
         self.history.append((self.turn, code))
         self._play(code, events)
         return events
-
-    def apply_code(self, code: int, events: list[Event] | None = None) -> None:
-        """Unchecked fast path for search: ``code`` must come from ``legal_codes()``."""
-        self._play(code, events)
 
     def explain_illegal(self, action: Action) -> tuple[str, str]:
         """Name the rule an illegal action breaks (for error messages)."""
@@ -342,37 +435,38 @@ class Game:
             if events is not None:
                 events.append(DealerBonus(dealer, side, table, bonus))
 
-    def _play(self, code: int, events: list[Event] | None) -> None:
+    def _play(self, code: int, events: list[Event] | None = None) -> None:
         seat = self.turn
         side = self.side_of[seat]
         card = code & 63
         capture = code >> 12
-        decl = code >> 6 & 63
-        if decl:
+        hands = self.hands
+        if code & 0xFC0:  # a declaration comes first
+            decl = code >> 6 & 63
             if decl & 15:
                 self.wild = decl & 15
             points = 10 if decl >> 4 == 2 else 3
             self.scope[side] += points
-            self.declared[seat] = self.hands[seat]
+            self.declared[seat] = hands[seat]
             if events is not None:
                 d = Declaration.from_code(decl)
                 assert d is not None
-                events.append(
-                    Declared(seat, side, d.kind, self.hands[seat], d.wild_value, points)
-                )
+                events.append(Declared(seat, side, d.kind, hands[seat], d.wild_value, points))
         bit = 1 << card
-        self.hands[seat] ^= bit
-        self.declared[seat] &= ~bit
-        self.in_hands -= 1
+        hands[seat] ^= bit
+        if self.declared[seat]:
+            self.declared[seat] &= ~bit
+        self.in_hands = in_hands = self.in_hands - 1
         value = self.wild if card == WILD and self.wild else VALUES[card]
         scopa = sweep = False
         if capture:
-            if value == 1 and capture == self.table and not self._ace_on_table():
+            table = self.table
+            if value == 1 and capture == table and not self._ace_on_table():
                 sweep = True
-            self.table ^= capture
+            self.table = table = table ^ capture
             self.captured[side] |= capture | bit
             self.last_taker = side
-            if not self.table and (self.in_hands or self.stock):
+            if not table and (in_hands or self.stock):
                 scopa = not sweep or self.options.ace_sweep_scopa
                 if scopa:
                     self.scope[side] += 1
@@ -380,8 +474,8 @@ class Game:
             self.table |= bit
         if events is not None:
             events.append(CardPlayed(seat, side, card, value, capture, scopa, sweep))
-        self.turn = (seat + 1) % self.n
-        if not self.in_hands:
+        self.turn = seat + 1 if seat + 1 < self.n else 0
+        if not in_hands:
             if self.stock:
                 self._deal_round(events)
             else:
@@ -429,6 +523,10 @@ class Game:
             self.deal_over = True
         else:
             self._start_deal(events)
+
+    #: Unchecked fast path for search: ``apply_code(code)`` with ``code`` taken from
+    #: ``legal_codes()``; pass a list as second argument to collect the events.
+    apply_code = _play
 
     # ------------------------------------------------------------------ copies
 

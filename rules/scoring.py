@@ -12,7 +12,6 @@ from cirulla.rules.cards import (
     PRIMIERA_POINTS,
     SETTEBELLO,
     SUIT_MASKS,
-    cards_of,
     make_card,
 )
 from cirulla.rules.options import Options
@@ -58,13 +57,19 @@ def primiera_value(captured: int) -> tuple[int, bool]:
     """Sum of the best primiera card per suit, and whether every suit is present."""
     total = 0
     complete = True
-    for suit_mask in SUIT_MASKS:
-        cards = captured & suit_mask
-        if cards:
-            total += max(PRIMIERA_POINTS[c] for c in cards_of(cards))
+    for suit_mask, order in zip(SUIT_MASKS, _PRIMIERA_ORDER, strict=True):
+        if captured & suit_mask:
+            total += next(PRIMIERA_POINTS[c] for c in order if captured >> c & 1)
         else:
             complete = False
     return total, complete
+
+
+# Each suit's cards from the best primiera card down (7, 6, A, 5, 4, 3, 2, J, Q, K).
+_PRIMIERA_ORDER = tuple(
+    tuple(sorted((make_card(v, s) for v in range(1, 11)), key=lambda c: -PRIMIERA_POINTS[c]))
+    for s in range(4)
+)
 
 
 def piccola_points(captured: int, piccola_max: int) -> int:

@@ -12,7 +12,7 @@ import random
 from dataclasses import dataclass
 
 from cirulla.rules.cards import ALL_CARDS_MASK, cards_of, format_cards
-from cirulla.rules.game import DeckSource, Game
+from cirulla.rules.game import Game
 from cirulla.rules.options import Options
 
 
@@ -117,31 +117,21 @@ def sample_world(view: View, rng: random.Random, *, deal_only: bool = True) -> G
         raise ValueError(
             f"view is inconsistent: {len(stock)} unseen cards left for a stock of {view.stock}"
         )
-    game = Game.__new__(Game)
-    game.options = view.options
-    game.n = n
-    game.sides = view.options.sides
-    game.side_of = tuple(view.options.side_of(s) for s in range(n))
-    game.deck_source = DeckSource(rng.getrandbits(64))
-    game.decks_used = []
-    game.dealer = view.dealer
-    game.deal_no = view.deal
-    game.totals = list(view.totals)
-    game.winner = view.winner
-    game.cappotto = False
-    game.deal_only = deal_only
-    game.deal_over = view.to_move is None and view.winner is None
-    game.hands = hands
-    game.table = view.table
-    game.stock = stock  # already in random order; pop() takes from the end
-    game.captured = list(view.captured)
-    game.scope = list(view.scope)
-    game.last_taker = -1 if view.last_taker is None else view.last_taker
-    game.wild = view.wild_value
-    game.declared = list(view.declared)
-    game.round = view.round
-    game.turn = view.to_move if view.to_move is not None else 0
-    game.in_hands = sum(view.hand_sizes)
-    game.history = []
-    game.last_score = None
-    return game
+    return Game.setup(
+        view.options,
+        hands=hands,
+        table=view.table,
+        stock=stock,  # already in random order
+        captured=view.captured,
+        scope=view.scope,
+        dealer=view.dealer,
+        turn=view.to_move if view.to_move is not None else view.seat,
+        wild=view.wild_value,
+        declared=view.declared,
+        totals=view.totals,
+        deal_no=view.deal,
+        round=view.round,
+        last_taker=view.last_taker,
+        seed=rng.getrandbits(64),
+        deal_only=deal_only,
+    )

@@ -1,0 +1,103 @@
+"""Run rule-case files (format ``cirulla-rule-cases/1``, see ../shared/cases/README.md).
+
+Each case is one rule application checked against the engine's own functions, so a
+failing case points at one rule. Used by ``cirulla rules check`` and by the test suite.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from cirulla.rules.actions import Declaration, declaration_codes
+from cirulla.rules.captures import legal_captures
+from cirulla.rules.cards import ACES_MASK, VALUES, WILD, names_of, parse_card, parse_mask
+from cirulla.rules.game import dealer_bonus
+from cirulla.rules.options import Options
+from cirulla.rules.scoring import score_deal
+
+FORMAT = "cirulla-rule-cases/1"
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    section: str
+    id: str
+    ok: bool
+    expected: Any
+    got: Any
+
+    def describe(self) -> str:
+        return f"{self.section}/{self.id}: expected {self.expected!r}, got {self.got!r}"
+
+
+def _captures(case: dict) -> tuple[Any, Any]:
+    options = Options.from_dict(case.get("options", {}))
+    table = parse_mask(case["table"])
+    card = parse_card(case["play"])
+    named = {parse_card(k): v for k, v in case.get("named", {}).items()}
+    wild = named.get(WILD, 0)
+    value = wild if card == WILD and wild else VALUES[card]
+    sets = legal_captures(table, value, wild, options.pairing_precedence)
+    got = sorted(sorted(names_of(m)) for m in sets)
+    expected = sorted(sorted(s) for s in case["expect"])
+    return expected, got
+
+
+def _declarations(case: dict) -> tuple[Any, Any]:
+    hand = parse_mask(case["hand"])
+    got = []
+    for code in declaration_codes(hand):
+        d = Declaration.from_code(code)
+        assert d is not None
+        got.append({"kind": d.kind.label, "points": d.points, "wild_value": d.wild_value})
+
+    def key(d: dict) -> tuple:
+        return (d["kind"], d["points"], d["wild_value"] or 0)
+
+    return sorted(case["expect"], key=key), sorted(got, key=key)
+
+
+def _dealer_bonus(case: dict) -> tuple[Any, Any]:
+    options = Options.from_dict(case.get("options", {}))
+    table = parse_mask(case["table"])
+    got: Any = (
+        "redeal"
+        if (table & ACES_MASK).bit_count() >= 2
+        else dealer_bonus(table, options.dealer_low_bonus)
+    )
+    return case["expect"], got
+
+
+def _deal_scoring(case: dict) -> tuple[Any, Any]:
+    options = Options.from_dict(case.get("options", {}))
+    captured = [parse_mask(cards) for cards in case["captured"]]
+    score = score_deal(options, captured, case["scope"])
+    return case["expect"], score.to_dict()
+
+
+SECTIONS: dict[str, Callable[[dict], tuple[Any, Any]]] = {
+    "captures": _captures,
+    "declarations": _declarations,
+    "dealer_bonus": _dealer_bonus,
+    "deal_scoring": _deal_scoring,
+}
+
+
+def run_cases(data: dict) -> Iterator[CaseResult]:
+    if data.get("format") != FORMAT:
+        raise ValueError(f"not a rule-case file: format is {data.get('format')!r}, not {FORMAT!r}")
+    for section, runner in SECTIONS.items():
+        for case in data.get(section, []):
+            try:
+                expected, got = runner(case)
+            except Exception as exc:  # a case that crashes the engine is a failing case
+                expected, got = case.get("expect"), f"error: {exc}"
+            yield CaseResult(section, case.get("id", "?"), expected == got, expected, got)
+
+
+def run_file(path: str | Path) -> list[CaseResult]:
+    return list(run_cases(json.loads(Path(path).read_text())))
