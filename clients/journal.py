@@ -34,8 +34,9 @@ class Settings:
     seed: int = 0
     rules: dict[str, Any] = field(default_factory=dict)
     preset: str = "standard"
-    best_of: int = 1
-    game_timeout: float = 300.0
+    move_limit_ms: int = 10_000
+    disconnect_grace_ms: int = 1_000
+    game_timeout: float = 600.0
     sprt: tuple[float, float, float, float] | None = None
 
     def to_dict(self) -> dict[str, Any]:
@@ -59,7 +60,8 @@ class Settings:
 class GameResult:
     """One finished (or forfeited) game, as journaled.
 
-    ``winner`` is the winning side (None for a void game, scored as a draw);
+    ``winner`` is the winning side; None when the server gave no winner, e.g. because a
+    seat never joined: then the sides in ``forfeit_sides`` lose and the others draw.
     ``totals`` are the points per side and ``deals`` the number of deals scored, from
     which points per deal follow. ``seat_outcomes`` says per seat whether the bot played
     normally or why it lost (crash, timeout, illegal, forfeit, disconnect).
@@ -76,6 +78,7 @@ class GameResult:
     deals: int
     seat_outcomes: tuple[str, ...]
     notes: tuple[str, ...] = ()
+    forfeit_sides: tuple[int, ...] = ()
     seconds: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
@@ -84,7 +87,7 @@ class GameResult:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> GameResult:
         data = dict(data)
-        for key in ("seats", "group", "totals", "seat_outcomes", "notes"):
+        for key in ("seats", "group", "totals", "seat_outcomes", "notes", "forfeit_sides"):
             data[key] = tuple(data.get(key, ()))
         return cls(**data)
 

@@ -27,7 +27,7 @@ def side_ranks(result: GameResult) -> list[int]:
     """Rank per side (0 = best): the winner first, the others by points."""
     sides = len(result.totals)
     if result.winner is None:
-        return [0] * sides
+        return [int(side in result.forfeit_sides) for side in range(sides)]
     ranks = [0] * sides
     for side in range(sides):
         if side != result.winner:
@@ -127,8 +127,14 @@ def _record_game(
     for bot in set(sides.values()):
         line = lines[bot]
         line.games += 1
+        bot_sides = [side for side, b in sides.items() if b == bot]
         if result.winner is None:
-            line.draws += 1
+            if all(side in result.forfeit_sides for side in bot_sides) and len(
+                result.forfeit_sides
+            ) < len(sides):
+                line.losses += 1
+            else:
+                line.draws += 1
         elif sides.get(result.winner) == bot:
             line.wins += 1
         else:

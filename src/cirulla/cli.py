@@ -16,6 +16,7 @@ from cirulla import PROTOCOL_VERSION, __version__
 AREAS = (
     "cirulla.rules.cli",
     "cirulla.bots.cli",
+    "cirulla.clients.cli",
 )
 
 DESCRIPTION = """\

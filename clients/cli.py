@@ -1,0 +1,308 @@
+"""``cirulla tournament``: bots against each other on duplicate deals, with a results table."""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import re
+import secrets
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from cirulla.clients.journal import Settings, load_settings, save_settings
+from cirulla.clients.schedule import FORMATS, games_per_set
+from cirulla.clients.supervise import COMMAND_PREFIX, PLACEHOLDERS, validate_spec
+from cirulla.clients.tournament import RunOptions, Tournament, schedule_of
+from cirulla.rules import OptionError, Options
+from rich.console import Console
+
+DEFAULT_BOTS = ("random=random", "greedy=greedy", "mcts=mcts:iterations=200")
+DEFAULT_GAMES = 4
+DEFAULT_OUT_ROOT = Path("tournament-out")
+
+DESCRIPTION = f"""\
+Play bots against each other on a match server and print a results table.
+
+With no arguments, runs the demo tournament: random, greedy and mcts (200 iterations per
+move) round-robin, {DEFAULT_GAMES} games per pairing on duplicate deals, 2 games at a time,
+on a local server it starts and stops itself; about two minutes on 2 cores.
+
+Every game is a one-game match created on the server. Each seat is played by its own
+process: `cirulla bot KIND ...` for a built-in spec, or your command for a `cmd:` spec.
+Each deck seed is played once per seat rotation (2 players: A-B then B-A), so both bots
+get the same cards and the luck of the deal cancels out.
+"""
+
+EPILOG = f"""\
+bot specs (--bot NAME=SPEC; NAME is optional for a built-in kind):
+  random                     uniform random legal moves
+  greedy                     one-move heuristic
+  mcts:iterations=500        ISMCTS; options iterations, time, workers, c, epsilon
+  cmd:COMMAND ...            any program that plays one seat, exiting when the match
+                             ends; these placeholders are replaced in its arguments:
+                             {", ".join("{" + p + "}" for p in PLACEHOLDERS)} (also in the
+                             environment as CIRULLA_SERVER, CIRULLA_MATCH, ...), e.g.
+      --bot mine='cmd:python my_bot.py --server {{server}} --match {{match}} --token {{token}}'
+
+players:
+  2  pairings of two bots, each seed played twice with seats swapped
+  3  groups of three bots (round-robin: every triple; gauntlet: the first bot with every
+     pair of the others), each seed played in the 3 seat rotations
+  4  partnerships: the two bots of a pairing each take two opposite seats (0+2 vs 1+3)
+
+output (--out DIR, default ./{DEFAULT_OUT_ROOT}/<date-time>):
+  tournament.json  settings (what --resume rebuilds the schedule from)
+  games.jsonl      one line per finished game (the journal)
+  results.json     settings, standings with 95% intervals, every game's result and notes
+  records/ID.json  the server's record of each game; logs/ID-SEAT.log each bot's output
+
+examples:
+  cirulla tournament
+  cirulla tournament --bot random --bot greedy --games 20 --format gauntlet
+  cirulla tournament --bot old=mcts:iterations=200 --bot new=mcts:iterations=800 \\
+                     --sprt 0 50 0.05 0.05
+  cirulla tournament --resume {DEFAULT_OUT_ROOT}/20260101-120000
+"""
+
+# Settings that define the schedule: given with --resume they would change the tournament.
+_SCHEDULE_ARGS = ("bot", "preset", "rule", "players", "target", "format", "seed", "sprt")
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
+def register(commands: argparse._SubParsersAction, bench: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser(
+        "tournament",
+        help="run bots against each other and print a results table (no arguments: demo)",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--bot",
+        action="append",
+        metavar="NAME=SPEC",
+        help="a participant (repeat; at least two). Default: " + ", ".join(DEFAULT_BOTS),
+    )
+    parser.add_argument(
+        "--server",
+        metavar="HOST:PORT",
+        help="use this running server instead of starting a local one",
+    )
+    parser.add_argument(
+        "--admin-token",
+        metavar="TOKEN",
+        help="the server's admin token for creating matches (default: $CIRULLA_ADMIN_TOKEN)",
+    )
+    parser.add_argument(
+        "--games",
+        type=_positive_int,
+        metavar="N",
+        help=f"games per pairing, rounded up to whole duplicate sets (default {DEFAULT_GAMES}); "
+        "with --resume, a larger N extends the tournament",
+    )
+    parser.add_argument(
+        "--concurrency",
+        type=_positive_int,
+        default=2,
+        metavar="N",
+        help="games played at the same time (default 2)",
+    )
+    parser.add_argument(
+        "--preset", metavar="P", help="rule preset: standard (default), genova-home or fantacarte"
+    )
+    parser.add_argument(
+        "--rule",
+        action="append",
+        default=[],
+        metavar="OPTION=VALUE",
+        help="override one rule option, e.g. must_capture=off (repeat); "
+        "see `cirulla rules options`",
+    )
+    parser.add_argument("--players", type=int, choices=(2, 3, 4), help="seats per game (default 2)")
+    parser.add_argument(
+        "--target", type=_positive_int, metavar="T", help="points that end a game (default 51)"
+    )
+    parser.add_argument(
+        "--format",
+        choices=FORMATS,
+        help="round-robin: every pairing (default); gauntlet: the first bot "
+        "against each of the others",
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        metavar="DIR",
+        help=f"output folder (default ./{DEFAULT_OUT_ROOT}/<date-time>)",
+    )
+    parser.add_argument(
+        "--seed",
+        type=int,
+        metavar="S",
+        help="tournament seed: fixes every deck (default: random, saved)",
+    )
+    parser.add_argument(
+        "--resume",
+        type=Path,
+        metavar="DIR",
+        help="continue the tournament in DIR without replaying finished games",
+    )
+    parser.add_argument(
+        "--sprt",
+        type=float,
+        nargs=4,
+        metavar=("ELO0", "ELO1", "ALPHA", "BETA"),
+        help="stop each head-to-head pairing once a GSPRT of H0: elo=ELO0 "
+        "against H1: elo=ELO1 decides (e.g. 0 50 0.05 0.05)",
+    )
+    parser.add_argument(
+        "--move-limit",
+        type=_positive_int,
+        metavar="MS",
+        help="per-move clock in milliseconds; a bot that runs out (hung, "
+        "crashed or only sending illegal actions) loses the game (default 10000)",
+    )
+    parser.add_argument(
+        "--game-timeout",
+        type=float,
+        metavar="SECONDS",
+        help="wall-clock limit per game, after which it is void (default 600)",
+    )
+    parser.add_argument(
+        "--max-games",
+        type=_positive_int,
+        metavar="N",
+        help="play at most N games in this run (continue later with --resume)",
+    )
+    parser.set_defaults(func=run_tournament)
+
+
+def parse_bot(text: str) -> tuple[str, str]:
+    """``NAME=SPEC`` or just ``SPEC`` (named after its kind)."""
+    name, sep, spec = text.partition("=")
+    if sep and re.fullmatch(r"[A-Za-z0-9_.+-]+", name):
+        return name, spec.strip()
+    if text.startswith(COMMAND_PREFIX):
+        raise ValueError(f"--bot {text!r}: a command spec needs a name: --bot NAME='{text}'")
+    return text.partition(":")[0].strip(), text.strip()
+
+
+def settings_from_args(args: argparse.Namespace) -> Settings:
+    bots: dict[str, str] = {}
+    for text in args.bot or DEFAULT_BOTS:
+        name, spec = parse_bot(text)
+        if name in bots:
+            raise ValueError(f"two bots are named {name!r}; give each a name: --bot NAME=SPEC")
+        validate_spec(spec)
+        bots[name] = spec
+    preset = args.preset or "standard"
+    options = Options.preset(preset)
+    rules: dict[str, Any] = {}
+    assignments = list(args.rule)
+    if args.players is not None:
+        assignments.append(f"players={args.players}")
+    if args.target is not None:
+        assignments.append(f"target={args.target}")
+    for text in assignments:
+        options = options.parse_assignment(text)
+        key = text.partition("=")[0].strip().replace("-", "_")
+        rules[key] = getattr(options, key)
+    options = Options.preset(preset, **rules)  # preset-level checks (fantacarte: 2 players)
+    if args.sprt is not None and options.players == 3:
+        raise ValueError("--sprt needs head-to-head games: --players 2 or 4")
+    return Settings(
+        bots=bots,
+        players=options.players,
+        format=args.format or "round-robin",
+        games=args.games or DEFAULT_GAMES,
+        seed=args.seed if args.seed is not None else secrets.randbelow(2**31),
+        rules=rules,
+        preset=preset,
+        move_limit_ms=args.move_limit or 10_000,
+        game_timeout=args.game_timeout or 600.0,
+        sprt=tuple(args.sprt) if args.sprt else None,
+    )
+
+
+def resume_settings(args: argparse.Namespace) -> Settings:
+    given = [
+        f"--{a.replace('_', '-')}" for a in _SCHEDULE_ARGS if getattr(args, a) not in (None, [])
+    ]
+    if given or args.out is not None:
+        raise ValueError(
+            f"--resume takes the settings from {args.resume}/tournament.json; "
+            f"drop {', '.join(given + (['--out'] if args.out else []))}"
+        )
+    settings = load_settings(args.resume)
+    changes: dict[str, Any] = {}
+    if args.games is not None and args.games > settings.games:
+        changes["games"] = args.games
+    if args.move_limit is not None:
+        changes["move_limit_ms"] = args.move_limit
+    if args.game_timeout is not None:
+        changes["game_timeout"] = args.game_timeout
+    if changes:
+        settings = Settings.from_dict({**settings.to_dict(), **changes})
+        save_settings(args.resume, settings)
+    return settings
+
+
+def run_tournament(args: argparse.Namespace) -> int:
+    console = Console()
+    try:
+        if args.resume is not None:
+            out = args.resume
+            settings = resume_settings(args)
+        else:
+            settings = settings_from_args(args)
+            stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+            out = args.out or DEFAULT_OUT_ROOT / stamp
+            if (out / "tournament.json").exists():
+                raise ValueError(
+                    f"{out} already holds a tournament; continue it with --resume {out}"
+                )
+            out.mkdir(parents=True, exist_ok=True)
+            save_settings(out, settings)
+        schedule = schedule_of(settings)
+    except (ValueError, OptionError) as exc:
+        print(f"cirulla tournament: error: {exc}", file=sys.stderr)
+        return 2
+    admin_token = args.admin_token or os.environ.get("CIRULLA_ADMIN_TOKEN")
+    run = RunOptions(out, args.concurrency, args.server, admin_token, args.max_games)
+    tournament = Tournament(settings, run, console)
+    per_set = games_per_set(settings.players)
+    console.print(
+        f"[bold]Tournament[/] {', '.join(f'{n}={s}' for n, s in settings.bots.items())}: "
+        f"{settings.format}, {settings.players} players, {len(schedule)} games "
+        f"({-(-settings.games // per_set) * per_set} per pairing on duplicate deals), "
+        f"{len(tournament.done)} already played; output in {out}"
+    )
+    start = time.monotonic()
+    try:
+        st = tournament.run()
+    except KeyboardInterrupt:
+        console.print(
+            f"[red]interrupted[/]; finished games are saved. Continue with:\n"
+            f"  cirulla tournament --resume {out}"
+        )
+        return 130
+    except RuntimeError as exc:
+        console.print(f"[red]cirulla tournament: error: {exc}")
+        return 1
+    tournament.print_tables(st)
+    left = len(tournament.pending(st))
+    console.print(
+        f"{len(tournament.done)} games in {time.monotonic() - start:.0f}s. "
+        f"Results: {out / 'results.json'}; records: {out / 'records'}; bot logs: {out / 'logs'}"
+    )
+    if left:
+        console.print(f"{left} games left; continue with: cirulla tournament --resume {out}")
+    return 0

@@ -1,0 +1,293 @@
+"""Plays one scheduled game: creates the match on the server, starts one process per seat,
+watches them and the match, and turns what happened into a journal entry.
+
+The server is the referee of the cards: a bot that hangs, keeps sending illegal actions
+or disconnects runs out of its move clock, and with ``TIMEOUT_POLICY_FORFEIT_GAME`` its
+side loses the game. What the server cannot see is a bot that never joins (it crashed at
+start or the command is wrong): the match would wait forever, so once such a process has
+exited this module declares the forfeit itself. A wall-clock limit per game is the last
+resort against anything else.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import grpc
+from cirulla.clients.journal import GameResult, Settings
+from cirulla.clients.schedule import ScheduledGame
+from cirulla.clients.supervise import Child, bot_argv, seat_env, seat_values
+from google.protobuf import json_format
+
+from cirulla.v1 import (
+    events_pb2,
+    match_pb2,
+    match_service_pb2,
+    match_service_pb2_grpc,
+    match_settings_pb2,
+    rules_pb2,
+)
+
+POLL_SECONDS = 0.2
+#: How long bots may take to leave on their own after the match ended.
+EXIT_GRACE = 5.0
+#: How long a seat's exited process is given before a never-joined seat is forfeited
+#: (a process may exit right after its hello reached the server).
+JOIN_GRACE = 1.0
+RPC_TIMEOUT = 10.0
+#: Exit code recorded for a seat whose command could not be started at all.
+NOT_STARTED = 127
+
+_FINAL = (match_pb2.MATCH_STATUS_FINISHED, match_pb2.MATCH_STATUS_ABORTED)
+
+
+def side_of(seat: int, players: int) -> int:
+    return seat % 2 if players == 4 else seat
+
+
+def match_settings(settings: Settings, seed: int) -> match_settings_pb2.MatchSettings:
+    """The protobuf settings of every tournament match: one game, forfeit on timeout."""
+    overrides = rules_pb2.RuleOptions(**settings.rules)
+    preset = rules_pb2.Preset.Value("PRESET_" + settings.preset.upper().replace("-", "_"))
+    return match_settings_pb2.MatchSettings(
+        rules=rules_pb2.Rules(preset=preset, overrides=overrides),
+        best_of=1,
+        time_control=match_settings_pb2.TimeControl(move_limit_ms=settings.move_limit_ms),
+        timeout_policy=match_settings_pb2.TIMEOUT_POLICY_FORFEIT_GAME,
+        seed=seed,
+        disconnect_grace_ms=settings.disconnect_grace_ms,
+    )
+
+
+@dataclass
+class Referee:
+    """Shared by the worker threads: one channel to the server, the output folder."""
+
+    settings: Settings
+    server: str
+    out: Path
+    admin_token: str | None = None
+    stop: threading.Event | None = None
+
+    def __post_init__(self) -> None:
+        self.channel = grpc.insecure_channel(self.server)
+        self.stub = match_service_pb2_grpc.MatchServiceStub(self.channel)
+        self.metadata = (
+            (("authorization", f"Bearer {self.admin_token}"),) if self.admin_token else ()
+        )
+        (self.out / "logs").mkdir(parents=True, exist_ok=True)
+        (self.out / "records").mkdir(parents=True, exist_ok=True)
+
+    def close(self) -> None:
+        self.channel.close()
+
+    def _stopping(self) -> bool:
+        return self.stop is not None and self.stop.is_set()
+
+    def play(self, game: ScheduledGame) -> GameResult | None:
+        """Play ``game`` to the end; None if the tournament was interrupted meanwhile."""
+        started = time.monotonic()
+        created = self.stub.CreateMatch(
+            match_service_pb2.CreateMatchRequest(settings=match_settings(self.settings, game.seed)),
+            timeout=RPC_TIMEOUT,
+            metadata=self.metadata,
+        )
+        match_id = created.match.match_id
+        tokens = {t.seat: t.token for t in created.seat_tokens}
+        children: list[Child | None] = []
+        notes: list[str] = []
+        try:
+            for seat, bot in enumerate(game.seats):
+                values = seat_values(
+                    server=self.server,
+                    match=match_id,
+                    token=tokens[seat],
+                    seat=seat,
+                    name=bot,
+                    seed=(game.seed * 7 + seat) % 2**31,
+                )
+                argv = bot_argv(self.settings.bots[bot], values)
+                safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in match_id)
+                log = self.out / "logs" / f"{safe}-{seat}.log"
+                try:
+                    children.append(Child(argv, log, seat_env(values)))
+                except OSError as exc:
+                    children.append(None)
+                    notes.append(f"seat {seat} ({bot}) could not start: {exc}")
+            match, forfeits, timed_out = self._watch(match_id, children, started)
+            if match is None:
+                return None
+        finally:
+            codes = self._reap(children)
+        return self._result(game, match_id, match, forfeits, timed_out, codes, notes, started)
+
+    def _watch(
+        self, match_id: str, children: list[Child | None], started: float
+    ) -> tuple[match_pb2.Match | None, set[int], bool]:
+        """Poll until the match is over, a seat can never join, or the game takes too long."""
+        exited_since: dict[int, float] = {}
+        while True:
+            if self._stopping():
+                return None, set(), False
+            match = self._get_match(match_id)
+            if match.status in _FINAL:
+                return match, set(), False
+            now = time.monotonic()
+            for seat, child in enumerate(children):
+                if child is None or child.poll() is not None:
+                    exited_since.setdefault(seat, now)
+            if match.status == match_pb2.MATCH_STATUS_WAITING:
+                joined = {s.seat for s in match.seats if s.name or s.connected}
+                gone = {
+                    seat
+                    for seat, since in exited_since.items()
+                    if seat not in joined and now - since >= JOIN_GRACE
+                }
+                if gone:
+                    return match, gone, False
+            if now - started > self.settings.game_timeout:
+                return match, set(), True
+            time.sleep(POLL_SECONDS)
+
+    def _get_match(self, match_id: str) -> match_pb2.Match:
+        response = self.stub.GetMatch(
+            match_service_pb2.GetMatchRequest(match_id=match_id), timeout=RPC_TIMEOUT
+        )
+        return response.match
+
+    def _reap(self, children: list[Child | None]) -> list[int | None]:
+        """Let the bots leave on their own for a moment, then stop what is left."""
+        deadline = time.monotonic() + EXIT_GRACE
+        codes: list[int | None] = []
+        for child in children:
+            if child is None:
+                codes.append(NOT_STARTED)
+                continue
+            child.wait(max(0.0, deadline - time.monotonic()))
+            code = child.poll()
+            child.stop()
+            codes.append(code)
+        return codes
+
+    def _result(
+        self,
+        game: ScheduledGame,
+        match_id: str,
+        match: match_pb2.Match,
+        forfeits: set[int],
+        timed_out: bool,
+        codes: list[int | None],
+        notes: list[str],
+        started: float,
+    ) -> GameResult:
+        players = len(game.seats)
+        sides = 2 if players == 4 else players
+        outcomes = ["ok"] * players
+        winner: int | None = None
+        totals: tuple[int, ...] = (0,) * sides
+        deals = 0
+        forfeit_sides: set[int] = set()
+        seat_notes = {s.seat: list(s.notes) for s in match.seats}
+
+        def crashed(seat: int) -> bool:
+            return (codes[seat] or 0) != 0
+
+        if match.status == match_pb2.MATCH_STATUS_FINISHED and match.games:
+            result = match.games[-1]
+            totals = tuple(result.totals) or totals
+            deals = result.deals
+            winner = result.winner_side if result.HasField("winner_side") else None
+            if result.reason == events_pb2.GAME_END_REASON_FORFEIT:
+                seat = result.forfeit_seat if result.HasField("forfeit_seat") else None
+                if seat is not None:
+                    text = " ".join(seat_notes.get(seat, [])).lower()
+                    if "illegal" in text:
+                        kind = "illegal"
+                    elif crashed(seat):
+                        kind = "crash"
+                    elif "disconnect" in text:
+                        kind = "disconnect"
+                    else:
+                        kind = "timeout"
+                    outcomes[seat] = kind
+                    forfeit_sides.add(side_of(seat, players))
+                    notes.append(
+                        f"seat {seat} ({game.seats[seat]}) forfeited: {kind}"
+                        + (f", exit code {codes[seat]}" if codes[seat] else "")
+                    )
+        elif forfeits:
+            for seat in sorted(forfeits):
+                outcomes[seat] = "crash"
+                forfeit_sides.add(side_of(seat, players))
+                notes.append(
+                    f"seat {seat} ({game.seats[seat]}) exited with code {codes[seat]} "
+                    "without joining the match; forfeited"
+                )
+        elif timed_out:
+            notes.append(
+                f"wall-clock limit of {self.settings.game_timeout:.0f}s reached "
+                f"(match status {match_pb2.MatchStatus.Name(match.status)}); game void"
+            )
+            for seat in range(players):
+                if not any(s.seat == seat and (s.name or s.connected) for s in match.seats):
+                    outcomes[seat] = "timeout"
+                    forfeit_sides.add(side_of(seat, players))
+        else:
+            notes.append(f"match ended as {match_pb2.MatchStatus.Name(match.status)}; game void")
+        if winner is None and forfeit_sides:
+            remaining = set(range(sides)) - forfeit_sides
+            if len(remaining) == 1:
+                winner = remaining.pop()
+        for seat, code in enumerate(codes):
+            if code and outcomes[seat] == "ok":
+                notes.append(f"seat {seat} ({game.seats[seat]}) exited with code {code}")
+        for seat, seat_note in sorted(seat_notes.items()):
+            if seat_note:
+                notes.append(f"server on seat {seat} ({game.seats[seat]}): {'; '.join(seat_note)}")
+        if match.status == match_pb2.MATCH_STATUS_FINISHED:
+            error = self._save_records(match_id)
+            if error:
+                notes.append(error)
+        return GameResult(
+            index=game.index,
+            match_id=match_id,
+            seats=game.seats,
+            seed=game.seed,
+            deal_set=game.deal_set,
+            group=game.group,
+            winner=winner,
+            totals=totals,
+            deals=deals,
+            seat_outcomes=tuple(outcomes),
+            notes=tuple(notes),
+            forfeit_sides=tuple(sorted(forfeit_sides)),
+            seconds=round(time.monotonic() - started, 3),
+        )
+
+    def _save_records(self, match_id: str) -> str | None:
+        """records/<match_id>.json: the server's full record of the game, as protobuf JSON."""
+        try:
+            listed = self.stub.ListRecords(
+                match_service_pb2.ListRecordsRequest(match_id=match_id), timeout=RPC_TIMEOUT
+            )
+            records = [
+                self.stub.GetRecord(
+                    match_service_pb2.GetRecordRequest(record_id=summary.record_id),
+                    timeout=RPC_TIMEOUT,
+                ).record
+                for summary in listed.records
+            ]
+        except grpc.RpcError as exc:
+            return f"record not saved: {exc.code().name} {exc.details()}"
+        if not records:
+            return "record not saved: the server listed no record for this match"
+        docs = [json_format.MessageToDict(r, preserving_proto_field_name=True) for r in records]
+        doc = docs[0] if len(docs) == 1 else {"match_id": match_id, "records": docs}
+        safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in match_id)
+        path = self.out / "records" / f"{safe}.json"
+        path.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+        return None

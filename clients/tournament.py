@@ -1,0 +1,195 @@
+"""Runs a tournament: schedule, concurrent games, journal, live progress, final tables.
+
+The main thread owns the journal, the standings and the screen; worker threads only play
+games (``Referee.play``) and hand back results. Ctrl-C or an error stops every bot and
+the local server; finished games are already journaled, so ``--resume`` goes on from
+there.
+"""
+
+from __future__ import annotations
+
+import secrets
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
+from pathlib import Path
+
+from cirulla.clients.journal import (
+    RESULTS_FILE,
+    GameResult,
+    Journal,
+    Settings,
+    write_json_atomic,
+)
+from cirulla.clients.referee import Referee
+from cirulla.clients.results import Standings, bots_table, pairs_table, results_document, standings
+from cirulla.clients.schedule import ScheduledGame, build_schedule
+from cirulla.clients.stats import Sprt
+from cirulla.clients.supervise import LIVE, LocalServer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+
+@dataclass
+class RunOptions:
+    """How this run goes (not saved: may differ between a run and its resume)."""
+
+    out: Path
+    concurrency: int = 2
+    server: str | None = None
+    admin_token: str | None = None
+    max_games: int | None = None
+
+
+def schedule_of(settings: Settings) -> list[ScheduledGame]:
+    return build_schedule(
+        list(settings.bots),
+        players=settings.players,
+        fmt=settings.format,
+        games=settings.games,
+        seed=settings.seed,
+    )
+
+
+def running_text(st: Standings) -> str:
+    """One line for the progress bar: each bot's wins out of its games."""
+    return "  ".join(f"{b.name} {b.wins}/{b.games}" for b in st.bots)
+
+
+class Tournament:
+    def __init__(self, settings: Settings, run: RunOptions, console: Console | None = None) -> None:
+        self.settings = settings
+        self.run_options = run
+        self.out = run.out
+        self.console = console or Console()
+        self.journal = Journal(self.out)
+        self.schedule = schedule_of(settings)
+        self.done: dict[int, GameResult] = self.journal.read()
+        self.sprt = Sprt(*settings.sprt) if settings.sprt else None
+        self.stop = threading.Event()
+        self.started_sets: set[tuple[tuple[str, ...], int]] = {
+            (r.group, r.deal_set) for r in self.done.values()
+        }
+
+    # -- scheduling -------------------------------------------------------------------
+
+    def _decided(self, group: tuple[str, ...], st: Standings) -> bool:
+        if self.sprt is None:
+            return False
+        return any(h.sprt_decision for h in st.head_to_head if tuple(group) == (h.first, h.second))
+
+    def pending(self, st: Standings) -> list[ScheduledGame]:
+        """Games still to play; SPRT-decided pairings start no new deck set."""
+        return [
+            g
+            for g in self.schedule
+            if g.index not in self.done
+            and not (self._decided(g.group, st) and (g.group, g.deal_set) not in self.started_sets)
+        ]
+
+    # -- running ----------------------------------------------------------------------
+
+    def run(self) -> Standings:
+        server: LocalServer | None = None
+        address = self.run_options.server
+        admin_token = self.run_options.admin_token
+        try:
+            if address is None:
+                admin_token = admin_token or secrets.token_urlsafe(16)
+                server = LocalServer(
+                    self.out / "server.sqlite3", self.out / "logs" / "server.log", admin_token
+                )
+                (self.out / "logs").mkdir(parents=True, exist_ok=True)
+                address = server.start()
+            referee = Referee(self.settings, address, self.out, admin_token, self.stop)
+            try:
+                self._play_all(referee)
+            finally:
+                referee.close()
+        except BaseException:
+            self.stop.set()
+            LIVE.stop_all()
+            raise
+        finally:
+            if server is not None:
+                server.stop()
+        st = standings(self.settings, self.done.values())
+        self.write_results(st)
+        return st
+
+    def _play_all(self, referee: Referee) -> None:
+        st = standings(self.settings, self.done.values())
+        queue = self.pending(st)
+        limit = self.run_options.max_games
+        total = len(queue) if limit is None else min(limit, len(queue))
+        started = 0
+        progress = Progress(
+            TextColumn("[bold]games"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TextColumn("{task.description}"),
+            console=self.console,
+            transient=False,
+        )
+        running: dict[Future[GameResult | None], ScheduledGame] = {}
+        with progress, ThreadPoolExecutor(self.run_options.concurrency) as pool:
+            task = progress.add_task(running_text(st), total=total)
+
+            def submit_more() -> None:
+                nonlocal started, queue
+                queue = self.pending(st)
+                in_flight = {g.index for g in running.values()}
+                for game in queue:
+                    if len(running) >= self.run_options.concurrency:
+                        break
+                    if limit is not None and started >= limit:
+                        break
+                    if game.index in in_flight:
+                        continue
+                    self.started_sets.add((game.group, game.deal_set))
+                    running[pool.submit(referee.play, game)] = game
+                    started += 1
+
+            submit_more()
+            while running:
+                finished, _ = wait(running, timeout=0.5, return_when=FIRST_COMPLETED)
+                for future in finished:
+                    game = running.pop(future)
+                    result = future.result()
+                    if result is None:
+                        continue
+                    self.journal.append(result)
+                    self.done[result.index] = result
+                    st = standings(self.settings, self.done.values())
+                    self.write_results(st)
+                    progress.update(task, advance=1, description=running_text(st))
+                    for note in result.notes:
+                        progress.console.print(
+                            f"[yellow]game {game.index} {result.match_id}: {note}"
+                        )
+                submit_more()
+                remaining = len(running) + (
+                    0
+                    if limit is not None and started >= limit
+                    else len(self.pending(st)) - len(running)
+                )
+                progress.update(task, total=progress.tasks[task].completed + max(remaining, 0))
+
+    def write_results(self, st: Standings | None = None) -> None:
+        extra = {"scheduled_games": len(self.schedule), "finished_games": len(self.done)}
+        write_json_atomic(
+            self.out / RESULTS_FILE, results_document(self.settings, self.done.values(), extra)
+        )
+
+    def print_tables(self, st: Standings) -> None:
+        self.console.print(bots_table(st))
+        if st.head_to_head:
+            self.console.print(pairs_table(st))
+
+
+def timed(fn: Callable[[], Standings]) -> tuple[Standings, float]:
+    start = time.monotonic()
+    return fn(), time.monotonic() - start
