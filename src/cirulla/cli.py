@@ -17,6 +17,7 @@ AREAS = (
     "cirulla.rules.cli",
     "cirulla.bots.cli",
     "cirulla.clients.cli",
+    "cirulla.server.cli",
 )
 
 DESCRIPTION = """\

@@ -1,0 +1,130 @@
+"""A minimal asyncio seat client: the loop tests and the benchmark use to play a seat.
+
+Not the bot kit (that lives in ``cirulla.bots``); just enough to drive a Play stream:
+send Hello, answer every DecisionRequest with ``choose(request)``, and stop at Goodbye.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+from cirulla import PROTOCOL_VERSION
+from cirulla.v1 import match_service_pb2, match_service_pb2_grpc, play_pb2
+
+Choose = Callable[[play_pb2.DecisionRequest], int]
+
+
+def random_choice(rng: random.Random) -> Choose:
+    return lambda request: rng.randrange(len(request.legal_actions))
+
+
+class Outbox:
+    """A request iterator the caller can push into (None ends the stream)."""
+
+    def __init__(self) -> None:
+        self.queue: asyncio.Queue[Any] = asyncio.Queue()
+
+    def send(self, request: match_service_pb2.PlayRequest | None) -> None:
+        self.queue.put_nowait(request)
+
+    async def __aiter__(self) -> AsyncIterator[match_service_pb2.PlayRequest]:
+        while True:
+            item = await self.queue.get()
+            if item is None:
+                return
+            yield item
+
+
+def hello(
+    match_id: str, token: str, name: str = "client", *, room_id: str = "", resume: int | None = None
+) -> match_service_pb2.PlayRequest:
+    h = play_pb2.Hello(
+        protocol_version=PROTOCOL_VERSION, name=name, version="test", seat_token=token
+    )
+    if room_id:
+        h.room_id = room_id
+    else:
+        h.match_id = match_id
+    if resume is not None:
+        h.resume.last_event_sequence = resume
+    return match_service_pb2.PlayRequest(hello=h)
+
+
+def submit_index(decision_id: int, index: int) -> match_service_pb2.PlayRequest:
+    return match_service_pb2.PlayRequest(
+        submit_action=play_pb2.SubmitAction(decision_id=decision_id, legal_action_index=index)
+    )
+
+
+async def play_seat(
+    stub: match_service_pb2_grpc.MatchServiceStub,
+    match_id: str,
+    token: str,
+    choose: Choose,
+    *,
+    name: str = "client",
+    room_id: str = "",
+    log: list[match_service_pb2.PlayResponse] | None = None,
+    max_games: int | None = None,
+) -> list[match_service_pb2.PlayResponse]:
+    """Play one seat to the end (Goodbye); returns (or appends to ``log``) every message."""
+    received: list[match_service_pb2.PlayResponse] = [] if log is None else log
+    out = Outbox()
+    out.send(hello(match_id, token, name, room_id=room_id))
+    call = stub.Play(out)
+    games = 0
+    async for msg in call:
+        received.append(msg)
+        kind = msg.WhichOneof("body")
+        if kind == "decision_request":
+            req = msg.decision_request
+            out.send(submit_index(req.decision_id, choose(req)))
+        elif kind == "event" and msg.event.WhichOneof("body") == "game_over":
+            games += 1
+            if max_games is not None and games >= max_games:
+                out.send(match_service_pb2.PlayRequest(quit=play_pb2.Quit(reason="enough")))
+        elif kind == "goodbye":
+            break
+    out.send(None)
+    return received
+
+
+class ManualSeat:
+    """A Play stream driven step by step (tests, debugging): send requests, await replies."""
+
+    def __init__(self, stub: match_service_pb2_grpc.MatchServiceStub) -> None:
+        self.out = Outbox()
+        self.call = stub.Play(self.out)
+        self.received: list[match_service_pb2.PlayResponse] = []
+
+    def send(self, request: match_service_pb2.PlayRequest) -> None:
+        self.out.send(request)
+
+    async def next(self, *kinds: str, timeout: float = 5.0) -> match_service_pb2.PlayResponse:
+        """The next message whose body is one of ``kinds`` (others are kept in received)."""
+        while True:
+            msg = await asyncio.wait_for(self.call.read(), timeout)
+            if msg is grpc_eof():
+                raise EOFError(f"stream ended while waiting for {kinds}")
+            self.received.append(msg)
+            if not kinds or msg.WhichOneof("body") in kinds:
+                return msg
+
+    async def next_event(self, *bodies: str, timeout: float = 5.0) -> Any:
+        while True:
+            msg = await self.next("event", timeout=timeout)
+            if msg.event.WhichOneof("body") in bodies:
+                return msg.event
+
+    def close(self) -> None:
+        self.out.send(None)
+        self.call.cancel()
+
+
+def grpc_eof() -> Any:
+    import grpc
+
+    return grpc.aio.EOF

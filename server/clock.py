@@ -1,0 +1,64 @@
+"""A seat's clock: a per-move limit and a per-game bank, either of which may be off.
+
+Kept apart from the session so the deadline arithmetic has one home: the session asks
+when the open decision must be answered and charges the time spent when it is.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class TimeControl:
+    move_limit_ms: int = 0  # 0 = no per-move limit
+    game_bank_ms: int = 0  # 0 = no bank
+
+    @property
+    def limited(self) -> bool:
+        return bool(self.move_limit_ms or self.game_bank_ms)
+
+
+class SeatClock:
+    def __init__(self, control: TimeControl) -> None:
+        self.control = control
+        self.bank_left_ms: int | None = control.game_bank_ms or None
+        self.started: float | None = None
+
+    def reset_game(self) -> None:
+        self.bank_left_ms = self.control.game_bank_ms or None
+
+    def start(self) -> None:
+        self.started = time.monotonic()
+
+    def elapsed_ms(self) -> int:
+        return 0 if self.started is None else int((time.monotonic() - self.started) * 1000)
+
+    def allowed_ms(self) -> int | None:
+        """Time allowed for the current decision from its start, None without limits."""
+        limits = [x for x in (self.control.move_limit_ms or None, self.bank_left_ms) if x]
+        return min(limits) if limits else None
+
+    def deadline(self) -> float | None:
+        """Monotonic time by which the open decision must be answered."""
+        allowed = self.allowed_ms()
+        if allowed is None or self.started is None:
+            return None
+        return self.started + allowed / 1000
+
+    def stop(self) -> int:
+        """Close the decision: charge its time to the bank and return it in ms."""
+        spent = self.elapsed_ms()
+        if self.bank_left_ms is not None:
+            self.bank_left_ms = max(0, self.bank_left_ms - spent)
+        self.started = None
+        return spent
+
+    def left(self) -> tuple[int | None, int | None]:
+        """(move time left, bank time left) now, in ms; None where there is no limit."""
+        spent = self.elapsed_ms()
+        move = self.control.move_limit_ms
+        move_left = max(0, move - spent) if move else None
+        bank_left = None if self.bank_left_ms is None else max(0, self.bank_left_ms - spent)
+        return move_left, bank_left

@@ -1,0 +1,729 @@
+"""protobuf <-> domain: the only module that knows both the wire format and the rules core.
+
+Keeping every conversion here means the session never builds a protobuf message and the
+servicer never looks inside a rules object; a field added to the protocol is filled in
+one place.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from cirulla.rules import (
+    CARD_NAMES,
+    Action,
+    CardError,
+    Declaration,
+    DeclarationKind,
+    InvalidActionError,
+    Options,
+    cards_of,
+    parse_card,
+)
+from cirulla.rules.cards import card_suit, card_value, make_card
+from cirulla.rules.events import (
+    CardPlayed,
+    DealerBonus,
+    DealScored,
+    DealStarted,
+    Declared,
+    HandDealt,
+    LastTake,
+    Redeal,
+    RoundDealt,
+)
+from cirulla.server.clock import TimeControl
+from cirulla.server.errors import InvalidArgument
+from cirulla.server.messages import (
+    AcceptedMsg,
+    ClockState,
+    CommandListMsg,
+    DecisionMsg,
+    Disconnected,
+    EventMsg,
+    GameEnded,
+    GoodbyeMsg,
+    MatchResultMsg,
+    NewGameMsg,
+    Reconnected,
+    RejectedMsg,
+    SeatPublic,
+    TimedOut,
+    ViewMsg,
+    WelcomeMsg,
+)
+from cirulla.server.session import MatchConfig
+from google.protobuf.timestamp_pb2 import Timestamp
+
+from cirulla import PROTOCOL_VERSION, __version__
+from cirulla.v1 import (
+    cards_pb2,
+    events_pb2,
+    game_pb2,
+    match_pb2,
+    match_service_pb2,
+    match_settings_pb2,
+    play_pb2,
+    rules_pb2,
+)
+
+SERVER_NAME = "cirulla-server"
+CAPABILITIES = (
+    "hello",
+    "submit_action",
+    "submit_action.notation",
+    "list_commands",
+    "quit",
+    "resume",
+)
+
+# ---------------------------------------------------------------------- cards
+
+CARD_PB = tuple(
+    cards_pb2.Card(suit=card_suit(c) + 1, rank=card_value(c), code=CARD_NAMES[c]) for c in range(40)
+)
+
+
+def cards_pb(mask: int) -> list[cards_pb2.Card]:
+    return [CARD_PB[c] for c in cards_of(mask)]
+
+
+def card_from_pb(card: cards_pb2.Card) -> int:
+    """A card from suit+rank or code; an unknown code raises CardError naming it."""
+    by_code = parse_card(card.code) if card.code else None
+    if card.suit or card.rank:
+        if not (1 <= card.suit <= 4 and 1 <= card.rank <= 10):
+            raise CardError(
+                f"Card needs both suit and rank (got suit={card.suit} rank={card.rank})"
+            )
+        c = make_card(card.rank, card.suit - 1)
+        if by_code is not None and by_code != c:
+            raise CardError(f"Card code {card.code!r} disagrees with its suit and rank")
+        return c
+    if by_code is None:
+        raise CardError("Card is empty: set code (e.g. '7D') or suit and rank")
+    return by_code
+
+
+# ---------------------------------------------------------------------- rules and settings
+
+_PRESETS = {0: "standard", 1: "standard", 2: "genova-home", 3: "fantacarte"}
+_PRESET_PB = {"standard": 1, "genova-home": 2, "fantacarte": 3}
+_POLICY = {0: "play_default_action", 1: "forfeit_game", 2: "play_default_action"}
+_POLICY_PB = {"forfeit_game": 1, "play_default_action": 2}
+_OPTION_FIELDS = (
+    "players",
+    "target",
+    "must_capture",
+    "pairing_precedence",
+    "ace_sweep_scopa",
+    "dealer_low_bonus",
+    "primiera_needs_all_suits",
+    "piccola_max",
+    "cappotto",
+)
+
+
+def options_pb(options: Options) -> rules_pb2.RuleOptions:
+    return rules_pb2.RuleOptions(**options.to_dict())
+
+
+def config_from_pb(settings: match_settings_pb2.MatchSettings) -> MatchConfig:
+    """Validate and resolve requested settings; raises OptionError/DeckError/InvalidArgument."""
+    preset = _PRESETS.get(settings.rules.preset)
+    if preset is None:
+        raise InvalidArgument(f"MatchSettings.rules.preset {settings.rules.preset} is unknown")
+    ov = settings.rules.overrides
+    overrides = {f: getattr(ov, f) for f in _OPTION_FIELDS if ov.HasField(f)}
+    options = Options.preset(preset, **overrides)
+    decks = None
+    seed = None
+    source = settings.WhichOneof("deck_source")
+    if source == "seed":
+        seed = settings.seed
+    elif source == "deck_orders":
+        decks = []
+        for i, deck in enumerate(settings.deck_orders.decks):
+            try:
+                decks.append([card_from_pb(c) for c in deck.cards])
+            except CardError as exc:
+                raise InvalidArgument(f"deck_orders.decks[{i}]: {exc}") from None
+        if not decks:
+            raise InvalidArgument("deck_orders is set but lists no deck")
+        from cirulla.rules import parse_deck
+
+        for deck_cards in decks:
+            parse_deck(deck_cards)
+    first_dealer = settings.first_dealer if settings.HasField("first_dealer") else None
+    if first_dealer is not None and first_dealer >= options.players:
+        raise InvalidArgument(f"first_dealer {first_dealer} is not a seat 0..{options.players - 1}")
+    policy = _POLICY.get(settings.timeout_policy)
+    if policy is None:
+        raise InvalidArgument(f"timeout_policy {settings.timeout_policy} is unknown")
+    return MatchConfig(
+        options=options,
+        preset=preset,
+        overrides=overrides,
+        best_of=settings.best_of or 1,
+        time=TimeControl(settings.time_control.move_limit_ms, settings.time_control.game_bank_ms),
+        timeout_policy=policy,
+        seed=seed,
+        decks=decks,
+        first_dealer=first_dealer,
+        disconnect_grace_ms=settings.disconnect_grace_ms,
+    )
+
+
+def settings_pb(config: dict[str, Any] | MatchConfig) -> match_settings_pb2.MatchSettings:
+    """Public settings (deck source always cleared) from a MatchConfig or its public dict."""
+    if isinstance(config, MatchConfig):
+        from cirulla.server.session import public_config
+
+        config = public_config(config)
+    out = match_settings_pb2.MatchSettings(
+        rules=rules_pb2.Rules(
+            preset=_PRESET_PB.get(config["preset"], 1),
+            overrides=rules_pb2.RuleOptions(**config["overrides"]),
+        ),
+        effective_rules=rules_pb2.RuleOptions(**config["options"]),
+        best_of=config["best_of"],
+        time_control=match_settings_pb2.TimeControl(
+            move_limit_ms=config["move_limit_ms"], game_bank_ms=config["game_bank_ms"]
+        ),
+        timeout_policy=_POLICY_PB[config["timeout_policy"]],
+        disconnect_grace_ms=config["disconnect_grace_ms"],
+    )
+    if config.get("first_dealer") is not None:
+        out.first_dealer = config["first_dealer"]
+    return out
+
+
+# ---------------------------------------------------------------------- actions
+
+
+def notation(action: Action) -> str:
+    """Wire notation of docs/protocol.md: "5H:2C+3S", "LOW 5H", "THREE=5 5C:5S"."""
+    play = str(Action(action.card, action.capture))
+    decl = action.declaration
+    if decl is None:
+        return play
+    word = "LOW" if decl.kind is DeclarationKind.LOW_HAND else "THREE"
+    return f"{word}={decl.wild_value} {play}" if decl.wild_value else f"{word} {play}"
+
+
+def parse_notation(text: str) -> Action:
+    """Both the wire form ("THREE=5 5C:5S") and the rules core's ("three:7H=5 5C:5S")."""
+    tokens = text.split()
+    if len(tokens) == 2 and "=" in tokens[0] and ":" not in tokens[0]:
+        word, _, value = tokens[0].partition("=")
+        tokens[0] = f"{word}:7H={value}"
+    return Action.parse(" ".join(tokens))
+
+
+def action_pb(code: int) -> game_pb2.Action:
+    action = Action.from_int(code)
+    out = game_pb2.Action(card=CARD_PB[action.card], captures=cards_pb(action.capture))
+    if action.declaration is not None:
+        out.declaration = int(action.declaration.kind)
+        if action.declaration.wild_value is not None:
+            out.wild_value = action.declaration.wild_value
+    return out
+
+
+def action_from_pb(action: game_pb2.Action) -> Action:
+    if not action.HasField("card"):
+        raise InvalidActionError("SubmitAction.action.card is missing")
+    card = card_from_pb(action.card)
+    capture = 0
+    for i, c in enumerate(action.captures):
+        try:
+            capture |= 1 << card_from_pb(c)
+        except CardError as exc:
+            raise CardError(f"SubmitAction.action.captures[{i}]: {exc}") from None
+    decl = None
+    if action.declaration:
+        if action.declaration not in (1, 2):
+            raise InvalidActionError(f"declaration {action.declaration} is unknown")
+        wild = action.wild_value if action.HasField("wild_value") else None
+        decl = Declaration(DeclarationKind(action.declaration), wild)
+    elif action.HasField("wild_value"):
+        raise InvalidActionError("wild_value is set without a declaration")
+    return Action(card, capture, decl)
+
+
+def choice_from_pb(submit: play_pb2.SubmitAction) -> Any:
+    """int index, Action, or the decoding error (the session reports it as INVALID)."""
+    kind = submit.WhichOneof("choice")
+    try:
+        if kind == "legal_action_index":
+            return submit.legal_action_index
+        if kind == "action":
+            return action_from_pb(submit.action)
+        if kind == "notation":
+            return parse_notation(submit.notation)
+    except ValueError as exc:
+        return exc
+    return None
+
+
+# ---------------------------------------------------------------------- events and views
+
+
+def _score_pb(
+    score: dict[str, Any], side: int, seats: list[int], game_total: int, cappotto: bool
+) -> game_pb2.SideScore:
+    return game_pb2.SideScore(
+        side=side,
+        seats=seats,
+        cards=score["cards"],
+        coins=score["coins"],
+        settebello=score["settebello"],
+        primiera=score["primiera"],
+        scope=score["scope"],
+        grande=score["grande"],
+        piccola=score["piccola"],
+        total=score["total"],
+        game_total=game_total,
+        cappotto=cappotto,
+    )
+
+
+def _seats_of_side(players: int, side: int) -> list[int]:
+    return [s for s in range(players) if (s % 2 if players == 4 else s) == side]
+
+
+def deal_result_pb(
+    game_number: int, deal: int, score: dict[str, Any], totals: list[int], players: int
+) -> events_pb2.DealResult:
+    cap = score.get("cappotto")
+    out = events_pb2.DealResult(game_number=game_number, deal_number=deal, totals=totals)
+    for side, s in enumerate(score["sides"]):
+        out.scores.append(
+            _score_pb(s, side, _seats_of_side(players, side), totals[side], cap == side)
+        )
+    if cap is not None:
+        out.cappotto_side = cap
+    return out
+
+
+_REASON_PB = {"target": 1, "cappotto": 2, "forfeit": 3, "aborted": 4}
+
+
+def game_result_pb(g: GameEnded | dict[str, Any]) -> events_pb2.GameResult:
+    d = g.to_dict() if isinstance(g, GameEnded) else g
+    out = events_pb2.GameResult(
+        game_number=d["game_number"],
+        totals=d["totals"],
+        cappotto=d["cappotto"],
+        reason=_REASON_PB.get(d["reason"], 0),
+        deals=d["deals"],
+        games_won=d["games_won"],
+    )
+    if d.get("winner") is not None:
+        out.winner_side = d["winner"]
+    if d.get("forfeit_seat") is not None:
+        out.forfeit_seat = d["forfeit_seat"]
+    return out
+
+
+def event_pb(msg: EventMsg, players: int) -> events_pb2.Event:
+    out = events_pb2.Event(
+        sequence=msg.sequence, game_number=msg.game_number, deal_number=msg.deal_number
+    )
+    if msg.private_to is not None:
+        out.private_to_seat = msg.private_to
+    e = msg.event
+    x = msg.extras
+    if isinstance(e, DealStarted):
+        out.deal_started.CopyFrom(
+            events_pb2.DealStarted(
+                deal_number=e.deal,
+                dealer=e.dealer,
+                table=cards_pb(e.table),
+                hand_sizes=e.hand_sizes,
+                stock_count=x.get("stock_count", 0),
+            )
+        )
+    elif isinstance(e, HandDealt):
+        out.hand_dealt.CopyFrom(
+            events_pb2.HandDealt(seat=e.seat, round=e.round, cards=cards_pb(e.hand))
+        )
+    elif isinstance(e, Redeal):
+        out.redeal.CopyFrom(
+            events_pb2.Redeal(
+                deal_number=e.deal,
+                dealer=e.dealer,
+                table=cards_pb(e.table),
+                attempt=x.get("attempt", 1),
+            )
+        )
+    elif isinstance(e, DealerBonus):
+        out.dealer_bonus.CopyFrom(
+            events_pb2.DealerBonus(
+                dealer=e.dealer, side=e.side, cards=cards_pb(e.cards), scope=e.scope
+            )
+        )
+    elif isinstance(e, Declared):
+        d = events_pb2.Declaration(
+            seat=e.seat, side=e.side, kind=int(e.kind), cards=cards_pb(e.cards), scope=e.points
+        )
+        if e.wild_value is not None:
+            d.wild_value = e.wild_value
+        out.declaration.CopyFrom(d)
+    elif isinstance(e, CardPlayed):
+        p = events_pb2.CardPlayed(
+            seat=e.seat,
+            side=e.side,
+            card=CARD_PB[e.card],
+            captured=cards_pb(e.captured),
+            scopa=e.scopa,
+            ace_sweep=e.ace_sweep,
+            notation=x.get("notation", ""),
+            by_timeout=x.get("by_timeout", False),
+        )
+        if e.card == 25 and e.value != 7:  # 7H counted as a named value
+            p.wild_value = e.value
+        out.card_played.CopyFrom(p)
+    elif isinstance(e, RoundDealt):
+        out.round_dealt.CopyFrom(
+            events_pb2.RoundDealt(round=e.round, hand_sizes=e.hand_sizes, stock_count=e.stock)
+        )
+    elif isinstance(e, LastTake):
+        lt = events_pb2.LastTake(cards=cards_pb(e.cards))
+        if e.side is not None:
+            lt.side = e.side
+        out.last_take.CopyFrom(lt)
+    elif isinstance(e, DealScored):
+        out.deal_scored.CopyFrom(
+            deal_result_pb(msg.game_number, e.deal, e.score.to_dict(), list(e.totals), players)
+        )
+    elif isinstance(e, GameEnded):
+        out.game_over.CopyFrom(game_result_pb(e))
+    elif isinstance(e, TimedOut):
+        out.timeout.CopyFrom(events_pb2.Timeout(seat=e.seat, policy=_POLICY_PB[e.policy]))
+    elif isinstance(e, Disconnected):
+        out.player_disconnected.CopyFrom(
+            events_pb2.PlayerDisconnected(seat=e.seat, grace_ms=e.grace_ms)
+        )
+    elif isinstance(e, Reconnected):
+        out.player_reconnected.CopyFrom(events_pb2.PlayerReconnected(seat=e.seat))
+    return out
+
+
+def seat_infos_pb(seats: tuple[SeatPublic, ...] | list[dict[str, Any]]) -> list[match_pb2.SeatInfo]:
+    out = []
+    for s in seats:
+        d = (
+            s
+            if isinstance(s, dict)
+            else {
+                "seat": s.seat,
+                "side": s.side,
+                "name": s.name,
+                "version": s.version,
+                "connected": s.connected,
+            }
+        )
+        out.append(
+            match_pb2.SeatInfo(
+                seat=d["seat"],
+                side=d["side"],
+                name=d["name"],
+                version=d.get("version", ""),
+                connected=d.get("connected", False),
+                notes=d.get("notes", []),
+            )
+        )
+    return out
+
+
+def view_pb(msg: ViewMsg) -> game_pb2.View:
+    v = msg.view
+    players = v.options.players
+    out = game_pb2.View(
+        players=players,
+        game_number=msg.game_number,
+        deal_number=v.deal,
+        round=v.round,
+        dealer=v.dealer,
+        hand=cards_pb(v.hand),
+        table=cards_pb(v.table),
+        stock_count=v.stock,
+        event_sequence=msg.sequence,
+    )
+    if v.seat is not None:
+        out.seat = v.seat
+    if v.to_move is not None:
+        out.to_move = v.to_move
+    if v.wild_value:
+        out.wild_value = v.wild_value
+    if v.last_taker is not None:
+        out.last_taker_side = v.last_taker
+    for s in range(players):
+        pub = msg.seats[s]
+        out.seats.append(
+            game_pb2.SeatState(
+                seat=s,
+                side=pub.side,
+                name=pub.name,
+                hand_count=v.hand_sizes[s],
+                declared_cards=cards_pb(v.declared[s]),
+                connected=pub.connected,
+            )
+        )
+    for side in range(v.options.sides):
+        out.sides.append(
+            game_pb2.SideState(
+                side=side,
+                seats=_seats_of_side(players, side),
+                captured=cards_pb(v.captured[side]),
+                scope=v.scope[side],
+                game_total=v.totals[side],
+            )
+        )
+    return out
+
+
+def _clock_pb(clock: ClockState | None) -> game_pb2.Clock:
+    out = game_pb2.Clock()
+    if clock is not None:
+        if clock.move_left_ms is not None:
+            out.move_time_left_ms = clock.move_left_ms
+        if clock.bank_left_ms is not None:
+            out.bank_time_left_ms = clock.bank_left_ms
+    return out
+
+
+def decision_pb(msg: DecisionMsg) -> play_pb2.DecisionRequest:
+    legal = []
+    for i, code in enumerate(msg.legal_codes):
+        legal.append(
+            game_pb2.LegalAction(
+                index=i, action=action_pb(code), notation=notation(Action.from_int(code))
+            )
+        )
+    return play_pb2.DecisionRequest(
+        decision_id=msg.decision_id,
+        view=view_pb(msg.view),
+        legal_actions=legal,
+        clock=_clock_pb(msg.clock),
+        default_action_index=msg.default_index,
+    )
+
+
+_REJECT_PB = {
+    "stale_decision": 1,
+    "not_your_turn": 2,
+    "index_out_of_range": 3,
+    "invalid": 4,
+    "illegal": 5,
+}
+_GOODBYE_PB = {
+    "client_quit": 1,
+    "match_finished": 2,
+    "server_shutdown": 3,
+    "replaced": 4,
+    "protocol_error": 5,
+    "aborted": 6,
+}
+
+
+def welcome_pb(msg: WelcomeMsg) -> play_pb2.Welcome:
+    out = play_pb2.Welcome(
+        server_name=SERVER_NAME,
+        server_version=__version__,
+        protocol_version=PROTOCOL_VERSION,
+        capabilities=CAPABILITIES,
+        match_id=msg.match_id,
+        room_id=msg.room_id,
+        settings=settings_pb(msg.settings),
+        seats=seat_infos_pb(msg.seats),
+        resumed=msg.resumed,
+    )
+    if msg.seat is not None:
+        out.seat = msg.seat
+        out.side = msg.side or 0
+    return out
+
+
+def new_game_pb(msg: NewGameMsg) -> play_pb2.NewGame:
+    return play_pb2.NewGame(
+        game_number=msg.game_number,
+        rules=options_pb(msg.options),
+        seats=seat_infos_pb(msg.seats),
+        dealer=msg.dealer,
+        games_won=msg.games_won,
+        best_of=msg.best_of,
+    )
+
+
+def match_result_pb(msg: MatchResultMsg) -> match_pb2.MatchResult:
+    out = match_pb2.MatchResult(
+        match_id=msg.match_id, games_won=msg.games_won, games=[game_result_pb(g) for g in msg.games]
+    )
+    if msg.winner is not None:
+        out.winner_side = msg.winner
+    return out
+
+
+def play_response(msg: Any, players: int) -> play_pb2.PlayResponse:
+    """The PlayResponse for one domain message of a seat's stream."""
+    R = match_service_pb2.PlayResponse
+    if isinstance(msg, EventMsg):
+        return R(event=event_pb(msg, players))
+    if isinstance(msg, DecisionMsg):
+        return R(decision_request=decision_pb(msg))
+    if isinstance(msg, AcceptedMsg):
+        return R(
+            action_accepted=play_pb2.ActionAccepted(
+                decision_id=msg.decision_id, legal_action_index=msg.index, elapsed_ms=msg.elapsed_ms
+            )
+        )
+    if isinstance(msg, RejectedMsg):
+        rej = play_pb2.ActionRejected(
+            decision_id=msg.decision_id,
+            reason=_REJECT_PB[msg.reason],
+            rule=msg.rule,
+            message=msg.message,
+            clock=_clock_pb(msg.clock),
+        )
+        if msg.open_decision_id is not None:
+            rej.open_decision_id = msg.open_decision_id
+        return R(action_rejected=rej)
+    if isinstance(msg, ViewMsg):
+        return R(view=view_pb(msg))
+    if isinstance(msg, NewGameMsg):
+        return R(new_game=new_game_pb(msg))
+    if isinstance(msg, WelcomeMsg):
+        return R(welcome=welcome_pb(msg))
+    if isinstance(msg, MatchResultMsg):
+        return R(match_result=match_result_pb(msg))
+    if isinstance(msg, CommandListMsg):
+        return R(command_list=play_pb2.CommandList(commands=msg.commands))
+    if isinstance(msg, GoodbyeMsg):
+        return R(goodbye=play_pb2.Goodbye(reason=_GOODBYE_PB[msg.reason], message=msg.message))
+    raise TypeError(f"no PlayResponse for {type(msg).__name__}")
+
+
+def spectate_response(msg: Any, players: int) -> match_service_pb2.SpectateResponse | None:
+    """The SpectateResponse for a domain message; None for messages spectators never get."""
+    R = match_service_pb2.SpectateResponse
+    if isinstance(msg, EventMsg):
+        return R(event=event_pb(msg, players))
+    if isinstance(msg, ViewMsg):
+        return R(view=view_pb(msg))
+    if isinstance(msg, NewGameMsg):
+        return R(new_game=new_game_pb(msg))
+    if isinstance(msg, WelcomeMsg):
+        return R(welcome=welcome_pb(msg))
+    if isinstance(msg, MatchResultMsg):
+        return R(match_result=match_result_pb(msg))
+    if isinstance(msg, GoodbyeMsg):
+        return R(goodbye=play_pb2.Goodbye(reason=_GOODBYE_PB[msg.reason], message=msg.message))
+    return None
+
+
+# ---------------------------------------------------------------------- matches, rooms, records
+
+_STATUS_PB = {"waiting": 1, "in_progress": 2, "finished": 3, "aborted": 4}
+
+
+def timestamp(iso: str) -> Timestamp:
+    ts = Timestamp()
+    if iso:
+        ts.FromDatetime(datetime.fromisoformat(iso))
+    return ts
+
+
+def match_pb(summary: dict[str, Any]) -> match_pb2.Match:
+    games = [game_result_pb(g) for g in summary["games"]]
+    out = match_pb2.Match(
+        match_id=summary["match_id"],
+        settings=settings_pb(summary["config"]),
+        status=_STATUS_PB[summary["status"]],
+        seats=seat_infos_pb(summary["seats"]),
+        current_game=summary["current_game"],
+        games=games,
+        room_id=summary["room_id"],
+        create_time=timestamp(summary["create_time"]),
+    )
+    if summary["status"] == "finished":
+        res = match_pb2.MatchResult(
+            match_id=summary["match_id"], games_won=summary["games_won"], games=games
+        )
+        if summary.get("winner") is not None:
+            res.winner_side = summary["winner"]
+        out.result.CopyFrom(res)
+    return out
+
+
+def game_summary_pb(record: dict[str, Any]) -> match_pb2.GameSummary:
+    return match_pb2.GameSummary(
+        record_id=record["record_id"],
+        match_id=record["match_id"],
+        room_id=record["room_id"],
+        game_number=record["game_number"],
+        seats=seat_infos_pb(record["seats"]),
+        result=game_result_pb(record["result"]),
+        finish_time=timestamp(record["finish_time"]),
+    )
+
+
+def record_pb(record: dict[str, Any]) -> match_pb2.Record:
+    options = Options(**record["options"])
+    players = options.players
+    out = match_pb2.Record(
+        record_id=record["record_id"],
+        match_id=record["match_id"],
+        room_id=record["room_id"],
+        game_number=record["game_number"],
+        settings=settings_pb(record["config"]),
+        rules=options_pb(options),
+        seats=seat_infos_pb(record["seats"]),
+        result=game_result_pb(record["result"]),
+        start_time=timestamp(record["start_time"]),
+        finish_time=timestamp(record["finish_time"]),
+    )
+    decks = record["decks"]
+    at = 0
+    deal_infos = {d["deal"]: d for d in record["deals"]}
+    deal_numbers = sorted({a["deal"] for a in record["actions"]} | set(deal_infos))
+    for deal in deal_numbers:
+        info = deal_infos.get(deal)
+        n_decks = info["decks"] if info else len(decks) - at
+        dr = match_pb2.DealRecord(deal_number=deal, dealer=info["dealer"] if info else 0)
+        for deck in decks[at : at + n_decks]:
+            dr.decks.append(match_settings_pb2.DeckOrder(cards=[CARD_PB[c] for c in deck]))
+        at += n_decks
+        for a in record["actions"]:
+            if a["deal"] == deal:
+                dr.actions.append(
+                    match_pb2.ActionRecord(
+                        decision_id=a["decision_id"],
+                        seat=a["seat"],
+                        action=action_pb(a["code"]),
+                        notation=notation(Action.from_int(a["code"])),
+                        elapsed_ms=a["elapsed_ms"],
+                        by_timeout=a["by_timeout"],
+                        rejected_attempts=a["rejected_attempts"],
+                    )
+                )
+        if info:
+            dr.result.CopyFrom(
+                deal_result_pb(record["game_number"], deal, info["score"], info["totals"], players)
+            )
+        out.deals.append(dr)
+    return out
+
+
+def room_pb(summary: dict[str, Any]) -> match_pb2.Room:
+    return match_pb2.Room(
+        room_id=summary["room_id"],
+        display_name=summary["display_name"],
+        settings=settings_pb(summary["config"]),
+        seats=seat_infos_pb(summary["seats"]),
+        current_match_id=summary["current_match_id"],
+        history=[game_summary_pb(r) for r in summary["history"]],
+        create_time=timestamp(summary["create_time"]),
+    )

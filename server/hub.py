@@ -1,0 +1,273 @@
+"""The server's registry: live matches and rooms, joining seats, admin checks, persistence.
+
+The servicer asks the hub for everything; the hub owns the store and decides which session
+a stream belongs to (a room moves its seats from one finished game to the next).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import secrets
+from typing import Any
+
+from cirulla.server.errors import (
+    AlreadyExists,
+    FailedPrecondition,
+    NotFound,
+    PermissionDenied,
+    Unauthenticated,
+)
+from cirulla.server.session import Connection, MatchConfig, MatchSession, now_iso, public_config
+from cirulla.server.store import Store
+
+from cirulla import PROTOCOL_VERSION
+
+log = logging.getLogger("cirulla.server")
+
+
+class Room:
+    """Fixed settings; one game after another while every seat has a live stream."""
+
+    def __init__(self, hub: Hub, room_id: str, name: str, config: MatchConfig) -> None:
+        self.hub = hub
+        self.room_id = room_id
+        self.display_name = name
+        self.config = dataclasses.replace(config, best_of=1, seed=None, decks=None)
+        n = config.options.players
+        self.tokens = [secrets.token_urlsafe(24) for _ in range(n)]
+        self.conns: list[Connection | None] = [None] * n
+        self.names = [""] * n
+        self.current: MatchSession | None = None
+        self.spectators: set[Connection] = set()
+        self.history: list[dict[str, Any]] = []
+        self.create_time = now_iso()
+
+    def seat_for_token(self, token: str) -> int:
+        if not token:
+            raise Unauthenticated("Hello.seat_token is empty: send the token from CreateRoom")
+        for seat, t in enumerate(self.tokens):
+            if secrets.compare_digest(t, token):
+                return seat
+        raise Unauthenticated(f"Hello.seat_token is not a token of room {self.room_id}")
+
+    def join(
+        self,
+        seat: int,
+        conn: Connection,
+        name: str,
+        version: str,
+        resume: int | None,
+        takeover: bool,
+    ) -> None:
+        old = self.conns[seat]
+        if old is not None and old is not conn and not takeover:
+            raise AlreadyExists(f"seat {seat} of room {self.room_id} already has a live stream")
+        self.conns[seat] = conn
+        self.names[seat] = name
+        conn.room = self
+        session = self.current
+        if session is None or session.status in ("finished", "aborted"):
+            session = self._next_session()
+        session.attach(
+            seat, conn, name=name, version=version, resume_after=resume, takeover=takeover
+        )
+
+    def leave(self, conn: Connection) -> None:
+        if conn.seat is not None and self.conns[conn.seat] is conn:
+            self.conns[conn.seat] = None
+
+    def _next_session(self) -> MatchSession:
+        session = self.hub.create_match(self.config, room_id=self.room_id, room=self)
+        self.current = session
+        for spec in self.spectators:
+            session.add_spectator(spec)
+        return session
+
+    def game_finished(self, session: MatchSession) -> None:
+        """Start the next game if every seat is still connected."""
+        if all(c is not None and not c.closed for c in self.conns):
+            nxt = self._next_session()
+            for seat, conn in enumerate(self.conns):
+                assert conn is not None
+                nxt.attach(seat, conn, name=self.names[seat], version="", welcome=False)
+
+    def summary(self) -> dict[str, Any]:
+        n = self.config.options.players
+        return {
+            "room_id": self.room_id,
+            "display_name": self.display_name,
+            "config": public_config(self.config),
+            "seats": [
+                {
+                    "seat": s,
+                    "side": self.config.options.side_of(s),
+                    "name": self.names[s],
+                    "connected": self.conns[s] is not None,
+                }
+                for s in range(n)
+            ],
+            "current_match_id": self.current.match_id
+            if self.current is not None and self.current.status == "in_progress"
+            else "",
+            "history": self.history,
+            "create_time": self.create_time,
+        }
+
+
+class Hub:
+    def __init__(
+        self, store: Store, *, admin_token: str | None = None, default_grace_ms: int = 30_000
+    ) -> None:
+        self.store = store
+        self.admin_token = admin_token
+        self.default_grace_ms = default_grace_ms
+        self.matches: dict[str, MatchSession] = {}
+        self.rooms: dict[str, Room] = {}
+        self._counter = 0
+
+    # ------------------------------------------------------------------ admin
+
+    def check_admin(self, metadata: dict[str, str]) -> None:
+        """With an admin token configured, require ``authorization: Bearer TOKEN``."""
+        if not self.admin_token:
+            return
+        value = metadata.get("authorization", "")
+        if not value:
+            raise Unauthenticated(
+                "this server requires the admin token: send call metadata "
+                "'authorization: Bearer <token>'"
+            )
+        scheme, _, token = value.partition(" ")
+        if scheme.lower() != "bearer" or not secrets.compare_digest(
+            token.strip(), self.admin_token
+        ):
+            raise PermissionDenied("the admin token in 'authorization' metadata is wrong")
+
+    # ------------------------------------------------------------------ matches
+
+    def _new_id(self, prefix: str) -> str:
+        self._counter += 1
+        return f"{prefix}-{self._counter}-{secrets.token_hex(3)}"
+
+    def create_match(
+        self, config: MatchConfig, *, room_id: str = "", room: Room | None = None
+    ) -> MatchSession:
+        session = MatchSession(
+            self._new_id("m"),
+            config,
+            room_id=room_id,
+            default_grace_ms=self.default_grace_ms,
+            on_record=lambda record: self._record(record, room),
+            on_change=self._save_match,
+            on_finished=room.game_finished if room is not None else None,
+            close_on_finish=room is None,
+        )
+        self.matches[session.match_id] = session
+        self._save_match(session)
+        log.info(
+            "match_created match=%s room=%s players=%d best_of=%d",
+            session.match_id,
+            room_id or "-",
+            config.options.players,
+            config.best_of,
+        )
+        return session
+
+    def _record(self, record: dict[str, Any], room: Room | None) -> None:
+        self.store.save_record(record)
+        if room is not None:
+            room.history.append(record_summary(record))
+            self.store.save_room(room.summary())
+
+    def _save_match(self, session: MatchSession) -> None:
+        self.store.save_match(session.summary())
+
+    def match_summary(self, match_id: str) -> dict[str, Any]:
+        session = self.matches.get(match_id)
+        if session is not None:
+            return session.summary()
+        stored = self.store.get_match(match_id)
+        if stored is None:
+            raise NotFound(f"no match {match_id!r}")
+        return stored
+
+    def create_room(self, name: str, config: MatchConfig) -> Room:
+        room = Room(self, self._new_id("r"), name, config)
+        self.rooms[room.room_id] = room
+        self.store.save_room(room.summary())
+        log.info("room_created room=%s players=%d", room.room_id, config.options.players)
+        return room
+
+    def room(self, room_id: str) -> Room:
+        room = self.rooms.get(room_id)
+        if room is None:
+            raise NotFound(f"no room {room_id!r}")
+        return room
+
+    # ------------------------------------------------------------------ streams
+
+    def join(
+        self,
+        conn: Connection,
+        *,
+        protocol_version: str,
+        match_id: str,
+        room_id: str,
+        token: str,
+        name: str,
+        version: str,
+        resume: int | None,
+    ) -> None:
+        major = PROTOCOL_VERSION.split("/")[0]
+        if protocol_version and protocol_version.split("/")[0] != major:
+            raise FailedPrecondition(
+                f"Hello.protocol_version {protocol_version!r} is not supported; "
+                f"this server speaks {PROTOCOL_VERSION}"
+            )
+        takeover = resume is not None
+        if room_id:
+            room = self.room(room_id)
+            room.join(room.seat_for_token(token), conn, name, version, resume, takeover)
+            return
+        if not match_id:
+            raise NotFound("Hello names neither match_id nor room_id")
+        session = self.matches.get(match_id)
+        if session is None:
+            if self.store.get_match(match_id) is not None:
+                raise FailedPrecondition(f"match {match_id} is no longer live on this server")
+            raise NotFound(f"no match {match_id!r}")
+        seat = session.seat_for_token(token)
+        session.attach(
+            seat, conn, name=name, version=version, resume_after=resume, takeover=takeover
+        )
+
+    def leave(self, conn: Connection, *, quit: bool = False) -> None:
+        if conn.room is not None:
+            conn.room.leave(conn)
+            conn.room.spectators.discard(conn)
+        if conn.session is not None:
+            conn.session.detach(conn, quit=quit)
+
+    def spectate(self, conn: Connection, *, match_id: str, room_id: str, after: int) -> None:
+        if room_id:
+            room = self.room(room_id)
+            room.spectators.add(conn)
+            conn.room = room
+            if room.current is not None:
+                room.current.add_spectator(conn, after)
+            return
+        session = self.matches.get(match_id)
+        if session is None:
+            raise NotFound(f"no live match {match_id!r}")
+        session.add_spectator(conn, after)
+
+    def shutdown(self) -> None:
+        for session in self.matches.values():
+            session.abort("server_shutdown", "the server is shutting down")
+
+
+def record_summary(record: dict[str, Any]) -> dict[str, Any]:
+    """What lists and room histories show of a record (no cards)."""
+    keys = ("record_id", "match_id", "room_id", "game_number", "seats", "result", "finish_time")
+    return {k: record[k] for k in keys}

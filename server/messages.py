@@ -1,0 +1,150 @@
+"""What the match domain sends to a connection, before it becomes protobuf.
+
+The domain (sessions, rooms) speaks in these plain values so it can decide *who* gets
+*what* without knowing the wire format; ``convert`` is the only place that turns them into
+``cirulla.v1`` messages. Server-side events (timeouts, disconnects, a game's end with its
+reason) are rules ``Event`` subclasses so they share ``visible_to`` and ``to_dict``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from cirulla.rules import Options, View
+from cirulla.rules.events import Event
+
+# ---------------------------------------------------------------------- server events
+
+
+@dataclass(frozen=True, slots=True)
+class TimedOut(Event):
+    seat: int
+    policy: str  # "forfeit_game" | "play_default_action"
+
+
+@dataclass(frozen=True, slots=True)
+class Disconnected(Event):
+    seat: int
+    grace_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class Reconnected(Event):
+    seat: int
+
+
+@dataclass(frozen=True, slots=True)
+class GameEnded(Event):
+    """Replaces the core's ``GameOver`` on the wire: adds why the game ended."""
+
+    game_number: int
+    winner: int | None
+    totals: tuple[int, ...]
+    cappotto: bool
+    reason: str  # "target" | "cappotto" | "forfeit" | "aborted"
+    forfeit_seat: int | None
+    deals: int
+    games_won: tuple[int, ...]
+
+
+# ---------------------------------------------------------------------- outgoing messages
+
+
+@dataclass(frozen=True, slots=True)
+class SeatPublic:
+    seat: int
+    side: int
+    name: str
+    version: str
+    connected: bool
+
+
+@dataclass(frozen=True, slots=True)
+class WelcomeMsg:
+    seat: int | None
+    side: int | None
+    match_id: str
+    room_id: str
+    settings: Any  # MatchConfig (kept loose to avoid an import cycle)
+    seats: tuple[SeatPublic, ...]
+    resumed: bool
+
+
+@dataclass(frozen=True, slots=True)
+class NewGameMsg:
+    game_number: int
+    options: Options
+    seats: tuple[SeatPublic, ...]
+    dealer: int
+    games_won: tuple[int, ...]
+    best_of: int
+
+
+@dataclass(frozen=True, slots=True)
+class EventMsg:
+    sequence: int
+    game_number: int
+    deal_number: int
+    event: Event
+    private_to: int | None = None
+    extras: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class ViewMsg:
+    view: View
+    game_number: int
+    sequence: int
+    seats: tuple[SeatPublic, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ClockState:
+    move_left_ms: int | None
+    bank_left_ms: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class DecisionMsg:
+    decision_id: int
+    view: ViewMsg
+    legal_codes: tuple[int, ...]
+    clock: ClockState
+    default_index: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class AcceptedMsg:
+    decision_id: int
+    index: int
+    elapsed_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class RejectedMsg:
+    decision_id: int
+    reason: str  # stale_decision | not_your_turn | index_out_of_range | invalid | illegal
+    rule: str
+    message: str
+    clock: ClockState | None
+    open_decision_id: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class MatchResultMsg:
+    match_id: str
+    winner: int | None
+    games_won: tuple[int, ...]
+    games: tuple[GameEnded, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class CommandListMsg:
+    commands: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class GoodbyeMsg:
+    reason: str  # client_quit | match_finished | server_shutdown | replaced | protocol_error
+    message: str

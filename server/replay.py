@@ -1,0 +1,135 @@
+"""Re-run a stored game record through the rules core and check it.
+
+A record is only worth keeping if it reproduces the game: the decks it lists, fed to a
+fresh ``Game`` with the same options and first dealer, with the recorded actions applied
+through the checked path, must give every recorded deal score and the recorded result.
+Anything else means the server (or the file) is wrong, so ``cirulla replay`` exits 1.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cirulla.rules import CirullaError, Game, Options
+from cirulla.rules.events import DealScored, GameOver
+
+RECORD_FORMAT = "cirulla-record/1"
+
+
+@dataclass
+class ReplayReport:
+    record_id: str
+    actions: int = 0
+    deals_checked: int = 0
+    winner: int | None = None
+    totals: tuple[int, ...] = ()
+    reason: str = ""
+    mismatches: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.mismatches
+
+    def summary(self) -> str:
+        verdict = "OK" if self.ok else f"MISMATCH ({len(self.mismatches)})"
+        return (
+            f"record {self.record_id}: {verdict}; {self.actions} actions, "
+            f"{self.deals_checked} deal scores checked, result {self.reason} "
+            f"winner side {self.winner} totals {list(self.totals)}"
+        )
+
+
+def load_record(source: str, db: str | None = None) -> dict[str, Any]:
+    """A record from a JSON file path, or by id from the database ``db``."""
+    path = Path(source)
+    if path.suffix == ".json" or path.is_file():
+        if not path.is_file():
+            raise FileNotFoundError(f"no record file {source}")
+        return json.loads(path.read_text())
+    from cirulla.server.store import Store
+
+    if db is None or not Path(db).exists():
+        raise FileNotFoundError(f"{source!r} is not a file and database {db!r} does not exist")
+    record = Store(db).get_record(source)
+    if record is None:
+        raise LookupError(f"no record {source!r} in {db}")
+    return record
+
+
+def replay(record: dict[str, Any]) -> ReplayReport:
+    report = ReplayReport(record_id=str(record.get("record_id", "?")))
+    if record.get("format") != RECORD_FORMAT:
+        report.mismatches.append(f"unknown record format {record.get('format')!r}")
+        return report
+    try:
+        options = Options(**record["options"])
+        game = Game(options, decks=record["decks"], first_dealer=record["first_dealer"])
+    except (CirullaError, KeyError, TypeError) as exc:
+        report.mismatches.append(f"cannot set up the game: {exc}")
+        return report
+    deals = record.get("deals", [])
+    scored: list[DealScored] = []
+    for n, act in enumerate(record.get("actions", []), 1):
+        if game.to_move != act["seat"]:
+            report.mismatches.append(
+                f"action {n}: recorded seat {act['seat']} but seat {game.to_move} is to move"
+            )
+            return report
+        try:
+            events = game.apply(int(act["code"]), act["seat"])
+        except CirullaError as exc:
+            report.mismatches.append(f"action {n} ({act.get('notation')}): {exc}")
+            return report
+        report.actions = n
+        scored.extend(e for e in events if isinstance(e, DealScored))
+        for e in events:
+            if isinstance(e, GameOver):
+                report.winner = e.winner
+    for k, event in enumerate(scored):
+        if k >= len(deals):
+            report.mismatches.append(f"deal {event.deal} was scored but is not in the record")
+            continue
+        want = deals[k]
+        got_score = event.score.to_dict()
+        if want.get("score") != got_score:
+            report.mismatches.append(
+                f"deal {event.deal}: recorded score {want.get('score')} "
+                f"but replay gives {got_score}"
+            )
+        if list(want.get("totals", [])) != list(event.totals):
+            report.mismatches.append(
+                f"deal {event.deal}: recorded totals {want.get('totals')} "
+                f"but replay gives {list(event.totals)}"
+            )
+        report.deals_checked += 1
+    if len(deals) > len(scored):
+        report.mismatches.append(
+            f"the record lists {len(deals)} scored deals but replay scored {len(scored)}"
+        )
+    result = record.get("result", {})
+    report.reason = result.get("reason", "")
+    report.totals = tuple(game.totals)
+    if report.reason in ("target", "cappotto"):
+        if game.winner is None:
+            report.mismatches.append("the record says the game ended but replay did not end it")
+        elif game.winner != result.get("winner"):
+            report.mismatches.append(
+                f"recorded winner side {result.get('winner')} but replay gives {game.winner}"
+            )
+        if list(result.get("totals", [])) != list(game.totals):
+            report.mismatches.append(
+                f"recorded totals {result.get('totals')} but replay gives {list(game.totals)}"
+            )
+        if bool(result.get("cappotto")) != game.cappotto:
+            report.mismatches.append("cappotto flag differs from the replay")
+    else:
+        # Forfeit or abort: the rules did not end the game; the server did.
+        if game.winner is not None:
+            report.mismatches.append(
+                f"record says {report.reason!r} but the rules already ended the game"
+            )
+        report.winner = result.get("winner")
+    return report

@@ -1,0 +1,142 @@
+"""The server's SQLite database: the one module that knows the schema.
+
+Records of finished games must outlive the server process (the tournament runner and
+``cirulla replay`` read them later), so every finished game is written here as a JSON
+document beside a few indexed columns. WAL mode lets readers (``cirulla replay --db``)
+open the file while a server is writing to it.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from pathlib import Path
+from typing import Any
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS matches (
+    match_id    TEXT PRIMARY KEY,
+    room_id     TEXT NOT NULL DEFAULT '',
+    created     TEXT NOT NULL,
+    status      TEXT NOT NULL,
+    summary     TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS rooms (
+    room_id     TEXT PRIMARY KEY,
+    created     TEXT NOT NULL,
+    summary     TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS records (
+    seq         INTEGER PRIMARY KEY AUTOINCREMENT,
+    record_id   TEXT UNIQUE NOT NULL,
+    match_id    TEXT NOT NULL,
+    room_id     TEXT NOT NULL DEFAULT '',
+    game_number INTEGER NOT NULL,
+    finished    TEXT NOT NULL,
+    record      TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS records_match ON records (match_id);
+CREATE INDEX IF NOT EXISTS records_room ON records (room_id);
+"""
+
+
+class Store:
+    """Thread-safe access to one database file (``:memory:`` works for tests)."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = str(path)
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.executescript(SCHEMA)
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    # ------------------------------------------------------------------ records
+
+    def save_record(self, record: dict[str, Any]) -> None:
+        with self._lock:
+            self._db.execute(
+                "INSERT OR REPLACE INTO records "
+                "(record_id, match_id, room_id, game_number, finished, record) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (
+                    record["record_id"],
+                    record["match_id"],
+                    record.get("room_id", ""),
+                    record["game_number"],
+                    record.get("finish_time", ""),
+                    json.dumps(record, separators=(",", ":")),
+                ),
+            )
+
+    def get_record(self, record_id: str) -> dict[str, Any] | None:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT record FROM records WHERE record_id = ?", (record_id,)
+            ).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def list_records(
+        self, *, match_id: str = "", room_id: str = "", limit: int = 100, offset: int = 0
+    ) -> list[dict[str, Any]]:
+        """Newest first."""
+        sql = "SELECT record FROM records WHERE 1=1"
+        args: list[Any] = []
+        if match_id:
+            sql += " AND match_id = ?"
+            args.append(match_id)
+        if room_id:
+            sql += " AND room_id = ?"
+            args.append(room_id)
+        sql += " ORDER BY seq DESC LIMIT ? OFFSET ?"
+        args += [limit, offset]
+        with self._lock:
+            rows = self._db.execute(sql, args).fetchall()
+        return [json.loads(r[0]) for r in rows]
+
+    # ------------------------------------------------------------------ matches and rooms
+
+    def save_match(self, summary: dict[str, Any]) -> None:
+        with self._lock:
+            self._db.execute(
+                "INSERT OR REPLACE INTO matches (match_id, room_id, created, status, summary) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (
+                    summary["match_id"],
+                    summary.get("room_id", ""),
+                    summary["create_time"],
+                    summary["status"],
+                    json.dumps(summary, separators=(",", ":")),
+                ),
+            )
+
+    def get_match(self, match_id: str) -> dict[str, Any] | None:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT summary FROM matches WHERE match_id = ?", (match_id,)
+            ).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def list_matches(self, *, status: str = "", limit: int = 100, offset: int = 0) -> list[dict]:
+        sql = "SELECT summary FROM matches"
+        args: list[Any] = []
+        if status:
+            sql += " WHERE status = ?"
+            args.append(status)
+        sql += " ORDER BY created DESC, rowid DESC LIMIT ? OFFSET ?"
+        args += [limit, offset]
+        with self._lock:
+            rows = self._db.execute(sql, args).fetchall()
+        return [json.loads(r[0]) for r in rows]
+
+    def save_room(self, summary: dict[str, Any]) -> None:
+        with self._lock:
+            self._db.execute(
+                "INSERT OR REPLACE INTO rooms (room_id, created, summary) VALUES (?, ?, ?)",
+                (summary["room_id"], summary["create_time"], json.dumps(summary)),
+            )
