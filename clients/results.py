@@ -90,6 +90,8 @@ class HeadToHead:
     first: str
     second: str
     wdl: Wdl = field(default_factory=Wdl)
+    points: tuple[float, float] = (0.0, 0.0)
+    deals: int = 0
     sprt_llr: float | None = None
     sprt_decision: str | None = None
 
@@ -185,6 +187,11 @@ def standings(settings: Settings, results: Iterable[GameResult]) -> Standings:
             a, b = result.group
             h2h = pairs.setdefault(result.group, HeadToHead(" vs ".join(result.group), a, b))
             h2h.wdl = h2h.wdl + pair_wdl.get((a, b), Wdl())
+            if result.deals:
+                sides = side_bots(result, settings.players)
+                pts = {bot: float(result.totals[side]) for side, bot in sides.items()}
+                h2h.points = (h2h.points[0] + pts[a], h2h.points[1] + pts[b])
+                h2h.deals += result.deals
     for h2h in pairs.values():
         if sprt is not None:
             h2h.sprt_llr = sprt.llr(h2h.wdl)
@@ -198,14 +205,8 @@ def _fmt_elo(est: EloEstimate) -> str:
     if math.isinf(est.elo):
         return "+inf" if est.elo > 0 else "-inf"
     margin = est.margin
-    return f"{est.elo:+.0f} ± {'inf' if math.isinf(margin) else f'{margin:.0f}'}"
-
-
-def _fmt_interval(est: EloEstimate) -> str:
-    def one(x: float) -> str:
-        return ("+inf" if x > 0 else "-inf") if math.isinf(x) else f"{x:+.0f}"
-
-    return f"[{one(est.low)}, {one(est.high)}]"
+    elo = round(est.elo) + 0  # no "-0"
+    return f"{elo:+d} ± {'inf' if math.isinf(margin) else f'{margin:.0f}'}"
 
 
 def _fmt_problems(problems: dict[str, int]) -> str:
@@ -213,29 +214,26 @@ def _fmt_problems(problems: dict[str, int]) -> str:
 
 
 def bots_table(st: Standings, title: str = "Standings") -> Table:
-    table = Table(title=title)
+    """Per bot: results, points per deal, Elo against the field, LOS, openskill rating."""
+    table = Table(title=title, caption="Elo and LOS from pairwise results against the field")
     table.add_column("bot")
-    for name in ("games", "wins", "losses", "draws"):
-        table.add_column(name, justify="right")
-    table.add_column("win rate", justify="right")
+    table.add_column("games", justify="right")
+    table.add_column("W-L-D", justify="right")
+    table.add_column("win%", justify="right")
     table.add_column("pts/deal", justify="right")
-    table.add_column("Elo vs field (95%)", justify="right")
-    table.add_column("interval", justify="right")
+    table.add_column("Elo ±95%", justify="right")
     table.add_column("LOS", justify="right")
-    table.add_column("openskill mu±sigma", justify="right")
+    table.add_column("skill", justify="right")
     table.add_column("problems")
     for b in st.bots:
         table.add_row(
             b.name,
             str(b.games),
-            str(b.wins),
-            str(b.losses),
-            str(b.draws),
-            f"{b.win_rate:.1%}",
+            f"{b.wins}-{b.losses}-{b.draws}",
+            f"{b.win_rate:.0%}",
             f"{b.points_per_deal:.2f}",
             _fmt_elo(b.elo),
-            _fmt_interval(b.elo),
-            f"{b.los:.1%}",
+            f"{b.los:.0%}",
             f"{b.rating_mu:.1f}±{b.rating_sigma:.1f}",
             _fmt_problems(b.problems),
         )
@@ -245,10 +243,11 @@ def bots_table(st: Standings, title: str = "Standings") -> Table:
 def pairs_table(st: Standings) -> Table:
     table = Table(title="Head to head (first bot's view)")
     table.add_column("pairing")
-    table.add_column("W-D-L", justify="right")
+    table.add_column("W-L-D", justify="right")
     table.add_column("score", justify="right")
     table.add_column("Elo (95%)", justify="right")
     table.add_column("LOS", justify="right")
+    table.add_column("pts/deal", justify="right")
     show_sprt = any(h.sprt_llr is not None for h in st.head_to_head)
     if show_sprt:
         table.add_column("SPRT LLR", justify="right")
@@ -257,10 +256,11 @@ def pairs_table(st: Standings) -> Table:
         est = elo_interval(h.wdl)
         row = [
             h.pairing,
-            f"{h.wdl.wins}-{h.wdl.draws}-{h.wdl.losses}",
-            f"{h.wdl.score:.1%}",
+            f"{h.wdl.wins}-{h.wdl.losses}-{h.wdl.draws}",
+            f"{h.wdl.score:.0%}",
             _fmt_elo(est),
-            f"{los(h.wdl):.1%}",
+            f"{los(h.wdl):.0%}",
+            f"{h.points[0] / h.deals:.2f} : {h.points[1] / h.deals:.2f}" if h.deals else "-",
         ]
         if show_sprt:
             row += [f"{h.sprt_llr:.2f}", h.sprt_decision or "running"]
@@ -307,6 +307,7 @@ def standings_dict(st: Standings, sprt: Sprt | None = None) -> dict[str, Any]:
             "elo": _finite(est.elo),
             "elo_95": [_finite(est.low), _finite(est.high)],
             "los": los(h.wdl),
+            "points_per_deal": [p / h.deals for p in h.points] if h.deals else None,
         }
         if sprt is not None:
             entry["sprt"] = {
