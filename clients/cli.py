@@ -20,7 +20,7 @@ from cirulla.rules import OptionError, Options
 from rich.console import Console
 
 DEFAULT_BOTS = ("random=random", "greedy=greedy", "mcts=mcts:iterations=200")
-DEFAULT_GAMES = 4
+DEFAULT_GAMES = 8
 DEFAULT_OUT_ROOT = Path("tournament-out")
 
 DESCRIPTION = f"""\

@@ -206,7 +206,7 @@ def _fmt_elo(est: EloEstimate) -> str:
         return "+inf" if est.elo > 0 else "-inf"
     margin = est.margin
     elo = round(est.elo) + 0  # no "-0"
-    return f"{elo:+d} ± {'inf' if math.isinf(margin) else f'{margin:.0f}'}"
+    return f"{elo:+d} ±{'inf' if math.isinf(margin) else f'{margin:.0f}'}"
 
 
 def _fmt_problems(problems: dict[str, int]) -> str:
@@ -224,9 +224,11 @@ def bots_table(st: Standings, title: str = "Standings") -> Table:
     table.add_column("Elo ±95%", justify="right")
     table.add_column("LOS", justify="right")
     table.add_column("skill", justify="right")
-    table.add_column("problems")
+    show_problems = any(b.problems for b in st.bots)
+    if show_problems:
+        table.add_column("problems")
     for b in st.bots:
-        table.add_row(
+        row = [
             b.name,
             str(b.games),
             f"{b.wins}-{b.losses}-{b.draws}",
@@ -235,8 +237,10 @@ def bots_table(st: Standings, title: str = "Standings") -> Table:
             _fmt_elo(b.elo),
             f"{b.los:.0%}",
             f"{b.rating_mu:.1f}±{b.rating_sigma:.1f}",
-            _fmt_problems(b.problems),
-        )
+        ]
+        if show_problems:
+            row.append(_fmt_problems(b.problems))
+        table.add_row(*row)
     return table
 
 

@@ -204,7 +204,7 @@ class LocalServer:
             str(self.db),
         ]
         if self.admin_token:
-            argv += ["--admin-token", self.admin_token]
+            argv.append(f"--admin-token={self.admin_token}")
         self.child = Child(argv, self.log_path)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:

@@ -97,7 +97,7 @@ class Tournament:
         admin_token = self.run_options.admin_token
         try:
             if address is None:
-                admin_token = admin_token or secrets.token_urlsafe(16)
+                admin_token = admin_token or secrets.token_hex(16)
                 server = LocalServer(
                     self.out / "server.sqlite3", self.out / "logs" / "server.log", admin_token
                 )
