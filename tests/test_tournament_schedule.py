@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,7 @@ from cirulla.clients.results import (
     standings,
 )
 from cirulla.clients.schedule import build_schedule, deck_seed, groups, rotations
+from cirulla.clients.stats import Wdl
 
 
 def test_round_robin_two_players_duplicates_each_seed_with_seats_swapped() -> None:
@@ -191,3 +193,31 @@ def test_standings_three_players_compare_losers_on_points() -> None:
     assert (wdl["a"].wins, wdl["a"].losses) == (0, 2)
     assert [b.name for b in st.bots] == ["c", "b", "a"]
     assert st.head_to_head == []
+
+
+def test_sprt_decided_pairing_starts_no_new_deck_set(tmp_path: Path) -> None:
+    """The runner's queue drops a pairing once its SPRT decides, but finishes started sets."""
+    from cirulla.clients.tournament import RunOptions, Tournament
+
+    settings = Settings(
+        bots={"a": "random", "b": "greedy", "c": "greedy"}, games=40, sprt=(0, 50, 0.05, 0.05)
+    )
+    save_settings(tmp_path, settings)
+    tournament = Tournament(settings, RunOptions(out=tmp_path))
+    schedule = tournament.schedule
+    assert len(tournament.pending(standings(settings, []))) == len(schedule) == 120
+    journal = Journal(tmp_path)
+    # "b" beats "a" in every game of the first 10 deck sets, minus the last game of set 9
+    ab = [g for g in schedule if g.group == ("a", "b") and g.deal_set < 10][:-1]
+    for g in ab:
+        r = result(g.index, g.seats, g.seats.index("b"), (30, 30))
+        journal.append(replace(r, deal_set=g.deal_set, group=g.group, seed=g.seed))
+    resumed = Tournament(settings, RunOptions(out=tmp_path))
+    st = standings(settings, resumed.done.values())
+    (h2h,) = [h for h in st.head_to_head if h.pairing == "a vs b"]
+    assert h2h.sprt_decision == "H0" and h2h.wdl == Wdl(0, 0, 19)
+    left = resumed.pending(st)
+    left_ab = [g for g in left if g.group == ("a", "b")]
+    # only the unfinished game of the already started set 9 remains for a vs b
+    assert [(g.deal_set, g.seats) for g in left_ab] == [(9, ("b", "a"))]
+    assert len([g for g in left if g.group != ("a", "b")]) == 80
