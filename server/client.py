@@ -93,22 +93,41 @@ async def play_seat(
 
 
 class ManualSeat:
-    """A Play stream driven step by step (tests, debugging): send requests, await replies."""
+    """A Play stream driven step by step (tests, debugging): send requests, await replies.
+
+    A background task reads the stream into a queue, so giving up on a wait never cancels
+    the call itself.
+    """
 
     def __init__(self, stub: match_service_pb2_grpc.MatchServiceStub) -> None:
         self.out = Outbox()
         self.call = stub.Play(self.out)
         self.received: list[match_service_pb2.PlayResponse] = []
+        self.inbox: asyncio.Queue[Any] = asyncio.Queue()
+        self.reader = asyncio.ensure_future(self._read())
+
+    async def _read(self) -> None:
+        try:
+            async for msg in self.call:
+                self.inbox.put_nowait(msg)
+        except BaseException as exc:  # the stream's end status, for whoever waits next
+            self.inbox.put_nowait(exc)
+            return
+        self.inbox.put_nowait(EOFError("stream ended"))
 
     def send(self, request: match_service_pb2.PlayRequest) -> None:
         self.out.send(request)
 
     async def next(self, *kinds: str, timeout: float = 5.0) -> match_service_pb2.PlayResponse:
-        """The next message whose body is one of ``kinds`` (others are kept in received)."""
+        """The next message whose body is one of ``kinds`` (others are kept in received).
+
+        Raises the stream's error (e.g. ``grpc.aio.AioRpcError``) if it ends first.
+        """
         while True:
-            msg = await asyncio.wait_for(self.call.read(), timeout)
-            if msg is grpc_eof():
-                raise EOFError(f"stream ended while waiting for {kinds}")
+            msg = await asyncio.wait_for(self.inbox.get(), timeout)
+            if isinstance(msg, BaseException):
+                self.inbox.put_nowait(msg)
+                raise msg
             self.received.append(msg)
             if not kinds or msg.WhichOneof("body") in kinds:
                 return msg
@@ -122,9 +141,4 @@ class ManualSeat:
     def close(self) -> None:
         self.out.send(None)
         self.call.cancel()
-
-
-def grpc_eof() -> Any:
-    import grpc
-
-    return grpc.aio.EOF
+        self.reader.cancel()

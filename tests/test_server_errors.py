@@ -47,10 +47,10 @@ async def create(stub: Any, **kw: Any) -> Any:
     return await stub.CreateMatch(ms.CreateMatchRequest(settings=s))
 
 
-async def expect_status(call: Any, code: grpc.StatusCode) -> str:
+async def expect_status(seat: ManualSeat, code: grpc.StatusCode) -> str:
     with pytest.raises(grpc.aio.AioRpcError) as exc:
-        async for _ in call:
-            pass
+        while True:
+            await seat.next()
     assert exc.value.code() == code, exc.value.details()
     return exc.value.details() or ""
 
@@ -69,26 +69,26 @@ def test_hello_errors() -> None:
         ):
             seat = ManualSeat(stub)
             seat.send(hello(mid, token))
-            details = await expect_status(seat.call, code)
+            details = await expect_status(seat, code)
             assert "seat_token" in details
         seat = ManualSeat(stub)
         seat.send(hello("m-nope", m.seat_tokens[0].token))
-        assert "no match" in await expect_status(seat.call, grpc.StatusCode.NOT_FOUND)
+        assert "no match" in await expect_status(seat, grpc.StatusCode.NOT_FOUND)
         seat = ManualSeat(stub)
         seat.send(ms.PlayRequest(list_commands=play_pb2.ListCommands()))
-        assert "hello" in await expect_status(seat.call, grpc.StatusCode.INVALID_ARGUMENT)
+        assert "hello" in await expect_status(seat, grpc.StatusCode.INVALID_ARGUMENT)
         seat = ManualSeat(stub)
         bad = hello(mid, m.seat_tokens[0].token)
         bad.hello.protocol_version = "cirulla.v9/1"
         seat.send(bad)
-        details = await expect_status(seat.call, grpc.StatusCode.FAILED_PRECONDITION)
+        details = await expect_status(seat, grpc.StatusCode.FAILED_PRECONDITION)
         assert "protocol_version" in details
         first = ManualSeat(stub)
         first.send(hello(mid, m.seat_tokens[0].token))
         await first.next("welcome")
         dup = ManualSeat(stub)
         dup.send(hello(mid, m.seat_tokens[0].token))
-        assert "seat 0" in await expect_status(dup.call, grpc.StatusCode.ALREADY_EXISTS)
+        assert "seat 0" in await expect_status(dup, grpc.StatusCode.ALREADY_EXISTS)
         # The first stream is unaffected and still answers.
         first.send(ms.PlayRequest(list_commands=play_pb2.ListCommands()))
         assert "submit_action" in (await first.next("command_list")).command_list.commands
@@ -97,7 +97,7 @@ def test_hello_errors() -> None:
         assert bye.goodbye.reason == play_pb2.GOODBYE_REASON_PROTOCOL_ERROR
         assert "empty" in bye.goodbye.message
         with pytest.raises(grpc.aio.AioRpcError) as exc:
-            await first.call.read()
+            await first.next()
         assert exc.value.code() == grpc.StatusCode.INVALID_ARGUMENT
         with pytest.raises(grpc.aio.AioRpcError) as exc2:
             await stub.GetMatch(ms.GetMatchRequest(match_id="m-missing"))
