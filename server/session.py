@@ -365,9 +365,10 @@ class MatchSession:
         if game.winner is not None:
             self._finish_game(run, "cappotto" if game.cappotto else "target", game.winner)
             return
-        view = self._view_msg(run, None)
-        for spec in self.spectators:
-            spec.send(view)
+        if self.spectators:
+            view = self._view_msg(run, None)
+            for spec in self.spectators:
+                spec.send(view)
         self._open_decision(run)
 
     def _open_decision(self, run: GameRun) -> None:
