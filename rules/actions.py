@@ -123,9 +123,7 @@ class Action:
         if self.capture >> NUM_CARDS or self.capture < 0:
             raise InvalidActionError(f"capture mask {self.capture:#x} has bits beyond 40 cards")
         if self.capture >> self.card & 1:
-            raise InvalidActionError(
-                f"{CARD_NAMES[self.card]} cannot capture itself"
-            )
+            raise InvalidActionError(f"{CARD_NAMES[self.card]} cannot capture itself")
 
     @property
     def captured(self) -> list[int]:
@@ -149,7 +147,11 @@ class Action:
         declaration = None
         if len(tokens) == 2:
             declaration = _parse_declaration(tokens[0], text)
-        card_text, _, capture_text = tokens[-1].partition(":")
+        card_text, colon, capture_text = tokens[-1].partition(":")
+        if colon and not capture_text:
+            raise InvalidActionError(
+                f"cannot parse action {text!r}: ':' must be followed by the captured cards"
+            )
         try:
             card = parse_card(card_text)
             capture = parse_mask(capture_text.split("+")) if capture_text else 0

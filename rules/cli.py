@@ -49,7 +49,12 @@ def register(commands: argparse._SubParsersAction, bench: argparse._SubParsersAc
         "declarations and deal scoring included) and prints JSON.",
     )
     add_rule_arguments(p)
-    p.add_argument("--seconds", type=float, default=10.0, help="how long to run (default 10: steady-state caches, as in search)")
+    p.add_argument(
+        "--seconds",
+        type=float,
+        default=10.0,
+        help="how long to run (default 10: steady-state caches, as in search)",
+    )
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--json", action="store_true", help="print JSON (the default; kept for scripts)")
     p.set_defaults(func=cmd_bench)

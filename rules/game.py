@@ -99,10 +99,32 @@ def dealer_bonus(table: int, low_bonus: bool) -> int:
 
 
 _SLOTS = (
-    "options", "n", "sides", "side_of", "deck_source", "decks_used", "dealer", "deal_no",
-    "totals", "winner", "cappotto", "deal_only", "deal_over", "hands", "table", "stock",
-    "captured", "scope", "last_taker", "wild", "declared", "round", "turn", "in_hands",
-    "history", "last_score",
+    "options",
+    "n",
+    "sides",
+    "side_of",
+    "deck_source",
+    "decks_used",
+    "dealer",
+    "deal_no",
+    "totals",
+    "winner",
+    "cappotto",
+    "deal_only",
+    "deal_over",
+    "hands",
+    "table",
+    "stock",
+    "captured",
+    "scope",
+    "last_taker",
+    "wild",
+    "declared",
+    "round",
+    "turn",
+    "in_hands",
+    "history",
+    "last_score",
 )
 
 
@@ -315,9 +337,7 @@ class Game:
         if self.deal_over:
             raise IllegalActionError("deal_over", "the deal is over; no more actions")
         if seat is not None and seat != self.turn:
-            raise IllegalActionError(
-                "turn", f"it is seat {self.turn}'s turn, not seat {seat}'s"
-            )
+            raise IllegalActionError("turn", f"it is seat {self.turn}'s turn, not seat {seat}'s")
         if code not in self.legal_codes():
             rule, why = self.explain_illegal(Action.from_int(code))
             raise IllegalActionError(rule, why)
@@ -379,9 +399,7 @@ class Game:
         return self.wild if card == WILD and self.wild else VALUES[card]
 
     def _ace_on_table(self) -> bool:
-        return bool(self.table & ACES_MASK) or (
-            self.wild == 1 and bool(self.table >> WILD & 1)
-        )
+        return bool(self.table & ACES_MASK) or (self.wild == 1 and bool(self.table >> WILD & 1))
 
     def _explain_declaration(self, decl: Declaration, hand: int) -> str:
         has_wild = bool(hand >> WILD & 1)
@@ -564,4 +582,3 @@ class Game:
             f"table=[{format_cards(self.table)}] hands=[{hands}] stock={len(self.stock)} "
             f"totals={self.totals}>"
         )
-

@@ -126,4 +126,3 @@ PRESETS: dict[str, Options] = {
     ),
 }
 PRESET_NOTES = {"fantacarte": "2 players only"}
-

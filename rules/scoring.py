@@ -32,8 +32,13 @@ class SideScore:
     @property
     def total(self) -> int:
         return (
-            self.cards + self.coins + self.settebello + self.primiera
-            + self.scope + self.grande + self.piccola
+            self.cards
+            + self.coins
+            + self.settebello
+            + self.primiera
+            + self.scope
+            + self.grande
+            + self.piccola
         )
 
     def to_dict(self) -> dict[str, int]:

@@ -1,0 +1,91 @@
+import pytest
+
+from cirulla.rules import (
+    Action,
+    CardError,
+    CardSet,
+    Declaration,
+    DeclarationKind,
+    InvalidActionError,
+    card_name,
+    card_suit,
+    card_value,
+    parse_card,
+    parse_mask,
+)
+from cirulla.rules.cards import COINS_MASK, SETTEBELLO, WILD, cards_of, mask_of
+
+
+def test_every_card_round_trips_and_is_case_insensitive():
+    names = set()
+    for card in range(40):
+        name = card_name(card)
+        names.add(name)
+        assert parse_card(name) == card
+        assert parse_card(name.lower()) == card
+        assert parse_card(f"  {name.lower()} ") == card
+    assert len(names) == 40
+
+
+def test_card_values_and_suits():
+    assert card_value(parse_card("AD")) == 1
+    assert card_value(parse_card("7H")) == 7
+    assert card_value(parse_card("JC")) == 8
+    assert card_value(parse_card("QS")) == 9
+    assert card_value(parse_card("KD")) == 10
+    assert card_suit(parse_card("KD")) == card_suit(parse_card("AD")) == 0
+    assert parse_card("7D") == SETTEBELLO and parse_card("7h") == WILD
+    assert len(cards_of(COINS_MASK)) == 10
+    assert all(card_name(c).endswith("D") for c in cards_of(COINS_MASK))
+
+
+@pytest.mark.parametrize("bad", ["", "7", "7X", "1D", "10D", "8D", "ZZ", "7DD", "KH7"])
+def test_bad_codes_are_rejected_with_the_code_in_the_message(bad):
+    with pytest.raises(CardError) as info:
+        parse_card(bad)
+    assert repr(bad) in str(info.value)
+    assert isinstance(info.value, ValueError)
+
+
+def test_card_index_out_of_range():
+    with pytest.raises(CardError):
+        card_name(40)
+
+
+def test_masks_and_cardset():
+    mask = parse_mask("KD 2c 7h")
+    assert mask == mask_of(parse_card(c) for c in ("2C", "7H", "KD"))
+    assert [card_name(c) for c in cards_of(mask)] == ["2C", "7H", "KD"]
+    cs = CardSet(mask)
+    assert len(cs) == 3 and parse_card("7H") in cs and parse_card("7D") not in cs
+    assert str(cs) == "2C 7H KD"
+    assert eval(repr(cs)) == cs
+    with pytest.raises(CardError):
+        parse_mask("2C 2C")
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["5H", "5H:2C+3S", "low 4C:4S", "three:7H=3 3C", "low:7H=1 7H:4C+KS", "KD:2D+2S+6C"],
+)
+def test_action_notation_round_trips(text):
+    action = Action.parse(text)
+    assert str(action) == text
+    assert Action.from_int(action.to_int()) == action
+    assert eval(repr(action)) == action
+
+
+def test_action_parse_normalises_case_and_capture_order():
+    assert str(Action.parse("kd:6c+2s+2d")) == "KD:2D+2S+6C"
+    assert Action.parse("THREE:7h=3 3c").declaration == Declaration(
+        DeclarationKind.THREE_OF_A_KIND, 3
+    )
+
+
+@pytest.mark.parametrize(
+    "bad",
+    ["", "5X", "5H:", "5H:2C+", "5H:5H", "big 5H", "low:7H=11 5H", "low:7D=1 5H", "a b c"],
+)
+def test_action_syntax_errors(bad):
+    with pytest.raises(InvalidActionError):
+        Action.parse(bad)

@@ -1,0 +1,53 @@
+"""The shared rule cases (../shared/cases/rules.json, copied into tests/data)."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from cirulla.rules.cases import run_cases
+
+from .conftest import DATA
+
+CASES = json.loads((DATA / "rules.json").read_text())
+RESULTS = {f"{r.section}/{r.id}": r for r in run_cases(CASES)}
+
+
+def test_the_file_has_every_section():
+    sections = {key.split("/")[0] for key in RESULTS}
+    assert sections == {"captures", "declarations", "dealer_bonus", "deal_scoring"}
+
+
+@pytest.mark.parametrize("key", sorted(RESULTS))
+def test_rule_case(key):
+    result = RESULTS[key]
+    assert result.ok, result.describe()
+
+
+def test_cli_check_passes_and_counts(tmp_path):
+    out = subprocess.run(
+        [sys.executable, "-m", "cirulla", "rules", "check", str(DATA / "rules.json")],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert out.stdout.strip().splitlines()[-1] == f"{len(RESULTS)} passed, 0 failed"
+
+
+def test_cli_check_reports_a_failing_case_and_exits_1(tmp_path):
+    broken = json.loads((DATA / "rules.json").read_text())
+    broken["dealer_bonus"][0]["expect"] = 2  # the fifteen case really scores 1
+    path = tmp_path / "broken.json"
+    path.write_text(json.dumps(broken))
+    out = subprocess.run(
+        [sys.executable, "-m", "cirulla", "rules", "check", str(path)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert out.returncode == 1
+    lines = out.stdout.strip().splitlines()
+    assert lines[-1] == f"{len(RESULTS) - 1} passed, 1 failed"
+    assert any("dealer_bonus/fifteen" in line for line in lines[:-1])
