@@ -12,12 +12,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+from rich.console import Console
+
 from cirulla.clients.journal import Settings, load_settings, save_settings
 from cirulla.clients.schedule import FORMATS, games_per_set
 from cirulla.clients.supervise import COMMAND_PREFIX, PLACEHOLDERS, validate_spec
 from cirulla.clients.tournament import RunOptions, Tournament, schedule_of
 from cirulla.rules import OptionError, Options
-from rich.console import Console
 
 DEFAULT_BOTS = ("random=random", "greedy=greedy", "mcts=mcts:iterations=200")
 DEFAULT_GAMES = 8

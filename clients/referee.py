@@ -18,11 +18,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import grpc
+from google.protobuf import json_format
+
 from cirulla.clients.journal import GameResult, Settings
 from cirulla.clients.schedule import ScheduledGame
 from cirulla.clients.supervise import Child, bot_argv, seat_env, seat_values
-from google.protobuf import json_format
-
 from cirulla.v1 import (
     events_pb2,
     match_pb2,

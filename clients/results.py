@@ -13,10 +13,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from cirulla.clients.journal import GameResult, Settings
-from cirulla.clients.stats import EloEstimate, Sprt, Wdl, elo_interval, los
 from openskill.models import PlackettLuce
 from rich.table import Table
+
+from cirulla.clients.journal import GameResult, Settings
+from cirulla.clients.stats import EloEstimate, Sprt, Wdl, elo_interval, los
 
 
 def side_of(seat: int, players: int) -> int:
@@ -202,11 +203,16 @@ def standings(settings: Settings, results: Iterable[GameResult]) -> Standings:
 
 
 def _fmt_elo(est: EloEstimate) -> str:
+    """``+89 ±199`` when the interval is finite, else ``-191 [-inf, +35]``."""
+
+    def one(x: float) -> str:
+        return ("+inf" if x > 0 else "-inf") if math.isinf(x) else f"{round(x) + 0:+d}"
+
     if math.isinf(est.elo):
-        return "+inf" if est.elo > 0 else "-inf"
-    margin = est.margin
-    elo = round(est.elo) + 0  # no "-0"
-    return f"{elo:+d} ±{'inf' if math.isinf(margin) else f'{margin:.0f}'}"
+        return one(est.elo)
+    if math.isinf(est.margin):
+        return f"{one(est.elo)} [{one(est.low)}, {one(est.high)}]"
+    return f"{one(est.elo)} ±{est.margin:.0f}"
 
 
 def _fmt_problems(problems: dict[str, int]) -> str:

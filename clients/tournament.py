@@ -16,6 +16,9 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
 from cirulla.clients.journal import (
     RESULTS_FILE,
     GameResult,
@@ -28,8 +31,6 @@ from cirulla.clients.results import Standings, bots_table, pairs_table, results_
 from cirulla.clients.schedule import ScheduledGame, build_schedule
 from cirulla.clients.stats import Sprt
 from cirulla.clients.supervise import LIVE, LocalServer
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 
 @dataclass

@@ -8,6 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+
 from cirulla.clients.journal import (
     GameResult,
     Journal,

@@ -6,6 +6,7 @@ import math
 import random
 
 import pytest
+
 from cirulla.clients.stats import (
     Sprt,
     Wdl,
