@@ -14,12 +14,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import grpc
-from cirulla.server.hub import Hub
-from cirulla.server.service import MatchService
-from cirulla.server.store import Store
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
+from cirulla.server.hub import Hub
+from cirulla.server.service import MatchService
+from cirulla.server.store import Store
 from cirulla.v1 import match_service_pb2, match_service_pb2_grpc
 
 log = logging.getLogger("cirulla.server")

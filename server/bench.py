@@ -14,10 +14,10 @@ import time
 from typing import Any
 
 import grpc
+
 from cirulla.rules import Game, Options
 from cirulla.server.app import start_server
 from cirulla.server.client import Outbox, hello, submit_index
-
 from cirulla.v1 import match_service_pb2 as ms
 from cirulla.v1 import match_service_pb2_grpc, match_settings_pb2, rules_pb2
 

@@ -10,6 +10,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from google.protobuf.timestamp_pb2 import Timestamp
+
+from cirulla import PROTOCOL_VERSION, __version__
 from cirulla.rules import (
     CARD_NAMES,
     Action,
@@ -54,9 +57,6 @@ from cirulla.server.messages import (
     WelcomeMsg,
 )
 from cirulla.server.session import MatchConfig
-from google.protobuf.timestamp_pb2 import Timestamp
-
-from cirulla import PROTOCOL_VERSION, __version__
 from cirulla.v1 import (
     cards_pb2,
     events_pb2,
@@ -203,17 +203,12 @@ def settings_pb(config: dict[str, Any] | MatchConfig) -> match_settings_pb2.Matc
 
 
 def notation(action: Action) -> str:
-    """Wire notation of docs/protocol.md: "5H:2C+3S", "LOW 5H", "THREE=5 5C:5S"."""
-    play = str(Action(action.card, action.capture))
-    decl = action.declaration
-    if decl is None:
-        return play
-    word = "LOW" if decl.kind is DeclarationKind.LOW_HAND else "THREE"
-    return f"{word}={decl.wild_value} {play}" if decl.wild_value else f"{word} {play}"
+    """The rules core's notation ("5H:2C+3S", "low 4C", "three:7H=5 5C:5S"), one everywhere."""
+    return str(action)
 
 
 def parse_notation(text: str) -> Action:
-    """Both the wire form ("THREE=5 5C:5S") and the rules core's ("three:7H=5 5C:5S")."""
+    """The rules core's notation; the short form "THREE=5 5C:5S" is accepted too."""
     tokens = text.split()
     if len(tokens) == 2 and "=" in tokens[0] and ":" not in tokens[0]:
         word, _, value = tokens[0].partition("=")

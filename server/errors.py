@@ -9,6 +9,7 @@ stream about an action become ``ActionRejected`` messages, whose reason comes fr
 from __future__ import annotations
 
 import grpc
+
 from cirulla.rules import (
     CardError,
     CirullaError,

@@ -11,6 +11,7 @@ import logging
 import secrets
 from typing import Any
 
+from cirulla import PROTOCOL_VERSION
 from cirulla.server.errors import (
     AlreadyExists,
     FailedPrecondition,
@@ -20,8 +21,6 @@ from cirulla.server.errors import (
 )
 from cirulla.server.session import Connection, MatchConfig, MatchSession, now_iso, public_config
 from cirulla.server.store import Store
-
-from cirulla import PROTOCOL_VERSION
 
 log = logging.getLogger("cirulla.server")
 

@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
 
 import grpc
+
 from cirulla.rules import CirullaError
 from cirulla.server import convert
 from cirulla.server.errors import FailedPrecondition, InvalidArgument, NotFound, ServerError
@@ -21,7 +22,6 @@ from cirulla.server.errors import status_for as status_for
 from cirulla.server.hub import Hub, record_summary
 from cirulla.server.messages import CommandListMsg, GoodbyeMsg
 from cirulla.server.session import Connection
-
 from cirulla.v1 import match_pb2, match_service_pb2, match_service_pb2_grpc
 
 log = logging.getLogger("cirulla.server")

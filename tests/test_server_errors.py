@@ -9,10 +9,10 @@ from typing import Any
 
 import grpc
 import pytest
+
 from cirulla.rules import Game, Options
 from cirulla.server.app import start_server
 from cirulla.server.client import ManualSeat, hello, submit_index
-
 from cirulla.v1 import (
     cards_pb2,
     game_pb2,

@@ -15,11 +15,11 @@ from typing import Any
 
 import grpc
 import pytest
+from google.protobuf.message import Message
+
 from cirulla.rules import CARD_NAMES, parse_card
 from cirulla.server.app import start_server
 from cirulla.server.client import play_seat, random_choice
-from google.protobuf.message import Message
-
 from cirulla.v1 import cards_pb2, match_service_pb2_grpc, match_settings_pb2, rules_pb2
 from cirulla.v1 import match_service_pb2 as ms
 

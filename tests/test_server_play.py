@@ -11,10 +11,10 @@ from pathlib import Path
 
 import grpc
 import pytest
-from cirulla.server.app import start_server
-from cirulla.server.client import play_seat, random_choice
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from cirulla.server.app import start_server
+from cirulla.server.client import play_seat, random_choice
 from cirulla.v1 import match_service_pb2 as ms
 from cirulla.v1 import match_service_pb2_grpc, match_settings_pb2, rules_pb2
 

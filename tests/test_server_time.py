@@ -9,9 +9,9 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import grpc
+
 from cirulla.server.app import start_server
 from cirulla.server.client import ManualSeat, hello, submit_index
-
 from cirulla.v1 import match_service_pb2 as ms
 from cirulla.v1 import match_service_pb2_grpc, match_settings_pb2, play_pb2, rules_pb2
 
