@@ -14,6 +14,7 @@ from typing import Any
 
 from rich.console import Console
 
+from cirulla.clients.bench import register_bench
 from cirulla.clients.journal import Settings, load_settings, save_settings
 from cirulla.clients.schedule import FORMATS, games_per_set
 from cirulla.clients.supervise import COMMAND_PREFIX, PLACEHOLDERS, validate_spec
@@ -184,6 +185,7 @@ def register(commands: argparse._SubParsersAction, bench: argparse._SubParsersAc
         help="play at most N games in this run (continue later with --resume)",
     )
     parser.set_defaults(func=run_tournament)
+    register_bench(bench)
 
 
 def parse_bot(text: str) -> tuple[str, str]:
