@@ -7,15 +7,17 @@ import datetime
 import os
 import re
 import secrets
+import signal
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
+import grpc
 from rich.console import Console
 
 from cirulla.clients.bench import register_bench
-from cirulla.clients.journal import Settings, load_settings, save_settings
+from cirulla.clients.journal import OutputLock, Settings, load_settings, save_settings
 from cirulla.clients.schedule import FORMATS, games_per_set
 from cirulla.clients.supervise import COMMAND_PREFIX, PLACEHOLDERS, validate_spec
 from cirulla.clients.tournament import RunOptions, Tournament, schedule_of
@@ -258,26 +260,57 @@ def resume_settings(args: argparse.Namespace) -> Settings:
     return settings
 
 
+def _interrupt(signum: int, frame: object) -> None:
+    """SIGTERM stops the tournament like Ctrl-C: bots and server are stopped, not orphaned."""
+    raise KeyboardInterrupt
+
+
 def run_tournament(args: argparse.Namespace) -> int:
     console = Console()
+    out: Path = (
+        args.resume
+        or args.out
+        or DEFAULT_OUT_ROOT / datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    )
+    previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
-        if args.resume is not None:
-            out = args.resume
-            settings = resume_settings(args)
-        else:
-            settings = settings_from_args(args)
-            stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
-            out = args.out or DEFAULT_OUT_ROOT / stamp
+        if args.resume is None:
             if (out / "tournament.json").exists():
                 raise ValueError(
                     f"{out} already holds a tournament; continue it with --resume {out}"
                 )
+            settings = settings_from_args(args)
             out.mkdir(parents=True, exist_ok=True)
-            save_settings(out, settings)
-        schedule = schedule_of(settings)
+        elif not (out / "tournament.json").exists():
+            raise ValueError(f"cannot resume: {out / 'tournament.json'} does not exist")
+        with OutputLock(out):
+            if args.resume is None:
+                save_settings(out, settings)
+            else:
+                settings = resume_settings(args)
+            return _run_locked(args, settings, out, console)
     except (ValueError, OptionError) as exc:
         print(f"cirulla tournament: error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        console.print(
+            f"[red]interrupted[/]; finished games are saved. Continue with:\n"
+            f"  cirulla tournament --resume {out}"
+        )
+        return 130
+    except (RuntimeError, grpc.RpcError) as exc:
+        detail = f"{exc.code().name}: {exc.details()}" if isinstance(exc, grpc.RpcError) else exc
+        console.print(
+            f"[red]cirulla tournament: error: {detail}[/]\nfinished games are saved; "
+            f"continue with: cirulla tournament --resume {out}"
+        )
+        return 1
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _run_locked(args: argparse.Namespace, settings: Settings, out: Path, console: Console) -> int:
+    schedule = schedule_of(settings)
     admin_token = args.admin_token or os.environ.get("CIRULLA_ADMIN_TOKEN")
     run = RunOptions(out, args.concurrency, args.server, admin_token, args.max_games)
     tournament = Tournament(settings, run, console)
@@ -289,17 +322,7 @@ def run_tournament(args: argparse.Namespace) -> int:
         f"{len(tournament.done)} already played; output in {out}"
     )
     start = time.monotonic()
-    try:
-        st = tournament.run()
-    except KeyboardInterrupt:
-        console.print(
-            f"[red]interrupted[/]; finished games are saved. Continue with:\n"
-            f"  cirulla tournament --resume {out}"
-        )
-        return 130
-    except RuntimeError as exc:
-        console.print(f"[red]cirulla tournament: error: {exc}")
-        return 1
+    st = tournament.run()
     tournament.print_tables(st)
     left = len(tournament.pending(st))
     console.print(

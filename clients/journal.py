@@ -9,6 +9,7 @@ atomically (temporary file + rename) whenever the standings change.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 from dataclasses import asdict, dataclass, field
@@ -18,6 +19,7 @@ from typing import Any
 SETTINGS_FILE = "tournament.json"
 JOURNAL_FILE = "games.jsonl"
 RESULTS_FILE = "results.json"
+LOCK_FILE = ".lock"
 
 #: Per-seat outcomes a game result can record; all but "ok" lose the game for that seat.
 SEAT_OUTCOMES = ("ok", "crash", "timeout", "illegal", "forfeit", "disconnect")
@@ -149,3 +151,29 @@ class Journal:
                 continue
             results[result.index] = result
         return results
+
+
+class OutputLock:
+    """Exclusive use of an output folder: two runners appending to one journal would play
+    the same games twice."""
+
+    def __init__(self, out: Path) -> None:
+        self.path = out / LOCK_FILE
+        self._fd: int | None = None
+
+    def __enter__(self) -> OutputLock:
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise ValueError(
+                f"another cirulla tournament is running in {self.path.parent}"
+            ) from None
+        self._fd = fd
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None

@@ -83,7 +83,7 @@ def bot_argv(spec: str, values: dict[str, str]) -> list[str]:
         return argv
     from cirulla.bots import bot_command
 
-    return cirulla_command() + bot_command(
+    args = bot_command(
         spec,
         values["server"],
         values["match"],
@@ -91,6 +91,23 @@ def bot_argv(spec: str, values: dict[str, str]) -> list[str]:
         name=values["name"],
         seed=int(values["seed"]),
     )
+    return cirulla_command() + _attach_dash_values(args)
+
+
+def _attach_dash_values(args: list[str]) -> list[str]:
+    """``["--token", "-x"]`` -> ``["--token=-x"]``: argparse would read ``-x`` as an option
+    (server tokens are URL-safe base64 and may start with a dash)."""
+    out: list[str] = []
+    for arg in args:
+        if out and arg.startswith("-") and out[-1] in _VALUE_OPTIONS:
+            out[-1] = f"{out[-1]}={arg}"
+        else:
+            out.append(arg)
+    return out
+
+
+#: Options of ``cirulla bot`` that take a value (which may start with a dash).
+_VALUE_OPTIONS = ("--server", "--match", "--token", "--name", "--seed", "--option")
 
 
 class Child:

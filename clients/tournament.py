@@ -122,9 +122,9 @@ class Tournament:
 
     def _play_all(self, referee: Referee) -> None:
         st = standings(self.settings, self.done.values())
-        queue = self.pending(st)
         limit = self.run_options.max_games
-        total = len(queue) if limit is None else min(limit, len(queue))
+        pending = len(self.pending(st))
+        total = pending if limit is None else min(limit, pending)
         started = 0
         progress = Progress(
             TextColumn("[bold]games"),
@@ -136,48 +136,49 @@ class Tournament:
             transient=False,
         )
         running: dict[Future[GameResult | None], ScheduledGame] = {}
-        with progress, ThreadPoolExecutor(self.run_options.concurrency) as pool:
-            task = progress.add_task(running_text(st), total=total)
-
-            def submit_more() -> None:
-                nonlocal started, queue
-                queue = self.pending(st)
-                in_flight = {g.index for g in running.values()}
-                for game in queue:
-                    if len(running) >= self.run_options.concurrency:
+        pool = ThreadPoolExecutor(self.run_options.concurrency)
+        try:
+            with progress:
+                task = progress.add_task(running_text(st), total=total)
+                while True:
+                    in_flight = {g.index for g in running.values()}
+                    for game in self.pending(st):
+                        if len(running) >= self.run_options.concurrency:
+                            break
+                        if limit is not None and started >= limit:
+                            break
+                        if game.index in in_flight:
+                            continue
+                        self.started_sets.add((game.group, game.deal_set))
+                        running[pool.submit(referee.play, game)] = game
+                        started += 1
+                    if not running:
                         break
-                    if limit is not None and started >= limit:
-                        break
-                    if game.index in in_flight:
-                        continue
-                    self.started_sets.add((game.group, game.deal_set))
-                    running[pool.submit(referee.play, game)] = game
-                    started += 1
-
-            submit_more()
-            while running:
-                finished, _ = wait(running, timeout=0.5, return_when=FIRST_COMPLETED)
-                for future in finished:
-                    game = running.pop(future)
-                    result = future.result()
-                    if result is None:
-                        continue
-                    self.journal.append(result)
-                    self.done[result.index] = result
-                    st = standings(self.settings, self.done.values())
-                    self.write_results(st)
-                    progress.update(task, advance=1, description=running_text(st))
-                    for note in result.notes:
-                        progress.console.print(
-                            f"[yellow]game {game.index} {result.match_id}: {note}"
-                        )
-                submit_more()
-                remaining = len(running) + (
-                    0
-                    if limit is not None and started >= limit
-                    else len(self.pending(st)) - len(running)
-                )
-                progress.update(task, total=progress.tasks[task].completed + max(remaining, 0))
+                    finished, _ = wait(running, timeout=0.5, return_when=FIRST_COMPLETED)
+                    for future in finished:
+                        game = running.pop(future)
+                        result = future.result()
+                        if result is None:
+                            continue
+                        self.journal.append(result)
+                        self.done[result.index] = result
+                        st = standings(self.settings, self.done.values())
+                        self.write_results(st)
+                        progress.update(task, advance=1, description=running_text(st))
+                        for note in result.notes:
+                            progress.console.print(
+                                f"[yellow]game {game.index} {result.match_id}: {note}"
+                            )
+                    left = 0 if limit is not None and started >= limit else len(self.pending(st))
+                    left = max(left, len(running))
+                    progress.update(task, total=progress.tasks[task].completed + left)
+        except BaseException:
+            # Workers poll the stop flag: set it before anything waits for them.
+            self.stop.set()
+            LIVE.stop_all()
+            raise
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
 
     def write_results(self, st: Standings | None = None) -> None:
         extra = {"scheduled_games": len(self.schedule), "finished_games": len(self.done)}

@@ -222,3 +222,23 @@ def test_sprt_decided_pairing_starts_no_new_deck_set(tmp_path: Path) -> None:
     # only the unfinished game of the already started set 9 remains for a vs b
     assert [(g.deal_set, g.seats) for g in left_ab] == [(9, ("b", "a"))]
     assert len([g for g in left if g.group != ("a", "b")]) == 80
+
+
+def test_bot_command_lines() -> None:
+    """Built-in specs run through this Python; a dash-leading token stays one value."""
+    import sys
+
+    from cirulla.clients.supervise import bot_argv, seat_values, validate_spec
+
+    values = seat_values(server="127.0.0.1:5", match="m-1", token="-tok", seat=1, name="b", seed=9)
+    argv = bot_argv("mcts:iterations=5", values)
+    assert argv[:4] == [sys.executable, "-m", "cirulla", "bot"]
+    assert "--token=-tok" in argv and "-tok" not in argv
+    joined = " ".join(argv)
+    assert "--option=iterations=5" in joined or "--option iterations=5" in joined
+    cmd = bot_argv("cmd:engine --at {server} --id {match}/{seat} '{token}'", values)
+    assert cmd == ["engine", "--at", "127.0.0.1:5", "--id", "m-1/1", "-tok"]
+    with pytest.raises(ValueError, match="empty"):
+        validate_spec("cmd:  ")
+    with pytest.raises(ValueError, match="unknown bot kind"):
+        validate_spec("alphazero")
