@@ -126,11 +126,12 @@ def bot_command(
 ) -> list[str]:
     """Arguments (after the ``cirulla`` executable) that play ``spec`` in one seat."""
     kind, options = parse_bot_spec(spec)
-    args = ["bot", kind, "--server", server, "--match", match_id, "--token", token]
+    # KEY=VALUE form: a token or id starting with "-" must not look like an option.
+    args = ["bot", kind, f"--server={server}", f"--match={match_id}", f"--token={token}"]
     if name:
-        args += ["--name", name]
+        args.append(f"--name={name}")
     if seed is not None:
         args += ["--seed", str(seed)]
     for key, value in options.items():
-        args += ["--option", f"{key}={value}"]
+        args.append(f"--option={key}={value}")
     return args

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from cirulla.bots import GreedyPolicy, MctsPolicy, RandomPolicy, make_policy, parse_bot_spec
 from cirulla.bots.mcts import search
 from cirulla.bots.specs import bot_command
@@ -119,7 +120,8 @@ def test_bot_specs_round_trip_to_command_lines() -> None:
     assert parse_bot_spec("mcts:iterations=500,c=0.7") == ("mcts", {"iterations": 500, "c": 0.7})
     assert parse_bot_spec("greedy") == ("greedy", {})
     args = bot_command("mcts:iterations=30", "127.0.0.1:1", "m1", "tok", seed=3)
-    assert args[:2] == ["bot", "mcts"] and args[-2:] == ["--option", "iterations=30"]
+    assert args[:2] == ["bot", "mcts"] and args[-1] == "--option=iterations=30"
+    assert "--token=tok" in args
     assert isinstance(make_policy("mcts", {"iterations": "50"}), MctsPolicy)
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from cirulla.bots.strength import mean_interval, run_strength, seatings, wilson
 
+from cirulla.bots.strength import mean_interval, run_strength, seatings, wilson
 from cirulla.cli import main
 
 
