@@ -100,6 +100,7 @@ class Referee:
         tokens = {t.seat: t.token for t in created.seat_tokens}
         children: list[Child | None] = []
         notes: list[str] = []
+        match: match_pb2.Match | None = None
         try:
             for seat, bot in enumerate(game.seats):
                 values = seat_values(
@@ -122,7 +123,9 @@ class Referee:
             if match is None:
                 return None
         finally:
-            codes = self._reap(children)
+            # Bots of a finished match leave by themselves; others wait for nothing.
+            over = match is not None and match.status in _FINAL
+            codes = self._reap(children, EXIT_GRACE if over else 0.0)
         return self._result(game, match_id, match, forfeits, timed_out, codes, notes, started)
 
     def _watch(
@@ -159,9 +162,9 @@ class Referee:
         )
         return response.match
 
-    def _reap(self, children: list[Child | None]) -> list[int | None]:
+    def _reap(self, children: list[Child | None], grace: float) -> list[int | None]:
         """Let the bots leave on their own for a moment, then stop what is left."""
-        deadline = time.monotonic() + EXIT_GRACE
+        deadline = time.monotonic() + grace
         codes: list[int | None] = []
         for child in children:
             if child is None:
