@@ -1,0 +1,218 @@
+"""End-to-end tournaments: a real server subprocess and one real process per bot seat.
+
+Budgets are tiny (random and greedy, target 11, 2-4 games) so each run takes seconds.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cirulla.cli import main
+from cirulla.clients.supervise import LIVE
+
+# A seat that joins and answers every decision with an out-of-range index: the server
+# rejects each answer, the move clock runs out and the seat's side forfeits.
+GARBAGE_BOT = """
+import queue, sys
+import grpc
+from cirulla import PROTOCOL_VERSION
+from cirulla.v1 import match_service_pb2 as ms, match_service_pb2_grpc as grpc_ms, play_pb2
+
+server, match, token = sys.argv[1:4]
+outbox = queue.Queue()
+outbox.put(ms.PlayRequest(hello=play_pb2.Hello(
+    protocol_version=PROTOCOL_VERSION, name="garbage", match_id=match, seat_token=token)))
+
+def requests():
+    while True:
+        item = outbox.get()
+        if item is None:
+            return
+        yield item
+
+stub = grpc_ms.MatchServiceStub(grpc.insecure_channel(server))
+for response in stub.Play(requests()):
+    kind = response.WhichOneof("body")
+    if kind == "decision_request":
+        outbox.put(ms.PlayRequest(submit_action=play_pb2.SubmitAction(
+            decision_id=response.decision_request.decision_id, legal_action_index=999)))
+    elif kind == "action_rejected":
+        rejected = response.action_rejected
+        outbox.put(ms.PlayRequest(submit_action=play_pb2.SubmitAction(
+            decision_id=rejected.open_decision_id, legal_action_index=999)))
+    elif kind == "goodbye":
+        break
+outbox.put(None)
+"""
+
+
+def run(out: Path, *args: str) -> int:
+    return main(["tournament", "--out", str(out), "--seed", "5", "--target", "11", *args])
+
+
+def journal(out: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in (out / "games.jsonl").read_text().splitlines()]
+
+
+def results(out: Path) -> dict[str, Any]:
+    return json.loads((out / "results.json").read_text())
+
+
+def bot_line(out: Path, name: str) -> dict[str, Any]:
+    return next(b for b in results(out)["standings"]["bots"] if b["bot"] == name)
+
+
+@pytest.fixture(autouse=True)
+def no_leftover_processes() -> Any:
+    yield
+    assert not LIVE._children, "a server or bot process was left running"
+
+
+def test_random_vs_greedy_duplicate_pair(tmp_path: Path) -> None:
+    out = tmp_path / "t"
+    assert run(out, "--bot", "random", "--bot", "greedy", "--games", "2") == 0
+    games = journal(out)
+    assert sorted(g["index"] for g in games) == [0, 1]
+    first, second = sorted(games, key=lambda g: g["index"])
+    assert first["seats"] == ["random", "greedy"] and second["seats"] == ["greedy", "random"]
+    assert first["seed"] == second["seed"]  # same cards, seats swapped
+    for game in games:
+        assert game["seat_outcomes"] == ["ok", "ok"]
+        assert game["winner"] in (0, 1)
+        assert max(game["totals"]) >= 11 and game["deals"] >= 1
+        record = json.loads((out / "records" / f"{game['match_id']}.json").read_text())
+        assert record["match_id"] == game["match_id"]
+        assert record["deals"] and record["deals"][0]["decks"]
+        for seat in range(2):
+            assert (out / "logs" / f"{game['match_id']}-{seat}.log").exists()
+    doc = results(out)
+    assert doc["settings"]["bots"] == {"random": "random", "greedy": "greedy"}
+    assert {b["bot"]: b["games"] for b in doc["standings"]["bots"]} == {"random": 2, "greedy": 2}
+    assert sum(b["wins"] for b in doc["standings"]["bots"]) == 2
+    (h2h,) = doc["standings"]["head_to_head"]
+    assert h2h["wins"] + h2h["losses"] == 2
+    assert (out / "server.sqlite3").exists()
+
+
+def test_crashing_bot_loses_and_the_tournament_goes_on(tmp_path: Path) -> None:
+    out = tmp_path / "t"
+    crash = f"crash=cmd:{sys.executable} -c 'import sys; sys.exit(1)' {{server}}"
+    assert run(out, "--bot", crash, "--bot", "random", "--games", "2") == 0
+    games = journal(out)
+    assert len(games) == 2
+    for game in games:
+        seat = game["seats"].index("crash")
+        assert game["seat_outcomes"][seat] == "crash"
+        assert game["winner"] == 1 - seat
+        assert any("exited with code 1" in note for note in game["notes"])
+    crash_line = bot_line(out, "crash")
+    assert (crash_line["wins"], crash_line["losses"]) == (0, 2)
+    assert crash_line["problems"] == {"crash": 2}
+    assert bot_line(out, "random")["wins"] == 2
+
+
+def test_bot_sending_illegal_actions_forfeits_on_its_clock(tmp_path: Path) -> None:
+    out = tmp_path / "t"
+    script = tmp_path / "garbage_bot.py"
+    script.write_text(GARBAGE_BOT)
+    spec = f"garbage=cmd:{sys.executable} {script} {{server}} {{match}} {{token}}"
+    assert run(out, "--bot", spec, "--bot", "greedy", "--games", "2", "--move-limit", "800") == 0
+    games = journal(out)
+    assert len(games) == 2
+    for game in games:
+        seat = game["seats"].index("garbage")
+        assert game["seat_outcomes"][seat] in ("illegal", "timeout")
+        assert game["winner"] == 1 - seat
+    assert bot_line(out, "garbage")["losses"] == 2
+    assert bot_line(out, "greedy")["problems"] == {}
+
+
+def test_resume_plays_only_the_missing_games(tmp_path: Path) -> None:
+    out = tmp_path / "t"
+    assert run(out, "--bot", "random", "--bot", "greedy", "--games", "4", "--max-games", "2") == 0
+    before = journal(out)
+    assert len(before) == 2
+    assert main(["tournament", "--resume", str(out)]) == 0
+    after = journal(out)
+    assert after[:2] == before  # the journal is only appended to
+    assert sorted(g["index"] for g in after) == [0, 1, 2, 3]
+    assert len({g["match_id"] for g in after}) == 4  # nothing replayed
+    assert results(out)["finished_games"] == 4
+    # nothing left: a further resume plays no game
+    assert main(["tournament", "--resume", str(out)]) == 0
+    assert len(journal(out)) == 4
+
+
+def test_resume_refuses_schedule_changes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "t"
+    assert main(["tournament", "--resume", str(out)]) == 2
+    assert "does not exist" in capsys.readouterr().err
+    out.mkdir()
+    (out / "tournament.json").write_text(json.dumps({"bots": {"a": "random", "b": "greedy"}}))
+    assert main(["tournament", "--resume", str(out), "--bot", "random"]) == 2
+    assert "drop --bot" in capsys.readouterr().err
+    assert not (out / "games.jsonl").exists()
+
+
+def test_hung_bot_that_never_joins_loses_at_the_wall_clock_limit(tmp_path: Path) -> None:
+    out = tmp_path / "t"
+    hang = f"hang=cmd:{sys.executable} -c 'import time; time.sleep(600)' {{token}}"
+    args = ("--bot", hang, "--bot", "random", "--games", "2", "--game-timeout", "3")
+    assert run(out, *args) == 0
+    games = journal(out)
+    assert len(games) == 2
+    for game in games:
+        seat = game["seats"].index("hang")
+        assert game["seat_outcomes"][seat] == "timeout"
+        assert game["winner"] == 1 - seat
+        assert any("wall-clock limit" in note for note in game["notes"])
+    assert bot_line(out, "hang")["problems"] == {"timeout": 2}
+
+
+def processes_mentioning(texts: list[str]) -> list[str]:
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if any(t in cmdline for t in texts) and "pytest" not in cmdline:
+            found.append(cmdline)
+    return found
+
+
+def test_sigterm_stops_bots_and_server_and_resume_finishes(tmp_path: Path) -> None:
+    out = tmp_path / "t"
+    argv = [sys.executable, "-m", "cirulla", "tournament", "--out", str(out), "--seed", "2"]
+    argv += ["--bot", "random", "--bot", "greedy", "--games", "8", "--concurrency", "1"]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not (out / "games.jsonl").exists():
+            time.sleep(0.1)
+        assert (out / "games.jsonl").exists()
+        proc.send_signal(signal.SIGTERM)
+        output, _ = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, output
+    assert b"--resume" in output
+    match_ids = [p.name.rsplit("-", 1)[0] for p in (out / "logs").glob("m*.log")]
+    assert processes_mentioning([str(out), *match_ids]) == []
+    played = len(journal(out))
+    assert 1 <= played < 8
+    assert main(["tournament", "--resume", str(out)]) == 0
+    assert sorted(g["index"] for g in journal(out)) == list(range(8))
