@@ -18,12 +18,14 @@ import pytest
 from cirulla.cli import main
 from cirulla.clients.supervise import LIVE
 
-# A seat that joins and answers every decision with an out-of-range index: the server
-# rejects each answer, the move clock runs out and the seat's side forfeits.
+# A seat that joins and answers every decision with an illegal action (its first legal
+# card capturing a card that is not on the table): the server rejects each answer, the
+# move clock runs out and the seat's side forfeits.
 GARBAGE_BOT = """
 import queue, sys
 import grpc
 from cirulla import PROTOCOL_VERSION
+from cirulla.rules import CARD_NAMES
 from cirulla.v1 import match_service_pb2 as ms, match_service_pb2_grpc as grpc_ms, play_pb2
 
 server, match, token = sys.argv[1:4]
@@ -38,16 +40,23 @@ def requests():
             return
         yield item
 
+def illegal(request):
+    seen = {c.code for c in request.view.hand} | {c.code for c in request.view.table}
+    card = request.legal_actions[0].action.card.code
+    absent = next(name for name in CARD_NAMES if name not in seen)
+    return f"{card}:{absent}"
+
+notation = ""
 stub = grpc_ms.MatchServiceStub(grpc.insecure_channel(server))
 for response in stub.Play(requests()):
     kind = response.WhichOneof("body")
     if kind == "decision_request":
+        notation = illegal(response.decision_request)
         outbox.put(ms.PlayRequest(submit_action=play_pb2.SubmitAction(
-            decision_id=response.decision_request.decision_id, legal_action_index=999)))
-    elif kind == "action_rejected":
-        rejected = response.action_rejected
+            decision_id=response.decision_request.decision_id, notation=notation)))
+    elif kind == "action_rejected" and response.action_rejected.open_decision_id:
         outbox.put(ms.PlayRequest(submit_action=play_pb2.SubmitAction(
-            decision_id=rejected.open_decision_id, legal_action_index=999)))
+            decision_id=response.action_rejected.open_decision_id, notation=notation)))
     elif kind == "goodbye":
         break
 outbox.put(None)
@@ -129,9 +138,11 @@ def test_bot_sending_illegal_actions_forfeits_on_its_clock(tmp_path: Path) -> No
     assert len(games) == 2
     for game in games:
         seat = game["seats"].index("garbage")
-        assert game["seat_outcomes"][seat] in ("illegal", "timeout")
+        assert game["seat_outcomes"][seat] == "illegal"
+        assert any("illegal actions" in note for note in game["notes"])
         assert game["winner"] == 1 - seat
     assert bot_line(out, "garbage")["losses"] == 2
+    assert bot_line(out, "garbage")["problems"] == {"illegal": 2}
     assert bot_line(out, "greedy")["problems"] == {}
 
 
