@@ -121,10 +121,18 @@ class ManualSeat:
     async def next(self, *kinds: str, timeout: float = 5.0) -> match_service_pb2.PlayResponse:
         """The next message whose body is one of ``kinds`` (others are kept in received).
 
-        Raises the stream's error (e.g. ``grpc.aio.AioRpcError``) if it ends first.
+        Raises the stream's error (e.g. ``grpc.aio.AioRpcError``) if it ends first, and
+        ``TimeoutError`` if nothing fitting arrives within ``timeout`` seconds.
+
+        Waits with ``asyncio.timeout`` rather than ``asyncio.wait_for``: on Python 3.11 a
+        ``wait_for`` cancelled in the same loop iteration as its ``get`` completes returns
+        the message and swallows the cancellation, so a "cancelled" waiter lived on and
+        ate messages meant for the next caller (the flaky timeout tests). Cancelling this
+        coroutine leaves every message it has not returned in the inbox.
         """
         while True:
-            msg = await asyncio.wait_for(self.inbox.get(), timeout)
+            async with asyncio.timeout(timeout):
+                msg = await self.inbox.get()
             if isinstance(msg, BaseException):
                 self.inbox.put_nowait(msg)
                 raise msg

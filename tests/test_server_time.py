@@ -49,6 +49,8 @@ async def first_decision(seats: list[ManualSeat]) -> tuple[int, Any]:
     done, pending = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
     for p in pending:
         p.cancel()
+    # Wait until the losers are really gone, so no stale waiter reads a later message.
+    await asyncio.gather(*pending, return_exceptions=True)
     task = done.pop()
     return tasks[task], task.result().decision_request
 
