@@ -112,6 +112,12 @@ def register(commands: argparse._SubParsersAction, bench: argparse._SubParsersAc
     )
     group = p.add_argument_group("mcts options")
     for opt in KINDS["mcts"].options:
-        group.add_argument(f"--{opt.name}", dest=f"opt_{opt.name}", type=opt.type, help=opt.help)
+        group.add_argument(
+            f"--{opt.name}",
+            dest=f"opt_{opt.name}",
+            type=opt.type,
+            metavar=opt.name.upper(),
+            help=opt.help,
+        )
     p.set_defaults(func=_run_bot)
     benchmarks.register(bench)
