@@ -24,7 +24,7 @@ from cirulla.clients.tournament import RunOptions, Tournament, schedule_of
 from cirulla.rules import OptionError, Options
 
 DEFAULT_BOTS = ("random=random", "greedy=greedy", "mcts=mcts:iterations=200")
-DEFAULT_GAMES = 8
+DEFAULT_GAMES = 10
 DEFAULT_OUT_ROOT = Path("tournament-out")
 
 DESCRIPTION = f"""\

@@ -203,7 +203,7 @@ def standings(settings: Settings, results: Iterable[GameResult]) -> Standings:
 
 
 def _fmt_elo(est: EloEstimate) -> str:
-    """``+89 ±199`` when the interval is finite, else ``-191 [-inf, +35]``."""
+    """``+89 ±199`` when the interval is finite, else ``-191 [-inf,+35]``."""
 
     def one(x: float) -> str:
         return ("+inf" if x > 0 else "-inf") if math.isinf(x) else f"{round(x) + 0:+d}"
@@ -211,7 +211,7 @@ def _fmt_elo(est: EloEstimate) -> str:
     if math.isinf(est.elo):
         return one(est.elo)
     if math.isinf(est.margin):
-        return f"{one(est.elo)} [{one(est.low)}, {one(est.high)}]"
+        return f"{one(est.elo)} [{one(est.low)},{one(est.high)}]"
     return f"{one(est.elo)} ±{est.margin:.0f}"
 
 
