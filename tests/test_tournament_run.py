@@ -227,3 +227,21 @@ def test_sigterm_stops_bots_and_server_and_resume_finishes(tmp_path: Path) -> No
     assert 1 <= played < 8
     assert main(["tournament", "--resume", str(out)]) == 0
     assert sorted(g["index"] for g in journal(out)) == list(range(8))
+
+
+def test_external_server_with_admin_token(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from cirulla.clients.supervise import LocalServer
+
+    server = LocalServer(tmp_path / "db.sqlite3", tmp_path / "server.log", admin_token="s3cret")
+    with server:
+        out = tmp_path / "t"
+        args = ("--server", server.address, "--bot", "random", "--bot", "r2=random")
+        assert run(out, *args, "--admin-token", "s3cret", "--games", "2") == 0
+        assert len(journal(out)) == 2
+        assert not (out / "server.sqlite3").exists()  # the given server was used
+        capsys.readouterr()
+        assert run(tmp_path / "u", *args, "--admin-token", "wrong") == 1
+        assert "PERMISSION_DENIED" in capsys.readouterr().out
+        assert not (tmp_path / "u" / "games.jsonl").exists()

@@ -122,3 +122,12 @@ def test_sprt_rejects_bad_parameters() -> None:
         Sprt(0, 10, alpha=0.7)
     with pytest.raises(ValueError, match="confidence"):
         elo_interval(Wdl(1, 0, 1), confidence=1.5)
+
+
+def test_elo_cells_of_the_tables() -> None:
+    from cirulla.clients.results import _fmt_elo
+
+    assert _fmt_elo(elo_interval(Wdl(50, 0, 50))) == "+0 ±69"
+    assert _fmt_elo(elo_interval(Wdl(3, 0, 0))) == "+inf"
+    assert _fmt_elo(elo_interval(Wdl(0, 0, 3))) == "-inf"
+    assert _fmt_elo(elo_interval(Wdl(2, 0, 6))) == "-191 [-inf,+35]"
