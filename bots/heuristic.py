@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 
 from cirulla.rules.actions import declaration_codes
-from cirulla.rules.captures import captures_by_value
+from cirulla.rules.captures import resolve, table_entry
 from cirulla.rules.cards import (
     ACES_MASK,
     COINS_MASK,
@@ -250,12 +250,20 @@ def best_index(view: View, codes: list[int]) -> int:
 # --------------------------------------------------------------------------- playouts
 
 
+def _sets(entry: list, value: int) -> tuple[int, ...]:
+    """Capture masks for ``value`` from a rules-core table entry, shifted as in action codes."""
+    sets = entry[value]
+    return sets if sets is not None else resolve(entry, value)
+
+
 def playout_code(game: Game, rng: random.Random, epsilon: float) -> int:
     """A legal action code for the seat to move, chosen by the cheap heuristic.
 
-    Mirrors ``Game.legal_codes`` for the chosen card only, which is what makes it cheap:
-    declare if possible (free points; a low hand names the wild an ace), then take the
-    capture worth most (a sweep counts a scopa), or drop the least valuable card.
+    Mirrors ``Game.legal_codes`` for the candidates it considers, which is what makes it
+    cheap: declare if possible (free points; a low hand names the wild an ace), then take
+    the capture worth most (a sweep counts a scopa), or drop the least valuable card; in
+    both cases avoid leaving a table the next player's hand can sweep. Playouts run in a
+    sampled world, so "the next player's hand" is the sampled one: no hidden card leaks.
     """
     seat = game.turn
     hand = game.hands[seat]
@@ -267,30 +275,45 @@ def playout_code(game: Game, rng: random.Random, epsilon: float) -> int:
             decl = codes[-1] if codes[-1] >> 4 == 2 else codes[0]
     named = (decl & 15) or game.wild
     table = game.table
-    caps = captures_by_value(table, game.wild, game.options.pairing_precedence)
+    pp = game.options.pairing_precedence
+    entry = table_entry(table, game.wild, pp)
     must = game.options.must_capture
     if rng.random() < epsilon:
         card = cards[rng.randrange(len(cards))]
-        sets = caps[named if card == WILD and named else VALUES[card]]
+        sets = _sets(entry, named if card == WILD and named else VALUES[card])
         if not sets or (not must and rng.random() < 0.2):
             return card | decl << 6
-        return card | decl << 6 | sets[rng.randrange(len(sets))] << 12
-    more = game.in_hands > 1 or bool(game.stock)
+        return card | decl << 6 | sets[rng.randrange(len(sets))]
+    in_hands = game.in_hands
+    more = in_hands > 1 or bool(game.stock)
+    # Values the next player holds, if he still holds cards after this move.
+    threat: list[int] = []
+    if in_hands > 1:
+        for c in cards_of(game.hands[(seat + 1) % game.n]):
+            threat.append(named if c == WILD and named else VALUES[c])
+    table_code = table << 12
     best_code = -1
     best = -1e9
     for card in cards:
-        sets = caps[named if card == WILD and named else VALUES[card]]
+        sets = _sets(entry, named if card == WILD and named else VALUES[card])
         bit = 1 << card
-        if sets:
-            for m in sets:
-                s = static_worth(m | bit)
-                if m == table and more:
-                    s += SCOPA_POINT
-                if s > best:
-                    best, best_code = s, card | m << 12
-            if must:
-                continue
-        s = -static_worth(bit)  # drop the cheapest card
-        if s > best:
-            best, best_code = s, card
+        options = [
+            (m, static_worth(m >> 12 | bit) + (SCOPA_POINT if m == table_code and more else 0.0))
+            for m in sets
+        ]
+        if not sets or not must:
+            options.append((0, -static_worth(bit)))
+        for m, s in options:
+            if s <= best:
+                continue  # a risk can only lower it
+            after = table ^ (m >> 12) if m else table | bit
+            if after and threat:
+                after_entry = table_entry(after, named, pp)
+                after_code = after << 12
+                for v in threat:
+                    if after_code in _sets(after_entry, v):
+                        s -= SCOPA_POINT + static_worth(after)
+                        break
+            if s > best:
+                best, best_code = s, card | m
     return best_code | decl << 6

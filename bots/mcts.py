@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor
 from dataclasses import dataclass
 
-from cirulla.bots.heuristic import playout_code
+from cirulla.bots.heuristic import Appraiser, playout_code
 from cirulla.bots.seeding import decision_seed
 from cirulla.rules.actions import Action
 from cirulla.rules.game import Game
@@ -30,6 +30,7 @@ from cirulla.rules.views import View, sample_world
 
 DEFAULT_C = 0.7
 DEFAULT_EPSILON = 0.1
+DEFAULT_PRIOR = 10.0  # weight of the greedy appraisal as progressive bias at the root
 POINT_SCALE = 20.0  # a deal won by this many points counts as a full win
 WIN_WEIGHT = 0.7  # share of the reward given to winning the game when a side reaches the target
 
@@ -73,6 +74,20 @@ def rewards_of(game: Game) -> list[float]:
     return out
 
 
+def root_prior(view: View, codes: Sequence[int], weight: float) -> dict[int, float]:
+    """Progressive bias for the root: the greedy appraisal, in reward units, best = 0.
+
+    Added to a root child's UCB value as ``bias / (visits + 1)``: it orders the first
+    visits like a club player would and fades as the statistics take over.
+    """
+    if weight <= 0:
+        return {}
+    appraiser = Appraiser(view)
+    scores = {code: appraiser.score(code) for code in codes}
+    best = max(scores.values())
+    return {code: weight * (s - best) / (2 * POINT_SCALE) for code, s in scores.items()}
+
+
 def search(
     view: View,
     seed: int,
@@ -80,6 +95,7 @@ def search(
     seconds: float | None = None,
     c: float = DEFAULT_C,
     epsilon: float = DEFAULT_EPSILON,
+    prior: float = DEFAULT_PRIOR,
 ) -> SearchResult:
     """Run ISMCTS from ``view`` until the iteration budget or the time budget is spent.
 
@@ -87,10 +103,18 @@ def search(
     """
     if iterations is None and seconds is None:
         raise ValueError("search needs an iteration budget, a time budget, or both")
+    if view.seat is None or view.to_move != view.seat:
+        raise ValueError("search runs from a view of the seat to move")
     rng = random.Random(seed)
     side_of = tuple(view.options.side_of(s) for s in range(view.options.players))
-    root = Node(-1)
+    my_side = side_of[view.seat]
     start = time.perf_counter()
+    # The root is the bot's own decision: the same legal actions in every world.
+    root_codes = sample_world(view, rng).legal_codes()
+    bias = root_prior(view, root_codes, prior) if prior > 0 else {}
+    order = sorted(root_codes, key=lambda code: -bias.get(code, 0.0))
+    root = Node(-1)
+    world_seeds: list[int] = []
     deadline = start + seconds if seconds is not None else math.inf
     limit = iterations if iterations is not None else 1 << 62
     log = math.log
@@ -99,10 +123,33 @@ def search(
     while done < limit:
         if not done & 3 and done and time.perf_counter() >= deadline:
             break
-        game = sample_world(view, rng, deal_only=True)
-        node = root
-        path: list[Node] = []
-        while not game.deal_over:
+        # Root first: its n-th visit of every action is played in the n-th world, so the
+        # actions are compared on the same hidden cards (common random numbers).
+        expanded = len(root.children) < len(order)
+        if expanded:
+            code = order[len(root.children)]
+            node = root.children[code] = Node(my_side)
+        else:
+            log_n = log(done)
+            best_value = -1e9
+            node = root
+            code = order[0]
+            for c_code, child in root.children.items():
+                value = (
+                    child.total / child.visits
+                    + c * sqrt(log_n / child.visits)
+                    + bias.get(c_code, 0.0) / (child.visits + 1)
+                )
+                if value > best_value:
+                    best_value, code, node = value, c_code, child
+        k = node.visits
+        while len(world_seeds) <= k:
+            world_seeds.append(rng.getrandbits(64))
+        r = random.Random(world_seeds[k])
+        game = sample_world(view, r, deal_only=True)
+        game.apply_code(code)
+        path: list[Node] = [node]
+        while not expanded and not game.deal_over:
             codes = game.legal_codes()
             children = node.children
             untried = []
@@ -113,7 +160,7 @@ def search(
                 else:
                     child.avail += 1
             if untried:
-                code = untried[rng.randrange(len(untried))] if len(untried) > 1 else untried[0]
+                code = untried[r.randrange(len(untried))] if len(untried) > 1 else untried[0]
                 child = Node(side_of[game.turn])
                 children[code] = child
                 game.apply_code(code)
@@ -121,7 +168,7 @@ def search(
                 break
             best_code = codes[0]
             best_child = None
-            best_value = -1.0
+            best_value = -1e9
             for code in codes:
                 child = children[code]
                 value = child.total / child.visits + c * sqrt(log(child.avail) / child.visits)
@@ -132,7 +179,7 @@ def search(
             path.append(best_child)
             node = best_child
         while not game.deal_over:
-            game.apply_code(playout_code(game, rng, epsilon))
+            game.apply_code(playout_code(game, r, epsilon))
         rewards = rewards_of(game)
         for child in path:
             child.visits += 1
@@ -146,8 +193,8 @@ def search(
 
 
 def _search_job(args: tuple) -> SearchResult:
-    view, seed, iterations, seconds, c, epsilon = args
-    return search(view, seed, iterations, seconds, c, epsilon)
+    view, seed, iterations, seconds, c, epsilon, prior = args
+    return search(view, seed, iterations, seconds, c, epsilon, prior)
 
 
 class MctsPolicy:
@@ -168,6 +215,7 @@ class MctsPolicy:
         workers: int = 1,
         c: float = DEFAULT_C,
         epsilon: float = DEFAULT_EPSILON,
+        prior: float = DEFAULT_PRIOR,
     ) -> None:
         if iterations is None and time is None:
             iterations = 1000
@@ -183,6 +231,7 @@ class MctsPolicy:
         self.workers = workers
         self.c = c
         self.epsilon = epsilon
+        self.prior = prior
         self._pool: Executor | None = None
         self.last: SearchResult | None = None
 
@@ -207,7 +256,7 @@ class MctsPolicy:
                 iterations = self.iterations // self.workers + (w < self.iterations % self.workers)
                 iterations = max(iterations, 1)
             seed = decision_seed(self.seed, view, salt=w)
-            jobs.append((view, seed, iterations, seconds, self.c, self.epsilon))
+            jobs.append((view, seed, iterations, seconds, self.c, self.epsilon, self.prior))
         if self.workers == 1:
             results = [_search_job(jobs[0])]
         else:

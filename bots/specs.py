@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from cirulla.bots.mcts import DEFAULT_C, DEFAULT_EPSILON, MctsPolicy
+from cirulla.bots.mcts import DEFAULT_C, DEFAULT_EPSILON, DEFAULT_PRIOR, MctsPolicy
 from cirulla.bots.policy import Policy
 from cirulla.bots.simple import GreedyPolicy, RandomPolicy
 
@@ -63,6 +63,12 @@ KINDS: dict[str, BotKind] = {
             KindOption("workers", int, 1, "processes searching in parallel (root parallelization)"),
             KindOption("c", float, DEFAULT_C, "UCB exploration constant"),
             KindOption("epsilon", float, DEFAULT_EPSILON, "random-move rate of the playouts"),
+            KindOption(
+                "prior",
+                float,
+                DEFAULT_PRIOR,
+                "weight of the greedy appraisal as a root bias (0 = none)",
+            ),
         ),
     ),
 }

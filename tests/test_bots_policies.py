@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from cirulla.bots import GreedyPolicy, MctsPolicy, RandomPolicy, make_policy, parse_bot_spec
-from cirulla.bots.mcts import search
+from cirulla.bots.heuristic import playout_code
+from cirulla.bots.mcts import root_prior, search
 from cirulla.bots.specs import bot_command
 from cirulla.rules import SETTEBELLO, WILD, DeclarationKind, Game, Options, parse_cards
 
@@ -137,3 +140,26 @@ def test_bot_specs_round_trip_to_command_lines() -> None:
 def test_bad_bot_specs_say_what_is_wrong(spec: str, words: str) -> None:
     with pytest.raises(ValueError, match=words):
         parse_bot_spec(spec)
+
+
+@pytest.mark.parametrize("preset", ["standard", "genova-home", "fantacarte"])
+def test_playout_moves_are_always_legal(preset: str) -> None:
+    # The playout builds codes itself instead of listing them: it must never go astray.
+    rng = random.Random(7)
+    players = (2,) if preset == "fantacarte" else (2, 3, 4)
+    for n in players:
+        for seed in range(15):
+            game = Game(Options.preset(preset, players=n), seed=seed, deal_only=True)
+            while not game.deal_over:
+                code = playout_code(game, rng, epsilon=0.3)
+                assert code in game.legal_codes(), (game, code)
+                game.apply_code(code)
+
+
+def test_root_prior_ranks_the_greedy_choice_first() -> None:
+    game = deal("7C 2S KH", "4D 5C 6C", "7D 3C 4S JS")
+    codes = game.legal_codes()
+    bias = root_prior(game.view(0), codes, 10.0)
+    best = max(codes, key=bias.__getitem__)
+    assert bias[best] == 0.0 and all(b <= 0.0 for b in bias.values())
+    assert best >> 12 >> SETTEBELLO & 1
