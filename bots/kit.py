@@ -14,7 +14,7 @@ import logging
 import queue
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 import grpc
@@ -28,7 +28,9 @@ from cirulla.bots.convert import (
     view_from_proto,
 )
 from cirulla.bots.policy import DecisionFunction, FunctionPolicy, Policy, resolve_choice
+from cirulla.rules.actions import Action
 from cirulla.rules.options import Options
+from cirulla.rules.views import View
 from cirulla.v1 import match_service_pb2, match_service_pb2_grpc, play_pb2
 
 log = logging.getLogger("cirulla.bots.kit")
@@ -131,6 +133,7 @@ class BotClient:
         self.last_sequence = 0
         self.outcome = MatchOutcome()
         self._finished = False
+        self._pending: tuple[int, int] | None = None  # (open decision id, default index)
 
     def hello(self, resume: bool) -> play_pb2.Hello:
         hello = play_pb2.Hello(
@@ -248,13 +251,15 @@ class BotClient:
             rejected.rule,
             rejected.message,
         )
-        pending = getattr(self, "_pending", None)
+        pending = self._pending
         if (
             pending is not None
             and rejected.HasField("open_decision_id")
             and rejected.open_decision_id == pending[0]
         ):
-            # Our own answer was refused and the decision is open: fall back to the default.
+            # Our own answer was refused and the decision is open: fall back, once, to the
+            # server's default action.
+            self._pending = None
             self._submit(stream, pending[0], pending[1])
 
     def _decide(self, stream: _Stream, request: play_pb2.DecisionRequest) -> None:
@@ -280,7 +285,14 @@ class BotClient:
         )
         self._submit(stream, request.decision_id, index)
 
-    def _think(self, view, legal, budget: float | None, received: float, default: int) -> int:
+    def _think(
+        self,
+        view: View,
+        legal: Sequence[Action],
+        budget: float | None,
+        received: float,
+        default: int,
+    ) -> int:
         """Run the policy, in a thread when there is a clock, so an overrun cannot stall us."""
         if budget is None:
             try:

@@ -13,13 +13,15 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import grpc
 import pytest
 
+from cirulla.bots.kit import run_bot
 from cirulla.bots.specs import bot_command
+from cirulla.rules import Action, View
 from cirulla.v1 import (
     events_pb2,
     match_service_pb2,
@@ -266,3 +268,25 @@ def test_bot_reconnects_and_resumes_after_a_dropped_stream(server: str, tmp_path
         assert "match over" in text
     finally:
         proxy.close()
+
+
+def test_kit_plays_the_default_action_when_the_policy_fails(server: str, tmp_path: Path) -> None:
+    match_id, tokens = create_match(server, players=2, target=11, seed=21)
+    calls: list[int] = []
+
+    def flaky(view: View, legal: Sequence[Action], time_left: float | None) -> int:
+        calls.append(len(legal))
+        if len(calls) == 1:
+            return len(legal)  # out of range: the kit must not send it
+        return 0
+
+    other = subprocess.Popen(
+        [*CIRULLA, *bot_command("greedy", server, match_id, tokens[1])],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    outcome = run_bot(flaky, server=server, match_id=match_id, token=tokens[0], name="flaky")
+    assert other.wait(timeout=120) == 0
+    assert outcome.seat == 0 and outcome.winner_side in (0, 1)
+    assert outcome.defaults_played == 1 and outcome.decisions == len(calls)
+    assert outcome.rejected == 0
