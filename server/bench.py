@@ -3,14 +3,26 @@
 Three numbers matter to bots and the tournament runner: the round trip of one decision on
 one stream, the overhead of playing a whole game over gRPC instead of in process, and
 whether many concurrent matches all make progress (none starves).
+
+The headline round trip is measured as a player sees it: the server runs as its own
+``cirulla server`` process and the seats play from this one, so the client's work does
+not share the server's event loop. The old in-process figure (server and seats on one
+loop) is kept beside it for comparison.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
+import signal
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -30,10 +42,19 @@ def _settings(target: int, seed: int, best_of: int = 1) -> match_settings_pb2.Ma
     )
 
 
+class _Timing:
+    """Samples of one benchmark run, shared by the seats of a match (one clock)."""
+
+    def __init__(self) -> None:
+        self.rtts: list[float] = []  # seat 0: its submit -> its action_accepted
+        self.turnarounds: list[float] = []  # any submit -> the next decision_request
+        self.last_submit = 0.0
+
+
 async def _seat(
-    stub: Any, match_id: str, token: str, rng: random.Random, rtts: list[float] | None
+    stub: Any, match_id: str, token: str, rng: random.Random, timing: _Timing | None, seat: int
 ) -> int:
-    """Play a seat with random choices; time submit -> accepted into ``rtts``."""
+    """Play a seat with random choices, timing round trips into ``timing``."""
     out = Outbox()
     out.send(hello(match_id, token, "bench"))
     decisions = 0
@@ -41,29 +62,30 @@ async def _seat(
     async for msg in stub.Play(out):
         kind = msg.WhichOneof("body")
         if kind == "decision_request":
+            now = time.perf_counter()
+            if timing is not None and timing.last_submit:
+                timing.turnarounds.append((now - timing.last_submit) * 1000)
             req = msg.decision_request
             sent = time.perf_counter()
+            if timing is not None:
+                timing.last_submit = sent
             out.send(submit_index(req.decision_id, rng.randrange(len(req.legal_actions))))
             decisions += 1
-        elif kind == "action_accepted" and rtts is not None:
-            rtts.append((time.perf_counter() - sent) * 1000)
+        elif kind == "action_accepted" and timing is not None and seat == 0:
+            timing.rtts.append((time.perf_counter() - sent) * 1000)
         elif kind == "goodbye":
             break
     out.send(None)
     return decisions
 
 
-async def _match(stub: Any, settings: Any, seed: int, rtts: list[float] | None = None) -> int:
+async def _match(stub: Any, settings: Any, seed: int, timing: _Timing | None = None) -> int:
     m = await stub.CreateMatch(ms.CreateMatchRequest(settings=settings))
+    if timing is not None:
+        timing.last_submit = 0.0  # a new match: no submit awaits its successor
     counts = await asyncio.gather(
         *[
-            _seat(
-                stub,
-                m.match.match_id,
-                t.token,
-                random.Random(seed * 10 + i),
-                rtts if i == 0 else None,
-            )
+            _seat(stub, m.match.match_id, t.token, random.Random(seed * 10 + i), timing, i)
             for i, t in enumerate(m.seat_tokens)
         ]
     )
@@ -82,35 +104,105 @@ def _in_process_replay(record: dict[str, Any]) -> tuple[float, int]:
     return time.perf_counter() - start, len(record["actions"])
 
 
-async def run_bench(decisions: int = 2000, matches: int = 50, target: int = 11) -> dict[str, Any]:
-    srv = await start_server("127.0.0.1:0", ":memory:")
-    result: dict[str, Any] = {"benchmark": "server"}
+@contextlib.contextmanager
+def server_process(
+    workdir: Path, env: dict[str, str] | None = None, startup_s: float = 20.0
+) -> Iterator[int]:
+    """A ``cirulla server`` child on an ephemeral loopback port; yields the port.
+
+    The server keeps its real settings (INFO logs, a SQLite file in ``workdir``) so the
+    figure includes what a deployed server does per decision.
+    """
+    port_file = workdir / "port"
+    log_path = workdir / "server.log"
+    cmd = [sys.executable, "-m", "cirulla", "server", "--listen", "127.0.0.1:0"]
+    cmd += ["--port-file", str(port_file), "--db", str(workdir / "bench.sqlite3")]
+    with open(log_path, "wb") as log_file:
+        proc = subprocess.Popen(cmd, stdout=log_file, stderr=log_file, env=env)
     try:
+        deadline = time.monotonic() + startup_s
+        while not port_file.exists():
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(
+                    f"cirulla server did not start (exit {proc.poll()}): "
+                    + log_path.read_text()[-2000:]
+                )
+            time.sleep(0.02)
+        yield int(port_file.read_text())
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+def _median_p99(samples: list[float]) -> dict[str, float]:
+    samples = sorted(samples)
+    return {
+        "median_ms": round(statistics.median(samples), 3),
+        "p99_ms": round(samples[max(0, int(len(samples) * 0.99) - 1)], 3),
+    }
+
+
+async def round_trips(port: int, decisions: int) -> dict[str, Any]:
+    """Play 2-player matches to target 51 until ``decisions`` submit -> accepted samples.
+
+    ``next_decision`` is the time from any submit to the next decision request: the whole
+    move (check, apply, events, next view and legal actions) plus both network legs.
+    """
+    timing = _Timing()
+    seed = 0
+    total = 0
+    async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as ch:
+        stub = match_service_pb2_grpc.MatchServiceStub(ch)
+        start = time.perf_counter()
+        while len(timing.rtts) < decisions:
+            seed += 1
+            total += await _match(stub, _settings(51, seed), seed, timing)
+        elapsed = time.perf_counter() - start
+    return {
+        "samples": len(timing.rtts),
+        **_median_p99(timing.rtts),
+        "next_decision": _median_p99(timing.turnarounds),
+        "decisions_per_s_one_match": round(total / elapsed, 1),
+    }
+
+
+def run_bench(decisions: int = 2000, matches: int = 50, target: int = 11) -> dict[str, Any]:
+    result: dict[str, Any] = {"benchmark": "server"}
+    with (
+        tempfile.TemporaryDirectory(prefix="cirulla-bench-") as tmp,
+        server_process(Path(tmp)) as port,
+    ):
+        result["round_trip"] = {
+            "server": "separate process (cirulla server), client in this process",
+            **asyncio.run(round_trips(port, decisions)),
+        }
+    result.update(asyncio.run(_in_process(decisions, matches, target)))
+    return result
+
+
+async def _in_process(decisions: int, matches: int, target: int) -> dict[str, Any]:
+    """The figures taken with the server on this process's event loop."""
+    srv = await start_server("127.0.0.1:0", ":memory:")
+    result: dict[str, Any] = {}
+    try:
+        result["round_trip_in_process"] = {
+            "server": "same process and event loop as the client",
+            **await round_trips(srv.port, decisions),
+        }
         async with grpc.aio.insecure_channel(f"127.0.0.1:{srv.port}") as ch:
             stub = match_service_pb2_grpc.MatchServiceStub(ch)
-            # 1. Round trips on one stream (seat 0's submit -> accepted).
-            rtts: list[float] = []
-            seed = 0
-            start = time.perf_counter()
-            total = 0
-            while len(rtts) < decisions:
-                seed += 1
-                total += await _match(stub, _settings(51, seed), seed, rtts)
-            elapsed = time.perf_counter() - start
-            rtts.sort()
-            result["round_trip"] = {
-                "samples": len(rtts),
-                "median_ms": round(statistics.median(rtts), 3),
-                "p99_ms": round(rtts[int(len(rtts) * 0.99) - 1], 3),
-                "decisions_per_s_one_match": round(total / elapsed, 1),
-            }
-            # 2. One complete game over gRPC vs in process.
+            # One complete game over gRPC vs in process.
             start = time.perf_counter()
             m = await stub.CreateMatch(ms.CreateMatchRequest(settings=_settings(51, 4242)))
             grpc_decisions = sum(
                 await asyncio.gather(
                     *[
-                        _seat(stub, m.match.match_id, t.token, random.Random(i), None)
+                        _seat(stub, m.match.match_id, t.token, random.Random(i), None, i)
                         for i, t in enumerate(m.seat_tokens)
                     ]
                 )
@@ -127,7 +219,7 @@ async def run_bench(decisions: int = 2000, matches: int = 50, target: int = 11) 
                 "ratio": round(grpc_s / local_s, 1),
             }
 
-            # 3. Concurrent matches: per-match decision rates.
+            # Concurrent matches: per-match decision rates.
             async def timed(i: int) -> float:
                 t0 = time.perf_counter()
                 n = await _match(stub, _settings(target, 1000 + i), 1000 + i)

@@ -194,6 +194,6 @@ def run_replay_command(args: argparse.Namespace) -> int:
 def run_bench_command(args: argparse.Namespace) -> int:
     from cirulla.server.bench import run_bench
 
-    result = asyncio.run(run_bench(args.decisions, args.matches, args.target))
+    result = run_bench(args.decisions, args.matches, args.target)
     print(json.dumps(result, indent=1))
     return 0

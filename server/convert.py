@@ -7,6 +7,9 @@ one place.
 
 from __future__ import annotations
 
+import functools
+from collections import OrderedDict
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -85,8 +88,13 @@ CARD_PB = tuple(
 )
 
 
-def cards_pb(mask: int) -> list[cards_pb2.Card]:
-    return [CARD_PB[c] for c in cards_of(mask)]
+@functools.lru_cache(maxsize=8192)
+def cards_pb(mask: int) -> Sequence[cards_pb2.Card]:
+    """The cards of ``mask``, ascending: shared messages, copied by whatever takes them.
+
+    Cached because the same hands, tables and piles are encoded again at every decision.
+    """
+    return tuple(CARD_PB[c] for c in cards_of(mask))
 
 
 def card_from_pb(card: cards_pb2.Card) -> int:
@@ -224,6 +232,12 @@ def action_pb(code: int) -> game_pb2.Action:
         if action.declaration.wild_value is not None:
             out.wild_value = action.declaration.wild_value
     return out
+
+
+@functools.lru_cache(maxsize=8192)
+def _legal_parts(code: int) -> tuple[game_pb2.Action, str]:
+    """Wire action and notation of a code (shared; every decision lists a few codes)."""
+    return action_pb(code), notation(Action.from_int(code))
 
 
 def action_from_pb(action: game_pb2.Action) -> Action:
@@ -433,20 +447,49 @@ def seat_infos_pb(seats: tuple[SeatPublic, ...] | list[dict[str, Any]]) -> list[
     return out
 
 
-def view_pb(msg: ViewMsg) -> game_pb2.View:
+@functools.lru_cache(maxsize=4096)
+def _seat_state(
+    seat: int, side: int, name: str, hand_count: int, declared: int, connected: bool
+) -> game_pb2.SeatState:
+    return game_pb2.SeatState(
+        seat=seat,
+        side=side,
+        name=name,
+        hand_count=hand_count,
+        declared_cards=cards_pb(declared),
+        connected=connected,
+    )
+
+
+@functools.lru_cache(maxsize=4096)
+def _side_state(
+    players: int, side: int, captured: int, scope: int, total: int
+) -> game_pb2.SideState:
+    """A side's pile changes only when it captures: one message serves many views."""
+    return game_pb2.SideState(
+        side=side,
+        seats=_seats_of_side(players, side),
+        captured=cards_pb(captured),
+        scope=scope,
+        game_total=total,
+    )
+
+
+def view_pb(msg: ViewMsg, out: game_pb2.View | None = None) -> game_pb2.View:
+    """The wire view; fills ``out`` in place when given (no copy into the parent)."""
     v = msg.view
     players = v.options.players
-    out = game_pb2.View(
-        players=players,
-        game_number=msg.game_number,
-        deal_number=v.deal,
-        round=v.round,
-        dealer=v.dealer,
-        hand=cards_pb(v.hand),
-        table=cards_pb(v.table),
-        stock_count=v.stock,
-        event_sequence=msg.sequence,
-    )
+    if out is None:
+        out = game_pb2.View()
+    out.players = players
+    out.game_number = msg.game_number
+    out.deal_number = v.deal
+    out.round = v.round
+    out.dealer = v.dealer
+    out.hand.extend(cards_pb(v.hand))
+    out.table.extend(cards_pb(v.table))
+    out.stock_count = v.stock
+    out.event_sequence = msg.sequence
     if v.seat is not None:
         out.seat = v.seat
     if v.to_move is not None:
@@ -455,28 +498,26 @@ def view_pb(msg: ViewMsg) -> game_pb2.View:
         out.wild_value = v.wild_value
     if v.last_taker is not None:
         out.last_taker_side = v.last_taker
-    for s in range(players):
-        pub = msg.seats[s]
-        out.seats.append(
-            game_pb2.SeatState(
-                seat=s,
-                side=pub.side,
-                name=pub.name,
-                hand_count=v.hand_sizes[s],
-                declared_cards=cards_pb(v.declared[s]),
-                connected=pub.connected,
+    seats = msg.seats
+    out.seats.extend(
+        [
+            _seat_state(
+                s,
+                seats[s].side,
+                seats[s].name,
+                v.hand_sizes[s],
+                v.declared[s],
+                seats[s].connected,
             )
-        )
-    for side in range(v.options.sides):
-        out.sides.append(
-            game_pb2.SideState(
-                side=side,
-                seats=_seats_of_side(players, side),
-                captured=cards_pb(v.captured[side]),
-                scope=v.scope[side],
-                game_total=v.totals[side],
-            )
-        )
+            for s in range(players)
+        ]
+    )
+    out.sides.extend(
+        [
+            _side_state(players, side, v.captured[side], v.scope[side], v.totals[side])
+            for side in range(v.options.sides)
+        ]
+    )
     return out
 
 
@@ -490,21 +531,27 @@ def _clock_pb(clock: ClockState | None) -> game_pb2.Clock:
     return out
 
 
-def decision_pb(msg: DecisionMsg) -> play_pb2.DecisionRequest:
-    legal = []
+def decision_pb(
+    msg: DecisionMsg, out: play_pb2.DecisionRequest | None = None
+) -> play_pb2.DecisionRequest:
+    """The DecisionRequest; fills ``out`` in place when given (no copy into the parent)."""
+    if out is None:
+        out = play_pb2.DecisionRequest()
+    out.decision_id = msg.decision_id
+    view_pb(msg.view, out.view)
+    add = out.legal_actions.add
     for i, code in enumerate(msg.legal_codes):
-        legal.append(
-            game_pb2.LegalAction(
-                index=i, action=action_pb(code), notation=notation(Action.from_int(code))
-            )
-        )
-    return play_pb2.DecisionRequest(
-        decision_id=msg.decision_id,
-        view=view_pb(msg.view),
-        legal_actions=legal,
-        clock=_clock_pb(msg.clock),
-        default_action_index=msg.default_index,
-    )
+        action, text = _legal_parts(code)
+        add(index=i, action=action, notation=text)
+    out.clock.SetInParent()
+    clock = msg.clock
+    if clock is not None:
+        if clock.move_left_ms is not None:
+            out.clock.move_time_left_ms = clock.move_left_ms
+        if clock.bank_left_ms is not None:
+            out.clock.bank_time_left_ms = clock.bank_left_ms
+    out.default_action_index = msg.default_index
+    return out
 
 
 _REJECT_PB = {
@@ -562,13 +609,41 @@ def match_result_pb(msg: MatchResultMsg) -> match_pb2.MatchResult:
     return out
 
 
+# Messages sent to several streams (events, spectator views, new game, result) are the
+# same object on every queue: encode each once. Keyed by identity; the entry keeps the
+# message alive so the id cannot be reused while it is cached.
+_SHARED = (EventMsg, ViewMsg, NewGameMsg, MatchResultMsg)
+_ENCODED: OrderedDict[tuple[int, str], tuple[Any, Any]] = OrderedDict()
+_ENCODED_MAX = 1024
+
+
+def _encoded(msg: Any, kind: str, build: Any) -> Any:
+    key = (id(msg), kind)
+    hit = _ENCODED.get(key)
+    if hit is not None and hit[0] is msg:
+        return hit[1]
+    out = build()
+    _ENCODED[key] = (msg, out)
+    if len(_ENCODED) > _ENCODED_MAX:
+        _ENCODED.popitem(last=False)
+    return out
+
+
 def play_response(msg: Any, players: int) -> play_pb2.PlayResponse:
-    """The PlayResponse for one domain message of a seat's stream."""
+    """The PlayResponse for one domain message of a seat's stream (shared, read-only)."""
+    if isinstance(msg, _SHARED):
+        return _encoded(msg, "play", lambda: _play_response(msg, players))
+    return _play_response(msg, players)
+
+
+def _play_response(msg: Any, players: int) -> play_pb2.PlayResponse:
     R = match_service_pb2.PlayResponse
     if isinstance(msg, EventMsg):
         return R(event=event_pb(msg, players))
     if isinstance(msg, DecisionMsg):
-        return R(decision_request=decision_pb(msg))
+        out = R()
+        decision_pb(msg, out.decision_request)
+        return out
     if isinstance(msg, AcceptedMsg):
         return R(
             action_accepted=play_pb2.ActionAccepted(
@@ -603,6 +678,12 @@ def play_response(msg: Any, players: int) -> play_pb2.PlayResponse:
 
 def spectate_response(msg: Any, players: int) -> match_service_pb2.SpectateResponse | None:
     """The SpectateResponse for a domain message; None for messages spectators never get."""
+    if isinstance(msg, _SHARED):
+        return _encoded(msg, "spectate", lambda: _spectate_response(msg, players))
+    return _spectate_response(msg, players)
+
+
+def _spectate_response(msg: Any, players: int) -> match_service_pb2.SpectateResponse | None:
     R = match_service_pb2.SpectateResponse
     if isinstance(msg, EventMsg):
         return R(event=event_pb(msg, players))

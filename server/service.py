@@ -134,10 +134,12 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
 
     @_guard
     async def GetRecord(self, request: Any, context: grpc.aio.ServicerContext) -> Any:
+        match_id, _, game = request.record_id.rpartition("-g")
+        session = self.hub.matches.get(match_id)
+        if session is not None:
+            session.settle()  # a move still being delivered may finish the game
         record = self.hub.store.get_record(request.record_id)
         if record is None:
-            match_id, _, game = request.record_id.rpartition("-g")
-            session = self.hub.matches.get(match_id)
             if session is not None and game.isdigit() and int(game) <= len(session.runs):
                 raise FailedPrecondition(
                     f"game {game} of match {match_id} is not finished; its record (which shows "

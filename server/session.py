@@ -5,6 +5,10 @@ This is the referee. Every action goes through the rules core's checked ``Game.a
 every event is delivered only where ``event.visible_to(receiver)`` allows, so the hiding
 rule lives in the core and is applied here in exactly one method (``_publish``). The
 session speaks in ``messages`` values; the servicer converts them to protobuf.
+
+An accepted move is acknowledged first and delivered (events, next decision) one event
+loop step later, so the mover's round trip does not wait for the fan-out; every entry
+point calls ``settle`` first, so nothing outside ever sees a move half delivered.
 """
 
 from __future__ import annotations
@@ -178,6 +182,8 @@ class MatchSession:
         self.sequence = 0
         self.decision_counter = 0
         self.decision: Decision | None = None
+        self._undelivered: tuple[GameRun, list[Event], bool, str] | None = None
+        self._public: tuple[SeatPublic, ...] | None = None
         self._on_record = on_record
         self._on_change = on_change
         self._on_finished = on_finished
@@ -190,10 +196,13 @@ class MatchSession:
         return self.runs[-1] if self.runs else None
 
     def seat_public(self) -> tuple[SeatPublic, ...]:
-        return tuple(
-            SeatPublic(i, self.options.side_of(i), s.name, s.version, s.conn is not None)
-            for i, s in enumerate(self.seats)
-        )
+        """Kept until a seat joins or leaves: every decision's view carries it."""
+        if self._public is None:
+            self._public = tuple(
+                SeatPublic(i, self.options.side_of(i), s.name, s.version, s.conn is not None)
+                for i, s in enumerate(self.seats)
+            )
+        return self._public
 
     def seat_for_token(self, token: str) -> int:
         if not token:
@@ -205,6 +214,7 @@ class MatchSession:
 
     def summary(self) -> dict[str, Any]:
         """Public summary (JSON-able): never tokens, seeds or hidden cards."""
+        self.settle()
         return {
             "match_id": self.match_id,
             "room_id": self.room_id,
@@ -235,6 +245,7 @@ class MatchSession:
         welcome: bool = True,
     ) -> None:
         """Give ``seat`` to the stream ``conn`` and bring it up to date."""
+        self.settle()
         if self.status in ("finished", "aborted"):
             raise FailedPrecondition(f"match {self.match_id} is {self.status}")
         slot = self.seats[seat]
@@ -247,6 +258,7 @@ class MatchSession:
             slot.conn.close("replaced", "another stream took over this seat")
         was_disconnected = slot.disconnected_at is not None
         slot.conn = conn
+        self._public = None
         slot.joined = True
         slot.disconnected_at = None
         slot.name = name or slot.name or f"seat {seat}"
@@ -287,6 +299,7 @@ class MatchSession:
 
     def detach(self, conn: Connection, *, quit: bool = False) -> None:
         """The stream ``conn`` ended (``quit``: with an orderly Quit)."""
+        self.settle()
         if conn.seat is None:
             self.spectators.discard(conn)
             return
@@ -294,6 +307,7 @@ class MatchSession:
         if slot.conn is not conn:
             return
         slot.conn = None
+        self._public = None
         if self.status != "in_progress":
             if self.status == "waiting":
                 slot.joined = False
@@ -308,6 +322,7 @@ class MatchSession:
         self._changed()
 
     def add_spectator(self, conn: Connection, after_sequence: int = 0) -> None:
+        self.settle()
         conn.session = self
         self.spectators.add(conn)
         conn.send(
@@ -402,6 +417,7 @@ class MatchSession:
             decision.timer = loop.call_at(min(deadlines), self._timeout, decision.id)
 
     def _timeout(self, decision_id: int) -> None:
+        self.settle()
         decision = self.decision
         run = self.run
         if decision is None or decision.id != decision_id or run is None:
@@ -487,6 +503,7 @@ class MatchSession:
 
     def abort(self, reason: str, message: str) -> None:
         """Stop the match (server shutdown): every stream gets Goodbye."""
+        self.settle()
         if self.decision is not None and self.decision.timer is not None:
             self.decision.timer.cancel()
         if self.status in ("waiting", "in_progress") and reason != "server_shutdown":
@@ -505,6 +522,7 @@ class MatchSession:
         ``choice`` is a legal action index (int), a notation (str), an ``Action``, or the
         exception raised while decoding the message (reported as malformed).
         """
+        self.settle()
         try:
             self._submit(conn, decision_id, choice)
         except (Rejection, ValueError) as exc:
@@ -579,23 +597,37 @@ class MatchSession:
         elapsed = self.clocks[seat].stop()
         self.decision = None
         index = decision.codes.index(code)
-        action = Action.from_int(code)
+        text = str(Action.from_int(code))
         run.actions.append(
             {
                 "decision_id": decision.id,
                 "seat": seat,
                 "code": code,
-                "notation": str(action),
+                "notation": text,
                 "elapsed_ms": elapsed,
                 "by_timeout": by_timeout,
                 "rejected_attempts": decision.rejected,
                 "deal": run.cur_deal,
             }
         )
+        self._undelivered = (run, events, by_timeout, text)
         conn = self.seats[seat].conn
         if conn is not None and not by_timeout:
             conn.send(AcceptedMsg(decision.id, index, elapsed))
-        self._publish(events, by_timeout=by_timeout, notation=str(action))
+            # The mover's stream writer was woken first, so it sends AcceptedMsg before
+            # this runs; anything else reaching the session earlier settles it itself.
+            asyncio.get_running_loop().call_soon(self.settle)
+        else:
+            self.settle()
+
+    def settle(self) -> None:
+        """Deliver the last accepted move (its events, then the next decision) if pending."""
+        pending = self._undelivered
+        if pending is None:
+            return
+        self._undelivered = None
+        run, events, by_timeout, text = pending
+        self._publish(events, by_timeout=by_timeout, notation=text)
         self._after_move(run)
 
     # ------------------------------------------------------------------ delivery

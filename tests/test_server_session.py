@@ -1,0 +1,73 @@
+"""The session acknowledges a move before delivering it, yet nobody sees it half done."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from cirulla.rules import Options
+from cirulla.rules.events import CardPlayed
+from cirulla.server.messages import AcceptedMsg, DecisionMsg, EventMsg, ViewMsg
+from cirulla.server.session import Connection, MatchConfig, MatchSession
+
+
+def drain(conn: Connection) -> list[Any]:
+    out = []
+    while not conn.queue.empty():
+        out.append(conn.queue.get_nowait())
+    return out
+
+
+def started() -> tuple[MatchSession, list[Connection], int, DecisionMsg]:
+    session = MatchSession("m-test", MatchConfig(options=Options.preset("standard"), seed=3))
+    conns = [Connection(), Connection()]
+    for seat, conn in enumerate(conns):
+        session.attach(seat, conn, name=f"p{seat}", version="t")
+    opening = [drain(conn) for conn in conns]
+    movers = [
+        (seat, m) for seat, got in enumerate(opening) for m in got if isinstance(m, DecisionMsg)
+    ]
+    assert len(movers) == 1
+    return session, conns, movers[0][0], movers[0][1]
+
+
+def test_the_mover_is_acknowledged_first_and_the_move_follows_on_the_next_loop_step() -> None:
+    async def main() -> None:
+        session, conns, mover, decision = started()
+        other = conns[1 - mover]
+        session.submit(conns[mover], decision.decision_id, 0)
+        assert [type(m) for m in drain(conns[mover])] == [AcceptedMsg]
+        assert drain(other) == []
+        await asyncio.sleep(0)  # one loop step: the move is delivered without any caller
+        mine = drain(conns[mover])
+        theirs = drain(other)
+        played = [m for m in theirs if isinstance(m, EventMsg)]
+        assert isinstance(played[0].event, CardPlayed) and played[0].event.seat == mover
+        assert next(m.sequence for m in mine if isinstance(m, EventMsg)) == played[0].sequence
+        assert isinstance(theirs[-1], DecisionMsg) and session.decision is not None
+        assert session.decision.seat == 1 - mover
+
+    asyncio.run(main())
+
+
+def test_any_entry_point_settles_a_pending_move_first() -> None:
+    async def main() -> None:
+        session, conns, mover, decision = started()
+        session.submit(conns[mover], decision.decision_id, 0)
+        # A spectator joining before the loop turns sees the move and a consistent view.
+        spectator = Connection(None)
+        session.add_spectator(spectator)
+        got = drain(spectator)
+        events = [m for m in got if isinstance(m, EventMsg)]
+        view = next(m for m in got if isinstance(m, ViewMsg))
+        assert any(isinstance(m.event, CardPlayed) for m in events)
+        assert view.sequence == events[-1].sequence == session.sequence
+        assert view.view.to_move == 1 - mover
+        # The other seat already holds its decision: a resubmit by the mover is refused
+        # as out of turn, not as "no decision open".
+        session.submit(conns[mover], decision.decision_id + 1, 0)
+        rejected = drain(conns[mover])[-1]
+        assert rejected.reason == "not_your_turn"
+        assert f"seat {1 - mover}'s turn" in rejected.message
+
+    asyncio.run(main())
