@@ -59,6 +59,7 @@ from cirulla.server.messages import (
     ViewMsg,
     WelcomeMsg,
 )
+from cirulla.server.replay import record_events
 from cirulla.server.session import MatchConfig
 from cirulla.v1 import (
     cards_pb2,
@@ -790,6 +791,7 @@ def record_pb(record: dict[str, Any]) -> match_pb2.Record:
                 deal_result_pb(record["game_number"], deal, info["score"], info["totals"], players)
             )
         out.deals.append(dr)
+    out.events.extend([event_pb(m, players) for m in record_events(record)])
     return out
 
 

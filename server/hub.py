@@ -66,8 +66,6 @@ class Room:
         self.names[seat] = name
         conn.room = self
         session = self.current
-        if session is not None:
-            session.settle()  # a last move still being delivered may end the game
         if session is None or session.status in ("finished", "aborted"):
             session = self._next_session()
         session.attach(
@@ -95,8 +93,6 @@ class Room:
 
     def summary(self) -> dict[str, Any]:
         n = self.config.options.players
-        if self.current is not None:
-            self.current.settle()
         return {
             "room_id": self.room_id,
             "display_name": self.display_name,

@@ -9,14 +9,57 @@ Anything else means the server (or the file) is wrong, so ``cirulla replay`` exi
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from cirulla.rules import CirullaError, Game, Options
-from cirulla.rules.events import DealScored, GameOver
+from cirulla.rules import CirullaError, DeclarationKind, Game, Options, parse_card, parse_mask
+from cirulla.rules.events import (
+    _MASK_FIELDS,
+    CardPlayed,
+    DealerBonus,
+    DealScored,
+    DealStarted,
+    Declared,
+    Event,
+    GameOver,
+    HandDealt,
+    LastTake,
+    Redeal,
+    RoundDealt,
+)
+from cirulla.rules.scoring import DealScore, SideScore
+from cirulla.server.messages import (
+    Disconnected,
+    EventMsg,
+    GameEnded,
+    Reconnected,
+    TimedOut,
+)
 
 RECORD_FORMAT = "cirulla-record/1"
+
+_EVENT_TYPES: dict[str, type[Event]] = {
+    cls.__name__: cls
+    for cls in (
+        DealStarted,
+        Redeal,
+        HandDealt,
+        RoundDealt,
+        DealerBonus,
+        Declared,
+        CardPlayed,
+        LastTake,
+        DealScored,
+        GameOver,
+        TimedOut,
+        Disconnected,
+        Reconnected,
+        GameEnded,
+    )
+}
+_ENTRY_KEYS = {"sequence", "deal", "private_to", "type"}
+_KINDS = {k.label: k for k in DeclarationKind}
 
 
 @dataclass
@@ -133,3 +176,52 @@ def replay(record: dict[str, Any]) -> ReplayReport:
             )
         report.winner = result.get("winner")
     return report
+
+
+def record_events(record: dict[str, Any]) -> list[EventMsg]:
+    """The record's events as the session published them (private ones included).
+
+    The record stores each event as ``Event.to_dict()`` plus its sequence, deal, receiver
+    and wire extras; reading them back into ``EventMsg`` values lets GetRecord encode
+    them with the very code that encoded the live stream.
+    """
+    out = []
+    for n, entry in enumerate(record.get("events", []), 1):
+        cls = _EVENT_TYPES.get(entry.get("type", ""))
+        if cls is None:
+            raise ValueError(f"record event {n}: unknown type {entry.get('type')!r}")
+        names = [f.name for f in fields(cls)]
+        try:
+            event = cls(**{name: _field(name, entry[name]) for name in names})
+        except (KeyError, TypeError, ValueError, CirullaError) as exc:
+            raise ValueError(f"record event {n} ({cls.__name__}): {exc}") from None
+        extras = {k: v for k, v in entry.items() if k not in _ENTRY_KEYS and k not in names}
+        out.append(
+            EventMsg(
+                entry["sequence"],
+                record["game_number"],
+                entry.get("deal", 0),
+                event,
+                entry.get("private_to"),
+                extras,
+            )
+        )
+    return out
+
+
+def _field(name: str, value: Any) -> Any:
+    """Undo ``Event.to_dict`` for one field (card names, kinds, scores, lists)."""
+    if name in _MASK_FIELDS:
+        return parse_mask(value)
+    if name == "card":
+        return parse_card(value)
+    if name == "kind":
+        return _KINDS[value]
+    if name == "score":
+        sides = tuple(
+            SideScore(**{k: v for k, v in side.items() if k != "total"}) for side in value["sides"]
+        )
+        return DealScore(sides, value["cappotto"])
+    if isinstance(value, list):
+        return tuple(value)
+    return value

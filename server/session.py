@@ -8,7 +8,7 @@ session speaks in ``messages`` values; the servicer converts them to protobuf.
 
 An accepted move is acknowledged first and delivered (events, next decision) one event
 loop step later, so the mover's round trip does not wait for the fan-out; every entry
-point calls ``settle`` first, so nothing outside ever sees a move half delivered.
+point (and ``status``) settles first, so nothing outside ever sees a move half delivered.
 """
 
 from __future__ import annotations
@@ -170,7 +170,7 @@ class MatchSession:
         self.seats = [Seat() for _ in range(n)]
         self.clocks = [SeatClock(config.time) for _ in range(n)]
         self.spectators: set[Connection] = set()
-        self.status = "waiting"
+        self._status = "waiting"
         self.create_time = now_iso()
         self.grace_ms = config.disconnect_grace_ms or default_grace_ms
         self.seed = config.seed if config.seed is not None or config.decks else secrets.randbits(63)
@@ -190,6 +190,16 @@ class MatchSession:
         self.close_on_finish = close_on_finish
 
     # ------------------------------------------------------------------ queries
+
+    @property
+    def status(self) -> str:
+        """waiting, in_progress, finished or aborted, counting a move still being delivered."""
+        self.settle()
+        return self._status
+
+    @status.setter
+    def status(self, value: str) -> None:
+        self._status = value
 
     @property
     def run(self) -> GameRun | None:

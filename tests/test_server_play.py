@@ -80,6 +80,24 @@ def test_complete_match_and_record_replays(players: int) -> None:
                     report = replay(srv.hub.store.get_record(summary.record_id))
                     assert report.ok, report.mismatches
                     assert report.deals_checked == len(full.record.deals)
+                    # Record.events: exactly what the seats together received in that
+                    # game, hands included, in sequence order.
+                    game = full.record.game_number
+                    seen = {
+                        m.event.sequence: m.event
+                        for log in logs
+                        for m in log
+                        if m.WhichOneof("body") == "event" and m.event.game_number == game
+                    }
+                    events = list(full.record.events)
+                    assert [e.sequence for e in events] == sorted(seen)
+                    assert events == [seen[e.sequence] for e in events]
+                    first = events[0].sequence
+                    assert [e.sequence for e in events] == list(range(first, first + len(events)))
+                    hands = [e for e in events if e.WhichOneof("body") == "hand_dealt"]
+                    assert {e.private_to_seat for e in hands} == set(range(players))
+                    assert all(e.hand_dealt.seat == e.private_to_seat for e in hands)
+                    assert events[-1].game_over == full.record.result
         finally:
             await srv.stop()
 

@@ -1,13 +1,17 @@
-"""The session acknowledges a move before delivering it, yet nobody sees it half done."""
+"""The session: a move is acknowledged before it is delivered, yet nobody sees it half
+done; its record reads back exactly."""
 
 from __future__ import annotations
 
 import asyncio
+import json
+import random
 from typing import Any
 
 from cirulla.rules import Options
 from cirulla.rules.events import CardPlayed
 from cirulla.server.messages import AcceptedMsg, DecisionMsg, EventMsg, ViewMsg
+from cirulla.server.replay import record_events
 from cirulla.server.session import Connection, MatchConfig, MatchSession
 
 
@@ -69,5 +73,43 @@ def test_any_entry_point_settles_a_pending_move_first() -> None:
         rejected = drain(conns[mover])[-1]
         assert rejected.reason == "not_your_turn"
         assert f"seat {1 - mover}'s turn" in rejected.message
+
+    asyncio.run(main())
+
+
+def test_record_events_read_back_exactly_as_published() -> None:
+    """Every kind of event survives the JSON record (GetRecord encodes what it reads)."""
+
+    async def main() -> None:
+        kinds: set[str] = set()
+        for seed in (0, 1, 7, 39):  # 7: a dealer bonus, 39: a redeal
+            config = MatchConfig(
+                options=Options.preset("standard", players=2, target=31), seed=seed, best_of=2
+            )
+            session = MatchSession(f"m-{seed}", config)
+            conns = [Connection(), Connection()]
+            for seat, conn in enumerate(conns):
+                session.attach(seat, conn, name=f"p{seat}", version="t")
+            rng = random.Random(seed)
+            steps = 0
+            while session.status == "in_progress":
+                decision = session.decision
+                assert decision is not None
+                if steps == 3:  # a drop and a resume: server events in the record
+                    session.detach(conns[decision.seat])
+                    conns[decision.seat] = Connection()
+                    session.attach(decision.seat, conns[decision.seat], name="", version="")
+                declaring = [i for i, c in enumerate(decision.codes) if c >> 6 & 63]
+                pick = rng.choice(declaring or range(len(decision.codes)))
+                session.submit(conns[decision.seat], decision.id, pick)
+                steps += 1
+            for run in session.runs:
+                published = list(run.events)
+                stored = json.loads(json.dumps(session.record(run)))  # as the store keeps it
+                assert record_events(stored) == published
+                kinds |= {type(m.event).__name__ for m in published}
+        assert {"HandDealt", "CardPlayed", "Declared", "DealScored", "GameEnded"} <= kinds
+        assert {"Disconnected", "Reconnected", "LastTake", "RoundDealt"} <= kinds
+        assert {"Redeal", "DealerBonus", "DealStarted"} <= kinds
 
     asyncio.run(main())

@@ -113,6 +113,10 @@ def test_timeout_forfeits_the_game_and_the_record_replays(tmp_path: Any) -> None
         assert "forfeit" in match.seats[mover].notes
         rec = await stub.GetRecord(ms.GetRecordRequest(record_id=f"{mid}-g1"))
         assert rec.record.result.reason == 3
+        kinds = [e.WhichOneof("body") for e in rec.record.events]
+        assert kinds[-2:] == ["timeout", "game_over"]
+        assert rec.record.events[-2].timeout.seat == mover
+        assert rec.record.events[-1] == over
         box["id"] = f"{mid}-g1"
         for s in seats:
             s.close()
