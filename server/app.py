@@ -51,6 +51,8 @@ async def start_server(
     tls_key: str | Path | None = None,
     disconnect_grace_ms: int = 30_000,
 ) -> RunningServer:
+    if bool(tls_cert) != bool(tls_key):
+        raise ValueError("TLS needs both --tls-cert and --tls-key")
     store = Store(db)
     hub = Hub(store, admin_token=admin_token, default_grace_ms=disconnect_grace_ms)
     server = grpc.aio.server()
@@ -65,9 +67,7 @@ async def start_server(
         ),
         server,
     )
-    if tls_cert or tls_key:
-        if not (tls_cert and tls_key):
-            raise ValueError("TLS needs both --tls-cert and --tls-key")
+    if tls_cert and tls_key:
         creds = grpc.ssl_server_credentials(
             [(Path(tls_key).read_bytes(), Path(tls_cert).read_bytes())]
         )

@@ -1,0 +1,94 @@
+"""TLS: a server started with a certificate serves secure channels and refuses plaintext."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import subprocess
+from pathlib import Path
+
+import grpc
+import pytest
+
+from cirulla.server.app import start_server
+from cirulla.server.client import ManualSeat, hello
+from cirulla.v1 import match_service_pb2 as ms
+from cirulla.v1 import match_service_pb2_grpc, match_settings_pb2, rules_pb2
+
+OPENSSL = shutil.which("openssl")
+
+
+def self_signed(tmp: Path) -> tuple[Path, Path]:
+    """A throwaway certificate for 127.0.0.1 (IP SAN, so the client checks the name)."""
+    cert, key = tmp / "cert.pem", tmp / "key.pem"
+    assert OPENSSL is not None
+    subprocess.run(
+        [
+            OPENSSL,
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+            "-nodes",
+            "-days",
+            "1",
+            "-subj",
+            "/CN=cirulla-test",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1,DNS:localhost",
+            "-keyout",
+            str(key),
+            "-out",
+            str(cert),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    return cert, key
+
+
+@pytest.mark.skipif(OPENSSL is None, reason="needs the openssl CLI to make a certificate")
+def test_tls_server_accepts_secure_channels_and_refuses_plaintext(tmp_path: Path) -> None:
+    cert, key = self_signed(tmp_path)
+
+    async def main() -> None:
+        srv = await start_server("127.0.0.1:0", tls_cert=cert, tls_key=key)
+        try:
+            creds = grpc.ssl_channel_credentials(root_certificates=cert.read_bytes())
+            async with grpc.aio.secure_channel(f"127.0.0.1:{srv.port}", creds) as ch:
+                stub = match_service_pb2_grpc.MatchServiceStub(ch)
+                settings = match_settings_pb2.MatchSettings(
+                    rules=rules_pb2.Rules(overrides=rules_pb2.RuleOptions(players=2))
+                )
+                created = await stub.CreateMatch(ms.CreateMatchRequest(settings=settings))
+                match_id = created.match.match_id
+                assert len(created.seat_tokens) == 2
+                # A Play stream works over TLS too.
+                seat = ManualSeat(stub)
+                seat.send(hello(match_id, created.seat_tokens[0].token))
+                welcome = (await seat.next("welcome")).welcome
+                assert welcome.match_id == match_id and welcome.seat == 0
+                seat.close()
+            async with grpc.aio.insecure_channel(f"127.0.0.1:{srv.port}") as plain:
+                stub = match_service_pb2_grpc.MatchServiceStub(plain)
+                with pytest.raises(grpc.aio.AioRpcError) as refused:
+                    await stub.CreateMatch(ms.CreateMatchRequest(settings=settings), timeout=5)
+                assert refused.value.code() == grpc.StatusCode.UNAVAILABLE
+            assert list(srv.hub.matches) == [match_id]  # the plaintext call created nothing
+        finally:
+            await srv.stop()
+
+    asyncio.run(main())
+
+
+def test_tls_needs_both_certificate_and_key(tmp_path: Path) -> None:
+    pem = tmp_path / "cert.pem"
+    pem.write_text("not used")
+
+    async def main() -> None:
+        with pytest.raises(ValueError, match="both --tls-cert and --tls-key"):
+            await start_server("127.0.0.1:0", tls_cert=pem)
+
+    asyncio.run(main())
