@@ -45,9 +45,10 @@ def _run_bot(args: argparse.Namespace) -> int:
             if not sep:
                 raise ValueError(f"--option takes key=value, got {item!r}")
             options[key.strip().replace("-", "_")] = value
-        for opt in kind.options:
+        for opt in KINDS["mcts"].options:
             value = getattr(args, f"opt_{opt.name}", None)
             if value is not None:
+                kind.option(opt.name)  # says which options this kind has, if not this one
                 options[opt.name] = value
         policy = make_policy(args.kind, options, seed=args.seed)
     except ValueError as exc:

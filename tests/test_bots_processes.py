@@ -290,3 +290,23 @@ def test_kit_plays_the_default_action_when_the_policy_fails(server: str, tmp_pat
     assert outcome.seat == 0 and outcome.winner_side in (0, 1)
     assert outcome.defaults_played == 1 and outcome.decisions == len(calls)
     assert outcome.rejected == 0
+
+
+def test_bot_refuses_an_option_its_kind_does_not_have() -> None:
+    proc = subprocess.run(
+        [
+            *CIRULLA,
+            "bot",
+            "greedy",
+            "--server=127.0.0.1:1",
+            "--match=m",
+            "--token=t",
+            "--iterations",
+            "5",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 2
+    assert "bot kind 'greedy' has no option 'iterations'" in proc.stderr
