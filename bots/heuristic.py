@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 
 from cirulla.rules.actions import declaration_codes
-from cirulla.rules.captures import resolve, table_entry
+from cirulla.rules.captures import entry_captures, table_entry
 from cirulla.rules.cards import (
     ACES_MASK,
     COINS_MASK,
@@ -250,12 +250,6 @@ def best_index(view: View, codes: list[int]) -> int:
 # --------------------------------------------------------------------------- playouts
 
 
-def _sets(entry: list, value: int) -> tuple[int, ...]:
-    """Capture masks for ``value`` from a rules-core table entry, shifted as in action codes."""
-    sets = entry[value]
-    return sets if sets is not None else resolve(entry, value)
-
-
 def playout_code(game: Game, rng: random.Random, epsilon: float) -> int:
     """A legal action code for the seat to move, chosen by the cheap heuristic.
 
@@ -280,7 +274,7 @@ def playout_code(game: Game, rng: random.Random, epsilon: float) -> int:
     must = game.options.must_capture
     if rng.random() < epsilon:
         card = cards[rng.randrange(len(cards))]
-        sets = _sets(entry, named if card == WILD and named else VALUES[card])
+        sets = entry_captures(entry, named if card == WILD and named else VALUES[card])
         if not sets or (not must and rng.random() < 0.2):
             return card | decl << 6
         return card | decl << 6 | sets[rng.randrange(len(sets))]
@@ -295,7 +289,7 @@ def playout_code(game: Game, rng: random.Random, epsilon: float) -> int:
     best_code = -1
     best = -1e9
     for card in cards:
-        sets = _sets(entry, named if card == WILD and named else VALUES[card])
+        sets = entry_captures(entry, named if card == WILD and named else VALUES[card])
         bit = 1 << card
         options = [
             (m, static_worth(m >> 12 | bit) + (SCOPA_POINT if m == table_code and more else 0.0))
@@ -311,7 +305,7 @@ def playout_code(game: Game, rng: random.Random, epsilon: float) -> int:
                 after_entry = table_entry(after, named, pp)
                 after_code = after << 12
                 for v in threat:
-                    if after_code in _sets(after_entry, v):
+                    if after_code in entry_captures(after_entry, v):
                         s -= SCOPA_POINT + static_worth(after)
                         break
             if s > best:

@@ -14,9 +14,13 @@ from cirulla.rules.cards import VALUES, WILD, cards_of
 Captures = tuple[tuple[int, ...], ...]
 Shape = tuple[tuple[tuple[int, ...], ...], ...]
 
-# Per table: [(shape, card bits), sets for value 1, ..., sets for value 10], the sets
-# filled in on first use (a hand needs at most three of the ten values) and stored
-# already shifted into their place in an action code (``mask << 12``).
+# Per table: [(shape, card bits), sets for value 1, ..., sets for value 10, all values],
+# the sets filled in on first use (a hand needs at most three of the ten values) and
+# stored already shifted into their place in an action code (``mask << 12``). The last
+# slot caches ``captures_by_value``'s plain-mask answer.
+#
+# Search code may use ``table_entry`` + ``entry_captures`` directly (the fast path of
+# ``Game.legal_codes``); they are part of this module's public interface.
 Entry = list
 _CACHE: dict[int, Entry] = {}
 _SHAPES: dict[tuple[tuple[int, ...], bool], Shape] = {}
@@ -45,7 +49,7 @@ def table_entry(table: int, wild_value: int, pairing_precedence: bool) -> Entry:
         shape = _SHAPES.get((values, pairing_precedence))
         if shape is None:
             shape = _SHAPES[values, pairing_precedence] = _subset_shape(values, pairing_precedence)
-        entry = _CACHE[key] = [(shape, [1 << c for c in cards]), *([None] * 10)]
+        entry = _CACHE[key] = [(shape, [1 << c for c in cards]), *([None] * 11)]
     return entry
 
 
@@ -56,14 +60,23 @@ def resolve(entry: Entry, value: int) -> tuple[int, ...]:
     return sets
 
 
+def entry_captures(entry: Entry, value: int) -> tuple[int, ...]:
+    """Capture sets of a played ``value`` on ``entry``'s table, shifted as in action codes."""
+    sets = entry[value]
+    return sets if sets is not None else resolve(entry, value)
+
+
 def captures_by_value(table: int, wild_value: int, pairing_precedence: bool) -> Captures:
     """Index ``v`` (1..10) gives the capture masks available to a played card of value ``v``.
 
     Sets are ordered by ascending mask, which is the stable order of legal actions.
     """
     entry = table_entry(table, wild_value, pairing_precedence)
-    by_value = [entry[v] if entry[v] is not None else resolve(entry, v) for v in range(1, 11)]
-    return ((), *(tuple(m >> 12 for m in sets) for sets in by_value))
+    result = entry[11]
+    if result is None:
+        shifted = [entry_captures(entry, v) for v in range(1, 11)]
+        result = entry[11] = ((), *(tuple(m >> 12 for m in sets) for sets in shifted))
+    return result
 
 
 def _subset_shape(values: tuple[int, ...], pairing_precedence: bool) -> Shape:
