@@ -46,9 +46,7 @@ def test_buf_lint_would_catch_a_violation(buf: Path, tmp_path: Path) -> None:
     )
     bad = tmp_path / "proto" / "bad" / "v1"
     bad.mkdir(parents=True)
-    (bad / "bad.proto").write_text(
-        'syntax = "proto3";\npackage bad.v1;\nenum Color { RED = 0; }\n'
-    )
+    (bad / "bad.proto").write_text('syntax = "proto3";\npackage bad.v1;\nenum Color { RED = 0; }\n')
     out = subprocess.run(
         [str(buf), "lint"], cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False
     )
