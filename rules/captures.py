@@ -48,6 +48,8 @@ def table_entry(table: int, wild_value: int, pairing_precedence: bool) -> Entry:
         values = tuple(wild_value if c == WILD and wild_value else VALUES[c] for c in cards)
         shape = _SHAPES.get((values, pairing_precedence))
         if shape is None:
+            if len(_SHAPES) >= _CACHE_LIMIT:
+                _SHAPES.clear()  # both caches are bounded: servers and bots run for days
             shape = _SHAPES[values, pairing_precedence] = _subset_shape(values, pairing_precedence)
         entry = _CACHE[key] = [(shape, [1 << c for c in cards]), *([None] * 11)]
     return entry
@@ -86,31 +88,35 @@ def _subset_shape(values: tuple[int, ...], pairing_precedence: bool) -> Shape:
     the same order as sorting the card masks of any table with these values.
     """
     n = len(values)
-    # by_sum[s]: (positions, size) of every subset whose values sum to s <= 14
-    by_sum: list[list[tuple[int, int]]] = [[] for _ in range(15)]
+    ascending = all(values[i] <= values[i + 1] for i in range(n - 1))
+    # by_sum[s]: (position mask, positions) of every subset whose values sum to s <= 14
+    by_sum: list[list[tuple[int, tuple[int, ...]]]] = [[] for _ in range(15)]
 
-    def extend(start: int, total: int, positions: int, size: int) -> None:
+    def extend(start: int, total: int, mask: int, positions: tuple[int, ...]) -> None:
         for j in range(start, n):
             s = total + values[j]
             if s > 14:
+                if ascending:
+                    break  # every later value is at least as large
                 continue
-            p = positions | 1 << j
-            by_sum[s].append((p, size + 1))
-            extend(j + 1, s, p, size + 1)
+            m = mask | 1 << j
+            pos = (*positions, j)
+            by_sum[s].append((m, pos))
+            extend(j + 1, s, m, pos)
 
-    extend(0, 0, 0, 0)
+    extend(0, 0, 0, ())
     ace_on_table = 1 in values
     result: list[tuple[tuple[int, ...], ...]] = [()]
     for v in range(1, 11):
         if v == 1 and n and not ace_on_table:
-            masks = [(1 << n) - 1]  # the ace sweep is then the ace's only capture
-        else:
-            pairing = [p for p, size in by_sum[v] if size == 1]
-            adding = [p for p, size in by_sum[v] if size >= 2]
-            if pairing_precedence and pairing:
-                adding = []
-            masks = sorted([*pairing, *adding, *(p for p, _ in by_sum[15 - v])])
-        result.append(tuple(tuple(i for i in range(n) if p >> i & 1) for p in masks))
+            result.append((tuple(range(n)),))  # the ace sweep is then the ace's only capture
+            continue
+        pairing = [x for x in by_sum[v] if len(x[1]) == 1]
+        adding = [x for x in by_sum[v] if len(x[1]) >= 2]
+        if pairing_precedence and pairing:
+            adding = []
+        found = sorted([*pairing, *adding, *by_sum[15 - v]])  # by position mask
+        result.append(tuple(positions for _, positions in found))
     return tuple(result)
 
 
