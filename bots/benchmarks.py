@@ -78,8 +78,8 @@ def register(bench: argparse._SubParsersAction) -> None:
         help="bot A against bot B on duplicate deals: win rate, point difference, 95%% CIs",
         description="Play bot A against bot B to the target, every deck sequence once per "
         "seating (duplicate deals), in process (policies called through the rules core, not "
-        "over gRPC). Reports A's game win rate (Wilson 95%% CI) and A's mean point difference "
-        "per deal (paired by deck sequence, normal 95%% CI). Bots are specs like greedy, "
+        "over gRPC). Reports A's game win rate (Wilson 95% CI) and A's mean point difference "
+        "per deal (paired by deck sequence, normal 95% CI). Bots are specs like greedy, "
         "random or mcts:iterations=1000,c=0.7.",
     )
     s.add_argument("--a", required=True, metavar="SPEC", help="bot A, e.g. mcts:iterations=1000")
