@@ -3,53 +3,61 @@
 from __future__ import annotations
 
 import asyncio
-import shutil
-import subprocess
+import datetime
+import ipaddress
 from pathlib import Path
 
 import grpc
 import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
 
 from cirulla.server.app import start_server
 from cirulla.server.client import ManualSeat, hello
 from cirulla.v1 import match_service_pb2 as ms
 from cirulla.v1 import match_service_pb2_grpc, match_settings_pb2, rules_pb2
 
-OPENSSL = shutil.which("openssl")
-
 
 def self_signed(tmp: Path) -> tuple[Path, Path]:
-    """A throwaway certificate for 127.0.0.1 (IP SAN, so the client checks the name)."""
-    cert, key = tmp / "cert.pem", tmp / "key.pem"
-    assert OPENSSL is not None
-    subprocess.run(
-        [
-            OPENSSL,
-            "req",
-            "-x509",
-            "-newkey",
-            "ec",
-            "-pkeyopt",
-            "ec_paramgen_curve:prime256v1",
-            "-nodes",
-            "-days",
-            "1",
-            "-subj",
-            "/CN=cirulla-test",
-            "-addext",
-            "subjectAltName=IP:127.0.0.1,DNS:localhost",
-            "-keyout",
-            str(key),
-            "-out",
-            str(cert),
-        ],
-        check=True,
-        capture_output=True,
+    """A throwaway certificate for 127.0.0.1 (IP SAN, so the client checks the name).
+
+    Made with the `cryptography` package (a dev dependency), so the test needs no
+    openssl binary and never has to be skipped.
+    """
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "cirulla-test")])
+    now = datetime.datetime.now(datetime.UTC)
+    certificate = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(
+            x509.SubjectAlternativeName(
+                [x509.IPAddress(ipaddress.ip_address("127.0.0.1")), x509.DNSName("localhost")]
+            ),
+            critical=False,
+        )
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
     )
-    return cert, key
+    cert, key_path = tmp / "cert.pem", tmp / "key.pem"
+    cert.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    return cert, key_path
 
 
-@pytest.mark.skipif(OPENSSL is None, reason="needs the openssl CLI to make a certificate")
 def test_tls_server_accepts_secure_channels_and_refuses_plaintext(tmp_path: Path) -> None:
     cert, key = self_signed(tmp_path)
 
