@@ -24,7 +24,6 @@ from cirulla.bots.convert import (
     ProtocolDataError,
     clock_seconds,
     legal_from_proto,
-    options_from_proto,
     view_from_proto,
 )
 from cirulla.bots.policy import DecisionFunction, FunctionPolicy, Policy, resolve_choice
@@ -32,6 +31,7 @@ from cirulla.rules.actions import Action
 from cirulla.rules.options import Options
 from cirulla.rules.views import View
 from cirulla.v1 import match_service_pb2, match_service_pb2_grpc, play_pb2
+from cirulla.wire import options_from_proto
 
 log = logging.getLogger("cirulla.bots.kit")
 

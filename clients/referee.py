@@ -29,8 +29,8 @@ from cirulla.v1 import (
     match_service_pb2,
     match_service_pb2_grpc,
     match_settings_pb2,
-    rules_pb2,
 )
+from cirulla.wire import rules_to_proto
 
 POLL_SECONDS = 0.2
 #: How long bots may take to leave on their own after the match ended.
@@ -51,10 +51,8 @@ def side_of(seat: int, players: int) -> int:
 
 def match_settings(settings: Settings, seed: int) -> match_settings_pb2.MatchSettings:
     """The protobuf settings of every tournament match: one game, forfeit on timeout."""
-    overrides = rules_pb2.RuleOptions(**settings.rules)
-    preset = rules_pb2.Preset.Value("PRESET_" + settings.preset.upper().replace("-", "_"))
     return match_settings_pb2.MatchSettings(
-        rules=rules_pb2.Rules(preset=preset, overrides=overrides),
+        rules=rules_to_proto(settings.preset, settings.rules),
         best_of=1,
         time_control=match_settings_pb2.TimeControl(move_limit_ms=settings.move_limit_ms),
         timeout_policy=match_settings_pb2.TIMEOUT_POLICY_FORFEIT_GAME,

@@ -1,33 +1,22 @@
-"""protobuf <-> domain: the only module that knows both the wire format and the rules core.
+"""protobuf <-> server domain: the session's messages, summaries and records on the wire.
 
 Keeping every conversion here means the session never builds a protobuf message and the
 servicer never looks inside a rules object; a field added to the protocol is filled in
-one place.
+one place. Plain values (cards, actions, rule options) go through ``cirulla.wire``, the
+implementation the bots decode with.
 """
 
 from __future__ import annotations
 
 import functools
 from collections import OrderedDict
-from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from cirulla import PROTOCOL_VERSION, __version__
-from cirulla.rules import (
-    CARD_NAMES,
-    Action,
-    CardError,
-    Declaration,
-    DeclarationKind,
-    InvalidActionError,
-    Options,
-    cards_of,
-    parse_card,
-)
-from cirulla.rules.cards import card_suit, card_value, make_card
+from cirulla import PROTOCOL_VERSION, __version__, wire
+from cirulla.rules import DeckError, Options, parse_deck
 from cirulla.rules.events import (
     CardPlayed,
     DealerBonus,
@@ -62,7 +51,6 @@ from cirulla.server.messages import (
 from cirulla.server.replay import record_events
 from cirulla.server.session import MatchConfig
 from cirulla.v1 import (
-    cards_pb2,
     events_pb2,
     game_pb2,
     match_pb2,
@@ -71,6 +59,7 @@ from cirulla.v1 import (
     play_pb2,
     rules_pb2,
 )
+from cirulla.wire import CARD_MESSAGES, cards_to_proto, options_to_proto
 
 SERVER_NAME = "cirulla-server"
 CAPABILITIES = (
@@ -82,94 +71,41 @@ CAPABILITIES = (
     "resume",
 )
 
-# ---------------------------------------------------------------------- cards
+# ---------------------------------------------------------------------- settings
 
-CARD_PB = tuple(
-    cards_pb2.Card(suit=card_suit(c) + 1, rank=card_value(c), code=CARD_NAMES[c]) for c in range(40)
-)
-
-
-@functools.lru_cache(maxsize=8192)
-def cards_pb(mask: int) -> Sequence[cards_pb2.Card]:
-    """The cards of ``mask``, ascending: shared messages, copied by whatever takes them.
-
-    Cached because the same hands, tables and piles are encoded again at every decision.
-    """
-    return tuple(CARD_PB[c] for c in cards_of(mask))
-
-
-def card_from_pb(card: cards_pb2.Card) -> int:
-    """A card from suit+rank or code; an unknown code raises CardError naming it."""
-    by_code = parse_card(card.code) if card.code else None
-    if card.suit or card.rank:
-        if not (1 <= card.suit <= 4 and 1 <= card.rank <= 10):
-            raise CardError(
-                f"Card needs both suit and rank (got suit={card.suit} rank={card.rank})"
-            )
-        c = make_card(card.rank, card.suit - 1)
-        if by_code is not None and by_code != c:
-            raise CardError(f"Card code {card.code!r} disagrees with its suit and rank")
-        return c
-    if by_code is None:
-        raise CardError("Card is empty: set code (e.g. '7D') or suit and rank")
-    return by_code
-
-
-# ---------------------------------------------------------------------- rules and settings
-
-_PRESETS = {0: "standard", 1: "standard", 2: "genova-home", 3: "fantacarte"}
-_PRESET_PB = {"standard": 1, "genova-home": 2, "fantacarte": 3}
 _POLICY = {0: "play_default_action", 1: "forfeit_game", 2: "play_default_action"}
 _POLICY_PB = {"forfeit_game": 1, "play_default_action": 2}
-_OPTION_FIELDS = (
-    "players",
-    "target",
-    "must_capture",
-    "pairing_precedence",
-    "ace_sweep_scopa",
-    "dealer_low_bonus",
-    "primiera_needs_all_suits",
-    "piccola_max",
-    "cappotto",
-)
-
-
-def options_pb(options: Options) -> rules_pb2.RuleOptions:
-    return rules_pb2.RuleOptions(**options.to_dict())
 
 
 def config_from_pb(settings: match_settings_pb2.MatchSettings) -> MatchConfig:
-    """Validate and resolve requested settings; raises OptionError/DeckError/InvalidArgument."""
-    preset = _PRESETS.get(settings.rules.preset)
-    if preset is None:
-        raise InvalidArgument(f"MatchSettings.rules.preset {settings.rules.preset} is unknown")
-    ov = settings.rules.overrides
-    overrides = {f: getattr(ov, f) for f in _OPTION_FIELDS if ov.HasField(f)}
-    options = Options.preset(preset, **overrides)
+    """Validate and resolve requested settings; raises WireError/DeckError/InvalidArgument."""
+    preset, overrides, options = wire.rules_from_proto(settings.rules, "MatchSettings.rules")
     decks = None
     seed = None
     source = settings.WhichOneof("deck_source")
     if source == "seed":
         seed = settings.seed
     elif source == "deck_orders":
-        decks = []
-        for i, deck in enumerate(settings.deck_orders.decks):
-            try:
-                decks.append([card_from_pb(c) for c in deck.cards])
-            except CardError as exc:
-                raise InvalidArgument(f"deck_orders.decks[{i}]: {exc}") from None
+        field = "MatchSettings.deck_orders.decks"
+        decks = [
+            wire.cards_from_proto(deck.cards, f"{field}[{i}].cards")
+            for i, deck in enumerate(settings.deck_orders.decks)
+        ]
         if not decks:
-            raise InvalidArgument("deck_orders is set but lists no deck")
-        from cirulla.rules import parse_deck
-
-        for deck_cards in decks:
-            parse_deck(deck_cards)
+            raise InvalidArgument(f"{field}: deck_orders is set but lists no deck")
+        for i, deck_cards in enumerate(decks):
+            try:
+                parse_deck(deck_cards)
+            except DeckError as exc:
+                raise InvalidArgument(f"{field}[{i}]: {exc}") from None
     first_dealer = settings.first_dealer if settings.HasField("first_dealer") else None
     if first_dealer is not None and first_dealer >= options.players:
-        raise InvalidArgument(f"first_dealer {first_dealer} is not a seat 0..{options.players - 1}")
+        raise InvalidArgument(
+            f"MatchSettings.first_dealer: {first_dealer} is not a seat 0..{options.players - 1}"
+        )
     policy = _POLICY.get(settings.timeout_policy)
     if policy is None:
-        raise InvalidArgument(f"timeout_policy {settings.timeout_policy} is unknown")
+        raise InvalidArgument(f"MatchSettings.timeout_policy: {settings.timeout_policy} is unknown")
     return MatchConfig(
         options=options,
         preset=preset,
@@ -191,10 +127,7 @@ def settings_pb(config: dict[str, Any] | MatchConfig) -> match_settings_pb2.Matc
 
         config = public_config(config)
     out = match_settings_pb2.MatchSettings(
-        rules=rules_pb2.Rules(
-            preset=_PRESET_PB.get(config["preset"], 1),
-            overrides=rules_pb2.RuleOptions(**config["overrides"]),
-        ),
+        rules=wire.rules_to_proto(config["preset"], config["overrides"]),
         effective_rules=rules_pb2.RuleOptions(**config["options"]),
         best_of=config["best_of"],
         time_control=match_settings_pb2.TimeControl(
@@ -211,55 +144,10 @@ def settings_pb(config: dict[str, Any] | MatchConfig) -> match_settings_pb2.Matc
 # ---------------------------------------------------------------------- actions
 
 
-def notation(action: Action) -> str:
-    """The rules core's notation ("5H:2C+3S", "low 4C", "three:7H=5 5C:5S"), one everywhere."""
-    return str(action)
-
-
-def parse_notation(text: str) -> Action:
-    """The rules core's notation; the short form "THREE=5 5C:5S" is accepted too."""
-    tokens = text.split()
-    if len(tokens) == 2 and "=" in tokens[0] and ":" not in tokens[0]:
-        word, _, value = tokens[0].partition("=")
-        tokens[0] = f"{word}:7H={value}"
-    return Action.parse(" ".join(tokens))
-
-
-def action_pb(code: int) -> game_pb2.Action:
-    action = Action.from_int(code)
-    out = game_pb2.Action(card=CARD_PB[action.card], captures=cards_pb(action.capture))
-    if action.declaration is not None:
-        out.declaration = int(action.declaration.kind)
-        if action.declaration.wild_value is not None:
-            out.wild_value = action.declaration.wild_value
-    return out
-
-
 @functools.lru_cache(maxsize=8192)
 def _legal_parts(code: int) -> tuple[game_pb2.Action, str]:
     """Wire action and notation of a code (shared; every decision lists a few codes)."""
-    return action_pb(code), notation(Action.from_int(code))
-
-
-def action_from_pb(action: game_pb2.Action) -> Action:
-    if not action.HasField("card"):
-        raise InvalidActionError("SubmitAction.action.card is missing")
-    card = card_from_pb(action.card)
-    capture = 0
-    for i, c in enumerate(action.captures):
-        try:
-            capture |= 1 << card_from_pb(c)
-        except CardError as exc:
-            raise CardError(f"SubmitAction.action.captures[{i}]: {exc}") from None
-    decl = None
-    if action.declaration:
-        if action.declaration not in (1, 2):
-            raise InvalidActionError(f"declaration {action.declaration} is unknown")
-        wild = action.wild_value if action.HasField("wild_value") else None
-        decl = Declaration(DeclarationKind(action.declaration), wild)
-    elif action.HasField("wild_value"):
-        raise InvalidActionError("wild_value is set without a declaration")
-    return Action(card, capture, decl)
+    return wire.action_to_proto(code), wire.notation(code)
 
 
 def choice_from_pb(submit: play_pb2.SubmitAction) -> Any:
@@ -269,9 +157,9 @@ def choice_from_pb(submit: play_pb2.SubmitAction) -> Any:
         if kind == "legal_action_index":
             return submit.legal_action_index
         if kind == "action":
-            return action_from_pb(submit.action)
+            return wire.action_from_proto(submit.action, "SubmitAction.action")
         if kind == "notation":
-            return parse_notation(submit.notation)
+            return wire.parse_notation(submit.notation, "SubmitAction.notation")
     except ValueError as exc:
         return exc
     return None
@@ -350,33 +238,37 @@ def event_pb(msg: EventMsg, players: int) -> events_pb2.Event:
             events_pb2.DealStarted(
                 deal_number=e.deal,
                 dealer=e.dealer,
-                table=cards_pb(e.table),
+                table=cards_to_proto(e.table),
                 hand_sizes=e.hand_sizes,
                 stock_count=x.get("stock_count", 0),
             )
         )
     elif isinstance(e, HandDealt):
         out.hand_dealt.CopyFrom(
-            events_pb2.HandDealt(seat=e.seat, round=e.round, cards=cards_pb(e.hand))
+            events_pb2.HandDealt(seat=e.seat, round=e.round, cards=cards_to_proto(e.hand))
         )
     elif isinstance(e, Redeal):
         out.redeal.CopyFrom(
             events_pb2.Redeal(
                 deal_number=e.deal,
                 dealer=e.dealer,
-                table=cards_pb(e.table),
+                table=cards_to_proto(e.table),
                 attempt=x.get("attempt", 1),
             )
         )
     elif isinstance(e, DealerBonus):
         out.dealer_bonus.CopyFrom(
             events_pb2.DealerBonus(
-                dealer=e.dealer, side=e.side, cards=cards_pb(e.cards), scope=e.scope
+                dealer=e.dealer, side=e.side, cards=cards_to_proto(e.cards), scope=e.scope
             )
         )
     elif isinstance(e, Declared):
         d = events_pb2.Declaration(
-            seat=e.seat, side=e.side, kind=int(e.kind), cards=cards_pb(e.cards), scope=e.points
+            seat=e.seat,
+            side=e.side,
+            kind=int(e.kind),
+            cards=cards_to_proto(e.cards),
+            scope=e.points,
         )
         if e.wild_value is not None:
             d.wild_value = e.wild_value
@@ -385,8 +277,8 @@ def event_pb(msg: EventMsg, players: int) -> events_pb2.Event:
         p = events_pb2.CardPlayed(
             seat=e.seat,
             side=e.side,
-            card=CARD_PB[e.card],
-            captured=cards_pb(e.captured),
+            card=CARD_MESSAGES[e.card],
+            captured=cards_to_proto(e.captured),
             scopa=e.scopa,
             ace_sweep=e.ace_sweep,
             notation=x.get("notation", ""),
@@ -400,7 +292,7 @@ def event_pb(msg: EventMsg, players: int) -> events_pb2.Event:
             events_pb2.RoundDealt(round=e.round, hand_sizes=e.hand_sizes, stock_count=e.stock)
         )
     elif isinstance(e, LastTake):
-        lt = events_pb2.LastTake(cards=cards_pb(e.cards))
+        lt = events_pb2.LastTake(cards=cards_to_proto(e.cards))
         if e.side is not None:
             lt.side = e.side
         out.last_take.CopyFrom(lt)
@@ -457,7 +349,7 @@ def _seat_state(
         side=side,
         name=name,
         hand_count=hand_count,
-        declared_cards=cards_pb(declared),
+        declared_cards=cards_to_proto(declared),
         connected=connected,
     )
 
@@ -470,7 +362,7 @@ def _side_state(
     return game_pb2.SideState(
         side=side,
         seats=_seats_of_side(players, side),
-        captured=cards_pb(captured),
+        captured=cards_to_proto(captured),
         scope=scope,
         game_total=total,
     )
@@ -487,8 +379,8 @@ def view_pb(msg: ViewMsg, out: game_pb2.View | None = None) -> game_pb2.View:
     out.deal_number = v.deal
     out.round = v.round
     out.dealer = v.dealer
-    out.hand.extend(cards_pb(v.hand))
-    out.table.extend(cards_pb(v.table))
+    out.hand.extend(cards_to_proto(v.hand))
+    out.table.extend(cards_to_proto(v.table))
     out.stock_count = v.stock
     out.event_sequence = msg.sequence
     if v.seat is not None:
@@ -593,7 +485,7 @@ def welcome_pb(msg: WelcomeMsg) -> play_pb2.Welcome:
 def new_game_pb(msg: NewGameMsg) -> play_pb2.NewGame:
     return play_pb2.NewGame(
         game_number=msg.game_number,
-        rules=options_pb(msg.options),
+        rules=options_to_proto(msg.options),
         seats=seat_infos_pb(msg.seats),
         dealer=msg.dealer,
         games_won=msg.games_won,
@@ -756,7 +648,7 @@ def record_pb(record: dict[str, Any]) -> match_pb2.Record:
         room_id=record["room_id"],
         game_number=record["game_number"],
         settings=settings_pb(record["config"]),
-        rules=options_pb(options),
+        rules=options_to_proto(options),
         seats=seat_infos_pb(record["seats"]),
         result=game_result_pb(record["result"]),
         start_time=timestamp(record["start_time"]),
@@ -771,7 +663,7 @@ def record_pb(record: dict[str, Any]) -> match_pb2.Record:
         n_decks = info["decks"] if info else len(decks) - at
         dr = match_pb2.DealRecord(deal_number=deal, dealer=info["dealer"] if info else 0)
         for deck in decks[at : at + n_decks]:
-            dr.decks.append(match_settings_pb2.DeckOrder(cards=[CARD_PB[c] for c in deck]))
+            dr.decks.append(match_settings_pb2.DeckOrder(cards=[CARD_MESSAGES[c] for c in deck]))
         at += n_decks
         for a in record["actions"]:
             if a["deal"] == deal:
@@ -779,8 +671,8 @@ def record_pb(record: dict[str, Any]) -> match_pb2.Record:
                     match_pb2.ActionRecord(
                         decision_id=a["decision_id"],
                         seat=a["seat"],
-                        action=action_pb(a["code"]),
-                        notation=notation(Action.from_int(a["code"])),
+                        action=wire.action_to_proto(a["code"]),
+                        notation=wire.notation(a["code"]),
                         elapsed_ms=a["elapsed_ms"],
                         by_timeout=a["by_timeout"],
                         rejected_attempts=a["rejected_attempts"],

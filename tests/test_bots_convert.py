@@ -13,18 +13,16 @@ import pytest
 
 from cirulla.bots.convert import (
     ProtocolDataError,
-    action_from_proto,
-    action_to_proto,
     clock_seconds,
     legal_from_proto,
-    options_from_proto,
     view_from_proto,
 )
 from cirulla.bots.kit import time_budget
 from cirulla.rules import Action, Game, Options
-from cirulla.server.convert import decision_pb, options_pb
+from cirulla.server.convert import decision_pb
 from cirulla.server.messages import ClockState, DecisionMsg, SeatPublic, ViewMsg
 from cirulla.v1 import cards_pb2, game_pb2
+from cirulla.wire import action_from_proto, action_to_proto, options_from_proto, options_to_proto
 
 
 def seats(n: int, options: Options) -> tuple[SeatPublic, ...]:
@@ -48,7 +46,7 @@ def test_every_decision_round_trips_through_the_wire(players: int) -> None:
                 ClockState(5000, None),
             )
             wire = decision_pb(msg)
-            decoded_options = options_from_proto(options_pb(options))
+            decoded_options = options_from_proto(options_to_proto(options))
             assert decoded_options == options
             assert view_from_proto(wire.view, decoded_options) == game.view(seat)
             assert [a.to_int() for a in legal_from_proto(wire.legal_actions)] == codes
@@ -72,7 +70,7 @@ def test_bad_wire_data_names_the_field() -> None:
         card=cards_pb2.Card(code="5H"),
         captures=[cards_pb2.Card(code="2C"), cards_pb2.Card(code="2c")],
     )
-    with pytest.raises(ProtocolDataError, match=r"action\.captures: 2C is listed twice"):
+    with pytest.raises(ProtocolDataError, match=r"action\.captures\[1\]: 2C is listed twice"):
         action_from_proto(twice)
     with pytest.raises(ProtocolDataError, match="legal_actions"):
         legal_from_proto([])
