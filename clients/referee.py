@@ -61,6 +61,18 @@ def match_settings(settings: Settings, seed: int) -> match_settings_pb2.MatchSet
     )
 
 
+def forfeit_kind(info: match_pb2.SeatInfo | None, crashed: bool) -> str:
+    """Why a seat forfeited on its clock, from the server's typed counts: illegal actions
+    first (they are why the clock ran out), then a crash, a dropped stream, plain time."""
+    if info is not None and info.illegal_actions:
+        return "illegal"
+    if crashed:
+        return "crash"
+    if info is not None and info.disconnects:
+        return "disconnect"
+    return "timeout"
+
+
 @dataclass
 class Referee:
     """Shared by the worker threads: one channel to the server, the output folder."""
@@ -193,6 +205,7 @@ class Referee:
         deals = 0
         forfeit_sides: set[int] = set()
         seat_notes = {s.seat: list(s.notes) for s in match.seats}
+        seat_info = {s.seat: s for s in match.seats}
 
         def crashed(seat: int) -> bool:
             return (codes[seat] or 0) != 0
@@ -205,15 +218,7 @@ class Referee:
             if result.reason == events_pb2.GAME_END_REASON_FORFEIT:
                 seat = result.forfeit_seat if result.HasField("forfeit_seat") else None
                 if seat is not None:
-                    text = " ".join(seat_notes.get(seat, [])).lower()
-                    if "illegal" in text:
-                        kind = "illegal"
-                    elif crashed(seat):
-                        kind = "crash"
-                    elif "disconnect" in text:
-                        kind = "disconnect"
-                    else:
-                        kind = "timeout"
+                    kind = forfeit_kind(seat_info.get(seat), crashed(seat))
                     outcomes[seat] = kind
                     forfeit_sides.add(side_of(seat, players))
                     notes.append(

@@ -335,6 +335,10 @@ def seat_infos_pb(seats: tuple[SeatPublic, ...] | list[dict[str, Any]]) -> list[
                 version=d.get("version", ""),
                 connected=d.get("connected", False),
                 notes=d.get("notes", []),
+                timeouts=d.get("timeouts", 0),
+                illegal_actions=d.get("illegal_actions", 0),
+                forfeits=d.get("forfeits", 0),
+                disconnects=d.get("disconnects", 0),
             )
         )
     return out

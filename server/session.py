@@ -108,6 +108,15 @@ class Seat:
     disconnects: int = 0
     illegal: int = 0
 
+    def faults(self) -> dict[str, int]:
+        """The typed counts of SeatInfo (what programs read; ``notes`` is for people)."""
+        return {
+            "timeouts": self.timeouts,
+            "illegal_actions": self.illegal,
+            "forfeits": self.forfeits,
+            "disconnects": self.disconnects,
+        }
+
     def notes(self) -> list[str]:
         out = []
         if self.timeouts:
@@ -232,7 +241,11 @@ class MatchSession:
             "create_time": self.create_time,
             "config": public_config(self.config),
             "seats": [
-                {**dataclasses.asdict(s), "notes": self.seats[s.seat].notes()}
+                {
+                    **dataclasses.asdict(s),
+                    **self.seats[s.seat].faults(),
+                    "notes": self.seats[s.seat].notes(),
+                }
                 for s in self.seat_public()
             ],
             "current_game": len(self.runs),
@@ -541,7 +554,8 @@ class MatchSession:
             reason, rule = reject_reason_for(exc)
             seat = conn.seat
             decision = self.decision
-            if reason == "illegal" and seat is not None:
+            # An index outside the list is a rejected action like any other: counted.
+            if reason in ("illegal", "index_out_of_range") and seat is not None:
                 self.seats[seat].illegal += 1
                 if decision is not None and decision.seat == seat:
                     decision.rejected += 1
@@ -587,7 +601,9 @@ class MatchSession:
                 raise Rejection(
                     "index_out_of_range",
                     "legal_action_index",
-                    f"legal_action_index {choice} is outside 0..{len(decision.codes) - 1}",
+                    f"SubmitAction.legal_action_index: {choice} is outside the valid range "
+                    f"0..{len(decision.codes) - 1} (decision {decision.id} offers "
+                    f"{len(decision.codes)} legal actions)",
                 )
             code = decision.codes[choice]
         else:

@@ -144,8 +144,14 @@ def test_action_errors_are_rejected_and_change_nothing() -> None:
         r = await rejected(active, submit_index(did + 7, 0))
         assert r.reason == play_pb2.REJECT_REASON_STALE_DECISION
         assert r.open_decision_id == did
-        r = await rejected(active, submit_index(did, len(req.legal_actions)))
+        n = len(req.legal_actions)
+        r = await rejected(active, submit_index(did, n))
         assert r.reason == play_pb2.REJECT_REASON_INDEX_OUT_OF_RANGE
+        assert r.rule == "legal_action_index"
+        assert r.message.startswith(
+            f"SubmitAction.legal_action_index: {n} is outside the valid range 0..{n - 1}"
+        )
+        assert r.open_decision_id == did
         r = await rejected(
             active, submit(did, action=game_pb2.Action(card=cards_pb2.Card(code="ZZ")))
         )
@@ -193,13 +199,17 @@ def test_action_errors_are_rejected_and_change_nothing() -> None:
         session = srv.hub.matches[mid]
         assert session.decision.id == did
         assert session.run.game.history == []
-        assert session.seats[mover].illegal == 2
+        # Counted: the index out of range and the two illegal actions (not the malformed).
+        assert session.seats[mover].illegal == 3
         active.send(submit_index(did, 0))
         ok = (await active.next("action_accepted")).action_accepted
         assert ok.decision_id == did and ok.legal_action_index == 0
         assert session.run.game.history[0] == (mover, game.legal_codes()[0])
         summary = (await stub.GetMatch(ms.GetMatchRequest(match_id=mid))).match
-        assert "illegal actions: 2" in summary.seats[mover].notes
+        assert "illegal actions: 3" in summary.seats[mover].notes
+        assert summary.seats[mover].illegal_actions == 3
+        assert summary.seats[1 - mover].illegal_actions == 0
+        assert summary.seats[mover].timeouts == 0
         for s in seats:
             s.close()
 

@@ -111,6 +111,13 @@ def test_timeout_forfeits_the_game_and_the_record_replays(tmp_path: Any) -> None
         match = (await stub.GetMatch(ms.GetMatchRequest(match_id=mid))).match
         assert match.status == 3
         assert "forfeit" in match.seats[mover].notes
+        faulty, fine = match.seats[mover], match.seats[1 - mover]
+        assert (faulty.timeouts, faulty.forfeits, faulty.illegal_actions) == (1, 1, 0)
+        assert (fine.timeouts, fine.forfeits, fine.disconnects) == (0, 0, 0)
+        # The same typed counts are read back from the database once the match is over.
+        listed = await stub.ListMatches(ms.ListMatchesRequest())
+        (stored,) = [m for m in listed.matches if m.match_id == mid]
+        assert stored.seats[mover].timeouts == 1 and stored.seats[mover].forfeits == 1
         rec = await stub.GetRecord(ms.GetRecordRequest(record_id=f"{mid}-g1"))
         assert rec.record.result.reason == 3
         kinds = [e.WhichOneof("body") for e in rec.record.events]
@@ -162,6 +169,8 @@ def test_disconnect_and_resume_resends_the_pending_decision() -> None:
         assert (await back.next("action_accepted")).action_accepted.decision_id == req.decision_id
         match = (await stub.GetMatch(ms.GetMatchRequest(match_id=mid))).match
         assert "disconnected" in match.seats[mover].notes
+        assert match.seats[mover].disconnects == 1
+        assert match.seats[1 - mover].disconnects == 0
         back.close()
         other.close()
 

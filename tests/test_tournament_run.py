@@ -62,6 +62,26 @@ for response in stub.Play(requests()):
 outbox.put(None)
 """
 
+# A seat that joins, then walks away (exit code 0) at its first decision: the server
+# counts the dropped stream, its grace period runs out and its side forfeits.
+QUITTER_BOT = """
+import sys
+import grpc
+from cirulla import PROTOCOL_VERSION
+from cirulla.v1 import match_service_pb2 as ms, match_service_pb2_grpc as grpc_ms, play_pb2
+
+server, match, token = sys.argv[1:4]
+hello = ms.PlayRequest(hello=play_pb2.Hello(
+    protocol_version=PROTOCOL_VERSION, name="quitter", match_id=match, seat_token=token))
+channel = grpc.insecure_channel(server)
+stream = grpc_ms.MatchServiceStub(channel).Play(iter([hello]))
+for response in stream:
+    if response.WhichOneof("body") in ("decision_request", "goodbye"):
+        break
+stream.cancel()
+channel.close()
+"""
+
 
 def run(out: Path, *args: str) -> int:
     return main(["tournament", "--out", str(out), "--seed", "5", "--target", "11", *args])
@@ -144,6 +164,22 @@ def test_bot_sending_illegal_actions_forfeits_on_its_clock(tmp_path: Path) -> No
     assert bot_line(out, "garbage")["losses"] == 2
     assert bot_line(out, "garbage")["problems"] == {"illegal": 2}
     assert bot_line(out, "greedy")["problems"] == {}
+
+
+def test_bot_leaving_mid_game_forfeits_as_disconnected(tmp_path: Path) -> None:
+    out = tmp_path / "t"
+    script = tmp_path / "quitter_bot.py"
+    script.write_text(QUITTER_BOT)
+    spec = f"quitter=cmd:{sys.executable} {script} {{server}} {{match}} {{token}}"
+    assert run(out, "--bot", spec, "--bot", "greedy", "--games", "2") == 0
+    games = journal(out)
+    assert len(games) == 2
+    for game in games:
+        seat = game["seats"].index("quitter")
+        assert game["seat_outcomes"][seat] == "disconnect"
+        assert game["winner"] == 1 - seat
+        assert not any("exited with code" in note for note in game["notes"])
+    assert bot_line(out, "quitter")["problems"] == {"disconnect": 2}
 
 
 def test_resume_plays_only_the_missing_games(tmp_path: Path) -> None:
