@@ -6,7 +6,8 @@ or disconnects runs out of its move clock, and with ``TIMEOUT_POLICY_FORFEIT_GAM
 side loses the game. What the server cannot see is a bot that never joins (it crashed at
 start or the command is wrong): the match would wait forever, so once such a process has
 exited this module declares the forfeit itself. A wall-clock limit per game is the last
-resort against anything else.
+resort against anything else. Either way the match is then aborted on the server
+(``AbortMatch``), so its database does not keep it waiting or running forever.
 """
 
 from __future__ import annotations
@@ -73,6 +74,20 @@ def forfeit_kind(info: match_pb2.SeatInfo | None, crashed: bool) -> str:
     return "timeout"
 
 
+def abort_reason(never_joined: set[int], settings: Settings) -> str:
+    """What AbortMatch tells the server (and its players) about a game decided here."""
+    if never_joined:
+        seats = ", ".join(str(s) for s in sorted(never_joined))
+        return (
+            f"decided by the tournament runner: seat {seats} exited without joining; "
+            "its side forfeits"
+        )
+    return (
+        f"decided by the tournament runner: wall-clock limit of {settings.game_timeout:.0f}s "
+        "per game reached"
+    )
+
+
 @dataclass
 class Referee:
     """Shared by the worker threads: one channel to the server, the output folder."""
@@ -132,6 +147,11 @@ class Referee:
             match, forfeits, timed_out = self._watch(match_id, children, started)
             if match is None:
                 return None
+            if match.status not in _FINAL:
+                # Decided here, not on the server: end the match there too.
+                finished = self._abort(match_id, abort_reason(forfeits, self.settings), notes)
+                if finished is not None:
+                    match, forfeits, timed_out = finished, set(), False
         finally:
             # Bots of a finished match leave by themselves; others wait for nothing.
             over = match is not None and match.status in _FINAL
@@ -165,6 +185,30 @@ class Referee:
             if now - started > self.settings.game_timeout:
                 return match, set(), True
             time.sleep(POLL_SECONDS)
+
+    def _abort(self, match_id: str, reason: str, notes: list[str]) -> match_pb2.Match | None:
+        """AbortMatch, so the server does not keep the match waiting or running forever.
+
+        Returns the match if it finished on its own meanwhile (its result then counts);
+        a failure is noted and otherwise ignored: the game is decided either way.
+        """
+        try:
+            self.stub.AbortMatch(
+                match_service_pb2.AbortMatchRequest(match_id=match_id, reason=reason),
+                timeout=RPC_TIMEOUT,
+                metadata=self.metadata,
+            )
+            return None
+        except grpc.RpcError as exc:
+            failure = f"match not aborted on the server: {exc.code().name} {exc.details()}"
+        try:
+            match = self._get_match(match_id)
+        except grpc.RpcError:
+            match = None
+        if match is not None and match.status == match_pb2.MATCH_STATUS_FINISHED:
+            return match
+        notes.append(failure)
+        return None
 
     def _get_match(self, match_id: str) -> match_pb2.Match:
         response = self.stub.GetMatch(

@@ -22,7 +22,7 @@ Examples:
   cirulla server --listen 0.0.0.0:50051 --admin-token s3cret
   cirulla server --listen 127.0.0.1:0 --port-file port.txt --db /tmp/t.sqlite3
 
-With --admin-token, CreateMatch and CreateRoom need the call metadata
+With --admin-token, CreateMatch, CreateRoom and AbortMatch need the call metadata
 `authorization: Bearer <token>`. Stop with Ctrl-C or SIGTERM: connected players get a
 Goodbye (reason SERVER_SHUTDOWN) first. See docs/server.md.
 """
@@ -66,8 +66,8 @@ def register(commands: argparse._SubParsersAction, bench: argparse._SubParsersAc
     p.add_argument(
         "--admin-token",
         metavar="TOKEN",
-        help="require 'authorization: Bearer TOKEN' metadata on CreateMatch and "
-        "CreateRoom (default: anyone may create)",
+        help="require 'authorization: Bearer TOKEN' metadata on CreateMatch, "
+        "CreateRoom and AbortMatch (default: anyone may create and abort)",
     )
     p.add_argument("--tls-cert", metavar="PEM", help="serve TLS with this certificate chain")
     p.add_argument("--tls-key", metavar="PEM", help="private key for --tls-cert")

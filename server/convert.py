@@ -620,6 +620,7 @@ def match_pb(summary: dict[str, Any]) -> match_pb2.Match:
         games=games,
         room_id=summary["room_id"],
         create_time=timestamp(summary["create_time"]),
+        abort_reason=summary.get("abort_reason", ""),
     )
     if summary["status"] == "finished":
         res = match_pb2.MatchResult(

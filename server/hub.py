@@ -15,6 +15,7 @@ from cirulla import PROTOCOL_VERSION
 from cirulla.server.errors import (
     AlreadyExists,
     FailedPrecondition,
+    InvalidArgument,
     NotFound,
     PermissionDenied,
     Unauthenticated,
@@ -23,6 +24,8 @@ from cirulla.server.session import Connection, MatchConfig, MatchSession, now_is
 from cirulla.server.store import Store
 
 log = logging.getLogger("cirulla.server")
+#: Longest AbortMatch reason accepted (it is stored and sent to every player).
+MAX_ABORT_REASON = 1000
 
 
 class Room:
@@ -190,6 +193,38 @@ class Hub:
         if stored is None:
             raise NotFound(f"no match {match_id!r}")
         return stored
+
+    def abort_match(self, match_id: str, reason: str) -> dict[str, Any]:
+        """End a waiting or running match as aborted; its summary afterwards.
+
+        A match only in the database (the server was restarted while it ran) is marked
+        aborted there, so no match is left looking alive forever.
+        """
+        if not match_id:
+            raise InvalidArgument("AbortMatchRequest.match_id is empty")
+        if len(reason) > MAX_ABORT_REASON:
+            raise InvalidArgument(
+                f"AbortMatchRequest.reason has {len(reason)} characters; "
+                f"at most {MAX_ABORT_REASON} are kept"
+            )
+        message = reason.strip() or "aborted by the server's administrator"
+        session = self.matches.get(match_id)
+        summary = session.summary() if session is not None else self.store.get_match(match_id)
+        if summary is None:
+            raise NotFound(f"no match {match_id!r}")
+        if summary["status"] == "finished":
+            raise FailedPrecondition(
+                f"match {match_id} is finished: only a waiting or in-progress match can be aborted"
+            )
+        if summary["status"] == "aborted":
+            return summary
+        if session is not None:
+            session.abort("aborted", message)
+            return session.summary()
+        summary = {**summary, "status": "aborted", "abort_reason": message}
+        self.store.save_match(summary)
+        log.info("match_aborted match=%s reason=%r (not live)", match_id, message)
+        return summary
 
     def create_room(self, name: str, config: MatchConfig) -> Room:
         room = Room(self, self._new_id("r"), name, config)

@@ -148,6 +148,12 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
             raise NotFound(f"no record {request.record_id!r}")
         return match_service_pb2.GetRecordResponse(record=convert.record_pb(record))
 
+    @_guard
+    async def AbortMatch(self, request: Any, context: grpc.aio.ServicerContext) -> Any:
+        self.hub.check_admin(_metadata(context))
+        summary = self.hub.abort_match(request.match_id, request.reason)
+        return match_service_pb2.AbortMatchResponse(match=convert.match_pb(summary))
+
     # ------------------------------------------------------------------ streams
 
     async def Play(

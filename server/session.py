@@ -180,6 +180,7 @@ class MatchSession:
         self.clocks = [SeatClock(config.time) for _ in range(n)]
         self.spectators: set[Connection] = set()
         self._status = "waiting"
+        self.abort_reason = ""
         self.create_time = now_iso()
         self.grace_ms = config.disconnect_grace_ms or default_grace_ms
         self.seed = config.seed if config.seed is not None or config.decks else secrets.randbits(63)
@@ -252,6 +253,7 @@ class MatchSession:
             "games": [g.to_dict() for g in self.results],
             "games_won": list(self.games_won),
             "winner": self.winner,
+            "abort_reason": self.abort_reason,
         }
 
     # ------------------------------------------------------------------ joining
@@ -358,6 +360,8 @@ class MatchSession:
         if self.status == "finished":
             conn.send(self._result_msg())
             conn.close("match_finished")
+        elif self.status == "aborted":
+            conn.close("aborted", self.abort_reason or f"match {self.match_id} was aborted")
 
     def _catch_up(self, conn: Connection, seat: int | None, after: int) -> None:
         run = self.run
@@ -525,14 +529,29 @@ class MatchSession:
             self._on_finished(self)
 
     def abort(self, reason: str, message: str) -> None:
-        """Stop the match (server shutdown): every stream gets Goodbye."""
+        """Stop the match: every stream gets Goodbye ``reason`` with ``message``.
+
+        ``server_shutdown`` only says goodbye (the status is left as it was); any other
+        reason ends a waiting or running match for good as ``aborted``, with no result,
+        and keeps ``message`` as the abort reason.
+        """
         self.settle()
-        if self.decision is not None and self.decision.timer is not None:
-            self.decision.timer.cancel()
-        if self.status in ("waiting", "in_progress") and reason != "server_shutdown":
+        decision = self.decision
+        if decision is not None and decision.timer is not None:
+            decision.timer.cancel()
+            decision.timer = None
+        ended = self.status in ("waiting", "in_progress") and reason != "server_shutdown"
+        if ended:
+            if decision is not None:
+                self.clocks[decision.seat].stop()
+                self.decision = None
             self.status = "aborted"
+            self.abort_reason = message
+            log.info("match_aborted match=%s reason=%r", self.match_id, message)
         for conn in self._receivers():
             conn.close(reason, message)
+        if ended:
+            self._changed()
 
     def _receivers(self) -> list[Connection]:
         return [s.conn for s in self.seats if s.conn is not None] + list(self.spectators)

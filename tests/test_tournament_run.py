@@ -13,10 +13,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+import grpc
 import pytest
 
 from cirulla.cli import main
-from cirulla.clients.supervise import LIVE
+from cirulla.clients.supervise import LIVE, LocalServer
+from cirulla.server.store import Store
+from cirulla.v1 import match_pb2, match_service_pb2, match_service_pb2_grpc
 
 # A seat that joins and answers every decision with an illegal action (its first legal
 # card capturing a card that is not on the table): the server rejects each answer, the
@@ -148,6 +151,27 @@ def test_crashing_bot_loses_and_the_tournament_goes_on(tmp_path: Path) -> None:
     assert bot_line(out, "random")["wins"] == 2
 
 
+def test_a_bot_that_never_joins_gets_its_match_aborted_on_the_server(tmp_path: Path) -> None:
+    server = LocalServer(tmp_path / "db.sqlite3", tmp_path / "server.log", admin_token="s3cret")
+    with server:
+        out = tmp_path / "t"
+        crash = f"crash=cmd:{sys.executable} -c 'import sys; sys.exit(3)' {{server}}"
+        args = ("--server", server.address, "--admin-token", "s3cret")
+        assert run(out, *args, "--bot", crash, "--bot", "random", "--games", "2") == 0
+        games = journal(out)
+        assert len(games) == 2
+        with grpc.insecure_channel(server.address) as channel:
+            stub = match_service_pb2_grpc.MatchServiceStub(channel)
+            for game in games:
+                seat = game["seats"].index("crash")
+                assert game["seat_outcomes"][seat] == "crash"
+                assert not any("not aborted" in note for note in game["notes"])
+                request = match_service_pb2.GetMatchRequest(match_id=game["match_id"])
+                match = stub.GetMatch(request, timeout=10).match
+                assert match.status == match_pb2.MATCH_STATUS_ABORTED
+                assert f"seat {seat} exited without joining" in match.abort_reason
+
+
 def test_bot_sending_illegal_actions_forfeits_on_its_clock(tmp_path: Path) -> None:
     out = tmp_path / "t"
     script = tmp_path / "garbage_bot.py"
@@ -224,6 +248,15 @@ def test_hung_bot_that_never_joins_loses_at_the_wall_clock_limit(tmp_path: Path)
         assert game["winner"] == 1 - seat
         assert any("wall-clock limit" in note for note in game["notes"])
     assert bot_line(out, "hang")["problems"] == {"timeout": 2}
+    # The runner aborted the matches on the server: none is left waiting in its database.
+    store = Store(out / "server.sqlite3")
+    try:
+        stored = [store.get_match(game["match_id"]) for game in games]
+    finally:
+        store.close()
+    for match in stored:
+        assert match is not None and match["status"] == "aborted"
+        assert "wall-clock limit of 3s" in match["abort_reason"]
 
 
 def processes_mentioning(texts: list[str]) -> list[str]:
@@ -268,8 +301,6 @@ def test_sigterm_stops_bots_and_server_and_resume_finishes(tmp_path: Path) -> No
 def test_external_server_with_admin_token(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from cirulla.clients.supervise import LocalServer
-
     server = LocalServer(tmp_path / "db.sqlite3", tmp_path / "server.log", admin_token="s3cret")
     with server:
         out = tmp_path / "t"
