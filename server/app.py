@@ -17,7 +17,7 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from cirulla.server.hub import Hub
+from cirulla.server.hub import KEEP_FINISHED_S, Hub
 from cirulla.server.service import MatchService
 from cirulla.server.store import Store
 from cirulla.v1 import match_service_pb2, match_service_pb2_grpc
@@ -50,11 +50,19 @@ async def start_server(
     tls_cert: str | Path | None = None,
     tls_key: str | Path | None = None,
     disconnect_grace_ms: int = 30_000,
+    keep_finished_s: float = KEEP_FINISHED_S,
 ) -> RunningServer:
     if bool(tls_cert) != bool(tls_key):
         raise ValueError("TLS needs both --tls-cert and --tls-key")
     store = Store(db)
-    hub = Hub(store, admin_token=admin_token, default_grace_ms=disconnect_grace_ms)
+    if keep_finished_s < 0:
+        raise ValueError(f"--keep-finished must be 0 or more seconds, not {keep_finished_s}")
+    hub = Hub(
+        store,
+        admin_token=admin_token,
+        default_grace_ms=disconnect_grace_ms,
+        keep_finished_s=keep_finished_s,
+    )
     server = grpc.aio.server()
     match_service_pb2_grpc.add_MatchServiceServicer_to_server(MatchService(hub), server)
     health_servicer = health.aio.HealthServicer()

@@ -79,6 +79,15 @@ def register(commands: argparse._SubParsersAction, bench: argparse._SubParsersAc
         help="default time a dropped seat has to reconnect (default %(default)s)",
     )
     p.add_argument(
+        "--keep-finished",
+        type=float,
+        default=300.0,
+        metavar="SECONDS",
+        help="how long a finished or aborted match stays in memory (late spectators get its "
+        "events) before only the database serves it; GetMatch, ListMatches and GetRecord "
+        "answer either way (default %(default)s)",
+    )
+    p.add_argument(
         "--log-level",
         default="INFO",
         choices=("DEBUG", "INFO", "WARNING"),
@@ -138,6 +147,7 @@ def run_server_command(args: argparse.Namespace) -> int:
                 tls_cert=args.tls_cert,
                 tls_key=args.tls_key,
                 disconnect_grace_ms=args.disconnect_grace_ms,
+                keep_finished_s=args.keep_finished,
             )
         )
     except (OSError, ValueError) as exc:

@@ -2,10 +2,15 @@
 
 The servicer asks the hub for everything; the hub owns the store and decides which session
 a stream belongs to (a room moves its seats from one finished game to the next).
+
+A match that has ended stays in memory for ``keep_finished_s`` seconds (late spectators,
+streams still saying goodbye), then only in the database: a ladder server runs for weeks,
+and a finished session holds every event and position of its games.
 """
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import logging
 import secrets
@@ -24,6 +29,10 @@ from cirulla.server.session import Connection, MatchConfig, MatchSession, now_is
 from cirulla.server.store import Store
 
 log = logging.getLogger("cirulla.server")
+#: Default time an ended (finished or aborted) match stays in memory, in seconds.
+KEEP_FINISHED_S = 300.0
+#: Match statuses after which nothing changes any more.
+ENDED = ("finished", "aborted")
 #: Longest AbortMatch reason accepted (it is stored and sent to every player).
 MAX_ABORT_REASON = 1000
 
@@ -119,12 +128,20 @@ class Room:
 
 class Hub:
     def __init__(
-        self, store: Store, *, admin_token: str | None = None, default_grace_ms: int = 30_000
+        self,
+        store: Store,
+        *,
+        admin_token: str | None = None,
+        default_grace_ms: int = 30_000,
+        keep_finished_s: float = KEEP_FINISHED_S,
     ) -> None:
         self.store = store
         self.admin_token = admin_token
         self.default_grace_ms = default_grace_ms
+        self.keep_finished_s = keep_finished_s
+        #: Live matches, and ended ones until their eviction (``_evictions``) is due.
         self.matches: dict[str, MatchSession] = {}
+        self._evictions: dict[str, asyncio.TimerHandle] = {}
         self.rooms: dict[str, Room] = {}
         self._counter = 0
 
@@ -183,7 +200,42 @@ class Hub:
             self.store.save_room(room.summary())
 
     def _save_match(self, session: MatchSession) -> None:
-        self.store.save_match(session.summary())
+        summary = session.summary()
+        self.store.save_match(summary)
+        if summary["status"] in ENDED:
+            self._schedule_eviction(session.match_id)
+
+    def _schedule_eviction(self, match_id: str) -> None:
+        if match_id in self._evictions or match_id not in self.matches:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # no server running (a script driving the hub): keep it
+            return
+        self._evictions[match_id] = loop.call_later(self.keep_finished_s, self._evict, match_id)
+
+    def _evict(self, match_id: str) -> None:
+        """Drop an ended match from memory; from now on the database answers for it."""
+        self._evictions.pop(match_id, None)
+        session = self.matches.pop(match_id, None)
+        if session is not None:
+            self.store.save_match(session.summary())
+            log.info("match_evicted match=%s status=%s", match_id, session.status)
+
+    def _not_live(self, match_id: str) -> FailedPrecondition | NotFound:
+        """The error for a match this server no longer (or never) holds in memory."""
+        stored = self.store.get_match(match_id)
+        if stored is None:
+            return NotFound(f"no match {match_id!r}")
+        if stored["status"] in ENDED:
+            return FailedPrecondition(
+                f"match {match_id} is {stored['status']}: it can no longer be joined or "
+                "watched (GetMatch, ListRecords and GetRecord still serve it)"
+            )
+        return FailedPrecondition(
+            f"match {match_id} is no longer live on this server (it was "
+            f"{stored['status']} when the server stopped)"
+        )
 
     def match_summary(self, match_id: str) -> dict[str, Any]:
         session = self.matches.get(match_id)
@@ -268,9 +320,7 @@ class Hub:
             raise NotFound("Hello names neither match_id nor room_id")
         session = self.matches.get(match_id)
         if session is None:
-            if self.store.get_match(match_id) is not None:
-                raise FailedPrecondition(f"match {match_id} is no longer live on this server")
-            raise NotFound(f"no match {match_id!r}")
+            raise self._not_live(match_id)
         seat = session.seat_for_token(token)
         session.attach(
             seat, conn, name=name, version=version, resume_after=resume, takeover=takeover
@@ -291,13 +341,18 @@ class Hub:
             if room.current is not None:
                 room.current.add_spectator(conn, after)
             return
+        if not match_id:
+            raise InvalidArgument("SpectateRequest.match_id is empty")
         session = self.matches.get(match_id)
         if session is None:
-            raise NotFound(f"no live match {match_id!r}")
+            raise self._not_live(match_id)
         session.add_spectator(conn, after)
 
     def shutdown(self) -> None:
-        for session in self.matches.values():
+        for handle in self._evictions.values():
+            handle.cancel()
+        self._evictions.clear()
+        for session in list(self.matches.values()):
             session.abort("server_shutdown", "the server is shutting down")
 
 

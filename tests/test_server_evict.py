@@ -1,0 +1,122 @@
+"""Ended matches leave the server's memory after --keep-finished seconds; the database then
+answers for them, and joining or watching them gets a clear FAILED_PRECONDITION."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from typing import Any
+
+import grpc
+import pytest
+
+from cirulla.server.app import start_server
+from cirulla.server.client import ManualSeat, hello, play_seat, random_choice
+from cirulla.v1 import match_pb2, match_service_pb2_grpc, match_settings_pb2, rules_pb2
+from cirulla.v1 import match_service_pb2 as ms
+
+KEEP = 1.5  # long enough for the checks made before eviction, short for the test
+
+
+async def create(stub: Any) -> Any:
+    settings = match_settings_pb2.MatchSettings(
+        rules=rules_pb2.Rules(overrides=rules_pb2.RuleOptions(players=2, target=11)), seed=7
+    )
+    return await stub.CreateMatch(ms.CreateMatchRequest(settings=settings))
+
+
+async def evicted(srv: Any, match_id: str, limit: float = 10.0) -> float:
+    """Seconds until ``match_id`` left the hub's memory (fails after ``limit``)."""
+    start = time.monotonic()
+    while match_id in srv.hub.matches:
+        assert time.monotonic() - start < limit, f"{match_id} was never evicted"
+        await asyncio.sleep(0.05)
+    return time.monotonic() - start
+
+
+def without_connections(match: match_pb2.Match) -> match_pb2.Match:
+    out = match_pb2.Match()
+    out.CopyFrom(match)
+    for seat in out.seats:
+        seat.connected = False
+    return out
+
+
+async def refused(call: Any) -> str:
+    with pytest.raises(grpc.aio.AioRpcError) as exc:
+        await call
+    assert exc.value.code() == grpc.StatusCode.FAILED_PRECONDITION, exc.value.details()
+    return exc.value.details() or ""
+
+
+def test_ended_matches_are_evicted_and_served_from_the_database() -> None:
+    async def main() -> None:
+        srv = await start_server("127.0.0.1:0", ":memory:", keep_finished_s=KEEP)
+        try:
+            async with grpc.aio.insecure_channel(f"127.0.0.1:{srv.port}") as ch:
+                await body(match_service_pb2_grpc.MatchServiceStub(ch), srv)
+        finally:
+            await srv.stop()
+
+    async def body(stub: Any, srv: Any) -> None:
+        finished = await create(stub)
+        mid = finished.match.match_id
+        waiting = await create(stub)  # nobody joins: it stays live, never evicted
+        aborted = await create(stub)
+        await stub.AbortMatch(ms.AbortMatchRequest(match_id=aborted.match.match_id, reason="x"))
+        await asyncio.gather(
+            *(
+                play_seat(stub, mid, t.token, random_choice(random.Random(t.seat)))
+                for t in finished.seat_tokens
+            )
+        )
+        # Still in memory right after the end: a late spectator gets the whole game.
+        assert mid in srv.hub.matches
+        late = [m async for m in stub.Spectate(ms.SpectateRequest(match_id=mid))]
+        assert [m.WhichOneof("body") for m in late][-2:] == ["match_result", "goodbye"]
+        before = (await stub.GetMatch(ms.GetMatchRequest(match_id=mid))).match
+        record_id = f"{mid}-g1"
+        record = (await stub.GetRecord(ms.GetRecordRequest(record_id=record_id))).record
+
+        await evicted(srv, mid)
+        await evicted(srv, aborted.match.match_id)
+        assert waiting.match.match_id in srv.hub.matches
+
+        # Served from the database exactly as from memory.
+        after = (await stub.GetMatch(ms.GetMatchRequest(match_id=mid))).match
+        assert after.status == match_pb2.MATCH_STATUS_FINISHED and after.HasField("result")
+        assert without_connections(after) == without_connections(before)
+        listed = await stub.ListMatches(
+            ms.ListMatchesRequest(status=match_pb2.MATCH_STATUS_FINISHED)
+        )
+        assert [m.match_id for m in listed.matches] == [mid]
+        again = (await stub.GetRecord(ms.GetRecordRequest(record_id=record_id))).record
+        assert again == record
+        records = await stub.ListRecords(ms.ListRecordsRequest(match_id=mid))
+        assert [r.record_id for r in records.records] == [record_id]
+        gone = (await stub.GetMatch(ms.GetMatchRequest(match_id=aborted.match.match_id))).match
+        assert gone.status == match_pb2.MATCH_STATUS_ABORTED and gone.abort_reason == "x"
+
+        # Joining or watching an evicted match: a clear error, nothing changes.
+        seat = ManualSeat(stub)
+        seat.send(hello(mid, finished.seat_tokens[0].token))
+        assert f"match {mid} is finished" in await refused(seat.next())
+        seat.close()
+        watch = stub.Spectate(ms.SpectateRequest(match_id=mid))
+        assert f"match {mid} is finished" in await refused(watch.read())
+        watch_aborted = stub.Spectate(ms.SpectateRequest(match_id=aborted.match.match_id))
+        assert "is aborted" in await refused(watch_aborted.read())
+        late_abort = stub.AbortMatch(ms.AbortMatchRequest(match_id=mid, reason="late"))
+        assert "finished" in await refused(late_abort)
+        assert mid not in srv.hub.matches
+
+    asyncio.run(main())
+
+
+def test_keep_finished_must_not_be_negative() -> None:
+    async def main() -> None:
+        with pytest.raises(ValueError, match="--keep-finished"):
+            await start_server("127.0.0.1:0", ":memory:", keep_finished_s=-1)
+
+    asyncio.run(main())
