@@ -104,7 +104,8 @@ def register(commands: argparse._SubParsersAction, bench: argparse._SubParsersAc
     parser.add_argument(
         "--admin-token",
         metavar="TOKEN",
-        help="the server's admin token for creating matches (default: $CIRULLA_ADMIN_TOKEN)",
+        help="the server's admin token, for creating and aborting matches "
+        "(default: $CIRULLA_ADMIN_TOKEN)",
     )
     parser.add_argument(
         "--games",
