@@ -10,8 +10,8 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from cirulla.rules.actions import DeclarationKind
-from cirulla.rules.cards import CARD_NAMES, names_of
-from cirulla.rules.scoring import DealScore
+from cirulla.rules.cards import CARD_NAMES, names_of, parse_card, parse_mask
+from cirulla.rules.scoring import DealScore, SideScore
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,8 +35,35 @@ class Event:
             out[f.name] = value
         return out
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Event:
+        """The inverse of ``to_dict`` for this event type (records are stored as dicts).
+
+        Raises ``KeyError``/``ValueError`` naming nothing beyond the field; callers add
+        which record and event they were reading.
+        """
+        return cls(**{f.name: _field_from_dict(f.name, data[f.name]) for f in fields(cls)})
+
 
 _MASK_FIELDS = {"table", "cards", "captured", "hand"}
+_KINDS = {k.label: k for k in DeclarationKind}
+
+
+def _field_from_dict(name: str, value: Any) -> Any:
+    if name in _MASK_FIELDS:
+        return parse_mask(value)
+    if name == "card":
+        return parse_card(value)
+    if name == "kind":
+        return _KINDS[value]
+    if name == "score":
+        sides = tuple(
+            SideScore(**{k: v for k, v in side.items() if k != "total"}) for side in value["sides"]
+        )
+        return DealScore(sides, value["cappotto"])
+    if isinstance(value, list):
+        return tuple(value)
+    return value
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,9 +13,8 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from cirulla.rules import CirullaError, DeclarationKind, Game, Options, parse_card, parse_mask
+from cirulla.rules import CirullaError, Game, Options
 from cirulla.rules.events import (
-    _MASK_FIELDS,
     CardPlayed,
     DealerBonus,
     DealScored,
@@ -28,7 +27,6 @@ from cirulla.rules.events import (
     Redeal,
     RoundDealt,
 )
-from cirulla.rules.scoring import DealScore, SideScore
 from cirulla.server.messages import (
     Disconnected,
     EventMsg,
@@ -59,7 +57,6 @@ _EVENT_TYPES: dict[str, type[Event]] = {
     )
 }
 _ENTRY_KEYS = {"sequence", "deal", "private_to", "type"}
-_KINDS = {k.label: k for k in DeclarationKind}
 
 
 @dataclass
@@ -192,7 +189,7 @@ def record_events(record: dict[str, Any]) -> list[EventMsg]:
             raise ValueError(f"record event {n}: unknown type {entry.get('type')!r}")
         names = [f.name for f in fields(cls)]
         try:
-            event = cls(**{name: _field(name, entry[name]) for name in names})
+            event = cls.from_dict(entry)
         except (KeyError, TypeError, ValueError, CirullaError) as exc:
             raise ValueError(f"record event {n} ({cls.__name__}): {exc}") from None
         extras = {k: v for k, v in entry.items() if k not in _ENTRY_KEYS and k not in names}
@@ -207,21 +204,3 @@ def record_events(record: dict[str, Any]) -> list[EventMsg]:
             )
         )
     return out
-
-
-def _field(name: str, value: Any) -> Any:
-    """Undo ``Event.to_dict`` for one field (card names, kinds, scores, lists)."""
-    if name in _MASK_FIELDS:
-        return parse_mask(value)
-    if name == "card":
-        return parse_card(value)
-    if name == "kind":
-        return _KINDS[value]
-    if name == "score":
-        sides = tuple(
-            SideScore(**{k: v for k, v in side.items() if k != "total"}) for side in value["sides"]
-        )
-        return DealScore(sides, value["cappotto"])
-    if isinstance(value, list):
-        return tuple(value)
-    return value

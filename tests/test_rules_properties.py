@@ -221,3 +221,19 @@ def test_legal_action_counts_match_the_reference_along_random_games(seed, which)
     while game.to_move is not None:
         assert len(game.legal_codes()) == reference_legal_count(game)
         game.apply_code(rng.choice(game.legal_codes()))
+
+
+@FAST
+@given(seed=st.integers(0, 2**32 - 1), which=st.sampled_from(PLAYER_PRESETS))
+def test_every_event_survives_to_dict_and_from_dict(seed, which):
+    players, preset = which
+    rng = random.Random(seed)
+    events: list = []
+    game = Game(Options.preset(preset, players=players), seed=seed, events=events)
+    while not game.is_over:
+        events += game.apply(rng.choice(game.legal_actions()))
+    kinds = {type(e).__name__ for e in events}
+    assert {"DealStarted", "HandDealt", "CardPlayed", "DealScored", "GameOver"} <= kinds
+    for event in events:
+        data = event.to_dict()
+        assert type(event).from_dict(data) == event, data
