@@ -32,7 +32,7 @@ Play bots against each other on a match server and print a results table.
 
 With no arguments, runs the demo tournament: random, greedy and mcts (200 iterations per
 move) round-robin, {DEFAULT_GAMES} games per pairing on duplicate deals, 2 games at a time,
-on a local server it starts and stops itself; about two minutes on 2 cores.
+on a local server it starts and stops itself; one to two minutes on 2 cores.
 
 Every game is a one-game match created on the server. Each seat is played by its own
 process: `cirulla bot KIND ...` for a built-in spec, or your command for a `cmd:` spec.
