@@ -21,6 +21,7 @@ import pytest
 
 from cirulla.bots.kit import run_bot
 from cirulla.bots.specs import bot_command
+from cirulla.clients.supervise import LocalServer
 from cirulla.rules import Action, View
 from cirulla.v1 import (
     events_pb2,
@@ -35,37 +36,10 @@ CIRULLA = [sys.executable, "-m", "cirulla"]
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A real ``cirulla server`` subprocess, started the way the tournament runner does."""
     tmp = tmp_path_factory.mktemp("bots-server")
-    port_file = tmp / "port"
-    proc = subprocess.Popen(
-        [
-            *CIRULLA,
-            "server",
-            "--listen",
-            "127.0.0.1:0",
-            "--port-file",
-            str(port_file),
-            "--db",
-            str(tmp / "server.sqlite3"),
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    try:
-        deadline = time.monotonic() + 30
-        while not (port_file.exists() and port_file.read_text().strip()):
-            assert proc.poll() is None, f"server exited early: {proc.stdout.read()}"  # type: ignore[union-attr]
-            assert time.monotonic() < deadline, "server did not write its port file"
-            time.sleep(0.05)
-        yield f"127.0.0.1:{port_file.read_text().strip()}"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    with LocalServer(tmp / "server.sqlite3", tmp / "server.log") as local:
+        yield local.address
 
 
 def create_match(

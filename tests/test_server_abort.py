@@ -12,26 +12,19 @@ from typing import Any
 import grpc
 import pytest
 
-from cirulla.server.app import start_server
 from cirulla.server.client import ManualSeat, hello, play_seat, random_choice
 from cirulla.server.store import Store
-from cirulla.v1 import match_pb2, match_service_pb2_grpc, match_settings_pb2, play_pb2, rules_pb2
+from cirulla.v1 import match_pb2, match_settings_pb2, play_pb2, rules_pb2
 from cirulla.v1 import match_service_pb2 as ms
+
+from .server_harness import run_with_server
 
 TOKEN = "s3cret"
 ADMIN = [("authorization", f"Bearer {TOKEN}")]
 
 
 def run(body: Callable[[Any, Any], Awaitable[None]], db: str = ":memory:") -> None:
-    async def main() -> None:
-        srv = await start_server("127.0.0.1:0", db, admin_token=TOKEN)
-        try:
-            async with grpc.aio.insecure_channel(f"127.0.0.1:{srv.port}") as ch:
-                await body(match_service_pb2_grpc.MatchServiceStub(ch), srv)
-        finally:
-            await srv.stop()
-
-    asyncio.run(main())
+    run_with_server(body, db, admin_token=TOKEN)
 
 
 async def create(stub: Any) -> Any:

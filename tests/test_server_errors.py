@@ -3,7 +3,6 @@ illegal and malformed actions, protocol errors."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -11,31 +10,23 @@ import grpc
 import pytest
 
 from cirulla.rules import Game, Options
-from cirulla.server.app import start_server
 from cirulla.server.client import ManualSeat, hello, submit_index
 from cirulla.v1 import (
     cards_pb2,
     game_pb2,
-    match_service_pb2_grpc,
     match_settings_pb2,
     play_pb2,
     rules_pb2,
 )
 from cirulla.v1 import match_service_pb2 as ms
 
+from .server_harness import run_with_server
+
 SEED = 3
 
 
 def run(body: Callable[[Any, Any], Awaitable[None]]) -> None:
-    async def main() -> None:
-        srv = await start_server("127.0.0.1:0", ":memory:")
-        try:
-            async with grpc.aio.insecure_channel(f"127.0.0.1:{srv.port}") as ch:
-                await body(match_service_pb2_grpc.MatchServiceStub(ch), srv)
-        finally:
-            await srv.stop()
-
-    asyncio.run(main())
+    run_with_server(body)
 
 
 async def create(stub: Any, **kw: Any) -> Any:

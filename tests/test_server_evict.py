@@ -13,8 +13,10 @@ import pytest
 
 from cirulla.server.app import start_server
 from cirulla.server.client import ManualSeat, hello, play_seat, random_choice
-from cirulla.v1 import match_pb2, match_service_pb2_grpc, match_settings_pb2, rules_pb2
+from cirulla.v1 import match_pb2, match_settings_pb2, rules_pb2
 from cirulla.v1 import match_service_pb2 as ms
+
+from .server_harness import run_with_server
 
 KEEP = 4.0  # ample for the checks made before eviction even on a loaded CI machine
 
@@ -51,14 +53,6 @@ async def refused(call: Any) -> str:
 
 
 def test_ended_matches_are_evicted_and_served_from_the_database() -> None:
-    async def main() -> None:
-        srv = await start_server("127.0.0.1:0", ":memory:", keep_finished_s=KEEP)
-        try:
-            async with grpc.aio.insecure_channel(f"127.0.0.1:{srv.port}") as ch:
-                await body(match_service_pb2_grpc.MatchServiceStub(ch), srv)
-        finally:
-            await srv.stop()
-
     async def body(stub: Any, srv: Any) -> None:
         finished = await create(stub)
         mid = finished.match.match_id
@@ -111,7 +105,7 @@ def test_ended_matches_are_evicted_and_served_from_the_database() -> None:
         assert "finished" in await refused(late_abort)
         assert mid not in srv.hub.matches
 
-    asyncio.run(main())
+    run_with_server(body, ":memory:", keep_finished_s=KEEP)
 
 
 def test_keep_finished_must_not_be_negative() -> None:

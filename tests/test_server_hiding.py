@@ -13,15 +13,15 @@ import asyncio
 import random
 from typing import Any
 
-import grpc
 import pytest
 from google.protobuf.message import Message
 
 from cirulla.rules import CARD_NAMES, parse_card
-from cirulla.server.app import start_server
 from cirulla.server.client import play_seat, random_choice
-from cirulla.v1 import cards_pb2, match_service_pb2_grpc, match_settings_pb2, rules_pb2
+from cirulla.v1 import cards_pb2, match_settings_pb2, rules_pb2
 from cirulla.v1 import match_service_pb2 as ms
+
+from .server_harness import serving
 
 
 def card_codes(msg: Message) -> list[str]:
@@ -89,62 +89,55 @@ def test_no_message_reveals_a_hidden_card(players: int) -> None:
         )
 
     async def main() -> None:
-        srv = await start_server("127.0.0.1:0", ":memory:")
-        try:
-            async with grpc.aio.insecure_channel(f"127.0.0.1:{srv.port}") as ch:
-                stub = match_service_pb2_grpc.MatchServiceStub(ch)
-                settings = match_settings_pb2.MatchSettings(
-                    rules=rules_pb2.Rules(
-                        overrides=rules_pb2.RuleOptions(players=players, target=11)
-                    ),
-                    deck_orders=match_settings_pb2.DeckOrders(decks=decks),
-                )
-                m = await stub.CreateMatch(ms.CreateMatchRequest(settings=settings))
-                assert not card_codes(m.match)
-                mid = m.match.match_id
-                spectator: list[Any] = []
+        async with serving(":memory:") as (stub, srv, _ch):
+            settings = match_settings_pb2.MatchSettings(
+                rules=rules_pb2.Rules(overrides=rules_pb2.RuleOptions(players=players, target=11)),
+                deck_orders=match_settings_pb2.DeckOrders(decks=decks),
+            )
+            m = await stub.CreateMatch(ms.CreateMatchRequest(settings=settings))
+            assert not card_codes(m.match)
+            mid = m.match.match_id
+            spectator: list[Any] = []
 
-                async def spectate() -> None:
-                    async for msg in stub.Spectate(ms.SpectateRequest(match_id=mid)):
-                        spectator.append(msg)
-                        if msg.WhichOneof("body") == "goodbye":
-                            return
+            async def spectate() -> None:
+                async for msg in stub.Spectate(ms.SpectateRequest(match_id=mid)):
+                    spectator.append(msg)
+                    if msg.WhichOneof("body") == "goodbye":
+                        return
 
-                spec_task = asyncio.create_task(spectate())
-                await asyncio.sleep(0.05)
-                logs = await asyncio.gather(
-                    *[
-                        play_seat(stub, mid, t.token, random_choice(random.Random(i)))
-                        for i, t in enumerate(m.seat_tokens)
-                    ]
-                )
-                await asyncio.wait_for(spec_task, 5)
-                match = (await stub.GetMatch(ms.GetMatchRequest(match_id=mid))).match
-                assert not card_codes(match)
-                record = srv.hub.store.get_record(f"{mid}-g1")
-                assert record is not None
-                total = 0
-                for seat, log in enumerate(logs):
-                    total += check_stream(log, record, seat)
-                    own = {
-                        CARD_NAMES[parse_card(c)]
-                        for m_ in log
-                        if m_.WhichOneof("body") == "event"
-                        and m_.event.WhichOneof("body") == "hand_dealt"
-                        for c in [x.code for x in m_.event.hand_dealt.cards]
-                    }
-                    assert own, "a seat must at least see its own hands"
-                kinds = {m_.WhichOneof("body") for m_ in spectator}
-                assert {"welcome", "new_game", "event", "view", "match_result"} <= kinds
-                assert "decision_request" not in kinds
-                assert not any(
-                    m_.WhichOneof("body") == "event" and m_.event.WhichOneof("body") == "hand_dealt"
-                    for m_ in spectator
-                )
-                assert all(not m_.view.hand for m_ in spectator if m_.WhichOneof("body") == "view")
-                total += check_stream(spectator, record, None)
-                assert total > 1000  # the check really looked at cards
-        finally:
-            await srv.stop()
+            spec_task = asyncio.create_task(spectate())
+            await asyncio.sleep(0.05)
+            logs = await asyncio.gather(
+                *[
+                    play_seat(stub, mid, t.token, random_choice(random.Random(i)))
+                    for i, t in enumerate(m.seat_tokens)
+                ]
+            )
+            await asyncio.wait_for(spec_task, 5)
+            match = (await stub.GetMatch(ms.GetMatchRequest(match_id=mid))).match
+            assert not card_codes(match)
+            record = srv.hub.store.get_record(f"{mid}-g1")
+            assert record is not None
+            total = 0
+            for seat, log in enumerate(logs):
+                total += check_stream(log, record, seat)
+                own = {
+                    CARD_NAMES[parse_card(c)]
+                    for m_ in log
+                    if m_.WhichOneof("body") == "event"
+                    and m_.event.WhichOneof("body") == "hand_dealt"
+                    for c in [x.code for x in m_.event.hand_dealt.cards]
+                }
+                assert own, "a seat must at least see its own hands"
+            kinds = {m_.WhichOneof("body") for m_ in spectator}
+            assert {"welcome", "new_game", "event", "view", "match_result"} <= kinds
+            assert "decision_request" not in kinds
+            assert not any(
+                m_.WhichOneof("body") == "event" and m_.event.WhichOneof("body") == "hand_dealt"
+                for m_ in spectator
+            )
+            assert all(not m_.view.hand for m_ in spectator if m_.WhichOneof("body") == "view")
+            total += check_stream(spectator, record, None)
+            assert total > 1000  # the check really looked at cards
 
     asyncio.run(main())

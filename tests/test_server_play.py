@@ -13,10 +13,11 @@ import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from cirulla.server.app import start_server
 from cirulla.server.client import play_seat, random_choice
 from cirulla.v1 import match_service_pb2 as ms
 from cirulla.v1 import match_service_pb2_grpc, match_settings_pb2, rules_pb2
+
+from .server_harness import serving
 
 CIRULLA = [sys.executable, "-m", "cirulla"]
 
@@ -48,58 +49,53 @@ async def play_match(stub, request_settings, seed: int = 0):
 @pytest.mark.parametrize("players", [2, 3, 4])
 def test_complete_match_and_record_replays(players: int) -> None:
     async def main() -> None:
-        srv = await start_server("127.0.0.1:0", ":memory:")
-        try:
-            async with grpc.aio.insecure_channel(f"127.0.0.1:{srv.port}") as ch:
-                stub = match_service_pb2_grpc.MatchServiceStub(ch)
-                resp, logs = await play_match(stub, settings(players, best_of=3, seed=5), players)
-                assert len(resp.seat_tokens) == players
-                assert len({t.token for t in resp.seat_tokens}) == players
-                for log in logs:
-                    kinds = [m.WhichOneof("body") for m in log]
-                    assert kinds[0] == "welcome" and kinds[-1] == "goodbye"
-                    assert kinds[-2] == "match_result"
-                    assert "decision_request" in kinds and "action_accepted" in kinds
-                    assert not any(k == "action_rejected" for k in kinds)
-                result = logs[0][-2].match_result
-                assert max(result.games_won) == 2 or sum(result.games_won) == 3
-                got = await stub.GetMatch(ms.GetMatchRequest(match_id=resp.match.match_id))
-                match = got.match
-                assert match.status == 3  # FINISHED
-                assert list(match.result.games_won) == list(result.games_won)
-                assert len(match.games) == sum(result.games_won)
-                assert [s.name for s in match.seats] == [f"r{i}" for i in range(players)]
-                assert not match.settings.HasField("seed")
-                records = await stub.ListRecords(ms.ListRecordsRequest(match_id=match.match_id))
-                assert len(records.records) == len(match.games)
-                from cirulla.server.replay import replay
+        async with serving(":memory:") as (stub, srv, _ch):
+            resp, logs = await play_match(stub, settings(players, best_of=3, seed=5), players)
+            assert len(resp.seat_tokens) == players
+            assert len({t.token for t in resp.seat_tokens}) == players
+            for log in logs:
+                kinds = [m.WhichOneof("body") for m in log]
+                assert kinds[0] == "welcome" and kinds[-1] == "goodbye"
+                assert kinds[-2] == "match_result"
+                assert "decision_request" in kinds and "action_accepted" in kinds
+                assert not any(k == "action_rejected" for k in kinds)
+            result = logs[0][-2].match_result
+            assert max(result.games_won) == 2 or sum(result.games_won) == 3
+            got = await stub.GetMatch(ms.GetMatchRequest(match_id=resp.match.match_id))
+            match = got.match
+            assert match.status == 3  # FINISHED
+            assert list(match.result.games_won) == list(result.games_won)
+            assert len(match.games) == sum(result.games_won)
+            assert [s.name for s in match.seats] == [f"r{i}" for i in range(players)]
+            assert not match.settings.HasField("seed")
+            records = await stub.ListRecords(ms.ListRecordsRequest(match_id=match.match_id))
+            assert len(records.records) == len(match.games)
+            from cirulla.server.replay import replay
 
-                for summary in records.records:
-                    full = await stub.GetRecord(ms.GetRecordRequest(record_id=summary.record_id))
-                    assert full.record.deals and full.record.deals[0].decks
-                    report = replay(srv.hub.store.get_record(summary.record_id))
-                    assert report.ok, report.mismatches
-                    assert report.deals_checked == len(full.record.deals)
-                    # Record.events: exactly what the seats together received in that
-                    # game, hands included, in sequence order.
-                    game = full.record.game_number
-                    seen = {
-                        m.event.sequence: m.event
-                        for log in logs
-                        for m in log
-                        if m.WhichOneof("body") == "event" and m.event.game_number == game
-                    }
-                    events = list(full.record.events)
-                    assert [e.sequence for e in events] == sorted(seen)
-                    assert events == [seen[e.sequence] for e in events]
-                    first = events[0].sequence
-                    assert [e.sequence for e in events] == list(range(first, first + len(events)))
-                    hands = [e for e in events if e.WhichOneof("body") == "hand_dealt"]
-                    assert {e.private_to_seat for e in hands} == set(range(players))
-                    assert all(e.hand_dealt.seat == e.private_to_seat for e in hands)
-                    assert events[-1].game_over == full.record.result
-        finally:
-            await srv.stop()
+            for summary in records.records:
+                full = await stub.GetRecord(ms.GetRecordRequest(record_id=summary.record_id))
+                assert full.record.deals and full.record.deals[0].decks
+                report = replay(srv.hub.store.get_record(summary.record_id))
+                assert report.ok, report.mismatches
+                assert report.deals_checked == len(full.record.deals)
+                # Record.events: exactly what the seats together received in that
+                # game, hands included, in sequence order.
+                game = full.record.game_number
+                seen = {
+                    m.event.sequence: m.event
+                    for log in logs
+                    for m in log
+                    if m.WhichOneof("body") == "event" and m.event.game_number == game
+                }
+                events = list(full.record.events)
+                assert [e.sequence for e in events] == sorted(seen)
+                assert events == [seen[e.sequence] for e in events]
+                first = events[0].sequence
+                assert [e.sequence for e in events] == list(range(first, first + len(events)))
+                hands = [e for e in events if e.WhichOneof("body") == "hand_dealt"]
+                assert {e.private_to_seat for e in hands} == set(range(players))
+                assert all(e.hand_dealt.seat == e.private_to_seat for e in hands)
+                assert events[-1].game_over == full.record.result
 
     asyncio.run(main())
 
@@ -108,15 +104,10 @@ def test_replay_cli_on_a_real_record(tmp_path: Path) -> None:
     db = tmp_path / "t.sqlite3"
 
     async def main() -> str:
-        srv = await start_server("127.0.0.1:0", db)
-        try:
-            async with grpc.aio.insecure_channel(f"127.0.0.1:{srv.port}") as ch:
-                stub = match_service_pb2_grpc.MatchServiceStub(ch)
-                resp, _ = await play_match(stub, settings(2, target=21, seed=11))
-                recs = await stub.ListRecords(ms.ListRecordsRequest(match_id=resp.match.match_id))
-                return recs.records[0].record_id
-        finally:
-            await srv.stop()
+        async with serving(db) as (stub, _srv, _ch):
+            resp, _ = await play_match(stub, settings(2, target=21, seed=11))
+            recs = await stub.ListRecords(ms.ListRecordsRequest(match_id=resp.match.match_id))
+            return recs.records[0].record_id
 
     record_id = asyncio.run(main())
     ok = subprocess.run(
@@ -143,64 +134,55 @@ def test_replay_cli_on_a_real_record(tmp_path: Path) -> None:
 
 def test_health_and_admin_token() -> None:
     async def main() -> None:
-        srv = await start_server("127.0.0.1:0", ":memory:", admin_token="s3cret")
-        try:
-            async with grpc.aio.insecure_channel(f"127.0.0.1:{srv.port}") as ch:
-                health = health_pb2_grpc.HealthStub(ch)
-                for service in ("", "cirulla.v1.MatchService"):
-                    reply = await health.Check(health_pb2.HealthCheckRequest(service=service))
-                    assert reply.status == health_pb2.HealthCheckResponse.SERVING
-                stub = match_service_pb2_grpc.MatchServiceStub(ch)
-                req = ms.CreateMatchRequest(settings=settings())
-                with pytest.raises(grpc.aio.AioRpcError) as exc:
-                    await stub.CreateMatch(req)
-                assert exc.value.code() == grpc.StatusCode.UNAUTHENTICATED
-                assert "authorization" in exc.value.details()
-                with pytest.raises(grpc.aio.AioRpcError) as exc:
-                    await stub.CreateMatch(req, metadata=[("authorization", "Bearer nope")])
-                assert exc.value.code() == grpc.StatusCode.PERMISSION_DENIED
-                with pytest.raises(grpc.aio.AioRpcError) as exc:
-                    await stub.CreateRoom(ms.CreateRoomRequest(settings=settings()))
-                assert exc.value.code() == grpc.StatusCode.UNAUTHENTICATED
-                ok = await stub.CreateMatch(req, metadata=[("authorization", "Bearer s3cret")])
-                assert ok.match.match_id and len(ok.seat_tokens) == 2
-        finally:
-            await srv.stop()
+        async with serving(":memory:", admin_token="s3cret") as (stub, _srv, ch):
+            health = health_pb2_grpc.HealthStub(ch)
+            for service in ("", "cirulla.v1.MatchService"):
+                reply = await health.Check(health_pb2.HealthCheckRequest(service=service))
+                assert reply.status == health_pb2.HealthCheckResponse.SERVING
+            stub = match_service_pb2_grpc.MatchServiceStub(ch)
+            req = ms.CreateMatchRequest(settings=settings())
+            with pytest.raises(grpc.aio.AioRpcError) as exc:
+                await stub.CreateMatch(req)
+            assert exc.value.code() == grpc.StatusCode.UNAUTHENTICATED
+            assert "authorization" in exc.value.details()
+            with pytest.raises(grpc.aio.AioRpcError) as exc:
+                await stub.CreateMatch(req, metadata=[("authorization", "Bearer nope")])
+            assert exc.value.code() == grpc.StatusCode.PERMISSION_DENIED
+            with pytest.raises(grpc.aio.AioRpcError) as exc:
+                await stub.CreateRoom(ms.CreateRoomRequest(settings=settings()))
+            assert exc.value.code() == grpc.StatusCode.UNAUTHENTICATED
+            ok = await stub.CreateMatch(req, metadata=[("authorization", "Bearer s3cret")])
+            assert ok.match.match_id and len(ok.seat_tokens) == 2
 
     asyncio.run(main())
 
 
 def test_room_plays_games_one_after_another() -> None:
     async def main() -> None:
-        srv = await start_server("127.0.0.1:0", ":memory:")
-        try:
-            async with grpc.aio.insecure_channel(f"127.0.0.1:{srv.port}") as ch:
-                stub = match_service_pb2_grpc.MatchServiceStub(ch)
-                room = await stub.CreateRoom(
-                    ms.CreateRoomRequest(display_name="club", settings=settings(2, target=11))
-                )
-                rid = room.room.room_id
-                await asyncio.gather(
-                    *[
-                        play_seat(
-                            stub,
-                            "",
-                            t.token,
-                            random_choice(random.Random(i)),
-                            room_id=rid,
-                            max_games=3,
-                        )
-                        for i, t in enumerate(room.seat_tokens)
-                    ]
-                )
-                got = (await stub.GetRoom(ms.GetRoomRequest(room_id=rid))).room
-                assert len(got.history) >= 3
-                assert len({h.match_id for h in got.history}) == len(got.history)
-                assert all(h.result.HasField("winner_side") for h in got.history)
-                listed = await stub.ListRooms(ms.ListRoomsRequest())
-                assert [r.room_id for r in listed.rooms] == [rid]
-        finally:
-            await srv.stop()
+        async with serving(":memory:") as (stub, _srv, _ch):
+            room = await stub.CreateRoom(
+                ms.CreateRoomRequest(display_name="club", settings=settings(2, target=11))
+            )
+            rid = room.room.room_id
+            await asyncio.gather(
+                *[
+                    play_seat(
+                        stub,
+                        "",
+                        t.token,
+                        random_choice(random.Random(i)),
+                        room_id=rid,
+                        max_games=3,
+                    )
+                    for i, t in enumerate(room.seat_tokens)
+                ]
+            )
+            got = (await stub.GetRoom(ms.GetRoomRequest(room_id=rid))).room
+            assert len(got.history) >= 3
+            assert len({h.match_id for h in got.history}) == len(got.history)
+            assert all(h.result.HasField("winner_side") for h in got.history)
+            listed = await stub.ListRooms(ms.ListRoomsRequest())
+            assert [r.room_id for r in listed.rooms] == [rid]
 
     asyncio.run(main())
 

@@ -8,24 +8,15 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-import grpc
-
-from cirulla.server.app import start_server
 from cirulla.server.client import ManualSeat, hello, submit_index
 from cirulla.v1 import match_service_pb2 as ms
-from cirulla.v1 import match_service_pb2_grpc, match_settings_pb2, play_pb2, rules_pb2
+from cirulla.v1 import match_settings_pb2, play_pb2, rules_pb2
+
+from .server_harness import run_with_server
 
 
 def run(body: Callable[[Any, Any], Awaitable[None]], db: str = ":memory:") -> None:
-    async def main() -> None:
-        srv = await start_server("127.0.0.1:0", db)
-        try:
-            async with grpc.aio.insecure_channel(f"127.0.0.1:{srv.port}") as ch:
-                await body(match_service_pb2_grpc.MatchServiceStub(ch), srv)
-        finally:
-            await srv.stop()
-
-    asyncio.run(main())
+    run_with_server(body, db)
 
 
 async def start(stub: Any, **kw: Any) -> tuple[str, tuple[list[ManualSeat], Any]]:
