@@ -21,7 +21,7 @@ from cirulla.clients.journal import OutputLock, Settings, load_settings, save_se
 from cirulla.clients.schedule import FORMATS, games_per_set
 from cirulla.clients.supervise import COMMAND_PREFIX, PLACEHOLDERS, validate_spec
 from cirulla.clients.tournament import RunOptions, Tournament, schedule_of
-from cirulla.rules import OptionError, Options
+from cirulla.rules import OptionError, Options, parse_overrides
 
 DEFAULT_BOTS = ("random=random", "greedy=greedy", "mcts=mcts:iterations=200")
 DEFAULT_GAMES = 10
@@ -210,17 +210,11 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         validate_spec(spec)
         bots[name] = spec
     preset = args.preset or "standard"
-    options = Options.preset(preset)
-    rules: dict[str, Any] = {}
-    assignments = list(args.rule)
+    rules = parse_overrides(args.rule)
     if args.players is not None:
-        assignments.append(f"players={args.players}")
+        rules["players"] = args.players
     if args.target is not None:
-        assignments.append(f"target={args.target}")
-    for text in assignments:
-        options = options.parse_assignment(text)
-        key = text.partition("=")[0].strip().replace("-", "_")
-        rules[key] = getattr(options, key)
+        rules["target"] = args.target
     options = Options.preset(preset, **rules)  # preset-level checks (fantacarte: 2 players)
     if args.sprt is not None and options.players == 3:
         raise ValueError("--sprt needs head-to-head games: --players 2 or 4")

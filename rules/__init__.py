@@ -32,7 +32,7 @@ from cirulla.rules.errors import (
 from cirulla.rules.events import Event
 from cirulla.rules.game import DeckSource, Game, dealer_bonus, parse_deck
 from cirulla.rules.match import Match, MatchOver
-from cirulla.rules.options import PRESETS, Options
+from cirulla.rules.options import PRESETS, Options, parse_overrides
 from cirulla.rules.scoring import DealScore, SideScore, score_deal
 from cirulla.rules.views import View, sample_world, view_of
 
@@ -73,6 +73,7 @@ __all__ = [
     "parse_cards",
     "parse_deck",
     "parse_mask",
+    "parse_overrides",
     "sample_world",
     "score_deal",
     "view_of",

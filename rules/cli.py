@@ -9,7 +9,7 @@ import sys
 from dataclasses import fields
 
 from cirulla.rules.errors import CirullaError
-from cirulla.rules.options import OPTION_HELP, PRESETS, Options
+from cirulla.rules.options import OPTION_HELP, PRESETS, Options, parse_overrides
 
 
 def register(commands: argparse._SubParsersAction, bench: argparse._SubParsersAction) -> None:
@@ -77,11 +77,10 @@ def add_rule_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def options_from_args(args: argparse.Namespace) -> Options:
-    overrides = {"players": args.players} if args.players else {}
-    options = Options.preset(args.preset, **overrides)
-    for assignment in args.rule:
-        options = options.parse_assignment(assignment)
-    return options
+    overrides = parse_overrides(args.rule)
+    if args.players:
+        overrides["players"] = args.players
+    return Options.preset(args.preset, **overrides)
 
 
 def _fmt(value: object) -> str:

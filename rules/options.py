@@ -7,6 +7,7 @@ and the bots key on them).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
@@ -80,28 +81,38 @@ class Options:
 
     def parse_assignment(self, text: str) -> Options:
         """Apply ``name=value`` as typed on a command line (``must_capture=off``)."""
+        return self.with_overrides(**parse_overrides([text]))
+
+
+def parse_overrides(assignments: Iterable[str]) -> dict[str, Any]:
+    """``name=value`` strings as typed on a command line, as typed option overrides.
+
+    Pass the result to ``Options.preset(name, **overrides)`` so that the preset's own
+    checks (fantacarte is for 2 players) apply to the overridden options too.
+    """
+    kinds = {f.name: f.type for f in fields(Options)}
+    overrides: dict[str, Any] = {}
+    for text in assignments:
         key, sep, raw = text.partition("=")
         key = key.strip().replace("-", "_")
         if not sep:
             raise OptionError(f"expected option=value, got {text!r}")
-        kinds = {f.name: f.type for f in fields(self)}
         if key not in kinds:
             raise OptionError(f"unknown rule option {key!r}; options are {', '.join(kinds)}")
         raw = raw.strip().lower()
-        value: Any
         if kinds[key] in ("bool", bool):
             if raw in ("1", "true", "on", "yes"):
-                value = True
+                overrides[key] = True
             elif raw in ("0", "false", "off", "no"):
-                value = False
+                overrides[key] = False
             else:
                 raise OptionError(f"option {key} takes on/off, not {raw!r}")
         else:
             try:
-                value = int(raw)
+                overrides[key] = int(raw)
             except ValueError:
                 raise OptionError(f"option {key} takes an integer, not {raw!r}") from None
-        return self.with_overrides(**{key: value})
+    return overrides
 
 
 OPTION_HELP: dict[str, str] = {

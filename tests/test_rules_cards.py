@@ -89,3 +89,36 @@ def test_action_parse_normalises_case_and_capture_order():
 def test_action_syntax_errors(bad):
     with pytest.raises(InvalidActionError):
         Action.parse(bad)
+
+
+def test_command_line_overrides_are_typed_and_keep_preset_checks():
+    import subprocess
+    import sys
+
+    from cirulla.rules import OptionError, Options, parse_overrides
+
+    overrides = parse_overrides(["must_capture=off", "piccola-max=10", "target = 101"])
+    assert overrides == {"must_capture": False, "piccola_max": 10, "target": 101}
+    assert Options.preset("genova-home", **overrides).piccola_max == 10
+    for bad in (["must_capture=maybe"], ["target=ten"], ["colour=red"], ["target"]):
+        with pytest.raises(OptionError):
+            parse_overrides(bad)
+    with pytest.raises(OptionError, match="2 players"):
+        Options.preset("fantacarte", **parse_overrides(["players=3"]))
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "cirulla",
+            "rules",
+            "demo",
+            "--preset",
+            "fantacarte",
+            "--rule",
+            "players=3",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert out.returncode == 2 and "2 players" in out.stderr
