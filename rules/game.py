@@ -60,6 +60,27 @@ def parse_deck(deck: Sequence[int | str]) -> list[int]:
 _DECL_CODES: dict[int, tuple[int, ...]] = {}
 
 
+def _check_zones(
+    n: int,
+    sides: int,
+    hands: Sequence[int],
+    table: int,
+    stock: Sequence[int],
+    captured: Sequence[int],
+) -> None:
+    """Every card in exactly one zone, and one hand per player, one pile per side."""
+    seen = 0
+    for zone in (*hands, table, mask_of(stock), *captured):
+        if seen & zone:
+            raise DeckError(f"{format_cards(seen & zone)} placed in two zones")
+        seen |= zone
+    if seen != ALL_CARDS_MASK or len(set(stock)) != len(stock):
+        missing = format_cards(ALL_CARDS_MASK & ~seen)
+        raise DeckError(f"every card must be in one zone; missing: {missing}")
+    if len(hands) != n or len(captured) != sides:
+        raise DeckError(f"{n} players need {n} hands and {sides} captured piles")
+
+
 class DeckSource:
     """Where deck orders come from: a seeded shuffle, or an explicit list used in order.
 
@@ -190,26 +211,20 @@ class Game:
         last_taker: int | None = None,
         seed: int | None = None,
         deal_only: bool = False,
+        validate: bool = True,
     ) -> Game:
         """A position in the middle of a deal (hands, table, captured: card masks).
 
         ``stock`` lists the cards still to deal in dealing order. Every card must be in
-        exactly one zone; used by tests, tools and the determinization sampler.
+        exactly one zone; used by tests, tools and the determinization sampler, which
+        builds consistent zones by construction and skips the check (``validate=False``)
+        because it runs once per search iteration.
         """
         options = options or Options()
         n = options.players
         captured = list(captured) if captured is not None else [0] * options.sides
-        zones = [*hands, table, mask_of(stock), *captured]
-        seen = 0
-        for zone in zones:
-            if seen & zone:
-                raise DeckError(f"{format_cards(seen & zone)} placed in two zones")
-            seen |= zone
-        if seen != ALL_CARDS_MASK or len(set(stock)) != len(stock):
-            missing = format_cards(ALL_CARDS_MASK & ~seen)
-            raise DeckError(f"every card must be in one zone; missing: {missing}")
-        if len(hands) != n or len(captured) != options.sides:
-            raise DeckError(f"{n} players need {n} hands and {options.sides} captured piles")
+        if validate:
+            _check_zones(n, options.sides, hands, table, stock, captured)
         game = cls.__new__(cls)
         game.options = options
         game.n = n

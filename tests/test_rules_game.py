@@ -379,3 +379,10 @@ def test_match_best_of_three_rotates_the_deal_and_stops_at_two_wins():
     assert len(match.games) in (2, 3)
     with pytest.raises(IllegalActionError):
         match.apply(Action(0))
+
+
+def test_setup_refuses_a_card_in_two_zones_or_in_none():
+    with pytest.raises(DeckError, match="two zones"):
+        position(["5H 2D", "KC 3C"], table="5H", captured=[0, 0])
+    with pytest.raises(DeckError, match=r"missing: .*7D"):
+        position(["5H 2D", "KC 3C"], table="2C", captured=[0, 0])
