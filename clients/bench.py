@@ -1,8 +1,11 @@
 """``cirulla bench tournament``: what a tournament game costs beyond the bots' thinking.
 
-Runs a small random-vs-random tournament on a local server (fresh temporary folder) and
-prints one JSON object: wall time per game, which with random bots is almost all
-overhead (two Python processes started, gRPC handshake, record fetched).
+Plays a small tournament of two cheap bots (random against greedy by default) on a fresh
+local server in a temporary folder, twice: with the bots kept alive between games (how
+the runner plays built-in kinds) and with one process per seat and game (how it plays a
+``cmd:`` bot), and prints one JSON object with games per second of each and their ratio.
+With cheap bots a game is almost all overhead: processes started, gRPC handshakes,
+records fetched, the journal written.
 """
 
 from __future__ import annotations
@@ -13,53 +16,80 @@ import json
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 
 from cirulla.clients.journal import Settings
 from cirulla.clients.tournament import RunOptions, Tournament
 
+MODES = ("both", "served", "per-game")
+
 
 def register_bench(bench: argparse._SubParsersAction) -> None:
     p = bench.add_parser(
         "tournament",
-        help="tournament overhead: seconds per game of random vs random on a local server",
+        help="tournament overhead: games per second, bots kept alive vs one process per game",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--games", type=int, default=4, help="games to play (default 4)")
+    p.add_argument("--games", type=int, default=40, help="games to play per mode (default 40)")
     p.add_argument("--concurrency", type=int, default=2, help="games at a time (default 2)")
     p.add_argument("--target", type=int, default=51, help="game target (default 51)")
+    p.add_argument("--a", default="random", help="first bot kind (default random)")
+    p.add_argument("--b", default="greedy", help="second bot kind (default greedy)")
+    p.add_argument(
+        "--mode",
+        choices=MODES,
+        default="both",
+        help="served: bots kept alive; per-game: a process per seat and game; both (default)",
+    )
+    p.add_argument("--json", action="store_true", help="accepted for symmetry: always JSON")
     p.set_defaults(func=run_bench)
 
 
-def run_bench(args: argparse.Namespace) -> int:
-    settings = Settings(
-        bots={"r1": "random", "r2": "random"},
-        games=args.games,
-        seed=1,
-        rules={"target": args.target},
+def per_game_spec(kind: str) -> str:
+    """A built-in kind as a ``cmd:`` spec: started afresh for every seat of every game."""
+    return (
+        f"cmd:{{python}} -m cirulla bot {kind} --server={{server}} --match={{match}} "
+        "--token={token} --name={name} --seed={seed}"
     )
+
+
+def measure(settings: Settings, concurrency: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="cirulla-bench-") as tmp:
-        run = RunOptions(out=Path(tmp), concurrency=args.concurrency)
+        run = RunOptions(out=Path(tmp), concurrency=concurrency)
         quiet = Console(file=io.StringIO())
         start = time.monotonic()
         st = Tournament(settings, run, quiet).run()
         seconds = time.monotonic() - start
         played = list(Tournament(settings, run, quiet).done.values())
     per_game = [r.seconds for r in played]
-    print(
-        json.dumps(
-            {
-                "benchmark": "tournament",
-                "games": st.games,
-                "concurrency": args.concurrency,
-                "target": args.target,
-                "wall_seconds": round(seconds, 3),
-                "wall_seconds_per_game": round(seconds / max(st.games, 1), 3),
-                "mean_game_seconds": round(sum(per_game) / max(len(per_game), 1), 3),
-                "problems": sum(sum(b.problems.values()) for b in st.bots),
-            }
-        )
-    )
+    return {
+        "games": st.games,
+        "wall_seconds": round(seconds, 3),
+        "games_per_second": round(st.games / seconds, 3) if seconds else None,
+        "mean_game_seconds": round(sum(per_game) / max(len(per_game), 1), 3),
+        "problems": sum(sum(b.problems.values()) for b in st.bots),
+    }
+
+
+def run_bench(args: argparse.Namespace) -> int:
+    result: dict[str, Any] = {
+        "benchmark": "tournament",
+        "bots": [args.a, args.b],
+        "concurrency": args.concurrency,
+        "target": args.target,
+    }
+    modes = ("served", "per-game") if args.mode == "both" else (args.mode,)
+    for mode in modes:
+        bots = {"a": args.a, "b": args.b}
+        if mode == "per-game":
+            bots = {name: per_game_spec(kind) for name, kind in bots.items()}
+        settings = Settings(bots=bots, games=args.games, seed=1, rules={"target": args.target})
+        result[mode.replace("-", "_")] = measure(settings, args.concurrency)
+    if args.mode == "both":
+        fast, slow = result["served"]["games_per_second"], result["per_game"]["games_per_second"]
+        result["speedup"] = round(fast / slow, 2) if fast and slow else None
+    print(json.dumps(result))
     return 0

@@ -34,8 +34,9 @@ With no arguments, runs the demo tournament: random, greedy and mcts (200 iterat
 move) round-robin, {DEFAULT_GAMES} games per pairing on duplicate deals, 2 games at a time,
 on a local server it starts and stops itself; one to two minutes on 2 cores.
 
-Every game is a one-game match created on the server. Each seat is played by its own
-process: `cirulla bot KIND ...` for a built-in spec, or your command for a `cmd:` spec.
+Every game is a one-game match created on the server. Each seat is played by a process
+of its own: built-in kinds and `serve:` commands are kept alive between games (one per
+bot and slot, given each match on stdin); a `cmd:` command is started for every game.
 Each deck seed is played once per seat rotation (2 players: A-B then B-A), so both bots
 get the same cards and the luck of the deal cancels out.
 """
@@ -47,9 +48,13 @@ bot specs (--bot NAME=SPEC; NAME is optional for a built-in kind):
   mcts:iterations=500        ISMCTS; options iterations, time, workers, c, epsilon
   cmd:COMMAND ...            any program that plays one seat, exiting when the match
                              ends; these placeholders are replaced in its arguments:
+                             {{python}} (this runner's interpreter),
                              {", ".join("{" + p + "}" for p in PLACEHOLDERS)} (also in the
                              environment as CIRULLA_SERVER, CIRULLA_MATCH, ...), e.g.
-      --bot mine='cmd:python my_bot.py --server {{server}} --match {{match}} --token {{token}}'
+      --bot mine='cmd:{{python}} my_bot.py --server {{server}} --match {{match}} --token {{token}}'
+  serve:COMMAND ...          a program kept alive between games that reads one match
+                             assignment per line on stdin (docs/tournament.md; in Python
+                             cirulla.bots.loop.serve(policy) does it all)
 
 players:
   2  pairings of two bots, each seed played twice with seats swapped

@@ -15,15 +15,26 @@ from __future__ import annotations
 import json
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 import grpc
 from google.protobuf import json_format
 
 from cirulla.clients.journal import GameResult, Settings
 from cirulla.clients.schedule import ScheduledGame
-from cirulla.clients.supervise import Child, bot_argv, seat_env, seat_values
+from cirulla.clients.supervise import (
+    BotPool,
+    Child,
+    ServedBot,
+    Ticket,
+    bot_argv,
+    is_served_spec,
+    seat_env,
+    seat_values,
+)
 from cirulla.v1 import (
     events_pb2,
     match_pb2,
@@ -88,6 +99,59 @@ def abort_reason(never_joined: set[int], settings: Settings) -> str:
     )
 
 
+class SeatPlayer(Protocol):
+    """Whatever plays one seat of one game: a process of its own or a served bot."""
+
+    def gone(self) -> bool:
+        """The seat's player has left this match (exited, or reported it is done)."""
+        ...
+
+    def finish(self, grace: float) -> int | None:
+        """Wait up to ``grace`` for it to leave, stop it if it hangs; its exit code
+        (None when it had to be stopped)."""
+        ...
+
+
+class CommandSeat:
+    """A ``cmd:`` bot: one process for this seat of this game (None: it could not start)."""
+
+    def __init__(self, child: Child | None) -> None:
+        self.child = child
+
+    def gone(self) -> bool:
+        return self.child is None or self.child.poll() is not None
+
+    def finish(self, grace: float) -> int | None:
+        if self.child is None:
+            return NOT_STARTED
+        self.child.wait(grace)
+        code = self.child.poll()
+        self.child.stop()
+        return code
+
+
+class ServedSeat:
+    """A served bot playing this seat: back to the pool when it reports leaving the match,
+    stopped (and replaced in a later game) when it crashed or hangs."""
+
+    def __init__(self, pool: BotPool, bot: str, served: ServedBot, ticket: Ticket) -> None:
+        self.pool = pool
+        self.bot = bot
+        self.served = served
+        self.ticket = ticket
+
+    def gone(self) -> bool:
+        return self.ticket.done.is_set()
+
+    def finish(self, grace: float) -> int | None:
+        done = self.ticket.done.wait(grace)
+        if done and not self.ticket.exited and self.served.alive():
+            self.pool.release(self.bot, self.served)
+            return self.ticket.code
+        self.pool.discard(self.served)
+        return self.ticket.code if done else None
+
+
 @dataclass
 class Referee:
     """Shared by the worker threads: one channel to the server, the output folder."""
@@ -106,8 +170,16 @@ class Referee:
         )
         (self.out / "logs").mkdir(parents=True, exist_ok=True)
         (self.out / "records").mkdir(parents=True, exist_ok=True)
+        self.pool = BotPool(self.settings.bots, self.out / "logs")
+        #: Records are fetched in the background, one at a time; failures are kept here.
+        self.records = ThreadPoolExecutor(1, thread_name_prefix="records")
+        self.record_errors: list[str] = []
+        self._lock = threading.Lock()
 
     def close(self) -> None:
+        """Stop the bots; fetch the records still due (none if the run is interrupted)."""
+        self.pool.close()
+        self.records.shutdown(wait=True, cancel_futures=self._stopping())
         self.channel.close()
 
     def _stopping(self) -> bool:
@@ -123,7 +195,8 @@ class Referee:
         )
         match_id = created.match.match_id
         tokens = {t.seat: t.token for t in created.seat_tokens}
-        children: list[Child | None] = []
+        wake = threading.Event()
+        seats: list[SeatPlayer] = []
         notes: list[str] = []
         match: match_pb2.Match | None = None
         try:
@@ -136,15 +209,12 @@ class Referee:
                     name=bot,
                     seed=(game.seed * 7 + seat) % 2**31,
                 )
-                argv = bot_argv(self.settings.bots[bot], values)
-                safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in match_id)
-                log = self.out / "logs" / f"{safe}-{seat}.log"
                 try:
-                    children.append(Child(argv, log, seat_env(values)))
+                    seats.append(self._start_seat(bot, values, wake))
                 except OSError as exc:
-                    children.append(None)
+                    seats.append(CommandSeat(None))
                     notes.append(f"seat {seat} ({bot}) could not start: {exc}")
-            match, forfeits, timed_out = self._watch(match_id, children, started)
+            match, forfeits, timed_out = self._watch(match_id, seats, started, wake)
             if match is None:
                 return None
             if match.status not in _FINAL:
@@ -155,23 +225,42 @@ class Referee:
         finally:
             # Bots of a finished match leave by themselves; others wait for nothing.
             over = match is not None and match.status in _FINAL
-            codes = self._reap(children, EXIT_GRACE if over else 0.0)
+            codes = self._reap(seats, EXIT_GRACE if over else 0.0)
         return self._result(game, match_id, match, forfeits, timed_out, codes, notes, started)
 
+    def _start_seat(self, bot: str, values: dict[str, str], wake: threading.Event) -> SeatPlayer:
+        """A long-lived process from the pool for a served bot, else a fresh process."""
+        spec = self.settings.bots[bot]
+        if is_served_spec(spec):
+            served = self.pool.acquire(bot)
+            return ServedSeat(self.pool, bot, served, served.assign(values, wake))
+        safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in values["match"])
+        log = self.out / "logs" / f"{safe}-{values['seat']}.log"
+        return CommandSeat(Child(bot_argv(spec, values), log, seat_env(values)))
+
     def _watch(
-        self, match_id: str, children: list[Child | None], started: float
+        self,
+        match_id: str,
+        seats: list[SeatPlayer],
+        started: float,
+        wake: threading.Event,
     ) -> tuple[match_pb2.Match | None, set[int], bool]:
-        """Poll until the match is over, a seat can never join, or the game takes too long."""
+        """Poll until the match is over, a seat can never join, or the game takes too long.
+
+        Served bots report leaving the match (``wake``), so a finished game is seen at once
+        rather than at the next poll.
+        """
         exited_since: dict[int, float] = {}
         while True:
             if self._stopping():
                 return None, set(), False
+            wake.clear()
             match = self._get_match(match_id)
             if match.status in _FINAL:
                 return match, set(), False
             now = time.monotonic()
-            for seat, child in enumerate(children):
-                if child is None or child.poll() is not None:
+            for seat, player in enumerate(seats):
+                if player.gone():
                     exited_since.setdefault(seat, now)
             if match.status == match_pb2.MATCH_STATUS_WAITING:
                 joined = {s.seat for s in match.seats if s.name or s.connected}
@@ -184,7 +273,7 @@ class Referee:
                     return match, gone, False
             if now - started > self.settings.game_timeout:
                 return match, set(), True
-            time.sleep(POLL_SECONDS)
+            wake.wait(POLL_SECONDS)
 
     def _abort(self, match_id: str, reason: str, notes: list[str]) -> match_pb2.Match | None:
         """AbortMatch, so the server does not keep the match waiting or running forever.
@@ -216,19 +305,10 @@ class Referee:
         )
         return response.match
 
-    def _reap(self, children: list[Child | None], grace: float) -> list[int | None]:
-        """Let the bots leave on their own for a moment, then stop what is left."""
+    def _reap(self, seats: list[SeatPlayer], grace: float) -> list[int | None]:
+        """Let the bots leave the match on their own for a moment, then stop what is left."""
         deadline = time.monotonic() + grace
-        codes: list[int | None] = []
-        for child in children:
-            if child is None:
-                codes.append(NOT_STARTED)
-                continue
-            child.wait(max(0.0, deadline - time.monotonic()))
-            code = child.poll()
-            child.stop()
-            codes.append(code)
-        return codes
+        return [seat.finish(max(0.0, deadline - time.monotonic())) for seat in seats]
 
     def _result(
         self,
@@ -299,9 +379,8 @@ class Referee:
             if seat_note:
                 notes.append(f"server on seat {seat} ({game.seats[seat]}): {'; '.join(seat_note)}")
         if match.status == match_pb2.MATCH_STATUS_FINISHED:
-            error = self._save_records(match_id)
-            if error:
-                notes.append(error)
+            # Off the game's path: the next game of this slot starts meanwhile.
+            self.records.submit(self._save_records_noted, match_id)
         return GameResult(
             index=game.index,
             match_id=match_id,
@@ -317,6 +396,12 @@ class Referee:
             forfeit_sides=tuple(sorted(forfeit_sides)),
             seconds=round(time.monotonic() - started, 3),
         )
+
+    def _save_records_noted(self, match_id: str) -> None:
+        error = self._save_records(match_id)
+        if error:
+            with self._lock:
+                self.record_errors.append(f"{match_id}: {error}")
 
     def _save_records(self, match_id: str) -> str | None:
         """records/<match_id>.json: the server's full record of the game, as protobuf JSON."""

@@ -1,4 +1,9 @@
-"""Child processes of a tournament: the local match server and one process per bot seat.
+"""Child processes of a tournament: the local match server and the bots.
+
+A bot that can play match after match (a built-in kind, or a ``serve:`` command speaking
+the stdin protocol of ``cirulla.bots.loop``) is a ``ServedBot``: started once, kept in a
+``BotPool`` between games and restarted only after a crash or a hang. A ``cmd:`` bot is a
+``Child`` started for one seat of one game.
 
 Every child runs in its own session (process group), so stopping it also stops whatever
 it started (an engine's helpers, an MCTS bot's workers); a polite SIGTERM comes first and
@@ -9,6 +14,7 @@ never to the tournament's terminal, because a bot may print what its seat sees.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shlex
 import signal
@@ -17,15 +23,22 @@ import sys
 import threading
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 #: Prefix of a bot spec that is a command line rather than a built-in kind.
 COMMAND_PREFIX = "cmd:"
+#: Prefix of a command that plays many matches, one per assignment line on its stdin.
+SERVE_PREFIX = "serve:"
 
 #: Placeholders a command spec may use; each is replaced inside every argument. The same
 #: values are also in the environment as CIRULLA_SERVER, CIRULLA_MATCH, ... (an engine
 #: may prefer reading its token from there: arguments are visible to other local users).
 PLACEHOLDERS = ("server", "match", "token", "seat", "name", "seed")
+#: Replaced in every command (``cmd:`` and ``serve:``): the runner's own interpreter, so
+#: ``{python} my_bot.py`` finds the installed ``cirulla`` without an activated venv.
+PYTHON_PLACEHOLDER = "{python}"
 
 #: Seconds between SIGTERM and SIGKILL when stopping a child.
 KILL_GRACE = 3.0
@@ -37,15 +50,21 @@ def cirulla_command() -> list[str]:
 
 
 def is_command_spec(spec: str) -> bool:
-    return spec.startswith(COMMAND_PREFIX)
+    return spec.startswith((COMMAND_PREFIX, SERVE_PREFIX))
+
+
+def is_served_spec(spec: str) -> bool:
+    """True for bots kept alive between games: built-in kinds and ``serve:`` commands."""
+    return not spec.startswith(COMMAND_PREFIX)
 
 
 def validate_spec(spec: str) -> None:
     """Fail early (before any game) on a bot spec that could never start."""
     if is_command_spec(spec):
-        args = shlex.split(spec[len(COMMAND_PREFIX) :])
+        prefix = COMMAND_PREFIX if spec.startswith(COMMAND_PREFIX) else SERVE_PREFIX
+        args = shlex.split(spec[len(prefix) :])
         if not args:
-            raise ValueError(f"bot spec {spec!r}: the command after 'cmd:' is empty")
+            raise ValueError(f"bot spec {spec!r}: the command after {prefix!r} is empty")
         return
     from cirulla.bots import parse_bot_spec
 
@@ -75,12 +94,7 @@ def seat_env(values: dict[str, str]) -> dict[str, str]:
 def bot_argv(spec: str, values: dict[str, str]) -> list[str]:
     """The command line that plays one seat: a built-in kind or an external command."""
     if is_command_spec(spec):
-        argv = []
-        for arg in shlex.split(spec[len(COMMAND_PREFIX) :]):
-            for key, value in values.items():
-                arg = arg.replace("{" + key + "}", value)
-            argv.append(arg)
-        return argv
+        return command_argv(spec[len(COMMAND_PREFIX) :], values)
     from cirulla.bots import bot_command
 
     args = bot_command(
@@ -92,6 +106,24 @@ def bot_argv(spec: str, values: dict[str, str]) -> list[str]:
         seed=int(values["seed"]),
     )
     return cirulla_command() + _attach_dash_values(args)
+
+
+def served_argv(spec: str, name: str) -> list[str]:
+    """The command line of a long-lived bot (``cirulla.bots.loop`` for a built-in kind)."""
+    if spec.startswith(SERVE_PREFIX):
+        return command_argv(spec[len(SERVE_PREFIX) :], {"name": name})
+    return [sys.executable, "-m", "cirulla.bots.loop", spec, f"--name={name}"]
+
+
+def command_argv(command: str, values: dict[str, str]) -> list[str]:
+    """Split ``command`` like a shell (no shell runs it) and fill in the placeholders."""
+    argv = []
+    for arg in shlex.split(command):
+        arg = arg.replace(PYTHON_PLACEHOLDER, sys.executable)
+        for key, value in values.items():
+            arg = arg.replace("{" + key + "}", value)
+        argv.append(arg)
+    return argv
 
 
 def _attach_dash_values(args: list[str]) -> list[str]:
@@ -172,18 +204,243 @@ class Child:
             os.killpg(self.proc.pid, sig)
 
 
+@dataclass
+class Ticket:
+    """One match handed to a ``ServedBot``: set ``done`` when it reports leaving the match
+    (``code`` 0, or 1 and ``error``) or when the process exits (``exited``, its code)."""
+
+    match: str
+    wake: threading.Event | None = None
+    done: threading.Event = field(default_factory=threading.Event)
+    code: int | None = None
+    error: str | None = None
+    exited: bool = False
+
+    def finish(self, code: int | None, error: str | None = None, exited: bool = False) -> None:
+        if self.done.is_set():
+            return
+        self.code, self.error, self.exited = code, error, exited
+        self.done.set()
+        if self.wake is not None:
+            self.wake.set()
+
+
+class ServedBot:
+    """A long-lived bot process: assignments go to its stdin, done lines come back on its
+    stdout (protocol in ``cirulla.bots.loop``); its stderr and any other output go to its
+    log. Runs in its own process group, like a ``Child``."""
+
+    def __init__(self, argv: Sequence[str], log_path: Path, env: dict[str, str] | None = None):
+        self.argv = list(argv)
+        self.log_path = log_path
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        self._log = log_path.open("ab")
+        self._lock = threading.Lock()
+        self._ticket: Ticket | None = None
+        self.matches = 0
+        try:
+            self.proc = subprocess.Popen(
+                self.argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=self._log,
+                start_new_session=True,
+                env=env,
+            )
+        except OSError as exc:
+            self._log.write(f"cannot start {shlex.join(self.argv)}: {exc}\n".encode())
+            self._log.close()
+            raise
+        LIVE.add(self)
+        self._reader = threading.Thread(target=self._read, name="bot-stdout", daemon=True)
+        self._reader.start()
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def poll(self) -> int | None:
+        return self.proc.poll()
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def assign(self, values: dict[str, str], wake: threading.Event | None = None) -> Ticket:
+        """Hand the bot its next match (``seat_values``); the ticket says when it is done."""
+        ticket = Ticket(values["match"], wake)
+        line = {
+            "server": values["server"],
+            "match": values["match"],
+            "token": values["token"],
+            "seat": int(values["seat"]),
+            "name": values["name"],
+            "seed": int(values["seed"]),
+        }
+        with self._lock:
+            self._ticket = ticket
+            self.matches += 1
+        try:
+            assert self.proc.stdin is not None
+            self.proc.stdin.write((json.dumps(line, separators=(",", ":")) + "\n").encode())
+            self.proc.stdin.flush()
+        except (OSError, ValueError):
+            ticket.finish(self.proc.wait(), "the bot process has exited", exited=True)
+        return ticket
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for raw in self.proc.stdout:
+            message = _control_message(raw)
+            if message is None:
+                self._write_log(raw)
+                continue
+            with self._lock:
+                ticket = self._ticket
+            if ticket is not None and message.get("done") == ticket.match:
+                code = message.get("code")
+                ticket.finish(code if isinstance(code, int) else 1, message.get("error"))
+            else:
+                self._write_log(raw)
+        code = self.proc.wait()
+        with self._lock:
+            ticket = self._ticket
+        if ticket is not None:
+            ticket.finish(code, f"the bot process exited with code {code}", exited=True)
+
+    def _write_log(self, raw: bytes) -> None:
+        with contextlib.suppress(ValueError, OSError):
+            self._log.write(raw)
+            self._log.flush()
+
+    def stop(self, grace: float = KILL_GRACE) -> int | None:
+        """Close its stdin (a polite bot exits), then SIGTERM and SIGKILL its group."""
+        if self.proc.stdin is not None:
+            with contextlib.suppress(OSError, ValueError):
+                self.proc.stdin.close()
+        if self.poll() is None:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.proc.wait(min(grace, 0.5))
+        if self.poll() is None:
+            _killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(grace)
+            except subprocess.TimeoutExpired:
+                _killpg(self.proc.pid, signal.SIGKILL)
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    self.proc.wait(grace)
+        else:
+            _killpg(self.proc.pid, signal.SIGKILL)
+        LIVE.discard(self)
+        self._reader.join(1.0)
+        with self._lock:
+            if not self._log.closed:
+                self._log.close()
+        return self.proc.returncode
+
+
+def _control_message(raw: bytes) -> dict[str, Any] | None:
+    """A done line of the stdin protocol, or None for anything else the bot printed."""
+    if not raw.startswith(b"{"):
+        return None
+    try:
+        message = json.loads(raw)
+    except ValueError:
+        return None
+    return message if isinstance(message, dict) and "done" in message else None
+
+
+def _killpg(pid: int, sig: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, sig)
+
+
+class BotPool:
+    """Long-lived bot processes by bot name: a game takes an idle one (or starts one) per
+    seat and gives it back when the bot reported leaving the match; a crashed or hung
+    process is stopped instead, and the next game starts a fresh one. With concurrency N
+    a bot thus keeps at most N processes per seat it takes in a game."""
+
+    def __init__(self, specs: dict[str, str], logs: Path) -> None:
+        self.specs = specs
+        self.logs = logs
+        self._lock = threading.Lock()
+        self._idle: dict[str, list[ServedBot]] = {}
+        self._all: list[ServedBot] = []
+        self._started: dict[str, int] = {}
+
+    def acquire(self, bot: str) -> ServedBot:
+        with self._lock:
+            idle = self._idle.setdefault(bot, [])
+            while idle:
+                served = idle.pop()
+                if served.alive():
+                    return served
+                served.stop(0.0)
+            number = self._started.get(bot, 0) + 1
+            self._started[bot] = number
+        safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in bot)
+        served = ServedBot(
+            served_argv(self.specs[bot], bot),
+            self.logs / f"{safe}-{number}.log",
+            bot_env(bot),
+        )
+        with self._lock:
+            self._all.append(served)
+        return served
+
+    def release(self, bot: str, served: ServedBot) -> None:
+        if not served.alive():
+            self.discard(served)
+            return
+        with self._lock:
+            self._idle.setdefault(bot, []).append(served)
+
+    def discard(self, served: ServedBot) -> None:
+        served.stop()
+        with self._lock:
+            if served in self._all:
+                self._all.remove(served)
+
+    def started(self, bot: str) -> int:
+        """How many processes of ``bot`` were started (restarts included)."""
+        with self._lock:
+            return self._started.get(bot, 0)
+
+    def close(self) -> None:
+        """Stop every process: stdin closed first, so idle bots leave on their own."""
+        with self._lock:
+            every, self._all, self._idle = list(self._all), [], {}
+        for served in every:
+            if served.proc.stdin is not None:
+                with contextlib.suppress(OSError, ValueError):
+                    served.proc.stdin.close()
+        for served in every:
+            served.stop(1.0)
+
+
+def bot_env(name: str) -> dict[str, str]:
+    """A long-lived bot's environment: the parent's, with CIRULLA_NAME and without the
+    per-match CIRULLA_* variables (its matches arrive on stdin)."""
+    env = {k: v for k, v in os.environ.items() if k not in _MATCH_ENV}
+    env["CIRULLA_NAME"] = name
+    return env
+
+
+_MATCH_ENV = tuple(f"CIRULLA_{key.upper()}" for key in PLACEHOLDERS)
+
+
 class _LiveSet:
     """Every child not yet stopped, so Ctrl-C or a crash of the runner can stop them all."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._children: set[Child] = set()
+        self._children: set[Child | ServedBot] = set()
 
-    def add(self, child: Child) -> None:
+    def add(self, child: Child | ServedBot) -> None:
         with self._lock:
             self._children.add(child)
 
-    def discard(self, child: Child) -> None:
+    def discard(self, child: Child | ServedBot) -> None:
         with self._lock:
             self._children.discard(child)
 

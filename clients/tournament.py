@@ -70,6 +70,7 @@ class Tournament:
         self.done: dict[int, GameResult] = self.journal.read()
         self.sprt = Sprt(*settings.sprt) if settings.sprt else None
         self.stop = threading.Event()
+        self.record_errors: list[str] = []
         self.started_sets: set[tuple[tuple[str, ...], int]] = {
             (r.group, r.deal_set) for r in self.done.values()
         }
@@ -109,6 +110,9 @@ class Tournament:
                 self._play_all(referee)
             finally:
                 referee.close()
+                self.record_errors = list(referee.record_errors)
+            for error in self.record_errors:
+                self.console.print(f"[yellow]record not saved for {error}")
         except BaseException:
             self.stop.set()
             LIVE.stop_all()
@@ -126,6 +130,7 @@ class Tournament:
         pending = len(self.pending(st))
         total = pending if limit is None else min(limit, pending)
         started = 0
+        done_before = len(self.done)
         progress = Progress(
             TextColumn("[bold]games"),
             BarColumn(),
@@ -140,6 +145,7 @@ class Tournament:
         try:
             with progress:
                 task = progress.add_task(running_text(st), total=total)
+                dirty = False
                 while True:
                     in_flight = {g.index for g in running.values()}
                     for game in self.pending(st):
@@ -152,6 +158,10 @@ class Tournament:
                         self.started_sets.add((game.group, game.deal_set))
                         running[pool.submit(referee.play, game)] = game
                         started += 1
+                    if dirty:
+                        # After the next games started: writing is not on their path.
+                        self.write_results(st)
+                        dirty = False
                     if not running:
                         break
                     finished, _ = wait(running, timeout=0.5, return_when=FIRST_COMPLETED)
@@ -162,13 +172,18 @@ class Tournament:
                             continue
                         self.journal.append(result)
                         self.done[result.index] = result
-                        st = standings(self.settings, self.done.values())
-                        self.write_results(st)
-                        progress.update(task, advance=1, description=running_text(st))
+                        dirty = True
                         for note in result.notes:
                             progress.console.print(
                                 f"[yellow]game {game.index} {result.match_id}: {note}"
                             )
+                    if dirty:
+                        st = standings(self.settings, self.done.values())
+                        progress.update(
+                            task,
+                            completed=len(self.done) - done_before,
+                            description=running_text(st),
+                        )
                     left = 0 if limit is not None and started >= limit else len(self.pending(st))
                     left = max(left, len(running))
                     progress.update(task, total=progress.tasks[task].completed + left)

@@ -1,0 +1,207 @@
+"""Play match after match in one process: how the tournament runner keeps bots alive.
+
+Starting a Python bot costs far more than playing a game of Cirulla over gRPC, so the
+runner starts each bot once (per concurrency slot) and hands it one match at a time, the
+way cutechess keeps its engines between games. The hand-over is a line protocol:
+
+* the runner writes one JSON object per line on the bot's **stdin**, an *assignment*:
+  ``{"server": "HOST:PORT", "match": "ID", "token": "SEAT-TOKEN", "seat": 0,
+  "name": "NAME", "seed": 123}`` (``seat``, ``name`` and ``seed`` may be absent);
+* the bot plays that match with the kit (``run_bot``) and, when it has left it, writes one
+  line on its **stdout**: ``{"done": "ID", "code": 0}`` (``code`` 1 and an ``"error"``
+  text when it could not play, e.g. the server refused it);
+* end of input: the bot exits 0.
+
+The token travels on a pipe, never on a command line. Anything else the bot prints goes
+to stderr (the runner's log of that bot): stdout carries only these lines.
+
+``serve(policy)`` (or ``serve(factory=...)`` for a fresh, seeded policy per match) is
+all a Python bot needs; ``python -m cirulla.bots.loop SPEC`` serves a built-in kind
+(``random``, ``mcts:iterations=500``...), which is what the runner starts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import logging
+import os
+import sys
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import IO, Any
+
+from cirulla.bots.kit import BotError, run_bot
+from cirulla.bots.policy import DecisionFunction, Policy
+
+log = logging.getLogger("cirulla.bots.loop")
+
+
+@dataclass(frozen=True, slots=True)
+class Assignment:
+    """One match to play: where, which, the seat's secret token, and a seed for the bot."""
+
+    server: str
+    match: str
+    token: str
+    seat: int | None = None
+    name: str | None = None
+    seed: int | None = None
+
+    def to_line(self) -> str:
+        data: dict[str, Any] = {}
+        for key in ("server", "match", "token", "seat", "name", "seed"):
+            value = getattr(self, key)
+            if value is not None:
+                data[key] = value
+        return json.dumps(data, separators=(",", ":")) + "\n"
+
+    @classmethod
+    def from_line(cls, line: str) -> Assignment:
+        """Parse one assignment line; a ValueError names the field that is wrong."""
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"assignment is not JSON: {exc}") from None
+        if not isinstance(data, dict):
+            raise ValueError("assignment must be a JSON object")
+        values: dict[str, Any] = {}
+        for key in ("server", "match", "token"):
+            value = data.get(key)
+            if not isinstance(value, str) or not value:
+                raise ValueError(f"assignment field {key!r} must be a non-empty string")
+            values[key] = value
+        for key, kind in (("seat", int), ("name", str), ("seed", int)):
+            value = data.get(key)
+            if value is not None and (not isinstance(value, kind) or isinstance(value, bool)):
+                raise ValueError(f"assignment field {key!r} must be {kind.__name__}")
+            values[key] = value
+        unknown = set(data) - {"server", "match", "token", "seat", "name", "seed"}
+        if unknown:
+            raise ValueError(f"assignment has unknown fields: {', '.join(sorted(unknown))}")
+        return cls(**values)
+
+
+def control_stream() -> IO[str]:
+    """The process's real stdout, for the done lines only; fd 1 then points at stderr so
+    a stray ``print`` lands in the log instead of corrupting the protocol."""
+    sys.stdout.flush()
+    control = os.fdopen(os.dup(1), "w", buffering=1, encoding="utf-8")
+    os.dup2(2, 1)
+    return control
+
+
+def serve(
+    policy: Policy | DecisionFunction | None = None,
+    *,
+    factory: Callable[[Assignment], Policy | DecisionFunction] | None = None,
+    lines: Iterable[str] | None = None,
+    control: IO[str] | None = None,
+    retries: int = 8,
+    name: str | None = None,
+) -> int:
+    """Play every assignment read from ``lines`` (default: stdin), one after another.
+
+    Give either one ``policy`` used for every match, or a ``factory`` that builds one per
+    assignment (the built-in kinds do: a fresh policy seeded with the assignment's seed,
+    so a game is reproducible whatever the process played before). ``name`` is shown to the
+    other players when an assignment names none. Returns 0 at the end of the input.
+    """
+    if (policy is None) == (factory is None):
+        raise TypeError("serve() takes either a policy or a factory")
+    out = control or control_stream()
+    source = lines if lines is not None else iter(sys.stdin.readline, "")
+    for line in source:
+        if not line.strip():
+            continue
+        try:
+            assignment = Assignment.from_line(line)
+        except ValueError as exc:
+            log.error("%s", exc)
+            _report(out, None, 2, str(exc))
+            continue
+        log.info("assignment: match %s seat %s", assignment.match, assignment.seat)
+        if assignment.name is None and name is not None:
+            assignment = dataclasses.replace(assignment, name=name)
+        code, error = _play(assignment, policy, factory, retries)
+        _report(out, assignment.match, code, error)
+    return 0
+
+
+def _play(
+    assignment: Assignment,
+    policy: Policy | DecisionFunction | None,
+    factory: Callable[[Assignment], Policy | DecisionFunction] | None,
+    retries: int,
+) -> tuple[int, str | None]:
+    player = policy if factory is None else None
+    try:
+        if factory is not None:
+            player = factory(assignment)
+        assert player is not None
+        run_bot(
+            player,
+            server=assignment.server,
+            match_id=assignment.match,
+            token=assignment.token,
+            name=assignment.name,
+            retries=retries,
+        )
+        return 0, None
+    except BotError as exc:
+        log.error("%s", exc)
+        return 1, str(exc)
+    except Exception as exc:  # the next match deserves a chance; the runner sees code 1
+        log.exception("the match failed")
+        return 1, f"{type(exc).__name__}: {exc}"
+    finally:
+        close = getattr(player, "close", None) if factory is not None else None
+        if close is not None:
+            close()
+
+
+def _report(out: IO[str], match: str | None, code: int, error: str | None) -> None:
+    message: dict[str, Any] = {"done": match, "code": code}
+    if error:
+        message["error"] = error
+    out.write(json.dumps(message, separators=(",", ":")) + "\n")
+    out.flush()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m cirulla.bots.loop SPEC``: serve a built-in bot kind over stdin."""
+    from cirulla.bots.specs import make_policy, parse_bot_spec
+
+    parser = argparse.ArgumentParser(
+        prog="python -m cirulla.bots.loop",
+        description="Play the matches assigned on stdin (one JSON line each) with a "
+        "built-in bot; see the module docstring for the protocol.",
+    )
+    parser.add_argument("spec", help="bot spec, e.g. random, greedy, mcts:iterations=500")
+    parser.add_argument("--name", help="name shown to the other players (default: the kind)")
+    parser.add_argument("--retries", type=int, default=8, help="reconnection attempts")
+    parser.add_argument(
+        "--log-level", default="info", choices=("debug", "info", "warning", "error")
+    )
+    args = parser.parse_args(argv)
+    try:
+        kind, options = parse_bot_spec(args.spec)
+        make_policy(kind, options, seed=0)  # refuse bad options before the first match
+    except ValueError as exc:
+        print(f"cirulla bot loop: {exc}", file=sys.stderr)
+        return 2
+    logging.basicConfig(
+        level=getattr(logging, args.log_level.upper()),
+        format=f"%(asctime)s {args.name or kind} %(levelname)s %(message)s",
+        stream=sys.stderr,
+    )
+
+    def factory(assignment: Assignment) -> Policy:
+        return make_policy(kind, options, seed=assignment.seed)
+
+    return serve(factory=factory, retries=args.retries, name=args.name)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,164 @@
+"""Bots kept alive between games: the stdin assignment protocol (``cirulla.bots.loop``), the
+runner's pool of long-lived processes, and restarts after a crash. Real server subprocess,
+real bot processes."""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+
+from cirulla.bots.loop import Assignment, serve
+from cirulla.cli import main
+from cirulla.clients.journal import Settings
+from cirulla.clients.referee import match_settings
+from cirulla.clients.supervise import LIVE, LocalServer, ServedBot, seat_values, served_argv
+from cirulla.v1 import match_pb2, match_service_pb2, match_service_pb2_grpc
+
+ADMIN = "served-test-admin"
+
+# A served bot that plays its first match with the kit, then exits without reporting
+# it: the runner must start a fresh process for its next game.
+ONE_MATCH_BOT = """
+import sys
+from cirulla.bots.kit import run_bot
+from cirulla.bots.loop import Assignment
+from cirulla.bots.simple import RandomPolicy
+
+a = Assignment.from_line(sys.stdin.readline())
+run_bot(RandomPolicy(seed=1), server=a.server, match_id=a.match, token=a.token, name=a.name)
+"""
+
+
+@pytest.fixture(autouse=True)
+def no_leftover_processes() -> Any:
+    yield
+    assert not LIVE._children, "a server or bot process was left running"
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Any:
+    local = LocalServer(tmp_path / "server.sqlite3", tmp_path / "logs" / "server.log", ADMIN)
+    (tmp_path / "logs").mkdir()
+    address = local.start()
+    try:
+        yield address
+    finally:
+        local.stop()
+
+
+def create_match(stub: Any, seed: int) -> tuple[str, dict[int, str]]:
+    settings = Settings(bots={"a": "random", "b": "random"}, rules={"target": 11})
+    created = stub.CreateMatch(
+        match_service_pb2.CreateMatchRequest(settings=match_settings(settings, seed)),
+        metadata=(("authorization", f"Bearer {ADMIN}"),),
+        timeout=10,
+    )
+    return created.match.match_id, {t.seat: t.token for t in created.seat_tokens}
+
+
+def test_one_process_plays_match_after_match(server: str, tmp_path: Path) -> None:
+    channel = grpc.insecure_channel(server)
+    stub = match_service_pb2_grpc.MatchServiceStub(channel)
+    bots = [
+        ServedBot(served_argv(spec, spec), tmp_path / "logs" / f"{spec}.log")
+        for spec in ("random", "greedy")
+    ]
+    try:
+        pids = [b.pid for b in bots]
+        for seed in (1, 2, 3):
+            match_id, tokens = create_match(stub, seed)
+            tickets = [
+                bot.assign(
+                    seat_values(
+                        server=server,
+                        match=match_id,
+                        token=tokens[seat],
+                        seat=seat,
+                        name=f"bot{seat}",
+                        seed=seed,
+                    )
+                )
+                for seat, bot in enumerate(bots)
+            ]
+            for ticket in tickets:
+                assert ticket.done.wait(30), "the bot did not report the end of its match"
+                assert (ticket.code, ticket.exited, ticket.error) == (0, False, None)
+            match = stub.GetMatch(match_service_pb2.GetMatchRequest(match_id=match_id)).match
+            assert match.status == match_pb2.MATCH_STATUS_FINISHED
+        assert [b.pid for b in bots] == pids and all(b.alive() for b in bots)
+        log = (tmp_path / "logs" / "random.log").read_text()
+        assert log.count("assignment: match") == 3
+    finally:
+        for bot in bots:
+            bot.stop()
+        channel.close()
+    assert all(b.poll() == 0 for b in bots)  # end of stdin: a clean exit
+
+
+def test_a_refused_assignment_is_reported_and_the_bot_plays_on(server: str, tmp_path: Path) -> None:
+    channel = grpc.insecure_channel(server)
+    stub = match_service_pb2_grpc.MatchServiceStub(channel)
+    bot = ServedBot(served_argv("random", "r"), tmp_path / "logs" / "r.log")
+    try:
+        match_id, _ = create_match(stub, 5)
+        values = seat_values(
+            server=server, match=match_id, token="not-a-token", seat=0, name="r", seed=1
+        )
+        ticket = bot.assign(values)
+        assert ticket.done.wait(30)
+        assert ticket.code == 1 and not ticket.exited
+        assert "UNAUTHENTICATED" in (ticket.error or "")
+        assert bot.alive()
+    finally:
+        bot.stop()
+        channel.close()
+
+
+def test_bad_assignment_lines_name_the_field() -> None:
+    out = io.StringIO()
+    lines = ['{"server": "127.0.0.1:1", "match": "m"}\n', "not json\n", "\n"]
+    assert serve(lambda view, legal, left: 0, lines=lines, control=out) == 0
+    reports = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert len(reports) == 2
+    assert reports[0] == {
+        "done": None,
+        "code": 2,
+        "error": "assignment field 'token' must be a non-empty string",
+    }
+    assert reports[1]["code"] == 2 and "not JSON" in reports[1]["error"]
+    with pytest.raises(ValueError, match="'seat' must be int"):
+        Assignment.from_line('{"server": "s", "match": "m", "token": "t", "seat": "0"}')
+    line = Assignment("s", "m", "t", seat=1, seed=9).to_line()
+    assert Assignment.from_line(line) == Assignment("s", "m", "t", seat=1, seed=9)
+
+
+def test_a_served_bot_that_dies_is_restarted_for_its_next_game(tmp_path: Path) -> None:
+    script = tmp_path / "one_match.py"
+    script.write_text(ONE_MATCH_BOT)
+    out = tmp_path / "t"
+    spec = f"once=serve:{{python}} {script}"
+    args = ["tournament", "--out", str(out), "--bot", spec, "--bot", "greedy"]
+    args += ["--games", "4", "--concurrency", "1", "--target", "11", "--seed", "3"]
+    assert main(args) == 0
+    games = [json.loads(line) for line in (out / "games.jsonl").read_text().splitlines()]
+    assert len(games) == 4
+    for game in games:
+        assert game["seat_outcomes"] == ["ok", "ok"], game["notes"]
+    # One process per game for the bot that dies after each match; greedy stays alive.
+    assert len(list((out / "logs").glob("once-*.log"))) == 4
+    assert len(list((out / "logs").glob("greedy-*.log"))) == 1
+
+
+def test_python_placeholder_is_the_runners_interpreter() -> None:
+    assert served_argv("serve:{python} bot.py --name {name}", "me") == [
+        sys.executable,
+        "bot.py",
+        "--name",
+        "me",
+    ]
