@@ -4,6 +4,8 @@ Starting a Python bot costs far more than playing a game of Cirulla over gRPC, s
 runner starts each bot once (per concurrency slot) and hands it one match at a time, the
 way cutechess keeps its engines between games. The hand-over is a line protocol:
 
+* the bot first writes ``{"ready": true}`` on its **stdout** once it can take matches
+  (the runner creates no match for it before that, so start-up time is never game time);
 * the runner writes one JSON object per line on the bot's **stdin**, an *assignment*:
   ``{"server": "HOST:PORT", "match": "ID", "token": "SEAT-TOKEN", "seat": 0,
   "name": "NAME", "seed": 123}`` (``seat``, ``name`` and ``seed`` may be absent);
@@ -111,6 +113,8 @@ def serve(
     if (policy is None) == (factory is None):
         raise TypeError("serve() takes either a policy or a factory")
     out = control or control_stream()
+    out.write('{"ready":true}\n')
+    out.flush()
     source = lines if lines is not None else iter(sys.stdin.readline, "")
     for line in source:
         if not line.strip():

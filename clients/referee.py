@@ -187,19 +187,30 @@ class Referee:
 
     def play(self, game: ScheduledGame) -> GameResult | None:
         """Play ``game`` to the end; None if the tournament was interrupted meanwhile."""
-        started = time.monotonic()
-        created = self.stub.CreateMatch(
-            match_service_pb2.CreateMatchRequest(settings=match_settings(self.settings, game.seed)),
-            timeout=RPC_TIMEOUT,
-            metadata=self.metadata,
-        )
-        match_id = created.match.match_id
-        tokens = {t.seat: t.token for t in created.seat_tokens}
-        wake = threading.Event()
-        seats: list[SeatPlayer] = []
         notes: list[str] = []
+        # Kept-alive bots first: the match is created once they are ready to join it.
+        ready: dict[int, ServedBot | None] = {}
+        for seat, bot in enumerate(game.seats):
+            if is_served_spec(self.settings.bots[bot]):
+                try:
+                    ready[seat] = self.pool.acquire(bot)
+                except OSError as exc:
+                    ready[seat] = None
+                    notes.append(f"seat {seat} ({bot}) could not start: {exc}")
+        seats: list[SeatPlayer] = []
         match: match_pb2.Match | None = None
+        started = time.monotonic()  # the game's clock: bots' start-up is not part of it
         try:
+            created = self.stub.CreateMatch(
+                match_service_pb2.CreateMatchRequest(
+                    settings=match_settings(self.settings, game.seed)
+                ),
+                timeout=RPC_TIMEOUT,
+                metadata=self.metadata,
+            )
+            match_id = created.match.match_id
+            tokens = {t.seat: t.token for t in created.seat_tokens}
+            wake = threading.Event()
             for seat, bot in enumerate(game.seats):
                 values = seat_values(
                     server=self.server,
@@ -209,11 +220,17 @@ class Referee:
                     name=bot,
                     seed=(game.seed * 7 + seat) % 2**31,
                 )
-                try:
-                    seats.append(self._start_seat(bot, values, wake))
-                except OSError as exc:
+                served = ready.pop(seat, False)
+                if served is None:
                     seats.append(CommandSeat(None))
-                    notes.append(f"seat {seat} ({bot}) could not start: {exc}")
+                elif served:
+                    seats.append(ServedSeat(self.pool, bot, served, served.assign(values, wake)))
+                else:
+                    try:
+                        seats.append(self._command_seat(bot, values))
+                    except OSError as exc:
+                        seats.append(CommandSeat(None))
+                        notes.append(f"seat {seat} ({bot}) could not start: {exc}")
             match, forfeits, timed_out = self._watch(match_id, seats, started, wake)
             if match is None:
                 return None
@@ -223,20 +240,19 @@ class Referee:
                 if finished is not None:
                     match, forfeits, timed_out = finished, set(), False
         finally:
+            for seat, served in ready.items():  # acquired, never assigned (an error)
+                if served:
+                    self.pool.release(game.seats[seat], served)
             # Bots of a finished match leave by themselves; others wait for nothing.
             over = match is not None and match.status in _FINAL
             codes = self._reap(seats, EXIT_GRACE if over else 0.0)
         return self._result(game, match_id, match, forfeits, timed_out, codes, notes, started)
 
-    def _start_seat(self, bot: str, values: dict[str, str], wake: threading.Event) -> SeatPlayer:
-        """A long-lived process from the pool for a served bot, else a fresh process."""
-        spec = self.settings.bots[bot]
-        if is_served_spec(spec):
-            served = self.pool.acquire(bot)
-            return ServedSeat(self.pool, bot, served, served.assign(values, wake))
+    def _command_seat(self, bot: str, values: dict[str, str]) -> CommandSeat:
+        """A ``cmd:`` bot: a fresh process for this seat of this game."""
         safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in values["match"])
         log = self.out / "logs" / f"{safe}-{values['seat']}.log"
-        return CommandSeat(Child(bot_argv(spec, values), log, seat_env(values)))
+        return CommandSeat(Child(bot_argv(self.settings.bots[bot], values), log, seat_env(values)))
 
     def _watch(
         self,

@@ -42,6 +42,8 @@ PYTHON_PLACEHOLDER = "{python}"
 
 #: Seconds between SIGTERM and SIGKILL when stopping a child.
 KILL_GRACE = 3.0
+#: Seconds a kept-alive bot may take to start and say it is ready.
+READY_TIMEOUT = 60.0
 
 
 def cirulla_command() -> list[str]:
@@ -238,6 +240,8 @@ class ServedBot:
         self._lock = threading.Lock()
         self._ticket: Ticket | None = None
         self.matches = 0
+        #: Set when the bot said it is ready for matches (or exited: check ``alive``).
+        self.ready = threading.Event()
         try:
             self.proc = subprocess.Popen(
                 self.argv,
@@ -294,6 +298,9 @@ class ServedBot:
             if message is None:
                 self._write_log(raw)
                 continue
+            if "ready" in message:
+                self.ready.set()
+                continue
             with self._lock:
                 ticket = self._ticket
             if ticket is not None and message.get("done") == ticket.match:
@@ -302,6 +309,7 @@ class ServedBot:
             else:
                 self._write_log(raw)
         code = self.proc.wait()
+        self.ready.set()
         with self._lock:
             ticket = self._ticket
         if ticket is not None:
@@ -346,7 +354,9 @@ def _control_message(raw: bytes) -> dict[str, Any] | None:
         message = json.loads(raw)
     except ValueError:
         return None
-    return message if isinstance(message, dict) and "done" in message else None
+    if isinstance(message, dict) and ("done" in message or "ready" in message):
+        return message
+    return None
 
 
 def _killpg(pid: int, sig: int) -> None:
@@ -368,7 +378,9 @@ class BotPool:
         self._all: list[ServedBot] = []
         self._started: dict[str, int] = {}
 
-    def acquire(self, bot: str) -> ServedBot:
+    def acquire(self, bot: str, timeout: float = READY_TIMEOUT) -> ServedBot:
+        """An idle process of ``bot``, or a new one once it said it is ready; OSError if
+        it cannot be started, exits first or stays silent for ``timeout`` seconds."""
         with self._lock:
             idle = self._idle.setdefault(bot, [])
             while idle:
@@ -386,7 +398,15 @@ class BotPool:
         )
         with self._lock:
             self._all.append(served)
-        return served
+        served.ready.wait(timeout)
+        if served.alive() and served.ready.is_set():
+            return served
+        self.discard(served)
+        if served.proc.returncode is not None and served.ready.is_set():
+            problem = f"exited with code {served.proc.returncode} before it was ready"
+        else:
+            problem = f'did not write {{"ready": true}} within {timeout:.0f}s'
+        raise OSError(f"bot {bot} {problem}; see {served.log_path}")
 
     def release(self, bot: str, served: ServedBot) -> None:
         if not served.alive():

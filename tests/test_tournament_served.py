@@ -30,6 +30,7 @@ from cirulla.bots.kit import run_bot
 from cirulla.bots.loop import Assignment
 from cirulla.bots.simple import RandomPolicy
 
+print('{"ready": true}', flush=True)
 a = Assignment.from_line(sys.stdin.readline())
 run_bot(RandomPolicy(seed=1), server=a.server, match_id=a.match, token=a.token, name=a.name)
 """
@@ -124,7 +125,8 @@ def test_bad_assignment_lines_name_the_field() -> None:
     out = io.StringIO()
     lines = ['{"server": "127.0.0.1:1", "match": "m"}\n', "not json\n", "\n"]
     assert serve(lambda view, legal, left: 0, lines=lines, control=out) == 0
-    reports = [json.loads(line) for line in out.getvalue().splitlines()]
+    ready, *reports = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert ready == {"ready": True}
     assert len(reports) == 2
     assert reports[0] == {
         "done": None,
