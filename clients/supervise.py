@@ -327,7 +327,7 @@ class ServedBot:
                 self.proc.stdin.close()
         if self.poll() is None:
             with contextlib.suppress(subprocess.TimeoutExpired):
-                self.proc.wait(min(grace, 0.5))
+                self.proc.wait(grace)
         if self.poll() is None:
             _killpg(self.proc.pid, signal.SIGTERM)
             try:

@@ -97,9 +97,9 @@ def test_one_process_plays_match_after_match(server: str, tmp_path: Path) -> Non
         assert log.count("assignment: match") == 3
     finally:
         for bot in bots:
-            bot.stop()
+            bot.stop(grace=20)
         channel.close()
-    assert all(b.poll() == 0 for b in bots)  # end of stdin: a clean exit
+    assert [b.poll() for b in bots] == [0, 0]  # end of stdin: a clean exit
 
 
 def test_a_refused_assignment_is_reported_and_the_bot_plays_on(server: str, tmp_path: Path) -> None:
