@@ -15,10 +15,13 @@ from typing import Any
 
 import grpc
 from rich.console import Console
+from rich.markup import escape
 
 from cirulla.clients.bench import register_bench
+from cirulla.clients.botsfile import load_bots_file
 from cirulla.clients.journal import OutputLock, Settings, load_settings, save_settings
 from cirulla.clients.schedule import FORMATS, games_per_set
+from cirulla.clients.stats import Sprt
 from cirulla.clients.supervise import COMMAND_PREFIX, PLACEHOLDERS, validate_spec
 from cirulla.clients.tournament import RunOptions, Tournament, schedule_of
 from cirulla.rules import OptionError, Options, parse_overrides
@@ -77,7 +80,17 @@ examples:
 """
 
 # Settings that define the schedule: given with --resume they would change the tournament.
-_SCHEDULE_ARGS = ("bot", "preset", "rule", "players", "target", "format", "seed", "sprt")
+_SCHEDULE_ARGS = (
+    "bot",
+    "bots_file",
+    "preset",
+    "rule",
+    "players",
+    "target",
+    "format",
+    "seed",
+    "sprt",
+)
 
 
 def _positive_int(text: str) -> int:
@@ -100,6 +113,13 @@ def register(commands: argparse._SubParsersAction, bench: argparse._SubParsersAc
         action="append",
         metavar="NAME=SPEC",
         help="a participant (repeat; at least two). Default: " + ", ".join(DEFAULT_BOTS),
+    )
+    parser.add_argument(
+        "--bots-file",
+        type=Path,
+        metavar="FILE",
+        help='TOML file of named bot specs ([bots] name = "spec"); --bot NAME then '
+        "picks one, and without --bot every bot of the file plays (docs/tournament.md)",
     )
     parser.add_argument(
         "--server",
@@ -181,6 +201,18 @@ def register(commands: argparse._SubParsersAction, bench: argparse._SubParsersAc
         "crashed or only sending illegal actions) loses the game (default 10000)",
     )
     parser.add_argument(
+        "--tc",
+        metavar="SECONDS[+INC]",
+        help="time control: a per-seat time bank for each game, in seconds (e.g. 60); "
+        "the protocol has no increment, so +INC must be 0. Combine with --move-limit",
+    )
+    parser.add_argument(
+        "--report-every",
+        type=_positive_int,
+        metavar="N",
+        help="print the standings every N finished games",
+    )
+    parser.add_argument(
         "--game-timeout",
         type=float,
         metavar="SECONDS",
@@ -206,14 +238,45 @@ def parse_bot(text: str) -> tuple[str, str]:
     return text.partition(":")[0].strip(), text.strip()
 
 
-def settings_from_args(args: argparse.Namespace) -> Settings:
+def parse_tc(text: str) -> int:
+    """``--tc 60`` or ``60+0``: the per-game bank in milliseconds."""
+    bank, _, increment = text.partition("+")
+    try:
+        seconds = float(bank)
+        inc = float(increment) if increment else 0.0
+    except ValueError:
+        raise ValueError(f"--tc takes SECONDS or SECONDS+INC, e.g. 60, not {text!r}") from None
+    if not 0 < seconds < 10**7:
+        raise ValueError(f"--tc bank must be positive seconds, not {bank!r}")
+    if inc:
+        raise ValueError(
+            "--tc: the protocol's time control is a per-game bank and a per-move limit "
+            "(--move-limit); it has no increment, so give SECONDS or SECONDS+0"
+        )
+    return round(seconds * 1000)
+
+
+def bots_from_args(args: argparse.Namespace) -> dict[str, str]:
+    """The participants: --bot entries (names may come from --bots-file), or the file's
+    bots, or the demo's."""
+    saved = load_bots_file(args.bots_file) if args.bots_file is not None else {}
     bots: dict[str, str] = {}
-    for text in args.bot or DEFAULT_BOTS:
-        name, spec = parse_bot(text)
+    texts = args.bot or ([f"{n}={s}" for n, s in saved.items()] if saved else DEFAULT_BOTS)
+    for text in texts:
+        if text in saved:
+            name, spec = text, saved[text]
+        else:
+            name, spec = parse_bot(text)
         if name in bots:
             raise ValueError(f"two bots are named {name!r}; give each a name: --bot NAME=SPEC")
         validate_spec(spec)
         bots[name] = spec
+    return bots
+
+
+def settings_from_args(args: argparse.Namespace) -> Settings:
+    """Every argument checked (bots, rules, schedule, SPRT) before anything is written."""
+    bots = bots_from_args(args)
     preset = args.preset or "standard"
     rules = parse_overrides(args.rule)
     if args.players is not None:
@@ -223,7 +286,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
     options = Options.preset(preset, **rules)  # preset-level checks (fantacarte: 2 players)
     if args.sprt is not None and options.players == 3:
         raise ValueError("--sprt needs head-to-head games: --players 2 or 4")
-    return Settings(
+    settings = Settings(
         bots=bots,
         players=options.players,
         format=args.format or "round-robin",
@@ -232,9 +295,14 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         rules=rules,
         preset=preset,
         move_limit_ms=args.move_limit or 10_000,
+        game_bank_ms=parse_tc(args.tc) if args.tc else 0,
         game_timeout=args.game_timeout or 600.0,
         sprt=tuple(args.sprt) if args.sprt else None,
     )
+    schedule_of(settings)  # at least two bots, a known format
+    if settings.sprt is not None:
+        Sprt(*settings.sprt)  # elo0 < elo1, alpha and beta in (0, 0.5)
+    return settings
 
 
 def resume_settings(args: argparse.Namespace) -> Settings:
@@ -254,6 +322,8 @@ def resume_settings(args: argparse.Namespace) -> Settings:
         changes["move_limit_ms"] = args.move_limit
     if args.game_timeout is not None:
         changes["game_timeout"] = args.game_timeout
+    if args.tc is not None:
+        changes["game_bank_ms"] = parse_tc(args.tc)
     if changes:
         settings = Settings.from_dict({**settings.to_dict(), **changes})
         save_settings(args.resume, settings)
@@ -280,7 +350,12 @@ def run_tournament(args: argparse.Namespace) -> int:
                     f"{out} already holds a tournament; continue it with --resume {out}"
                 )
             settings = settings_from_args(args)
-            out.mkdir(parents=True, exist_ok=True)
+            try:
+                out.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise ValueError(f"--out {out}: cannot create it ({exc.strerror})") from None
+            if not os.access(out, os.W_OK | os.X_OK):
+                raise ValueError(f"--out {out}: not writable")
         elif not (out / "tournament.json").exists():
             raise ValueError(f"cannot resume: {out / 'tournament.json'} does not exist")
         with OutputLock(out):
@@ -301,9 +376,12 @@ def run_tournament(args: argparse.Namespace) -> int:
     except (RuntimeError, grpc.RpcError) as exc:
         detail = f"{exc.code().name}: {exc.details()}" if isinstance(exc, grpc.RpcError) else exc
         console.print(
-            f"[red]cirulla tournament: error: {detail}[/]\nfinished games are saved; "
-            f"continue with: cirulla tournament --resume {out}"
+            f"[red]cirulla tournament: error: {escape(str(detail))}[/]\nfinished games are "
+            f"saved; continue with: cirulla tournament --resume {escape(str(out))}"
         )
+        return 1
+    except OSError as exc:
+        print(f"cirulla tournament: error: {exc}", file=sys.stderr)
         return 1
     finally:
         signal.signal(signal.SIGTERM, previous)
@@ -312,7 +390,9 @@ def run_tournament(args: argparse.Namespace) -> int:
 def _run_locked(args: argparse.Namespace, settings: Settings, out: Path, console: Console) -> int:
     schedule = schedule_of(settings)
     admin_token = args.admin_token or os.environ.get("CIRULLA_ADMIN_TOKEN")
-    run = RunOptions(out, args.concurrency, args.server, admin_token, args.max_games)
+    run = RunOptions(
+        out, args.concurrency, args.server, admin_token, args.max_games, args.report_every
+    )
     tournament = Tournament(settings, run, console)
     per_set = games_per_set(settings.players)
     console.print(

@@ -37,6 +37,8 @@ class Settings:
     rules: dict[str, Any] = field(default_factory=dict)
     preset: str = "standard"
     move_limit_ms: int = 10_000
+    #: Per-seat time bank of a game (``--tc``), 0 = none; the server deducts every decision.
+    game_bank_ms: int = 0
     disconnect_grace_ms: int = 1_000
     game_timeout: float = 600.0
     sprt: tuple[float, float, float, float] | None = None
@@ -82,6 +84,10 @@ class GameResult:
     notes: tuple[str, ...] = ()
     forfeit_sides: tuple[int, ...] = ()
     seconds: float = 0.0
+    #: Seats whose bot never joined the match (crashed at start, wrong command, hung).
+    unjoined: tuple[int, ...] = ()
+    #: Per seat, the bot's log file, relative to the output folder.
+    logs: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
@@ -89,7 +95,16 @@ class GameResult:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> GameResult:
         data = dict(data)
-        for key in ("seats", "group", "totals", "seat_outcomes", "notes", "forfeit_sides"):
+        for key in (
+            "seats",
+            "group",
+            "totals",
+            "seat_outcomes",
+            "notes",
+            "forfeit_sides",
+            "unjoined",
+            "logs",
+        ):
             data[key] = tuple(data.get(key, ()))
         return cls(**data)
 

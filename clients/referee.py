@@ -12,6 +12,7 @@ resort against anything else. Either way the match is then aborted on the server
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import threading
@@ -28,6 +29,7 @@ from cirulla.clients.journal import GameResult, Settings
 from cirulla.clients.schedule import ScheduledGame
 from cirulla.clients.supervise import (
     BotPool,
+    BotStartError,
     Child,
     ServedBot,
     Ticket,
@@ -67,7 +69,9 @@ def match_settings(settings: Settings, seed: int) -> match_settings_pb2.MatchSet
     return match_settings_pb2.MatchSettings(
         rules=rules_to_proto(settings.preset, settings.rules),
         best_of=1,
-        time_control=match_settings_pb2.TimeControl(move_limit_ms=settings.move_limit_ms),
+        time_control=match_settings_pb2.TimeControl(
+            move_limit_ms=settings.move_limit_ms, game_bank_ms=settings.game_bank_ms
+        ),
         timeout_policy=match_settings_pb2.TIMEOUT_POLICY_FORFEIT_GAME,
         seed=seed,
         disconnect_grace_ms=settings.disconnect_grace_ms,
@@ -109,6 +113,8 @@ def deal_group(seed: int) -> str:
 class SeatPlayer(Protocol):
     """Whatever plays one seat of one game: a process of its own or a served bot."""
 
+    log_path: Path | None
+
     def gone(self) -> bool:
         """The seat's player has left this match (exited, or reported it is done)."""
         ...
@@ -122,8 +128,9 @@ class SeatPlayer(Protocol):
 class CommandSeat:
     """A ``cmd:`` bot: one process for this seat of this game (None: it could not start)."""
 
-    def __init__(self, child: Child | None) -> None:
+    def __init__(self, child: Child | None, log_path: Path | None = None) -> None:
         self.child = child
+        self.log_path = child.log_path if child is not None else log_path
 
     def gone(self) -> bool:
         return self.child is None or self.child.poll() is not None
@@ -146,6 +153,7 @@ class ServedSeat:
         self.bot = bot
         self.served = served
         self.ticket = ticket
+        self.log_path: Path | None = served.log_path
 
     def gone(self) -> bool:
         return self.ticket.done.is_set()
@@ -199,12 +207,14 @@ class Referee:
         notes: list[str] = []
         # Kept-alive bots first: the match is created once they are ready to join it.
         ready: dict[int, ServedBot | None] = {}
+        failed_logs: dict[int, Path | None] = {}
         for seat, bot in enumerate(game.seats):
             if is_served_spec(self.settings.bots[bot]):
                 try:
                     ready[seat] = self.pool.acquire(bot)
                 except OSError as exc:
                     ready[seat] = None
+                    failed_logs[seat] = exc.log_path if isinstance(exc, BotStartError) else None
                     notes.append(f"seat {seat} ({bot}) could not start: {exc}")
         seats: list[SeatPlayer] = []
         match: match_pb2.Match | None = None
@@ -233,7 +243,7 @@ class Referee:
                 )
                 served = ready.pop(seat, False)
                 if served is None:
-                    seats.append(CommandSeat(None))
+                    seats.append(CommandSeat(None, failed_logs.get(seat)))
                 elif served:
                     seats.append(ServedSeat(self.pool, bot, served, served.assign(values, wake)))
                 else:
@@ -257,7 +267,12 @@ class Referee:
             # Bots of a finished match leave by themselves; others wait for nothing.
             over = match is not None and match.status in _FINAL
             codes = self._reap(seats, EXIT_GRACE if over else 0.0)
-        return self._result(game, match_id, match, forfeits, timed_out, codes, notes, started)
+        result = self._result(game, match_id, match, forfeits, timed_out, codes, notes, started)
+        logs = tuple(
+            str(p.relative_to(self.out)) if p is not None and p.is_relative_to(self.out) else ""
+            for p in (seat.log_path for seat in seats)
+        )
+        return dataclasses.replace(result, logs=logs)
 
     def _command_seat(self, bot: str, values: dict[str, str]) -> CommandSeat:
         """A ``cmd:`` bot: a fresh process for this seat of this game."""
@@ -355,6 +370,7 @@ class Referee:
         totals: tuple[int, ...] = (0,) * sides
         deals = 0
         forfeit_sides: set[int] = set()
+        unjoined: set[int] = set()
         seat_notes = {s.seat: list(s.notes) for s in match.seats}
         seat_info = {s.seat: s for s in match.seats}
 
@@ -377,6 +393,7 @@ class Referee:
                         + (f", exit code {codes[seat]}" if codes[seat] else "")
                     )
         elif forfeits:
+            unjoined |= forfeits
             for seat in sorted(forfeits):
                 outcomes[seat] = "crash"
                 forfeit_sides.add(side_of(seat, players))
@@ -391,6 +408,7 @@ class Referee:
             )
             for seat in range(players):
                 if not any(s.seat == seat and (s.name or s.connected) for s in match.seats):
+                    unjoined.add(seat)
                     outcomes[seat] = "timeout"
                     forfeit_sides.add(side_of(seat, players))
         else:
@@ -421,6 +439,7 @@ class Referee:
             seat_outcomes=tuple(outcomes),
             notes=tuple(notes),
             forfeit_sides=tuple(sorted(forfeit_sides)),
+            unjoined=tuple(sorted(unjoined)),
             seconds=round(time.monotonic() - started, 3),
         )
 

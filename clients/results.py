@@ -278,9 +278,10 @@ def pairs_table(st: Standings) -> Table:
     return table
 
 
-def _finite(x: float) -> float | str:
-    """JSON has no infinity: write it as a string."""
-    return x if math.isfinite(x) else ("inf" if x > 0 else "-inf")
+def _finite(x: float) -> float | None:
+    """JSON has no infinity: an unbounded Elo (all wins or all losses) is written as null;
+    the score (wins, draws, losses beside it) says which way."""
+    return x if math.isfinite(x) else None
 
 
 def standings_dict(st: Standings, sprt: Sprt | None = None) -> dict[str, Any]:

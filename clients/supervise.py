@@ -364,6 +364,14 @@ def _killpg(pid: int, sig: int) -> None:
         os.killpg(pid, sig)
 
 
+class BotStartError(OSError):
+    """A kept-alive bot could not be started; ``log_path`` holds what it said."""
+
+    def __init__(self, message: str, log_path: Path) -> None:
+        super().__init__(message)
+        self.log_path = log_path
+
+
 class BotPool:
     """Long-lived bot processes by bot name: a game takes an idle one (or starts one) per
     seat and gives it back when the bot reported leaving the match; a crashed or hung
@@ -406,7 +414,7 @@ class BotPool:
             problem = f"exited with code {served.proc.returncode} before it was ready"
         else:
             problem = f'did not write {{"ready": true}} within {timeout:.0f}s'
-        raise OSError(f"bot {bot} {problem}; see {served.log_path}")
+        raise BotStartError(f"bot {bot} {problem}; see {served.log_path}", served.log_path)
 
     def release(self, bot: str, served: ServedBot) -> None:
         if not served.alive():

@@ -43,6 +43,28 @@ class RunOptions:
     server: str | None = None
     admin_token: str | None = None
     max_games: int | None = None
+    #: Print the standings every N finished games (None: only at the end).
+    report_every: int | None = None
+
+
+#: Games in a row in which a bot never joined its match, after which the tournament stops.
+START_FAILURES = 3
+#: Lines of the bot's log shown when it is stopped for that.
+LOG_TAIL = 15
+
+
+class BotNeverJoins(RuntimeError):
+    """A bot crashed at start or never joined several games in a row: its command or
+    installation is broken, and every further game would be a forfeit."""
+
+
+def log_tail(path: Path, lines: int = LOG_TAIL) -> str:
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        return f"  (cannot read {path}: {exc.strerror})"
+    tail = text.splitlines()[-lines:]
+    return "\n".join(f"  {line}" for line in tail) if tail else "  (the log is empty)"
 
 
 def schedule_of(settings: Settings) -> list[ScheduledGame]:
@@ -72,6 +94,7 @@ class Tournament:
         self.sprt = Sprt(*settings.sprt) if settings.sprt else None
         self.stop = threading.Event()
         self.record_errors: list[str] = []
+        self.start_failures: dict[str, int] = {}
         self.started_sets: set[tuple[tuple[str, ...], int]] = {
             (r.group, r.deal_set) for r in self.done.values()
         }
@@ -183,10 +206,17 @@ class Tournament:
                         dirty = True
                         for note in result.notes:
                             progress.console.print(
-                                f"[yellow]game {game.index} {result.match_id}: {note}"
+                                f"game {game.index} {result.match_id}: {note}",
+                                style="yellow",
+                                markup=False,
                             )
+                        self._check_start_failures(result)
                     if dirty:
                         st = standings(self.settings, self.done.values())
+                        every = self.run_options.report_every
+                        finished_now = len(self.done) - done_before
+                        if every and finished_now and finished_now % every == 0:
+                            self.print_tables(st, progress.console)
                         progress.update(
                             task,
                             completed=len(self.done) - done_before,
@@ -209,10 +239,29 @@ class Tournament:
             self.out / RESULTS_FILE, results_document(self.settings, self.done.values(), extra)
         )
 
-    def print_tables(self, st: Standings) -> None:
-        self.console.print(bots_table(st))
+    def print_tables(self, st: Standings, console: Console | None = None) -> None:
+        console = console or self.console
+        console.print(bots_table(st))
         if st.head_to_head:
-            self.console.print(pairs_table(st))
+            console.print(pairs_table(st))
+
+    def _check_start_failures(self, result: GameResult) -> None:
+        """Stop the tournament once a bot has not joined START_FAILURES games in a row."""
+        for bot in set(result.seats):
+            seats = [s for s, name in enumerate(result.seats) if name == bot]
+            if all(s in result.unjoined for s in seats):
+                self.start_failures[bot] = self.start_failures.get(bot, 0) + 1
+            else:
+                self.start_failures[bot] = 0
+            if self.start_failures[bot] >= START_FAILURES:
+                log = result.logs[seats[0]] if len(result.logs) > seats[0] else ""
+                where = self.out / log if log else None
+                tail = log_tail(where) if where is not None else "  (no log)"
+                raise BotNeverJoins(
+                    f"bot {bot} did not join its last {START_FAILURES} games (it crashes at "
+                    f"start, or its command is wrong); the tournament is stopped. "
+                    f"Last lines of {where or 'its log'}:\n{tail}"
+                )
 
 
 def timed(fn: Callable[[], Standings]) -> tuple[Standings, float]:

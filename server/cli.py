@@ -136,6 +136,11 @@ def run_server_command(args: argparse.Namespace) -> int:
     from cirulla.server.app import serve
     from cirulla.server.logs import setup_logging
 
+    try:
+        check_listen(args.listen)
+    except ValueError as exc:
+        print(f"cirulla server: {exc}", file=sys.stderr)
+        return 2
     setup_logging(args.log_level)
     try:
         asyncio.run(
@@ -153,7 +158,19 @@ def run_server_command(args: argparse.Namespace) -> int:
     except (OSError, ValueError) as exc:
         print(f"cirulla server: {exc}", file=sys.stderr)
         return 2
+    except RuntimeError as exc:  # grpc: "Failed to bind to address ..."
+        print(f"cirulla server: cannot listen on {args.listen}: {exc}", file=sys.stderr)
+        return 2
     return 0
+
+
+def check_listen(address: str) -> None:
+    """``--listen`` is HOST:PORT (``[::1]:50051`` for IPv6), port 0-65535 (0 = any free)."""
+    host, sep, port = address.rpartition(":")
+    if not sep or not host or not port.isdigit() or int(port) > 65535:
+        raise ValueError(
+            f"--listen takes HOST:PORT, e.g. 127.0.0.1:50051 or 0.0.0.0:0, not {address!r}"
+        )
 
 
 def run_replay_command(args: argparse.Namespace) -> int:

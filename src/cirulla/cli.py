@@ -67,6 +67,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0 if args.command is None else 2
     try:
         return int(func(args) or 0)
+    except ValueError as exc:
+        # Bad input that a subcommand did not word itself (an unknown bot kind, preset,
+        # rule option...): one line, no traceback.
+        name = " ".join(filter(None, (args.command, getattr(args, "bench", None))))
+        print(f"cirulla {name}: error: {exc}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

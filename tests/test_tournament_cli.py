@@ -1,0 +1,147 @@
+"""The tournament's command line as a user meets it: every argument checked before anything
+is written, one clear line for bad input, saved bot definitions, a time bank, periodic
+tables, and a bot that never starts stopping the tournament with its log's tail."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cirulla.cli import main
+from cirulla.clients.botsfile import load_bots_file
+from cirulla.clients.journal import GameResult, Settings
+from cirulla.clients.results import results_document
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--bot", "random"], "at least two bots"),
+        (["--bot", "random", "--bot", "greedy", "--sprt", "10", "0", "0.05", "0.05"], "elo0"),
+        (["--bot", "random", "--bot", "greedy", "--sprt", "0", "10", "0.7", "0.05"], "alpha"),
+        (["--bot", "random", "--bot", "nonsense"], "unknown bot kind"),
+        (["--bot", "random", "--bot", "greedy", "--tc", "60+1"], "no increment"),
+        (["--bot", "random", "--bot", "greedy", "--tc", "soon"], "--tc takes"),
+    ],
+)
+def test_bad_arguments_write_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
+    out = tmp_path / "t"
+    assert main(["tournament", "--out", str(out), *args]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err and err.count("\n") == 1
+    assert not out.exists()
+
+
+def test_an_output_folder_that_cannot_be_created_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    assert main(["tournament", "--out", str(blocker / "t"), "--bot", "random"]) == 2
+    assert main(["tournament", "--out", str(blocker / "t")]) == 2
+    err = capsys.readouterr().err
+    assert "cannot create it (Not a directory)" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["server", "--listen", "nonsense"], "--listen takes HOST:PORT"),
+        (["bench", "strength", "--a", "nonsense", "--b", "random", "--games", "2"], "unknown"),
+        (["bench", "strength", "--a", "greedy", "--b", "random", "--preset", "nope"], "preset"),
+    ],
+)
+def test_other_commands_refuse_bad_input_in_one_line(argv: list[str], message: str) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "cirulla", *argv], capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 2
+    assert message in proc.stderr and "Traceback" not in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+
+
+def test_bots_file(tmp_path: Path) -> None:
+    path = tmp_path / "bots.toml"
+    path.write_text('[bots]\nr = "random"\n[bots.g]\nspec = "greedy"\n')
+    assert load_bots_file(path) == {"r": "random", "g": "greedy"}
+    for text, message in [
+        ('[bots.g]\nspecs = "greedy"\n', "unknown keys specs"),
+        ('[bots]\n"a b" = "greedy"\n', "names use"),
+        ('[bots]\nx = "nonsense"\n', "unknown bot kind"),
+        ("[engines]\n", "unknown sections engines"),
+        ("[bots\n", "not valid TOML"),
+    ]:
+        path.write_text(text)
+        with pytest.raises(ValueError, match=message):
+            load_bots_file(path)
+
+
+def test_tournament_from_a_bots_file_with_a_bank_and_periodic_tables(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "bots.toml"
+    path.write_text('[bots]\nr = "random"\ng = "greedy"\nunused = "mcts"\n')
+    out = tmp_path / "t"
+    args = ["tournament", "--out", str(out), "--bots-file", str(path), "--bot", "r"]
+    args += ["--bot", "g", "--games", "2", "--target", "11", "--tc", "30"]
+    args += ["--report-every", "1", "--concurrency", "1", "--seed", "4"]
+    assert main(args) == 0
+    printed = capsys.readouterr().out
+    assert printed.count("Standings") == 3  # after each of 2 games, then at the end
+    doc = json.loads((out / "results.json").read_text())
+    assert doc["settings"]["bots"] == {"r": "random", "g": "greedy"}
+    assert doc["settings"]["game_bank_ms"] == 30_000
+    for game in doc["games"]:
+        record = json.loads((out / "records" / f"{game['match_id']}.json").read_text())
+        assert record["settings"]["time_control"]["game_bank_ms"] == "30000"
+        assert all((out / log).exists() for log in game["logs"])
+    # The saved settings hold the specs: resume needs no bots file.
+    assert main(["tournament", "--resume", str(out), "--bots-file", str(path)]) == 2
+
+
+def test_a_bot_that_never_starts_stops_the_tournament_with_its_log(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "t"
+    broken = "broken=cmd:{python} -c 'import sys; print(\"no module named mine\"); sys.exit(1)'"
+    args = ["tournament", "--out", str(out), "--bot", broken, "--bot", "random"]
+    args += ["--games", "10", "--concurrency", "1", "--target", "11"]
+    assert main(args) == 1
+    printed = capsys.readouterr().out
+    assert "did not join its last 3 games" in printed
+    assert "no module named mine" in printed  # the tail of its log
+    assert "--resume" in printed
+    games = [json.loads(x) for x in (out / "games.jsonl").read_text().splitlines()]
+    assert len(games) == 3
+    assert all(g["unjoined"] == [g["seats"].index("broken")] for g in games)
+
+
+def result(index: int, winner: int) -> GameResult:
+    return GameResult(
+        index=index,
+        match_id=f"m{index}",
+        seats=("a", "b") if index % 2 == 0 else ("b", "a"),
+        seed=1,
+        deal_set=index // 2,
+        group=("a", "b"),
+        winner=winner,
+        totals=(51, 20) if winner == 0 else (20, 51),
+        deals=3,
+        seat_outcomes=("ok", "ok"),
+    )
+
+
+def test_an_unbounded_elo_is_null_in_results_json() -> None:
+    settings = Settings(bots={"a": "random", "b": "greedy"})
+    games = [result(0, 0), result(1, 1)]  # a wins both
+    doc = json.loads(json.dumps(results_document(settings, games), allow_nan=False))
+    a = next(b for b in doc["standings"]["bots"] if b["bot"] == "a")
+    assert a["wins"] == 2 and a["elo"] is None and a["elo_95"] == [None, None]
+    (pair,) = doc["standings"]["head_to_head"]
+    assert pair["elo"] is None
