@@ -198,9 +198,7 @@ class LadderBot:
                     if self._start(assignment):
                         outbox.put(
                             ladder_pb2.EnrollRequest(
-                                accepted=ladder_pb2.AssignmentAccepted(
-                                    match_id=assignment.match_id
-                                )
+                                accepted=ladder_pb2.AssignmentAccepted(match_id=assignment.match_id)
                             )
                         )
                 elif kind == "goodbye":

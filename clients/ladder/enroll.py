@@ -27,9 +27,15 @@ from typing import Any
 import grpc
 from sqlalchemy import and_, delete, insert, select, update
 
-from cirulla.clients.ladder.schema import bot_versions, enrollments, ladder_matches, ladder_seats
+from cirulla.clients.ladder.schema import (
+    bot_versions,
+    bots,
+    enrollments,
+    ladder_matches,
+    ladder_seats,
+)
 from cirulla.clients.ladder.store import LadderStore, new_id
-from cirulla.v1 import ladder_pb2
+from cirulla.v1 import ladder_pb2, ladder_pb2_grpc
 
 log = logging.getLogger("cirulla.ladder.enroll")
 
@@ -112,8 +118,6 @@ class Enrollments:
 
     def bot_state(self, bot_id: int) -> tuple[str, int]:
         """(state, current version number) of the bot."""
-        from cirulla.clients.ladder.schema import bots
-
         with self.store.engine.connect() as conn:
             state = conn.execute(select(bots.c.state).where(bots.c.id == bot_id)).scalar_one()
             version = conn.execute(
@@ -306,9 +310,7 @@ async def enroll_stream(
                     yield _goodbye("bot removed from the ladder")
                     break
             delivered = await asyncio.to_thread(book.running, delivered)
-            for item in await asyncio.to_thread(
-                book.deliver, bot["id"], capacity - len(delivered)
-            ):
+            for item in await asyncio.to_thread(book.deliver, bot["id"], capacity - len(delivered)):
                 delivered.add(item.match_id)
                 log.info(
                     "assignment bot=%s match=%s seat=%d server=%s",
@@ -328,3 +330,26 @@ async def enroll_stream(
 
 def _goodbye(reason: str) -> ladder_pb2.EnrollResponse:
     return ladder_pb2.EnrollResponse(goodbye=ladder_pb2.EnrollGoodbye(reason=reason))
+
+
+class EnrollServicer(ladder_pb2_grpc.LadderServiceServicer):
+    """``LadderService`` with ``Enroll``; the ladder's full servicer extends it."""
+
+    def __init__(
+        self, store: LadderStore, *, served_by: str, stopping: asyncio.Event | None = None
+    ) -> None:
+        self.store = store
+        self.served_by = served_by
+        self.stopping = stopping if stopping is not None else asyncio.Event()
+
+    async def Enroll(
+        self, request_iterator: AsyncIterator[ladder_pb2.EnrollRequest], context: Any
+    ) -> AsyncIterator[ladder_pb2.EnrollResponse]:
+        async for response in enroll_stream(
+            self.store,
+            request_iterator,
+            context,
+            served_by=self.served_by,
+            stopping=self.stopping,
+        ):
+            yield response
