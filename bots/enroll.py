@@ -240,3 +240,49 @@ class LadderBot:
                 return False
             time.sleep(0.05)
         return True
+
+
+def add_ladder_arguments(p: Any) -> None:
+    """``cirulla bot KIND --ladder HOST:PORT --bot-name NAME [--bot-key-file F]``."""
+    group = p.add_argument_group(
+        "ladder (connect-in bot)",
+        "Sit on a ladder instead of playing one match: hold its enrollment stream and play "
+        f"every match it assigns. The bot key comes from ${KEY_ENV} or --bot-key-file, "
+        "never from the command line.",
+    )
+    group.add_argument("--ladder", metavar="HOST:PORT", help="the ladder's address")
+    group.add_argument("--bot-name", metavar="NAME", help="the name registered on the ladder")
+    group.add_argument(
+        "--bot-key-file", metavar="FILE", help=f"file holding the bot key (default: ${KEY_ENV})"
+    )
+    group.add_argument(
+        "--capacity", type=int, default=1, metavar="N", help="matches played at once (1)"
+    )
+
+
+def run_from_args(args: Any, make_policy: Callable[[], Policy]) -> int:
+    """The ``--ladder`` branch of ``cirulla bot``: runs until interrupted."""
+    import sys
+
+    try:
+        if not args.bot_name:
+            raise BotError("--ladder needs --bot-name NAME (the name registered on the ladder)")
+        bot = LadderBot(
+            make_policy,
+            ladder=args.ladder,
+            bot_name=args.bot_name,
+            bot_key=read_bot_key(args.bot_key_file),
+            capacity=args.capacity,
+            name=args.name,
+            play_options={"retries": args.retries},
+        )
+        logging.basicConfig(
+            level=getattr(logging, str(args.log_level).upper(), logging.INFO),
+            format=f"%(asctime)s {args.bot_name} %(levelname)s %(message)s",
+            stream=sys.stderr,
+        )
+        bot.run()
+    except BotError as exc:
+        print(f"cirulla bot: {exc}", file=sys.stderr)
+        return 1
+    return 0

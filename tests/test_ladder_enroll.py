@@ -5,15 +5,19 @@ named in the assignment, and is refused with a wrong key. On SQLite and PostgreS
 from __future__ import annotations
 
 import asyncio
+import os
 import random
+import subprocess
+import sys
 import threading
+from pathlib import Path
 from typing import Any
 
 import grpc
 import pytest
 from sqlalchemy import select
 
-from cirulla.bots.enroll import LadderBot
+from cirulla.bots.enroll import LadderBot, read_bot_key
 from cirulla.bots.kit import BotError
 from cirulla.bots.simple import RandomPolicy
 from cirulla.clients.journal import Settings
@@ -189,3 +193,58 @@ def test_each_seat_is_delivered_once_and_capacity_bounds_a_delivery(db_url: str)
     assert all(d.seat == 0 and d.token == "t0" for d in first + second)
     assert all(d.server_address == "127.0.0.1:1" for d in first + second)
     assert book.running(delivered) == delivered
+
+
+def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    full_env = {k: v for k, v in os.environ.items() if k != "CIRULLA_BOT_KEY"}
+    full_env.update(env or {})
+    return subprocess.run(
+        [sys.executable, "-m", "cirulla", "bot", "random", *args],
+        capture_output=True,
+        text=True,
+        env=full_env,
+        timeout=120,
+    )
+
+
+def test_cli_needs_a_key_from_the_environment_or_a_file(tmp_path: Path) -> None:
+    done = run_cli("--ladder", "127.0.0.1:9", "--bot-name", "remote")
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines() == [
+        "cirulla bot: no bot key: set CIRULLA_BOT_KEY or pass --bot-key-file FILE "
+        "(the key `cirulla ladder add NAME connect` printed)"
+    ]
+    empty = tmp_path / "key"
+    empty.write_text("\n")
+    done = run_cli("--ladder", "127.0.0.1:9", "--bot-name", "remote", "--bot-key-file", str(empty))
+    assert done.returncode == 1 and "the file is empty" in done.stderr
+    assert "Traceback" not in done.stderr
+    empty.write_text(" sekret \n")
+    assert read_bot_key(str(empty)) == "sekret"
+
+
+def test_cli_with_a_wrong_key_stops_with_one_line(tmp_path: Path) -> None:
+    store = LadderStore(open_database(str(tmp_path / "ladder.sqlite3")))
+    store.add_bot("remote", "connect")
+
+    async def main() -> subprocess.CompletedProcess[str]:
+        ladder, port = await start_ladder(store)
+        try:
+            return await asyncio.to_thread(
+                run_cli,
+                "--ladder",
+                f"127.0.0.1:{port}",
+                "--bot-name",
+                "remote",
+                env={"CIRULLA_BOT_KEY": "wrong"},
+            )
+        finally:
+            await ladder.stop(0)
+
+    done = asyncio.run(main())
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines()[-1] == (
+        "cirulla bot: the ladder refused the bot: bot 'remote': unknown connect-in bot or "
+        "wrong bot key"
+    )
+    assert "Traceback" not in done.stderr
