@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 from dataclasses import dataclass
 
 from sqlalchemy import delete, select, update
@@ -135,3 +136,12 @@ def lost(store: LadderStore, worker_id: str, match_ids: set[str]) -> set[str]:
             ).scalars()
         )
     return match_ids - held
+
+
+def reaper_loop(store: LadderStore, stop: threading.Event, every: float) -> None:
+    """``reap`` every ``every`` seconds until ``stop`` (any ladder process may run one)."""
+    while not stop.wait(every):
+        try:
+            reap(store)
+        except Exception:
+            log.exception("ladder_reaper_failed")
