@@ -638,9 +638,7 @@ class MatchSession:
             action = Action.parse(choice) if isinstance(choice, str) else choice
             code = action.to_int()
             if code not in decision.codes:
-                # The checked path names the rule and changes nothing.
-                run.game.apply(action, seat)
-                raise IllegalActionError("legal", f"{action} is not legal here")
+                raise IllegalActionError(*run.game.explain_illegal(action))
         self._play(run, decision, code, by_timeout=False)
 
     def _play(self, run: GameRun, decision: Decision, code: int, *, by_timeout: bool) -> None:

@@ -4,12 +4,17 @@ client in another language relies on, checked against a real server on a real po
 from __future__ import annotations
 
 import asyncio
+import random
+import re
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from cirulla.rules.errors import ILLEGAL_RULES
 from cirulla.server.client import ManualSeat, hello, submit_index
 from cirulla.v1 import match_service_pb2 as ms
+from cirulla.v1 import play_pb2
 
 from .server_harness import serving
 from .test_server_play import play_match, settings
@@ -115,3 +120,93 @@ def test_deal_scored_fills_card_coin_and_primiera_counts(players: int) -> None:
             assert [d.result for d in full.record.deals if d.HasField("result")] == scored
 
     asyncio.run(main())
+
+
+def proto_rule_names() -> list[str]:
+    """The names listed in play.proto's comment on ActionRejected.rule."""
+    text = (Path(__file__).parents[1] / "proto/cirulla/v1/play.proto").read_text()
+    block = text[text.index("message ActionRejected") :]
+    block = block[: block.index("string rule = 3;")]
+    return re.findall(r'^\s*//\s+"([a-z_]+)"', block, flags=re.M)
+
+
+def test_the_reject_rule_list_is_one_list() -> None:
+    assert proto_rule_names() == list(ILLEGAL_RULES)
+    protocol = (Path(__file__).parents[1] / "docs/protocol.md").read_text()
+    for stale in ("card_not_in_hand", "capture_sum", "declaration_not_allowed"):
+        assert stale not in protocol
+
+
+def test_the_server_sends_only_listed_rule_names_and_only_for_illegal() -> None:
+    """Hundreds of wrong submissions of every kind; each rejection is checked."""
+    rng = random.Random(4)
+    deck = [c + s for c in "A234567JQK" for s in "DHCS"]
+
+    async def main() -> None:
+        async with serving() as (stub, _srv, _ch):
+            created = await stub.CreateMatch(
+                ms.CreateMatchRequest(settings=settings(2, 11, seed=8))
+            )
+            mid = created.match.match_id
+            seats = [ManualSeat(stub), ManualSeat(stub)]
+            for seat, token in zip(seats, created.seat_tokens, strict=True):
+                seat.send(hello(mid, token.token))
+            rules_seen: set[str] = set()
+            reasons_seen: set[int] = set()
+            for _ in range(12):
+                # Whoever is to move gets a volley of wrong answers, then a legal one.
+                tasks = {
+                    asyncio.ensure_future(s.next("decision_request", timeout=10)): s for s in seats
+                }
+                done, pending = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+                for task in pending:
+                    task.cancel()
+                await asyncio.gather(*pending, return_exceptions=True)
+                task = done.pop()
+                active = tasks[task]
+                idle = seats[1 - seats.index(active)]
+                req = task.result().decision_request
+                did = req.decision_id
+                hand = [c.code for c in req.view.hand]
+                table = [c.code for c in req.view.table]
+                wrong = [
+                    (idle, submit_index(did, 0)),
+                    (active, submit_index(did + 1, 0)),
+                    (active, submit_index(did, len(req.legal_actions) + 3)),
+                    (active, notation(did, "ZZ")),
+                    (active, notation(did, "")),
+                    (active, notation(did, "low")),
+                ]
+                for _ in range(25):
+                    card = rng.choice(hand + deck)
+                    caps = rng.sample(table + deck, rng.randint(0, 3))
+                    decl = rng.choice(["", "", "low ", "three ", "low:7H=1 ", "three:7H=11 "])
+                    text = decl + card + (":" + "+".join(caps) if caps else "")
+                    wrong.append((active, notation(did, text)))
+                legal_texts = {a.notation for a in req.legal_actions}
+                for seat, request in wrong:
+                    if request.submit_action.notation in legal_texts:
+                        continue
+                    seat.send(request)
+                    msg = await seat.next("action_rejected", "action_accepted")
+                    assert msg.WhichOneof("body") == "action_rejected", request
+                    r = msg.action_rejected
+                    reasons_seen.add(r.reason)
+                    if r.reason == play_pb2.REJECT_REASON_ILLEGAL:
+                        assert r.rule in ILLEGAL_RULES, (request, r)
+                        rules_seen.add(r.rule)
+                    else:
+                        assert r.rule == "", (request, r)
+                active.send(submit_index(did, rng.randrange(len(req.legal_actions))))
+            assert len(reasons_seen) == 5  # every reason was exercised
+            assert {"card_in_hand", "capture_on_table"} <= rules_seen and len(rules_seen) >= 3
+            for seat in seats:
+                seat.close()
+
+    asyncio.run(main())
+
+
+def notation(decision_id: int, text: str) -> ms.PlayRequest:
+    return ms.PlayRequest(
+        submit_action=play_pb2.SubmitAction(decision_id=decision_id, notation=text)
+    )
