@@ -18,9 +18,10 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from cirulla.server.hub import KEEP_FINISHED_S, Hub
-from cirulla.server.service import MatchService
+from cirulla.server.limits import Limits
+from cirulla.server.service import MatchService, add_to_server
 from cirulla.server.store import Store
-from cirulla.v1 import match_service_pb2, match_service_pb2_grpc
+from cirulla.v1 import match_service_pb2
 
 log = logging.getLogger("cirulla.server")
 SERVICE_NAME = match_service_pb2.DESCRIPTOR.services_by_name["MatchService"].full_name
@@ -51,6 +52,7 @@ async def start_server(
     tls_key: str | Path | None = None,
     disconnect_grace_ms: int = 30_000,
     keep_finished_s: float = KEEP_FINISHED_S,
+    limits: Limits | None = None,
 ) -> RunningServer:
     if bool(tls_cert) != bool(tls_key):
         raise ValueError("TLS needs both --tls-cert and --tls-key")
@@ -62,9 +64,16 @@ async def start_server(
         admin_token=admin_token,
         default_grace_ms=disconnect_grace_ms,
         keep_finished_s=keep_finished_s,
+        limits=limits,
     )
-    server = grpc.aio.server()
-    match_service_pb2_grpc.add_MatchServiceServicer_to_server(MatchService(hub), server)
+    server = grpc.aio.server(
+        options=[
+            ("grpc.max_receive_message_length", hub.limits.max_request_bytes),
+            # a port already in use must fail, not be shared with another server
+            ("grpc.so_reuseport", 0),
+        ]
+    )
+    add_to_server(MatchService(hub), server)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable_server_reflection(

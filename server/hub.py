@@ -11,6 +11,7 @@ and a finished session holds every event and position of its games.
 from __future__ import annotations
 
 import asyncio
+import collections
 import dataclasses
 import logging
 import secrets
@@ -25,7 +26,24 @@ from cirulla.server.errors import (
     PermissionDenied,
     Unauthenticated,
 )
-from cirulla.server.session import Connection, MatchConfig, MatchSession, now_iso, public_config
+from cirulla.server.limits import (
+    MAX_ID,
+    MAX_NAME,
+    MAX_PROTOCOL_VERSION,
+    MAX_REASON,
+    MAX_TOKEN,
+    MAX_VERSION,
+    Limits,
+    check_text,
+)
+from cirulla.server.session import (
+    Connection,
+    MatchConfig,
+    MatchSession,
+    now_iso,
+    public_config,
+    token_seat,
+)
 from cirulla.server.store import Store
 
 log = logging.getLogger("cirulla.server")
@@ -33,8 +51,6 @@ log = logging.getLogger("cirulla.server")
 KEEP_FINISHED_S = 300.0
 #: Match statuses after which nothing changes any more.
 ENDED = ("finished", "aborted")
-#: Longest AbortMatch reason accepted (it is stored and sent to every player).
-MAX_ABORT_REASON = 1000
 
 
 class Room:
@@ -57,10 +73,10 @@ class Room:
     def seat_for_token(self, token: str) -> int:
         if not token:
             raise Unauthenticated("Hello.seat_token is empty: send the token from CreateRoom")
-        for seat, t in enumerate(self.tokens):
-            if secrets.compare_digest(t, token):
-                return seat
-        raise Unauthenticated(f"Hello.seat_token is not a token of room {self.room_id}")
+        seat = token_seat(self.tokens, token)
+        if seat is None:
+            raise Unauthenticated(f"Hello.seat_token is not a token of room {self.room_id}")
+        return seat
 
     def join(
         self,
@@ -134,8 +150,12 @@ class Hub:
         admin_token: str | None = None,
         default_grace_ms: int = 30_000,
         keep_finished_s: float = KEEP_FINISHED_S,
+        limits: Limits | None = None,
     ) -> None:
         self.store = store
+        self.limits = limits or Limits()
+        #: Counts of notable events (slow consumers dropped, undecodable frames, ...).
+        self.stats: collections.Counter[str] = collections.Counter()
         self.admin_token = admin_token
         self.default_grace_ms = default_grace_ms
         self.keep_finished_s = keep_finished_s
@@ -158,9 +178,7 @@ class Hub:
                 "'authorization: Bearer <token>'"
             )
         scheme, _, token = value.partition(" ")
-        if scheme.lower() != "bearer" or not secrets.compare_digest(
-            token.strip(), self.admin_token
-        ):
+        if scheme.lower() != "bearer" or token_seat([self.admin_token], token.strip()) is None:
             raise PermissionDenied("the admin token in 'authorization' metadata is wrong")
 
     # ------------------------------------------------------------------ matches
@@ -238,6 +256,7 @@ class Hub:
         )
 
     def match_summary(self, match_id: str) -> dict[str, Any]:
+        check_text(match_id, "GetMatchRequest.match_id", MAX_ID)
         session = self.matches.get(match_id)
         if session is not None:
             return session.summary()
@@ -254,11 +273,8 @@ class Hub:
         """
         if not match_id:
             raise InvalidArgument("AbortMatchRequest.match_id is empty")
-        if len(reason) > MAX_ABORT_REASON:
-            raise InvalidArgument(
-                f"AbortMatchRequest.reason has {len(reason)} characters; "
-                f"at most {MAX_ABORT_REASON} are kept"
-            )
+        check_text(match_id, "AbortMatchRequest.match_id", MAX_ID)
+        check_text(reason, "AbortMatchRequest.reason", MAX_REASON)
         message = reason.strip() or "aborted by the server's administrator"
         session = self.matches.get(match_id)
         summary = session.summary() if session is not None else self.store.get_match(match_id)
@@ -279,13 +295,15 @@ class Hub:
         return summary
 
     def create_room(self, name: str, config: MatchConfig) -> Room:
+        check_text(name, "CreateRoomRequest.display_name", MAX_NAME)
         room = Room(self, self._new_id("r"), name, config)
         self.rooms[room.room_id] = room
         self.store.save_room(room.summary())
         log.info("room_created room=%s players=%d", room.room_id, config.options.players)
         return room
 
-    def room(self, room_id: str) -> Room:
+    def room(self, room_id: str, field: str = "room_id") -> Room:
+        check_text(room_id, field, MAX_ID)
         room = self.rooms.get(room_id)
         if room is None:
             raise NotFound(f"no room {room_id!r}")
@@ -305,6 +323,15 @@ class Hub:
         version: str,
         resume: int | None,
     ) -> None:
+        for value, field, limit in (
+            (protocol_version, "protocol_version", MAX_PROTOCOL_VERSION),
+            (match_id, "match_id", MAX_ID),
+            (room_id, "room_id", MAX_ID),
+            (token, "seat_token", MAX_TOKEN),
+            (name, "name", MAX_NAME),
+            (version, "version", MAX_VERSION),
+        ):
+            check_text(value, f"Hello.{field}", limit)
         major = PROTOCOL_VERSION.split("/")[0]
         if protocol_version and protocol_version.split("/")[0] != major:
             raise FailedPrecondition(
@@ -313,7 +340,7 @@ class Hub:
             )
         takeover = resume is not None
         if room_id:
-            room = self.room(room_id)
+            room = self.room(room_id, "Hello.room_id")
             room.join(room.seat_for_token(token), conn, name, version, resume, takeover)
             return
         if not match_id:
@@ -334,8 +361,9 @@ class Hub:
             conn.session.detach(conn, quit=quit)
 
     def spectate(self, conn: Connection, *, match_id: str, room_id: str, after: int) -> None:
+        check_text(match_id, "SpectateRequest.match_id", MAX_ID)
         if room_id:
-            room = self.room(room_id)
+            room = self.room(room_id, "SpectateRequest.room_id")
             room.spectators.add(conn)
             conn.room = room
             if room.current is not None:

@@ -76,19 +76,32 @@ class Connection:
     """One live stream: a seat's Play call (``seat`` set) or a spectator (``seat`` None).
 
     The domain puts messages on ``queue``; the stream's writer takes them off in order.
+    The queue is bounded: a client that stops reading its stream while messages keep
+    coming is disconnected (``on_overflow``), never buffered without limit.
     """
 
-    def __init__(self, seat: int | None = None) -> None:
+    def __init__(self, seat: int | None = None, *, limit: int = 0) -> None:
         self.seat = seat
         self.queue: asyncio.Queue[Any] = asyncio.Queue()
+        self.limit = limit  # 0 = unbounded
         self.session: MatchSession | None = None
         self.room: Any = None
         self.closed = False
         self.quit = False
+        self.overflowed = False
+        #: Called once when the queue overflows: the stream's owner ends the call.
+        self.on_overflow: Callable[[Connection], None] | None = None
 
     def send(self, msg: Any) -> None:
-        if not self.closed:
-            self.queue.put_nowait(msg)
+        if self.closed:
+            return
+        if self.limit and self.queue.qsize() >= self.limit:
+            self.closed = True
+            self.overflowed = True
+            if self.on_overflow is not None:
+                self.on_overflow(self)
+            return
+        self.queue.put_nowait(msg)
 
     def close(self, reason: str, message: str = "") -> None:
         if not self.closed:
@@ -107,6 +120,8 @@ class Seat:
     forfeits: int = 0
     disconnects: int = 0
     illegal: int = 0
+    #: Streams of this seat ended for breaking the protocol (e.g. an undecodable frame).
+    protocol_errors: int = 0
 
     def faults(self) -> dict[str, int]:
         """The typed counts of SeatInfo (what programs read; ``notes`` is for people)."""
@@ -127,6 +142,8 @@ class Seat:
             out.append("disconnected")
         if self.illegal:
             out.append(f"illegal actions: {self.illegal}")
+        if self.protocol_errors:
+            out.append(f"protocol errors: {self.protocol_errors}")
         return out
 
 
@@ -227,10 +244,10 @@ class MatchSession:
     def seat_for_token(self, token: str) -> int:
         if not token:
             raise Unauthenticated("Hello.seat_token is empty: send the token from CreateMatch")
-        for seat, t in enumerate(self.tokens):
-            if secrets.compare_digest(t, token):
-                return seat
-        raise Unauthenticated(f"Hello.seat_token is not a token of match {self.match_id}")
+        seat = token_seat(self.tokens, token)
+        if seat is None:
+            raise Unauthenticated(f"Hello.seat_token is not a token of match {self.match_id}")
+        return seat
 
     def summary(self) -> dict[str, Any]:
         """Public summary (JSON-able): never tokens, seeds or hidden cards."""
@@ -797,6 +814,15 @@ class MatchSession:
             "start_time": run.start_time,
             "finish_time": now_iso(),
         }
+
+
+def token_seat(tokens: list[str], token: str) -> int | None:
+    """The seat whose token is ``token`` (compared in constant time, any characters)."""
+    given = token.encode("utf-8", "surrogatepass")
+    for seat, t in enumerate(tokens):
+        if secrets.compare_digest(t.encode(), given):
+            return seat
+    return None
 
 
 def public_config(config: MatchConfig) -> dict[str, Any]:
