@@ -15,6 +15,7 @@ import collections
 import dataclasses
 import logging
 import secrets
+import sqlite3
 from typing import Any
 
 from cirulla import PROTOCOL_VERSION
@@ -49,6 +50,8 @@ from cirulla.server.store import Store
 log = logging.getLogger("cirulla.server")
 #: Default time an ended (finished or aborted) match stays in memory, in seconds.
 KEEP_FINISHED_S = 300.0
+#: Abort reason of the matches a previous server process left waiting or running.
+INTERRUPTED = "the server stopped while this match was waiting or in progress"
 #: Match statuses after which nothing changes any more.
 ENDED = ("finished", "aborted")
 
@@ -163,7 +166,11 @@ class Hub:
         self.matches: dict[str, MatchSession] = {}
         self._evictions: dict[str, asyncio.TimerHandle] = {}
         self.rooms: dict[str, Room] = {}
-        self._counter = 0
+        # Ids go on from the matches already stored, so a restart never reuses one.
+        self._counter = store.count_matches()
+        interrupted = store.abort_interrupted(INTERRUPTED)
+        if interrupted:
+            log.info("matches_interrupted count=%d aborted (server restart)", len(interrupted))
 
     # ------------------------------------------------------------------ admin
 
@@ -184,14 +191,18 @@ class Hub:
     # ------------------------------------------------------------------ matches
 
     def _new_id(self, prefix: str) -> str:
+        """``m-<n>-<8 hex>``: n counts on across restarts; the store refuses a taken id."""
         self._counter += 1
-        return f"{prefix}-{self._counter}-{secrets.token_hex(3)}"
+        return f"{prefix}-{self._counter}-{secrets.token_hex(4)}"
 
     def create_match(
         self, config: MatchConfig, *, room_id: str = "", room: Room | None = None
     ) -> MatchSession:
+        match_id = self._new_id("m")
+        while match_id in self.matches or self.store.get_match(match_id) is not None:
+            match_id = self._new_id("m")
         session = MatchSession(
-            self._new_id("m"),
+            match_id,
             config,
             room_id=room_id,
             default_grace_ms=self.default_grace_ms,
@@ -200,8 +211,9 @@ class Hub:
             on_finished=room.game_finished if room is not None else None,
             close_on_finish=room is None,
         )
+        if not self.store.insert_match(session.summary()):
+            raise FailedPrecondition(f"match id {match_id} is already stored; try again")
         self.matches[session.match_id] = session
-        self._save_match(session)
         log.info(
             "match_created match=%s room=%s players=%d best_of=%d",
             session.match_id,
@@ -212,7 +224,10 @@ class Hub:
         return session
 
     def _record(self, record: dict[str, Any], room: Room | None) -> None:
-        self.store.save_record(record)
+        try:
+            self.store.save_record(record)
+        except sqlite3.IntegrityError:
+            log.error("record_conflict record=%s: already stored, kept", record["record_id"])
         if room is not None:
             room.history.append(record_summary(record))
             self.store.save_room(room.summary())
