@@ -68,6 +68,7 @@ class Room:
         self.tokens = [secrets.token_urlsafe(24) for _ in range(n)]
         self.conns: list[Connection | None] = [None] * n
         self.names = [""] * n
+        self.versions = [""] * n
         self.current: MatchSession | None = None
         self.spectators: set[Connection] = set()
         self.history: list[dict[str, Any]] = []
@@ -95,6 +96,7 @@ class Room:
             raise AlreadyExists(f"seat {seat} of room {self.room_id} already has a live stream")
         self.conns[seat] = conn
         self.names[seat] = name
+        self.versions[seat] = version or self.versions[seat]
         conn.room = self
         session = self.current
         if session is None or session.status in ("finished", "aborted"):
@@ -120,7 +122,9 @@ class Room:
             nxt = self._next_session()
             for seat, conn in enumerate(self.conns):
                 assert conn is not None
-                nxt.attach(seat, conn, name=self.names[seat], version="", welcome=False)
+                nxt.attach(
+                    seat, conn, name=self.names[seat], version=self.versions[seat], welcome=False
+                )
 
     def summary(self) -> dict[str, Any]:
         n = self.config.options.players

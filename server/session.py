@@ -26,6 +26,7 @@ from typing import Any
 from cirulla.rules import Action, Game, IllegalActionError, Options
 from cirulla.rules.events import DealScored, DealStarted, Event, GameOver, Redeal
 from cirulla.rules.game import DeckSource
+from cirulla.rules.match import match_winner
 from cirulla.server.clock import SeatClock, TimeControl
 from cirulla.server.errors import AlreadyExists, FailedPrecondition, Rejection, Unauthenticated
 from cirulla.server.messages import (
@@ -519,10 +520,9 @@ class MatchSession:
         run.record_id = f"{self.match_id}-g{run.number}"
         if self._on_record is not None:
             self._on_record(self.record(run))
-        played = len(self.results)
-        top = max(self.games_won)
-        if top * 2 > self.config.best_of or played >= self.config.best_of:
-            self.winner = self.games_won.index(top) if self.games_won.count(top) == 1 else None
+        winner = match_winner(self.games_won, self.config.best_of)
+        if winner is not None:
+            self.winner = winner
             self._finish_match()
         else:
             self._changed()
