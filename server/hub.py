@@ -16,6 +16,7 @@ import dataclasses
 import logging
 import secrets
 import sqlite3
+import time
 from typing import Any
 
 from cirulla import PROTOCOL_VERSION
@@ -25,6 +26,7 @@ from cirulla.server.errors import (
     InvalidArgument,
     NotFound,
     PermissionDenied,
+    ResourceExhausted,
     Unauthenticated,
 )
 from cirulla.server.limits import (
@@ -35,7 +37,9 @@ from cirulla.server.limits import (
     MAX_TOKEN,
     MAX_VERSION,
     Limits,
+    RateGate,
     check_text,
+    peer_host,
 )
 from cirulla.server.session import (
     Connection,
@@ -73,6 +77,7 @@ class Room:
         self.spectators: set[Connection] = set()
         self.history: list[dict[str, Any]] = []
         self.create_time = now_iso()
+        self.idle_since = time.monotonic()  # no seat connected since
 
     def seat_for_token(self, token: str) -> int:
         if not token:
@@ -108,6 +113,10 @@ class Room:
     def leave(self, conn: Connection) -> None:
         if conn.seat is not None and self.conns[conn.seat] is conn:
             self.conns[conn.seat] = None
+            if all(c is None for c in self.conns):
+                self.idle_since = time.monotonic()
+                if self.hub.limits.room_idle_s > 0:
+                    self.hub._later(self.hub.limits.room_idle_s, self.hub._room_idle, self.room_id)
 
     def _next_session(self) -> MatchSession:
         session = self.hub.create_match(self.config, room_id=self.room_id, room=self)
@@ -163,6 +172,7 @@ class Hub:
         self.limits = limits or Limits()
         #: Counts of notable events (slow consumers dropped, undecodable frames, ...).
         self.stats: collections.Counter[str] = collections.Counter()
+        self._creations = RateGate(self.limits.create_rate, self.limits.create_burst)
         self.admin_token = admin_token
         self.default_grace_ms = default_grace_ms
         self.keep_finished_s = keep_finished_s
@@ -182,15 +192,63 @@ class Hub:
         """With an admin token configured, require ``authorization: Bearer TOKEN``."""
         if not self.admin_token:
             return
+        token = self._bearer(metadata, "the admin token")
+        if token_seat([self.admin_token], token) is None:
+            raise PermissionDenied("the admin token in 'authorization' metadata is wrong")
+
+    @staticmethod
+    def _bearer(metadata: dict[str, str], what: str) -> str:
         value = metadata.get("authorization", "")
         if not value:
             raise Unauthenticated(
-                "this server requires the admin token: send call metadata "
-                "'authorization: Bearer <token>'"
+                f"this call needs {what}: send call metadata 'authorization: Bearer <token>'"
             )
         scheme, _, token = value.partition(" ")
-        if scheme.lower() != "bearer" or token_seat([self.admin_token], token.strip()) is None:
-            raise PermissionDenied("the admin token in 'authorization' metadata is wrong")
+        if scheme.lower() != "bearer":
+            raise PermissionDenied("the 'authorization' metadata must be 'Bearer <token>'")
+        return token.strip()
+
+    def check_create(self, metadata: dict[str, str], peer: str) -> None:
+        """May this caller create a match or room now? The admin token when there is one;
+        on an open server a creation rate per client address. Always the live cap."""
+        if self.admin_token:
+            self.check_admin(metadata)
+        elif not self._creations.take(peer_host(peer)):
+            self.stats["creations_refused"] += 1
+            raise ResourceExhausted(
+                f"too many matches created from this address: at most "
+                f"{self.limits.create_rate:g} per second (bursts of "
+                f"{self.limits.create_burst}); retry later"
+            )
+        live = sum(1 for m in self.matches.values() if m.status not in ENDED)
+        if live >= self.limits.max_live_matches:
+            self.stats["creations_refused"] += 1
+            raise ResourceExhausted(
+                f"the server holds {live} waiting or running matches, its limit; retry later"
+            )
+
+    def check_abort(self, metadata: dict[str, str], match_id: str) -> None:
+        """The admin when there is one; on an open server the match's creator, who proves
+        it with one of the match's (or its room's) seat tokens."""
+        if self.admin_token:
+            self.check_admin(metadata)
+            return
+        token = self._bearer(metadata, "one of the match's seat tokens (or the admin token)")
+        session = self.matches.get(match_id)
+        if session is None:
+            stored = self.store.get_match(match_id) if len(match_id) <= MAX_ID else None
+            if stored is not None and stored["status"] not in ENDED:
+                raise PermissionDenied(
+                    f"match {match_id} is not live on this server: only the admin may abort it"
+                )
+            return  # abort_match answers: ended, or not found
+        room = self.rooms.get(session.room_id)
+        tokens = session.tokens + (room.tokens if room is not None else [])
+        if token_seat(tokens, token) is None:
+            raise PermissionDenied(
+                f"only the creator of match {match_id} (holding one of its seat tokens) "
+                "or the admin may abort it"
+            )
 
     # ------------------------------------------------------------------ matches
 
@@ -218,6 +276,8 @@ class Hub:
         if not self.store.insert_match(session.summary()):
             raise FailedPrecondition(f"match id {match_id} is already stored; try again")
         self.matches[session.match_id] = session
+        if room is None and self.limits.waiting_timeout_s > 0:
+            self._later(self.limits.waiting_timeout_s, self._expire_waiting, match_id)
         log.info(
             "match_created match=%s room=%s players=%d best_of=%d",
             session.match_id,
@@ -234,7 +294,45 @@ class Hub:
             log.error("record_conflict record=%s: already stored, kept", record["record_id"])
         if room is not None:
             room.history.append(record_summary(record))
+            del room.history[: -self.limits.room_history]  # older games: in ListRecords
             self.store.save_room(room.summary())
+
+    @staticmethod
+    def _later(delay: float, callback: Any, *args: Any) -> None:
+        """Run ``callback(*args)`` after ``delay`` s (nothing without a running loop: a
+        script driving the hub directly keeps everything)."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        loop.call_later(delay, callback, *args)
+
+    def _expire_waiting(self, match_id: str) -> None:
+        """Abort a match whose players never all came (an open server would fill up)."""
+        session = self.matches.get(match_id)
+        if session is not None and session.status == "waiting":
+            self.stats["waiting_expired"] += 1
+            session.abort(
+                "aborted",
+                f"not every seat joined within {self.limits.waiting_timeout_s:g} s",
+            )
+
+    def _room_idle(self, room_id: str) -> None:
+        """Drop a room nobody is connected to from memory (the database keeps it)."""
+        room = self.rooms.get(room_id)
+        if room is None or any(c is not None for c in room.conns):
+            return
+        idle = time.monotonic() - room.idle_since
+        if idle < self.limits.room_idle_s:
+            self._later(self.limits.room_idle_s - idle, self._room_idle, room_id)
+            return
+        del self.rooms[room_id]
+        for spec in list(room.spectators):
+            spec.close("aborted", f"room {room_id} was closed after being idle")
+        if room.current is not None and room.current.status == "waiting":
+            room.current.abort("aborted", f"room {room_id} was closed after being idle")
+        self.stats["rooms_evicted"] += 1
+        log.info("room_evicted room=%s games=%d", room_id, len(room.history))
 
     def _save_match(self, session: MatchSession) -> None:
         summary = session.summary()
@@ -317,6 +415,8 @@ class Hub:
         check_text(name, "CreateRoomRequest.display_name", MAX_NAME)
         room = Room(self, self._new_id("r"), name, config)
         self.rooms[room.room_id] = room
+        if self.limits.room_idle_s > 0:
+            self._later(self.limits.room_idle_s, self._room_idle, room.room_id)
         self.store.save_room(room.summary())
         log.info("room_created room=%s players=%d", room.room_id, config.options.players)
         return room

@@ -11,6 +11,7 @@ docs/server.md ("Limits and trust") lists.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 from cirulla.server.errors import InvalidArgument
@@ -75,3 +76,44 @@ class Limits:
     def page_size(self, requested: int) -> int:
         """The page size to serve for a request's ``page_size`` (0 = the default)."""
         return min(requested or DEFAULT_PAGE, self.max_page)
+
+
+class RateGate:
+    """A token bucket per client address: ``rate`` per second, up to ``burst`` at once."""
+
+    #: Addresses remembered at most; full buckets are forgotten first.
+    MAX_ADDRESSES = 10_000
+
+    def __init__(self, rate: float, burst: int) -> None:
+        self.rate = rate
+        self.burst = burst
+        self._buckets: dict[str, tuple[float, float]] = {}
+
+    def take(self, who: str) -> bool:
+        """Spend one token of ``who``; False if it has none left."""
+        now = time.monotonic()
+        tokens, last = self._buckets.get(who, (float(self.burst), now))
+        tokens = min(float(self.burst), tokens + (now - last) * self.rate)
+        if tokens < 1:
+            self._buckets[who] = (tokens, now)
+            return False
+        self._buckets[who] = (tokens - 1, now)
+        if len(self._buckets) > self.MAX_ADDRESSES:
+            self._forget(now)
+        return True
+
+    def _forget(self, now: float) -> None:
+        full = [
+            who
+            for who, (tokens, last) in self._buckets.items()
+            if tokens + (now - last) * self.rate >= self.burst
+        ]
+        for who in full or list(self._buckets)[: len(self._buckets) // 2]:
+            del self._buckets[who]
+
+
+def peer_host(peer: str) -> str:
+    """The address part of a gRPC peer (``ipv4:1.2.3.4:5678`` -> ``ipv4:1.2.3.4``)."""
+    if peer.startswith(("ipv4:", "ipv6:")):
+        return peer.rpartition(":")[0]
+    return peer

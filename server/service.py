@@ -127,7 +127,7 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
 
     @_guard
     async def CreateMatch(self, request: Any, context: grpc.aio.ServicerContext) -> Any:
-        self.hub.check_admin(_metadata(context))
+        self.hub.check_create(_metadata(context), context.peer())
         config = convert.config_from_pb(request.settings)
         session = self.hub.create_match(config)
         return match_service_pb2.CreateMatchResponse(
@@ -139,7 +139,7 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
 
     @_guard
     async def CreateRoom(self, request: Any, context: grpc.aio.ServicerContext) -> Any:
-        self.hub.check_admin(_metadata(context))
+        self.hub.check_create(_metadata(context), context.peer())
         config = convert.config_from_pb(request.settings)
         room = self.hub.create_room(request.display_name, config)
         return match_service_pb2.CreateRoomResponse(
@@ -217,7 +217,7 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
 
     @_guard
     async def AbortMatch(self, request: Any, context: grpc.aio.ServicerContext) -> Any:
-        self.hub.check_admin(_metadata(context))
+        self.hub.check_abort(_metadata(context), request.match_id)
         summary = self.hub.abort_match(request.match_id, request.reason)
         return match_service_pb2.AbortMatchResponse(match=convert.match_pb(summary))
 
