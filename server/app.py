@@ -42,6 +42,8 @@ class RunningServer:
         self.hub.shutdown()
         await asyncio.sleep(0.05)  # let the stream writers flush their Goodbye
         await self.server.stop(grace)
+        await self.hub.records_written()
+        self.hub.close()
         self.hub.store.close()
 
 

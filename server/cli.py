@@ -191,6 +191,29 @@ def register(commands: argparse._SubParsersAction, bench: argparse._SubParsersAc
     )
     b.set_defaults(func=run_bench_command)
 
+    k = bench.add_parser(
+        "soak",
+        help="server memory and decision latency over a long run of concurrent matches",
+        description="A `cirulla server` process under CONCURRENCY matches at once until "
+        "TOTAL have finished (random seats in this process); prints one JSON object: "
+        "decision round trip p50/p99/max, server memory start/peak/end, server CPU.",
+    )
+    k.add_argument("--json", action="store_true", help="print JSON (always on; for symmetry)")
+    k.add_argument(
+        "--concurrency", type=int, default=200, help="matches in play at once (default %(default)s)"
+    )
+    k.add_argument(
+        "--total", type=int, default=400, help="matches to finish in all (default %(default)s)"
+    )
+    k.add_argument("--target", type=int, default=11, help="game target (default %(default)s)")
+    k.add_argument(
+        "--processes",
+        type=int,
+        default=4,
+        help="client processes playing the seats (default %(default)s)",
+    )
+    k.set_defaults(func=run_soak_command)
+
 
 def admin_token_of(args: argparse.Namespace) -> str | None:
     """--admin-token-file, else CIRULLA_ADMIN_TOKEN, else --admin-token (None: open)."""
@@ -278,6 +301,17 @@ def run_replay_command(args: argparse.Namespace) -> int:
     for problem in report.mismatches:
         print(f"  mismatch: {problem}")
     return 0 if report.ok else 1
+
+
+def run_soak_command(args: argparse.Namespace) -> int:
+    from cirulla.server.soak import run_soak
+
+    if args.concurrency < 1 or args.total < 1:
+        print("cirulla bench soak: --concurrency and --total must be at least 1", file=sys.stderr)
+        return 2
+    result = run_soak(args.concurrency, args.total, args.target, args.processes)
+    print(json.dumps(result, indent=1))
+    return 0
 
 
 def run_bench_command(args: argparse.Namespace) -> int:

@@ -17,6 +17,8 @@ import logging
 import secrets
 import sqlite3
 import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from cirulla import PROTOCOL_VERSION
@@ -173,6 +175,9 @@ class Hub:
         #: Counts of notable events (slow consumers dropped, undecodable frames, ...).
         self.stats: collections.Counter[str] = collections.Counter()
         self._creations = RateGate(self.limits.create_rate, self.limits.create_burst)
+        #: One thread builds and writes records, in the order the games ended.
+        self._writer = ThreadPoolExecutor(1, thread_name_prefix="cirulla-records")
+        self._pending: set[asyncio.Future[Any]] = set()
         self.admin_token = admin_token
         self.default_grace_ms = default_grace_ms
         self.keep_finished_s = keep_finished_s
@@ -233,7 +238,6 @@ class Hub:
         if self.admin_token:
             self.check_admin(metadata)
             return
-        token = self._bearer(metadata, "one of the match's seat tokens (or the admin token)")
         session = self.matches.get(match_id)
         if session is None:
             stored = self.store.get_match(match_id) if len(match_id) <= MAX_ID else None
@@ -241,7 +245,8 @@ class Hub:
                 raise PermissionDenied(
                     f"match {match_id} is not live on this server: only the admin may abort it"
                 )
-            return  # abort_match answers: ended, or not found
+            return  # abort_match answers: ended (as GetMatch shows anyone), or not found
+        token = self._bearer(metadata, "one of the match's seat tokens (or the admin token)")
         room = self.rooms.get(session.room_id)
         tokens = session.tokens + (room.tokens if room is not None else [])
         if token_seat(tokens, token) is None:
@@ -287,15 +292,48 @@ class Hub:
         )
         return session
 
-    def _record(self, record: dict[str, Any], room: Room | None) -> None:
+    def _record(self, build: Callable[[], dict[str, Any]], room: Room | None) -> None:
+        """Build and store a finished game's record on the writer thread.
+
+        Building a record (every event of the game) and writing it takes milliseconds;
+        on the event loop that would stall every other match's decisions. The loop only
+        keeps the pending write, which ``records_written`` awaits before a read.
+        """
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # no server running (a script driving the hub): write now
+            self._recorded(self._write_record(build), room)
+            return
+        future = loop.run_in_executor(self._writer, self._write_record, build)
+        self._pending.add(future)
+
+        def done(future: asyncio.Future[dict[str, Any] | None]) -> None:
+            self._pending.discard(future)
+            if not future.cancelled() and future.exception() is None:
+                self._recorded(future.result(), room)
+
+        future.add_done_callback(done)
+
+    def _write_record(self, build: Callable[[], dict[str, Any]]) -> dict[str, Any] | None:
+        """(writer thread) The record's summary once stored; None if it was refused."""
+        record = build()
         try:
             self.store.save_record(record)
         except sqlite3.IntegrityError:
             log.error("record_conflict record=%s: already stored, kept", record["record_id"])
-        if room is not None:
-            room.history.append(record_summary(record))
+            return None
+        return record_summary(record)
+
+    def _recorded(self, summary: dict[str, Any] | None, room: Room | None) -> None:
+        if room is not None and summary is not None:
+            room.history.append(summary)
             del room.history[: -self.limits.room_history]  # older games: in ListRecords
             self.store.save_room(room.summary())
+
+    async def records_written(self) -> None:
+        """Wait until every finished game so far is in the database."""
+        while self._pending:
+            await asyncio.gather(*list(self._pending), return_exceptions=True)
 
     @staticmethod
     def _later(delay: float, callback: Any, *args: Any) -> None:
@@ -494,6 +532,10 @@ class Hub:
         if session is None:
             raise self._not_live(match_id)
         session.add_spectator(conn, after)
+
+    def close(self) -> None:
+        """After ``records_written``: stop the writer thread."""
+        self._writer.shutdown(wait=True)
 
     def shutdown(self) -> None:
         for handle in self._evictions.values():

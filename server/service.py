@@ -169,12 +169,14 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
 
     @_guard
     async def GetRoom(self, request: Any, context: grpc.aio.ServicerContext) -> Any:
+        await self.hub.records_written()  # the room's history lists written games
         return match_service_pb2.GetRoomResponse(
             room=convert.room_pb(self.hub.room(request.room_id, "GetRoomRequest.room_id").summary())
         )
 
     @_guard
     async def ListRooms(self, request: Any, context: grpc.aio.ServicerContext) -> Any:
+        await self.hub.records_written()
         size = self.hub.limits.page_size(request.page_size)
         offset = page_offset(request.page_token, "ListRoomsRequest.page_token")
         rooms = list(self.hub.rooms.values())[::-1]
@@ -190,6 +192,7 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
         offset = page_offset(request.page_token, "ListRecordsRequest.page_token")
         check_text(request.match_id, "ListRecordsRequest.match_id", MAX_ID)
         check_text(request.room_id, "ListRecordsRequest.room_id", MAX_ID)
+        await self.hub.records_written()
         rows = self.hub.store.list_records(
             match_id=request.match_id, room_id=request.room_id, limit=size + 1, offset=offset
         )
@@ -205,6 +208,7 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
         session = self.hub.matches.get(match_id)
         if session is not None:
             session.settle()  # a move still being delivered may finish the game
+        await self.hub.records_written()
         record = self.hub.store.get_record(request.record_id)
         if record is None:
             if session is not None and game.isdigit() and int(game) <= len(session.runs):

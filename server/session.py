@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import logging
 import secrets
 import time
@@ -183,7 +184,7 @@ class MatchSession:
         *,
         room_id: str = "",
         default_grace_ms: int = 30_000,
-        on_record: Callable[[dict[str, Any]], None] | None = None,
+        on_record: Callable[[Callable[[], dict[str, Any]]], None] | None = None,
         on_change: Callable[[MatchSession], None] | None = None,
         on_finished: Callable[[MatchSession], None] | None = None,
         close_on_finish: bool = True,
@@ -519,7 +520,11 @@ class MatchSession:
         )
         run.record_id = f"{self.match_id}-g{run.number}"
         if self._on_record is not None:
-            self._on_record(self.record(run))
+            # Built (and written) later, off the event loop: the finished run no longer
+            # changes, and the seats and finish time are taken now.
+            self._on_record(
+                functools.partial(self.record, run, seats=self.seat_public(), finish=now_iso())
+            )
         winner = match_winner(self.games_won, self.config.best_of)
         if winner is not None:
             self.winner = winner
@@ -781,8 +786,18 @@ class MatchSession:
 
     # ------------------------------------------------------------------ records
 
-    def record(self, run: GameRun) -> dict[str, Any]:
-        """The replayable record of a finished game (JSON-able; holds every hidden card)."""
+    def record(
+        self,
+        run: GameRun,
+        *,
+        seats: tuple[SeatPublic, ...] | None = None,
+        finish: str | None = None,
+    ) -> dict[str, Any]:
+        """The replayable record of a finished game (JSON-able; holds every hidden card).
+
+        Reads only what no longer changes once the game is over (plus ``seats`` and
+        ``finish`` when given), so it may run in another thread.
+        """
         assert run.result is not None
         return {
             "format": RECORD_FORMAT,
@@ -796,7 +811,7 @@ class MatchSession:
             "decks": [list(d) for d in run.game.decks_used],
             "seats": [
                 {"seat": s.seat, "side": s.side, "name": s.name, "version": s.version}
-                for s in self.seat_public()
+                for s in (seats if seats is not None else self.seat_public())
             ],
             "actions": run.actions,
             "events": [
@@ -812,7 +827,7 @@ class MatchSession:
             "deals": run.deals,
             "result": run.result.to_dict(),
             "start_time": run.start_time,
-            "finish_time": now_iso(),
+            "finish_time": finish or now_iso(),
         }
 
 
