@@ -59,7 +59,7 @@ class Limits:
     #: Entries in one page of ListMatches, ListRooms and ListRecords (page_size is capped).
     max_page: int = 500
     #: Seconds a Play stream may stay open without sending its hello.
-    hello_timeout_s: float = 10.0
+    hello_timeout_s: float = 30.0
     #: Without an admin token: matches and rooms one client address may create per second
     #: (sustained), and in a burst.
     create_rate: float = 20.0

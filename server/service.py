@@ -252,17 +252,24 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
         self, request_iterator: AsyncIterator[Any], context: grpc.aio.ServicerContext
     ) -> AsyncIterator[Any]:
         requests = request_iterator.__aiter__()
+        # Wait for hello without cancelling the read (a read cancelled inside gRPC may
+        # end the call as CANCELLED instead of with the status below).
+        read = asyncio.ensure_future(requests.__anext__())
+        done, _ = await asyncio.wait({read}, timeout=self.hub.limits.hello_timeout_s)
+        if not done:
+            self.hub.stats["hello_timeouts"] += 1
+            log.info("hello_timeout peer=%s", context.peer())
+            try:
+                await context.abort(
+                    grpc.StatusCode.DEADLINE_EXCEEDED,
+                    f"no hello within {self.hub.limits.hello_timeout_s:g} s of opening Play",
+                )
+            finally:
+                read.cancel()
         try:
-            async with asyncio.timeout(self.hub.limits.hello_timeout_s):
-                first = await requests.__anext__()
+            first = read.result()
         except StopAsyncIteration:
             return
-        except TimeoutError:
-            self.hub.stats["hello_timeouts"] += 1
-            await context.abort(
-                grpc.StatusCode.DEADLINE_EXCEEDED,
-                f"no hello within {self.hub.limits.hello_timeout_s:g} s of opening Play",
-            )
         if isinstance(first, Undecodable):
             self.hub.stats["undecodable_frames"] += 1
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, first.message())

@@ -12,6 +12,7 @@ the latency is the client's own queueing: compare figures measured the same way.
 from __future__ import annotations
 
 import asyncio
+import collections
 import multiprocessing
 import os
 import random
@@ -29,6 +30,9 @@ from cirulla.server.bench import _settings, server_process
 from cirulla.server.client import Outbox, hello, submit_index
 from cirulla.v1 import match_service_pb2 as ms
 from cirulla.v1 import match_service_pb2_grpc
+
+#: Play streams that ended with an error status, by status (in this process).
+errors: collections.Counter[str] = collections.Counter()
 
 
 def rss_kib(pid: int) -> int:
@@ -57,9 +61,21 @@ async def _seat(
     """Play one seat with random choices; True if the match ended with a result."""
     out = Outbox()
     out.send(hello(match_id, token, "soak"))
+    result = False
+    call = stub.Play(out)
+    try:
+        result = await _read(call, out, rng, rtts)
+    except grpc.aio.AioRpcError as exc:  # counted, not fatal: the soak goes on
+        errors[exc.code().name] += 1
+    finally:
+        out.send(None)
+    return result
+
+
+async def _read(call: Any, out: Outbox, rng: random.Random, rtts: list[float]) -> bool:
     sent: dict[int, float] = {}
     result = False
-    async for msg in stub.Play(out):
+    async for msg in call:
         kind = msg.WhichOneof("body")
         if kind == "decision_request":
             req = msg.decision_request
@@ -73,7 +89,6 @@ async def _seat(
             result = True
         elif kind == "goodbye":
             break
-    out.send(None)
     return result
 
 
@@ -113,9 +128,12 @@ async def _play(
     return rtts, finished, failed
 
 
-def _client(args: tuple[int, int, int, int, int]) -> tuple[list[float], int, int]:
+def _client(
+    args: tuple[int, int, int, int, int],
+) -> tuple[list[float], int, int, dict[str, int]]:
     """One client process's share of the seats (run in a worker process)."""
-    return asyncio.run(_play(*args))
+    rtts, finished, failed = asyncio.run(_play(*args))
+    return rtts, finished, failed, dict(errors)
 
 
 def _share(n: int, parts: int, i: int) -> int:
@@ -159,11 +177,13 @@ def run_soak(
         cpu = cpu_seconds(pid) - cpu_start
         rtts: list[float] = []
         finished = failed = 0
+        stream_errors: collections.Counter[str] = collections.Counter()
         for job in jobs:
-            samples, ok, bad = job.result()
+            samples, ok, bad, errs = job.result()
             rtts += samples
             finished += ok
             failed += bad
+            stream_errors.update(errs)
     rtts.sort()
     return {
         "concurrency": concurrency,
@@ -171,6 +191,7 @@ def run_soak(
         "client_processes": processes,
         "finished": finished,
         "failed": failed,
+        "stream_errors": dict(stream_errors),
         "decisions": len(rtts),
         "wall_s": round(wall, 1),
         "decisions_per_s": round(len(rtts) / wall, 1),
