@@ -241,11 +241,13 @@ class Referee:
                     name=bot,
                     seed=(game.seed * 7 + seat) % 2**31,
                 )
-                served = ready.pop(seat, False)
-                if served is None:
-                    seats.append(CommandSeat(None, failed_logs.get(seat)))
-                elif served:
-                    seats.append(ServedSeat(self.pool, bot, served, served.assign(values, wake)))
+                if seat in ready:
+                    served = ready.pop(seat)
+                    if served is None:
+                        seats.append(CommandSeat(None, failed_logs.get(seat)))
+                    else:
+                        ticket = served.assign(values, wake)
+                        seats.append(ServedSeat(self.pool, bot, served, ticket))
                 else:
                     try:
                         seats.append(self._command_seat(bot, values))
