@@ -271,7 +271,8 @@ def check_listen(address: str) -> None:
     host, sep, port = address.rpartition(":")
     if not sep or not host or not port.isdigit() or int(port) > 65535:
         raise ValueError(
-            f"--listen takes HOST:PORT, e.g. 127.0.0.1:50051 or 0.0.0.0:0, not {address!r}"
+            f"--listen takes HOST:PORT with a port 0..65535 (0: any free one), "
+            f"e.g. 127.0.0.1:50051, not {address!r}"
         )
 
 
