@@ -162,6 +162,7 @@ def register(commands: argparse._SubParsersAction, bench: argparse._SubParsersAc
     hh.add_argument("bot_a")
     hh.add_argument("bot_b")
     hh.add_argument("--queue", choices=QUEUE_CHOICES)
+    hh.add_argument("--limit", type=int, default=20, help="matches listed (default %(default)s)")
     hh.add_argument("--json", action="store_true")
     hh.set_defaults(func=run_h2h)
 
@@ -507,7 +508,7 @@ def run_h2h(args: argparse.Namespace) -> int:
         args,
         "GetHeadToHead",
         ladder_pb2.GetHeadToHeadRequest(
-            bot_a=args.bot_a, bot_b=args.bot_b, queue=queue_pb(args.queue)
+            bot_a=args.bot_a, bot_b=args.bot_b, queue=queue_pb(args.queue), page_size=args.limit
         ),
     )
     if args.json:
