@@ -78,7 +78,7 @@ def register(commands: argparse._SubParsersAction, bench: argparse._SubParsersAc
     s.add_argument(
         "--concurrency",
         type=int,
-        default=3,
+        default=4,
         metavar="N",
         help="matches played at once (default %(default)s)",
     )
@@ -136,7 +136,7 @@ def register(commands: argparse._SubParsersAction, bench: argparse._SubParsersAc
         type=int,
         default=0,
         metavar="N",
-        help="matches the bot may play at once (default 2)",
+        help="matches the bot may play at once (default 4)",
     )
     a.set_defaults(func=run_add)
 
