@@ -309,6 +309,17 @@ def match_line(m: Any) -> list[str]:
     return [m.match_id, when(m.create_time), status.lower(), seats, result]
 
 
+def matches_table(matches: Any, title: str | None = None) -> Any:
+    from rich.table import Table
+
+    table = Table(title=title)
+    for column in ("match", "scheduled", "status", "seats", "result"):
+        table.add_column(column)
+    for m in matches:
+        table.add_row(*match_line(m))
+    return table
+
+
 # ------------------------------------------------------------------------- commands
 
 
@@ -427,7 +438,6 @@ def run_standings(args: argparse.Namespace) -> int:
 @run_command
 def run_history(args: argparse.Namespace) -> int:
     from rich.console import Console
-    from rich.table import Table
 
     from cirulla.v1 import ladder_pb2
 
@@ -454,12 +464,7 @@ def run_history(args: argparse.Namespace) -> int:
             f"  {queue}: rating {r.score:.1f} (mu {r.mu:.1f}, sigma {r.sigma:.2f}), "
             f"{r.games} games, {r.wins} wins" + (" provisional" if r.provisional else "")
         )
-    table = Table(title="matches, newest first")
-    for column in ("match", "scheduled", "status", "seats", "result"):
-        table.add_column(column)
-    for m in response.matches:
-        table.add_row(*match_line(m))
-    console.print(table)
+    console.print(matches_table(response.matches, "matches, newest first"))
     return 0
 
 
@@ -500,7 +505,6 @@ def run_match(args: argparse.Namespace) -> int:
 @run_command
 def run_h2h(args: argparse.Namespace) -> int:
     from rich.console import Console
-    from rich.table import Table
 
     from cirulla.v1 import ladder_pb2
 
@@ -519,12 +523,7 @@ def run_h2h(args: argparse.Namespace) -> int:
         f"{h.bot_a} vs {h.bot_b}: {h.games} games, {h.a_wins}-{h.b_wins}-{h.draws} (W-L-D), "
         f"points {h.a_points}-{h.b_points}"
     )
-    table = Table()
-    for column in ("match", "scheduled", "status", "seats", "result"):
-        table.add_column(column)
-    for m in h.matches:
-        table.add_row(*match_line(m))
-    console.print(table)
+    console.print(matches_table(h.matches))
     return 0
 
 
