@@ -10,7 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from google.protobuf import json_format
 
+from cirulla.rules import Game, Options, card_name
 from cirulla.rules.errors import ILLEGAL_RULES
 from cirulla.server.client import ManualSeat, hello, submit_index
 from cirulla.v1 import match_service_pb2 as ms
@@ -210,3 +212,52 @@ def notation(decision_id: int, text: str) -> ms.PlayRequest:
     return ms.PlayRequest(
         submit_action=play_pb2.SubmitAction(decision_id=decision_id, notation=text)
     )
+
+
+def test_finished_records_verify_every_deal_and_reveal_no_seed() -> None:
+    """Records show every deck order used (void deals included), enough to replay each
+    deal; they never show the seed, and one game's decks are not the continuation of a
+    generator whose output they reveal (the old shared stream predicted the next game)."""
+    seed = 987_654_321_123
+
+    async def main() -> None:
+        async with serving() as (stub, _srv, _ch):
+            resp, _logs = await play_match(stub, settings(2, 11, best_of=3, seed=seed), 1)
+            mid = resp.match.match_id
+            listed = await stub.ListRecords(ms.ListRecordsRequest(match_id=mid))
+            records = [
+                (await stub.GetRecord(ms.GetRecordRequest(record_id=r.record_id))).record
+                for r in sorted(listed.records, key=lambda r: r.game_number)
+            ]
+            match = (await stub.GetMatch(ms.GetMatchRequest(match_id=mid))).match
+            assert len(records) >= 2
+            for message in [*records, match, listed]:
+                assert str(seed) not in json_format.MessageToJson(message)
+            decks_by_game = []
+            for record in records:
+                assert not record.settings.WhichOneof("deck_source")
+                redeals = sum(1 for e in record.events if e.WhichOneof("body") == "redeal")
+                decks = [[c.code for c in d.cards] for deal in record.deals for d in deal.decks]
+                assert len(decks) == len(record.deals) + redeals
+                assert all(len(set(d)) == 40 for d in decks)
+                # Every deal is verifiable: replaying the actions on these decks gives
+                # back every deal score and the result.
+                game = Game(
+                    Options(**{**Options().to_dict(), "target": 11}),
+                    decks=decks,
+                    first_dealer=record.deals[0].dealer,
+                )
+                for deal in record.deals:
+                    for action in deal.actions:
+                        game.apply(action.notation, action.seat)
+                assert list(game.totals) == list(record.result.totals)
+                decks_by_game.append(decks)
+            # The first deck of game 2 is not what one generator continuing after
+            # game 1's decks would have dealt.
+            stream = random.Random(seed)
+            for _ in decks_by_game[0]:
+                sorted(range(40), key=lambda _c, r=stream.random: r())
+            continued = sorted(range(40), key=lambda _c, r=stream.random: r())
+            assert [card_name(c) for c in continued] != decks_by_game[1][0]
+
+    asyncio.run(main())
