@@ -15,8 +15,8 @@ from google.protobuf import json_format
 from cirulla.rules import Game, Options, card_name
 from cirulla.rules.errors import ILLEGAL_RULES
 from cirulla.server.client import ManualSeat, hello, submit_index
+from cirulla.v1 import cards_pb2, match_settings_pb2, play_pb2
 from cirulla.v1 import match_service_pb2 as ms
-from cirulla.v1 import play_pb2
 
 from .server_harness import serving
 from .test_server_play import play_match, settings
@@ -259,5 +259,27 @@ def test_finished_records_verify_every_deal_and_reveal_no_seed() -> None:
                 sorted(range(40), key=lambda _c, r=stream.random: r())
             continued = sorted(range(40), key=lambda _c, r=stream.random: r())
             assert [card_name(c) for c in continued] != decks_by_game[1][0]
+
+    asyncio.run(main())
+
+
+def test_running_out_of_deck_orders_aborts_the_match_with_a_clear_reason() -> None:
+    """Before, the deal that needed a missing deck order left the match hanging."""
+    deck = list(range(40))
+    random.Random(1).shuffle(deck)
+    order = match_settings_pb2.DeckOrder(cards=[cards_pb2.Card(code=card_name(c)) for c in deck])
+
+    async def main() -> None:
+        async with serving() as (stub, _srv, _ch):
+            request_settings = settings(2, 101)
+            request_settings.deck_orders.decks.append(order)  # one deal's worth only
+            resp, logs = await asyncio.wait_for(play_match(stub, request_settings, 2), 60)
+            for log in logs:
+                goodbye = log[-1].goodbye
+                assert goodbye.reason == play_pb2.GOODBYE_REASON_ABORTED
+                assert goodbye.message.startswith("MatchSettings.deck_orders ran out: deal 2")
+            match = (await stub.GetMatch(ms.GetMatchRequest(match_id=resp.match.match_id))).match
+            assert match.status == 4  # ABORTED
+            assert "deck order #2" in match.abort_reason
 
     asyncio.run(main())
