@@ -9,6 +9,9 @@ core is optional: without a C compiler the build skips it and the pure-Python co
 
 from __future__ import annotations
 
+import re
+import shutil
+import tomllib
 from pathlib import Path
 
 from setuptools import Extension, setup
@@ -37,12 +40,86 @@ def generate_protos() -> None:
     ]
     if protoc.main(args) != 0:
         raise RuntimeError(f"protoc failed: {' '.join(args)}")
-    (out_pkg / "__init__.py").write_text('"""Generated from proto/cirulla/v1 at install time."""\n')
+    # The sources ship inside the package: clients in other languages compile them.
+    shipped = out_pkg / "proto"
+    shutil.rmtree(shipped, ignore_errors=True)
+    for proto in protos:
+        target = shipped / proto
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(PROTO_ROOT / proto, target)
+    (out_pkg / "__init__.py").write_text(
+        '"""Generated from proto/cirulla/v1 at install time."""\n\n'
+        "from pathlib import Path\n\n"
+        "#: Include root of the .proto files this package was generated from\n"
+        "#: (``protoc -I PROTO_ROOT cirulla/v1/match_service.proto ...``).\n"
+        'PROTO_ROOT = Path(__file__).parent / "proto"\n'
+    )
+    check_floors(out_pkg)
+
+
+def generated_versions(out_pkg: Path) -> dict[str, tuple[int, ...]]:
+    """The protobuf and grpcio versions the generated code demands at run time."""
+    versions: dict[str, tuple[int, ...]] = {}
+    for path in sorted(out_pkg.glob("*_pb2.py")):
+        found = re.search(r"^# Protobuf Python Version: ([0-9.]+)", path.read_text(), re.M)
+        if found:
+            versions["protobuf"] = max(versions.get("protobuf", ()), _version(found[1]))
+    for path in sorted(out_pkg.glob("*_pb2_grpc.py")):
+        found = re.search(r"^GRPC_GENERATED_VERSION = '([0-9.]+)'", path.read_text(), re.M)
+        if found:
+            versions["grpcio"] = max(versions.get("grpcio", ()), _version(found[1]))
+    return versions
+
+
+def declared_floors() -> dict[str, tuple[int, ...]]:
+    """``name>=X`` floors of pyproject.toml's runtime dependencies."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    floors = {}
+    for requirement in project["dependencies"]:
+        found = re.match(r"([A-Za-z0-9_.-]+)(?:\[[^\]]*\])?\s*>=\s*([0-9.]+)", requirement)
+        if found:
+            floors[found[1].lower()] = _version(found[2])
+    return floors
+
+
+def check_floors(out_pkg: Path) -> None:
+    """Refuse a build whose generated code needs newer runtimes than pyproject admits:
+    an install at the floors would crash at import (the floors derive from the build)."""
+    floors = declared_floors()
+    for name, needed in generated_versions(out_pkg).items():
+        floor = floors.get(name)
+        if floor is None or floor < needed:
+            shown = ".".join(map(str, needed))
+            raise RuntimeError(
+                f"the generated code needs {name}>={shown}, but pyproject.toml admits "
+                f"{name}>={'.'.join(map(str, floor or ()))}: raise the floor, or pin "
+                "grpcio-tools in [build-system] requires to the release the floors match"
+            )
+
+
+def typecheck_tree() -> None:
+    """.cache/typecheck/cirulla: the import layout (cirulla.rules, cirulla.server, ...) as
+    symlinks onto the repository's folders, for mypy (pyproject: mypy_path), which cannot
+    follow setuptools' package-dir mapping through an editable install's import hook."""
+    tree = ROOT / ".cache" / "typecheck" / "cirulla"
+    shutil.rmtree(tree.parent, ignore_errors=True)
+    tree.mkdir(parents=True)
+    for entry in sorted((ROOT / "src" / "cirulla").iterdir()):
+        if entry.name != "__pycache__":
+            (tree / entry.name).symlink_to(entry)
+    for folder in ("rules", "server", "bots", "clients"):
+        (tree / folder).symlink_to(ROOT / folder, target_is_directory=True)
+
+
+def _version(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in text.split(".") if part.isdigit())
 
 
 # Generated before setuptools validates package directories: `cirulla.v1` must exist
 # by then, for wheels and editable installs alike.
 generate_protos()
+if (ROOT / ".git").exists():  # a checkout (not an unpacked sdist): developers run mypy
+    typecheck_tree()
 setup(
     ext_modules=[
         Extension(

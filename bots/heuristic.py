@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import random
 
-from cirulla.rules.actions import declaration_codes
+from cirulla.rules.actions import DECLARATION_POINTS, declaration_codes
 from cirulla.rules.captures import entry_captures, table_entry
 from cirulla.rules.cards import (
     ACES_MASK,
@@ -215,7 +215,7 @@ class Appraiser:
         wild = view.wild_value
         score = 0.0
         if decl:
-            score += 10.0 if decl >> 4 == 2 else 3.0
+            score += DECLARATION_POINTS[decl >> 4]
             if decl & 15:
                 wild = decl & 15
                 if card != WILD:

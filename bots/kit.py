@@ -161,7 +161,7 @@ class BotClient:
                     detail = exc.details() if hasattr(exc, "details") else str(exc)
                     if self._finished:
                         return self.outcome
-                    if code in FATAL_CODES:
+                    if code is not None and code in FATAL_CODES:
                         raise BotError(f"server refused the bot: {code.name}: {detail}") from None
                     progressed = False
                     log.warning("stream failed (%s: %s)", code.name if code else "?", detail)
@@ -358,11 +358,10 @@ def run_bot(
 
     ``policy`` is a ``Policy`` or a plain function ``(view, legal, time_left) -> index``.
     """
-    if not hasattr(policy, "choose"):
-        policy = FunctionPolicy(policy)  # type: ignore[arg-type]
+    chosen = policy if isinstance(policy, Policy) else FunctionPolicy(policy)
     client = BotClient(
-        policy, server=server, match_id=match_id, token=token, name=name, retries=retries
-    )  # type: ignore[arg-type]
+        chosen, server=server, match_id=match_id, token=token, name=name, retries=retries
+    )
     if on_client is not None:
         on_client(client)
     return client.run()

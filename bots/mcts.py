@@ -184,13 +184,13 @@ def search(
         while not expanded and not game.deal_over:
             codes = game.reference_legal_codes()
             children = node.children
-            untried = []
+            untried: list[int] = []
             for code in codes:
-                child = children.get(code)
-                if child is None:
+                known = children.get(code)
+                if known is None:
                     untried.append(code)
                 else:
-                    child.avail += 1
+                    known.avail += 1
             if untried:
                 code = untried[r.randrange(len(untried))] if len(untried) > 1 else untried[0]
                 child = Node(side_of[game.turn])

@@ -31,7 +31,7 @@ class FunctionPolicy:
 
     def __init__(self, func: DecisionFunction, name: str | None = None) -> None:
         self.func = func
-        self.name = name or getattr(func, "__name__", "bot")
+        self.name: str = name or str(getattr(func, "__name__", "bot"))
 
     def choose(self, view: View, legal: Sequence[Action], time_left: float | None) -> int:
         return resolve_choice(self.func(view, legal, time_left), legal)

@@ -351,7 +351,9 @@ def run_tournament(args: argparse.Namespace) -> int:
                 )
             settings = settings_from_args(args)
             try:
-                out.mkdir(parents=True, exist_ok=True)
+                # the seed, the records (every hand) and the server's database: owner only
+                out.mkdir(parents=True, exist_ok=True, mode=0o700)
+                out.chmod(0o700)
             except OSError as exc:
                 raise ValueError(f"--out {out}: cannot create it ({exc.strerror})") from None
             if not os.access(out, os.W_OK | os.X_OK):

@@ -38,6 +38,7 @@ from cirulla.clients.supervise import (
     seat_env,
     seat_values,
 )
+from cirulla.rules.options import side_count, side_of
 from cirulla.v1 import (
     events_pb2,
     match_pb2,
@@ -58,10 +59,6 @@ RPC_TIMEOUT = 10.0
 NOT_STARTED = 127
 
 _FINAL = (match_pb2.MATCH_STATUS_FINISHED, match_pb2.MATCH_STATUS_ABORTED)
-
-
-def side_of(seat: int, players: int) -> int:
-    return seat % 2 if players == 4 else seat
 
 
 def match_settings(settings: Settings, seed: int) -> match_settings_pb2.MatchSettings:
@@ -372,7 +369,7 @@ class Referee:
         started: float,
     ) -> GameResult:
         players = len(game.seats)
-        sides = 2 if players == 4 else players
+        sides = side_count(players)
         outcomes = ["ok"] * players
         winner: int | None = None
         totals: tuple[int, ...] = (0,) * sides

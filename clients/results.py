@@ -18,10 +18,7 @@ from rich.table import Table
 
 from cirulla.clients.journal import GameResult, Settings
 from cirulla.clients.stats import EloEstimate, Sprt, Wdl, elo_interval, los
-
-
-def side_of(seat: int, players: int) -> int:
-    return seat % 2 if players == 4 else seat
+from cirulla.rules.options import side_of
 
 
 def side_ranks(result: GameResult) -> list[int]:

@@ -30,6 +30,11 @@ from cirulla.rules.cards import (
 )
 from cirulla.rules.errors import CardError, InvalidActionError
 
+#: Scope a declaration scores, indexed by its kind (the high bits of a declaration code,
+#: ``code >> 4``): a low hand 3, three of a kind 10. The one
+#: definition: the game, the bots and the wire read it here.
+DECLARATION_POINTS = (0, 3, 10)
+
 
 class DeclarationKind(IntEnum):
     LOW_HAND = 1
@@ -37,7 +42,7 @@ class DeclarationKind(IntEnum):
 
     @property
     def points(self) -> int:
-        return 10 if self is DeclarationKind.THREE_OF_A_KIND else 3
+        return DECLARATION_POINTS[self]
 
     @property
     def label(self) -> str:

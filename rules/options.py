@@ -17,6 +17,22 @@ from cirulla.rules.errors import OptionError
 MAX_TARGET = 1000
 
 
+def side_count(players: int) -> int:
+    """Scoring sides: two partnerships with 4 players (seats 0+2 against 1+3), one side
+    per player otherwise. The one definition of partnerships: everything else asks here."""
+    return 2 if players == 4 else players
+
+
+def side_of(seat: int, players: int) -> int:
+    """The side ``seat`` scores for."""
+    return seat % 2 if players == 4 else seat
+
+
+def seats_of_side(side: int, players: int) -> list[int]:
+    """The seats of ``side``, in seat order."""
+    return [seat for seat in range(players) if side_of(seat, players) == side]
+
+
 @dataclass(frozen=True, slots=True)
 class Options:
     """One value per rule option; the defaults are the ``standard`` preset."""
@@ -49,10 +65,10 @@ class Options:
     @property
     def sides(self) -> int:
         """Scoring sides: partnerships with 4 players, one per player otherwise."""
-        return 2 if self.players == 4 else self.players
+        return side_count(self.players)
 
     def side_of(self, seat: int) -> int:
-        return seat % 2 if self.players == 4 else seat
+        return side_of(seat, self.players)
 
     @classmethod
     def preset(cls, name: str = "standard", **overrides: Any) -> Options:

@@ -293,11 +293,11 @@ def run_replay_command(args: argparse.Namespace) -> int:
                     f"\t{res['reason']}\t{res['totals']}"
                 )
             return 0
-        rec = store.get_record(args.export)
-        if rec is None:
+        record = store.get_record(args.export)
+        if record is None:
             print(f"cirulla replay: no record {args.export!r} in {args.db}", file=sys.stderr)
             return 2
-        text = json.dumps(rec, indent=1)
+        text = json.dumps(record, indent=1)
         if args.out:
             Path(args.out).write_text(text + "\n")
         else:

@@ -17,6 +17,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 
 from cirulla import PROTOCOL_VERSION, __version__, wire
 from cirulla.rules import DeckError, Options, parse_deck
+from cirulla.rules.cards import WILD
 from cirulla.rules.events import (
     CardPlayed,
     DealerBonus,
@@ -29,6 +30,7 @@ from cirulla.rules.events import (
     RoundDealt,
 )
 from cirulla.rules.match import check_best_of
+from cirulla.rules.options import seats_of_side
 from cirulla.server.clock import TimeControl
 from cirulla.server.errors import InvalidArgument
 from cirulla.server.messages import (
@@ -75,7 +77,10 @@ CAPABILITIES = (
 # ---------------------------------------------------------------------- settings
 
 _POLICY = {0: "play_default_action", 1: "forfeit_game", 2: "play_default_action"}
-_POLICY_PB = {"forfeit_game": 1, "play_default_action": 2}
+_POLICY_PB: dict[str, match_settings_pb2.TimeoutPolicy] = {
+    "forfeit_game": match_settings_pb2.TIMEOUT_POLICY_FORFEIT_GAME,
+    "play_default_action": match_settings_pb2.TIMEOUT_POLICY_PLAY_DEFAULT_ACTION,
+}
 
 
 def config_from_pb(settings: match_settings_pb2.MatchSettings) -> MatchConfig:
@@ -198,10 +203,6 @@ def _score_pb(
     )
 
 
-def _seats_of_side(players: int, side: int) -> list[int]:
-    return [s for s in range(players) if (s % 2 if players == 4 else s) == side]
-
-
 def deal_result_pb(
     game_number: int,
     deal: int,
@@ -217,16 +218,19 @@ def deal_result_pb(
     for side, s in enumerate(score["sides"]):
         side_counts = counts[side] if counts and side < len(counts) else None
         out.scores.append(
-            _score_pb(
-                s, side, _seats_of_side(players, side), totals[side], cap == side, side_counts
-            )
+            _score_pb(s, side, seats_of_side(side, players), totals[side], cap == side, side_counts)
         )
     if cap is not None:
         out.cappotto_side = cap
     return out
 
 
-_REASON_PB = {"target": 1, "cappotto": 2, "forfeit": 3, "aborted": 4}
+_REASON_PB: dict[str, events_pb2.GameEndReason] = {
+    "target": events_pb2.GAME_END_REASON_TARGET,
+    "cappotto": events_pb2.GAME_END_REASON_CAPPOTTO,
+    "forfeit": events_pb2.GAME_END_REASON_FORFEIT,
+    "aborted": events_pb2.GAME_END_REASON_ABORTED,
+}
 
 
 def game_result_pb(g: GameEnded | dict[str, Any]) -> events_pb2.GameResult:
@@ -235,7 +239,7 @@ def game_result_pb(g: GameEnded | dict[str, Any]) -> events_pb2.GameResult:
         game_number=d["game_number"],
         totals=d["totals"],
         cappotto=d["cappotto"],
-        reason=_REASON_PB.get(d["reason"], 0),
+        reason=_REASON_PB.get(d["reason"], events_pb2.GAME_END_REASON_UNSPECIFIED),
         deals=d["deals"],
         games_won=d["games_won"],
     )
@@ -287,7 +291,7 @@ def event_pb(msg: EventMsg, players: int) -> events_pb2.Event:
         d = events_pb2.Declaration(
             seat=e.seat,
             side=e.side,
-            kind=int(e.kind),
+            kind=wire.DECLARATION_KINDS_PB[e.kind],
             cards=cards_to_proto(e.cards),
             scope=e.points,
         )
@@ -305,7 +309,7 @@ def event_pb(msg: EventMsg, players: int) -> events_pb2.Event:
             notation=x.get("notation", ""),
             by_timeout=x.get("by_timeout", False),
         )
-        if e.card == 25 and e.value != 7:  # 7H counted as a named value
+        if e.card == WILD and e.value != 7:  # 7H counted as a named value
             p.wild_value = e.value
         out.card_played.CopyFrom(p)
     elif isinstance(e, RoundDealt):
@@ -344,7 +348,7 @@ def event_pb(msg: EventMsg, players: int) -> events_pb2.Event:
 def seat_infos_pb(seats: tuple[SeatPublic, ...] | list[dict[str, Any]]) -> list[match_pb2.SeatInfo]:
     out = []
     for s in seats:
-        d = (
+        d: dict[str, Any] = (
             s
             if isinstance(s, dict)
             else {
@@ -393,7 +397,7 @@ def _side_state(
     """A side's pile changes only when it captures: one message serves many views."""
     return game_pb2.SideState(
         side=side,
-        seats=_seats_of_side(players, side),
+        seats=seats_of_side(side, players),
         captured=cards_to_proto(captured),
         scope=scope,
         game_total=total,
@@ -479,20 +483,20 @@ def decision_pb(
     return out
 
 
-_REJECT_PB = {
-    "stale_decision": 1,
-    "not_your_turn": 2,
-    "index_out_of_range": 3,
-    "invalid": 4,
-    "illegal": 5,
+_REJECT_PB: dict[str, play_pb2.RejectReason] = {
+    "stale_decision": play_pb2.REJECT_REASON_STALE_DECISION,
+    "not_your_turn": play_pb2.REJECT_REASON_NOT_YOUR_TURN,
+    "index_out_of_range": play_pb2.REJECT_REASON_INDEX_OUT_OF_RANGE,
+    "invalid": play_pb2.REJECT_REASON_INVALID,
+    "illegal": play_pb2.REJECT_REASON_ILLEGAL,
 }
-_GOODBYE_PB = {
-    "client_quit": 1,
-    "match_finished": 2,
-    "server_shutdown": 3,
-    "replaced": 4,
-    "protocol_error": 5,
-    "aborted": 6,
+_GOODBYE_PB: dict[str, play_pb2.GoodbyeReason] = {
+    "client_quit": play_pb2.GOODBYE_REASON_CLIENT_QUIT,
+    "match_finished": play_pb2.GOODBYE_REASON_MATCH_FINISHED,
+    "server_shutdown": play_pb2.GOODBYE_REASON_SERVER_SHUTDOWN,
+    "replaced": play_pb2.GOODBYE_REASON_REPLACED,
+    "protocol_error": play_pb2.GOODBYE_REASON_PROTOCOL_ERROR,
+    "aborted": play_pb2.GOODBYE_REASON_ABORTED,
 }
 
 
@@ -554,14 +558,14 @@ def _encoded(msg: Any, kind: str, build: Any) -> Any:
     return out
 
 
-def play_response(msg: Any, players: int) -> play_pb2.PlayResponse:
+def play_response(msg: Any, players: int) -> match_service_pb2.PlayResponse:
     """The PlayResponse for one domain message of a seat's stream (shared, read-only)."""
     if isinstance(msg, _SHARED):
         return _encoded(msg, "play", lambda: _play_response(msg, players))
     return _play_response(msg, players)
 
 
-def _play_response(msg: Any, players: int) -> play_pb2.PlayResponse:
+def _play_response(msg: Any, players: int) -> match_service_pb2.PlayResponse:
     R = match_service_pb2.PlayResponse
     if isinstance(msg, EventMsg):
         return R(event=event_pb(msg, players))
@@ -627,7 +631,12 @@ def _spectate_response(msg: Any, players: int) -> match_service_pb2.SpectateResp
 
 # ---------------------------------------------------------------------- matches, rooms, records
 
-_STATUS_PB = {"waiting": 1, "in_progress": 2, "finished": 3, "aborted": 4}
+_STATUS_PB: dict[str, match_pb2.MatchStatus] = {
+    "waiting": match_pb2.MATCH_STATUS_WAITING,
+    "in_progress": match_pb2.MATCH_STATUS_IN_PROGRESS,
+    "finished": match_pb2.MATCH_STATUS_FINISHED,
+    "aborted": match_pb2.MATCH_STATUS_ABORTED,
+}
 
 
 def timestamp(iso: str) -> Timestamp:

@@ -1,11 +1,15 @@
 """The .proto files are a published API: `buf lint` (STANDARD rules) must stay clean.
 
-buf comes from the npm registry (`@bufbuild/buf`); it is installed into .cache/buf on first
-use so this test runs on a fresh machine instead of being skipped.
+buf comes from the npm registry (`@bufbuild/buf`), pinned in `.ci/setup.d/20-buf.sh`, which
+`.ci/run` sources before the tests (it exports CIRULLA_BUF). On a developer machine
+without it the test installs that same version into .cache/buf (npm needed), so it runs
+on a fresh machine instead of being skipped.
 """
 
 from __future__ import annotations
 
+import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -14,22 +18,49 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 CACHE = ROOT / ".cache" / "buf"
+SETUP = ROOT / ".ci" / "setup.d" / "20-buf.sh"
+
+
+def pinned_version() -> str:
+    """The one pin, in the CI step that installs buf."""
+    found = re.search(r"^BUF_VERSION=(\S+)$", SETUP.read_text(), re.MULTILINE)
+    assert found, f"{SETUP} must set BUF_VERSION"
+    return found.group(1)
 
 
 @pytest.fixture(scope="module")
 def buf() -> Path:
+    given = os.environ.get("CIRULLA_BUF")
+    if given:
+        return Path(given)
     binary = CACHE / "node_modules" / ".bin" / "buf"
-    if not binary.exists():
+    version = pinned_version()
+    installed = (
+        binary.exists()
+        and subprocess.run(
+            [str(binary), "--version"], capture_output=True, text=True, check=False
+        ).stdout.strip()
+        == version
+    )
+    if not installed:
         npm = shutil.which("npm")
-        assert npm, "npm is needed to install buf (@bufbuild/buf) for the proto lint test"
+        assert npm, (
+            f"buf {version} is needed: run `source .ci/setup.d/20-buf.sh` (installs it with "
+            "npm into .cache/buf), or install npm"
+        )
         CACHE.mkdir(parents=True, exist_ok=True)
         subprocess.run(
-            [npm, "install", "--no-save", "--prefix", str(CACHE), "@bufbuild/buf@^1"],
+            [npm, "install", "--no-save", "--prefix", str(CACHE), f"@bufbuild/buf@{version}"],
             check=True,
             capture_output=True,
             timeout=300,
         )
     return binary
+
+
+def test_buf_is_the_pinned_version(buf: Path) -> None:
+    out = subprocess.run([str(buf), "--version"], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == pinned_version()
 
 
 def test_buf_lint_is_clean(buf: Path) -> None:

@@ -119,7 +119,7 @@ class Enrollments:
     def bot_state(self, bot_id: int) -> tuple[str, int]:
         """(state, current version number) of the bot."""
         with self.store.engine.connect() as conn:
-            state = conn.execute(select(bots.c.state).where(bots.c.id == bot_id)).scalar_one()
+            state: str = conn.execute(select(bots.c.state).where(bots.c.id == bot_id)).scalar_one()
             version = conn.execute(
                 select(bot_versions.c.version)
                 .where(bot_versions.c.bot_id == bot_id)

@@ -22,6 +22,7 @@ import json
 import logging
 import threading
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy import delete, select, update
 
@@ -72,7 +73,7 @@ def reap(store: LadderStore) -> list[Reaped]:
         if row.status == "claimed":
             reason = f"worker {worker} lost its lease before starting the match; re-queued"
             notes = [*json.loads(row.notes or "[]"), reason]
-            values = {
+            values: dict[str, Any] = {
                 "status": "scheduled",
                 "worker_id": None,
                 "lease_expires_at": None,
@@ -126,7 +127,7 @@ def lost(store: LadderStore, worker_id: str, match_ids: set[str]) -> set[str]:
     if not match_ids:
         return set()
     with store.engine.connect() as conn:
-        held = set(
+        held: set[Any] = set(
             conn.execute(
                 select(ladder_matches.c.id).where(
                     ladder_matches.c.id.in_(sorted(match_ids)),

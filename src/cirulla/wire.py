@@ -64,8 +64,36 @@ class WireError(CirullaError):
 
 #: The 40 cards as messages, indexed by card: suit, rank and code all set, as the server
 #: sends them. Shared and read-only: protobuf copies a message wherever it is assigned.
+#: The wire's suits in the rules core's suit order (D, H, C, S) and ranks by value (1..10).
+SUITS_PB: tuple[cards_pb2.Suit, ...] = (
+    cards_pb2.SUIT_DIAMONDS,
+    cards_pb2.SUIT_HEARTS,
+    cards_pb2.SUIT_CLUBS,
+    cards_pb2.SUIT_SPADES,
+)
+RANKS_PB: tuple[cards_pb2.Rank, ...] = (
+    cards_pb2.RANK_ACE,
+    cards_pb2.RANK_TWO,
+    cards_pb2.RANK_THREE,
+    cards_pb2.RANK_FOUR,
+    cards_pb2.RANK_FIVE,
+    cards_pb2.RANK_SIX,
+    cards_pb2.RANK_SEVEN,
+    cards_pb2.RANK_JACK,
+    cards_pb2.RANK_QUEEN,
+    cards_pb2.RANK_KING,
+)
+#: The rules core's declaration kinds as the wire's enum values.
+DECLARATION_KINDS_PB: dict[DeclarationKind, game_pb2.DeclarationKind] = {
+    DeclarationKind.LOW_HAND: game_pb2.DECLARATION_KIND_LOW_HAND,
+    DeclarationKind.THREE_OF_A_KIND: game_pb2.DECLARATION_KIND_THREE_OF_A_KIND,
+}
+_DECLARATION_KINDS = {pb: kind for kind, pb in DECLARATION_KINDS_PB.items()}
 CARD_MESSAGES: tuple[cards_pb2.Card, ...] = tuple(
-    cards_pb2.Card(suit=card_suit(c) + 1, rank=card_value(c), code=CARD_NAMES[c]) for c in range(40)
+    cards_pb2.Card(
+        suit=SUITS_PB[card_suit(c)], rank=RANKS_PB[card_value(c) - 1], code=CARD_NAMES[c]
+    )
+    for c in range(40)
 )
 # Fast path of the decoder: a card exactly as the server writes it.
 _CANONICAL = {(m.suit, m.rank, m.code): c for c, m in enumerate(CARD_MESSAGES)}
@@ -138,7 +166,7 @@ def action_to_proto(action: Action | int) -> game_pb2.Action:
         action = Action.from_int(action)
     out = game_pb2.Action(card=CARD_MESSAGES[action.card], captures=cards_to_proto(action.capture))
     if action.declaration is not None:
-        out.declaration = int(action.declaration.kind)
+        out.declaration = DECLARATION_KINDS_PB[action.declaration.kind]
         if action.declaration.wild_value is not None:
             out.wild_value = action.declaration.wild_value
     return out
@@ -153,14 +181,13 @@ def action_from_proto(action: game_pb2.Action, field: str = "action") -> Action:
     declaration = None
     wild = action.wild_value if action.HasField("wild_value") else None
     if action.declaration:
-        try:
-            kind = DeclarationKind(action.declaration)
-        except ValueError:
+        kind = _DECLARATION_KINDS.get(action.declaration)
+        if kind is None:
             raise WireError(
                 f"{field}.declaration",
                 f"unknown declaration kind {action.declaration} "
                 "(1 = LOW_HAND, 2 = THREE_OF_A_KIND)",
-            ) from None
+            )
         if wild is not None and not 1 <= wild <= 10:
             raise WireError(f"{field}.wild_value", f"{wild} is not a value 1..10")
         declaration = Declaration(kind, wild)
@@ -227,7 +254,7 @@ def options_from_proto(
         raise WireError(field, str(exc)) from None
 
 
-def preset_to_proto(name: str) -> rules_pb2.Preset.ValueType:
+def preset_to_proto(name: str) -> rules_pb2.Preset:
     """A rules-core preset name ("genova-home", "genova_home" ...) as its enum value."""
     value = _PRESET_VALUES.get(name.strip().lower().replace("_", "-"))
     if value is None:
