@@ -39,7 +39,7 @@ def version(text: str) -> tuple[int, ...]:
 
 
 def test_floors_admit_no_runtime_older_than_the_generated_code() -> None:
-    setup = {"__name__": "not_main"}
+    setup = {"__name__": "not_main", "__file__": str(ROOT / "setup.py")}
     source = (ROOT / "setup.py").read_text().split("\n# Generated before setuptools")[0]
     exec(compile(source, "setup.py", "exec"), setup)
     needed = setup["generated_versions"](GENERATED)
