@@ -193,9 +193,11 @@ def register(commands: argparse._SubParsersAction, bench: argparse._SubParsersAc
             help="admin token for add/pause/resume/remove (default: the ladder's "
             "--admin-token-file from its state file, or $CIRULLA_ADMIN_TOKEN)",
         )
+    from cirulla.clients.ladder import bench as ladder_bench
     from cirulla.clients.ladder import worker
 
     worker.add_parser(sub)
+    ladder_bench.register_bench(bench)
 
 
 # ------------------------------------------------------------------------- client side
