@@ -21,10 +21,8 @@ import subprocess
 import sys
 import tempfile
 import time
-import uuid
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 from sqlalchemy import select
 
@@ -53,11 +51,6 @@ def register_bench(bench: argparse._SubParsersAction) -> None:
     p.add_argument("--seconds", type=float, default=45.0, help="measured window (45)")
     p.add_argument("--json", action="store_true", help="JSON only (the default output too)")
     p.set_defaults(func=run_bench)
-
-
-def _with_database(url: str, name: str) -> str:
-    parts = urlsplit(url)
-    return urlunsplit((parts.scheme, parts.netloc, f"/{name}", parts.query, parts.fragment))
 
 
 def _cirulla(args: list[str], log: Path) -> subprocess.Popen[bytes]:
@@ -149,9 +142,12 @@ def measure(url: str, workers: int, args: argparse.Namespace, folder: Path) -> d
 
 
 def run_bench(args: argparse.Namespace) -> int:
-    import psycopg
-
-    from cirulla.clients.pgtemp import PostgresMissing, TempPostgres
+    from cirulla.clients.pgtemp import (
+        PostgresMissing,
+        TempPostgres,
+        create_database,
+        drop_database,
+    )
 
     counts = [int(x) for x in args.workers.split(",") if x.strip()]
     server: TempPostgres | None = None
@@ -170,15 +166,12 @@ def run_bench(args: argparse.Namespace) -> int:
     runs = []
     try:
         for workers in counts:
-            name = f"bench_{uuid.uuid4().hex[:12]}"
-            with psycopg.connect(admin, autocommit=True) as conn:
-                conn.execute(f'CREATE DATABASE "{name}"')
+            url = create_database(admin, "bench")
             try:
                 with tempfile.TemporaryDirectory(prefix="cirulla-bench-ladder-") as tmp:
-                    runs.append(measure(_with_database(admin, name), workers, args, Path(tmp)))
+                    runs.append(measure(url, workers, args, Path(tmp)))
             finally:
-                with psycopg.connect(admin, autocommit=True) as conn:
-                    conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+                drop_database(url)
     finally:
         if server is not None:
             server.stop()
