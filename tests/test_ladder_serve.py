@@ -193,3 +193,39 @@ def test_sigkill_mid_match_then_restart_loses_and_doubles_nothing(
     assert after.get("running", 0) == 0 and after.get("claimed", 0) == 0
     assert_counted_once(db_url)
     store.engine.dispose()
+
+
+@pytest.mark.slow
+def test_ranking_random_greedy_mcts(tmp_path: Path) -> None:
+    """After a bounded number of rated games the ladder ranks mcts > greedy > random.
+
+    Duplicate pairs cancel the luck of the deal; games to 21 and a small mcts budget keep
+    it to a few minutes (mcts:300 beat greedy 6-0 and greedy beat random 8-2 in a trial).
+    """
+    ladder = LadderProcess(
+        tmp_path / "ladder",
+        f"sqlite:///{tmp_path / 'ladder.sqlite3'}",
+        "--rule",
+        "target=21",
+        "--concurrency",
+        "3",
+    )
+    ladder.start()
+    stub = ladder.stub()
+    try:
+        for name, spec in (
+            ("random", "random"),
+            ("greedy", "greedy"),
+            ("mcts", "mcts:iterations=300"),
+        ):
+            stub.AddBot(ladder_pb2.AddBotRequest(bot_name=name, spec=spec, max_concurrency=3))
+
+        def enough() -> ladder_pb2.GetStandingsResponse | None:
+            response = stub.GetStandings(ladder_pb2.GetStandingsRequest())
+            return response if response.rated_games >= 18 else None
+
+        standings = wait_for(enough, 900, "18 rated games")
+    finally:
+        ladder.stop()
+    by_mu = sorted(standings.entries, key=lambda e: -e.rating.mu)
+    assert [e.bot.name for e in by_mu] == ["mcts", "greedy", "random"], standings

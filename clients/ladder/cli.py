@@ -78,7 +78,7 @@ def register(commands: argparse._SubParsersAction, bench: argparse._SubParsersAc
     s.add_argument(
         "--concurrency",
         type=int,
-        default=3,
+        default=4,
         metavar="N",
         help="matches played at once by this process; 0: only schedule, for "
         "`cirulla ladder worker`s to play (default %(default)s)",
@@ -137,7 +137,7 @@ def register(commands: argparse._SubParsersAction, bench: argparse._SubParsersAc
         type=int,
         default=0,
         metavar="N",
-        help="matches the bot may play at once (default 2)",
+        help="matches the bot may play at once (default 4)",
     )
     a.set_defaults(func=run_add)
 
@@ -315,6 +315,17 @@ def match_line(m: Any) -> list[str]:
     return [m.match_id, when(m.create_time), status.lower(), seats, result]
 
 
+def matches_table(matches: Any, title: str | None = None) -> Any:
+    from rich.table import Table
+
+    table = Table(title=title)
+    for column in ("match", "scheduled", "status", "seats", "result"):
+        table.add_column(column)
+    for m in matches:
+        table.add_row(*match_line(m))
+    return table
+
+
 # ------------------------------------------------------------------------- commands
 
 
@@ -433,7 +444,6 @@ def run_standings(args: argparse.Namespace) -> int:
 @run_command
 def run_history(args: argparse.Namespace) -> int:
     from rich.console import Console
-    from rich.table import Table
 
     from cirulla.v1 import ladder_pb2
 
@@ -460,12 +470,7 @@ def run_history(args: argparse.Namespace) -> int:
             f"  {queue}: rating {r.score:.1f} (mu {r.mu:.1f}, sigma {r.sigma:.2f}), "
             f"{r.games} games, {r.wins} wins" + (" provisional" if r.provisional else "")
         )
-    table = Table(title="matches, newest first")
-    for column in ("match", "scheduled", "status", "seats", "result"):
-        table.add_column(column)
-    for m in response.matches:
-        table.add_row(*match_line(m))
-    console.print(table)
+    console.print(matches_table(response.matches, "matches, newest first"))
     return 0
 
 
@@ -506,7 +511,6 @@ def run_match(args: argparse.Namespace) -> int:
 @run_command
 def run_h2h(args: argparse.Namespace) -> int:
     from rich.console import Console
-    from rich.table import Table
 
     from cirulla.v1 import ladder_pb2
 
@@ -525,12 +529,7 @@ def run_h2h(args: argparse.Namespace) -> int:
         f"{h.bot_a} vs {h.bot_b}: {h.games} games, {h.a_wins}-{h.b_wins}-{h.draws} (W-L-D), "
         f"points {h.a_points}-{h.b_points}"
     )
-    table = Table()
-    for column in ("match", "scheduled", "status", "seats", "result"):
-        table.add_column(column)
-    for m in h.matches:
-        table.add_row(*match_line(m))
-    console.print(table)
+    console.print(matches_table(h.matches))
     return 0
 
 

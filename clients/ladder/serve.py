@@ -66,7 +66,7 @@ class ServeOptions:
     data: Path = Path(DEFAULT_DATA)
     state_file: Path = Path(STATE_FILE)
     admin_token_file: Path | None = None
-    concurrency: int = 3
+    concurrency: int = 4
     config: MatchConfig = field(default_factory=MatchConfig)
     #: queues the scheduler plans (bots registered in others simply wait)
     queues: tuple[str, ...] = ("2p", "3p", "4p")

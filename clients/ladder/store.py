@@ -42,7 +42,7 @@ QUEUES = ("2p", "3p", "4p")
 QUEUE_PLAYERS = {"2p": 2, "3p": 3, "4p": 4}
 CONNECT_SPEC = "connect"
 #: Matches a bot may play at once unless registered otherwise.
-DEFAULT_CONCURRENCY = 2
+DEFAULT_CONCURRENCY = 4
 #: Unrated games a new version plays before its games count (docs/ladder.md).
 VALIDATION_GAMES = 2
 #: Failures (crash, timeout, never joined, illegal moves) in a row that deactivate a bot.
