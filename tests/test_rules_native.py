@@ -20,6 +20,8 @@ from cirulla.rules.cards import ALL_CARDS_MASK
 from cirulla.rules.core import CORE, event_of, native, options_tuple, view_tuple
 from cirulla.rules.views import sample_world
 
+from .rules_helpers import deal_positions
+
 CASES = [
     (preset, players)
     for preset in PRESETS
@@ -120,21 +122,11 @@ def test_native_deck_errors_name_the_deal() -> None:
         native.Game(options_tuple(Options()), decks)
 
 
-def _positions(seed: int, players: int) -> list[Game]:
-    rng = random.Random(seed)
-    game = Game(Options(players=players), seed=seed, deal_only=True)
-    out = []
-    while not game.deal_over:
-        out.append(game.copy())
-        game.apply_code(rng.choice(game.legal_codes()))
-    return out
-
-
 @pytest.mark.parametrize("players", [2, 3, 4])
 def test_native_sampler_is_consistent_with_the_view(players: int) -> None:
     """Same guarantees as views.sample_world: the seat's knowledge is kept, all cards placed."""
     assert native is not None
-    for game in _positions(players, players)[::3]:
+    for game in deal_positions(players, players)[::3]:
         seat = game.turn
         view = game.view(seat)
         hands, stock = native.sample_world(options_tuple(view.options), view_tuple(view), 5)
