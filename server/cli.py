@@ -213,7 +213,11 @@ def run_replay_command(args: argparse.Namespace) -> int:
             return 2
         print("\n".join(records.record_text(game) for game in games), end="")
         return 0
-    reports = replay_document(record)
+    try:
+        reports = replay_document(record)
+    except ValueError as exc:
+        print(f"cirulla replay: {exc}", file=sys.stderr)
+        return 2
     for report in reports:
         print(report.summary())
         for problem in report.mismatches:

@@ -58,7 +58,10 @@ def dumps(doc: dict[str, Any]) -> str:
 
 
 def is_public_document(doc: Any) -> bool:
-    return isinstance(doc, dict) and ("records" in doc or ("record_id" in doc and "deals" in doc))
+    """A record file (not the database's internal ``cirulla-record/1`` document)."""
+    if not isinstance(doc, dict) or "format" in doc:
+        return False
+    return "records" in doc or ("record_id" in doc and "deals" in doc)
 
 
 def records_from_document(doc: dict[str, Any]) -> list[match_pb2.Record]:
