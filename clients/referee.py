@@ -22,7 +22,6 @@ import grpc
 from cirulla.clients.journal import GameResult, Settings
 from cirulla.clients.schedule import ScheduledGame
 from cirulla.clients.supervise import Child, bot_argv, seat_env, seat_values
-from cirulla.server import records as record_files
 from cirulla.v1 import (
     events_pb2,
     match_pb2,
@@ -319,6 +318,8 @@ class Referee:
 
     def _save_records(self, match_id: str) -> str | None:
         """records/<match_id>.json (the record file format) and its text form, .txt."""
+        from cirulla.server import records as record_files
+
         try:
             listed = self.stub.ListRecords(
                 match_service_pb2.ListRecordsRequest(match_id=match_id), timeout=RPC_TIMEOUT
