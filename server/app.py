@@ -103,10 +103,30 @@ async def serve(
     db: str | Path = "cirulla.sqlite3",
     *,
     port_file: str | Path | None = None,
+    http: str | None = None,
     **kwargs: object,
 ) -> int:
-    """Run until SIGINT/SIGTERM; returns the port that was bound."""
+    """Run until SIGINT/SIGTERM; returns the port that was bound.
+
+    With ``http`` (HOST:PORT) the web view (``cirulla.server.web``) is served too, on the
+    same event loop, as a client of this server's own gRPC port.
+    """
+    if http and kwargs.get("tls_cert"):
+        raise ValueError(
+            "--http with --tls-cert is not supported: serve the web view from a plaintext server"
+        )
     running = await start_server(listen, db, **kwargs)  # type: ignore[arg-type]
+    web = None
+    if http:
+        from cirulla.server.web.app import start_web
+
+        host = listen.rpartition(":")[0].strip("[]")
+        local = "127.0.0.1" if host in ("", "0.0.0.0", "::") else host
+        try:
+            web = await start_web(http, f"{local}:{running.port}")
+        except BaseException:
+            await running.stop()
+            raise
     if port_file:
         tmp = Path(str(port_file) + ".tmp")
         tmp.write_text(f"{running.port}\n")
@@ -119,5 +139,7 @@ async def serve(
         await stop.wait()
     finally:
         log.info("server_stopping port=%d", running.port)
+        if web is not None:
+            await web.stop()
         await running.stop()
     return running.port

@@ -21,6 +21,7 @@ Examples:
   cirulla server                                   # 127.0.0.1:50051, ./cirulla.sqlite3
   cirulla server --listen 0.0.0.0:50051 --admin-token s3cret
   cirulla server --listen 127.0.0.1:0 --port-file port.txt --db /tmp/t.sqlite3
+  cirulla server --http 127.0.0.1:8080             # and the web view on port 8080
 
 With --admin-token, CreateMatch, CreateRoom and AbortMatch need the call metadata
 `authorization: Bearer <token>`. Stop with Ctrl-C or SIGTERM: connected players get a
@@ -92,6 +93,12 @@ def register(commands: argparse._SubParsersAction, bench: argparse._SubParsersAc
         "answer either way (default %(default)s)",
     )
     p.add_argument(
+        "--http",
+        metavar="HOST:PORT",
+        help="also serve the web view here (match list, live view, replays; public "
+        "information only), e.g. 127.0.0.1:8080",
+    )
+    p.add_argument(
         "--log-level",
         default="INFO",
         choices=("DEBUG", "INFO", "WARNING"),
@@ -157,6 +164,7 @@ def run_server_command(args: argparse.Namespace) -> int:
                 tls_key=args.tls_key,
                 disconnect_grace_ms=args.disconnect_grace_ms,
                 keep_finished_s=args.keep_finished,
+                http=args.http,
             )
         )
     except (OSError, ValueError) as exc:

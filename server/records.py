@@ -32,7 +32,7 @@ _REASONS = {
     events_pb2.GAME_END_REASON_FORFEIT: "forfeit",
     events_pb2.GAME_END_REASON_ABORTED: "aborted",
 }
-_SCORE_ITEMS = ("cards", "coins", "settebello", "primiera", "scope", "grande", "piccola")
+SCORE_ITEMS = ("cards", "coins", "settebello", "primiera", "scope", "grande", "piccola")
 
 
 def record_dict(record: match_pb2.Record) -> dict[str, Any]:
@@ -124,7 +124,7 @@ def replay_input(record: match_pb2.Record) -> dict[str, Any]:
 
 
 def _side_score(s: Any) -> dict[str, int]:
-    out = {name: getattr(s, name) for name in _SCORE_ITEMS}
+    out = {name: getattr(s, name) for name in SCORE_ITEMS}
     out["total"] = s.total
     return out
 
@@ -139,7 +139,7 @@ def side_label(record: match_pb2.Record, side: int) -> str:
 
 def score_line(score: Any) -> str:
     """``cards 1 coins 0 settebello 1 primiera 1 scope 2 grande 0 piccola 0 = 5``"""
-    items = " ".join(f"{name} {getattr(score, name)}" for name in _SCORE_ITEMS)
+    items = " ".join(f"{name} {getattr(score, name)}" for name in SCORE_ITEMS)
     return f"{items} = {score.total}"
 
 
