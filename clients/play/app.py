@@ -165,7 +165,7 @@ class PlayApp(CirullaApp):
     TITLE = "cirulla play"
     BINDINGS: ClassVar[list[Any]] = [
         Binding("q", "quit", "Quit"),
-        Binding("escape", "back", "Back to the cards"),
+        Binding("escape", "to_cards", "Back to the cards"),
         *[Binding(str(n), f"pick({n})", show=False) for n in range(1, 10)],
     ]
 
@@ -297,7 +297,7 @@ class PlayApp(CirullaApp):
             options.highlighted = n - 1
             self.choose(n - 1)
 
-    def action_back(self) -> None:
+    def action_to_cards(self) -> None:
         if self.step == 2:
             self.show_cards()
 
