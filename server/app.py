@@ -104,6 +104,7 @@ async def serve(
     *,
     port_file: str | Path | None = None,
     http: str | None = None,
+    ladder_db: str | None = None,
     **kwargs: object,
 ) -> int:
     """Run until SIGINT/SIGTERM; returns the port that was bound.
@@ -123,7 +124,7 @@ async def serve(
         host = listen.rpartition(":")[0].strip("[]")
         local = "127.0.0.1" if host in ("", "0.0.0.0", "::") else host
         try:
-            web = await start_web(http, f"{local}:{running.port}")
+            web = await start_web(http, f"{local}:{running.port}", ladder_db)
         except BaseException:
             await running.stop()
             raise

@@ -99,6 +99,12 @@ def register(commands: argparse._SubParsersAction, bench: argparse._SubParsersAc
         "information only), e.g. 127.0.0.1:8080",
     )
     p.add_argument(
+        "--ladder-db",
+        metavar="URL",
+        help="with --http: also show the standings of the ladder in this database "
+        "(a SQLite file or postgresql:// URL) with each bot's rating over time, at /ladder",
+    )
+    p.add_argument(
         "--log-level",
         default="INFO",
         choices=("DEBUG", "INFO", "WARNING"),
@@ -165,6 +171,7 @@ def run_server_command(args: argparse.Namespace) -> int:
                 disconnect_grace_ms=args.disconnect_grace_ms,
                 keep_finished_s=args.keep_finished,
                 http=args.http,
+                ladder_db=args.ladder_db,
             )
         )
     except (OSError, ValueError) as exc:

@@ -55,8 +55,11 @@ def _error(exc: grpc.aio.AioRpcError) -> JSONResponse:
     )
 
 
-def build_app(grpc_target: str) -> Starlette:
-    """The ASGI app; ``grpc_target`` is the match server to ask (its own port)."""
+def build_app(grpc_target: str, ladder_db: str | None = None) -> Starlette:
+    """The ASGI app; ``grpc_target`` is the match server to ask (its own port).
+
+    With ``ladder_db`` (a ladder database URL or file) the /ladder page is added.
+    """
     channel: grpc.aio.Channel | None = None
 
     def stub() -> match_service_pb2_grpc.MatchServiceStub:
@@ -145,8 +148,14 @@ def build_app(grpc_target: str) -> Starlette:
         if channel is not None:
             await channel.close(grace=None)
 
+    extra: list[Route] = []
+    if ladder_db:
+        from cirulla.server.web.ladder import ladder_routes
+
+        extra = ladder_routes(ladder_db)
     return Starlette(
         routes=[
+            *extra,
             Route("/", index),
             Route("/matches/{match_id}", match_page),
             Route("/records/{record_id}", record_page),
@@ -189,7 +198,7 @@ def parse_listen(listen: str) -> tuple[str, int]:
     return host.strip("[]"), int(port)
 
 
-async def start_web(listen: str, grpc_target: str) -> WebServer:
+async def start_web(listen: str, grpc_target: str, ladder_db: str | None = None) -> WebServer:
     """Serve the web view on ``listen`` (port 0 picks one) in the running event loop."""
     host, port = parse_listen(listen)
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
@@ -203,7 +212,7 @@ async def start_web(listen: str, grpc_target: str) -> WebServer:
     sock.listen(128)
     sock.setblocking(False)
     config = uvicorn.Config(
-        build_app(grpc_target), log_level="warning", access_log=False, lifespan="on"
+        build_app(grpc_target, ladder_db), log_level="warning", access_log=False, lifespan="on"
     )
     server = _Uvicorn(config)
     task = asyncio.create_task(server.serve(sockets=[sock]))

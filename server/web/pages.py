@@ -54,6 +54,7 @@ function scoreTable(sides, label) {
 INDEX = (
     _HEAD.format(title="Cirulla matches")
     + """<h1>Cirulla matches</h1>
+<p id="ladderlink" hidden><a href="/ladder">ladder standings</a></p>
 <p class="muted">Live matches can be watched (public information only); finished games
 can be replayed move by move. This list refreshes every few seconds.</p>
 <table id="matches"><thead><tr><th>match</th><th>status</th><th>players</th>
@@ -76,6 +77,7 @@ async function load() {
   }).join('') || '<tr><td colspan=5 class="muted">no matches yet</td></tr>';
 }
 load(); setInterval(load, 3000);
+fetch('/api/ladder').then(r => { if (r.ok) document.getElementById('ladderlink').hidden = false; });
 </script></body></html>
 """
 )
