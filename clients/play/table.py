@@ -13,13 +13,13 @@ from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from cirulla.server.records import score_line
 from cirulla.v1 import cards_pb2, events_pb2, game_pb2, match_pb2, play_pb2
 
 DECLARATIONS = {
     game_pb2.DECLARATION_KIND_LOW_HAND: "low hand",
     game_pb2.DECLARATION_KIND_THREE_OF_A_KIND: "three of a kind",
 }
-SCORE_ITEMS = ("cards", "coins", "settebello", "primiera", "scope", "grande", "piccola")
 _REASONS = {1: "target reached", 2: "cappotto", 3: "forfeit", 4: "aborted"}
 _RED = {cards_pb2.SUIT_HEARTS, cards_pb2.SUIT_DIAMONDS}
 
@@ -33,11 +33,6 @@ def card(c: cards_pb2.Card, markup: bool = True) -> str:
 def cards(cs: Iterable[cards_pb2.Card], markup: bool = True, empty: str = "-") -> str:
     text = " ".join(card(c, markup) for c in cs)
     return text or empty
-
-
-def score_line(s: game_pb2.SideScore) -> str:
-    items = " ".join(f"{name} {getattr(s, name)}" for name in SCORE_ITEMS)
-    return f"{items} = {s.total}"
 
 
 @dataclass
