@@ -6,7 +6,7 @@ import argparse
 import logging
 import sys
 
-from cirulla.bots import benchmarks
+from cirulla.bots import benchmarks, enroll
 from cirulla.bots.specs import KINDS, make_policy
 
 BOT_DESCRIPTION = """\
@@ -54,6 +54,12 @@ def _run_bot(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"cirulla bot: {exc}", file=sys.stderr)
         return 2
+    if args.ladder:  # a connect-in bot: a fresh policy for each assigned match
+        getattr(policy, "close", lambda: None)()
+        return enroll.run_from_args(args, lambda: make_policy(args.kind, options, seed=args.seed))
+    if not (args.server and args.match and args.token):
+        print("cirulla bot: give --server, --match and --token (or --ladder)", file=sys.stderr)
+        return 2
     logging.basicConfig(
         level=getattr(logging, args.log_level.upper()),
         format=f"%(asctime)s {args.name or args.kind} %(levelname)s %(message)s",
@@ -88,9 +94,9 @@ def register(commands: argparse._SubParsersAction, bench: argparse._SubParsersAc
     p.add_argument(
         "kind", choices=sorted(KINDS), metavar="KIND", help=f"bot kind: {', '.join(KINDS)}"
     )
-    p.add_argument("--server", required=True, metavar="HOST:PORT", help="server address")
-    p.add_argument("--match", required=True, metavar="ID", help="match id to join")
-    p.add_argument("--token", required=True, help="this seat's secret token")
+    p.add_argument("--server", metavar="HOST:PORT", help="server address")
+    p.add_argument("--match", metavar="ID", help="match id to join")
+    p.add_argument("--token", help="this seat's secret token")
     p.add_argument("--name", help="name shown to the other players (default: the kind)")
     p.add_argument("--seed", type=int, help="seed: same seed and budget, same moves")
     p.add_argument(
@@ -111,6 +117,7 @@ def register(commands: argparse._SubParsersAction, bench: argparse._SubParsersAc
         choices=("debug", "info", "warning", "error"),
         help="stderr logging; debug logs every message sent and received",
     )
+    enroll.add_ladder_arguments(p)
     group = p.add_argument_group("mcts options")
     for opt in KINDS["mcts"].options:
         group.add_argument(

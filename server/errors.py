@@ -52,6 +52,10 @@ class Unavailable(ServerError):
     pass
 
 
+class ResourceExhausted(ServerError):
+    """A limit of an open server (creation rate, live matches) is reached: retry later."""
+
+
 _STATUS: tuple[tuple[type[Exception], grpc.StatusCode], ...] = (
     (NotFound, grpc.StatusCode.NOT_FOUND),
     (Unauthenticated, grpc.StatusCode.UNAUTHENTICATED),
@@ -60,6 +64,7 @@ _STATUS: tuple[tuple[type[Exception], grpc.StatusCode], ...] = (
     (InvalidArgument, grpc.StatusCode.INVALID_ARGUMENT),
     (FailedPrecondition, grpc.StatusCode.FAILED_PRECONDITION),
     (Unavailable, grpc.StatusCode.UNAVAILABLE),
+    (ResourceExhausted, grpc.StatusCode.RESOURCE_EXHAUSTED),
     (IllegalActionError, grpc.StatusCode.FAILED_PRECONDITION),
     (OptionError, grpc.StatusCode.INVALID_ARGUMENT),
     (DeckError, grpc.StatusCode.INVALID_ARGUMENT),
@@ -88,12 +93,9 @@ class Rejection(Exception):
 
 def reject_reason_for(exc: Exception) -> tuple[str, str]:
     """(RejectReason name, rule) for an error raised while checking a submitted action."""
+    # ``rule`` is set only for ILLEGAL, and only to a name of ILLEGAL_RULES (play.proto).
     if isinstance(exc, Rejection):
-        return exc.reason, exc.rule
+        return exc.reason, exc.rule if exc.reason == "illegal" else ""
     if isinstance(exc, IllegalActionError):
         return "illegal", exc.rule
-    if isinstance(exc, (InvalidActionError, CardError)):
-        return "invalid", "syntax"
-    if isinstance(exc, CirullaError):
-        return "invalid", "syntax"
-    return "invalid", "message"
+    return "invalid", ""

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import logging
 import secrets
 import time
@@ -26,6 +27,7 @@ from typing import Any
 from cirulla.rules import Action, Game, IllegalActionError, Options
 from cirulla.rules.events import DealScored, DealStarted, Event, GameOver, Redeal
 from cirulla.rules.game import DeckSource
+from cirulla.rules.match import match_winner
 from cirulla.server.clock import SeatClock, TimeControl
 from cirulla.server.errors import AlreadyExists, FailedPrecondition, Rejection, Unauthenticated
 from cirulla.server.messages import (
@@ -76,19 +78,32 @@ class Connection:
     """One live stream: a seat's Play call (``seat`` set) or a spectator (``seat`` None).
 
     The domain puts messages on ``queue``; the stream's writer takes them off in order.
+    The queue is bounded: a client that stops reading its stream while messages keep
+    coming is disconnected (``on_overflow``), never buffered without limit.
     """
 
-    def __init__(self, seat: int | None = None) -> None:
+    def __init__(self, seat: int | None = None, *, limit: int = 0) -> None:
         self.seat = seat
         self.queue: asyncio.Queue[Any] = asyncio.Queue()
+        self.limit = limit  # 0 = unbounded
         self.session: MatchSession | None = None
         self.room: Any = None
         self.closed = False
         self.quit = False
+        self.overflowed = False
+        #: Called once when the queue overflows: the stream's owner ends the call.
+        self.on_overflow: Callable[[Connection], None] | None = None
 
     def send(self, msg: Any) -> None:
-        if not self.closed:
-            self.queue.put_nowait(msg)
+        if self.closed:
+            return
+        if self.limit and self.queue.qsize() >= self.limit:
+            self.closed = True
+            self.overflowed = True
+            if self.on_overflow is not None:
+                self.on_overflow(self)
+            return
+        self.queue.put_nowait(msg)
 
     def close(self, reason: str, message: str = "") -> None:
         if not self.closed:
@@ -107,6 +122,8 @@ class Seat:
     forfeits: int = 0
     disconnects: int = 0
     illegal: int = 0
+    #: Streams of this seat ended for breaking the protocol (e.g. an undecodable frame).
+    protocol_errors: int = 0
 
     def faults(self) -> dict[str, int]:
         """The typed counts of SeatInfo (what programs read; ``notes`` is for people)."""
@@ -127,6 +144,8 @@ class Seat:
             out.append("disconnected")
         if self.illegal:
             out.append(f"illegal actions: {self.illegal}")
+        if self.protocol_errors:
+            out.append(f"protocol errors: {self.protocol_errors}")
         return out
 
 
@@ -165,7 +184,7 @@ class MatchSession:
         *,
         room_id: str = "",
         default_grace_ms: int = 30_000,
-        on_record: Callable[[dict[str, Any]], None] | None = None,
+        on_record: Callable[[Callable[[], dict[str, Any]]], None] | None = None,
         on_change: Callable[[MatchSession], None] | None = None,
         on_finished: Callable[[MatchSession], None] | None = None,
         close_on_finish: bool = True,
@@ -232,10 +251,10 @@ class MatchSession:
     def seat_for_token(self, token: str) -> int:
         if not token:
             raise Unauthenticated("Hello.seat_token is empty: send the token from CreateMatch")
-        for seat, t in enumerate(self.tokens):
-            if secrets.compare_digest(t, token):
-                return seat
-        raise Unauthenticated(f"Hello.seat_token is not a token of match {self.match_id}")
+        seat = token_seat(self.tokens, token)
+        if seat is None:
+            raise Unauthenticated(f"Hello.seat_token is not a token of match {self.match_id}")
+        return seat
 
     def summary(self) -> dict[str, Any]:
         """Public summary (JSON-able): never tokens, seeds or hidden cards."""
@@ -322,7 +341,9 @@ class MatchSession:
             self._changed()
             return
         if was_disconnected:
-            self._publish([Reconnected(seat)])
+            # The others get it live; ``conn`` gets it once, as the last of its missed
+            # events: welcome, new_game, missed events in order, view (docs/protocol.md).
+            self._publish([Reconnected(seat)], exclude=conn)
         self._catch_up(conn, seat, resume_after or 0)
         if self.decision is not None and self.decision.seat == seat:
             self._schedule_timer()
@@ -508,11 +529,14 @@ class MatchSession:
         )
         run.record_id = f"{self.match_id}-g{run.number}"
         if self._on_record is not None:
-            self._on_record(self.record(run))
-        played = len(self.results)
-        top = max(self.games_won)
-        if top * 2 > self.config.best_of or played >= self.config.best_of:
-            self.winner = self.games_won.index(top) if self.games_won.count(top) == 1 else None
+            # Built (and written) later, off the event loop: the finished run no longer
+            # changes, and the seats and finish time are taken now.
+            self._on_record(
+                functools.partial(self.record, run, seats=self.seat_public(), finish=now_iso())
+            )
+        winner = match_winner(self.games_won, self.config.best_of)
+        if winner is not None:
+            self.winner = winner
             self._finish_match()
         else:
             self._changed()
@@ -636,9 +660,7 @@ class MatchSession:
             action = Action.parse(choice) if isinstance(choice, str) else choice
             code = action.to_int()
             if code not in decision.codes:
-                # The checked path names the rule and changes nothing.
-                run.game.apply(action, seat)
-                raise IllegalActionError("legal", f"{action} is not legal here")
+                raise IllegalActionError(*run.game.explain_illegal(action))
         self._play(run, decision, code, by_timeout=False)
 
     def _play(self, run: GameRun, decision: Decision, code: int, *, by_timeout: bool) -> None:
@@ -685,7 +707,12 @@ class MatchSession:
     # ------------------------------------------------------------------ delivery
 
     def _publish(
-        self, events: list[Event], *, by_timeout: bool = False, notation: str = ""
+        self,
+        events: list[Event],
+        *,
+        by_timeout: bool = False,
+        notation: str = "",
+        exclude: Connection | None = None,
     ) -> None:
         """Number, store and deliver events: each receiver gets only what it may see."""
         run = self.run
@@ -705,6 +732,8 @@ class MatchSession:
                 run.dealers[event.deal] = event.dealer
                 extras["stock_count"] = 40 - 4 - sum(event.hand_sizes)
             elif isinstance(event, DealScored):
+                # SideScore.card_count, coin_count, primiera_value per side.
+                extras["counts"] = [list(c) for c in event.score.counts()]
                 run.deals.append(
                     {
                         "deal": event.deal,
@@ -712,6 +741,7 @@ class MatchSession:
                         "decks": run.redeals.get(event.deal, 0) + 1,
                         "score": event.score.to_dict(),
                         "totals": list(event.totals),
+                        "counts": extras["counts"],
                     }
                 )
             elif type(event).__name__ == "CardPlayed":
@@ -722,7 +752,7 @@ class MatchSession:
             msg = EventMsg(self.sequence, run.number, run.cur_deal, event, private, extras)
             run.events.append(msg)
             for seat, slot in enumerate(self.seats):
-                if slot.conn is not None and event.visible_to(seat):
+                if slot.conn is not None and slot.conn is not exclude and event.visible_to(seat):
                     slot.conn.send(msg)
             if event.visible_to(None):
                 for spec in self.spectators:
@@ -771,8 +801,18 @@ class MatchSession:
 
     # ------------------------------------------------------------------ records
 
-    def record(self, run: GameRun) -> dict[str, Any]:
-        """The replayable record of a finished game (JSON-able; holds every hidden card)."""
+    def record(
+        self,
+        run: GameRun,
+        *,
+        seats: tuple[SeatPublic, ...] | None = None,
+        finish: str | None = None,
+    ) -> dict[str, Any]:
+        """The replayable record of a finished game (JSON-able; holds every hidden card).
+
+        Reads only what no longer changes once the game is over (plus ``seats`` and
+        ``finish`` when given), so it may run in another thread.
+        """
         assert run.result is not None
         return {
             "format": RECORD_FORMAT,
@@ -787,7 +827,7 @@ class MatchSession:
             "decks": [list(d) for d in run.game.decks_used],
             "seats": [
                 {"seat": s.seat, "side": s.side, "name": s.name, "version": s.version}
-                for s in self.seat_public()
+                for s in (seats if seats is not None else self.seat_public())
             ],
             "actions": run.actions,
             "events": [
@@ -803,8 +843,17 @@ class MatchSession:
             "deals": run.deals,
             "result": run.result.to_dict(),
             "start_time": run.start_time,
-            "finish_time": now_iso(),
+            "finish_time": finish or now_iso(),
         }
+
+
+def token_seat(tokens: list[str], token: str) -> int | None:
+    """The seat whose token is ``token`` (compared in constant time, any characters)."""
+    given = token.encode("utf-8", "surrogatepass")
+    for seat, t in enumerate(tokens):
+        if secrets.compare_digest(t.encode(), given):
+            return seat
+    return None
 
 
 def public_config(config: MatchConfig) -> dict[str, Any]:
