@@ -173,8 +173,8 @@ REPLAY = (
     _HEAD.format(title="Cirulla replay")
     + """<h1>Replay: <span id="record"></span></h1>
 <p><a href="/">all matches</a> · keys: ← → step, Home / End</p>
-<p><button id="first">⏮</button> <button id="prev">◀ back</button>
-<button id="next">next ▶</button> <button id="last">⏭</button>
+<p><button id="first">« first</button> <button id="prev">◀ back</button>
+<button id="next">next ▶</button> <button id="last">last »</button>
 <span id="pos" class="big"></span></p>
 <div class="box"><div id="action" class="big"></div><div id="events" class="muted"></div></div>
 <div class="row">
