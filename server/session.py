@@ -25,6 +25,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from cirulla.rules import Action, Game, IllegalActionError, Options
+from cirulla.rules.errors import DeckError
 from cirulla.rules.events import DealScored, DealStarted, Event, GameOver, Redeal
 from cirulla.rules.game import DeckSource
 from cirulla.rules.match import match_winner
@@ -415,7 +416,13 @@ class MatchSession:
         else:
             first = (prev.game.dealer + 1) % self.options.players
         events: list[Event] = []
-        game = Game(self.options, deck_source=self.deck_source, first_dealer=first, events=events)
+        try:
+            game = Game(
+                self.options, deck_source=self.deck_source, first_dealer=first, events=events
+            )
+        except DeckError as exc:
+            self._out_of_decks(exc)
+            return
         # The dealer of deal 1 is the game's first dealer (a redeal keeps the dealer).
         run = GameRun(len(self.runs) + 1, game, game.dealer, now_iso())
         self.runs.append(run)
@@ -584,6 +591,14 @@ class MatchSession:
         if ended:
             self._changed()
 
+    def _out_of_decks(self, exc: DeckError) -> None:
+        """Explicit deck orders ran out: the match cannot go on, so it ends as aborted."""
+        self.abort(
+            "aborted",
+            f"MatchSettings.deck_orders ran out: {exc}. Give one deck order per deal, plus "
+            "one per void deal, for every game of the match",
+        )
+
     def _receivers(self) -> list[Connection]:
         return [s.conn for s in self.seats if s.conn is not None] + list(self.spectators)
 
@@ -665,7 +680,11 @@ class MatchSession:
 
     def _play(self, run: GameRun, decision: Decision, code: int, *, by_timeout: bool) -> None:
         seat = decision.seat
-        events = run.game.apply(code, seat)
+        try:
+            events = run.game.apply(code, seat)
+        except DeckError as exc:  # the move ended a deal and no deck order is left
+            self._out_of_decks(exc)
+            return
         if decision.timer is not None:
             decision.timer.cancel()
         elapsed = self.clocks[seat].stop()
