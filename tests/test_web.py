@@ -162,10 +162,12 @@ async def check_live(
     await page.goto(f"{base}/matches/{live_id}")
     for _ in range(4):  # four stills of the game: the page never shows a card in a hand
         gate.clear()
-        for _ in range(200):
+        for _ in range(1200):  # a seat waits at the gate (up to a minute on a busy machine)
             if any(s.pending for s in seats):
                 break
             await asyncio.sleep(0.05)
+        else:
+            raise AssertionError("no seat reached a decision")
         await asyncio.sleep(0.5)  # every event of the still has reached the page
         hidden = set().union(*(s.hand for s in seats))
         assert hidden, "a still with no card in any hand"
