@@ -276,8 +276,7 @@ def pairs_table(st: Standings) -> Table:
 
 
 def _finite(x: float) -> float | None:
-    """JSON has no infinity: an unbounded Elo (all wins or all losses) is written as null;
-    the score (wins, draws, losses beside it) says which way."""
+    """JSON has no infinity: an unbounded Elo (or interval end) is written as null."""
     return x if math.isfinite(x) else None
 
 
