@@ -16,7 +16,7 @@ import logging
 import secrets
 from typing import Any
 
-from cirulla import PROTOCOL_VERSION
+from cirulla import PROTOCOL_VERSION, protocol_compatible
 from cirulla.server.errors import (
     AlreadyExists,
     FailedPrecondition,
@@ -25,7 +25,14 @@ from cirulla.server.errors import (
     PermissionDenied,
     Unauthenticated,
 )
-from cirulla.server.session import Connection, MatchConfig, MatchSession, now_iso, public_config
+from cirulla.server.session import (
+    Connection,
+    MatchConfig,
+    MatchSession,
+    new_seat_token,
+    now_iso,
+    public_config,
+)
 from cirulla.server.store import Store
 
 log = logging.getLogger("cirulla.server")
@@ -46,7 +53,7 @@ class Room:
         self.display_name = name
         self.config = dataclasses.replace(config, best_of=1, seed=None, decks=None)
         n = config.options.players
-        self.tokens = [secrets.token_urlsafe(24) for _ in range(n)]
+        self.tokens = [new_seat_token() for _ in range(n)]
         self.conns: list[Connection | None] = [None] * n
         self.names = [""] * n
         self.current: MatchSession | None = None
@@ -305,8 +312,7 @@ class Hub:
         version: str,
         resume: int | None,
     ) -> None:
-        major = PROTOCOL_VERSION.split("/")[0]
-        if protocol_version and protocol_version.split("/")[0] != major:
+        if protocol_version and not protocol_compatible(protocol_version):
             raise FailedPrecondition(
                 f"Hello.protocol_version {protocol_version!r} is not supported; "
                 f"this server speaks {PROTOCOL_VERSION}"
