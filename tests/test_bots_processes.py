@@ -8,6 +8,7 @@ launches them. MCTS gets a tiny budget so the suite stays fast.
 from __future__ import annotations
 
 import contextlib
+import os
 import socket
 import subprocess
 import sys
@@ -144,8 +145,11 @@ def test_bot_help_lists_kinds_and_options() -> None:
 
 def test_example_bot_plays_a_match(server: str, tmp_path: Path) -> None:
     match_id, tokens = create_match(server, players=2, target=21, seed=5)
+    env = {**os.environ, "CIRULLA_SERVER": server, "CIRULLA_MATCH": match_id}
+    env["CIRULLA_TOKEN"] = tokens[0]
     example = subprocess.Popen(
-        [sys.executable, "-m", "cirulla.bots.example_bot", server, match_id, tokens[0]],
+        [sys.executable, "-m", "cirulla.bots.example_bot"],
+        env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
