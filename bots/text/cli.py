@@ -1,0 +1,126 @@
+"""The text protocol's commands: ``cirulla bot text -- CMD``, ``cirulla bot check SPEC``
+(both reached through ``cirulla bot``) and ``cirulla engine KIND``."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+from cirulla.bots.specs import KINDS, make_policy
+
+ENGINE_DESCRIPTION = """\
+Run a built-in bot as a text-protocol engine on stdin/stdout (docs/text-protocol.md),
+for other referees, and for `cirulla bot text`:
+
+  cirulla engine greedy
+  cirulla bot text --match M1 --token=T -- cirulla engine mcts --iterations 300
+"""
+
+
+def run_text_bot(args: argparse.Namespace, engine: list[str]) -> int:
+    """``cirulla bot text [connection options] -- CMD ARGS...``"""
+    from cirulla.bots.kit import BotError, run_bot, setup_logging
+    from cirulla.bots.text.bridge import TextEnginePolicy
+    from cirulla.bots.text.engine_io import EngineError
+
+    if not engine:
+        print(
+            "cirulla bot text: give the engine's command after --: "
+            "cirulla bot text -- ./my-engine ARGS",
+            file=sys.stderr,
+        )
+        return 2
+    setup_logging(args.log_level, args.name or "text")
+    try:
+        policy = TextEnginePolicy(engine)
+    except EngineError as exc:
+        print(f"cirulla bot text: {exc}", file=sys.stderr)
+        return 1
+    try:
+        policy.start()
+        run_bot(
+            policy,
+            server=args.server,
+            match_id=args.match,
+            token=args.token,
+            name=args.name or policy.name,
+            retries=args.retries,
+            tls_ca=args.tls_ca,
+            join_timeout=args.join_timeout,
+            log_level=args.log_level,
+        )
+    except (BotError, EngineError) as exc:
+        print(f"cirulla bot text: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        policy.close()
+    return 0
+
+
+def run_check(args: argparse.Namespace, rest: list[str]) -> int:
+    """``cirulla bot check SPEC``"""
+    from cirulla.bots.text.check import check_engine
+
+    if len(rest) != 1:
+        print(
+            "cirulla bot check: give one engine spec, e.g. "
+            "cirulla bot check 'text:./my-engine --fast'",
+            file=sys.stderr,
+        )
+        return 2
+    logging.basicConfig(level=logging.ERROR, stream=sys.stderr)
+    try:
+        report = check_engine(rest[0], seed=args.seed if args.seed is not None else 1)
+    except (ValueError, RuntimeError) as exc:
+        print(f"cirulla bot check: {exc}", file=sys.stderr)
+        return 2
+    print(report.text())
+    return 0 if report.ok else 1
+
+
+def _run_engine(args: argparse.Namespace) -> int:
+    from cirulla.bots.text.engine import run_engine
+
+    options: dict[str, object] = {}
+    try:
+        for item in args.option or []:
+            key, sep, value = item.partition("=")
+            if not sep:
+                raise ValueError(f"--option takes key=value, got {item!r}")
+            options[key.strip().replace("-", "_")] = value
+        for opt in KINDS["mcts"].options:
+            value = getattr(args, f"opt_{opt.name}", None)
+            if value is not None:
+                KINDS[args.kind].option(opt.name)
+                options[opt.name] = value
+        policy = make_policy(args.kind, options, seed=args.seed)
+    except ValueError as exc:
+        print(f"cirulla engine: {exc}", file=sys.stderr)
+        return 2
+    return run_engine(policy, args.name or policy.name)
+
+
+def register_engine(commands: argparse._SubParsersAction) -> None:
+    p = commands.add_parser(
+        "engine",
+        help="run a built-in bot as a text-protocol engine on stdin/stdout",
+        description=ENGINE_DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "kind", choices=sorted(KINDS), metavar="KIND", help=f"bot kind: {', '.join(KINDS)}"
+    )
+    p.add_argument("--name", help="the name the engine answers to `name`")
+    p.add_argument("--seed", type=int, help="seed: same seed and budget, same moves")
+    p.add_argument("--option", action="append", metavar="KEY=VALUE", help="kind option")
+    group = p.add_argument_group("mcts options")
+    for opt in KINDS["mcts"].options:
+        group.add_argument(
+            f"--{opt.name}",
+            dest=f"opt_{opt.name}",
+            type=opt.type,
+            metavar=opt.name.upper(),
+            help=opt.help,
+        )
+    p.set_defaults(func=_run_engine)
