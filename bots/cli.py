@@ -165,6 +165,13 @@ def register(commands: argparse._SubParsersAction, bench: argparse._SubParsersAc
     add_connection_arguments(p)
     p.add_argument("--seed", type=int, help="seed: same seed and budget, same moves")
     p.add_argument(
+        "--games",
+        type=int,
+        choices=range(1, 5),
+        metavar="N",
+        help="check: play only the first N of the 4 check games",
+    )
+    p.add_argument(
         "--option",
         action="append",
         metavar="KEY=VALUE",

@@ -253,7 +253,7 @@ class BotClient:
                         return self.outcome
                     if self._join_expired:
                         raise BotError(self._join_message()) from None
-                    if code in FATAL_CODES:
+                    if code is not None and code in FATAL_CODES:
                         raise BotError(f"server refused the bot: {code.name}: {detail}") from None
                     progressed = False
                     log.warning("stream failed (%s: %s)", code.name if code else "?", detail)

@@ -202,7 +202,7 @@ def test_bot_check_catches_a_broken_engine(tmp_path: Path, server: str) -> None:
     script = tmp_path / "broken.py"
     script.write_text(textwrap.dedent(BROKEN))
     done = subprocess.run(
-        [*CIRULLA, "bot", "check", f"text:{sys.executable} {script}"],
+        [*CIRULLA, "bot", "check", "--games=1", f"text:{sys.executable} {script}"],
         capture_output=True,
         text=True,
         timeout=600,
@@ -237,7 +237,7 @@ def test_engine_bridged_back_plays_the_same_moves_as_over_grpc(
 ) -> None:
     kind, _, option = spec.partition(":")
     options = [f"--option={option}"] if option else []
-    same = ["--players", "2", "--target", "21", "--seed", "77"]
+    same = ["--players", "2", "--target", "11", "--seed", "77"]
     grpc_id, grpc_tokens = create(server, *same)
     text_id, text_tokens = create(server, *same)
     opponent = [*CIRULLA, "bot", "random", "--seed", "5"]

@@ -27,6 +27,7 @@ from cirulla.bots.text.protocol import (
     state_text,
 )
 from cirulla.rules.actions import Action
+from cirulla.rules.options import Options
 from cirulla.rules.views import View
 from cirulla.v1 import match_service_pb2
 from cirulla.wire import mask_from_proto, options_from_proto
@@ -53,7 +54,7 @@ class TextEnginePolicy:
         self.name = "text-engine"
         self.engine_version = ""
         self.seat: int | None = None
-        self.options = None
+        self.options = Options()
 
     @property
     def violations(self) -> list[tuple[str, str]]:

@@ -60,7 +60,7 @@ def run_text_bot(args: argparse.Namespace, engine: list[str]) -> int:
 
 def run_check(args: argparse.Namespace, rest: list[str]) -> int:
     """``cirulla bot check SPEC``"""
-    from cirulla.bots.text.check import check_engine
+    from cirulla.bots.text.check import CHECK_GAMES, check_engine
 
     if len(rest) != 1:
         print(
@@ -71,7 +71,11 @@ def run_check(args: argparse.Namespace, rest: list[str]) -> int:
         return 2
     logging.basicConfig(level=logging.ERROR, stream=sys.stderr)
     try:
-        report = check_engine(rest[0], seed=args.seed if args.seed is not None else 1)
+        report = check_engine(
+            rest[0],
+            seed=args.seed if args.seed is not None else 1,
+            games=args.games if args.games is not None else len(CHECK_GAMES),
+        )
     except (ValueError, RuntimeError) as exc:
         print(f"cirulla bot check: {exc}", file=sys.stderr)
         return 2
