@@ -12,10 +12,11 @@ resort against anything else. Either way the match is then aborted on the server
 
 from __future__ import annotations
 
+import hashlib
 import json
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import grpc
@@ -88,6 +89,12 @@ def abort_reason(never_joined: set[int], settings: Settings) -> str:
     )
 
 
+def deal_group(seed: int) -> str:
+    """The duplicate-deal group of a deck seed: every game dealt from it, whatever the
+    pairing, shares its cards. The name does not reveal the seed."""
+    return "deals-" + hashlib.sha256(f"cirulla-deals:{seed}".encode()).hexdigest()[:16]
+
+
 @dataclass
 class Referee:
     """Shared by the worker threads: one channel to the server, the output folder."""
@@ -97,6 +104,8 @@ class Referee:
     out: Path
     admin_token: str | None = None
     stop: threading.Event | None = None
+    #: Games per deck seed in the whole schedule: the size of each duplicate-deal group.
+    group_sizes: dict[int, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.channel = grpc.insecure_channel(self.server)
@@ -117,7 +126,11 @@ class Referee:
         """Play ``game`` to the end; None if the tournament was interrupted meanwhile."""
         started = time.monotonic()
         created = self.stub.CreateMatch(
-            match_service_pb2.CreateMatchRequest(settings=match_settings(self.settings, game.seed)),
+            match_service_pb2.CreateMatchRequest(
+                settings=match_settings(self.settings, game.seed),
+                deal_group=deal_group(game.seed),
+                deal_group_size=self.group_sizes.get(game.seed, 0),
+            ),
             timeout=RPC_TIMEOUT,
             metadata=self.metadata,
         )
@@ -322,12 +335,15 @@ class Referee:
         """records/<match_id>.json: the server's full record of the game, as protobuf JSON."""
         try:
             listed = self.stub.ListRecords(
-                match_service_pb2.ListRecordsRequest(match_id=match_id), timeout=RPC_TIMEOUT
+                match_service_pb2.ListRecordsRequest(match_id=match_id),
+                timeout=RPC_TIMEOUT,
+                metadata=self.metadata,
             )
             records = [
                 self.stub.GetRecord(
                     match_service_pb2.GetRecordRequest(record_id=summary.record_id),
                     timeout=RPC_TIMEOUT,
+                    metadata=self.metadata,
                 ).record
                 for summary in listed.records
             ]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import secrets
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
@@ -104,7 +105,14 @@ class Tournament:
                 )
                 (self.out / "logs").mkdir(parents=True, exist_ok=True)
                 address = server.start()
-            referee = Referee(self.settings, address, self.out, admin_token, self.stop)
+            referee = Referee(
+                self.settings,
+                address,
+                self.out,
+                admin_token,
+                self.stop,
+                group_sizes=dict(Counter(g.seed for g in self.schedule)),
+            )
             try:
                 self._play_all(referee)
             finally:

@@ -17,6 +17,7 @@ import secrets
 from typing import Any
 
 from cirulla import PROTOCOL_VERSION, protocol_compatible
+from cirulla.server.dealgroups import DealGroups, check_group
 from cirulla.server.errors import (
     AlreadyExists,
     FailedPrecondition,
@@ -151,6 +152,7 @@ class Hub:
         self._evictions: dict[str, asyncio.TimerHandle] = {}
         self.rooms: dict[str, Room] = {}
         self._counter = 0
+        self.groups = DealGroups(store.group_members)
 
     # ------------------------------------------------------------------ admin
 
@@ -170,6 +172,34 @@ class Hub:
         ):
             raise PermissionDenied("the admin token in 'authorization' metadata is wrong")
 
+    def is_admin(self, metadata: dict[str, str]) -> bool:
+        """Whether the call carries this server's admin token (never true without one)."""
+        if not self.admin_token:
+            return False
+        scheme, _, token = metadata.get("authorization", "").partition(" ")
+        return scheme.lower() == "bearer" and secrets.compare_digest(
+            token.strip().encode(), self.admin_token.encode()
+        )
+
+    # ------------------------------------------------------------------ deal groups
+
+    def record_withheld(self, record: dict[str, Any]) -> bool:
+        """Whether ``record``'s decks may still be in play in a twin (dealgroups.py)."""
+        return self.groups.is_open(record.get("deal_group", ""))
+
+    def check_record_readable(self, record: dict[str, Any], metadata: dict[str, str]) -> None:
+        group = record.get("deal_group", "")
+        if self.record_withheld(record) and not self.is_admin(metadata):
+            raise FailedPrecondition(self.groups.withheld_message(group))
+
+    def check_spectatable(self, session: MatchSession, metadata: dict[str, str]) -> None:
+        group = session.deal_group
+        if self.groups.is_open(group, excluding=session.match_id) and not self.is_admin(metadata):
+            raise FailedPrecondition(
+                f"match {session.match_id} cannot be watched: its deal_group {group} has "
+                "other games in play that share its deck orders"
+            )
+
     # ------------------------------------------------------------------ matches
 
     def _new_id(self, prefix: str) -> str:
@@ -177,8 +207,17 @@ class Hub:
         return f"{prefix}-{self._counter}-{secrets.token_hex(3)}"
 
     def create_match(
-        self, config: MatchConfig, *, room_id: str = "", room: Room | None = None
+        self,
+        config: MatchConfig,
+        *,
+        room_id: str = "",
+        room: Room | None = None,
+        deal_group: str = "",
+        deal_group_size: int = 0,
     ) -> MatchSession:
+        problem = check_group(deal_group, deal_group_size)
+        if problem:
+            raise InvalidArgument(problem)
         session = MatchSession(
             self._new_id("m"),
             config,
@@ -188,8 +227,12 @@ class Hub:
             on_change=self._save_match,
             on_finished=room.game_finished if room is not None else None,
             close_on_finish=room is None,
+            deal_group=deal_group,
+            deal_group_size=deal_group_size,
         )
         self.matches[session.match_id] = session
+        if deal_group:
+            self.groups.add(deal_group, deal_group_size, session.match_id, session.status)
         self._save_match(session)
         log.info(
             "match_created match=%s room=%s players=%d best_of=%d",
@@ -209,6 +252,7 @@ class Hub:
     def _save_match(self, session: MatchSession) -> None:
         summary = session.summary()
         self.store.save_match(summary)
+        self.groups.update(session.deal_group, session.match_id, summary["status"])
         if summary["status"] in ENDED:
             self._schedule_eviction(session.match_id)
 
@@ -282,6 +326,7 @@ class Hub:
             return session.summary()
         summary = {**summary, "status": "aborted", "abort_reason": message}
         self.store.save_match(summary)
+        self.groups.update(summary.get("deal_group", ""), match_id, "aborted")
         log.info("match_aborted match=%s reason=%r (not live)", match_id, message)
         return summary
 
@@ -339,7 +384,15 @@ class Hub:
         if conn.session is not None:
             conn.session.detach(conn, quit=quit)
 
-    def spectate(self, conn: Connection, *, match_id: str, room_id: str, after: int) -> None:
+    def spectate(
+        self,
+        conn: Connection,
+        *,
+        match_id: str,
+        room_id: str,
+        after: int,
+        metadata: dict[str, str] | None = None,
+    ) -> None:
         if room_id:
             room = self.room(room_id)
             room.spectators.add(conn)
@@ -352,6 +405,7 @@ class Hub:
         session = self.matches.get(match_id)
         if session is None:
             raise self._not_live(match_id)
+        self.check_spectatable(session, metadata or {})
         session.add_spectator(conn, after)
 
     def shutdown(self) -> None:

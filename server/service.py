@@ -65,7 +65,9 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
     async def CreateMatch(self, request: Any, context: grpc.aio.ServicerContext) -> Any:
         self.hub.check_admin(_metadata(context))
         config = convert.config_from_pb(request.settings)
-        session = self.hub.create_match(config)
+        session = self.hub.create_match(
+            config, deal_group=request.deal_group, deal_group_size=request.deal_group_size
+        )
         return match_service_pb2.CreateMatchResponse(
             match=convert.match_pb(session.summary()),
             seat_tokens=[
@@ -127,8 +129,11 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
         rows = self.hub.store.list_records(
             match_id=request.match_id, room_id=request.room_id, limit=size + 1, offset=offset
         )
+        # Records of an open deal group are left out (the page may come out short).
+        admin = self.hub.is_admin(_metadata(context))
+        shown = [r for r in rows[:size] if admin or not self.hub.record_withheld(r)]
         return match_service_pb2.ListRecordsResponse(
-            records=[convert.game_summary_pb(record_summary(r)) for r in rows[:size]],
+            records=[convert.game_summary_pb(record_summary(r)) for r in shown],
             next_page_token=str(offset + size) if len(rows) > size else "",
         )
 
@@ -146,6 +151,7 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
                     "every hand) is available once it is"
                 )
             raise NotFound(f"no record {request.record_id!r}")
+        self.hub.check_record_readable(record, _metadata(context))
         return match_service_pb2.GetRecordResponse(record=convert.record_pb(record))
 
     @_guard
@@ -241,6 +247,7 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
                 match_id=request.match_id,
                 room_id=request.room_id,
                 after=request.after_sequence,
+                metadata=_metadata(context),
             )
         except ServerError as exc:
             await context.abort(status_for(exc), str(exc))

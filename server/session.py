@@ -175,9 +175,14 @@ class MatchSession:
         on_change: Callable[[MatchSession], None] | None = None,
         on_finished: Callable[[MatchSession], None] | None = None,
         close_on_finish: bool = True,
+        deal_group: str = "",
+        deal_group_size: int = 0,
     ) -> None:
         self.match_id = match_id
         self.room_id = room_id
+        #: Twins sharing deck orders (CreateMatchRequest.deal_group); see dealgroups.py.
+        self.deal_group = deal_group
+        self.deal_group_size = deal_group_size
         self.config = config
         self.options = config.options
         n = self.options.players
@@ -260,6 +265,8 @@ class MatchSession:
             "games_won": list(self.games_won),
             "winner": self.winner,
             "abort_reason": self.abort_reason,
+            "deal_group": self.deal_group,
+            "deal_group_size": self.deal_group_size,
         }
 
     # ------------------------------------------------------------------ joining
@@ -778,6 +785,7 @@ class MatchSession:
             "record_id": run.record_id,
             "match_id": self.match_id,
             "room_id": self.room_id,
+            "deal_group": self.deal_group,
             "game_number": run.number,
             "options": self.options.to_dict(),
             "config": public_config(self.config),

@@ -134,6 +134,15 @@ class Store:
             rows = self._db.execute(sql, args).fetchall()
         return [json.loads(r[0]) for r in rows]
 
+    def group_members(self, group: str) -> list[dict[str, Any]]:
+        """Summaries of the stored matches created with ``deal_group`` ``group``."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT summary FROM matches WHERE json_extract(summary, '$.deal_group') = ?",
+                (group,),
+            ).fetchall()
+        return [json.loads(r[0]) for r in rows]
+
     def save_room(self, summary: dict[str, Any]) -> None:
         with self._lock:
             self._db.execute(

@@ -12,3 +12,7 @@ DATA = Path(__file__).parent / "data"
 @pytest.fixture
 def data_dir() -> Path:
     return DATA
+
+
+# PostgreSQL fixtures (a real server; one fresh database per test): see tests/postgres.py.
+from .postgres import db_url, postgres_server, postgres_url  # noqa: E402, F401
