@@ -7,7 +7,13 @@ import argparse
 import sys
 
 from cirulla.bots import benchmarks, match_cli
-from cirulla.bots.specs import KINDS, make_policy
+from cirulla.bots.seat_args import (
+    add_connection_arguments,
+    add_kind_arguments,
+    play_seat,
+    policy_from_args,
+)
+from cirulla.bots.specs import KINDS
 from cirulla.bots.text import cli as text_cli
 
 BOT_DESCRIPTION = """\
@@ -51,8 +57,6 @@ def _kinds_text() -> str:
 
 
 def _run_bot(args: argparse.Namespace) -> int:
-    from cirulla.bots.kit import BotError, run_bot
-
     if args.kind == "text":
         return text_cli.run_text_bot(args, args.command_line or args.engine)
     if args.kind == "check":
@@ -64,83 +68,12 @@ def _run_bot(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    options: dict[str, object] = {}
-    kind = KINDS[args.kind]
     try:
-        for item in args.option or []:
-            key, sep, value = item.partition("=")
-            if not sep:
-                raise ValueError(f"--option takes key=value, got {item!r}")
-            options[key.strip().replace("-", "_")] = value
-        for opt in KINDS["mcts"].options:
-            value = getattr(args, f"opt_{opt.name}", None)
-            if value is not None:
-                kind.option(opt.name)  # says which options this kind has, if not this one
-                options[opt.name] = value
-        policy = make_policy(args.kind, options, seed=args.seed)
+        policy = policy_from_args(args)
     except ValueError as exc:
         print(f"cirulla bot: {exc}", file=sys.stderr)
         return 2
-    try:
-        run_bot(
-            policy,
-            server=args.server,
-            match_id=args.match,
-            token=args.token,
-            name=args.name or policy.name,
-            retries=args.retries,
-            tls_ca=args.tls_ca,
-            join_timeout=args.join_timeout,
-            log_level=args.log_level,
-        )
-    except BotError as exc:
-        print(f"cirulla bot: {exc}", file=sys.stderr)
-        return 1
-    finally:
-        close = getattr(policy, "close", None)
-        if close is not None:
-            close()
-    return 0
-
-
-def add_connection_arguments(p: argparse.ArgumentParser) -> None:
-    """--server, --match, --token, --tls-ca, --name, --retries, --join-timeout,
-    --log-level: what every way of playing a seat takes (built-in kinds, text engines)."""
-    p.add_argument(
-        "--server", metavar="HOST:PORT", help="server address (default: $CIRULLA_SERVER)"
-    )
-    p.add_argument("--match", metavar="ID", help="match id to join (default: $CIRULLA_MATCH)")
-    p.add_argument(
-        "--token",
-        metavar="TOKEN",
-        help="this seat's secret token (default: $CIRULLA_TOKEN); write --token=VALUE",
-    )
-    p.add_argument(
-        "--tls-ca",
-        metavar="PEM",
-        help="connect with TLS, checking the server against this CA certificate "
-        "(default: $CIRULLA_TLS_CA; neither: plaintext)",
-    )
-    p.add_argument("--name", help="name shown to the other players (default: the kind)")
-    p.add_argument(
-        "--retries",
-        type=int,
-        default=8,
-        help="reconnection attempts after a dropped stream (8, with backoff)",
-    )
-    p.add_argument(
-        "--join-timeout",
-        type=float,
-        default=600.0,
-        metavar="SECONDS",
-        help="give up if no game starts this long after joining (default 600)",
-    )
-    p.add_argument(
-        "--log-level",
-        default="info",
-        choices=("debug", "info", "warning", "error"),
-        help="stderr logging; debug logs every message sent and received",
-    )
+    return play_seat(policy, args, "cirulla bot")
 
 
 def register(commands: argparse._SubParsersAction, bench: argparse._SubParsersAction) -> None:
@@ -163,7 +96,7 @@ def register(commands: argparse._SubParsersAction, bench: argparse._SubParsersAc
         help="text: the engine's command line, after --; check: the engine spec",
     )
     add_connection_arguments(p)
-    p.add_argument("--seed", type=int, help="seed: same seed and budget, same moves")
+    add_kind_arguments(p)
     p.add_argument(
         "--games",
         type=int,
@@ -171,21 +104,6 @@ def register(commands: argparse._SubParsersAction, bench: argparse._SubParsersAc
         metavar="N",
         help="check: play only the first N of the 4 check games",
     )
-    p.add_argument(
-        "--option",
-        action="append",
-        metavar="KEY=VALUE",
-        help="kind option in generic form, e.g. iterations=500 (repeatable)",
-    )
-    group = p.add_argument_group("mcts options")
-    for opt in KINDS["mcts"].options:
-        group.add_argument(
-            f"--{opt.name}",
-            dest=f"opt_{opt.name}",
-            type=opt.type,
-            metavar=opt.name.upper(),
-            help=opt.help,
-        )
     p.set_defaults(func=_run_bot, command_line=None)
     match_cli.register(commands)
     text_cli.register_engine(commands)

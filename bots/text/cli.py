@@ -7,7 +7,8 @@ import argparse
 import logging
 import sys
 
-from cirulla.bots.specs import KINDS, make_policy
+from cirulla.bots.seat_args import add_kind_arguments, play_seat, policy_from_args
+from cirulla.bots.specs import KINDS
 
 ENGINE_DESCRIPTION = """\
 Run a built-in bot as a text-protocol engine on stdin/stdout (docs/text-protocol.md),
@@ -20,7 +21,7 @@ for other referees, and for `cirulla bot text`:
 
 def run_text_bot(args: argparse.Namespace, engine: list[str]) -> int:
     """``cirulla bot text [connection options] -- CMD ARGS...``"""
-    from cirulla.bots.kit import BotError, run_bot, setup_logging
+    from cirulla.bots.kit import setup_logging
     from cirulla.bots.text.bridge import TextEnginePolicy
     from cirulla.bots.text.engine_io import EngineError
 
@@ -39,23 +40,11 @@ def run_text_bot(args: argparse.Namespace, engine: list[str]) -> int:
         return 1
     try:
         policy.start()
-        run_bot(
-            policy,
-            server=args.server,
-            match_id=args.match,
-            token=args.token,
-            name=args.name or policy.name,
-            retries=args.retries,
-            tls_ca=args.tls_ca,
-            join_timeout=args.join_timeout,
-            log_level=args.log_level,
-        )
-    except (BotError, EngineError) as exc:
+    except EngineError as exc:
         print(f"cirulla bot text: {exc}", file=sys.stderr)
-        return 1
-    finally:
         policy.close()
-    return 0
+        return 1
+    return play_seat(policy, args, "cirulla bot text")
 
 
 def run_check(args: argparse.Namespace, rest: list[str]) -> int:
@@ -86,19 +75,8 @@ def run_check(args: argparse.Namespace, rest: list[str]) -> int:
 def _run_engine(args: argparse.Namespace) -> int:
     from cirulla.bots.text.engine import run_engine
 
-    options: dict[str, object] = {}
     try:
-        for item in args.option or []:
-            key, sep, value = item.partition("=")
-            if not sep:
-                raise ValueError(f"--option takes key=value, got {item!r}")
-            options[key.strip().replace("-", "_")] = value
-        for opt in KINDS["mcts"].options:
-            value = getattr(args, f"opt_{opt.name}", None)
-            if value is not None:
-                KINDS[args.kind].option(opt.name)
-                options[opt.name] = value
-        policy = make_policy(args.kind, options, seed=args.seed)
+        policy = policy_from_args(args)
     except ValueError as exc:
         print(f"cirulla engine: {exc}", file=sys.stderr)
         return 2
@@ -116,15 +94,5 @@ def register_engine(commands: argparse._SubParsersAction) -> None:
         "kind", choices=sorted(KINDS), metavar="KIND", help=f"bot kind: {', '.join(KINDS)}"
     )
     p.add_argument("--name", help="the name the engine answers to `name`")
-    p.add_argument("--seed", type=int, help="seed: same seed and budget, same moves")
-    p.add_argument("--option", action="append", metavar="KEY=VALUE", help="kind option")
-    group = p.add_argument_group("mcts options")
-    for opt in KINDS["mcts"].options:
-        group.add_argument(
-            f"--{opt.name}",
-            dest=f"opt_{opt.name}",
-            type=opt.type,
-            metavar=opt.name.upper(),
-            help=opt.help,
-        )
+    add_kind_arguments(p)
     p.set_defaults(func=_run_engine)
