@@ -12,6 +12,7 @@ too, and its late answer is dropped by id.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Sequence
 
 from cirulla.bots.policy import RawAnswer, decision_cancelled
@@ -140,7 +141,10 @@ class TextEnginePolicy:
     def choose(
         self, view: View, legal: Sequence[Action], time_left: float | None
     ) -> int | RawAnswer:
+        started = time.monotonic()
         self._tell(f"state {state_text(view)}")
+        if time_left is not None:
+            time_left = max(0.001, time_left - (time.monotonic() - started))
         time_ms = 0 if time_left is None else max(1, int(time_left * 1000))
         ident = self.engine.send(f"genmove {genmove_args(time_ms, legal)}")
         answer = self.engine.wait(ident, time_left, decision_cancelled)
