@@ -170,7 +170,7 @@ def test_bot_check_passes_the_example_engines(c_engine: list[str], js_engine: li
 
 
 BROKEN = """
-import sys
+import sys, time
 n = 0
 for line in sys.stdin:
     ident, _, rest = line.strip().partition(" ")
@@ -184,10 +184,13 @@ for line in sys.stdin:
     elif command == "genmove":
         n += 1
         legal = args.split(" ", 1)[1].split(";")
-        if n % 3 == 1:
+        if n % 4 == 1:
             print(f"={ident} {len(legal) + 5}\\n", flush=True)   # out of range
-        elif n % 3 == 2:
+        elif n % 4 == 2:
             print(f"={ident} take everything\\n", flush=True)   # not an action
+        elif n % 4 == 3 and int(args.split()[0]) < 2000:
+            time.sleep(1.5)                                      # too slow
+            print(f"={ident} 0\\n", flush=True)
         else:
             print(f"={ident} 0\\n", flush=True)
     elif command == "quit":
@@ -218,14 +221,18 @@ def test_bot_check_catches_a_broken_engine(tmp_path: Path, server: str) -> None:
     assert ">> 2 name" in out and "<< = broken" in out  # the offending exchange
     # Through the bridge on a real server, its bad answers are illegal actions the server
     # counts, and the game goes on with the default action.
-    match_id, tokens = create(server, "--target", "11", "--seed", "9")
-    play(
+    # With a 1 s move clock its slow answers come too late: the default action is
+    # played, and the late answer is recognized by its id and dropped.
+    match_id, tokens = create(server, "--target", "11", "--seed", "9", "--move-limit", "1000")
+    logs = play(
         server,
         match_id,
         tokens,
         [text_bot([sys.executable, str(script)]), [*CIRULLA, "bot", "random"]],
         tmp_path,
     )
+    assert "no answer to genmove within" in logs[0]
+    assert "dropped the engine's late answer" in logs[0]
     match, _ = finished(server, match_id)
     assert match.seats[0].illegal_actions >= 1
     assert match.result.HasField("winner_side")

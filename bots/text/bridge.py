@@ -149,8 +149,7 @@ class TextEnginePolicy:
         ident = self.engine.send(f"genmove {genmove_args(time_ms, legal)}")
         answer = self.engine.wait(ident, time_left, decision_cancelled)
         if answer is None:
-            if not decision_cancelled():
-                self._flag(f"no answer to genmove within its {time_ms} ms")
+            self._flag(f"no answer to genmove within its {time_ms} ms")
             raise TimeoutError(f"the engine did not answer genmove within {time_ms} ms")
         if not answer.ok:
             self._flag(f"genmove answered with an error: ?{answer.text}")
