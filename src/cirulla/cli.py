@@ -64,7 +64,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if "--" in words:
         cut = words.index("--")
         words, tail = words[:cut], words[cut + 1 :]
-    args = parser.parse_args(words)
+    args, extra = parser.parse_known_args(words)
+    if extra:
+        # argparse fills a trailing list positional (`cirulla bot check [options] SPEC`)
+        # before it sees options; words it left over go there, anything else is an error
+        if getattr(args, "engine", None) == [] and not any(w.startswith("-") for w in extra):
+            args.engine = extra
+        else:
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")
     if tail is not None:
         if not hasattr(args, "command_line"):
             parser.error(f"unrecognized arguments: -- {' '.join(tail)}")
