@@ -1,14 +1,17 @@
-"""Build hook only (metadata lives in pyproject.toml): compile proto/ into cirulla.v1.
+"""Build hook only (metadata lives in pyproject.toml): compile proto/ into cirulla.v1,
+and the native rules core rules/_native.c into cirulla.rules._native.
 
 The generated modules are never committed or edited by hand; every install, editable or
-not, produces them from the .proto files with grpcio-tools' bundled protoc.
+not, produces them from the .proto files with grpcio-tools' bundled protoc. The native
+core is optional: without a C compiler the build skips it and the pure-Python core runs
+(``cirulla --version`` says which).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from setuptools import setup
+from setuptools import Extension, setup
 
 ROOT = Path(__file__).resolve().parent
 PROTO_ROOT = ROOT / "proto"
@@ -40,4 +43,13 @@ def generate_protos() -> None:
 # Generated before setuptools validates package directories: `cirulla.v1` must exist
 # by then, for wheels and editable installs alike.
 generate_protos()
-setup()
+setup(
+    ext_modules=[
+        Extension(
+            "cirulla.rules._native",
+            ["rules/_native.c"],
+            extra_compile_args=["-O2", "-std=gnu11"],
+            optional=True,  # no compiler: the install still works, on the Python core
+        )
+    ]
+)

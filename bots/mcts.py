@@ -11,6 +11,11 @@ card the sample gave him), so UCB uses the child's *availability* count (how oft
 selectable) in place of the parent's visit count. Below the tree a cheap heuristic plays
 the deal out; the reward is the deal's point difference from each side's point of view,
 squashed into [0, 1], with a game-win term when a side reaches the target.
+
+Two implementations of the same search: the native one (``rules/_native.c``, the whole
+loop in C, used whenever the native rules core is built) and this module's Python loop,
+the readable reference (``core="python"``). They share the root set-up below (legal
+actions, the greedy prior, their order) and every constant; their random streams differ.
 """
 
 from __future__ import annotations
@@ -22,10 +27,11 @@ from collections.abc import Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor
 from dataclasses import dataclass
 
-from cirulla.bots.heuristic import Appraiser, playout_code
+from cirulla.bots.heuristic import SCOPA_POINT, STATIC_WORTH, Appraiser, playout_code
 from cirulla.bots.policy import decision_cancelled
 from cirulla.bots.seeding import decision_seed
 from cirulla.rules.actions import Action
+from cirulla.rules.core import options_tuple, require_native, resolve_core, view_tuple
 from cirulla.rules.game import Game
 from cirulla.rules.views import View, sample_world
 
@@ -97,23 +103,49 @@ def search(
     c: float = DEFAULT_C,
     epsilon: float = DEFAULT_EPSILON,
     prior: float = DEFAULT_PRIOR,
+    core: str | None = None,
 ) -> SearchResult:
     """Run ISMCTS from ``view`` until the iteration budget or the time budget is spent.
 
-    Deterministic for a given seed when only ``iterations`` bounds it.
+    Deterministic for a given seed when only ``iterations`` bounds it. ``core``: native
+    (the default when built), python (the reference loop below), or None/auto.
     """
     if iterations is None and seconds is None:
         raise ValueError("search needs an iteration budget, a time budget, or both")
     if view.seat is None or view.to_move != view.seat:
         raise ValueError("search runs from a view of the seat to move")
-    rng = random.Random(seed)
-    side_of = tuple(view.options.side_of(s) for s in range(view.options.players))
-    my_side = side_of[view.seat]
     start = time.perf_counter()
+    rng = random.Random(seed)
     # The root is the bot's own decision: the same legal actions in every world.
-    root_codes = sample_world(view, rng).legal_codes()
+    world = sample_world(view, rng)
+    native = resolve_core(core) == "native"
+    root_codes = world.legal_codes() if native else world.reference_legal_codes()
     bias = root_prior(view, root_codes, prior) if prior > 0 else {}
     order = sorted(root_codes, key=lambda code: -bias.get(code, 0.0))
+    if native:
+        left = -1.0 if seconds is None else max(seconds - (time.perf_counter() - start), 0.0)
+        visits, done, _ = require_native().search(
+            options_tuple(view.options),
+            view_tuple(view),
+            order,
+            [bias.get(code, 0.0) for code in order],
+            rng.getrandbits(64),
+            -1 if iterations is None else iterations,
+            left,
+            c,
+            epsilon,
+            POINT_SCALE,
+            WIN_WEIGHT,
+            STATIC_WORTH,
+            SCOPA_POINT,
+        )
+        return SearchResult(
+            {code: n for code, n in zip(order, visits, strict=True) if n},
+            done,
+            time.perf_counter() - start,
+        )
+    side_of = tuple(view.options.side_of(s) for s in range(view.options.players))
+    my_side = side_of[view.seat]
     root = Node(-1)
     world_seeds: list[int] = []
     deadline = start + seconds if seconds is not None else math.inf
@@ -151,7 +183,7 @@ def search(
         game.apply_code(code)
         path: list[Node] = [node]
         while not expanded and not game.deal_over:
-            codes = game.legal_codes()
+            codes = game.reference_legal_codes()
             children = node.children
             untried = []
             for code in codes:
@@ -194,8 +226,8 @@ def search(
 
 
 def _search_job(args: tuple) -> SearchResult:
-    view, seed, iterations, seconds, c, epsilon, prior = args
-    return search(view, seed, iterations, seconds, c, epsilon, prior)
+    view, seed, iterations, seconds, c, epsilon, prior, core = args
+    return search(view, seed, iterations, seconds, c, epsilon, prior, core)
 
 
 class MctsPolicy:
@@ -217,6 +249,7 @@ class MctsPolicy:
         c: float = DEFAULT_C,
         epsilon: float = DEFAULT_EPSILON,
         prior: float = DEFAULT_PRIOR,
+        core: str = "auto",
     ) -> None:
         if iterations is None and time is None:
             iterations = 1000
@@ -226,6 +259,7 @@ class MctsPolicy:
             raise ValueError(f"mcts time must be positive seconds, not {time}")
         if workers < 1:
             raise ValueError(f"mcts workers must be at least 1, not {workers}")
+        self.core = resolve_core(core)  # fails here, naming the choices, if unavailable
         self.seed = seed if seed is not None else random.randrange(1 << 62)
         self.iterations = iterations
         self.time = time
@@ -257,7 +291,9 @@ class MctsPolicy:
                 iterations = self.iterations // self.workers + (w < self.iterations % self.workers)
                 iterations = max(iterations, 1)
             seed = decision_seed(self.seed, view, salt=w)
-            jobs.append((view, seed, iterations, seconds, self.c, self.epsilon, self.prior))
+            jobs.append(
+                (view, seed, iterations, seconds, self.c, self.epsilon, self.prior, self.core)
+            )
         if self.workers == 1:
             results = [_search_job(jobs[0])]
         else:

@@ -73,6 +73,12 @@ KINDS: dict[str, BotKind] = {
                 DEFAULT_PRIOR,
                 "weight of the greedy appraisal as a root bias (0 = none)",
             ),
+            KindOption(
+                "core",
+                str,
+                "auto",
+                "search loop: native (compiled, the default when built), python (reference)",
+            ),
         ),
     ),
 }

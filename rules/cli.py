@@ -8,6 +8,7 @@ import random
 import sys
 from dataclasses import fields
 
+from cirulla.rules.core import CORE, CoreUnavailableError, resolve_core
 from cirulla.rules.errors import CirullaError
 from cirulla.rules.options import OPTION_HELP, PRESETS, Options, parse_overrides
 
@@ -32,6 +33,12 @@ def register(commands: argparse._SubParsersAction, bench: argparse._SubParsersAc
     )
     p.add_argument("files", nargs="+", metavar="FILE")
     p.add_argument("-v", "--verbose", action="store_true", help="also list passing cases")
+    p.add_argument(
+        "--core",
+        choices=("auto", "native", "python"),
+        default="auto",
+        help="rules core to check (auto: the one running, see cirulla --version)",
+    )
     p.set_defaults(func=cmd_check)
 
     p = sub.add_parser(
@@ -56,6 +63,13 @@ def register(commands: argparse._SubParsersAction, bench: argparse._SubParsersAc
         help="how long to run (default 10: steady-state caches, as in search)",
     )
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument(
+        "--core",
+        choices=("both", "native", "python"),
+        default="both",
+        help="rules core to measure; both (default) runs native then python, --seconds each, "
+        "and reports the ratio measured in the same run",
+    )
     p.add_argument("--json", action="store_true", help="print JSON (the default; kept for scripts)")
     p.set_defaults(func=cmd_bench)
 
@@ -117,10 +131,15 @@ def cmd_options(args: argparse.Namespace) -> int:
 def cmd_check(args: argparse.Namespace) -> int:
     from cirulla.rules.cases import run_file
 
+    try:
+        core = resolve_core(args.core)
+    except CoreUnavailableError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     passed = failed = 0
     for path in args.files:
         try:
-            results = run_file(path)
+            results = run_file(path, core)
         except (OSError, ValueError) as exc:
             print(f"{path}: {exc}", file=sys.stderr)
             failed += 1
@@ -170,5 +189,20 @@ def cmd_bench(args: argparse.Namespace) -> int:
     except CirullaError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    print(json.dumps(bench_rules(options, args.seconds, args.seed)))
+    if args.core != "both":
+        try:
+            report = bench_rules(options, args.seconds, args.seed, args.core)
+        except CoreUnavailableError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        print(json.dumps(report))
+        return 0
+    cores = ["native", "python"] if CORE == "native" else ["python"]
+    runs = {core: bench_rules(options, args.seconds, args.seed, core) for core in cores}
+    report = {"benchmark": "rules", "core": CORE, "cores": runs}
+    if len(runs) == 2:
+        report["native_over_python"] = round(
+            runs["native"]["deals_per_cpu_s"] / runs["python"]["deals_per_cpu_s"], 1
+        )
+    print(json.dumps(report))
     return 0

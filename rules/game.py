@@ -28,6 +28,7 @@ from cirulla.rules.cards import (
     mask_of,
     parse_card,
 )
+from cirulla.rules.core import native
 from cirulla.rules.errors import DeckError, IllegalActionError
 from cirulla.rules.events import (
     CardPlayed,
@@ -58,6 +59,7 @@ def parse_deck(deck: Sequence[int | str]) -> list[int]:
 
 
 _DECL_CODES: dict[int, tuple[int, ...]] = {}
+_NATIVE_LEGAL_CODES = native.legal_codes if native is not None else None
 
 
 def _check_zones(
@@ -277,7 +279,24 @@ class Game:
 
         Order: no declaration first, then declarations by code; within each, cards in
         ascending order; for each card, "no capture" (if allowed) then capture masks ascending.
+        Computed by the native core when it runs (``rules/core.py``), else by
+        ``reference_legal_codes``; the two are held equal by the differential test.
         """
+        if self.winner is not None or self.deal_over:
+            return []
+        if _NATIVE_LEGAL_CODES is not None:
+            options = self.options
+            return _NATIVE_LEGAL_CODES(
+                self.hands[self.turn],
+                self.table,
+                self.wild,
+                options.must_capture,
+                options.pairing_precedence,
+            )
+        return self.reference_legal_codes()
+
+    def reference_legal_codes(self) -> list[int]:
+        """``legal_codes`` in pure Python: the readable reference the native core follows."""
         if self.winner is not None or self.deal_over:
             return []
         hand = self.hands[self.turn]

@@ -7,11 +7,16 @@ import sys
 import pytest
 
 from cirulla.rules.cases import run_cases
+from cirulla.rules.core import CORE
 
 from .conftest import DATA
 
 CASES = json.loads((DATA / "rules.json").read_text())
 RESULTS = {f"{r.section}/{r.id}": r for r in run_cases(CASES)}
+# Both cores are held to every case (the native one is built by the install; see
+# test_rules_native.py for the check that it is).
+CORES = ("python", "native") if CORE == "native" else ("python",)
+ALL_RESULTS = {f"{core}:{r.section}/{r.id}": r for core in CORES for r in run_cases(CASES, core)}
 
 
 def test_the_file_has_every_section():
@@ -19,15 +24,36 @@ def test_the_file_has_every_section():
     assert sections == {"captures", "declarations", "dealer_bonus", "deal_scoring"}
 
 
-@pytest.mark.parametrize("key", sorted(RESULTS))
+@pytest.mark.parametrize("key", sorted(ALL_RESULTS))
 def test_rule_case(key):
-    result = RESULTS[key]
+    result = ALL_RESULTS[key]
     assert result.ok, result.describe()
 
 
 def test_cli_check_passes_and_counts(tmp_path):
     out = subprocess.run(
         [sys.executable, "-m", "cirulla", "rules", "check", str(DATA / "rules.json")],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert out.stdout.strip().splitlines()[-1] == f"{len(RESULTS)} passed, 0 failed"
+
+
+@pytest.mark.parametrize("core", CORES)
+def test_cli_check_runs_each_core(core):
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "cirulla",
+            "rules",
+            "check",
+            "--core",
+            core,
+            str(DATA / "rules.json"),
+        ],
         capture_output=True,
         text=True,
         check=False,

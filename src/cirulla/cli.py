@@ -10,6 +10,7 @@ import sys
 from collections.abc import Sequence
 
 from cirulla import PROTOCOL_VERSION, __version__
+from cirulla.rules.core import CORE
 
 # Modules exposing ``register(commands, bench)``: ``commands`` is the top-level subparsers
 # object, ``bench`` the subparsers of ``cirulla bench``. Each sets ``func`` on its parsers.
@@ -40,7 +41,10 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
-        "--version", action="version", version=f"cirulla {__version__} ({PROTOCOL_VERSION})"
+        "--version",
+        action="version",
+        version=f"cirulla {__version__} ({PROTOCOL_VERSION}, core: {CORE})",
+        help="show the version, the protocol and which rules core runs (native or python)",
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     bench_parser = commands.add_parser(

@@ -1,0 +1,1 @@
+"""Alembic migrations of the ladder database, run by ``cirulla.clients.ladder.db.migrate``."""

@@ -1,0 +1,1 @@
+"""Alembic revision files (Alembic skips this ``__init__``)."""

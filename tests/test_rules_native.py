@@ -1,0 +1,164 @@
+"""The native rules core (rules/_native.c) against the pure-Python reference.
+
+The differential test drives both cores through the same random games, every preset with
+2, 3 and 4 players (fantacarte: 2), and requires identical legal actions (in the protocol's
+order: the action indexes), identical events and identical state after every step.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+
+import pytest
+
+from cirulla.rules import PRESETS, Game, Options
+from cirulla.rules.cards import ALL_CARDS_MASK
+from cirulla.rules.core import CORE, event_of, native, options_tuple, view_tuple
+from cirulla.rules.views import sample_world
+
+CASES = [
+    (preset, players)
+    for preset in PRESETS
+    for players in (2, 3, 4)
+    if preset != "fantacarte" or players == 2
+]
+
+
+def test_the_native_core_is_built_and_used() -> None:
+    """The suite runs both cores; only CIRULLA_CORE=python may turn the native one off."""
+    if os.environ.get("CIRULLA_CORE", "").lower() == "python":
+        assert CORE == "python" and native is None
+    else:
+        assert CORE == "native", "rules/_native.c was not built: is gcc installed?"
+
+
+def _state(game: Game) -> dict:
+    return {
+        "dealer": game.dealer,
+        "deal_no": game.deal_no,
+        "round": game.round,
+        "turn": game.turn,
+        "in_hands": game.in_hands,
+        "hands": tuple(game.hands),
+        "table": game.table,
+        "stock": list(game.stock),
+        "captured": tuple(game.captured),
+        "scope": tuple(game.scope),
+        "declared": tuple(game.declared),
+        "totals": tuple(game.totals),
+        "last_taker": game.last_taker,
+        "wild": game.wild,
+        "winner": game.winner,
+        "deal_over": game.deal_over,
+        "cappotto": int(game.cappotto),
+        "deal_only": int(game.deal_only),
+    }
+
+
+def _play_both(options: Options, seed: int, deal_only: bool = False) -> int:
+    """One random game through both cores; returns the number of actions compared."""
+    rng = random.Random(seed)
+    decks = [rng.sample(range(40), 40) for _ in range(80)]
+    first_dealer = rng.randrange(options.players)
+    py_events: list = []
+    ref = Game(
+        options, decks=decks, first_dealer=first_dealer, deal_only=deal_only, events=py_events
+    )
+    nat = native.Game(options_tuple(options), decks, first_dealer=first_dealer, deal_only=deal_only)
+    assert [event_of(e) for e in nat.take_events()] == py_events
+    assert nat.state() == _state(ref)
+    steps = 0
+    while ref.to_move is not None:
+        codes = ref.reference_legal_codes()
+        assert nat.legal_codes() == codes, f"seed {seed} step {steps}: {ref!r}"
+        assert ref.legal_codes() == codes  # Game's own (native) path gives the same order
+        # prefer declarations and captures now and then, so rare rules come up often
+        code = codes[-1] if rng.random() < 0.2 else rng.choice(codes)
+        py_events = []
+        ref.apply_code(code, py_events)
+        nat.apply_code(code)
+        assert [event_of(e) for e in nat.take_events()] == py_events, f"seed {seed} step {steps}"
+        assert nat.state() == _state(ref), f"seed {seed} step {steps}"
+        steps += 1
+    assert nat.legal_codes() == []
+    return steps
+
+
+@pytest.mark.parametrize(("preset", "players"), CASES)
+def test_both_cores_play_the_same_games(preset: str, players: int) -> None:
+    assert native is not None
+    options = Options.preset(preset, players=players)
+    steps = sum(_play_both(options, seed) for seed in range(12))
+    assert steps > 12 * 30  # whole games, several deals each
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        {"target": 11, "piccola_max": 10, "cappotto": False},
+        {"pairing_precedence": True, "must_capture": False, "players": 3},
+        {"ace_sweep_scopa": False, "primiera_needs_all_suits": False, "players": 4},
+    ],
+)
+def test_both_cores_agree_on_option_mixes(overrides: dict) -> None:
+    assert native is not None
+    options = Options(**overrides)
+    for seed in range(6):
+        _play_both(options, 1000 + seed)
+    _play_both(options, 77, deal_only=True)
+
+
+def test_native_deck_errors_name_the_deal() -> None:
+    assert native is not None
+    # cards 0..3 are the four aces; dealt after the six hand cards they form the table: redeal
+    decks = [[*range(4, 10), 0, 1, 2, 3, *range(10, 40)]]
+    with pytest.raises(ValueError, match="deal 1 needs deck order #2"):
+        native.Game(options_tuple(Options()), decks)
+
+
+def _positions(seed: int, players: int) -> list[Game]:
+    rng = random.Random(seed)
+    game = Game(Options(players=players), seed=seed, deal_only=True)
+    out = []
+    while not game.deal_over:
+        out.append(game.copy())
+        game.apply_code(rng.choice(game.legal_codes()))
+    return out
+
+
+@pytest.mark.parametrize("players", [2, 3, 4])
+def test_native_sampler_is_consistent_with_the_view(players: int) -> None:
+    """Same guarantees as views.sample_world: the seat's knowledge is kept, all cards placed."""
+    assert native is not None
+    for game in _positions(players, players)[::3]:
+        seat = game.turn
+        view = game.view(seat)
+        hands, stock = native.sample_world(options_tuple(view.options), view_tuple(view), 5)
+        assert hands[seat] == view.hand
+        assert len(stock) == view.stock
+        seen = view.table
+        for s, hand in enumerate(hands):
+            assert hand & view.declared[s] == view.declared[s]
+            assert hand.bit_count() == view.hand_sizes[s]
+            assert not seen & hand
+            seen |= hand
+        for m in view.captured:
+            seen |= m
+        for c in stock:
+            assert not seen >> c & 1
+            seen |= 1 << c
+        assert seen == ALL_CARDS_MASK
+        # and the Python sampler agrees on what is fixed
+        ref = sample_world(view, random.Random(5))
+        assert ref.hands[seat] == hands[seat] and len(ref.stock) == len(stock)
+
+
+def test_native_sampler_rejects_an_inconsistent_view() -> None:
+    assert native is not None
+    game = Game(Options(), seed=3, deal_only=True)
+    view = game.view(game.turn)
+    broken = list(view_tuple(view))
+    broken[12] += 1  # one more stock card than there are unseen cards
+    with pytest.raises(ValueError, match="view is inconsistent"):
+        native.sample_world(options_tuple(view.options), tuple(broken), 1)
