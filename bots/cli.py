@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from cirulla.bots import benchmarks, match_cli
+from cirulla.bots import benchmarks, enroll, match_cli
 from cirulla.bots.seat_args import (
     add_connection_arguments,
     add_kind_arguments,
@@ -73,6 +73,9 @@ def _run_bot(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"cirulla bot: {exc}", file=sys.stderr)
         return 2
+    if args.ladder:  # a connect-in bot: a fresh policy for each assigned match
+        getattr(policy, "close", lambda: None)()
+        return enroll.run_from_args(args, lambda: policy_from_args(args))
     return play_seat(policy, args, "cirulla bot")
 
 
@@ -104,6 +107,7 @@ def register(commands: argparse._SubParsersAction, bench: argparse._SubParsersAc
         metavar="N",
         help="check: play only the first N of the 4 check games",
     )
+    enroll.add_ladder_arguments(p)
     p.set_defaults(func=_run_bot, command_line=None)
     match_cli.register(commands)
     text_cli.register_engine(commands)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 from cirulla.rules.cards import (
     COINS_MASK,
@@ -49,6 +49,12 @@ class SideScore:
 class DealScore:
     sides: tuple[SideScore, ...]
     cappotto: int | None  # the side that took all ten coins, if any
+    #: Each side's captured cards (masks) as scored; not part of the score's value.
+    captured: tuple[int, ...] = field(default=(), compare=False)
+
+    def counts(self) -> list[tuple[int, int, int]]:
+        """Per side: cards, coins and primiera value captured (empty if unknown)."""
+        return [capture_counts(m) for m in self.captured]
 
     @property
     def totals(self) -> tuple[int, ...]:
@@ -56,6 +62,11 @@ class DealScore:
 
     def to_dict(self) -> dict:
         return {"sides": [s.to_dict() for s in self.sides], "cappotto": self.cappotto}
+
+
+def capture_counts(captured: int) -> tuple[int, int, int]:
+    """Cards, coins and primiera value (best card per suit, summed) of one side's pile."""
+    return captured.bit_count(), (captured & COINS_MASK).bit_count(), primiera_value(captured)[0]
 
 
 def primiera_value(captured: int) -> tuple[int, bool]:
@@ -119,4 +130,4 @@ def score_deal(options: Options, captured: Sequence[int], scope: Sequence[int]) 
         for i, m in enumerate(captured)
     )
     cappotto = next((i for i, c in enumerate(n_coins) if c == 10), None)
-    return DealScore(sides, cappotto if options.cappotto else None)
+    return DealScore(sides, cappotto if options.cappotto else None, tuple(captured))

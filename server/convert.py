@@ -169,11 +169,20 @@ def choice_from_pb(submit: play_pb2.SubmitAction) -> Any:
 
 
 def _score_pb(
-    score: dict[str, Any], side: int, seats: list[int], game_total: int, cappotto: bool
+    score: dict[str, Any],
+    side: int,
+    seats: list[int],
+    game_total: int,
+    cappotto: bool,
+    counts: list[int] | None = None,
 ) -> game_pb2.SideScore:
+    card_count, coin_count, primiera_value = counts or (0, 0, 0)
     return game_pb2.SideScore(
         side=side,
         seats=seats,
+        card_count=card_count,
+        coin_count=coin_count,
+        primiera_value=primiera_value,
         cards=score["cards"],
         coins=score["coins"],
         settebello=score["settebello"],
@@ -192,13 +201,23 @@ def _seats_of_side(players: int, side: int) -> list[int]:
 
 
 def deal_result_pb(
-    game_number: int, deal: int, score: dict[str, Any], totals: list[int], players: int
+    game_number: int,
+    deal: int,
+    score: dict[str, Any],
+    totals: list[int],
+    players: int,
+    counts: list[list[int]] | None = None,
 ) -> events_pb2.DealResult:
+    """``counts``: per side [card_count, coin_count, primiera_value] (records before they
+    were kept have none: the fields stay 0)."""
     cap = score.get("cappotto")
     out = events_pb2.DealResult(game_number=game_number, deal_number=deal, totals=totals)
     for side, s in enumerate(score["sides"]):
+        side_counts = counts[side] if counts and side < len(counts) else None
         out.scores.append(
-            _score_pb(s, side, _seats_of_side(players, side), totals[side], cap == side)
+            _score_pb(
+                s, side, _seats_of_side(players, side), totals[side], cap == side, side_counts
+            )
         )
     if cap is not None:
         out.cappotto_side = cap
@@ -298,7 +317,14 @@ def event_pb(msg: EventMsg, players: int) -> events_pb2.Event:
         out.last_take.CopyFrom(lt)
     elif isinstance(e, DealScored):
         out.deal_scored.CopyFrom(
-            deal_result_pb(msg.game_number, e.deal, e.score.to_dict(), list(e.totals), players)
+            deal_result_pb(
+                msg.game_number,
+                e.deal,
+                e.score.to_dict(),
+                list(e.totals),
+                players,
+                x.get("counts"),
+            )
         )
     elif isinstance(e, GameEnded):
         out.game_over.CopyFrom(game_result_pb(e))
@@ -685,7 +711,14 @@ def record_pb(record: dict[str, Any]) -> match_pb2.Record:
                 )
         if info:
             dr.result.CopyFrom(
-                deal_result_pb(record["game_number"], deal, info["score"], info["totals"], players)
+                deal_result_pb(
+                    record["game_number"],
+                    deal,
+                    info["score"],
+                    info["totals"],
+                    players,
+                    info.get("counts"),
+                )
             )
         out.deals.append(dr)
     out.events.extend([event_pb(m, players) for m in record_events(record)])

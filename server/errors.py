@@ -88,12 +88,9 @@ class Rejection(Exception):
 
 def reject_reason_for(exc: Exception) -> tuple[str, str]:
     """(RejectReason name, rule) for an error raised while checking a submitted action."""
+    # ``rule`` is set only for ILLEGAL, and only to a name of ILLEGAL_RULES (play.proto).
     if isinstance(exc, Rejection):
-        return exc.reason, exc.rule
+        return exc.reason, exc.rule if exc.reason == "illegal" else ""
     if isinstance(exc, IllegalActionError):
         return "illegal", exc.rule
-    if isinstance(exc, (InvalidActionError, CardError)):
-        return "invalid", "syntax"
-    if isinstance(exc, CirullaError):
-        return "invalid", "syntax"
-    return "invalid", "message"
+    return "invalid", ""

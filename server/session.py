@@ -328,7 +328,9 @@ class MatchSession:
             self._changed()
             return
         if was_disconnected:
-            self._publish([Reconnected(seat)])
+            # The others get it live; ``conn`` gets it once, as the last of its missed
+            # events: welcome, new_game, missed events in order, view (docs/protocol.md).
+            self._publish([Reconnected(seat)], exclude=conn)
         self._catch_up(conn, seat, resume_after or 0)
         if self.decision is not None and self.decision.seat == seat:
             self._schedule_timer()
@@ -642,9 +644,7 @@ class MatchSession:
             action = Action.parse(choice) if isinstance(choice, str) else choice
             code = action.to_int()
             if code not in decision.codes:
-                # The checked path names the rule and changes nothing.
-                run.game.apply(action, seat)
-                raise IllegalActionError("legal", f"{action} is not legal here")
+                raise IllegalActionError(*run.game.explain_illegal(action))
         self._play(run, decision, code, by_timeout=False)
 
     def _play(self, run: GameRun, decision: Decision, code: int, *, by_timeout: bool) -> None:
@@ -691,7 +691,12 @@ class MatchSession:
     # ------------------------------------------------------------------ delivery
 
     def _publish(
-        self, events: list[Event], *, by_timeout: bool = False, notation: str = ""
+        self,
+        events: list[Event],
+        *,
+        by_timeout: bool = False,
+        notation: str = "",
+        exclude: Connection | None = None,
     ) -> None:
         """Number, store and deliver events: each receiver gets only what it may see."""
         run = self.run
@@ -711,6 +716,8 @@ class MatchSession:
                 run.dealers[event.deal] = event.dealer
                 extras["stock_count"] = 40 - 4 - sum(event.hand_sizes)
             elif isinstance(event, DealScored):
+                # SideScore.card_count, coin_count, primiera_value per side.
+                extras["counts"] = [list(c) for c in event.score.counts()]
                 run.deals.append(
                     {
                         "deal": event.deal,
@@ -718,6 +725,7 @@ class MatchSession:
                         "decks": run.redeals.get(event.deal, 0) + 1,
                         "score": event.score.to_dict(),
                         "totals": list(event.totals),
+                        "counts": extras["counts"],
                     }
                 )
             elif type(event).__name__ == "CardPlayed":
@@ -728,7 +736,7 @@ class MatchSession:
             msg = EventMsg(self.sequence, run.number, run.cur_deal, event, private, extras)
             run.events.append(msg)
             for seat, slot in enumerate(self.seats):
-                if slot.conn is not None and event.visible_to(seat):
+                if slot.conn is not None and slot.conn is not exclude and event.visible_to(seat):
                     slot.conn.send(msg)
             if event.visible_to(None):
                 for spec in self.spectators:

@@ -3,6 +3,9 @@ database, and row locks with SKIP LOCKED behave as the workers' claiming relies 
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import psycopg
 
 from .postgres import libpq_url
@@ -34,3 +37,33 @@ def test_skip_locked_hands_each_row_to_one_claimer(postgres_url: str) -> None:
         got_second = second.execute(claim).fetchone()  # first's lock is still held
         assert got_first == (1,)
         assert got_second == (2,)
+
+
+def test_ladder_migrations_run_on_postgres_from_two_processes_at_once(postgres_url: str) -> None:
+    """Two ladder processes starting together both migrate (the advisory lock makes one
+    wait), and the schema ends up at the newest revision, once."""
+    script = (
+        "import sys; from cirulla.clients.ladder.db import open_database; "
+        "open_database(sys.argv[1]); print('ok')"
+    )
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", script, postgres_url],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(2)
+    ]
+    outputs = [p.communicate(timeout=120) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], outputs
+    with psycopg.connect(libpq_url(postgres_url)) as conn:
+        tables = {
+            row[0]
+            for row in conn.execute(
+                "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'"
+            )
+        }
+        versions = conn.execute("SELECT version_num FROM alembic_version").fetchall()
+    assert {"bots", "bot_versions", "ladder_matches", "ladder_seats", "workers"} <= tables
+    assert len(versions) == 1

@@ -131,14 +131,14 @@ def test_action_errors_are_rejected_and_change_nothing() -> None:
             return msg.action_rejected
 
         r = await rejected(idle, submit_index(did, 0))
-        assert r.reason == play_pb2.REJECT_REASON_NOT_YOUR_TURN and r.rule == "turn"
+        assert r.reason == play_pb2.REJECT_REASON_NOT_YOUR_TURN and r.rule == ""
         r = await rejected(active, submit_index(did + 7, 0))
         assert r.reason == play_pb2.REJECT_REASON_STALE_DECISION
         assert r.open_decision_id == did
         n = len(req.legal_actions)
         r = await rejected(active, submit_index(did, n))
         assert r.reason == play_pb2.REJECT_REASON_INDEX_OUT_OF_RANGE
-        assert r.rule == "legal_action_index"
+        assert r.rule == ""  # rule is only for ILLEGAL
         assert r.message.startswith(
             f"SubmitAction.legal_action_index: {n} is outside the valid range 0..{n - 1}"
         )

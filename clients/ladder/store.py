@@ -827,6 +827,17 @@ class LadderStore:
             ).rowcount
             if done != 1:
                 return False
+            # Lock the seats' bot versions in id order before writing failure counts and
+            # ratings: two results touching the same bots at once (two workers on
+            # PostgreSQL) then run one after the other, always locking in the same order,
+            # so they neither deadlock nor rate from the same old rating. (SQLite has a
+            # single writer anyway.)
+            conn.execute(
+                select(bot_versions.c.id)
+                .where(bot_versions.c.id.in_(sorted({s["version_id"] for s in seats})))
+                .order_by(bot_versions.c.id)
+                .with_for_update()
+            )
             by_seat = {s.seat: s for s in outcome.seats}
             sides = 2 if match["queue"] == "4p" else len(seats)
             for seat in seats:

@@ -1,0 +1,355 @@
+"""The connect-in bots' stream (``LadderService.Enroll``), server side: the lichess-bot model.
+
+A bot that runs on its owner's machine holds one Enroll stream per process: ``hello``
+with its name and bot key (checked against ``bots.bot_key_hash``) and how many matches
+it plays at once, then heartbeats. While the stream is open an ``enrollments`` row says
+so, and the scheduler seats the bot in at most that many matches.
+
+Assignments come from the database, not from memory: a worker (embedded in
+``cirulla ladder serve`` or a ``cirulla ladder worker`` on another machine) that creates a
+match stores each seat's token in ``ladder_seats``; every enrollment stream polls for the
+seats of its bot's current version whose match is running, that have a token and were
+not delivered yet, marks each delivered with a guarded UPDATE (so two streams of one bot
+never get the same seat) and sends it with the address of the match server hosting the
+match. So a bot may enroll at any ladder process, whichever worker hosts its matches.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+import grpc
+from sqlalchemy import and_, delete, insert, select, update
+
+from cirulla.clients.ladder.schema import (
+    bot_versions,
+    bots,
+    enrollments,
+    ladder_matches,
+    ladder_seats,
+)
+from cirulla.clients.ladder.store import LadderStore, new_id
+from cirulla.v1 import ladder_pb2, ladder_pb2_grpc
+
+log = logging.getLogger("cirulla.ladder.enroll")
+
+#: How often a bot must send something (Enrolled.heartbeat_interval_ms).
+HEARTBEAT_MS = 5_000
+#: Intervals of silence after which the ladder ends an enrollment.
+MISSED_BEATS = 3
+#: Seconds between two looks for new assignments.
+POLL_S = 0.2
+
+QUEUE_ENUM = {
+    "2p": ladder_pb2.LADDER_QUEUE_TWO_PLAYERS,
+    "3p": ladder_pb2.LADDER_QUEUE_THREE_PLAYERS,
+    "4p": ladder_pb2.LADDER_QUEUE_FOUR_PLAYERS,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Delivery:
+    """SECRET: one seat handed to an enrolled bot."""
+
+    match_id: str
+    server_match_id: str
+    server_address: str
+    seat: int
+    token: str
+    queue: str
+
+    def to_proto(self) -> ladder_pb2.EnrollResponse:
+        return ladder_pb2.EnrollResponse(
+            assignment=ladder_pb2.Assignment(
+                match_id=self.match_id,
+                server_match_id=self.server_match_id,
+                server_address=self.server_address,
+                seat=self.seat,
+                seat_token=self.token,
+                queue=QUEUE_ENUM.get(self.queue, ladder_pb2.LADDER_QUEUE_UNSPECIFIED),
+            )
+        )
+
+
+class Enrollments:
+    """The ``enrollments`` rows and assignment deliveries (one short transaction each)."""
+
+    def __init__(self, store: LadderStore) -> None:
+        self.store = store
+
+    def open(self, bot_id: int, served_by: str, capacity: int) -> str:
+        now = self.store.now()
+        enrollment_id = new_id("en")
+        with self.store.engine.begin() as conn:
+            conn.execute(
+                insert(enrollments).values(
+                    id=enrollment_id,
+                    bot_id=bot_id,
+                    served_by=served_by,
+                    capacity=capacity,
+                    connected_at=now,
+                    heartbeat_at=now,
+                )
+            )
+        return enrollment_id
+
+    def beat(self, enrollment_id: str) -> None:
+        with self.store.engine.begin() as conn:
+            conn.execute(
+                update(enrollments)
+                .where(enrollments.c.id == enrollment_id)
+                .values(heartbeat_at=self.store.now())
+            )
+
+    def close(self, enrollment_id: str) -> None:
+        with self.store.engine.begin() as conn:
+            conn.execute(delete(enrollments).where(enrollments.c.id == enrollment_id))
+
+    def close_served_by(self, served_by: str) -> None:
+        """Forget the enrollments a ladder process held (at its start: left by a crash)."""
+        with self.store.engine.begin() as conn:
+            conn.execute(delete(enrollments).where(enrollments.c.served_by == served_by))
+
+    def bot_state(self, bot_id: int) -> tuple[str, int]:
+        """(state, current version number) of the bot."""
+        with self.store.engine.connect() as conn:
+            state = conn.execute(select(bots.c.state).where(bots.c.id == bot_id)).scalar_one()
+            version = conn.execute(
+                select(bot_versions.c.version)
+                .where(bot_versions.c.bot_id == bot_id)
+                .order_by(bot_versions.c.version.desc())
+                .limit(1)
+            ).scalar_one_or_none()
+        return str(state), int(version or 0)
+
+    def running(self, match_ids: set[str]) -> set[str]:
+        """Those of ``match_ids`` still claimed or running."""
+        if not match_ids:
+            return set()
+        with self.store.engine.connect() as conn:
+            return set(
+                conn.execute(
+                    select(ladder_matches.c.id).where(
+                        ladder_matches.c.id.in_(sorted(match_ids)),
+                        ladder_matches.c.status.in_(("claimed", "running")),
+                    )
+                ).scalars()
+            )
+
+    def deliver(self, bot_id: int, limit: int) -> list[Delivery]:
+        """Up to ``limit`` undelivered seats of the bot's current version, now delivered."""
+        if limit <= 0:
+            return []
+        now = self.store.now()
+        out: list[Delivery] = []
+        with self.store.engine.begin() as conn:
+            current = (
+                select(bot_versions.c.id)
+                .where(bot_versions.c.bot_id == bot_id)
+                .order_by(bot_versions.c.version.desc())
+                .limit(1)
+                .scalar_subquery()
+            )
+            rows = conn.execute(
+                select(
+                    ladder_seats.c.match_id,
+                    ladder_seats.c.seat,
+                    ladder_seats.c.token,
+                    ladder_matches.c.server_match_id,
+                    ladder_matches.c.server_address,
+                    ladder_matches.c.queue,
+                )
+                .join(ladder_matches, ladder_matches.c.id == ladder_seats.c.match_id)
+                .where(
+                    ladder_seats.c.version_id == current,
+                    ladder_seats.c.token.is_not(None),
+                    ladder_seats.c.delivered_at.is_(None),
+                    ladder_matches.c.status == "running",
+                )
+                .order_by(ladder_matches.c.started_at, ladder_seats.c.seat)
+                .limit(limit)
+            ).all()
+            for row in rows:
+                taken = conn.execute(
+                    update(ladder_seats)
+                    .where(
+                        and_(
+                            ladder_seats.c.match_id == row.match_id,
+                            ladder_seats.c.seat == row.seat,
+                            ladder_seats.c.delivered_at.is_(None),
+                        )
+                    )
+                    .values(delivered_at=now)
+                ).rowcount
+                if taken == 1:
+                    out.append(
+                        Delivery(
+                            match_id=row.match_id,
+                            server_match_id=row.server_match_id or "",
+                            server_address=row.server_address,
+                            seat=row.seat,
+                            token=row.token,
+                            queue=row.queue,
+                        )
+                    )
+        return out
+
+
+async def _abort(context: Any, code: grpc.StatusCode, detail: str) -> None:
+    await context.abort(code, detail)
+
+
+async def enroll_stream(
+    store: LadderStore,
+    requests: AsyncIterator[ladder_pb2.EnrollRequest],
+    context: Any,
+    *,
+    served_by: str,
+    stopping: asyncio.Event | None = None,
+    heartbeat_ms: int = HEARTBEAT_MS,
+    poll_s: float = POLL_S,
+) -> AsyncIterator[ladder_pb2.EnrollResponse]:
+    """The body of ``LadderService.Enroll`` (an async generator of responses).
+
+    ``stopping`` set by the ladder process when it shuts down: the bot is told goodbye
+    (and reconnects elsewhere or later; its running matches go on).
+    """
+    book = Enrollments(store)
+    interval = heartbeat_ms / 1000
+    try:
+        first = await asyncio.wait_for(anext(requests), timeout=interval * MISSED_BEATS)
+    except (StopAsyncIteration, TimeoutError):
+        await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, "send hello first")
+        return
+    if first.WhichOneof("body") != "hello":
+        await _abort(
+            context, grpc.StatusCode.INVALID_ARGUMENT, "the first Enroll message must be hello"
+        )
+        return
+    hello = first.hello
+    if hello.capacity < 1:
+        await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, "hello.capacity: at least 1")
+        return
+    bot = await asyncio.to_thread(store.check_bot_key, hello.bot_name, hello.bot_key)
+    if bot is None:
+        # One answer for an unknown bot, a managed bot and a wrong key: nothing to probe.
+        await _abort(
+            context,
+            grpc.StatusCode.UNAUTHENTICATED,
+            f"bot {hello.bot_name!r}: unknown connect-in bot or wrong bot key",
+        )
+        return
+    if bot["state"] == "removed":
+        await _abort(
+            context,
+            grpc.StatusCode.FAILED_PRECONDITION,
+            f"bot {hello.bot_name!r} was removed from the ladder",
+        )
+        return
+    capacity = min(int(hello.capacity), int(bot["max_concurrency"]))
+    enrollment_id = await asyncio.to_thread(book.open, bot["id"], served_by, capacity)
+    log.info(
+        "enrolled bot=%s version=%s capacity=%d enrollment=%s software=%r",
+        bot["name"],
+        bot["version"],
+        capacity,
+        enrollment_id,
+        hello.software_version,
+    )
+    last_heard = time.monotonic()
+    closed = asyncio.Event()
+
+    async def read() -> None:
+        nonlocal last_heard
+        try:
+            async for request in requests:
+                last_heard = time.monotonic()
+                if request.WhichOneof("body") == "accepted":
+                    log.info("accepted bot=%s match=%s", bot["name"], request.accepted.match_id)
+        except (grpc.RpcError, asyncio.CancelledError):
+            pass
+        finally:
+            closed.set()
+
+    reader = asyncio.create_task(read())
+    delivered: set[str] = set()
+    last_beat = time.monotonic()
+    try:
+        yield ladder_pb2.EnrollResponse(
+            enrolled=ladder_pb2.Enrolled(
+                bot_name=bot["name"],
+                version=int(bot["version"]),
+                capacity=capacity,
+                heartbeat_interval_ms=heartbeat_ms,
+                enrollment_id=enrollment_id,
+            )
+        )
+        while not closed.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(closed.wait(), timeout=poll_s)
+            if closed.is_set():
+                break
+            now = time.monotonic()
+            if stopping is not None and stopping.is_set():
+                yield _goodbye("ladder shutting down")
+                break
+            if now - last_heard > interval * MISSED_BEATS:
+                yield _goodbye(f"missed heartbeats (nothing for {interval * MISSED_BEATS:.0f}s)")
+                break
+            if now - last_beat >= interval / 2:
+                last_beat = now
+                await asyncio.to_thread(book.beat, enrollment_id)
+                state, _version = await asyncio.to_thread(book.bot_state, bot["id"])
+                if state == "removed":
+                    yield _goodbye("bot removed from the ladder")
+                    break
+            delivered = await asyncio.to_thread(book.running, delivered)
+            for item in await asyncio.to_thread(book.deliver, bot["id"], capacity - len(delivered)):
+                delivered.add(item.match_id)
+                log.info(
+                    "assignment bot=%s match=%s seat=%d server=%s",
+                    bot["name"],
+                    item.match_id,
+                    item.seat,
+                    item.server_address,
+                )
+                yield item.to_proto()
+    finally:
+        reader.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await reader
+        await asyncio.to_thread(book.close, enrollment_id)
+        log.info("enrollment_closed bot=%s enrollment=%s", bot["name"], enrollment_id)
+
+
+def _goodbye(reason: str) -> ladder_pb2.EnrollResponse:
+    return ladder_pb2.EnrollResponse(goodbye=ladder_pb2.EnrollGoodbye(reason=reason))
+
+
+class EnrollServicer(ladder_pb2_grpc.LadderServiceServicer):
+    """``LadderService`` with ``Enroll``; the ladder's full servicer extends it."""
+
+    def __init__(
+        self, store: LadderStore, *, served_by: str, stopping: asyncio.Event | None = None
+    ) -> None:
+        self.store = store
+        self.served_by = served_by
+        self.stopping = stopping if stopping is not None else asyncio.Event()
+
+    async def Enroll(
+        self, request_iterator: AsyncIterator[ladder_pb2.EnrollRequest], context: Any
+    ) -> AsyncIterator[ladder_pb2.EnrollResponse]:
+        async for response in enroll_stream(
+            self.store,
+            request_iterator,
+            context,
+            served_by=self.served_by,
+            stopping=self.stopping,
+        ):
+            yield response

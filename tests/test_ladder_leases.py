@@ -1,0 +1,67 @@
+"""Leases: a worker that stops heartbeating loses its matches, each exactly once: a
+claimed one goes back to the queue, a running one is cancelled with the reason, and a
+late result of a reaped match changes nothing. On SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+from cirulla.clients.ladder.db import open_database
+from cirulla.clients.ladder.leases import LEASE_SECONDS, lost, reap
+from cirulla.clients.ladder.store import (
+    LadderStore,
+    MatchConfig,
+    MatchOutcome,
+    MatchPlan,
+    SeatOutcome,
+    SeatPlan,
+)
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.t = 2_000_000.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def test_expired_leases_requeue_claimed_and_cancel_running(db_url: str) -> None:
+    clock = Clock()
+    store = LadderStore(open_database(db_url), clock=clock)
+    a, _, _ = store.add_bot("a", "random")
+    b, _, _ = store.add_bot("b", "greedy")
+    plan = MatchPlan(
+        "2p", (SeatPlan(0, 0, a["version_id"]), SeatPlan(1, 1, b["version_id"])), 3, MatchConfig()
+    )
+    first, second = store.schedule([plan, plan])
+    w1 = store.register_worker("one", "127.0.0.1:1")
+    running = store.claim(w1, "127.0.0.1:1", LEASE_SECONDS)
+    claimed = store.claim(w1, "127.0.0.1:1", LEASE_SECONDS)
+    assert running is not None and claimed is not None
+    assert store.mark_running(running.id, w1, "srv-1", {0: "t0", 1: "t1"})
+
+    clock.t += LEASE_SECONDS / 2
+    store.heartbeat(w1, LEASE_SECONDS)  # renewed: good for another full lease
+    clock.t += LEASE_SECONDS * 0.9
+    assert reap(store) == []
+    assert lost(store, w1, {running.id, claimed.id}) == set()
+
+    clock.t += LEASE_SECONDS  # w1 went silent
+    reaped = reap(store)
+    assert sorted((r.match_id, r.action) for r in reaped) == sorted(
+        [(running.id, "cancelled"), (claimed.id, "requeued")]
+    )
+    assert reap(store) == []  # once only
+    assert lost(store, w1, {running.id, claimed.id}) == {running.id, claimed.id}
+
+    cancelled = store.match(running.id)
+    assert cancelled["status"] == "cancelled"
+    assert "stopped renewing its lease" in cancelled["cancel_reason"]
+    late = MatchOutcome(winner=0, totals=(51, 3), seats=(SeatOutcome(0), SeatOutcome(1)))
+    assert store.finish(running.id, late) is False  # the dead worker's late report
+    assert store.rated_games("2p") == 0
+
+    w2 = store.register_worker("two", "127.0.0.1:2")
+    again = store.claim(w2, "127.0.0.1:2", LEASE_SECONDS)
+    assert again is not None and again.id == claimed.id
+    assert any("re-queued" in note for note in store.match(claimed.id)["notes"])
+    assert {first, second} == {running.id, claimed.id}
