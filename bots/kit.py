@@ -301,12 +301,14 @@ class BotClient:
                     self._on_rejected(stream, response.action_rejected)
                 elif kind == "match_result":
                     result = response.match_result
-                    self.outcome.winner_side = result.winner_side
+                    # no winner_side means no side won (a tie): not "side 0"
+                    winner = result.winner_side if result.HasField("winner_side") else None
+                    self.outcome.winner_side = winner
                     self.outcome.games_won = list(result.games_won)
                     self._finished = True
                     log.info(
-                        "match over: side %d wins, games %s",
-                        result.winner_side,
+                        "match over: side %s wins, games %s",
+                        "none" if winner is None else winner,
                         list(result.games_won),
                     )
                 elif kind == "goodbye":

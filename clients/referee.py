@@ -162,7 +162,8 @@ class Referee:
                 return None
             if match.status not in _FINAL:
                 # Decided here, not on the server: end the match there too.
-                finished = self._abort(match_id, abort_reason(forfeits, self.settings), notes)
+                reason = abort_reason(forfeits, self.settings)
+                finished = self._abort(match_id, reason, notes, tokens[0])
                 if finished is not None:
                     match, forfeits, timed_out = finished, set(), False
         finally:
@@ -199,8 +200,13 @@ class Referee:
                 return match, set(), True
             time.sleep(POLL_SECONDS)
 
-    def _abort(self, match_id: str, reason: str, notes: list[str]) -> match_pb2.Match | None:
+    def _abort(
+        self, match_id: str, reason: str, notes: list[str], seat_token: str
+    ) -> match_pb2.Match | None:
         """AbortMatch, so the server does not keep the match waiting or running forever.
+
+        With the admin token when there is one; on an open server as the match's creator,
+        which proves itself with one of the match's seat tokens.
 
         Returns the match if it finished on its own meanwhile (its result then counts);
         a failure is noted and otherwise ignored: the game is decided either way.
@@ -209,7 +215,7 @@ class Referee:
             self.stub.AbortMatch(
                 match_service_pb2.AbortMatchRequest(match_id=match_id, reason=reason),
                 timeout=RPC_TIMEOUT,
-                metadata=self.metadata,
+                metadata=self.metadata or (("authorization", f"Bearer {seat_token}"),),
             )
             return None
         except grpc.RpcError as exc:

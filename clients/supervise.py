@@ -219,10 +219,15 @@ class LocalServer:
             str(self.port_file),
             "--db",
             str(self.db),
+            # the server stops by itself if this runner dies (even by SIGKILL)
+            "--parent-pid",
+            str(os.getpid()),
         ]
-        if self.admin_token:
-            argv.append(f"--admin-token={self.admin_token}")
-        self.child = Child(argv, self.log_path)
+        env = dict(os.environ)
+        env.pop("CIRULLA_ADMIN_TOKEN", None)
+        if self.admin_token:  # in the environment, not on the command line (`ps`)
+            env["CIRULLA_ADMIN_TOKEN"] = self.admin_token
+        self.child = Child(argv, self.log_path, env=env)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             text = self.port_file.read_text().strip() if self.port_file.exists() else ""

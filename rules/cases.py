@@ -1,4 +1,4 @@
-"""Run rule-case files (format ``cirulla-rule-cases/1``, see ../shared/cases/README.md).
+"""Run rule-case files (format ``cirulla-rule-cases/1``, see docs/rule-cases.md).
 
 Each case is one rule application checked against the engine's own functions, so a
 failing case points at one rule. Used by ``cirulla rules check`` and by the test suite.
@@ -22,6 +22,8 @@ from cirulla.rules.options import Options
 from cirulla.rules.scoring import DealScore, score_deal
 
 FORMAT = "cirulla-rule-cases/1"
+#: The public rule cases, shipped with the package (``cirulla rules check`` runs them).
+BUNDLED_CASES = Path(__file__).parent / "data" / "rule-cases.json"
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,13 @@ def register(commands: argparse._SubParsersAction, bench: argparse._SubParsersAc
         description="Run rule-case files; prints one line per failing case and "
         "'N passed, N failed'. Exit status 1 if any case failed.",
     )
-    p.add_argument("files", nargs="+", metavar="FILE")
+    p.add_argument(
+        "files",
+        nargs="*",
+        metavar="FILE",
+        help="rule-case files (default: the public cases shipped with cirulla, "
+        "rules/data/rule-cases.json; format in docs/rule-cases.md)",
+    )
     p.add_argument("-v", "--verbose", action="store_true", help="also list passing cases")
     p.add_argument(
         "--core",
@@ -136,8 +142,10 @@ def cmd_check(args: argparse.Namespace) -> int:
     except CoreUnavailableError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    from cirulla.rules.cases import BUNDLED_CASES
+
     passed = failed = 0
-    for path in args.files:
+    for path in args.files or [str(BUNDLED_CASES)]:
         try:
             results = run_file(path, core)
         except (OSError, ValueError) as exc:

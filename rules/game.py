@@ -8,7 +8,9 @@ no event objects. Both run the same ``_play`` so they cannot disagree.
 
 from __future__ import annotations
 
+import hashlib
 import random
+import secrets
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
@@ -87,12 +89,15 @@ class DeckSource:
     """Where deck orders come from: a seeded shuffle, or an explicit list used in order.
 
     Shared by the games of one match so that a match is determined by its seed or decks.
+    With a seed, the k-th deck is shuffled by its own generator, seeded with
+    SHA-256(seed, k): the decks of finished games (which records show) say nothing
+    about the decks still to come, and only the seed, which is never shown, does.
     """
 
     def __init__(self, seed: int | None = None, decks: Iterable[Sequence[int | str]] | None = None):
         self._explicit = [parse_deck(d) for d in decks] if decks is not None else None
         self._next = 0
-        self._rng = random.Random(seed) if self._explicit is None else None
+        self._seed = (secrets.randbits(128) if seed is None else seed) if decks is None else None
 
     def next_deck(self, deal_no: int) -> list[int]:
         if self._explicit is not None:
@@ -104,9 +109,18 @@ class DeckSource:
             deck = self._explicit[self._next]
             self._next += 1
             return list(deck)
-        assert self._rng is not None
-        # sorting by random keys: a uniform permutation, ~5x cheaper than random.shuffle
-        return sorted(range(NUM_CARDS), key=lambda _c, r=self._rng.random: r())
+        assert self._seed is not None
+        self._next += 1
+        return seeded_deck(self._seed, self._next)
+
+
+def seeded_deck(seed: int, number: int) -> list[int]:
+    """Deck order ``number`` (1, 2, ...) of ``seed``: independent of every other number."""
+    digest = hashlib.sha256(f"cirulla-deck/1:{seed}:{number}".encode()).digest()
+    rng = random.Random(int.from_bytes(digest, "big"))
+    # sorting by random keys: a uniform permutation, ~5x cheaper than random.shuffle
+    keys = [rng.random() for _ in range(NUM_CARDS)]
+    return sorted(range(NUM_CARDS), key=keys.__getitem__)
 
 
 def dealer_bonus(table: int, low_bonus: bool) -> int:

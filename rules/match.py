@@ -15,6 +15,29 @@ from cirulla.rules.events import Event
 from cirulla.rules.game import DeckSource, Game
 from cirulla.rules.options import Options
 
+#: Largest best_of accepted: more games than this is not a match but a series.
+MAX_BEST_OF = 99
+
+
+def check_best_of(best_of: int) -> None:
+    """best_of must be odd and 1..MAX_BEST_OF (an even one would invite ties)."""
+    if not 1 <= best_of <= MAX_BEST_OF or best_of % 2 == 0:
+        raise OptionError(f"best_of must be an odd number 1..{MAX_BEST_OF}, not {best_of}")
+
+
+def match_winner(games_won: Sequence[int], best_of: int) -> int | None:
+    """The side that has won the match, or None while it goes on.
+
+    The ONE best-of rule (the server and ``Match`` both use it): a side wins the match
+    when it has won more than half of ``best_of`` games. Until one has, the match plays
+    on, also past ``best_of`` games: with three sides a best of 3 can stand 1-1-1, and a
+    fourth game decides it. So a match never ends in a tie.
+    """
+    for side, won in enumerate(games_won):
+        if won * 2 > best_of:
+            return side
+    return None
+
 
 @dataclass(frozen=True, slots=True)
 class MatchOver(Event):
@@ -32,8 +55,7 @@ class Match:
         decks: Iterable[Sequence[int | str]] | None = None,
         first_dealer: int | None = None,
     ) -> None:
-        if best_of < 1:
-            raise OptionError(f"best_of must be at least 1, not {best_of}")
+        check_best_of(best_of)
         self.options = options or Options()
         self.best_of = best_of
         self.deck_source = DeckSource(seed, decks)
@@ -69,7 +91,7 @@ class Match:
         events = game.apply(action, seat)
         if game.winner is not None:
             self.games_won[game.winner] += 1
-            if self.games_won[game.winner] * 2 > self.best_of:
+            if match_winner(self.games_won, self.best_of) is not None:
                 self.winner = game.winner
                 events.append(MatchOver(self.winner, tuple(self.games_won)))
             else:

@@ -13,6 +13,9 @@ from typing import Any
 
 from cirulla.rules.errors import OptionError
 
+#: Highest game target accepted (101 is the longest in use; a game to 1000 is ~100 deals).
+MAX_TARGET = 1000
+
 
 @dataclass(frozen=True, slots=True)
 class Options:
@@ -38,8 +41,8 @@ class Options:
                 raise OptionError(f"option {f.name} must be an integer, not {value!r}")
         if self.players not in (2, 3, 4):
             raise OptionError(f"option players must be 2, 3 or 4, not {self.players}")
-        if self.target < 1:
-            raise OptionError(f"option target must be at least 1, not {self.target}")
+        if not 1 <= self.target <= MAX_TARGET:
+            raise OptionError(f"option target must be 1..{MAX_TARGET}, not {self.target}")
         if not 3 <= self.piccola_max <= 10:
             raise OptionError(f"option piccola_max must be 3..10, not {self.piccola_max}")
 

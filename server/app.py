@@ -8,7 +8,9 @@ shuts down gracefully on SIGINT/SIGTERM, saying Goodbye to every connected playe
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
+import os
 import signal
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,9 +20,10 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from cirulla.server.hub import KEEP_FINISHED_S, Hub
-from cirulla.server.service import MatchService
+from cirulla.server.limits import Limits
+from cirulla.server.service import MatchService, add_to_server
 from cirulla.server.store import Store
-from cirulla.v1 import match_service_pb2, match_service_pb2_grpc
+from cirulla.v1 import match_service_pb2
 
 log = logging.getLogger("cirulla.server")
 SERVICE_NAME = match_service_pb2.DESCRIPTOR.services_by_name["MatchService"].full_name
@@ -39,6 +42,8 @@ class RunningServer:
         self.hub.shutdown()
         await asyncio.sleep(0.05)  # let the stream writers flush their Goodbye
         await self.server.stop(grace)
+        await self.hub.records_written()
+        self.hub.close()
         self.hub.store.close()
 
 
@@ -51,9 +56,11 @@ async def start_server(
     tls_key: str | Path | None = None,
     disconnect_grace_ms: int = 30_000,
     keep_finished_s: float = KEEP_FINISHED_S,
+    limits: Limits | None = None,
 ) -> RunningServer:
     if bool(tls_cert) != bool(tls_key):
         raise ValueError("TLS needs both --tls-cert and --tls-key")
+    check_listen(listen)
     store = Store(db)
     if keep_finished_s < 0:
         raise ValueError(f"--keep-finished must be 0 or more seconds, not {keep_finished_s}")
@@ -62,9 +69,16 @@ async def start_server(
         admin_token=admin_token,
         default_grace_ms=disconnect_grace_ms,
         keep_finished_s=keep_finished_s,
+        limits=limits,
     )
-    server = grpc.aio.server()
-    match_service_pb2_grpc.add_MatchServiceServicer_to_server(MatchService(hub), server)
+    server = grpc.aio.server(
+        options=[
+            ("grpc.max_receive_message_length", hub.limits.max_request_bytes),
+            # a port already in use must fail, not be shared with another server
+            ("grpc.so_reuseport", 0),
+        ]
+    )
+    add_to_server(MatchService(hub), server)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable_server_reflection(
@@ -79,11 +93,16 @@ async def start_server(
         creds = grpc.ssl_server_credentials(
             [(Path(tls_key).read_bytes(), Path(tls_cert).read_bytes())]
         )
-        port = server.add_secure_port(listen, creds)
+        add_port = functools.partial(server.add_secure_port, server_credentials=creds)
     else:
-        port = server.add_insecure_port(listen)
+        add_port = server.add_insecure_port
+    try:
+        port = add_port(listen)
+    except RuntimeError:
+        port = 0
     if not port:
-        raise OSError(f"cannot listen on {listen}")
+        store.close()
+        raise OSError(f"cannot listen on {listen}: the port is in use or the address is not local")
     await server.start()
     for name in ("", SERVICE_NAME):
         await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
@@ -98,14 +117,40 @@ async def start_server(
     return RunningServer(server, port, hub, health_servicer)
 
 
+def check_listen(listen: str) -> None:
+    """Refuse a HOST:PORT whose port is not 0..65535 (gRPC would wrap it silently)."""
+    host, sep, port = listen.rpartition(":")
+    if not sep or not host or not port.isascii() or not port.isdigit():
+        raise ValueError(f"--listen {listen!r}: expected HOST:PORT")
+    if int(port) > 65535:
+        raise ValueError(f"--listen {listen!r}: port {port} is above 65535")
+
+
+async def _watch_parent(parent_pid: int, stop: asyncio.Event, every_s: float = 0.5) -> None:
+    """Set ``stop`` once the process that started this server is gone.
+
+    An embedded server (the tournament runner's) must not outlive its runner, even
+    when the runner is killed with SIGKILL and cannot stop it: when the parent dies the
+    server is re-parented, so ``getppid`` changes. Polling also works when the runner
+    started the server from a thread (PR_SET_PDEATHSIG follows the thread).
+    """
+    while not stop.is_set():
+        if os.getppid() != parent_pid:
+            log.warning("parent_gone pid=%d: stopping", parent_pid)
+            stop.set()
+            return
+        await asyncio.sleep(every_s)
+
+
 async def serve(
     listen: str = "127.0.0.1:50051",
     db: str | Path = "cirulla.sqlite3",
     *,
     port_file: str | Path | None = None,
+    parent_pid: int | None = None,
     **kwargs: object,
 ) -> int:
-    """Run until SIGINT/SIGTERM; returns the port that was bound."""
+    """Run until SIGINT/SIGTERM (or until ``parent_pid`` exits); returns the bound port."""
     running = await start_server(listen, db, **kwargs)  # type: ignore[arg-type]
     if port_file:
         tmp = Path(str(port_file) + ".tmp")
@@ -115,9 +160,14 @@ async def serve(
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
+    watchdog = (
+        asyncio.create_task(_watch_parent(parent_pid, stop)) if parent_pid is not None else None
+    )
     try:
         await stop.wait()
     finally:
+        if watchdog is not None:
+            watchdog.cancel()
         log.info("server_stopping port=%d", running.port)
         await running.stop()
     return running.port

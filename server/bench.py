@@ -106,9 +106,13 @@ def _in_process_replay(record: dict[str, Any]) -> tuple[float, int]:
 
 @contextlib.contextmanager
 def server_process(
-    workdir: Path, env: dict[str, str] | None = None, startup_s: float = 20.0
+    workdir: Path,
+    env: dict[str, str] | None = None,
+    startup_s: float = 20.0,
+    procs: list[subprocess.Popen[bytes]] | None = None,
 ) -> Iterator[int]:
-    """A ``cirulla server`` child on an ephemeral loopback port; yields the port.
+    """A ``cirulla server`` child on an ephemeral loopback port; yields the port (and
+    appends the process to ``procs`` for a caller that watches it).
 
     The server keeps its real settings (INFO logs, a SQLite file in ``workdir``) so the
     figure includes what a deployed server does per decision.
@@ -119,6 +123,8 @@ def server_process(
     cmd += ["--port-file", str(port_file), "--db", str(workdir / "bench.sqlite3")]
     with open(log_path, "wb") as log_file:
         proc = subprocess.Popen(cmd, stdout=log_file, stderr=log_file, env=env)
+    if procs is not None:
+        procs.append(proc)
     try:
         deadline = time.monotonic() + startup_s
         while not port_file.exists():

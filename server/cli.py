@@ -5,8 +5,45 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 from pathlib import Path
+
+from cirulla.server.limits import Limits
+
+#: Environment variable holding the admin token (kept off the command line).
+ADMIN_TOKEN_ENV = "CIRULLA_ADMIN_TOKEN"
+
+#: The open-server limits ``cirulla server`` exposes: flag, Limits field, type, help.
+LIMIT_FLAGS: tuple[tuple[str, str, type, str], ...] = (
+    (
+        "--stream-queue",
+        "stream_queue",
+        int,
+        "messages queued for one stream before a client that does not read is disconnected",
+    ),
+    ("--hello-timeout", "hello_timeout_s", float, "seconds a Play stream may wait before hello"),
+    (
+        "--create-rate",
+        "create_rate",
+        float,
+        "without the admin token: matches and rooms one client address may create per second",
+    ),
+    ("--create-burst", "create_burst", int, "... and in a burst"),
+    ("--max-live-matches", "max_live_matches", int, "waiting plus running matches at once"),
+    (
+        "--waiting-timeout",
+        "waiting_timeout_s",
+        float,
+        "seconds a match may wait for its players before it is aborted (0: never)",
+    ),
+    (
+        "--room-idle",
+        "room_idle_s",
+        float,
+        "seconds a room without connected seats stays in memory (0: forever)",
+    ),
+)
 
 SERVER_HELP = """\
 Run the Cirulla match server (gRPC, asyncio).
@@ -19,12 +56,13 @@ so `grpcurl -plaintext 127.0.0.1:50051 list` works.
 
 Examples:
   cirulla server                                   # 127.0.0.1:50051, ./cirulla.sqlite3
-  cirulla server --listen 0.0.0.0:50051 --admin-token s3cret
+  CIRULLA_ADMIN_TOKEN=s3cret cirulla server --listen 0.0.0.0:50051
   cirulla server --listen 127.0.0.1:0 --port-file port.txt --db /tmp/t.sqlite3
 
-With --admin-token, CreateMatch, CreateRoom and AbortMatch need the call metadata
-`authorization: Bearer <token>`. Stop with Ctrl-C or SIGTERM: connected players get a
-Goodbye (reason SERVER_SHUTDOWN) first. See docs/server.md.
+With an admin token (--admin-token-file or CIRULLA_ADMIN_TOKEN), CreateMatch, CreateRoom
+and AbortMatch need the call metadata `authorization: Bearer <token>`; without one the
+server is open, within the limits below (docs/server.md, "Limits and trust"). Stop with
+Ctrl-C or SIGTERM: connected players get a Goodbye (reason SERVER_SHUTDOWN) first.
 """
 
 REPLAY_HELP = """\
@@ -64,11 +102,33 @@ def register(commands: argparse._SubParsersAction, bench: argparse._SubParsersAc
         "--port-file", metavar="FILE", help="after binding, write the bound port number to FILE"
     )
     p.add_argument(
+        "--admin-token-file",
+        metavar="FILE",
+        help="require 'authorization: Bearer TOKEN' metadata on CreateMatch, CreateRoom and "
+        "AbortMatch, TOKEN being the first line of FILE (or set CIRULLA_ADMIN_TOKEN); "
+        "without one, anyone may create, within the limits below",
+    )
+    p.add_argument(
         "--admin-token",
         metavar="TOKEN",
-        help="require 'authorization: Bearer TOKEN' metadata on CreateMatch, "
-        "CreateRoom and AbortMatch (default: anyone may create and abort)",
+        help="the admin token itself (visible to other local users in `ps`: prefer "
+        "--admin-token-file or CIRULLA_ADMIN_TOKEN)",
     )
+    p.add_argument(
+        "--parent-pid",
+        type=int,
+        metavar="PID",
+        help="stop when process PID (the program that started this server) exits",
+    )
+    limits = Limits()
+    for flag, attr, kind, text in LIMIT_FLAGS:
+        p.add_argument(
+            flag,
+            type=kind,
+            default=getattr(limits, attr),
+            dest=attr,
+            help=f"{text} (default %(default)s)",
+        )
     p.add_argument("--tls-cert", metavar="PEM", help="serve TLS with this certificate chain")
     p.add_argument("--tls-key", metavar="PEM", help="private key for --tls-cert")
     p.add_argument(
@@ -131,6 +191,45 @@ def register(commands: argparse._SubParsersAction, bench: argparse._SubParsersAc
     )
     b.set_defaults(func=run_bench_command)
 
+    k = bench.add_parser(
+        "soak",
+        help="server memory and decision latency over a long run of concurrent matches",
+        description="A `cirulla server` process under CONCURRENCY matches at once until "
+        "TOTAL have finished (random seats in this process); prints one JSON object: "
+        "decision round trip p50/p99/max, server memory start/peak/end, server CPU.",
+    )
+    k.add_argument("--json", action="store_true", help="print JSON (always on; for symmetry)")
+    k.add_argument(
+        "--concurrency", type=int, default=200, help="matches in play at once (default %(default)s)"
+    )
+    k.add_argument(
+        "--total", type=int, default=400, help="matches to finish in all (default %(default)s)"
+    )
+    k.add_argument("--target", type=int, default=11, help="game target (default %(default)s)")
+    k.add_argument(
+        "--processes",
+        type=int,
+        default=4,
+        help="client processes playing the seats (default %(default)s)",
+    )
+    k.set_defaults(func=run_soak_command)
+
+
+def admin_token_of(args: argparse.Namespace) -> str | None:
+    """--admin-token-file, else CIRULLA_ADMIN_TOKEN, else --admin-token (None: open)."""
+    if args.admin_token_file:
+        try:
+            lines = Path(args.admin_token_file).read_text().splitlines()
+        except OSError as exc:
+            raise ValueError(
+                f"--admin-token-file {args.admin_token_file}: {exc.strerror}"
+            ) from None
+        token = lines[0].strip() if lines else ""
+        if not token:
+            raise ValueError(f"--admin-token-file {args.admin_token_file} is empty")
+        return token
+    return os.environ.get(ADMIN_TOKEN_ENV) or args.admin_token or None
+
 
 def run_server_command(args: argparse.Namespace) -> int:
     from cirulla.server.app import serve
@@ -138,12 +237,15 @@ def run_server_command(args: argparse.Namespace) -> int:
 
     setup_logging(args.log_level)
     try:
+        limits = Limits(**{attr: getattr(args, attr) for _, attr, _, _ in LIMIT_FLAGS})
         asyncio.run(
             serve(
                 args.listen,
                 args.db,
                 port_file=args.port_file,
-                admin_token=args.admin_token,
+                parent_pid=args.parent_pid,
+                limits=limits,
+                admin_token=admin_token_of(args),
                 tls_cert=args.tls_cert,
                 tls_key=args.tls_key,
                 disconnect_grace_ms=args.disconnect_grace_ms,
@@ -199,6 +301,17 @@ def run_replay_command(args: argparse.Namespace) -> int:
     for problem in report.mismatches:
         print(f"  mismatch: {problem}")
     return 0 if report.ok else 1
+
+
+def run_soak_command(args: argparse.Namespace) -> int:
+    from cirulla.server.soak import run_soak
+
+    if args.concurrency < 1 or args.total < 1:
+        print("cirulla bench soak: --concurrency and --total must be at least 1", file=sys.stderr)
+        return 2
+    result = run_soak(args.concurrency, args.total, args.target, args.processes)
+    print(json.dumps(result, indent=1))
+    return 0
 
 
 def run_bench_command(args: argparse.Namespace) -> int:

@@ -37,7 +37,10 @@ class SeatClock:
 
     def allowed_ms(self) -> int | None:
         """Time allowed for the current decision from its start, None without limits."""
-        limits = [x for x in (self.control.move_limit_ms or None, self.bank_left_ms) if x]
+        # A bank spent down to 0 leaves no time: 0 is a limit here, not "no bank".
+        limits = [
+            x for x in (self.control.move_limit_ms or None, self.bank_left_ms) if x is not None
+        ]
         return min(limits) if limits else None
 
     def deadline(self) -> float | None:

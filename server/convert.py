@@ -28,6 +28,7 @@ from cirulla.rules.events import (
     Redeal,
     RoundDealt,
 )
+from cirulla.rules.match import check_best_of
 from cirulla.server.clock import TimeControl
 from cirulla.server.errors import InvalidArgument
 from cirulla.server.messages import (
@@ -103,6 +104,7 @@ def config_from_pb(settings: match_settings_pb2.MatchSettings) -> MatchConfig:
         raise InvalidArgument(
             f"MatchSettings.first_dealer: {first_dealer} is not a seat 0..{options.players - 1}"
         )
+    check_best_of(settings.best_of or 1)
     policy = _POLICY.get(settings.timeout_policy)
     if policy is None:
         raise InvalidArgument(f"MatchSettings.timeout_policy: {settings.timeout_policy} is unknown")

@@ -52,6 +52,10 @@ class Unavailable(ServerError):
     pass
 
 
+class ResourceExhausted(ServerError):
+    """A limit of an open server (creation rate, live matches) is reached: retry later."""
+
+
 _STATUS: tuple[tuple[type[Exception], grpc.StatusCode], ...] = (
     (NotFound, grpc.StatusCode.NOT_FOUND),
     (Unauthenticated, grpc.StatusCode.UNAUTHENTICATED),
@@ -60,6 +64,7 @@ _STATUS: tuple[tuple[type[Exception], grpc.StatusCode], ...] = (
     (InvalidArgument, grpc.StatusCode.INVALID_ARGUMENT),
     (FailedPrecondition, grpc.StatusCode.FAILED_PRECONDITION),
     (Unavailable, grpc.StatusCode.UNAVAILABLE),
+    (ResourceExhausted, grpc.StatusCode.RESOURCE_EXHAUSTED),
     (IllegalActionError, grpc.StatusCode.FAILED_PRECONDITION),
     (OptionError, grpc.StatusCode.INVALID_ARGUMENT),
     (DeckError, grpc.StatusCode.INVALID_ARGUMENT),

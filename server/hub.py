@@ -11,9 +11,14 @@ and a finished session holds every event and position of its games.
 from __future__ import annotations
 
 import asyncio
+import collections
 import dataclasses
 import logging
 import secrets
+import sqlite3
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from cirulla import PROTOCOL_VERSION, protocol_compatible
@@ -24,7 +29,20 @@ from cirulla.server.errors import (
     InvalidArgument,
     NotFound,
     PermissionDenied,
+    ResourceExhausted,
     Unauthenticated,
+)
+from cirulla.server.limits import (
+    MAX_ID,
+    MAX_NAME,
+    MAX_PROTOCOL_VERSION,
+    MAX_REASON,
+    MAX_TOKEN,
+    MAX_VERSION,
+    Limits,
+    RateGate,
+    check_text,
+    peer_host,
 )
 from cirulla.server.session import (
     Connection,
@@ -33,16 +51,17 @@ from cirulla.server.session import (
     new_seat_token,
     now_iso,
     public_config,
+    token_seat,
 )
 from cirulla.server.store import Store
 
 log = logging.getLogger("cirulla.server")
 #: Default time an ended (finished or aborted) match stays in memory, in seconds.
 KEEP_FINISHED_S = 300.0
+#: Abort reason of the matches a previous server process left waiting or running.
+INTERRUPTED = "the server stopped while this match was waiting or in progress"
 #: Match statuses after which nothing changes any more.
 ENDED = ("finished", "aborted")
-#: Longest AbortMatch reason accepted (it is stored and sent to every player).
-MAX_ABORT_REASON = 1000
 
 
 class Room:
@@ -57,18 +76,20 @@ class Room:
         self.tokens = [new_seat_token() for _ in range(n)]
         self.conns: list[Connection | None] = [None] * n
         self.names = [""] * n
+        self.versions = [""] * n
         self.current: MatchSession | None = None
         self.spectators: set[Connection] = set()
         self.history: list[dict[str, Any]] = []
         self.create_time = now_iso()
+        self.idle_since = time.monotonic()  # no seat connected since
 
     def seat_for_token(self, token: str) -> int:
         if not token:
             raise Unauthenticated("Hello.seat_token is empty: send the token from CreateRoom")
-        for seat, t in enumerate(self.tokens):
-            if secrets.compare_digest(t, token):
-                return seat
-        raise Unauthenticated(f"Hello.seat_token is not a token of room {self.room_id}")
+        seat = token_seat(self.tokens, token)
+        if seat is None:
+            raise Unauthenticated(f"Hello.seat_token is not a token of room {self.room_id}")
+        return seat
 
     def join(
         self,
@@ -84,6 +105,7 @@ class Room:
             raise AlreadyExists(f"seat {seat} of room {self.room_id} already has a live stream")
         self.conns[seat] = conn
         self.names[seat] = name
+        self.versions[seat] = version or self.versions[seat]
         conn.room = self
         session = self.current
         if session is None or session.status in ("finished", "aborted"):
@@ -95,6 +117,10 @@ class Room:
     def leave(self, conn: Connection) -> None:
         if conn.seat is not None and self.conns[conn.seat] is conn:
             self.conns[conn.seat] = None
+            if all(c is None for c in self.conns):
+                self.idle_since = time.monotonic()
+                if self.hub.limits.room_idle_s > 0:
+                    self.hub._later(self.hub.limits.room_idle_s, self.hub._room_idle, self.room_id)
 
     def _next_session(self) -> MatchSession:
         session = self.hub.create_match(self.config, room_id=self.room_id, room=self)
@@ -109,7 +135,9 @@ class Room:
             nxt = self._next_session()
             for seat, conn in enumerate(self.conns):
                 assert conn is not None
-                nxt.attach(seat, conn, name=self.names[seat], version="", welcome=False)
+                nxt.attach(
+                    seat, conn, name=self.names[seat], version=self.versions[seat], welcome=False
+                )
 
     def summary(self) -> dict[str, Any]:
         n = self.config.options.players
@@ -142,8 +170,16 @@ class Hub:
         admin_token: str | None = None,
         default_grace_ms: int = 30_000,
         keep_finished_s: float = KEEP_FINISHED_S,
+        limits: Limits | None = None,
     ) -> None:
         self.store = store
+        self.limits = limits or Limits()
+        #: Counts of notable events (slow consumers dropped, undecodable frames, ...).
+        self.stats: collections.Counter[str] = collections.Counter()
+        self._creations = RateGate(self.limits.create_rate, self.limits.create_burst)
+        #: One thread builds and writes records, in the order the games ended.
+        self._writer = ThreadPoolExecutor(1, thread_name_prefix="cirulla-records")
+        self._pending: set[asyncio.Future[Any]] = set()
         self.admin_token = admin_token
         self.default_grace_ms = default_grace_ms
         self.keep_finished_s = keep_finished_s
@@ -151,7 +187,11 @@ class Hub:
         self.matches: dict[str, MatchSession] = {}
         self._evictions: dict[str, asyncio.TimerHandle] = {}
         self.rooms: dict[str, Room] = {}
-        self._counter = 0
+        # Ids go on from the matches already stored, so a restart never reuses one.
+        self._counter = store.count_matches()
+        interrupted = store.abort_interrupted(INTERRUPTED)
+        if interrupted:
+            log.info("matches_interrupted count=%d aborted (server restart)", len(interrupted))
         self.groups = DealGroups(store.group_members)
 
     # ------------------------------------------------------------------ admin
@@ -160,17 +200,63 @@ class Hub:
         """With an admin token configured, require ``authorization: Bearer TOKEN``."""
         if not self.admin_token:
             return
+        token = self._bearer(metadata, "the admin token")
+        if token_seat([self.admin_token], token) is None:
+            raise PermissionDenied("the admin token in 'authorization' metadata is wrong")
+
+    @staticmethod
+    def _bearer(metadata: dict[str, str], what: str) -> str:
         value = metadata.get("authorization", "")
         if not value:
             raise Unauthenticated(
-                "this server requires the admin token: send call metadata "
-                "'authorization: Bearer <token>'"
+                f"this call needs {what}: send call metadata 'authorization: Bearer <token>'"
             )
         scheme, _, token = value.partition(" ")
-        if scheme.lower() != "bearer" or not secrets.compare_digest(
-            token.strip(), self.admin_token
-        ):
-            raise PermissionDenied("the admin token in 'authorization' metadata is wrong")
+        if scheme.lower() != "bearer":
+            raise PermissionDenied("the 'authorization' metadata must be 'Bearer <token>'")
+        return token.strip()
+
+    def check_create(self, metadata: dict[str, str], peer: str) -> None:
+        """May this caller create a match or room now? The admin token when there is one;
+        on an open server a creation rate per client address. Always the live cap."""
+        if self.admin_token:
+            self.check_admin(metadata)
+        elif not self._creations.take(peer_host(peer)):
+            self.stats["creations_refused"] += 1
+            raise ResourceExhausted(
+                f"too many matches created from this address: at most "
+                f"{self.limits.create_rate:g} per second (bursts of "
+                f"{self.limits.create_burst}); retry later"
+            )
+        live = sum(1 for m in self.matches.values() if m.status not in ENDED)
+        if live >= self.limits.max_live_matches:
+            self.stats["creations_refused"] += 1
+            raise ResourceExhausted(
+                f"the server holds {live} waiting or running matches, its limit; retry later"
+            )
+
+    def check_abort(self, metadata: dict[str, str], match_id: str) -> None:
+        """The admin when there is one; on an open server the match's creator, who proves
+        it with one of the match's (or its room's) seat tokens."""
+        if self.admin_token:
+            self.check_admin(metadata)
+            return
+        session = self.matches.get(match_id)
+        if session is None:
+            stored = self.store.get_match(match_id) if len(match_id) <= MAX_ID else None
+            if stored is not None and stored["status"] not in ENDED:
+                raise PermissionDenied(
+                    f"match {match_id} is not live on this server: only the admin may abort it"
+                )
+            return  # abort_match answers: ended (as GetMatch shows anyone), or not found
+        token = self._bearer(metadata, "one of the match's seat tokens (or the admin token)")
+        room = self.rooms.get(session.room_id)
+        tokens = session.tokens + (room.tokens if room is not None else [])
+        if token_seat(tokens, token) is None:
+            raise PermissionDenied(
+                f"only the creator of match {match_id} (holding one of its seat tokens) "
+                "or the admin may abort it"
+            )
 
     def is_admin(self, metadata: dict[str, str]) -> bool:
         """Whether the call carries this server's admin token (never true without one)."""
@@ -203,8 +289,9 @@ class Hub:
     # ------------------------------------------------------------------ matches
 
     def _new_id(self, prefix: str) -> str:
+        """``m-<n>-<8 hex>``: n counts on across restarts; the store refuses a taken id."""
         self._counter += 1
-        return f"{prefix}-{self._counter}-{secrets.token_hex(3)}"
+        return f"{prefix}-{self._counter}-{secrets.token_hex(4)}"
 
     def create_match(
         self,
@@ -218,8 +305,11 @@ class Hub:
         problem = check_group(deal_group, deal_group_size)
         if problem:
             raise InvalidArgument(problem)
+        match_id = self._new_id("m")
+        while match_id in self.matches or self.store.get_match(match_id) is not None:
+            match_id = self._new_id("m")
         session = MatchSession(
-            self._new_id("m"),
+            match_id,
             config,
             room_id=room_id,
             default_grace_ms=self.default_grace_ms,
@@ -230,10 +320,13 @@ class Hub:
             deal_group=deal_group,
             deal_group_size=deal_group_size,
         )
+        if not self.store.insert_match(session.summary()):
+            raise FailedPrecondition(f"match id {match_id} is already stored; try again")
         self.matches[session.match_id] = session
+        if room is None and self.limits.waiting_timeout_s > 0:
+            self._later(self.limits.waiting_timeout_s, self._expire_waiting, match_id)
         if deal_group:
             self.groups.add(deal_group, deal_group_size, session.match_id, session.status)
-        self._save_match(session)
         log.info(
             "match_created match=%s room=%s players=%d best_of=%d",
             session.match_id,
@@ -243,11 +336,85 @@ class Hub:
         )
         return session
 
-    def _record(self, record: dict[str, Any], room: Room | None) -> None:
-        self.store.save_record(record)
-        if room is not None:
-            room.history.append(record_summary(record))
+    def _record(self, build: Callable[[], dict[str, Any]], room: Room | None) -> None:
+        """Build and store a finished game's record on the writer thread.
+
+        Building a record (every event of the game) and writing it takes milliseconds;
+        on the event loop that would stall every other match's decisions. The loop only
+        keeps the pending write, which ``records_written`` awaits before a read.
+        """
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # no server running (a script driving the hub): write now
+            self._recorded(self._write_record(build), room)
+            return
+        future = loop.run_in_executor(self._writer, self._write_record, build)
+        self._pending.add(future)
+
+        def done(future: asyncio.Future[dict[str, Any] | None]) -> None:
+            self._pending.discard(future)
+            if not future.cancelled() and future.exception() is None:
+                self._recorded(future.result(), room)
+
+        future.add_done_callback(done)
+
+    def _write_record(self, build: Callable[[], dict[str, Any]]) -> dict[str, Any] | None:
+        """(writer thread) The record's summary once stored; None if it was refused."""
+        record = build()
+        try:
+            self.store.save_record(record)
+        except sqlite3.IntegrityError:
+            log.error("record_conflict record=%s: already stored, kept", record["record_id"])
+            return None
+        return record_summary(record)
+
+    def _recorded(self, summary: dict[str, Any] | None, room: Room | None) -> None:
+        if room is not None and summary is not None:
+            room.history.append(summary)
+            del room.history[: -self.limits.room_history]  # older games: in ListRecords
             self.store.save_room(room.summary())
+
+    async def records_written(self) -> None:
+        """Wait until every finished game so far is in the database."""
+        while self._pending:
+            await asyncio.gather(*list(self._pending), return_exceptions=True)
+
+    @staticmethod
+    def _later(delay: float, callback: Any, *args: Any) -> None:
+        """Run ``callback(*args)`` after ``delay`` s (nothing without a running loop: a
+        script driving the hub directly keeps everything)."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        loop.call_later(delay, callback, *args)
+
+    def _expire_waiting(self, match_id: str) -> None:
+        """Abort a match whose players never all came (an open server would fill up)."""
+        session = self.matches.get(match_id)
+        if session is not None and session.status == "waiting":
+            self.stats["waiting_expired"] += 1
+            session.abort(
+                "aborted",
+                f"not every seat joined within {self.limits.waiting_timeout_s:g} s",
+            )
+
+    def _room_idle(self, room_id: str) -> None:
+        """Drop a room nobody is connected to from memory (the database keeps it)."""
+        room = self.rooms.get(room_id)
+        if room is None or any(c is not None for c in room.conns):
+            return
+        idle = time.monotonic() - room.idle_since
+        if idle < self.limits.room_idle_s:
+            self._later(self.limits.room_idle_s - idle, self._room_idle, room_id)
+            return
+        del self.rooms[room_id]
+        for spec in list(room.spectators):
+            spec.close("aborted", f"room {room_id} was closed after being idle")
+        if room.current is not None and room.current.status == "waiting":
+            room.current.abort("aborted", f"room {room_id} was closed after being idle")
+        self.stats["rooms_evicted"] += 1
+        log.info("room_evicted room=%s games=%d", room_id, len(room.history))
 
     def _save_match(self, session: MatchSession) -> None:
         summary = session.summary()
@@ -289,6 +456,7 @@ class Hub:
         )
 
     def match_summary(self, match_id: str) -> dict[str, Any]:
+        check_text(match_id, "GetMatchRequest.match_id", MAX_ID)
         session = self.matches.get(match_id)
         if session is not None:
             return session.summary()
@@ -305,11 +473,8 @@ class Hub:
         """
         if not match_id:
             raise InvalidArgument("AbortMatchRequest.match_id is empty")
-        if len(reason) > MAX_ABORT_REASON:
-            raise InvalidArgument(
-                f"AbortMatchRequest.reason has {len(reason)} characters; "
-                f"at most {MAX_ABORT_REASON} are kept"
-            )
+        check_text(match_id, "AbortMatchRequest.match_id", MAX_ID)
+        check_text(reason, "AbortMatchRequest.reason", MAX_REASON)
         message = reason.strip() or "aborted by the server's administrator"
         session = self.matches.get(match_id)
         summary = session.summary() if session is not None else self.store.get_match(match_id)
@@ -331,13 +496,17 @@ class Hub:
         return summary
 
     def create_room(self, name: str, config: MatchConfig) -> Room:
+        check_text(name, "CreateRoomRequest.display_name", MAX_NAME)
         room = Room(self, self._new_id("r"), name, config)
         self.rooms[room.room_id] = room
+        if self.limits.room_idle_s > 0:
+            self._later(self.limits.room_idle_s, self._room_idle, room.room_id)
         self.store.save_room(room.summary())
         log.info("room_created room=%s players=%d", room.room_id, config.options.players)
         return room
 
-    def room(self, room_id: str) -> Room:
+    def room(self, room_id: str, field: str = "room_id") -> Room:
+        check_text(room_id, field, MAX_ID)
         room = self.rooms.get(room_id)
         if room is None:
             raise NotFound(f"no room {room_id!r}")
@@ -357,6 +526,15 @@ class Hub:
         version: str,
         resume: int | None,
     ) -> None:
+        for value, field, limit in (
+            (protocol_version, "protocol_version", MAX_PROTOCOL_VERSION),
+            (match_id, "match_id", MAX_ID),
+            (room_id, "room_id", MAX_ID),
+            (token, "seat_token", MAX_TOKEN),
+            (name, "name", MAX_NAME),
+            (version, "version", MAX_VERSION),
+        ):
+            check_text(value, f"Hello.{field}", limit)
         if protocol_version and not protocol_compatible(protocol_version):
             raise FailedPrecondition(
                 f"Hello.protocol_version {protocol_version!r} is not supported; "
@@ -364,7 +542,7 @@ class Hub:
             )
         takeover = resume is not None
         if room_id:
-            room = self.room(room_id)
+            room = self.room(room_id, "Hello.room_id")
             room.join(room.seat_for_token(token), conn, name, version, resume, takeover)
             return
         if not match_id:
@@ -393,8 +571,9 @@ class Hub:
         after: int,
         metadata: dict[str, str] | None = None,
     ) -> None:
+        check_text(match_id, "SpectateRequest.match_id", MAX_ID)
         if room_id:
-            room = self.room(room_id)
+            room = self.room(room_id, "SpectateRequest.room_id")
             room.spectators.add(conn)
             conn.room = room
             if room.current is not None:
@@ -407,6 +586,10 @@ class Hub:
             raise self._not_live(match_id)
         self.check_spectatable(session, metadata or {})
         session.add_spectator(conn, after)
+
+    def close(self) -> None:
+        """After ``records_written``: stop the writer thread."""
+        self._writer.shutdown(wait=True)
 
     def shutdown(self) -> None:
         for handle in self._evictions.values():

@@ -7,26 +7,83 @@ the answer; errors become a status through ``errors.status_for``, the one mappin
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import grpc
+from google.protobuf.message import DecodeError
+from google.protobuf.message_factory import GetMessageClass
 
 from cirulla.rules import CirullaError
 from cirulla.server import convert
-from cirulla.server.errors import FailedPrecondition, InvalidArgument, NotFound, ServerError
+from cirulla.server.errors import (
+    FailedPrecondition,
+    InvalidArgument,
+    NotFound,
+    Rejection,
+    ServerError,
+)
 from cirulla.server.errors import status_for as status_for
 from cirulla.server.hub import Hub, record_summary
+from cirulla.server.limits import MAX_ID, MAX_NOTATION, MAX_QUIT_REASON, check_text, page_offset
 from cirulla.server.messages import CommandListMsg, GoodbyeMsg
 from cirulla.server.session import Connection
 from cirulla.v1 import match_pb2, match_service_pb2, match_service_pb2_grpc
 
 log = logging.getLogger("cirulla.server")
 T = TypeVar("T")
-DEFAULT_PAGE = 100
+SERVICE = match_service_pb2.DESCRIPTOR.services_by_name["MatchService"]
+
+
+@dataclass(frozen=True, slots=True)
+class Undecodable:
+    """A request frame that is not a valid message of its type (bad wire data or UTF-8).
+
+    gRPC's own answer to a frame its deserializer cannot read is UNKNOWN on a unary call
+    and a silently dropped message on a stream; decoding into this marker lets the
+    servicer answer INVALID_ARGUMENT, and end a Play stream with a status.
+    """
+
+    type_name: str
+    size: int
+
+    def message(self) -> str:
+        return f"a {self.size}-byte request frame is not a valid {self.type_name}"
+
+
+def _lenient(cls: Any) -> Callable[[bytes], Any]:
+    def parse(data: bytes) -> Any:
+        try:
+            return cls.FromString(data)
+        except DecodeError:
+            return Undecodable(cls.DESCRIPTOR.full_name, len(data))
+
+    return parse
+
+
+def add_to_server(servicer: MatchService, server: grpc.aio.Server) -> None:
+    """Register the servicer like the generated ``add_..._to_server``, with lenient
+    request decoding (``Undecodable``)."""
+    factories = {
+        (False, False): grpc.unary_unary_rpc_method_handler,
+        (False, True): grpc.unary_stream_rpc_method_handler,
+        (True, False): grpc.stream_unary_rpc_method_handler,
+        (True, True): grpc.stream_stream_rpc_method_handler,
+    }
+    handlers = {}
+    for method in SERVICE.methods:
+        factory = factories[(method.client_streaming, method.server_streaming)]
+        handlers[method.name] = factory(
+            getattr(servicer, method.name),
+            request_deserializer=_lenient(GetMessageClass(method.input_type)),
+            response_serializer=GetMessageClass(method.output_type).SerializeToString,
+        )
+    server.add_generic_rpc_handlers(
+        (grpc.method_handlers_generic_handler(SERVICE.full_name, handlers),)
+    )
 
 
 def _guard(
@@ -37,6 +94,9 @@ def _guard(
     @functools.wraps(method)
     async def wrapper(self: Any, request: Any, context: grpc.aio.ServicerContext) -> T:
         try:
+            if isinstance(request, Undecodable):
+                self.hub.stats["undecodable_frames"] += 1
+                raise InvalidArgument(request.message())
             return await method(self, request, context)
         except (ServerError, CirullaError) as exc:
             await context.abort(status_for(exc), str(exc))
@@ -45,16 +105,20 @@ def _guard(
     return wrapper
 
 
+def _choice(submit: Any) -> Any:
+    """The submitted choice; a notation over the limit is refused without decoding it."""
+    if submit.WhichOneof("choice") == "notation" and len(submit.notation) > MAX_NOTATION:
+        return Rejection(
+            "invalid",
+            "syntax",
+            f"SubmitAction.notation has {len(submit.notation)} characters; "
+            f"the limit is {MAX_NOTATION}",
+        )
+    return convert.choice_from_pb(submit)
+
+
 def _metadata(context: grpc.aio.ServicerContext) -> dict[str, str]:
     return {k.lower(): v for k, v in (context.invocation_metadata() or ()) if isinstance(v, str)}
-
-
-def _page(token: str) -> int:
-    if not token:
-        return 0
-    if not token.isdigit():
-        raise InvalidArgument(f"page_token {token!r} is not one this server issued")
-    return int(token)
 
 
 class MatchService(match_service_pb2_grpc.MatchServiceServicer):
@@ -63,7 +127,7 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
 
     @_guard
     async def CreateMatch(self, request: Any, context: grpc.aio.ServicerContext) -> Any:
-        self.hub.check_admin(_metadata(context))
+        self.hub.check_create(_metadata(context), context.peer())
         config = convert.config_from_pb(request.settings)
         session = self.hub.create_match(
             config, deal_group=request.deal_group, deal_group_size=request.deal_group_size
@@ -77,7 +141,7 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
 
     @_guard
     async def CreateRoom(self, request: Any, context: grpc.aio.ServicerContext) -> Any:
-        self.hub.check_admin(_metadata(context))
+        self.hub.check_create(_metadata(context), context.peer())
         config = convert.config_from_pb(request.settings)
         room = self.hub.create_room(request.display_name, config)
         return match_service_pb2.CreateRoomResponse(
@@ -96,8 +160,8 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
         status = {1: "waiting", 2: "in_progress", 3: "finished", 4: "aborted"}.get(
             request.status, ""
         )
-        size = request.page_size or DEFAULT_PAGE
-        offset = _page(request.page_token)
+        size = self.hub.limits.page_size(request.page_size)
+        offset = page_offset(request.page_token, "ListMatchesRequest.page_token")
         rows = self.hub.store.list_matches(status=status, limit=size + 1, offset=offset)
         more = len(rows) > size
         return match_service_pb2.ListMatchesResponse(
@@ -107,14 +171,16 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
 
     @_guard
     async def GetRoom(self, request: Any, context: grpc.aio.ServicerContext) -> Any:
+        await self.hub.records_written()  # the room's history lists written games
         return match_service_pb2.GetRoomResponse(
-            room=convert.room_pb(self.hub.room(request.room_id).summary())
+            room=convert.room_pb(self.hub.room(request.room_id, "GetRoomRequest.room_id").summary())
         )
 
     @_guard
     async def ListRooms(self, request: Any, context: grpc.aio.ServicerContext) -> Any:
-        size = request.page_size or DEFAULT_PAGE
-        offset = _page(request.page_token)
+        await self.hub.records_written()
+        size = self.hub.limits.page_size(request.page_size)
+        offset = page_offset(request.page_token, "ListRoomsRequest.page_token")
         rooms = list(self.hub.rooms.values())[::-1]
         page = rooms[offset : offset + size]
         return match_service_pb2.ListRoomsResponse(
@@ -124,8 +190,11 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
 
     @_guard
     async def ListRecords(self, request: Any, context: grpc.aio.ServicerContext) -> Any:
-        size = request.page_size or DEFAULT_PAGE
-        offset = _page(request.page_token)
+        size = self.hub.limits.page_size(request.page_size)
+        offset = page_offset(request.page_token, "ListRecordsRequest.page_token")
+        check_text(request.match_id, "ListRecordsRequest.match_id", MAX_ID)
+        check_text(request.room_id, "ListRecordsRequest.room_id", MAX_ID)
+        await self.hub.records_written()
         rows = self.hub.store.list_records(
             match_id=request.match_id, room_id=request.room_id, limit=size + 1, offset=offset
         )
@@ -139,10 +208,12 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
 
     @_guard
     async def GetRecord(self, request: Any, context: grpc.aio.ServicerContext) -> Any:
+        check_text(request.record_id, "GetRecordRequest.record_id", MAX_ID)
         match_id, _, game = request.record_id.rpartition("-g")
         session = self.hub.matches.get(match_id)
         if session is not None:
             session.settle()  # a move still being delivered may finish the game
+        await self.hub.records_written()
         record = self.hub.store.get_record(request.record_id)
         if record is None:
             if session is not None and game.isdigit() and int(game) <= len(session.runs):
@@ -156,20 +227,58 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
 
     @_guard
     async def AbortMatch(self, request: Any, context: grpc.aio.ServicerContext) -> Any:
-        self.hub.check_admin(_metadata(context))
+        self.hub.check_abort(_metadata(context), request.match_id)
         summary = self.hub.abort_match(request.match_id, request.reason)
         return match_service_pb2.AbortMatchResponse(match=convert.match_pb(summary))
 
     # ------------------------------------------------------------------ streams
 
+    def _connection(self, seat: int | None = None) -> Connection:
+        """A bounded stream whose overflow ends the call running this coroutine."""
+        conn = Connection(seat, limit=self.hub.limits.stream_queue)
+        task = asyncio.current_task()
+
+        def overflow(conn: Connection) -> None:
+            self.hub.stats["slow_consumers"] += 1
+            session = conn.session
+            log.warning(
+                "slow_consumer match=%s seat=%s queued=%d: disconnected",
+                session.match_id if session is not None else "-",
+                conn.seat,
+                conn.queue.qsize(),
+            )
+            conn.queue = asyncio.Queue()  # drop what it never read
+            if task is not None:
+                task.cancel()
+
+        conn.on_overflow = overflow
+        return conn
+
     async def Play(
         self, request_iterator: AsyncIterator[Any], context: grpc.aio.ServicerContext
     ) -> AsyncIterator[Any]:
         requests = request_iterator.__aiter__()
+        # Wait for hello without cancelling the read (a read cancelled inside gRPC may
+        # end the call as CANCELLED instead of with the status below).
+        read = asyncio.ensure_future(requests.__anext__())
+        done, _ = await asyncio.wait({read}, timeout=self.hub.limits.hello_timeout_s)
+        if not done:
+            self.hub.stats["hello_timeouts"] += 1
+            log.info("hello_timeout peer=%s", context.peer())
+            try:
+                await context.abort(
+                    grpc.StatusCode.DEADLINE_EXCEEDED,
+                    f"no hello within {self.hub.limits.hello_timeout_s:g} s of opening Play",
+                )
+            finally:
+                read.cancel()
         try:
-            first = await requests.__anext__()
+            first = read.result()
         except StopAsyncIteration:
             return
+        if isinstance(first, Undecodable):
+            self.hub.stats["undecodable_frames"] += 1
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, first.message())
         if first.WhichOneof("body") != "hello":
             await context.abort(
                 grpc.StatusCode.INVALID_ARGUMENT,
@@ -177,7 +286,7 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
                 f"seat_token); got {first.WhichOneof('body') or 'an empty body'}",
             )
         hello = first.hello
-        conn = Connection()
+        conn = self._connection()
         try:
             self.hub.join(
                 conn,
@@ -209,33 +318,59 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, protocol_error)
 
     async def _read(self, requests: AsyncIterator[Any], conn: Connection) -> None:
-        with contextlib.suppress(asyncio.CancelledError, grpc.RpcError):
+        try:
             async for req in requests:
+                if isinstance(req, Undecodable):
+                    self._protocol_error(conn, req.message() + " (PlayRequest stream ended)")
+                    self.hub.stats["undecodable_frames"] += 1
+                    return
                 kind = req.WhichOneof("body")
                 if kind == "submit_action":
                     sa = req.submit_action
                     session = conn.session
                     if session is not None:
-                        session.submit(conn, sa.decision_id, convert.choice_from_pb(sa))
+                        session.submit(conn, sa.decision_id, _choice(sa))
                 elif kind == "list_commands":
                     conn.send(CommandListMsg(convert.CAPABILITIES))
                 elif kind == "quit":
                     conn.quit = True
-                    conn.close("client_quit", req.quit.reason or "client quit")
+                    reason = req.quit.reason[:MAX_QUIT_REASON]
+                    conn.close("client_quit", reason or "client quit")
                     return
                 elif kind == "hello":
-                    conn.close("protocol_error", "a second hello on the same Play stream")
+                    self._protocol_error(conn, "a second hello on the same Play stream")
                     return
                 else:
-                    conn.close(
-                        "protocol_error",
+                    self._protocol_error(
+                        conn,
                         "PlayRequest.body is empty: set hello, submit_action, list_commands "
                         "or quit",
                     )
                     return
+        except asyncio.CancelledError:
+            pass
+        except grpc.RpcError:
+            # the call broke (e.g. an oversized frame): let the writer leave too
+            conn.close("protocol_error", "the request stream failed")
+
+    def _protocol_error(self, conn: Connection, message: str) -> None:
+        """End a Play stream for breaking the protocol; counted on its seat."""
+        session = conn.session
+        if session is not None and conn.seat is not None:
+            session.seats[conn.seat].protocol_errors += 1
+        log.info(
+            "protocol_error match=%s seat=%s: %s",
+            session.match_id if session is not None else "-",
+            conn.seat,
+            message,
+        )
+        conn.close("protocol_error", message)
 
     async def Spectate(self, request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
-        conn = Connection(None)
+        if isinstance(request, Undecodable):
+            self.hub.stats["undecodable_frames"] += 1
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, request.message())
+        conn = self._connection()
         target = request.WhichOneof("target")
         if target is None:
             await context.abort(

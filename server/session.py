@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import logging
 import secrets
 import time
@@ -24,8 +25,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 from cirulla.rules import Action, Game, IllegalActionError, Options
+from cirulla.rules.errors import DeckError
 from cirulla.rules.events import DealScored, DealStarted, Event, GameOver, Redeal
 from cirulla.rules.game import DeckSource
+from cirulla.rules.match import match_winner
 from cirulla.server.clock import SeatClock, TimeControl
 from cirulla.server.errors import AlreadyExists, FailedPrecondition, Rejection, Unauthenticated
 from cirulla.server.messages import (
@@ -82,19 +85,32 @@ class Connection:
     """One live stream: a seat's Play call (``seat`` set) or a spectator (``seat`` None).
 
     The domain puts messages on ``queue``; the stream's writer takes them off in order.
+    The queue is bounded: a client that stops reading its stream while messages keep
+    coming is disconnected (``on_overflow``), never buffered without limit.
     """
 
-    def __init__(self, seat: int | None = None) -> None:
+    def __init__(self, seat: int | None = None, *, limit: int = 0) -> None:
         self.seat = seat
         self.queue: asyncio.Queue[Any] = asyncio.Queue()
+        self.limit = limit  # 0 = unbounded
         self.session: MatchSession | None = None
         self.room: Any = None
         self.closed = False
         self.quit = False
+        self.overflowed = False
+        #: Called once when the queue overflows: the stream's owner ends the call.
+        self.on_overflow: Callable[[Connection], None] | None = None
 
     def send(self, msg: Any) -> None:
-        if not self.closed:
-            self.queue.put_nowait(msg)
+        if self.closed:
+            return
+        if self.limit and self.queue.qsize() >= self.limit:
+            self.closed = True
+            self.overflowed = True
+            if self.on_overflow is not None:
+                self.on_overflow(self)
+            return
+        self.queue.put_nowait(msg)
 
     def close(self, reason: str, message: str = "") -> None:
         if not self.closed:
@@ -113,6 +129,8 @@ class Seat:
     forfeits: int = 0
     disconnects: int = 0
     illegal: int = 0
+    #: Streams of this seat ended for breaking the protocol (e.g. an undecodable frame).
+    protocol_errors: int = 0
 
     def faults(self) -> dict[str, int]:
         """The typed counts of SeatInfo (what programs read; ``notes`` is for people)."""
@@ -133,6 +151,8 @@ class Seat:
             out.append("disconnected")
         if self.illegal:
             out.append(f"illegal actions: {self.illegal}")
+        if self.protocol_errors:
+            out.append(f"protocol errors: {self.protocol_errors}")
         return out
 
 
@@ -171,7 +191,7 @@ class MatchSession:
         *,
         room_id: str = "",
         default_grace_ms: int = 30_000,
-        on_record: Callable[[dict[str, Any]], None] | None = None,
+        on_record: Callable[[Callable[[], dict[str, Any]]], None] | None = None,
         on_change: Callable[[MatchSession], None] | None = None,
         on_finished: Callable[[MatchSession], None] | None = None,
         close_on_finish: bool = True,
@@ -238,10 +258,10 @@ class MatchSession:
     def seat_for_token(self, token: str) -> int:
         if not token:
             raise Unauthenticated("Hello.seat_token is empty: send the token from CreateMatch")
-        for seat, t in enumerate(self.tokens):
-            if secrets.compare_digest(t, token):
-                return seat
-        raise Unauthenticated(f"Hello.seat_token is not a token of match {self.match_id}")
+        seat = token_seat(self.tokens, token)
+        if seat is None:
+            raise Unauthenticated(f"Hello.seat_token is not a token of match {self.match_id}")
+        return seat
 
     def summary(self) -> dict[str, Any]:
         """Public summary (JSON-able): never tokens, seeds or hidden cards."""
@@ -402,7 +422,13 @@ class MatchSession:
         else:
             first = (prev.game.dealer + 1) % self.options.players
         events: list[Event] = []
-        game = Game(self.options, deck_source=self.deck_source, first_dealer=first, events=events)
+        try:
+            game = Game(
+                self.options, deck_source=self.deck_source, first_dealer=first, events=events
+            )
+        except DeckError as exc:
+            self._out_of_decks(exc)
+            return
         # The dealer of deal 1 is the game's first dealer (a redeal keeps the dealer).
         run = GameRun(len(self.runs) + 1, game, game.dealer, now_iso())
         self.runs.append(run)
@@ -516,11 +542,14 @@ class MatchSession:
         )
         run.record_id = f"{self.match_id}-g{run.number}"
         if self._on_record is not None:
-            self._on_record(self.record(run))
-        played = len(self.results)
-        top = max(self.games_won)
-        if top * 2 > self.config.best_of or played >= self.config.best_of:
-            self.winner = self.games_won.index(top) if self.games_won.count(top) == 1 else None
+            # Built (and written) later, off the event loop: the finished run no longer
+            # changes, and the seats and finish time are taken now.
+            self._on_record(
+                functools.partial(self.record, run, seats=self.seat_public(), finish=now_iso())
+            )
+        winner = match_winner(self.games_won, self.config.best_of)
+        if winner is not None:
+            self.winner = winner
             self._finish_match()
         else:
             self._changed()
@@ -567,6 +596,14 @@ class MatchSession:
             conn.close(reason, message)
         if ended:
             self._changed()
+
+    def _out_of_decks(self, exc: DeckError) -> None:
+        """Explicit deck orders ran out: the match cannot go on, so it ends as aborted."""
+        self.abort(
+            "aborted",
+            f"MatchSettings.deck_orders ran out: {exc}. Give one deck order per deal, plus "
+            "one per void deal, for every game of the match",
+        )
 
     def _receivers(self) -> list[Connection]:
         return [s.conn for s in self.seats if s.conn is not None] + list(self.spectators)
@@ -649,7 +686,11 @@ class MatchSession:
 
     def _play(self, run: GameRun, decision: Decision, code: int, *, by_timeout: bool) -> None:
         seat = decision.seat
-        events = run.game.apply(code, seat)
+        try:
+            events = run.game.apply(code, seat)
+        except DeckError as exc:  # the move ended a deal and no deck order is left
+            self._out_of_decks(exc)
+            return
         if decision.timer is not None:
             decision.timer.cancel()
         elapsed = self.clocks[seat].stop()
@@ -785,8 +826,18 @@ class MatchSession:
 
     # ------------------------------------------------------------------ records
 
-    def record(self, run: GameRun) -> dict[str, Any]:
-        """The replayable record of a finished game (JSON-able; holds every hidden card)."""
+    def record(
+        self,
+        run: GameRun,
+        *,
+        seats: tuple[SeatPublic, ...] | None = None,
+        finish: str | None = None,
+    ) -> dict[str, Any]:
+        """The replayable record of a finished game (JSON-able; holds every hidden card).
+
+        Reads only what no longer changes once the game is over (plus ``seats`` and
+        ``finish`` when given), so it may run in another thread.
+        """
         assert run.result is not None
         return {
             "format": RECORD_FORMAT,
@@ -801,7 +852,7 @@ class MatchSession:
             "decks": [list(d) for d in run.game.decks_used],
             "seats": [
                 {"seat": s.seat, "side": s.side, "name": s.name, "version": s.version}
-                for s in self.seat_public()
+                for s in (seats if seats is not None else self.seat_public())
             ],
             "actions": run.actions,
             "events": [
@@ -817,8 +868,17 @@ class MatchSession:
             "deals": run.deals,
             "result": run.result.to_dict(),
             "start_time": run.start_time,
-            "finish_time": now_iso(),
+            "finish_time": finish or now_iso(),
         }
+
+
+def token_seat(tokens: list[str], token: str) -> int | None:
+    """The seat whose token is ``token`` (compared in constant time, any characters)."""
+    given = token.encode("utf-8", "surrogatepass")
+    for seat, t in enumerate(tokens):
+        if secrets.compare_digest(t.encode(), given):
+            return seat
+    return None
 
 
 def public_config(config: MatchConfig) -> dict[str, Any]:

@@ -9,6 +9,7 @@ open the file while a server is writing to it.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import threading
 from pathlib import Path
@@ -47,10 +48,18 @@ class Store:
     def __init__(self, path: str | Path) -> None:
         self.path = str(path)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.executescript(SCHEMA)
+        try:
+            if self.path != ":memory:" and not os.path.exists(self.path):
+                # records hold every hand and deck: readable by the owner only (SQLite
+                # gives its -wal and -shm files the same mode)
+                os.close(os.open(self.path, os.O_CREAT | os.O_WRONLY, 0o600))
+            self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.executescript(SCHEMA)
+        except (OSError, sqlite3.Error) as exc:
+            detail = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            raise OSError(f"database {self.path}: {detail}") from None
 
     def close(self) -> None:
         with self._lock:
@@ -59,9 +68,11 @@ class Store:
     # ------------------------------------------------------------------ records
 
     def save_record(self, record: dict[str, Any]) -> None:
+        """Store a finished game; a record id already stored raises ``sqlite3.IntegrityError``
+        (records are never overwritten)."""
         with self._lock:
             self._db.execute(
-                "INSERT OR REPLACE INTO records "
+                "INSERT INTO records "
                 "(record_id, match_id, room_id, game_number, finished, record) "
                 "VALUES (?, ?, ?, ?, ?, ?)",
                 (
@@ -101,19 +112,55 @@ class Store:
 
     # ------------------------------------------------------------------ matches and rooms
 
+    def insert_match(self, summary: dict[str, Any]) -> bool:
+        """Store a new match; False (and nothing written) if its id is already taken."""
+        try:
+            with self._lock:
+                self._db.execute(
+                    "INSERT INTO matches (match_id, room_id, created, status, summary) "
+                    "VALUES (?, ?, ?, ?, ?)",
+                    (
+                        summary["match_id"],
+                        summary.get("room_id", ""),
+                        summary["create_time"],
+                        summary["status"],
+                        json.dumps(summary, separators=(",", ":")),
+                    ),
+                )
+        except sqlite3.IntegrityError:
+            return False
+        return True
+
     def save_match(self, summary: dict[str, Any]) -> None:
+        """Update a stored match (``insert_match`` created it): status and summary."""
         with self._lock:
             self._db.execute(
-                "INSERT OR REPLACE INTO matches (match_id, room_id, created, status, summary) "
-                "VALUES (?, ?, ?, ?, ?)",
+                "UPDATE matches SET status = ?, summary = ? WHERE match_id = ?",
                 (
-                    summary["match_id"],
-                    summary.get("room_id", ""),
-                    summary["create_time"],
                     summary["status"],
                     json.dumps(summary, separators=(",", ":")),
+                    summary["match_id"],
                 ),
             )
+
+    def count_matches(self) -> int:
+        with self._lock:
+            return int(self._db.execute("SELECT count(*) FROM matches").fetchone()[0])
+
+    def abort_interrupted(self, reason: str) -> list[str]:
+        """Mark every waiting or in-progress match aborted with ``reason``; their ids.
+
+        At start-up nothing is live yet, so such a match was cut off when a previous
+        server process stopped (or was killed): it can never go on.
+        """
+        with self._lock:
+            rows = self._db.execute(
+                "UPDATE matches SET status = 'aborted', "
+                "summary = json_set(summary, '$.status', 'aborted', '$.abort_reason', ?) "
+                "WHERE status IN ('waiting', 'in_progress') RETURNING match_id",
+                (reason,),
+            ).fetchall()
+        return [r[0] for r in rows]
 
     def get_match(self, match_id: str) -> dict[str, Any] | None:
         with self._lock:
@@ -146,6 +193,7 @@ class Store:
     def save_room(self, summary: dict[str, Any]) -> None:
         with self._lock:
             self._db.execute(
-                "INSERT OR REPLACE INTO rooms (room_id, created, summary) VALUES (?, ?, ?)",
+                "INSERT INTO rooms (room_id, created, summary) VALUES (?, ?, ?) "
+                "ON CONFLICT (room_id) DO UPDATE SET summary = excluded.summary",
                 (summary["room_id"], summary["create_time"], json.dumps(summary)),
             )

@@ -1,4 +1,4 @@
-"""The shared rule cases (../shared/cases/rules.json, copied into tests/data)."""
+"""The public rule cases (rules/data/rule-cases.json, format in docs/rule-cases.md)."""
 
 import json
 import subprocess
@@ -6,12 +6,10 @@ import sys
 
 import pytest
 
-from cirulla.rules.cases import run_cases
+from cirulla.rules.cases import BUNDLED_CASES, run_cases
 from cirulla.rules.core import CORE
 
-from .conftest import DATA
-
-CASES = json.loads((DATA / "rules.json").read_text())
+CASES = json.loads(BUNDLED_CASES.read_text())
 RESULTS = {f"{r.section}/{r.id}": r for r in run_cases(CASES)}
 # Both cores are held to every case (the native one is built by the install; see
 # test_rules_native.py for the check that it is).
@@ -32,7 +30,7 @@ def test_rule_case(key):
 
 def test_cli_check_passes_and_counts(tmp_path):
     out = subprocess.run(
-        [sys.executable, "-m", "cirulla", "rules", "check", str(DATA / "rules.json")],
+        [sys.executable, "-m", "cirulla", "rules", "check"],  # the bundled cases
         capture_output=True,
         text=True,
         check=False,
@@ -52,7 +50,7 @@ def test_cli_check_runs_each_core(core):
             "check",
             "--core",
             core,
-            str(DATA / "rules.json"),
+            str(BUNDLED_CASES),
         ],
         capture_output=True,
         text=True,
@@ -63,7 +61,7 @@ def test_cli_check_runs_each_core(core):
 
 
 def test_cli_check_reports_a_failing_case_and_exits_1(tmp_path):
-    broken = json.loads((DATA / "rules.json").read_text())
+    broken = json.loads(BUNDLED_CASES.read_text())
     broken["dealer_bonus"][0]["expect"] = 2  # the fifteen case really scores 1
     path = tmp_path / "broken.json"
     path.write_text(json.dumps(broken))

@@ -13,6 +13,7 @@ import grpc
 import pytest
 
 from cirulla.server.client import ManualSeat, hello, play_seat, random_choice
+from cirulla.server.hub import INTERRUPTED
 from cirulla.server.store import Store
 from cirulla.v1 import match_pb2, match_settings_pb2, play_pb2, rules_pb2
 from cirulla.v1 import match_service_pb2 as ms
@@ -147,7 +148,7 @@ def test_abort_a_waiting_match_and_bad_requests() -> None:
     run(body)
 
 
-def test_abort_a_match_left_running_by_a_previous_server(tmp_path: Path) -> None:
+def test_a_match_left_running_by_a_previous_server_is_aborted_at_start(tmp_path: Path) -> None:
     db = str(tmp_path / "abort.sqlite3")
     box: dict[str, str] = {}
 
@@ -166,7 +167,9 @@ def test_abort_a_match_left_running_by_a_previous_server(tmp_path: Path) -> None
         mid = box["mid"]
         assert mid not in srv.hub.matches
         before = (await stub.GetMatch(ms.GetMatchRequest(match_id=mid))).match
-        assert before.status == match_pb2.MATCH_STATUS_IN_PROGRESS
+        assert before.status == match_pb2.MATCH_STATUS_ABORTED
+        assert before.abort_reason == INTERRUPTED
+        # aborting it again returns it unchanged
         reply = await stub.AbortMatch(
             ms.AbortMatchRequest(match_id=mid, reason="server restarted"), metadata=ADMIN
         )
@@ -180,4 +183,4 @@ def test_abort_a_match_left_running_by_a_previous_server(tmp_path: Path) -> None
     finally:
         store.close()
     assert stored is not None
-    assert (stored["status"], stored["abort_reason"]) == ("aborted", "server restarted")
+    assert (stored["status"], stored["abort_reason"]) == ("aborted", INTERRUPTED)

@@ -10,11 +10,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from google.protobuf import json_format
 
+from cirulla.rules import Game, Options, card_name
 from cirulla.rules.errors import ILLEGAL_RULES
 from cirulla.server.client import ManualSeat, hello, submit_index
+from cirulla.v1 import cards_pb2, match_settings_pb2, play_pb2
 from cirulla.v1 import match_service_pb2 as ms
-from cirulla.v1 import play_pb2
 
 from .server_harness import serving
 from .test_server_play import play_match, settings
@@ -210,3 +212,74 @@ def notation(decision_id: int, text: str) -> ms.PlayRequest:
     return ms.PlayRequest(
         submit_action=play_pb2.SubmitAction(decision_id=decision_id, notation=text)
     )
+
+
+def test_finished_records_verify_every_deal_and_reveal_no_seed() -> None:
+    """Records show every deck order used (void deals included), enough to replay each
+    deal; they never show the seed, and one game's decks are not the continuation of a
+    generator whose output they reveal (the old shared stream predicted the next game)."""
+    seed = 987_654_321_123
+
+    async def main() -> None:
+        async with serving() as (stub, _srv, _ch):
+            resp, _logs = await play_match(stub, settings(2, 11, best_of=3, seed=seed), 1)
+            mid = resp.match.match_id
+            listed = await stub.ListRecords(ms.ListRecordsRequest(match_id=mid))
+            records = [
+                (await stub.GetRecord(ms.GetRecordRequest(record_id=r.record_id))).record
+                for r in sorted(listed.records, key=lambda r: r.game_number)
+            ]
+            match = (await stub.GetMatch(ms.GetMatchRequest(match_id=mid))).match
+            assert len(records) >= 2
+            for message in [*records, match, listed]:
+                assert str(seed) not in json_format.MessageToJson(message)
+            decks_by_game = []
+            for record in records:
+                assert not record.settings.WhichOneof("deck_source")
+                redeals = sum(1 for e in record.events if e.WhichOneof("body") == "redeal")
+                decks = [[c.code for c in d.cards] for deal in record.deals for d in deal.decks]
+                assert len(decks) == len(record.deals) + redeals
+                assert all(len(set(d)) == 40 for d in decks)
+                # Every deal is verifiable: replaying the actions on these decks gives
+                # back every deal score and the result.
+                game = Game(
+                    Options(**{**Options().to_dict(), "target": 11}),
+                    decks=decks,
+                    first_dealer=record.deals[0].dealer,
+                )
+                for deal in record.deals:
+                    for action in deal.actions:
+                        game.apply(action.notation, action.seat)
+                assert list(game.totals) == list(record.result.totals)
+                decks_by_game.append(decks)
+            # The first deck of game 2 is not what one generator continuing after
+            # game 1's decks would have dealt.
+            stream = random.Random(seed)
+            for _ in decks_by_game[0]:
+                sorted(range(40), key=lambda _c, r=stream.random: r())
+            continued = sorted(range(40), key=lambda _c, r=stream.random: r())
+            assert [card_name(c) for c in continued] != decks_by_game[1][0]
+
+    asyncio.run(main())
+
+
+def test_running_out_of_deck_orders_aborts_the_match_with_a_clear_reason() -> None:
+    """Before, the deal that needed a missing deck order left the match hanging."""
+    deck = list(range(40))
+    random.Random(1).shuffle(deck)
+    order = match_settings_pb2.DeckOrder(cards=[cards_pb2.Card(code=card_name(c)) for c in deck])
+
+    async def main() -> None:
+        async with serving() as (stub, _srv, _ch):
+            request_settings = settings(2, 101)
+            request_settings.deck_orders.decks.append(order)  # one deal's worth only
+            resp, logs = await asyncio.wait_for(play_match(stub, request_settings, 2), 60)
+            for log in logs:
+                goodbye = log[-1].goodbye
+                assert goodbye.reason == play_pb2.GOODBYE_REASON_ABORTED
+                assert goodbye.message.startswith("MatchSettings.deck_orders ran out: deal 2")
+            match = (await stub.GetMatch(ms.GetMatchRequest(match_id=resp.match.match_id))).match
+            assert match.status == 4  # ABORTED
+            assert "deck order #2" in match.abort_reason
+
+    asyncio.run(main())

@@ -58,7 +58,10 @@ def test_ended_matches_are_evicted_and_served_from_the_database() -> None:
         mid = finished.match.match_id
         waiting = await create(stub)  # nobody joins: it stays live, never evicted
         aborted = await create(stub)
-        await stub.AbortMatch(ms.AbortMatchRequest(match_id=aborted.match.match_id, reason="x"))
+        creator = [("authorization", f"Bearer {aborted.seat_tokens[0].token}")]
+        await stub.AbortMatch(
+            ms.AbortMatchRequest(match_id=aborted.match.match_id, reason="x"), metadata=creator
+        )
         await asyncio.gather(
             *(
                 play_seat(stub, mid, t.token, random_choice(random.Random(t.seat)))

@@ -1,0 +1,119 @@
+"""Every bound the server puts on what clients send and on what it keeps for them.
+
+A server open to the network meets hostile and broken clients: a 4 MiB display name
+copied into every message the other seats receive, a 1 MiB notation quoted back in each
+rejection, a stream that never reads its replies, thousands of anonymous matches. Each
+client-supplied string has a length limit here (checked before anything stores, copies
+or quotes it; an error names the field and the limit, never the value), and the
+configurable limits of an open server live in ``Limits`` with their defaults, which
+docs/server.md ("Limits and trust") lists.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from cirulla.server.errors import InvalidArgument
+
+#: Longest accepted strings, in characters, per request field.
+MAX_NAME = 64  # Hello.name, CreateRoomRequest.display_name
+MAX_VERSION = 64  # Hello.version (a bot's software version)
+MAX_PROTOCOL_VERSION = 32  # Hello.protocol_version
+MAX_ID = 64  # match, room and record ids in any request
+MAX_TOKEN = 128  # seat tokens (the server issues 32 characters)
+MAX_NOTATION = 128  # SubmitAction.notation (the longest legal action is under 40)
+MAX_REASON = 1000  # AbortMatchRequest.reason (stored and sent to every player)
+MAX_QUIT_REASON = 200  # Quit.reason (logged; longer ones are cut)
+MAX_PAGE_TOKEN = 9  # decimal digits of a page token this server issues
+#: Page size when a request leaves page_size at 0.
+DEFAULT_PAGE = 100
+
+
+def check_text(value: str, field: str, limit: int) -> str:
+    """``value`` if it has at most ``limit`` characters; the error never quotes it."""
+    if len(value) > limit:
+        raise InvalidArgument(f"{field} has {len(value)} characters; the limit is {limit}")
+    return value
+
+
+def page_offset(token: str, field: str = "page_token") -> int:
+    """The offset in a page token this server issued (ASCII digits, at most 9)."""
+    if not token:
+        return 0
+    if not (token.isascii() and token.isdigit() and len(token) <= MAX_PAGE_TOKEN):
+        raise InvalidArgument(
+            f"{field} is not one this server issued (pass next_page_token back unchanged)"
+        )
+    return int(token)
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """The configurable limits of a running server (``cirulla server`` flags)."""
+
+    #: Largest request frame accepted, in bytes (gRPC's receive limit; default is 4 MiB).
+    max_request_bytes: int = 256 * 1024
+    #: Messages waiting for one stream; a client that lets more pile up is disconnected.
+    stream_queue: int = 1000
+    #: Entries in one page of ListMatches, ListRooms and ListRecords (page_size is capped).
+    max_page: int = 500
+    #: Seconds a Play stream may stay open without sending its hello.
+    hello_timeout_s: float = 30.0
+    #: Without an admin token: matches and rooms one client address may create per second
+    #: (sustained), and in a burst.
+    create_rate: float = 20.0
+    create_burst: int = 200
+    #: Waiting plus in-progress matches the server holds at once (creation fails beyond).
+    max_live_matches: int = 5000
+    #: Seconds a match may wait for its players before it is aborted (0 = never).
+    waiting_timeout_s: float = 900.0
+    #: Seconds a room with no connected seat stays in memory (0 = forever).
+    room_idle_s: float = 3600.0
+    #: Games kept in a room's history (older ones stay in ListRecords).
+    room_history: int = 200
+
+    def page_size(self, requested: int) -> int:
+        """The page size to serve for a request's ``page_size`` (0 = the default)."""
+        return min(requested or DEFAULT_PAGE, self.max_page)
+
+
+class RateGate:
+    """A token bucket per client address: ``rate`` per second, up to ``burst`` at once."""
+
+    #: Addresses remembered at most; full buckets are forgotten first.
+    MAX_ADDRESSES = 10_000
+
+    def __init__(self, rate: float, burst: int) -> None:
+        self.rate = rate
+        self.burst = burst
+        self._buckets: dict[str, tuple[float, float]] = {}
+
+    def take(self, who: str) -> bool:
+        """Spend one token of ``who``; False if it has none left."""
+        now = time.monotonic()
+        tokens, last = self._buckets.get(who, (float(self.burst), now))
+        tokens = min(float(self.burst), tokens + (now - last) * self.rate)
+        if tokens < 1:
+            self._buckets[who] = (tokens, now)
+            return False
+        self._buckets[who] = (tokens - 1, now)
+        if len(self._buckets) > self.MAX_ADDRESSES:
+            self._forget(now)
+        return True
+
+    def _forget(self, now: float) -> None:
+        full = [
+            who
+            for who, (tokens, last) in self._buckets.items()
+            if tokens + (now - last) * self.rate >= self.burst
+        ]
+        for who in full or list(self._buckets)[: len(self._buckets) // 2]:
+            del self._buckets[who]
+
+
+def peer_host(peer: str) -> str:
+    """The address part of a gRPC peer (``ipv4:1.2.3.4:5678`` -> ``ipv4:1.2.3.4``)."""
+    if peer.startswith(("ipv4:", "ipv6:")):
+        return peer.rpartition(":")[0]
+    return peer

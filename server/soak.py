@@ -1,0 +1,210 @@
+"""``cirulla bench soak``: the server under a long run of concurrent matches.
+
+The server runs as its own ``cirulla server`` process (SQLite file, INFO logs); this
+process plays every seat with random legal choices, keeping ``concurrency`` matches in
+play until ``total`` have finished. Reported: the decision round trip (a seat's submit to
+its ``action_accepted``: check, apply and acknowledge on the server plus both network
+legs) as p50/p99/max, the server's resident memory (start, peak, end) and CPU time, and
+that every match finished. The seats share this process, so on a small machine part of
+the latency is the client's own queueing: compare figures measured the same way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import multiprocessing
+import os
+import random
+import statistics
+import subprocess
+import tempfile
+import time
+from concurrent.futures import ProcessPoolExecutor, wait
+from pathlib import Path
+from typing import Any
+
+import grpc
+
+from cirulla.server.bench import _settings, server_process
+from cirulla.server.client import Outbox, hello, submit_index
+from cirulla.v1 import match_service_pb2 as ms
+from cirulla.v1 import match_service_pb2_grpc
+
+#: Play streams that ended with an error status, by status (in this process).
+errors: collections.Counter[str] = collections.Counter()
+
+
+def rss_kib(pid: int) -> int:
+    """Resident memory of process ``pid`` in KiB (Linux ``/proc``), 0 if unknown."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def cpu_seconds(pid: int) -> float:
+    """User plus system CPU time of process ``pid`` (Linux ``/proc``)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def _seat(
+    stub: Any, match_id: str, token: str, rng: random.Random, rtts: list[float]
+) -> bool:
+    """Play one seat with random choices; True if the match ended with a result."""
+    out = Outbox()
+    out.send(hello(match_id, token, "soak"))
+    result = False
+    call = stub.Play(out)
+    try:
+        result = await _read(call, out, rng, rtts)
+    except grpc.aio.AioRpcError as exc:  # counted, not fatal: the soak goes on
+        errors[exc.code().name] += 1
+    finally:
+        out.send(None)
+    return result
+
+
+async def _read(call: Any, out: Outbox, rng: random.Random, rtts: list[float]) -> bool:
+    sent: dict[int, float] = {}
+    result = False
+    async for msg in call:
+        kind = msg.WhichOneof("body")
+        if kind == "decision_request":
+            req = msg.decision_request
+            sent[req.decision_id] = time.perf_counter()
+            out.send(submit_index(req.decision_id, rng.randrange(len(req.legal_actions))))
+        elif kind == "action_accepted":
+            start = sent.pop(msg.action_accepted.decision_id, None)
+            if start is not None:
+                rtts.append((time.perf_counter() - start) * 1000)
+        elif kind == "match_result":
+            result = True
+        elif kind == "goodbye":
+            break
+    return result
+
+
+async def _play(
+    port: int, concurrency: int, total: int, target: int, first_seed: int
+) -> tuple[list[float], int, int]:
+    """Keep ``concurrency`` matches in play until ``total`` have ended; (rtts, ok, failed)."""
+    rtts: list[float] = []
+    finished = failed = started = 0
+
+    async def worker(stub: Any) -> None:
+        nonlocal finished, failed, started
+        while started < total:
+            started += 1
+            seed = first_seed + started
+            m = await stub.CreateMatch(ms.CreateMatchRequest(settings=_settings(target, seed)))
+            done = await asyncio.gather(
+                *[
+                    _seat(stub, m.match.match_id, t.token, random.Random(seed * 10 + i), rtts)
+                    for i, t in enumerate(m.seat_tokens)
+                ]
+            )
+            if all(done):
+                finished += 1
+            else:
+                failed += 1
+
+    # A few channels, as many clients would open: one HTTP/2 connection for hundreds of
+    # streams would measure that connection's flow control rather than the server.
+    channels = [grpc.aio.insecure_channel(f"127.0.0.1:{port}") for _ in range(4)]
+    try:
+        stubs = [match_service_pb2_grpc.MatchServiceStub(c) for c in channels]
+        await asyncio.gather(*(worker(stubs[i % len(stubs)]) for i in range(concurrency)))
+    finally:
+        for channel in channels:
+            await channel.close()
+    return rtts, finished, failed
+
+
+def _client(
+    args: tuple[int, int, int, int, int],
+) -> tuple[list[float], int, int, dict[str, int]]:
+    """One client process's share of the seats (run in a worker process)."""
+    rtts, finished, failed = asyncio.run(_play(*args))
+    return rtts, finished, failed, dict(errors)
+
+
+def _share(n: int, parts: int, i: int) -> int:
+    return n // parts + (1 if i < n % parts else 0)
+
+
+def run_soak(
+    concurrency: int = 200, total: int = 400, target: int = 11, processes: int = 4
+) -> dict[str, Any]:
+    """Start a server process, play the soak against it from ``processes`` client
+    processes (one would be the bottleneck: its queueing would pass for server latency),
+    return the figures."""
+    procs: list[subprocess.Popen[bytes]] = []
+    processes = max(1, min(processes, concurrency))
+    with (
+        tempfile.TemporaryDirectory(prefix="cirulla-soak-") as tmp,
+        server_process(Path(tmp), procs=procs) as port,
+        ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("spawn")) as pool,
+    ):
+        pid = procs[0].pid
+        memory = [rss_kib(pid)]
+        cpu_start = cpu_seconds(pid)
+        t0 = time.perf_counter()
+        jobs = [
+            pool.submit(
+                _client,
+                (
+                    port,
+                    _share(concurrency, processes, i),
+                    _share(total, processes, i),
+                    target,
+                    i * total,
+                ),
+            )
+            for i in range(processes)
+        ]
+        while not all(job.done() for job in jobs):
+            wait(jobs, timeout=0.5)
+            memory.append(rss_kib(pid))
+        wall = time.perf_counter() - t0
+        cpu = cpu_seconds(pid) - cpu_start
+        rtts: list[float] = []
+        finished = failed = 0
+        stream_errors: collections.Counter[str] = collections.Counter()
+        for job in jobs:
+            samples, ok, bad, errs = job.result()
+            rtts += samples
+            finished += ok
+            failed += bad
+            stream_errors.update(errs)
+    rtts.sort()
+    return {
+        "concurrency": concurrency,
+        "matches": total,
+        "client_processes": processes,
+        "finished": finished,
+        "failed": failed,
+        "stream_errors": dict(stream_errors),
+        "decisions": len(rtts),
+        "wall_s": round(wall, 1),
+        "decisions_per_s": round(len(rtts) / wall, 1),
+        "decision_rtt_ms": {
+            "p50": round(statistics.median(rtts), 2) if rtts else None,
+            "p99": round(rtts[max(0, int(len(rtts) * 0.99) - 1)], 2) if rtts else None,
+            "max": round(rtts[-1], 2) if rtts else None,
+        },
+        "server_rss_mib": {
+            "start": round(memory[0] / 1024, 1),
+            "peak": round(max(memory) / 1024, 1),
+            "end": round(memory[-1] / 1024, 1),
+        },
+        "server_cpu_s": round(cpu, 1),
+        "server_cpu_share": round(cpu / wall, 2),
+    }
