@@ -172,7 +172,10 @@ def test_mcts_keeps_to_the_move_clock(server: str, tmp_path: Path) -> None:
     match = get_match(server, match_id).match
     assert match.seats[0].timeouts == 0, results[0][1]
     games = match.result.games
-    assert games and all(g.reason == events_pb2.GAME_END_REASON_TARGET for g in games)
+    # (on a loaded machine even the random bot may miss a 300 ms clock: only mcts counts)
+    assert games and not any(
+        g.reason == events_pb2.GAME_END_REASON_FORFEIT and g.forfeit_seat == 0 for g in games
+    )
 
 
 class DroppingProxy:
