@@ -277,7 +277,9 @@ def run_tournament(args: argparse.Namespace) -> int:
                     f"{out} already holds a tournament; continue it with --resume {out}"
                 )
             settings = settings_from_args(args)
-            out.mkdir(parents=True, exist_ok=True)
+            # the seed, the records (every hand) and the server's database: owner only
+            out.mkdir(parents=True, exist_ok=True, mode=0o700)
+            out.chmod(0o700)
         elif not (out / "tournament.json").exists():
             raise ValueError(f"cannot resume: {out / 'tournament.json'} does not exist")
         with OutputLock(out):

@@ -12,6 +12,7 @@ import functools
 import logging
 import os
 import signal
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -57,7 +58,10 @@ async def start_server(
     disconnect_grace_ms: int = 30_000,
     keep_finished_s: float = KEEP_FINISHED_S,
     limits: Limits | None = None,
+    services: Sequence[tuple[str, Callable[[grpc.aio.Server], None]]] = (),
 ) -> RunningServer:
+    """``services``: more (full service name, add-to-server function) pairs served on
+    the same port, e.g. the ladder's LadderService."""
     if bool(tls_cert) != bool(tls_key):
         raise ValueError("TLS needs both --tls-cert and --tls-key")
     check_listen(listen)
@@ -79,6 +83,8 @@ async def start_server(
         ]
     )
     add_to_server(MatchService(hub), server)
+    for _name, add_service in services:
+        add_service(server)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable_server_reflection(
@@ -86,6 +92,7 @@ async def start_server(
             SERVICE_NAME,
             health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
             reflection.SERVICE_NAME,
+            *(name for name, _ in services),
         ),
         server,
     )

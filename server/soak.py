@@ -58,18 +58,22 @@ def cpu_seconds(pid: int) -> float:
 async def _seat(
     stub: Any, match_id: str, token: str, rng: random.Random, rtts: list[float]
 ) -> bool:
-    """Play one seat with random choices; True if the match ended with a result."""
-    out = Outbox()
-    out.send(hello(match_id, token, "soak"))
-    result = False
-    call = stub.Play(out)
-    try:
-        result = await _read(call, out, rng, rtts)
-    except grpc.aio.AioRpcError as exc:  # counted, not fatal: the soak goes on
-        errors[exc.code().name] += 1
-    finally:
-        out.send(None)
-    return result
+    """Play one seat with random choices; True if the match ended with a result.
+
+    A stream that fails is counted and reopened (a few times), as a bot would: on an
+    overloaded machine the other seat must not wait forever for this one.
+    """
+    for attempt in range(4):
+        out = Outbox()
+        out.send(hello(match_id, token, "soak", resume=0 if attempt else None))
+        try:
+            return await _read(stub.Play(out), out, rng, rtts)
+        except grpc.aio.AioRpcError as exc:  # counted, not fatal: the soak goes on
+            errors[exc.code().name] += 1
+            await asyncio.sleep(0.5)
+        finally:
+            out.send(None)
+    return False
 
 
 async def _read(call: Any, out: Outbox, rng: random.Random, rtts: list[float]) -> bool:

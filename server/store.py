@@ -39,6 +39,8 @@ CREATE TABLE IF NOT EXISTS records (
 );
 CREATE INDEX IF NOT EXISTS records_match ON records (match_id);
 CREATE INDEX IF NOT EXISTS records_room ON records (room_id);
+-- deal-group lookups after a restart (server/dealgroups.py): no full scan per group
+CREATE INDEX IF NOT EXISTS matches_deal_group ON matches (json_extract(summary, '$.deal_group'));
 """
 
 

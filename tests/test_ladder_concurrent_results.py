@@ -28,8 +28,9 @@ PER_THREAD = 10
 
 def test_concurrent_results_are_rated_once_each_in_sequence(db_url: str) -> None:
     store = LadderStore(open_database(db_url), clock=lambda: 5_000_000.0)
-    a, _, _ = store.add_bot("a", "random")
-    b, _, _ = store.add_bot("b", "greedy")
+    # claim() respects each bot's limit of matches being played: allow them all at once
+    a, _, _ = store.add_bot("a", "random", max_concurrency=THREADS * PER_THREAD)
+    b, _, _ = store.add_bot("b", "greedy", max_concurrency=THREADS * PER_THREAD)
     with store.engine.begin() as conn:
         conn.execute(update(bot_versions).values(validation_games_left=0))
     va, vb = a["version_id"], b["version_id"]

@@ -3,8 +3,6 @@ and ratings recorded exactly once, withheld duplicate twins."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from sqlalchemy import inspect
 
@@ -38,8 +36,9 @@ def clock() -> Clock:
 
 
 @pytest.fixture
-def store(tmp_path: Path, clock: Clock) -> LadderStore:
-    return LadderStore(open_database(str(tmp_path / "ladder.sqlite3")), clock=clock)
+def store(db_url: str, clock: Clock) -> LadderStore:
+    """On SQLite and on the real PostgreSQL (``db_url`` of tests/postgres.py)."""
+    return LadderStore(open_database(db_url), clock=clock)
 
 
 def plan2(a: int, b: int, pair: str | None = None, index: int = 0) -> MatchPlan:
@@ -59,10 +58,9 @@ def validated(store: LadderStore, *names: str) -> None:
         conn.execute(update(bot_versions).values(validation_games_left=0))
 
 
-def test_migrations_create_every_table_and_run_twice(tmp_path: Path) -> None:
-    path = str(tmp_path / "l.sqlite3")
-    open_database(path)
-    engine = open_database(path)
+def test_migrations_create_every_table_and_run_twice(db_url: str) -> None:
+    open_database(db_url)
+    engine = open_database(db_url)
     names = set(inspect(engine).get_table_names())
     assert {
         "bots",

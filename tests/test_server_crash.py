@@ -137,6 +137,7 @@ def test_sigkill_of_the_tournament_runner_takes_its_server_along(tmp_path: Path)
         while time.monotonic() < deadline and not (out / "games.jsonl").exists():
             time.sleep(0.1)
         assert (out / "games.jsonl").exists()
+        assert out.stat().st_mode & 0o077 == 0, "the output folder (seed, records) is not private"
         assert server_pids(out), "no embedded server found"
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(10)

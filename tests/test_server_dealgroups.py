@@ -7,7 +7,9 @@ A real ``cirulla server`` subprocess, real bot processes, and a cheating bot pro
 
 from __future__ import annotations
 
+import asyncio
 import json
+import random
 import subprocess
 import sys
 import time
@@ -18,8 +20,10 @@ import pytest
 
 from cirulla.bots.specs import bot_command
 from cirulla.clients.supervise import LocalServer
+from cirulla.server.client import play_seat, random_choice
 from cirulla.v1 import match_service_pb2, match_service_pb2_grpc, match_settings_pb2, rules_pb2
-from tests.server_harness import run_with_server
+from tests.server_harness import run_with_server, serving
+from tests.test_server_play import settings
 
 ADMIN = "admin-secret-for-tests"
 CHEATER = Path(__file__).parent / "bots" / "cheater.py"
@@ -146,3 +150,37 @@ def test_deal_group_requests_are_checked() -> None:
             assert words in err.value.details()
 
     run_with_server(body)
+
+
+def test_a_restarted_server_still_withholds_an_incomplete_group(tmp_path: Path) -> None:
+    """The group registry is rebuilt from the database (an indexed lookup per group)."""
+    db = tmp_path / "db.sqlite3"
+
+    async def twin(stub) -> str:
+        created = await stub.CreateMatch(
+            match_service_pb2.CreateMatchRequest(
+                settings=settings(2, 11, seed=21), deal_group="pair-9", deal_group_size=2
+            )
+        )
+        await asyncio.gather(
+            *[
+                play_seat(stub, created.match.match_id, t.token, random_choice(random.Random(i)))
+                for i, t in enumerate(created.seat_tokens)
+            ]
+        )
+        return f"{created.match.match_id}-g1"
+
+    async def main() -> None:
+        async with serving(db) as (stub, _srv, _ch):
+            first = await twin(stub)
+        async with serving(db) as (stub, _srv, _ch):  # a new server process state
+            listed = await stub.ListRecords(match_service_pb2.ListRecordsRequest())
+            assert first not in [r.record_id for r in listed.records]
+            with pytest.raises(grpc.aio.AioRpcError) as err:
+                await stub.GetRecord(match_service_pb2.GetRecordRequest(record_id=first))
+            assert "deal_group pair-9" in err.value.details()
+            second = await twin(stub)
+            listed = await stub.ListRecords(match_service_pb2.ListRecordsRequest())
+            assert {first, second} <= {r.record_id for r in listed.records}
+
+    asyncio.run(main())

@@ -42,7 +42,7 @@ QUEUES = ("2p", "3p", "4p")
 QUEUE_PLAYERS = {"2p": 2, "3p": 3, "4p": 4}
 CONNECT_SPEC = "connect"
 #: Matches a bot may play at once unless registered otherwise.
-DEFAULT_CONCURRENCY = 2
+DEFAULT_CONCURRENCY = 4
 #: Unrated games a new version plays before its games count (docs/ladder.md).
 VALIDATION_GAMES = 2
 #: Failures (crash, timeout, never joined, illegal moves) in a row that deactivate a bot.
@@ -52,6 +52,8 @@ LOG_TAIL_CHARS = 4000
 #: An enrollment without a heartbeat for this long no longer counts as connected.
 ENROLLMENT_TIMEOUT = 30.0
 IN_FLIGHT = ("scheduled", "claimed", "running")
+#: Scheduled matches a claim looks at (oldest first) for one it may start.
+CLAIM_SCAN = 50
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
 #: Seat outcomes that count as a failure of the bot.
 FAULTS = ("crash", "timeout", "illegal", "disconnect", "no-join", "forfeit")
@@ -441,8 +443,10 @@ class LadderStore:
 
     # -- matchmaking inputs ----------------------------------------------------------
 
-    def candidates(self, queue: str) -> list[Candidate]:
-        """Active bots whose current version plays ``queue`` and has a free slot."""
+    def candidates(self, queue: str, need: int = 1) -> list[Candidate]:
+        """Active bots whose current version plays ``queue`` and has room for ``need``
+        more scheduled games: fewer than ``max(limit, need)`` games scheduled, claimed
+        or running (``claim`` enforces the limit itself on the games being played)."""
         now = self.now()
         with self.engine.connect() as conn:
             rows = (
@@ -501,8 +505,10 @@ class LadderStore:
             limit = row["max_concurrency"]
             if row["spec"] == CONNECT_SPEC:
                 limit = min(limit, int(enrolled.get(row["bot_id"]) or 0))
-            free = limit - int(busy.get(row["bot_id"], 0))
-            if free <= 0:
+            if limit <= 0:
+                continue
+            free = max(limit, need) - int(busy.get(row["bot_id"], 0))
+            if free < need:
                 continue
             out.append(
                 Candidate(
@@ -623,17 +629,14 @@ class LadderStore:
         """
         now = self.now()
         with self.engine.begin() as conn:
-            row = (
-                conn.execute(
-                    select(ladder_matches.c.id)
-                    .where(ladder_matches.c.status == "scheduled")
-                    .order_by(ladder_matches.c.created_at, ladder_matches.c.pair_index)
-                    .limit(1)
-                    .with_for_update(skip_locked=True)
-                )
-                .scalars()
-                .first()
-            )
+            rows = conn.execute(
+                select(ladder_matches.c.id, ladder_matches.c.pair_id)
+                .where(ladder_matches.c.status == "scheduled")
+                .order_by(ladder_matches.c.created_at, ladder_matches.c.pair_index)
+                .limit(CLAIM_SCAN)
+                .with_for_update(skip_locked=True)
+            ).all()
+            row = self._claimable(conn, worker_id, rows)
             if row is None:
                 return None
             done = conn.execute(
@@ -651,6 +654,47 @@ class LadderStore:
             if done != 1:
                 return None
             return self._claimed(conn, row)
+
+    def _claimable(self, conn: Connection, worker_id: str, rows: Sequence[Any]) -> str | None:
+        """The first of ``rows`` whose bots are all below their limit of matches being
+        played, and whose duplicate twin (if claimed) is on this same worker: twins
+        share a match server, so its deal_group keeps the first game's record closed
+        until the second is over."""
+        if not rows:
+            return None
+        playing: dict[int, int] = dict(
+            conn.execute(
+                select(bot_versions.c.bot_id, func.count())
+                .select_from(ladder_seats)
+                .join(bot_versions, bot_versions.c.id == ladder_seats.c.version_id)
+                .join(ladder_matches, ladder_matches.c.id == ladder_seats.c.match_id)
+                .where(ladder_matches.c.status.in_(("claimed", "running")))
+                .group_by(bot_versions.c.bot_id)
+            ).all()
+        )
+        for row in rows:
+            if row.pair_id:
+                twin_workers = set(
+                    conn.execute(
+                        select(ladder_matches.c.worker_id).where(
+                            ladder_matches.c.pair_id == row.pair_id,
+                            ladder_matches.c.id != row.id,
+                            ladder_matches.c.worker_id.is_not(None),
+                        )
+                    ).scalars()
+                )
+                if twin_workers - {worker_id}:
+                    continue
+            seat_bots = conn.execute(
+                select(bots.c.id, bots.c.max_concurrency)
+                .select_from(ladder_seats)
+                .join(bot_versions, bot_versions.c.id == ladder_seats.c.version_id)
+                .join(bots, bots.c.id == bot_versions.c.bot_id)
+                .where(ladder_seats.c.match_id == row.id)
+            ).all()
+            if all(playing.get(b.id, 0) < b.max_concurrency for b in seat_bots):
+                return str(row.id)
+        return None
 
     def _claimed(self, conn: Connection, match_id: str) -> ClaimedMatch:
         match = conn.execute(select(ladder_matches).where(ladder_matches.c.id == match_id)).one()
@@ -746,6 +790,11 @@ class LadderStore:
                 )
             ).mappings()
             return [dict(r) for r in rows]
+
+    def workers_named(self, name: str) -> list[str]:
+        """Ids of the workers registered under ``name`` (earlier incarnations of one)."""
+        with self.engine.connect() as conn:
+            return list(conn.execute(select(workers.c.id).where(workers.c.name == name)).scalars())
 
     def stale_workers(self, older_than: float) -> list[str]:
         """Workers whose last heartbeat is older than ``older_than`` seconds ago."""

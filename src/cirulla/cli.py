@@ -18,6 +18,7 @@ AREAS = (
     "cirulla.rules.cli",
     "cirulla.bots.cli",
     "cirulla.clients.cli",
+    "cirulla.clients.ladder.cli",
     "cirulla.server.cli",
 )
 
@@ -29,6 +30,7 @@ Start here:
   cirulla rules options              every rule option, its default and the presets
   cirulla server                     run the match server (gRPC, 127.0.0.1:50051)
   cirulla bot random --help          play one seat of a match with a built-in bot
+  cirulla ladder --help              continuous rated matches between registered bots
 
 Every subcommand has --help.
 """

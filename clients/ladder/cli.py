@@ -1,0 +1,545 @@
+"""``cirulla ladder``: run a ladder, register bots, read the standings and every match.
+
+Every command but ``serve`` is a LadderService client: it finds the ladder of the
+current folder in ``cirulla-ladder.json`` (written by ``serve``), or takes ``--server``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from cirulla.clients.ladder.db import DEFAULT_DB
+from cirulla.clients.ladder.serve import DEFAULT_DATA, DEFAULT_LISTEN, STATE_FILE
+
+DESCRIPTION = """\
+A ladder never stops: bots are registered once, the ladder keeps scheduling rated
+matches between them (openskill ratings per queue, duplicate pairs for 2 and 4 players),
+and anyone can read the standings and every match. See docs/ladder.md.
+
+Start here:
+  cirulla ladder serve &                       the ladder and its match server
+  cirulla ladder add random random             register bots (SPEC as in tournament --bot)
+  cirulla ladder add greedy greedy
+  cirulla ladder add mcts mcts:iterations=200
+  cirulla ladder standings                     after a minute or two
+"""
+
+QUEUE_CHOICES = ("2p", "3p", "4p")
+
+
+def register(commands: argparse._SubParsersAction, bench: argparse._SubParsersAction) -> None:
+    p = commands.add_parser(
+        "ladder",
+        help="continuous rated matches between registered bots (serve, add, standings...)",
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sub = p.add_subparsers(dest="ladder_command", metavar="COMMAND", required=True)
+
+    s = sub.add_parser(
+        "serve",
+        help="run the ladder: match server, scheduler and workers",
+        description="Run the ladder until Ctrl-C or SIGTERM. Writes cirulla-ladder.json in "
+        "the current folder so the other ladder commands find it. Safe to kill at any "
+        "moment: a restart recovers (docs/ladder.md, 'Durability').",
+    )
+    s.add_argument(
+        "--db",
+        default=DEFAULT_DB,
+        help="ladder database: a SQLite file or postgresql://USER@HOST:PORT/NAME "
+        "(default %(default)s)",
+    )
+    s.add_argument(
+        "--listen",
+        default=DEFAULT_LISTEN,
+        metavar="HOST:PORT",
+        help="address of the match server and LadderService; port 0 picks one "
+        "(default %(default)s)",
+    )
+    s.add_argument(
+        "--data",
+        default=DEFAULT_DATA,
+        type=Path,
+        metavar="DIR",
+        help="bot logs, game records and the match server's database (default %(default)s)",
+    )
+    s.add_argument(
+        "--admin-token-file",
+        type=Path,
+        metavar="FILE",
+        help="require this token (Bearer metadata) for add, pause, resume and remove",
+    )
+    s.add_argument(
+        "--concurrency",
+        type=int,
+        default=4,
+        metavar="N",
+        help="matches played at once (default %(default)s)",
+    )
+    s.add_argument("--preset", default="standard", help="rule preset (default %(default)s)")
+    s.add_argument(
+        "--rule",
+        action="append",
+        default=[],
+        metavar="OPTION=VALUE",
+        help="rule option for new matches, e.g. target=11 (repeatable)",
+    )
+    s.add_argument(
+        "--move-limit-ms",
+        type=int,
+        default=10_000,
+        metavar="MS",
+        help="time per move; a bot out of time forfeits the game (default %(default)s)",
+    )
+    s.add_argument(
+        "--game-timeout",
+        type=float,
+        default=600.0,
+        metavar="SECONDS",
+        help="wall-clock limit per game (default %(default)s)",
+    )
+    s.add_argument(
+        "--state-file",
+        type=Path,
+        default=Path(STATE_FILE),
+        metavar="FILE",
+        help="where the address is written for the other commands (default %(default)s)",
+    )
+    s.add_argument("--log-level", default="INFO", choices=("DEBUG", "INFO", "WARNING"))
+    s.set_defaults(func=run_serve)
+
+    a = sub.add_parser(
+        "add",
+        help="register a bot, or a new version of one",
+        description="Register NAME with SPEC (what `cirulla tournament --bot` takes, or "
+        "'connect' for a bot that connects in with `cirulla bot KIND --ladder`). The same "
+        "NAME with a new SPEC or queues is a new version: its history stays, its rating "
+        "starts from the old mean with a wide uncertainty, and it plays validation games "
+        "first.",
+    )
+    a.add_argument("name")
+    a.add_argument("spec")
+    a.add_argument(
+        "--queue",
+        action="append",
+        choices=QUEUE_CHOICES,
+        help="queue to play in (repeatable; default 2p)",
+    )
+    a.add_argument(
+        "--max-concurrency",
+        type=int,
+        default=0,
+        metavar="N",
+        help="matches the bot may play at once (default 4)",
+    )
+    a.set_defaults(func=run_add)
+
+    st = sub.add_parser("standings", help="ratings of one queue, best first")
+    st.add_argument("--queue", choices=QUEUE_CHOICES, default="2p")
+    st.add_argument("--all", action="store_true", help="also paused and deactivated bots")
+    st.add_argument("--json", action="store_true", help="print JSON")
+    st.set_defaults(func=run_standings)
+
+    h = sub.add_parser("history", help="a bot's versions, ratings and matches")
+    h.add_argument("bot")
+    h.add_argument("--queue", choices=QUEUE_CHOICES)
+    h.add_argument("--limit", type=int, default=20)
+    h.add_argument("--json", action="store_true")
+    h.set_defaults(func=run_history)
+
+    m = sub.add_parser("match", help="one ladder match (ladder id or match server id)")
+    m.add_argument("match_id")
+    m.add_argument("--json", action="store_true")
+    m.set_defaults(func=run_match)
+
+    hh = sub.add_parser("h2h", help="results between two bots")
+    hh.add_argument("bot_a")
+    hh.add_argument("bot_b")
+    hh.add_argument("--queue", choices=QUEUE_CHOICES)
+    hh.add_argument("--limit", type=int, default=20, help="matches listed (default %(default)s)")
+    hh.add_argument("--json", action="store_true")
+    hh.set_defaults(func=run_h2h)
+
+    for name, helptext in (
+        ("pause", "stop scheduling a bot (its running matches finish)"),
+        ("resume", "schedule a paused or deactivated bot again"),
+        ("remove", "take a bot off the ladder (its matches stay readable)"),
+    ):
+        c = sub.add_parser(name, help=helptext)
+        c.add_argument("bot")
+        if name != "resume":
+            c.add_argument("--reason", default="", help="shown in the standings")
+        c.set_defaults(func=run_state, action=name)
+
+    for parser in sub.choices.values():
+        if parser.prog.endswith(" serve"):
+            continue
+        parser.add_argument(
+            "--server",
+            metavar="HOST:PORT",
+            help=f"the ladder's address (default: from ./{STATE_FILE})",
+        )
+        parser.add_argument(
+            "--admin-token-file",
+            type=Path,
+            metavar="FILE",
+            help="admin token for add/pause/resume/remove (default: the ladder's "
+            "--admin-token-file from its state file, or $CIRULLA_ADMIN_TOKEN)",
+        )
+
+
+# ------------------------------------------------------------------------- client side
+
+
+class CommandError(Exception):
+    """One line for stderr."""
+
+
+def ladder_address(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
+    if args.server:
+        return args.server, {}
+    path = Path(STATE_FILE)
+    if not path.exists():
+        raise CommandError(
+            f"no ladder in this folder (no {STATE_FILE}): start one with "
+            "`cirulla ladder serve`, or pass --server HOST:PORT"
+        )
+    try:
+        state = json.loads(path.read_text())
+        return str(state["address"]), state
+    except (ValueError, KeyError) as exc:
+        raise CommandError(f"{STATE_FILE} is not a ladder state file: {exc}") from None
+
+
+def admin_metadata(args: argparse.Namespace, state: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+    token = os.environ.get("CIRULLA_ADMIN_TOKEN", "")
+    path = args.admin_token_file or (
+        Path(state["admin_token_file"]) if state.get("admin_token_file") else None
+    )
+    if path is not None:
+        try:
+            token = path.read_text().strip()
+        except OSError as exc:
+            raise CommandError(f"--admin-token-file: {exc}") from None
+    return (("authorization", f"Bearer {token}"),) if token else ()
+
+
+def call(args: argparse.Namespace, method: str, request: Any, admin: bool = False) -> Any:
+    import grpc
+
+    from cirulla.v1 import ladder_pb2_grpc
+
+    address, state = ladder_address(args)
+    metadata = admin_metadata(args, state) if admin else ()
+    with grpc.insecure_channel(address) as channel:
+        stub = ladder_pb2_grpc.LadderServiceStub(channel)
+        try:
+            return getattr(stub, method)(request, timeout=30, metadata=metadata)
+        except grpc.RpcError as exc:
+            if exc.code() == grpc.StatusCode.UNAVAILABLE:
+                raise CommandError(
+                    f"the ladder at {address} is not reachable; is `cirulla ladder serve` running?"
+                ) from None
+            raise CommandError(f"{exc.details()} ({exc.code().name})") from None
+
+
+def run_command(fn: Any) -> Any:
+    def wrapper(args: argparse.Namespace) -> int:
+        try:
+            return int(fn(args) or 0)
+        except CommandError as exc:
+            print(f"cirulla ladder {args.ladder_command}: {exc}", file=sys.stderr)
+            return 2
+
+    return wrapper
+
+
+def to_json(message: Any) -> dict[str, Any]:
+    from google.protobuf import json_format
+
+    return json_format.MessageToDict(
+        message, preserving_proto_field_name=True, always_print_fields_with_no_presence=True
+    )
+
+
+def when(ts: Any) -> str:
+    if not ts.seconds:
+        return "-"
+    return datetime.datetime.fromtimestamp(ts.seconds, datetime.UTC).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def queue_pb(name: str | None) -> int:
+    from cirulla.clients.ladder.service import QUEUE_TO_PB
+
+    return QUEUE_TO_PB[name] if name else 0
+
+
+def state_text(bot: Any) -> str:
+    from cirulla.v1 import ladder_pb2
+
+    state = ladder_pb2.BotState.Name(bot.state).removeprefix("BOT_STATE_").lower()
+    if bot.state == ladder_pb2.BOT_STATE_ACTIVE and bot.validation_games_left:
+        state = f"validating ({bot.validation_games_left} left)"
+    return f"{state}: {bot.state_reason}" if bot.state_reason else state
+
+
+def match_line(m: Any) -> list[str]:
+    from cirulla.v1 import ladder_pb2
+
+    status = ladder_pb2.LadderMatchStatus.Name(m.status).removeprefix("LADDER_MATCH_STATUS_")
+    seats = " ".join(f"{s.bot_name}(v{s.version})" for s in m.seats)
+    if m.withheld:
+        result = "withheld until its twin ends"
+    elif m.status == ladder_pb2.LADDER_MATCH_STATUS_CANCELLED:
+        result = m.cancel_reason
+    elif m.HasField("winner_side"):
+        names = ", ".join(s.bot_name for s in m.seats if s.side == m.winner_side)
+        points = {s.side: s.points for s in m.seats}
+        result = f"{names} won " + "-".join(str(points[k]) for k in sorted(points))
+    elif m.status == ladder_pb2.LADDER_MATCH_STATUS_FINISHED:
+        result = "no winner"
+    else:
+        result = ""
+    return [m.match_id, when(m.create_time), status.lower(), seats, result]
+
+
+def matches_table(matches: Any, title: str | None = None) -> Any:
+    from rich.table import Table
+
+    table = Table(title=title)
+    for column in ("match", "scheduled", "status", "seats", "result"):
+        table.add_column(column)
+    for m in matches:
+        table.add_row(*match_line(m))
+    return table
+
+
+# ------------------------------------------------------------------------- commands
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from cirulla.clients.ladder.serve import ServeOptions, serve
+    from cirulla.clients.ladder.store import QUEUE_PLAYERS, MatchConfig
+    from cirulla.rules import OptionError, Options, parse_overrides
+    from cirulla.server.logs import setup_logging
+
+    setup_logging(args.log_level)
+    try:
+        overrides = parse_overrides(args.rule)
+        if "players" in overrides:
+            raise ValueError("--rule players=...: the players of a match come from its queue")
+        queues = []
+        for queue, players in QUEUE_PLAYERS.items():
+            try:
+                Options.preset(args.preset, players=players, **overrides)
+                queues.append(queue)
+            except OptionError as exc:
+                if players == 2:
+                    raise
+                print(f"cirulla ladder serve: queue {queue} not played: {exc}", file=sys.stderr)
+        if args.concurrency < 1:
+            raise ValueError(f"--concurrency must be at least 1, not {args.concurrency}")
+        options = ServeOptions(
+            db=args.db,
+            listen=args.listen,
+            data=args.data,
+            state_file=args.state_file,
+            admin_token_file=args.admin_token_file,
+            concurrency=args.concurrency,
+            queues=tuple(queues),
+            config=MatchConfig(
+                preset=args.preset,
+                rules=overrides,
+                move_limit_ms=args.move_limit_ms,
+                game_timeout=args.game_timeout,
+            ),
+        )
+        asyncio.run(serve(options))
+    except (OSError, ValueError, OptionError) as exc:
+        print(f"cirulla ladder serve: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+@run_command
+def run_add(args: argparse.Namespace) -> int:
+    from cirulla.v1 import ladder_pb2
+
+    request = ladder_pb2.AddBotRequest(
+        bot_name=args.name,
+        spec=args.spec,
+        queues=[queue_pb(q) for q in (args.queue or ["2p"])],
+        max_concurrency=args.max_concurrency,
+    )
+    response = call(args, "AddBot", request, admin=True)
+    bot = response.bot
+    if response.new_version:
+        print(f"{bot.name} version {bot.version}: {bot.spec} ({state_text(bot)})")
+    else:
+        print(f"{bot.name} version {bot.version} is already registered with this spec")
+    if response.bot_key:
+        print(
+            "bot key (shown once; keep it secret, give it to the bot as CIRULLA_BOT_KEY):\n"
+            + response.bot_key
+        )
+    return 0
+
+
+@run_command
+def run_standings(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.table import Table
+
+    from cirulla.v1 import ladder_pb2
+
+    response = call(
+        args,
+        "GetStandings",
+        ladder_pb2.GetStandingsRequest(queue=queue_pb(args.queue), include_inactive=args.all),
+    )
+    if args.json:
+        print(json.dumps(to_json(response), indent=1))
+        return 0
+    title = f"Ladder standings, queue {args.queue} ({response.rated_games} rated games)"
+    table = Table(title=title)
+    for column in ("#", "bot", "v", "rating", "mu", "sigma", "games", "win%", "state"):
+        table.add_column(column, justify="right" if column not in ("bot", "state") else "left")
+    for e in response.entries:
+        r = e.rating
+        rate = f"{100 * (r.wins + r.draws / 2) / r.games:.0f}%" if r.games else "-"
+        table.add_row(
+            str(e.rank),
+            e.bot.name,
+            str(e.bot.version),
+            f"{r.score:.1f}" + ("?" if r.provisional else ""),
+            f"{r.mu:.1f}",
+            f"{r.sigma:.2f}",
+            str(r.games),
+            rate,
+            state_text(e.bot),
+        )
+    console = Console()
+    console.print(table)
+    console.print("rating = mu - 3 sigma; ? = provisional (fewer than 10 rated games)")
+    for e in response.entries:
+        if e.bot.last_log and e.bot.state == ladder_pb2.BOT_STATE_DEACTIVATED:
+            console.print(f"[bold]{e.bot.name}[/] last log:\n{e.bot.last_log[-1500:]}")
+    return 0
+
+
+@run_command
+def run_history(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from cirulla.v1 import ladder_pb2
+
+    response = call(
+        args,
+        "GetBotHistory",
+        ladder_pb2.GetBotHistoryRequest(
+            bot_name=args.bot, queue=queue_pb(args.queue), page_size=args.limit
+        ),
+    )
+    if args.json:
+        print(json.dumps(to_json(response), indent=1))
+        return 0
+    console = Console()
+    bot = response.bot
+    console.print(f"[bold]{bot.name}[/] version {bot.version}: {bot.spec} — {state_text(bot)}")
+    if bot.last_failure:
+        console.print(f"last failure: {bot.last_failure}")
+    for v in response.versions:
+        console.print(f"  v{v.version} {when(v.create_time)}  {v.spec}")
+    for r in response.ratings:
+        queue = ladder_pb2.LadderQueue.Name(r.queue)
+        console.print(
+            f"  {queue}: rating {r.score:.1f} (mu {r.mu:.1f}, sigma {r.sigma:.2f}), "
+            f"{r.games} games, {r.wins} wins" + (" provisional" if r.provisional else "")
+        )
+    console.print(matches_table(response.matches, "matches, newest first"))
+    return 0
+
+
+@run_command
+def run_match(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from cirulla.v1 import ladder_pb2
+
+    m = call(args, "GetLadderMatch", ladder_pb2.GetLadderMatchRequest(match_id=args.match_id)).match
+    if args.json:
+        print(json.dumps(to_json(m), indent=1))
+        return 0
+    console = Console()
+    match_id, created, status, _seats, result = match_line(m)
+    console.print(f"[bold]{match_id}[/] ({ladder_pb2.LadderQueue.Name(m.queue)}) {status}")
+    console.print(
+        f"  scheduled {created}, started {when(m.start_time)}, ended {when(m.finish_time)}"
+    )
+    if m.server_match_id:
+        console.print(f"  match server: {m.server_address} match {m.server_match_id}")
+    if m.pair_id:
+        console.print(f"  duplicate pair {m.pair_id}")
+    console.print(f"  result: {result or '-'}" + ("" if m.rated else " (unrated)"))
+    for s in m.seats:
+        points = str(s.points) if s.HasField("points") else "-"
+        rating = f" mu {s.mu_after:.1f} sigma {s.sigma_after:.2f}" if s.HasField("mu_after") else ""
+        fault = f" — {s.fault}" if s.fault else ""
+        console.print(
+            f"  seat {s.seat} side {s.side}: {s.bot_name} v{s.version} "
+            f"{s.outcome or ''} points {points}{rating}{fault}"
+        )
+    for note in m.notes:
+        console.print(f"  note: {note}")
+    return 0
+
+
+@run_command
+def run_h2h(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from cirulla.v1 import ladder_pb2
+
+    h = call(
+        args,
+        "GetHeadToHead",
+        ladder_pb2.GetHeadToHeadRequest(
+            bot_a=args.bot_a, bot_b=args.bot_b, queue=queue_pb(args.queue), page_size=args.limit
+        ),
+    )
+    if args.json:
+        print(json.dumps(to_json(h), indent=1))
+        return 0
+    console = Console()
+    console.print(
+        f"{h.bot_a} vs {h.bot_b}: {h.games} games, {h.a_wins}-{h.b_wins}-{h.draws} (W-L-D), "
+        f"points {h.a_points}-{h.b_points}"
+    )
+    console.print(matches_table(h.matches))
+    return 0
+
+
+@run_command
+def run_state(args: argparse.Namespace) -> int:
+    from cirulla.v1 import ladder_pb2
+
+    if args.action == "pause":
+        request: Any = ladder_pb2.PauseBotRequest(bot_name=args.bot, reason=args.reason)
+        method = "PauseBot"
+    elif args.action == "resume":
+        request = ladder_pb2.ResumeBotRequest(bot_name=args.bot)
+        method = "ResumeBot"
+    else:
+        request = ladder_pb2.RemoveBotRequest(bot_name=args.bot, reason=args.reason)
+        method = "RemoveBot"
+    bot = call(args, method, request, admin=True).bot
+    print(f"{bot.name}: {state_text(bot)}")
+    return 0

@@ -1,0 +1,220 @@
+"""The worker loop: claim a scheduled match, host it on a match server, start its managed
+bots, report the result. One unit shared by ``cirulla ladder serve`` (threads inside the
+ladder process) and ``cirulla ladder worker`` (a process per machine on PostgreSQL).
+
+A game is played by the tournament's ``Referee`` (create the match, one process per
+seat, watch it, forfeits and wall-clock limit, abort on the server), so a ladder game
+and a tournament game are judged the same way. The ladder adds two things around it,
+through a thin wrapper of the referee's stub: the match is created with its duplicate
+pair's ``deal_group`` (twins share deck orders, their records stay closed until both are
+over), and its server id and seat tokens are stored (``mark_running``) before any bot
+starts, so a restarted ladder knows what was being played.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import grpc
+
+from cirulla.clients.journal import GameResult, Settings
+from cirulla.clients.ladder.store import (
+    ClaimedMatch,
+    LadderStore,
+    MatchOutcome,
+    SeatOutcome,
+)
+from cirulla.clients.referee import Referee
+from cirulla.clients.schedule import ScheduledGame
+from cirulla.v1 import match_service_pb2
+
+log = logging.getLogger("cirulla.ladder")
+
+#: Seconds a claim stays valid without a heartbeat of its worker.
+LEASE_SECONDS = 60.0
+IDLE_SECONDS = 0.2
+#: Referee outcomes -> ladder seat outcomes (a seat that exited before joining is a crash).
+_OUTCOMES = {"forfeit": "timeout"}
+
+
+class LeaseLost(RuntimeError):
+    """The match was taken from this worker (lease expired, cancelled) before it started."""
+
+
+def referee_settings(match: ClaimedMatch) -> Settings:
+    """The tournament settings the referee needs for one ladder match."""
+    config = match.config
+    return Settings(
+        bots={s.bot_name: s.spec for s in match.seats},
+        players=match.players,
+        rules={**config.rules, "players": match.players},
+        preset=config.preset,
+        move_limit_ms=config.move_limit_ms,
+        disconnect_grace_ms=config.disconnect_grace_ms,
+        game_timeout=config.game_timeout,
+    )
+
+
+def safe_name(match_id: str) -> str:
+    """How the referee names a match's files (logs/<safe>-<seat>.log)."""
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in match_id)
+
+
+def log_tail(path: Path, chars: int = 4000) -> str:
+    try:
+        data = path.read_bytes()[-chars:]
+    except OSError:
+        return ""
+    return data.decode("utf-8", "replace")
+
+
+def outcome_of(result: GameResult, out: Path) -> MatchOutcome:
+    """A referee's GameResult as the ladder records it."""
+    seats: list[SeatOutcome] = []
+    for seat, kind in enumerate(result.seat_outcomes):
+        kind = _OUTCOMES.get(kind, kind)
+        fault = ""
+        tail = ""
+        if kind != "ok":
+            fault = "; ".join(n for n in result.notes if n.startswith(f"seat {seat} "))
+            tail = log_tail(out / "logs" / f"{safe_name(result.match_id)}-{seat}.log")
+        seats.append(SeatOutcome(seat, kind, fault, tail))
+    void = result.winner is None and not result.forfeit_sides and result.deals == 0
+    return MatchOutcome(
+        winner=result.winner,
+        totals=tuple(result.totals),
+        seats=tuple(seats),
+        deals=result.deals,
+        forfeit_sides=tuple(result.forfeit_sides),
+        void=void,
+        notes=tuple(result.notes),
+    )
+
+
+class _LadderStub:
+    """The referee's MatchService stub, with the ladder's CreateMatch."""
+
+    def __init__(self, stub: Any, on_create: Callable[[Any], Any]) -> None:
+        self._stub = stub
+        self._on_create = on_create
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stub, name)
+
+    def CreateMatch(self, request: Any, **kwargs: Any) -> Any:
+        return self._on_create(self._stub.CreateMatch(request, **kwargs))
+
+
+@dataclass
+class MatchRunner:
+    """Plays claimed ladder matches on one match server.
+
+    ``out`` gets the bots' logs and the games' records (``logs/``, ``records/``), as
+    with a tournament. Several threads may share one runner; each ``run_one`` call
+    plays one match from claim to result.
+    """
+
+    store: LadderStore
+    server_address: str
+    out: Path
+    worker_id: str
+    admin_token: str | None = None
+    stop: threading.Event = field(default_factory=threading.Event)
+    lease_seconds: float = LEASE_SECONDS
+    #: called with (match id, outcome or None) after each match, for logs and benches
+    on_done: Callable[[str, MatchOutcome | None], None] | None = None
+
+    def run_one(self) -> str | None:
+        """Claim and play one match; its id, or None when nothing was waiting."""
+        claimed = self.store.claim(self.worker_id, self.server_address, self.lease_seconds)
+        if claimed is None:
+            return None
+        outcome: MatchOutcome | None = None
+        try:
+            outcome = self.play(claimed)
+        except LeaseLost as exc:
+            log.warning("ladder_lease_lost match=%s %s", claimed.id, exc)
+        except Exception as exc:  # the ladder goes on; the match ends with the reason
+            log.exception("ladder_match_failed match=%s", claimed.id)
+            self.store.cancel(claimed.id, f"the worker failed to play it: {exc}")
+        if self.on_done is not None:
+            self.on_done(claimed.id, outcome)
+        return claimed.id
+
+    def play(self, match: ClaimedMatch) -> MatchOutcome | None:
+        """Host ``match`` on the server, play it with the referee, record the result."""
+        if any(s.connect_in for s in match.seats):
+            # Connect-in seats are delivered by the Enroll stream of the ladder process.
+            raise NotImplementedError("connect-in seats need the Enroll service")
+        names = [s.bot_name for s in match.seats]
+        game = ScheduledGame(0, tuple(dict.fromkeys(names)), 0, match.seed, tuple(names))
+        referee = Referee(
+            referee_settings(match),
+            self.server_address,
+            self.out,
+            self.admin_token,
+            self.stop,
+            group_sizes={match.seed: 2} if match.pair_id else {},
+        )
+        referee.stub = _LadderStub(
+            referee.stub, lambda created: self._created(match, referee, created)
+        )
+        try:
+            result = referee.play(game)
+        finally:
+            referee.close()
+        if result is None:  # stopping: the restart decides (finished or cancelled)
+            return None
+        outcome = outcome_of(result, self.out)
+        if self.store.finish(match.id, outcome):
+            log.info(
+                "ladder_match_finished match=%s server_match=%s winner=%s totals=%s",
+                match.id,
+                result.match_id,
+                outcome.winner,
+                outcome.totals,
+            )
+        return outcome
+
+    def _created(self, match: ClaimedMatch, referee: Referee, created: Any) -> Any:
+        server_id = created.match.match_id
+        tokens = {t.seat: t.token for t in created.seat_tokens}
+        if not self.store.mark_running(match.id, self.worker_id, server_id, tokens):
+            with contextlib.suppress(grpc.RpcError):
+                referee.stub.AbortMatch(
+                    match_service_pb2.AbortMatchRequest(
+                        match_id=server_id, reason="the ladder took this match back"
+                    ),
+                    timeout=10,
+                    metadata=referee.metadata,
+                )
+            raise LeaseLost(f"match {match.id} is no longer claimed by {self.worker_id}")
+        return created
+
+    def loop(self) -> None:
+        """Play matches until ``stop`` is set; wait a little whenever none is waiting."""
+        while not self.stop.is_set():
+            try:
+                played = self.run_one()
+            except Exception:
+                log.exception("ladder_worker_error worker=%s", self.worker_id)
+                played = None
+            if played is None:
+                self.stop.wait(IDLE_SECONDS)
+
+
+def heartbeat_loop(
+    store: LadderStore, worker_id: str, stop: threading.Event, lease_seconds: float
+) -> None:
+    """Keep the worker's leases alive (every third of a lease) until ``stop``."""
+    while not stop.wait(lease_seconds / 3):
+        try:
+            store.heartbeat(worker_id, lease_seconds)
+        except Exception:
+            log.exception("ladder_heartbeat_failed worker=%s", worker_id)

@@ -1,0 +1,255 @@
+"""``cirulla ladder serve``: the ladder process.
+
+One process holds the match server (``cirulla.server.app.start_server``, with the
+LadderService on the same port), the scheduler, a few worker threads (``MatchRunner``)
+and their heartbeat. Everything the ladder knows is in its database; the process itself
+only holds what is being played, so after a crash (even SIGKILL) a new ``serve`` on the
+same folder recovers:
+
+* matches its previous incarnation had claimed but not started go back to the queue;
+* matches that were running are finished from the match server's record when the game
+  ended before the crash (the record is in the match server's SQLite file), and
+  cancelled with a reason otherwise (their match server died with the process);
+* a result is never counted twice: ``LadderStore.finish`` is guarded.
+
+``cirulla-ladder.json`` in the current folder tells the other ``cirulla ladder``
+commands where the ladder listens.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import secrets
+import signal
+import socket
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cirulla.clients.journal import OutputLock, write_json_atomic
+from cirulla.clients.ladder.db import DEFAULT_DB, database_url, display_url, open_database
+from cirulla.clients.ladder.runner import LEASE_SECONDS, MatchRunner, heartbeat_loop
+from cirulla.clients.ladder.scheduler import Scheduler
+from cirulla.clients.ladder.service import SERVICE_NAME, LadderService
+from cirulla.clients.ladder.store import (
+    QUEUE_PLAYERS,
+    LadderStore,
+    MatchConfig,
+    MatchOutcome,
+    SeatOutcome,
+)
+from cirulla.v1 import ladder_pb2_grpc
+
+log = logging.getLogger("cirulla.ladder")
+
+STATE_FILE = "cirulla-ladder.json"
+DEFAULT_DATA = "cirulla-ladder-data"
+DEFAULT_LISTEN = "127.0.0.1:50061"
+MATCH_DB = "matches.sqlite3"
+CRASH_REASON = (
+    "the ladder stopped while this match was being played (its match server stopped "
+    "with it); not rated"
+)
+STOP_REASON = "the ladder was shut down while this match was being played; not rated"
+
+
+@dataclass
+class ServeOptions:
+    db: str = DEFAULT_DB
+    listen: str = DEFAULT_LISTEN
+    data: Path = Path(DEFAULT_DATA)
+    state_file: Path = Path(STATE_FILE)
+    admin_token_file: Path | None = None
+    concurrency: int = 4
+    config: MatchConfig = field(default_factory=MatchConfig)
+    #: queues the scheduler plans (bots registered in others simply wait)
+    queues: tuple[str, ...] = ("2p", "3p", "4p")
+
+
+def read_token(path: Path | None) -> str | None:
+    if path is None:
+        return None
+    token = path.read_text(encoding="utf-8").strip()
+    if not token:
+        raise ValueError(f"--admin-token-file {path}: the file is empty")
+    return token
+
+
+def local_address(listen: str, port: int) -> str:
+    """Where the ladder's own workers and commands reach its server."""
+    host = listen.rpartition(":")[0].strip("[]")
+    if host in ("", "0.0.0.0", "::", "localhost"):
+        host = "127.0.0.1"
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+def worker_name(data: Path) -> str:
+    """The embedded worker's name: the same for every incarnation on this folder."""
+    return f"serve:{socket.gethostname()}:{data.resolve()}"
+
+
+def outcome_from_record(record: dict[str, Any], players: int) -> MatchOutcome:
+    """The result of a game the ladder did not see end, from the match server's record."""
+    result = record["result"]
+    forfeit = result.get("forfeit_seat")
+    sides = 2 if players == 4 else players
+    seats = []
+    for seat in range(players):
+        if seat == forfeit:
+            seats.append(SeatOutcome(seat, "timeout", "forfeited on its clock"))
+        else:
+            seats.append(SeatOutcome(seat))
+    return MatchOutcome(
+        winner=result.get("winner"),
+        totals=tuple(result.get("totals") or (0,) * sides),
+        seats=tuple(seats),
+        deals=int(result.get("deals") or 0),
+        forfeit_sides=(forfeit % sides,) if forfeit is not None else (),
+        notes=("result recorded after a ladder restart, from the match server's record",),
+    )
+
+
+def recover(store: LadderStore, name: str, server_store: Any) -> dict[str, int]:
+    """Settle what earlier incarnations of this ladder left claimed or running."""
+    counts = {"requeued": 0, "finished": 0, "cancelled": 0}
+    previous = store.workers_named(name)
+    for match in store.unfinished_of(previous):
+        if match["status"] == "claimed":
+            if store.requeue(match["id"], "requeued: the ladder restarted before it started"):
+                counts["requeued"] += 1
+            continue
+        records = (
+            server_store.list_records(match_id=match["server_match_id"])
+            if match["server_match_id"]
+            else []
+        )
+        if records:
+            outcome = outcome_from_record(records[0], QUEUE_PLAYERS[match["queue"]])
+            if store.finish(match["id"], outcome):
+                counts["finished"] += 1
+        elif store.cancel(match["id"], CRASH_REASON):
+            counts["cancelled"] += 1
+    for worker_id in previous:
+        store.remove_worker(worker_id)
+    return counts
+
+
+class Ladder:
+    """The threads of a running ladder around its match server."""
+
+    def __init__(self, store: LadderStore, options: ServeOptions, address: str, admin: str):
+        self.store = store
+        self.options = options
+        self.stop = threading.Event()
+        self.worker_id = store.register_worker(worker_name(options.data), address)
+        self.runner = MatchRunner(
+            store, address, options.data, self.worker_id, admin, self.stop, LEASE_SECONDS
+        )
+        self.scheduler = Scheduler(
+            store, options.config, backlog=max(2, options.concurrency), queues=options.queues
+        )
+        self.threads: list[threading.Thread] = []
+
+    def start(self) -> None:
+        targets: list[tuple[str, Any, tuple[Any, ...]]] = [
+            ("scheduler", self.scheduler.loop, (self.stop,)),
+            (
+                "heartbeat",
+                heartbeat_loop,
+                (self.store, self.worker_id, self.stop, LEASE_SECONDS),
+            ),
+        ]
+        targets += [(f"worker-{i}", self.runner.loop, ()) for i in range(self.options.concurrency)]
+        for name, target, args in targets:
+            thread = threading.Thread(target=target, args=args, name=f"ladder-{name}", daemon=True)
+            thread.start()
+            self.threads.append(thread)
+
+    def shutdown(self) -> None:
+        """Stop the threads; what they were playing is cancelled (claimed: re-queued)."""
+        self.stop.set()
+        for thread in self.threads:
+            thread.join(timeout=30)
+        for match in self.store.unfinished_of([self.worker_id]):
+            if match["status"] == "claimed":
+                self.store.requeue(match["id"], "requeued: the ladder was shut down")
+            else:
+                self.store.cancel(match["id"], STOP_REASON)
+        self.store.remove_worker(self.worker_id)
+
+
+async def serve(options: ServeOptions) -> int:
+    """Run the ladder until SIGINT/SIGTERM."""
+    from cirulla.server.app import start_server
+
+    database_url(options.db)  # a bad --db fails before anything starts
+    admin_token = read_token(options.admin_token_file)
+    options.data.mkdir(parents=True, exist_ok=True)
+    try:
+        lock = OutputLock(options.data).__enter__()
+    except ValueError:
+        raise ValueError(f"another ladder is running on {options.data}") from None
+    try:
+        engine = await asyncio.to_thread(open_database, options.db)
+        store = LadderStore(engine)
+        service = LadderService(store, admin_token)
+        # The match server always has an admin token: only the ladder creates and
+        # aborts its matches, and only it reads the records of open duplicate pairs.
+        match_admin = admin_token or secrets.token_urlsafe(24)
+        running = await start_server(
+            options.listen,
+            options.data / MATCH_DB,
+            admin_token=match_admin,
+            disconnect_grace_ms=5_000,
+            services=[
+                (
+                    SERVICE_NAME,
+                    lambda server: ladder_pb2_grpc.add_LadderServiceServicer_to_server(
+                        service, server
+                    ),
+                )
+            ],
+        )
+        address = local_address(options.listen, running.port)
+        counts = await asyncio.to_thread(
+            recover, store, worker_name(options.data), running.hub.store
+        )
+        log.info("ladder_recovered %s", " ".join(f"{k}={v}" for k, v in counts.items()))
+        ladder = Ladder(store, options, address, match_admin)
+        ladder.start()
+        write_json_atomic(
+            options.state_file,
+            {
+                "address": address,
+                "db": display_url(database_url(options.db)),
+                "data": str(options.data.resolve()),
+                "pid": os.getpid(),
+                "admin_token_file": str(options.admin_token_file.resolve())
+                if options.admin_token_file
+                else None,
+            },
+        )
+        log.info("ladder_serving address=%s db=%s", address, display_url(database_url(options.db)))
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        try:
+            await stop.wait()
+        finally:
+            log.info("ladder_stopping")
+            await asyncio.to_thread(ladder.shutdown)
+            await running.stop()
+            engine.dispose()
+            with contextlib.suppress(OSError, ValueError):
+                state = json.loads(options.state_file.read_text())
+                if state.get("pid") == os.getpid():
+                    options.state_file.unlink()
+    finally:
+        lock.__exit__(None, None, None)
+    return 0

@@ -1,0 +1,297 @@
+"""The LadderService rpcs (proto/cirulla/v1/ladder.proto) over the store.
+
+Reads are open to anyone and show only what the store's public views show (no token, no
+key, no seed, withheld duplicate twins). AddBot, PauseBot, ResumeBot and RemoveBot need
+``authorization: Bearer <admin token>`` when the ladder has an admin token. Store calls
+are blocking database work, so each runs in a thread, off the server's event loop.
+``Enroll`` (connect-in bots) is added by the enrollment module.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import grpc
+from google.protobuf.timestamp_pb2 import Timestamp
+
+from cirulla.clients.ladder import rating
+from cirulla.clients.ladder.store import LadderError, LadderStore, NotFound
+from cirulla.v1 import ladder_pb2, ladder_pb2_grpc
+
+SERVICE_NAME = ladder_pb2.DESCRIPTOR.services_by_name["LadderService"].full_name
+T = TypeVar("T")
+
+QUEUE_TO_PB = {
+    "2p": ladder_pb2.LADDER_QUEUE_TWO_PLAYERS,
+    "3p": ladder_pb2.LADDER_QUEUE_THREE_PLAYERS,
+    "4p": ladder_pb2.LADDER_QUEUE_FOUR_PLAYERS,
+}
+PB_TO_QUEUE = {v: k for k, v in QUEUE_TO_PB.items()}
+STATE_TO_PB = {
+    "active": ladder_pb2.BOT_STATE_ACTIVE,
+    "paused": ladder_pb2.BOT_STATE_PAUSED,
+    "deactivated": ladder_pb2.BOT_STATE_DEACTIVATED,
+    "removed": ladder_pb2.BOT_STATE_REMOVED,
+}
+STATUS_TO_PB = {
+    "scheduled": ladder_pb2.LADDER_MATCH_STATUS_SCHEDULED,
+    "claimed": ladder_pb2.LADDER_MATCH_STATUS_CLAIMED,
+    "running": ladder_pb2.LADDER_MATCH_STATUS_RUNNING,
+    "finished": ladder_pb2.LADDER_MATCH_STATUS_FINISHED,
+    "cancelled": ladder_pb2.LADDER_MATCH_STATUS_CANCELLED,
+}
+DEFAULT_PAGE = 50
+MAX_PAGE = 1000
+
+
+def timestamp(seconds: float | None) -> Timestamp | None:
+    if seconds is None:
+        return None
+    ts = Timestamp()
+    ts.FromNanoseconds(int(seconds * 1e9))
+    return ts
+
+
+def queue_name(value: int, default: str | None = "2p") -> str | None:
+    if value == ladder_pb2.LADDER_QUEUE_UNSPECIFIED:
+        return default
+    if value not in PB_TO_QUEUE:
+        raise LadderError(f"queue: unknown LadderQueue value {value}")
+    return PB_TO_QUEUE[value]
+
+
+# -------------------------------------------------------------------- store -> protobuf
+
+
+def bot_pb(bot: dict[str, Any]) -> ladder_pb2.LadderBot:
+    return ladder_pb2.LadderBot(
+        name=bot["name"],
+        version=bot["version"],
+        spec=bot["spec"],
+        queues=[QUEUE_TO_PB[q] for q in bot["queues"]],
+        state=STATE_TO_PB[bot["state"]],
+        state_reason=bot["state_reason"],
+        validation_games_left=bot["validation_games_left"],
+        max_concurrency=bot["max_concurrency"],
+        consecutive_failures=bot["consecutive_failures"],
+        last_failure=bot["last_failure"],
+        last_log=bot["last_log"],
+        create_time=timestamp(bot["created_at"]),
+        connect_in=bot["connect_in"],
+    )
+
+
+def rating_pb(r: dict[str, Any]) -> ladder_pb2.Rating:
+    return ladder_pb2.Rating(
+        queue=QUEUE_TO_PB[r["queue"]],
+        mu=r["mu"],
+        sigma=r["sigma"],
+        score=rating.score(r["mu"], r["sigma"]),
+        games=r["games"],
+        wins=r["wins"],
+        draws=r["draws"],
+        provisional=r["provisional"],
+        last_played_time=timestamp(r["last_played_at"]),
+    )
+
+
+def match_pb(m: dict[str, Any]) -> ladder_pb2.LadderMatch:
+    out = ladder_pb2.LadderMatch(
+        match_id=m["id"],
+        server_match_id=m["server_match_id"],
+        server_address=m["server_address"],
+        queue=QUEUE_TO_PB[m["queue"]],
+        pair_id=m["pair_id"],
+        status=STATUS_TO_PB[m["status"]],
+        rated=m["rated"],
+        cancel_reason=m["cancel_reason"],
+        withheld=m["withheld"],
+        create_time=timestamp(m["created_at"]),
+        start_time=timestamp(m["started_at"]),
+        finish_time=timestamp(m["finished_at"]),
+        notes=m["notes"],
+    )
+    if m["winner"] is not None:
+        out.winner_side = m["winner"]
+    for s in m["seats"]:
+        seat = out.seats.add(
+            seat=s["seat"],
+            side=s["side"],
+            bot_name=s["bot"],
+            version=s["version"],
+            outcome=s["outcome"],
+            fault=s["fault"],
+        )
+        if s["points"] is not None:
+            seat.points = s["points"]
+        if s["mu_after"] is not None:
+            seat.mu_after = s["mu_after"]
+            seat.sigma_after = s["sigma_after"]
+    return out
+
+
+def page_size(value: int) -> int:
+    return min(value or DEFAULT_PAGE, MAX_PAGE)
+
+
+# -------------------------------------------------------------------- the service
+
+
+class LadderService(ladder_pb2_grpc.LadderServiceServicer):
+    def __init__(self, store: LadderStore, admin_token: str | None = None) -> None:
+        self.store = store
+        self.admin_token = admin_token
+
+    async def _call(self, context: grpc.aio.ServicerContext, fn: Callable[[], T]) -> T:
+        """Run a store call in a thread; refusals become one clear gRPC error."""
+        try:
+            return await asyncio.to_thread(fn)
+        except NotFound as exc:
+            await context.abort(grpc.StatusCode.NOT_FOUND, str(exc))
+        except LadderError as exc:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        raise AssertionError("unreachable")
+
+    async def _check_admin(self, context: grpc.aio.ServicerContext) -> None:
+        if not self.admin_token:
+            return
+        metadata = dict(context.invocation_metadata() or ())
+        auth = metadata.get("authorization", "")
+        if not auth:
+            await context.abort(
+                grpc.StatusCode.UNAUTHENTICATED,
+                "this ladder has an admin token: send 'authorization: Bearer <token>' metadata",
+            )
+        given = auth.removeprefix("Bearer ").strip()
+        if not secrets.compare_digest(given.encode(), self.admin_token.encode()):
+            await context.abort(grpc.StatusCode.PERMISSION_DENIED, "wrong admin token")
+
+    async def GetStandings(
+        self, request: ladder_pb2.GetStandingsRequest, context: grpc.aio.ServicerContext
+    ) -> ladder_pb2.GetStandingsResponse:
+        queue = await self._call(context, lambda: queue_name(request.queue))
+        assert queue is not None
+        entries, rated = await self._call(
+            context,
+            lambda: (
+                self.store.standings(queue, request.include_inactive),
+                self.store.rated_games(queue),
+            ),
+        )
+        return ladder_pb2.GetStandingsResponse(
+            queue=QUEUE_TO_PB[queue],
+            rated_games=rated,
+            entries=[
+                ladder_pb2.StandingsEntry(rank=e["rank"], bot=bot_pb(e["bot"]), rating=rating_pb(e))
+                for e in entries
+            ],
+        )
+
+    async def GetBotHistory(
+        self, request: ladder_pb2.GetBotHistoryRequest, context: grpc.aio.ServicerContext
+    ) -> ladder_pb2.GetBotHistoryResponse:
+        queue = await self._call(context, lambda: queue_name(request.queue, None))
+        h = await self._call(
+            context,
+            lambda: self.store.bot_history(request.bot_name, queue, page_size(request.page_size)),
+        )
+        bot = bot_pb(h["bot"])
+        versions = []
+        for v in h["versions"]:
+            version = ladder_pb2.LadderBot()
+            version.CopyFrom(bot)
+            version.version = v["version"]
+            version.spec = v["spec"]
+            del version.queues[:]
+            version.queues.extend(QUEUE_TO_PB[q] for q in v["queues"])
+            version.create_time.CopyFrom(timestamp(v["created_at"]))
+            versions.append(version)
+        return ladder_pb2.GetBotHistoryResponse(
+            bot=bot,
+            versions=versions,
+            ratings=[rating_pb(r) for r in h["ratings"]],
+            rating_history=[
+                ladder_pb2.RatingPoint(
+                    queue=QUEUE_TO_PB[p["queue"]],
+                    version=p["version"],
+                    match_id=p["match_id"],
+                    mu=p["mu"],
+                    sigma=p["sigma"],
+                    time=timestamp(p["at"]),
+                )
+                for p in h["rating_history"]
+            ],
+            matches=[match_pb(m) for m in h["matches"]],
+        )
+
+    async def GetLadderMatch(
+        self, request: ladder_pb2.GetLadderMatchRequest, context: grpc.aio.ServicerContext
+    ) -> ladder_pb2.GetLadderMatchResponse:
+        m = await self._call(context, lambda: self.store.match(request.match_id))
+        return ladder_pb2.GetLadderMatchResponse(match=match_pb(m))
+
+    async def GetHeadToHead(
+        self, request: ladder_pb2.GetHeadToHeadRequest, context: grpc.aio.ServicerContext
+    ) -> ladder_pb2.GetHeadToHeadResponse:
+        queue = await self._call(context, lambda: queue_name(request.queue, None))
+        h = await self._call(
+            context,
+            lambda: self.store.head_to_head(
+                request.bot_a, request.bot_b, queue, page_size(request.page_size)
+            ),
+        )
+        return ladder_pb2.GetHeadToHeadResponse(
+            bot_a=h["bot_a"],
+            bot_b=h["bot_b"],
+            games=h["games"],
+            a_wins=h["a_wins"],
+            b_wins=h["b_wins"],
+            draws=h["draws"],
+            a_points=h["a_points"],
+            b_points=h["b_points"],
+            matches=[match_pb(m) for m in h["matches"]],
+        )
+
+    async def AddBot(
+        self, request: ladder_pb2.AddBotRequest, context: grpc.aio.ServicerContext
+    ) -> ladder_pb2.AddBotResponse:
+        await self._check_admin(context)
+
+        def add() -> tuple[dict[str, Any], bool, str]:
+            queues = [queue_name(q) or "2p" for q in request.queues] or ["2p"]
+            return self.store.add_bot(
+                request.bot_name, request.spec, queues, request.max_concurrency
+            )
+
+        bot, new, key = await self._call(context, add)
+        return ladder_pb2.AddBotResponse(bot=bot_pb(bot), new_version=new, bot_key=key)
+
+    async def PauseBot(
+        self, request: ladder_pb2.PauseBotRequest, context: grpc.aio.ServicerContext
+    ) -> ladder_pb2.PauseBotResponse:
+        await self._check_admin(context)
+        reason = request.reason or "paused by an admin"
+        bot = await self._call(
+            context, lambda: self.store.set_state(request.bot_name, "paused", reason)
+        )
+        return ladder_pb2.PauseBotResponse(bot=bot_pb(bot))
+
+    async def ResumeBot(
+        self, request: ladder_pb2.ResumeBotRequest, context: grpc.aio.ServicerContext
+    ) -> ladder_pb2.ResumeBotResponse:
+        await self._check_admin(context)
+        bot = await self._call(context, lambda: self.store.set_state(request.bot_name, "active"))
+        return ladder_pb2.ResumeBotResponse(bot=bot_pb(bot))
+
+    async def RemoveBot(
+        self, request: ladder_pb2.RemoveBotRequest, context: grpc.aio.ServicerContext
+    ) -> ladder_pb2.RemoveBotResponse:
+        await self._check_admin(context)
+        reason = request.reason or "removed by an admin"
+        bot = await self._call(
+            context, lambda: self.store.set_state(request.bot_name, "removed", reason)
+        )
+        return ladder_pb2.RemoveBotResponse(bot=bot_pb(bot))

@@ -1,0 +1,137 @@
+"""A real ``cirulla ladder serve`` process for tests, and ways to look inside it."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import grpc
+
+from cirulla.clients.ladder.db import open_database
+from cirulla.clients.ladder.store import LadderStore
+from cirulla.v1 import ladder_pb2_grpc
+
+#: Short games keep the tests fast: target 11 ends a game in a few deals.
+FAST = ("--rule", "target=11", "--move-limit-ms", "5000", "--game-timeout", "120")
+
+
+def wait_for(check: Callable[[], Any], timeout: float, what: str, every: float = 0.5) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = check()
+        if value:
+            return value
+        time.sleep(every)
+    raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
+
+
+class LadderProcess:
+    """``cirulla ladder serve`` in ``folder`` on a free port."""
+
+    def __init__(self, folder: Path, db: str, *extra: str) -> None:
+        self.folder = folder
+        self.db = db
+        self.extra = extra
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.log = folder / "serve.log"
+        self.address = ""
+
+    def start(self, timeout: float = 90.0) -> str:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        state = self.folder / "cirulla-ladder.json"
+        state.unlink(missing_ok=True)
+        argv = [sys.executable, "-m", "cirulla", "ladder", "serve", "--db", self.db]
+        argv += ["--listen", "127.0.0.1:0", *FAST, *self.extra]
+        with self.log.open("ab") as log:
+            self.proc = subprocess.Popen(
+                argv,
+                cwd=self.folder,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+            )
+
+        def ready() -> str:
+            assert self.proc is not None
+            if self.proc.poll() is not None:
+                raise AssertionError(f"ladder exited early: {self.log.read_text()[-3000:]}")
+            if state.exists():
+                return str(json.loads(state.read_text())["address"])
+            return ""
+
+        self.address = wait_for(ready, timeout, "the ladder to listen")
+        return self.address
+
+    def kill(self) -> None:
+        """SIGKILL the ladder, then its orphaned bot processes (found by its address)."""
+        assert self.proc is not None
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(30)
+        for pid in pids_mentioning(self.address):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pid, signal.SIGKILL)
+
+    def stop(self) -> int | None:
+        if self.proc is None or self.proc.poll() is not None:
+            return None if self.proc is None else self.proc.returncode
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            return self.proc.wait(60)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            return None
+
+    def stub(self) -> ladder_pb2_grpc.LadderServiceStub:
+        return ladder_pb2_grpc.LadderServiceStub(grpc.insecure_channel(self.address))
+
+    def cli(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        out = subprocess.run(
+            [sys.executable, "-m", "cirulla", "ladder", *args],
+            cwd=self.folder,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        if check:
+            assert out.returncode == 0, out.stdout + out.stderr
+        return out
+
+
+def pids_mentioning(text: str) -> list[int]:
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            environ = (proc / "environ").read_bytes().decode(errors="replace")
+        except OSError:
+            continue
+        if (text in cmdline or text in environ) and int(proc.name) != os.getpid():
+            found.append(int(proc.name))
+    return found
+
+
+def open_store(db: str) -> LadderStore:
+    return LadderStore(open_database(db))
+
+
+def count_status(store: LadderStore) -> dict[str, int]:
+    from sqlalchemy import func, select
+
+    from cirulla.clients.ladder.schema import ladder_matches
+
+    with store.engine.connect() as conn:
+        rows = conn.execute(
+            select(ladder_matches.c.status, func.count()).group_by(ladder_matches.c.status)
+        ).all()
+    return {status: int(n) for status, n in rows}
