@@ -28,8 +28,10 @@ import socket
 import subprocess
 import sys
 import tempfile
+import uuid
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 #: Environment variable holding the URL of a running PostgreSQL that tests may use (any
 #: database on it: each test creates and drops its own).
@@ -207,6 +209,36 @@ class TempPostgres:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def with_database(url: str, name: str) -> str:
+    """The same server URL pointing at another database."""
+    parts = urlsplit(url)
+    return urlunsplit((parts.scheme, parts.netloc, f"/{name}", parts.query, parts.fragment))
+
+
+def create_database(server_url: str, prefix: str = "db") -> str:
+    """A new empty database on ``server_url``'s server; its URL (psycopg, lazily)."""
+    import psycopg
+
+    name = f"{prefix}_{uuid.uuid4().hex[:16]}"
+    with psycopg.connect(libpq_url(server_url), autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    return with_database(server_url, name)
+
+
+def drop_database(url: str) -> None:
+    """Drop the database ``url`` names, closing its sessions (PostgreSQL 13+)."""
+    import psycopg
+
+    name = urlsplit(url).path.lstrip("/")
+    with psycopg.connect(libpq_url(with_database(url, DATABASE)), autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def libpq_url(url: str) -> str:
+    """psycopg takes ``postgresql://``; SQLAlchemy-style ``postgresql+psycopg://`` too."""
+    return url.replace("postgresql+psycopg://", "postgresql://", 1)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -13,14 +13,12 @@ resort against anything else. Either way the match is then aborted on the server
 from __future__ import annotations
 
 import hashlib
-import json
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import grpc
-from google.protobuf import json_format
 
 from cirulla.clients.journal import GameResult, Settings
 from cirulla.clients.schedule import ScheduledGame
@@ -338,7 +336,9 @@ class Referee:
         )
 
     def _save_records(self, match_id: str) -> str | None:
-        """records/<match_id>.json: the server's full record of the game, as protobuf JSON."""
+        """records/<match_id>.json (the record file format) and its text form, .txt."""
+        from cirulla.server import records as record_files
+
         try:
             listed = self.stub.ListRecords(
                 match_service_pb2.ListRecordsRequest(match_id=match_id),
@@ -357,9 +357,10 @@ class Referee:
             return f"record not saved: {exc.code().name} {exc.details()}"
         if not records:
             return "record not saved: the server listed no record for this match"
-        docs = [json_format.MessageToDict(r, preserving_proto_field_name=True) for r in records]
-        doc = docs[0] if len(docs) == 1 else {"match_id": match_id, "records": docs}
         safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in match_id)
         path = self.out / "records" / f"{safe}.json"
-        path.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+        path.write_text(record_files.dumps(record_files.record_document(records, match_id)))
+        path.with_suffix(".txt").write_text(
+            "\n".join(record_files.record_text(r) for r in records), encoding="utf-8"
+        )
         return None

@@ -278,9 +278,9 @@ def pairs_table(st: Standings) -> Table:
     return table
 
 
-def _finite(x: float) -> float | str:
-    """JSON has no infinity: write it as a string."""
-    return x if math.isfinite(x) else ("inf" if x > 0 else "-inf")
+def _finite(x: float) -> float | None:
+    """JSON has no infinity: an unbounded Elo (or interval end) is written as null."""
+    return x if math.isfinite(x) else None
 
 
 def standings_dict(st: Standings, sprt: Sprt | None = None) -> dict[str, Any]:

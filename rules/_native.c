@@ -817,6 +817,12 @@ static double now_seconds(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+static double cpu_seconds(void) { /* this thread's CPU time: one core's work, however busy */
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 typedef struct {
     double c, point_scale, win_weight;
     long long iterations; /* < 0: no iteration budget */
@@ -976,9 +982,9 @@ static int rng_deck(void *ctx, int deal_no, uint8_t *deck) {
     return 0;
 }
 
-/* rules/bench.py:bench_rules, the whole loop in C. */
+/* rules/bench.py:bench_rules, the whole loop in C, for ``seconds`` of CPU time. */
 static int bench_run(const Opts *o, double seconds, u64 seed, long long *deals, long long *games,
-                     long long *actions, double *elapsed) {
+                     long long *actions, double *elapsed, double *cpu) {
     Rng rng = {seed}, deck_rng = {seed ^ 0x5bd1e995ULL};
     Scratch s = {0};
     G g;
@@ -989,7 +995,7 @@ static int bench_run(const Opts *o, double seconds, u64 seed, long long *deals, 
     g.deck = rng_deck;
     g.deck_ctx = &deck_rng;
     g.dealer = o->players - 2;
-    double start = now_seconds(), deadline = start + seconds;
+    double start = now_seconds(), cpu_start = cpu_seconds(), deadline = cpu_start + seconds;
     g_start_deal(&g);
     for (;;) {
         int deal_no = g.deal_no;
@@ -1012,10 +1018,11 @@ static int bench_run(const Opts *o, double seconds, u64 seed, long long *deals, 
             g.dealer = o->players - 2;
             g_start_deal(&g);
         }
-        if (*deals % 64 == 0 && now_seconds() >= deadline) break;
+        if (*deals % 64 == 0 && cpu_seconds() >= deadline) break;
     }
 out:
     *elapsed = now_seconds() - start;
+    *cpu = cpu_seconds() - cpu_start;
     scratch_free(&s);
     return rc;
 }
@@ -1393,8 +1400,8 @@ done:
 }
 
 PyDoc_STRVAR(bench_rules_doc,
-             "bench_rules(options, seconds, seed) -> (deals, games, actions, seconds)\n\n"
-             "rules/bench.py's random-policy loop, entirely native.");
+             "bench_rules(options, cpu_seconds, seed) -> (deals, games, actions, wall, cpu)\n\n"
+             "rules/bench.py's random-policy loop, entirely native, for cpu_seconds of CPU.");
 
 static PyObject *py_bench_rules(PyObject *self, PyObject *args) {
     PyObject *opts_obj;
@@ -1402,16 +1409,16 @@ static PyObject *py_bench_rules(PyObject *self, PyObject *args) {
     unsigned long long seed;
     Opts o;
     long long deals, games, actions;
-    double elapsed;
+    double elapsed, cpu;
     int rc;
     (void)self;
     if (!PyArg_ParseTuple(args, "OdK", &opts_obj, &seconds, &seed)) return NULL;
     if (parse_opts(opts_obj, &o)) return NULL;
     Py_BEGIN_ALLOW_THREADS
-    rc = bench_run(&o, seconds, seed, &deals, &games, &actions, &elapsed);
+    rc = bench_run(&o, seconds, seed, &deals, &games, &actions, &elapsed, &cpu);
     Py_END_ALLOW_THREADS
     if (rc) return PyErr_NoMemory();
-    return Py_BuildValue("(LLLd)", deals, games, actions, elapsed);
+    return Py_BuildValue("(LLLdd)", deals, games, actions, elapsed, cpu);
 }
 
 /* ------------------------------------------------------------------ the Game type */

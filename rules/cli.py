@@ -66,7 +66,8 @@ def register(commands: argparse._SubParsersAction, bench: argparse._SubParsersAc
         "--seconds",
         type=float,
         default=10.0,
-        help="how long to run (default 10: steady-state caches, as in search)",
+        help="CPU seconds to run each core (default 10: steady-state caches, as in search); "
+        "the wall time is longer on a busy machine",
     )
     p.add_argument("--seed", type=int, default=1)
     p.add_argument(

@@ -154,11 +154,32 @@ async def serve(
     db: str | Path = "cirulla.sqlite3",
     *,
     port_file: str | Path | None = None,
+    http: str | None = None,
+    ladder_db: str | None = None,
     parent_pid: int | None = None,
     **kwargs: object,
 ) -> int:
-    """Run until SIGINT/SIGTERM (or until ``parent_pid`` exits); returns the bound port."""
+    """Run until SIGINT/SIGTERM (or until ``parent_pid`` exits); returns the bound port.
+
+    With ``http`` (HOST:PORT) the web view (``cirulla.server.web``) is served too, on the
+    same event loop, as a client of this server's own gRPC port.
+    """
+    if http and kwargs.get("tls_cert"):
+        raise ValueError(
+            "--http with --tls-cert is not supported: serve the web view from a plaintext server"
+        )
     running = await start_server(listen, db, **kwargs)  # type: ignore[arg-type]
+    web = None
+    if http:
+        from cirulla.server.web.app import start_web
+
+        host = listen.rpartition(":")[0].strip("[]")
+        local = "127.0.0.1" if host in ("", "0.0.0.0", "::") else host
+        try:
+            web = await start_web(http, f"{local}:{running.port}", ladder_db)
+        except BaseException:
+            await running.stop()
+            raise
     if port_file:
         tmp = Path(str(port_file) + ".tmp")
         tmp.write_text(f"{running.port}\n")
@@ -176,5 +197,7 @@ async def serve(
         if watchdog is not None:
             watchdog.cancel()
         log.info("server_stopping port=%d", running.port)
+        if web is not None:
+            await web.stop()
         await running.stop()
     return running.port

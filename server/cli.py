@@ -58,6 +58,7 @@ Examples:
   cirulla server                                   # 127.0.0.1:50051, ./cirulla.sqlite3
   CIRULLA_ADMIN_TOKEN=s3cret cirulla server --listen 0.0.0.0:50051
   cirulla server --listen 127.0.0.1:0 --port-file port.txt --db /tmp/t.sqlite3
+  cirulla server --http 127.0.0.1:8080             # and the web view on port 8080
 
 With an admin token (--admin-token-file or CIRULLA_ADMIN_TOKEN), CreateMatch, CreateRoom
 and AbortMatch need the call metadata `authorization: Bearer <token>`; without one the
@@ -69,13 +70,17 @@ REPLAY_HELP = """\
 Re-run a recorded game through the rules core and check every deal score and the result.
 
 RECORD is a record id stored in --db (see ListRecords, or `cirulla replay --list`), or a
-JSON file written by `cirulla replay --export ID --out FILE`. Exits 0 when the replay
-matches the record, 1 on any mismatch.
+record file: the protocol's Record message as JSON, as `cirulla tournament` writes it
+(records/*.json, every game of a match) and `cirulla replay --export ID --out FILE`
+writes it. Exits 0 when the replay matches the record, 1 on any mismatch.
+--show prints the game as text instead: one line per action, each deal's score lines,
+the result (the tournament writes the same text next to each record, records/*.txt).
 
 Examples:
   cirulla replay m-1-3fa2b1-g1 --db cirulla.sqlite3
   cirulla replay --export m-1-3fa2b1-g1 --out game.json
   cirulla replay game.json
+  cirulla replay --show tournament/records/m-1-3fa2b1.json
 """
 
 
@@ -148,6 +153,18 @@ def register(commands: argparse._SubParsersAction, bench: argparse._SubParsersAc
         "answer either way (default %(default)s)",
     )
     p.add_argument(
+        "--http",
+        metavar="HOST:PORT",
+        help="also serve the web view here (match list, live view, replays; public "
+        "information only), e.g. 127.0.0.1:8080",
+    )
+    p.add_argument(
+        "--ladder-db",
+        metavar="URL",
+        help="with --http: also show the standings of the ladder in this database "
+        "(a SQLite file or postgresql:// URL) with each bot's rating over time, at /ladder",
+    )
+    p.add_argument(
         "--log-level",
         default="INFO",
         choices=("DEBUG", "INFO", "WARNING"),
@@ -166,6 +183,11 @@ def register(commands: argparse._SubParsersAction, bench: argparse._SubParsersAc
     r.add_argument("--export", metavar="ID", help="write record ID from --db as JSON (--out)")
     r.add_argument("--out", metavar="FILE", help="output file for --export (default stdout)")
     r.add_argument("--list", action="store_true", help="list record ids in --db, newest first")
+    r.add_argument(
+        "--show",
+        action="store_true",
+        help="print RECORD as text (one line per action, score lines) instead of checking it",
+    )
     r.set_defaults(func=run_replay_command)
 
     b = bench.add_parser(
@@ -250,6 +272,8 @@ def run_server_command(args: argparse.Namespace) -> int:
                 tls_key=args.tls_key,
                 disconnect_grace_ms=args.disconnect_grace_ms,
                 keep_finished_s=args.keep_finished,
+                http=args.http,
+                ladder_db=args.ladder_db,
             )
         )
     except (OSError, ValueError) as exc:
@@ -259,7 +283,9 @@ def run_server_command(args: argparse.Namespace) -> int:
 
 
 def run_replay_command(args: argparse.Namespace) -> int:
-    from cirulla.server.replay import load_record, replay
+    from cirulla.server import records
+    from cirulla.server.convert import record_pb
+    from cirulla.server.replay import load_record, public_records, replay_document
     from cirulla.server.store import Store
 
     if args.list or args.export:
@@ -279,11 +305,11 @@ def run_replay_command(args: argparse.Namespace) -> int:
         if rec is None:
             print(f"cirulla replay: no record {args.export!r} in {args.db}", file=sys.stderr)
             return 2
-        text = json.dumps(rec, indent=1)
+        text = records.dumps(records.record_dict(record_pb(rec)))
         if args.out:
-            Path(args.out).write_text(text + "\n")
+            Path(args.out).write_text(text)
         else:
-            print(text)
+            print(text, end="")
         return 0
     if not args.record:
         print(
@@ -296,11 +322,24 @@ def run_replay_command(args: argparse.Namespace) -> int:
     except (OSError, LookupError, ValueError) as exc:
         print(f"cirulla replay: {exc}", file=sys.stderr)
         return 2
-    report = replay(record)
-    print(report.summary())
-    for problem in report.mismatches:
-        print(f"  mismatch: {problem}")
-    return 0 if report.ok else 1
+    if args.show:
+        try:
+            games = public_records(record)
+        except ValueError as exc:
+            print(f"cirulla replay: {exc}", file=sys.stderr)
+            return 2
+        print("\n".join(records.record_text(game) for game in games), end="")
+        return 0
+    try:
+        reports = replay_document(record)
+    except ValueError as exc:
+        print(f"cirulla replay: {exc}", file=sys.stderr)
+        return 2
+    for report in reports:
+        print(report.summary())
+        for problem in report.mismatches:
+            print(f"  mismatch: {problem}")
+    return 0 if all(report.ok for report in reports) else 1
 
 
 def run_soak_command(args: argparse.Namespace) -> int:

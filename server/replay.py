@@ -88,7 +88,10 @@ def load_record(source: str, db: str | None = None) -> dict[str, Any]:
     if path.suffix == ".json" or path.is_file():
         if not path.is_file():
             raise FileNotFoundError(f"no record file {source}")
-        return json.loads(path.read_text())
+        try:
+            return json.loads(path.read_text())
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise ValueError(f"{source}: not a JSON record file ({exc})") from None
     from cirulla.server.store import Store
 
     if db is None or not Path(db).exists():
@@ -97,6 +100,36 @@ def load_record(source: str, db: str | None = None) -> dict[str, Any]:
     if record is None:
         raise LookupError(f"no record {source!r} in {db}")
     return record
+
+
+def public_records(doc: dict[str, Any]) -> list[Any]:
+    """The ``cirulla.v1.Record`` messages of a loaded record (file or database)."""
+    from cirulla.server import records
+
+    if records.is_public_document(doc):
+        return records.records_from_document(doc)
+    if doc.get("format") == RECORD_FORMAT:
+        from cirulla.server.convert import record_pb
+
+        return [record_pb(doc)]
+    raise ValueError(f"unknown record format {doc.get('format')!r}")
+
+
+def replay_document(doc: dict[str, Any]) -> list[ReplayReport]:
+    """Replay every game of a record file (public format) or a database record."""
+    from cirulla.server import records
+
+    if not records.is_public_document(doc):
+        return [replay(doc)]
+    reports = []
+    for rec in records.records_from_document(doc):
+        try:
+            reports.append(replay(records.replay_input(rec)))
+        except ValueError as exc:
+            report = ReplayReport(record_id=rec.record_id or "?")
+            report.mismatches.append(f"malformed record: {exc}")
+            reports.append(report)
+    return reports
 
 
 def replay(record: dict[str, Any]) -> ReplayReport:

@@ -9,26 +9,18 @@ that need PostgreSQL fail with one line saying what to install, they are never s
 from __future__ import annotations
 
 import os
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
 
-import psycopg
 import pytest
 
-from cirulla.clients.pgtemp import TEST_URL_ENV, PostgresMissing, TempPostgres
-
-
-def with_database(url: str, name: str) -> str:
-    """The same server URL pointing at another database."""
-    parts = urlsplit(url)
-    return urlunsplit((parts.scheme, parts.netloc, f"/{name}", parts.query, parts.fragment))
-
-
-def libpq_url(url: str) -> str:
-    """psycopg takes ``postgresql://``; SQLAlchemy-style ``postgresql+psycopg://`` too."""
-    return url.replace("postgresql+psycopg://", "postgresql://", 1)
+from cirulla.clients.pgtemp import (
+    TEST_URL_ENV,
+    PostgresMissing,
+    TempPostgres,
+    create_database,
+    drop_database,
+)
 
 
 @pytest.fixture(scope="session")
@@ -38,11 +30,13 @@ def postgres_server() -> Iterator[str]:
     if url:
         yield url
         return
+    server: TempPostgres | None = None
     try:
         server = TempPostgres()
         server.start()
     except PostgresMissing as exc:
-        server.stop()
+        if server is not None:
+            server.stop()
         pytest.fail(str(exc), pytrace=False)
     try:
         yield server.url
@@ -53,15 +47,11 @@ def postgres_server() -> Iterator[str]:
 @pytest.fixture
 def postgres_url(postgres_server: str) -> Iterator[str]:
     """URL (``postgresql://``) of a database created for this test and dropped after it."""
-    name = f"test_{uuid.uuid4().hex[:16]}"
-    admin = libpq_url(postgres_server)
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
+    url = create_database(postgres_server, "test")
     try:
-        yield with_database(postgres_server, name)
+        yield url
     finally:
-        with psycopg.connect(admin, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        drop_database(url)
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 from cirulla.rules import Game, Options, parse_cards, parse_mask
 from cirulla.rules.cards import ALL_CARDS_MASK, cards_of
 
@@ -48,3 +50,14 @@ def names(mask: int) -> list[str]:
     from cirulla.rules import card_name
 
     return [card_name(c) for c in cards_of(mask)]
+
+
+def deal_positions(players: int, seed: int) -> list[Game]:
+    """Copies of every decision of one random deal-only game (all shapes of positions)."""
+    rng = random.Random(seed)
+    game = Game(Options(players=players), seed=seed, deal_only=True)
+    out = []
+    while not game.deal_over:
+        out.append(game.copy())
+        game.apply_code(rng.choice(game.legal_codes()))
+    return out

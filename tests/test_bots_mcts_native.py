@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import random
 
 import pytest
 
@@ -12,16 +11,7 @@ from cirulla.bots.specs import parse_bot_spec
 from cirulla.rules import Game, Options
 from cirulla.rules.core import native
 
-
-def _positions(players: int, seed: int) -> list[Game]:
-    """Every decision of one random deal (root positions of all shapes, end of deal too)."""
-    rng = random.Random(seed)
-    game = Game(Options(players=players), seed=seed, deal_only=True)
-    out = []
-    while not game.deal_over:
-        out.append(game.copy())
-        game.apply_code(rng.choice(game.legal_codes()))
-    return out
+from .rules_helpers import deal_positions
 
 
 @pytest.mark.parametrize("players", [2, 3, 4])
@@ -29,7 +19,7 @@ def test_native_search_visits_only_legal_actions_and_counts_every_iteration(
     players: int,
 ) -> None:
     assert native is not None
-    for game in _positions(players, 11)[::4]:
+    for game in deal_positions(players, 11)[::4]:
         view = game.view(game.turn)
         result = search(view, seed=3, iterations=300, core="native")
         assert result.iterations == 300
@@ -38,7 +28,7 @@ def test_native_search_visits_only_legal_actions_and_counts_every_iteration(
 
 
 def test_native_search_is_deterministic_for_a_seed() -> None:
-    game = _positions(2, 5)[0]
+    game = deal_positions(2, 5)[0]
     view = game.view(game.turn)
     a = search(view, seed=9, iterations=2000, core="native")
     b = search(view, seed=9, iterations=2000, core="native")
@@ -48,7 +38,7 @@ def test_native_search_is_deterministic_for_a_seed() -> None:
 
 
 def test_native_search_stops_on_its_time_budget() -> None:
-    game = _positions(2, 6)[0]
+    game = deal_positions(2, 6)[0]
     result = search(game.view(game.turn), seed=1, seconds=0.05, core="native")
     assert result.iterations > 0
     assert result.seconds < 1.0  # a budget, not a benchmark: generous for loaded machines
@@ -74,7 +64,7 @@ def test_both_loops_prefer_the_same_obvious_move() -> None:
 
 
 def test_native_search_refuses_a_view_that_cannot_be_dealt() -> None:
-    game = _positions(2, 8)[0]
+    game = deal_positions(2, 8)[0]
     view = game.view(game.turn)
     bad = dataclasses.replace(view, stock=view.stock - 2, hand_sizes=(3, 5))
     with pytest.raises(ValueError, match="view"):

@@ -22,8 +22,9 @@ from cirulla.bots.kit import BotError
 from cirulla.bots.simple import RandomPolicy
 from cirulla.clients.journal import Settings
 from cirulla.clients.ladder.db import open_database
-from cirulla.clients.ladder.enroll import Enrollments, EnrollServicer
+from cirulla.clients.ladder.enroll import Enrollments
 from cirulla.clients.ladder.schema import enrollments, ladder_seats
+from cirulla.clients.ladder.service import LadderService
 from cirulla.clients.ladder.store import (
     LadderStore,
     MatchConfig,
@@ -63,7 +64,7 @@ def schedule_running(store: LadderStore, stub: Any, versions: tuple[int, int], a
 async def start_ladder(store: LadderStore) -> tuple[grpc.aio.Server, int]:
     server = grpc.aio.server()
     ladder_pb2_grpc.add_LadderServiceServicer_to_server(
-        EnrollServicer(store, served_by="test-ladder"), server
+        LadderService(store, served_by="test-ladder"), server
     )
     port = server.add_insecure_port("127.0.0.1:0")
     await server.start()
@@ -167,8 +168,8 @@ def test_wrong_key_is_refused_with_one_line(db_url: str) -> None:
 
 def test_each_seat_is_delivered_once_and_capacity_bounds_a_delivery(db_url: str) -> None:
     store = LadderStore(open_database(db_url))
-    bot, _, _ = store.add_bot("remote", "connect")
-    other, _, _ = store.add_bot("local", "random")
+    bot, _, _ = store.add_bot("remote", "connect", max_concurrency=3)
+    other, _, _ = store.add_bot("local", "random", max_concurrency=3)
     plans = [
         MatchPlan(
             "2p",

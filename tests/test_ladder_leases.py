@@ -5,7 +5,8 @@ late result of a reaped match changes nothing. On SQLite and PostgreSQL."""
 from __future__ import annotations
 
 from cirulla.clients.ladder.db import open_database
-from cirulla.clients.ladder.leases import LEASE_SECONDS, lost, reap
+from cirulla.clients.ladder.leases import lost, reap
+from cirulla.clients.ladder.runner import LEASE_SECONDS
 from cirulla.clients.ladder.store import (
     LadderStore,
     MatchConfig,

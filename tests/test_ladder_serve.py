@@ -85,7 +85,9 @@ def test_ladder_serves_rates_and_deactivates(tmp_path: Path) -> None:
                 ladder_pb2.GetStandingsRequest(include_inactive=True)
             ).entries
             bot = next(e.bot for e in entries if e.bot.name == "crasher")
-            return bot if bot.state == ladder_pb2.BOT_STATE_DEACTIVATED else None
+            # its last log is withheld until the twin of its last crash is over too
+            done = bot.state == ladder_pb2.BOT_STATE_DEACTIVATED and "withheld" not in bot.last_log
+            return bot if done else None
 
         crasher = wait_for(deactivated, 240, "the crashing bot to be deactivated")
         assert f"{FAILURES_TO_DEACTIVATE} failures in a row" in crasher.state_reason

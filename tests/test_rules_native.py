@@ -7,8 +7,11 @@ order: the action indexes), identical events and identical state after every ste
 
 from __future__ import annotations
 
+import json
 import os
 import random
+import subprocess
+import sys
 
 import pytest
 
@@ -16,6 +19,8 @@ from cirulla.rules import PRESETS, Game, Options
 from cirulla.rules.cards import ALL_CARDS_MASK
 from cirulla.rules.core import CORE, event_of, native, options_tuple, view_tuple
 from cirulla.rules.views import sample_world
+
+from .rules_helpers import deal_positions
 
 CASES = [
     (preset, players)
@@ -117,21 +122,11 @@ def test_native_deck_errors_name_the_deal() -> None:
         native.Game(options_tuple(Options()), decks)
 
 
-def _positions(seed: int, players: int) -> list[Game]:
-    rng = random.Random(seed)
-    game = Game(Options(players=players), seed=seed, deal_only=True)
-    out = []
-    while not game.deal_over:
-        out.append(game.copy())
-        game.apply_code(rng.choice(game.legal_codes()))
-    return out
-
-
 @pytest.mark.parametrize("players", [2, 3, 4])
 def test_native_sampler_is_consistent_with_the_view(players: int) -> None:
     """Same guarantees as views.sample_world: the seat's knowledge is kept, all cards placed."""
     assert native is not None
-    for game in _positions(players, players)[::3]:
+    for game in deal_positions(players, players)[::3]:
         seat = game.turn
         view = game.view(seat)
         hands, stock = native.sample_world(options_tuple(view.options), view_tuple(view), 5)
@@ -162,3 +157,38 @@ def test_native_sampler_rejects_an_inconsistent_view() -> None:
     broken[12] += 1  # one more stock card than there are unseen cards
     with pytest.raises(ValueError, match="view is inconsistent"):
         native.sample_world(options_tuple(view.options), tuple(broken), 1)
+
+
+def _cirulla(*args: str, core: str | None = None) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != "CIRULLA_CORE"}
+    if core is not None:
+        env["CIRULLA_CORE"] = core
+    return subprocess.run(
+        [sys.executable, "-m", "cirulla", *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        env=env,
+    )
+
+
+def test_version_says_which_core_runs_and_the_variable_forces_python() -> None:
+    assert "core: native" in _cirulla("--version").stdout
+    assert "core: python" in _cirulla("--version", core="python").stdout
+
+
+def test_asking_for_a_missing_native_core_is_one_clear_line() -> None:
+    out = _cirulla("bench", "rules", "--core", "native", "--seconds", "0.1", core="python")
+    assert out.returncode == 2
+    assert out.stderr.strip() == (
+        "error: the native rules core is not available: CIRULLA_CORE=python"
+    )
+
+
+def test_bench_rules_reports_both_cores_side_by_side() -> None:
+    out = _cirulla("bench", "rules", "--seconds", "0.2")
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)
+    assert set(report["cores"]) == {"native", "python"}
+    assert all(run["deals"] > 0 for run in report["cores"].values())
+    assert report["native_over_python"] > 0

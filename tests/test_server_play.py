@@ -124,7 +124,7 @@ def test_replay_cli_on_a_real_record(tmp_path: Path) -> None:
     assert exp.returncode == 0, exp.stderr
     assert subprocess.run([*CIRULLA, "replay", str(out)], capture_output=True).returncode == 0
     record = json.loads(out.read_text())
-    record["deals"][0]["score"]["sides"][0]["cards"] ^= 1
+    record["deals"][0]["result"]["scores"][0]["cards"] ^= 1
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps(record))
     res = subprocess.run([*CIRULLA, "replay", str(bad)], capture_output=True, text=True)

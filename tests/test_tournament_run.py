@@ -123,8 +123,19 @@ def test_random_vs_greedy_duplicate_pair(tmp_path: Path) -> None:
         record = json.loads((out / "records" / f"{game['match_id']}.json").read_text())
         assert record["match_id"] == game["match_id"]
         assert record["deals"] and record["deals"][0]["decks"]
+        assert record["seats"][0]["seat"] == 0 and record["seats"][0]["side"] == 0
+        record_file = out / "records" / f"{game['match_id']}.json"
+        checked = subprocess.run(
+            [sys.executable, "-m", "cirulla", "replay", str(record_file)],
+            capture_output=True,
+            text=True,
+        )
+        assert checked.returncode == 0 and ": OK;" in checked.stdout, checked.stdout
+        text = record_file.with_suffix(".txt").read_text()
+        assert text.startswith('[Record "') and "Result: side " in text
         for seat in range(2):
             assert (out / "logs" / f"{game['match_id']}-{seat}.log").exists()
+    assert '"inf"' not in (out / "results.json").read_text()  # JSON has no infinity: null
     doc = results(out)
     assert doc["settings"]["bots"] == {"random": "random", "greedy": "greedy"}
     assert {b["bot"]: b["games"] for b in doc["standings"]["bots"]} == {"random": 2, "greedy": 2}

@@ -80,7 +80,8 @@ def register(commands: argparse._SubParsersAction, bench: argparse._SubParsersAc
         type=int,
         default=4,
         metavar="N",
-        help="matches played at once (default %(default)s)",
+        help="matches played at once by this process; 0: only schedule, for "
+        "`cirulla ladder worker`s to play (default %(default)s)",
     )
     s.add_argument("--preset", default="standard", help="rule preset (default %(default)s)")
     s.add_argument(
@@ -192,6 +193,11 @@ def register(commands: argparse._SubParsersAction, bench: argparse._SubParsersAc
             help="admin token for add/pause/resume/remove (default: the ladder's "
             "--admin-token-file from its state file, or $CIRULLA_ADMIN_TOKEN)",
         )
+    from cirulla.clients.ladder import bench as ladder_bench
+    from cirulla.clients.ladder import worker
+
+    worker.add_parser(sub)
+    ladder_bench.register_bench(bench)
 
 
 # ------------------------------------------------------------------------- client side
@@ -345,8 +351,8 @@ def run_serve(args: argparse.Namespace) -> int:
                 if players == 2:
                     raise
                 print(f"cirulla ladder serve: queue {queue} not played: {exc}", file=sys.stderr)
-        if args.concurrency < 1:
-            raise ValueError(f"--concurrency must be at least 1, not {args.concurrency}")
+        if args.concurrency < 0:
+            raise ValueError(f"--concurrency must be 0 or more, not {args.concurrency}")
         options = ServeOptions(
             db=args.db,
             listen=args.listen,

@@ -34,8 +34,9 @@ from cirulla.clients.ladder.schema import (
     ladder_matches,
     ladder_seats,
 )
+from cirulla.clients.ladder.service import QUEUE_TO_PB
 from cirulla.clients.ladder.store import LadderStore, new_id
-from cirulla.v1 import ladder_pb2, ladder_pb2_grpc
+from cirulla.v1 import ladder_pb2
 
 log = logging.getLogger("cirulla.ladder.enroll")
 
@@ -45,12 +46,6 @@ HEARTBEAT_MS = 5_000
 MISSED_BEATS = 3
 #: Seconds between two looks for new assignments.
 POLL_S = 0.2
-
-QUEUE_ENUM = {
-    "2p": ladder_pb2.LADDER_QUEUE_TWO_PLAYERS,
-    "3p": ladder_pb2.LADDER_QUEUE_THREE_PLAYERS,
-    "4p": ladder_pb2.LADDER_QUEUE_FOUR_PLAYERS,
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +67,7 @@ class Delivery:
                 server_address=self.server_address,
                 seat=self.seat,
                 seat_token=self.token,
-                queue=QUEUE_ENUM.get(self.queue, ladder_pb2.LADDER_QUEUE_UNSPECIFIED),
+                queue=QUEUE_TO_PB.get(self.queue, ladder_pb2.LADDER_QUEUE_UNSPECIFIED),
             )
         )
 
@@ -330,26 +325,3 @@ async def enroll_stream(
 
 def _goodbye(reason: str) -> ladder_pb2.EnrollResponse:
     return ladder_pb2.EnrollResponse(goodbye=ladder_pb2.EnrollGoodbye(reason=reason))
-
-
-class EnrollServicer(ladder_pb2_grpc.LadderServiceServicer):
-    """``LadderService`` with ``Enroll``; the ladder's full servicer extends it."""
-
-    def __init__(
-        self, store: LadderStore, *, served_by: str, stopping: asyncio.Event | None = None
-    ) -> None:
-        self.store = store
-        self.served_by = served_by
-        self.stopping = stopping if stopping is not None else asyncio.Event()
-
-    async def Enroll(
-        self, request_iterator: AsyncIterator[ladder_pb2.EnrollRequest], context: Any
-    ) -> AsyncIterator[ladder_pb2.EnrollResponse]:
-        async for response in enroll_stream(
-            self.store,
-            request_iterator,
-            context,
-            served_by=self.served_by,
-            stopping=self.stopping,
-        ):
-            yield response

@@ -30,10 +30,6 @@ from cirulla.clients.ladder.store import ENROLLMENT_TIMEOUT, LadderStore
 
 log = logging.getLogger("cirulla.ladder.leases")
 
-#: Seconds a claimed or running match stays leased without a heartbeat.
-LEASE_SECONDS = 20.0
-#: Seconds between two heartbeats of a worker (well inside the lease).
-HEARTBEAT_SECONDS = 5.0
 #: A worker row silent for this long, holding no match, is deleted.
 WORKER_GONE_SECONDS = 600.0
 

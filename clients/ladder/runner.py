@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import shlex
+import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -51,7 +53,10 @@ def referee_settings(match: ClaimedMatch) -> Settings:
     """The tournament settings the referee needs for one ladder match."""
     config = match.config
     return Settings(
-        bots={s.bot_name: s.spec for s in match.seats},
+        # A connect-in seat's bot gets its assignment through its Enroll stream (any
+        # ladder process, from the database); on this worker a stand-in process only
+        # waits for it to join (clients/ladder/await_join.py).
+        bots={s.bot_name: CONNECT_IN_SEAT if s.connect_in else s.spec for s in match.seats},
         players=match.players,
         rules={**config.rules, "players": match.players},
         preset=config.preset,
@@ -59,6 +64,10 @@ def referee_settings(match: ClaimedMatch) -> Settings:
         disconnect_grace_ms=config.disconnect_grace_ms,
         game_timeout=config.game_timeout,
     )
+
+
+#: The seat process of a connect-in bot: waits until the remote bot joined its seat.
+CONNECT_IN_SEAT = "cmd:" + shlex.join([sys.executable, "-m", "cirulla.clients.ladder.await_join"])
 
 
 def safe_name(match_id: str) -> str:
@@ -74,11 +83,16 @@ def log_tail(path: Path, chars: int = 4000) -> str:
     return data.decode("utf-8", "replace")
 
 
-def outcome_of(result: GameResult, out: Path) -> MatchOutcome:
-    """A referee's GameResult as the ladder records it."""
+def outcome_of(
+    result: GameResult, out: Path, connect_in: frozenset[int] = frozenset()
+) -> MatchOutcome:
+    """A referee's GameResult as the ladder records it. A connect-in seat whose stand-in
+    process exited before the seat was taken (``crash`` to the referee) is ``no-join``."""
     seats: list[SeatOutcome] = []
     for seat, kind in enumerate(result.seat_outcomes):
         kind = _OUTCOMES.get(kind, kind)
+        if seat in connect_in and kind == "crash":
+            kind = "no-join"
         fault = ""
         tail = ""
         if kind != "ok":
@@ -149,9 +163,6 @@ class MatchRunner:
 
     def play(self, match: ClaimedMatch) -> MatchOutcome | None:
         """Host ``match`` on the server, play it with the referee, record the result."""
-        if any(s.connect_in for s in match.seats):
-            # Connect-in seats are delivered by the Enroll stream of the ladder process.
-            raise NotImplementedError("connect-in seats need the Enroll service")
         names = [s.bot_name for s in match.seats]
         game = ScheduledGame(0, tuple(dict.fromkeys(names)), 0, match.seed, tuple(names))
         referee = Referee(
@@ -171,7 +182,8 @@ class MatchRunner:
             referee.close()
         if result is None:  # stopping: the restart decides (finished or cancelled)
             return None
-        outcome = outcome_of(result, self.out)
+        remote = frozenset(s.seat for s in match.seats if s.connect_in)
+        outcome = outcome_of(result, self.out, remote)
         if self.store.finish(match.id, outcome):
             log.info(
                 "ladder_match_finished match=%s server_match=%s winner=%s totals=%s",

@@ -33,6 +33,7 @@ from typing import Any
 
 from cirulla.clients.journal import OutputLock, write_json_atomic
 from cirulla.clients.ladder.db import DEFAULT_DB, database_url, display_url, open_database
+from cirulla.clients.ladder.leases import reaper_loop
 from cirulla.clients.ladder.runner import LEASE_SECONDS, MatchRunner, heartbeat_loop
 from cirulla.clients.ladder.scheduler import Scheduler
 from cirulla.clients.ladder.service import SERVICE_NAME, LadderService
@@ -69,6 +70,14 @@ class ServeOptions:
     config: MatchConfig = field(default_factory=MatchConfig)
     #: queues the scheduler plans (bots registered in others simply wait)
     queues: tuple[str, ...] = ("2p", "3p", "4p")
+    #: "serve" plans matches and plays them; "worker" (``cirulla ladder worker``) only
+    #: plays what any ladder process scheduled (no scheduler, no state file)
+    role: str = "serve"
+    #: seconds a claimed match stays leased without a heartbeat of this process
+    lease_seconds: float = LEASE_SECONDS
+    #: host:port other machines (connect-in bots) reach the match server at; default
+    #: from --listen (127.0.0.1 for a wildcard address)
+    advertise: str | None = None
 
 
 def read_token(path: Path | None) -> str | None:
@@ -88,9 +97,9 @@ def local_address(listen: str, port: int) -> str:
     return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
-def worker_name(data: Path) -> str:
+def worker_name(data: Path, role: str = "serve") -> str:
     """The embedded worker's name: the same for every incarnation on this folder."""
-    return f"serve:{socket.gethostname()}:{data.resolve()}"
+    return f"{role}:{socket.gethostname()}:{data.resolve()}"
 
 
 def outcome_from_record(record: dict[str, Any], players: int) -> MatchOutcome:
@@ -146,24 +155,28 @@ class Ladder:
         self.store = store
         self.options = options
         self.stop = threading.Event()
-        self.worker_id = store.register_worker(worker_name(options.data), address)
+        self.worker_id = store.register_worker(worker_name(options.data, options.role), address)
         self.runner = MatchRunner(
-            store, address, options.data, self.worker_id, admin, self.stop, LEASE_SECONDS
+            store, address, options.data, self.worker_id, admin, self.stop, options.lease_seconds
         )
-        self.scheduler = Scheduler(
-            store, options.config, backlog=max(2, options.concurrency), queues=options.queues
+        self.scheduler = (
+            Scheduler(
+                store, options.config, backlog=max(2, options.concurrency), queues=options.queues
+            )
+            if options.role == "serve"
+            else None
         )
         self.threads: list[threading.Thread] = []
 
     def start(self) -> None:
+        lease = self.options.lease_seconds
         targets: list[tuple[str, Any, tuple[Any, ...]]] = [
-            ("scheduler", self.scheduler.loop, (self.stop,)),
-            (
-                "heartbeat",
-                heartbeat_loop,
-                (self.store, self.worker_id, self.stop, LEASE_SECONDS),
-            ),
+            ("heartbeat", heartbeat_loop, (self.store, self.worker_id, self.stop, lease)),
+            # Any ladder process ends the leases of dead workers (docs/ladder.md, "Workers").
+            ("reaper", reaper_loop, (self.store, self.stop, lease / 3)),
         ]
+        if self.scheduler is not None:
+            targets.append(("scheduler", self.scheduler.loop, (self.stop,)))
         targets += [(f"worker-{i}", self.runner.loop, ()) for i in range(self.options.concurrency)]
         for name, target, args in targets:
             thread = threading.Thread(target=target, args=args, name=f"ladder-{name}", daemon=True)
@@ -215,26 +228,34 @@ async def serve(options: ServeOptions) -> int:
                 )
             ],
         )
-        address = local_address(options.listen, running.port)
+        address = options.advertise or local_address(options.listen, running.port)
         counts = await asyncio.to_thread(
-            recover, store, worker_name(options.data), running.hub.store
+            recover, store, worker_name(options.data, options.role), running.hub.store
         )
         log.info("ladder_recovered %s", " ".join(f"{k}={v}" for k, v in counts.items()))
         ladder = Ladder(store, options, address, match_admin)
+        service.served_by = ladder.worker_id
         ladder.start()
-        write_json_atomic(
-            options.state_file,
-            {
-                "address": address,
-                "db": display_url(database_url(options.db)),
-                "data": str(options.data.resolve()),
-                "pid": os.getpid(),
-                "admin_token_file": str(options.admin_token_file.resolve())
-                if options.admin_token_file
-                else None,
-            },
+        if options.role == "serve":
+            write_json_atomic(
+                options.state_file,
+                {
+                    "address": address,
+                    "db": display_url(database_url(options.db)),
+                    "data": str(options.data.resolve()),
+                    "pid": os.getpid(),
+                    "admin_token_file": str(options.admin_token_file.resolve())
+                    if options.admin_token_file
+                    else None,
+                },
+            )
+        log.info(
+            "ladder_serving role=%s worker=%s address=%s db=%s",
+            options.role,
+            ladder.worker_id,
+            address,
+            display_url(database_url(options.db)),
         )
-        log.info("ladder_serving address=%s db=%s", address, display_url(database_url(options.db)))
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
@@ -243,6 +264,7 @@ async def serve(options: ServeOptions) -> int:
             await stop.wait()
         finally:
             log.info("ladder_stopping")
+            service.stopping.set()  # connect-in bots are told goodbye
             await asyncio.to_thread(ladder.shutdown)
             await running.stop()
             engine.dispose()

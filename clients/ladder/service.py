@@ -4,14 +4,14 @@ Reads are open to anyone and show only what the store's public views show (no to
 key, no seed, withheld duplicate twins). AddBot, PauseBot, ResumeBot and RemoveBot need
 ``authorization: Bearer <admin token>`` when the ladder has an admin token. Store calls
 are blocking database work, so each runs in a thread, off the server's event loop.
-``Enroll`` (connect-in bots) is added by the enrollment module.
+``Enroll`` (connect-in bots) is the body in ``cirulla.clients.ladder.enroll``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import secrets
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any, TypeVar
 
 import grpc
@@ -141,9 +141,31 @@ def page_size(value: int) -> int:
 
 
 class LadderService(ladder_pb2_grpc.LadderServiceServicer):
-    def __init__(self, store: LadderStore, admin_token: str | None = None) -> None:
+    def __init__(
+        self, store: LadderStore, admin_token: str | None = None, *, served_by: str = "ladder"
+    ) -> None:
         self.store = store
         self.admin_token = admin_token
+        #: who holds the enrollments of this process (its worker id), for the table
+        self.served_by = served_by
+        #: set when the process shuts down: every Enroll stream says goodbye
+        self.stopping = asyncio.Event()
+
+    async def Enroll(
+        self,
+        request_iterator: AsyncIterator[ladder_pb2.EnrollRequest],
+        context: grpc.aio.ServicerContext,
+    ) -> AsyncIterator[ladder_pb2.EnrollResponse]:
+        from cirulla.clients.ladder.enroll import enroll_stream
+
+        async for response in enroll_stream(
+            self.store,
+            request_iterator,
+            context,
+            served_by=self.served_by,
+            stopping=self.stopping,
+        ):
+            yield response
 
     async def _call(self, context: grpc.aio.ServicerContext, fn: Callable[[], T]) -> T:
         """Run a store call in a thread; refusals become one clear gRPC error."""

@@ -20,12 +20,14 @@ AREAS = (
     "cirulla.clients.cli",
     "cirulla.clients.ladder.cli",
     "cirulla.server.cli",
+    "cirulla.clients.play.cli",
 )
 
 DESCRIPTION = """\
 Cirulla (Genoese scopa) match server, bots and tournaments.
 
 Start here:
+  cirulla play --vs greedy           play a game against a bot in the terminal
   cirulla tournament                 run a small bot tournament on a local server
   cirulla rules options              every rule option, its default and the presets
   cirulla server                     run the match server (gRPC, 127.0.0.1:50051)

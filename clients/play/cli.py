@@ -1,0 +1,119 @@
+"""``cirulla play`` and ``cirulla watch``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+PLAY_HELP = """\
+Play Cirulla in the terminal against the bots.
+
+Without --server, starts a local match server and one bot process per other seat,
+and seats you at seat 0:
+  cirulla play                          # you against greedy, 2 players
+  cirulla play --vs mcts                # against ISMCTS (default 1000 iterations)
+  cirulla play --players 4 --vs greedy --vs random --vs greedy   # 2 against 2
+  cirulla play --preset genova-home --rule target=21
+With --server, --match and --token, takes a seat of an existing match instead
+(the token comes from whoever created the match):
+  cirulla play --server 127.0.0.1:50051 --match m-1-3fa2b1 --token SECRET
+
+Keys: arrows (or the number keys) and Enter pick a card, then how it captures; the
+line above the list says what the action takes before you confirm with Enter; Esc goes
+back to the cards; q quits. Declarations (low hand, three of a kind) are choices of
+their own in the card list. Your seat plays its default action if it runs out of time.
+"""
+
+WATCH_HELP = """\
+Follow a live match in the terminal as a spectator: the table, the cards each side
+took, scores and a log of every public event. No hand is ever shown (the server sends
+spectators public information only).
+
+  cirulla watch m-1-3fa2b1 --server 127.0.0.1:50051
+"""
+
+
+def register(commands: argparse._SubParsersAction, bench: argparse._SubParsersAction) -> None:
+    del bench
+    p = commands.add_parser(
+        "play",
+        help="play against the bots in the terminal",
+        description=PLAY_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "--vs",
+        action="append",
+        default=[],
+        metavar="SPEC",
+        help="bot for the next other seat (random, greedy, mcts, mcts:iterations=300, "
+        "cmd:...); repeat per seat, the last one fills the rest (default greedy)",
+    )
+    p.add_argument("--players", type=int, choices=(2, 3, 4), help="players (default 2)")
+    p.add_argument("--preset", default="standard", help="rule preset (default %(default)s)")
+    p.add_argument(
+        "--rule",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="rule option, e.g. target=21 (see `cirulla rules options`)",
+    )
+    p.add_argument("--seat", type=int, default=0, help="your seat (default %(default)s)")
+    p.add_argument("--seed", type=int, help="deal seed, to play the same cards again")
+    p.add_argument("--name", default="human", help="your name at the table")
+    p.add_argument("--server", metavar="HOST:PORT", help="join a match on this server")
+    p.add_argument("--match", metavar="ID", help="the match to join (with --server)")
+    p.add_argument("--token", metavar="TOKEN", help="your seat token (with --server)")
+    p.set_defaults(func=run_play)
+
+    w = commands.add_parser(
+        "watch",
+        help="follow a live match in the terminal (public information only)",
+        description=WATCH_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    w.add_argument("match", metavar="MATCH_ID", help="the match to watch")
+    w.add_argument("--server", default="127.0.0.1:50051", help="match server (default %(default)s)")
+    w.set_defaults(func=run_watch)
+
+
+def run_play(args: argparse.Namespace) -> int:
+    from cirulla.clients.play.app import PlayApp
+    from cirulla.clients.play.launch import LocalGame
+    from cirulla.rules import CirullaError, parse_overrides
+
+    joining = [args.server, args.match, args.token]
+    if any(joining):
+        if not all(joining):
+            print("cirulla play: --server, --match and --token go together", file=sys.stderr)
+            return 2
+        PlayApp(args.server, args.match, args.token, args.name).run()
+        return 0
+    try:
+        overrides = parse_overrides(args.rule)
+        if args.players is not None:
+            overrides["players"] = args.players
+        elif args.vs and "players" not in overrides:
+            overrides["players"] = min(4, len(args.vs) + 1)
+        game = LocalGame(args.vs, args.preset, overrides, seat=args.seat, seed=args.seed)
+        from cirulla.clients.supervise import validate_spec
+
+        for spec in game.specs:
+            validate_spec(spec)
+    except (CirullaError, ValueError) as exc:
+        print(f"cirulla play: {exc}", file=sys.stderr)
+        return 2
+    try:
+        with game:
+            PlayApp(game.address, game.match_id, game.token, args.name).run()
+    except RuntimeError as exc:
+        print(f"cirulla play: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def run_watch(args: argparse.Namespace) -> int:
+    from cirulla.clients.play.app import WatchApp
+
+    WatchApp(args.server, args.match).run()
+    return 0

@@ -1,0 +1,186 @@
+"""The one record file format, and its compact text form.
+
+A game record on disk is the protocol's own ``cirulla.v1.Record`` as protobuf JSON
+(field names as in the .proto, every field present even when it holds its default, so
+seat 0 and side 0 are written out). ``cirulla tournament`` writes it from GetRecord,
+``cirulla replay --export`` writes it from the database, and ``cirulla replay`` reads
+it back. A file with several games of one match holds ``{"match_id": ..., "records":
+[...]}``. Only public protocol types are involved, so a record written by any client
+of the server can be replayed.
+
+The text form (``cirulla replay --show``) is for people, like PGN for chess: a header,
+one line per action, each deal's score lines, and the result.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from google.protobuf import json_format
+
+from cirulla import wire
+from cirulla.v1 import events_pb2, match_pb2
+
+#: Internal (database) record format understood by ``cirulla.server.replay``.
+INTERNAL_FORMAT = "cirulla-record/1"
+
+_REASONS = {
+    events_pb2.GAME_END_REASON_TARGET: "target",
+    events_pb2.GAME_END_REASON_CAPPOTTO: "cappotto",
+    events_pb2.GAME_END_REASON_FORFEIT: "forfeit",
+    events_pb2.GAME_END_REASON_ABORTED: "aborted",
+}
+SCORE_ITEMS = ("cards", "coins", "settebello", "primiera", "scope", "grande", "piccola")
+
+
+def record_dict(record: match_pb2.Record) -> dict[str, Any]:
+    """One record as a JSON-ready dict: proto field names, default values written."""
+    return json_format.MessageToDict(
+        record, preserving_proto_field_name=True, always_print_fields_with_no_presence=True
+    )
+
+
+def record_document(records: Sequence[match_pb2.Record], match_id: str = "") -> dict[str, Any]:
+    """The content of a record file: one record, or the games of one match."""
+    if len(records) == 1:
+        return record_dict(records[0])
+    return {
+        "match_id": match_id or (records[0].match_id if records else ""),
+        "records": [record_dict(r) for r in records],
+    }
+
+
+def dumps(doc: dict[str, Any]) -> str:
+    """JSON text of a record document; refuses NaN and infinities (not JSON)."""
+    return json.dumps(doc, indent=1, allow_nan=False) + "\n"
+
+
+def is_public_document(doc: Any) -> bool:
+    """A record file (not the database's internal ``cirulla-record/1`` document)."""
+    if not isinstance(doc, dict) or "format" in doc:
+        return False
+    return "records" in doc or ("record_id" in doc and "deals" in doc)
+
+
+def records_from_document(doc: dict[str, Any]) -> list[match_pb2.Record]:
+    """Parse a record file's content; ValueError names what is wrong."""
+    items = doc.get("records", [doc])
+    if not isinstance(items, list) or not items:
+        raise ValueError("record file: 'records' must be a non-empty list")
+    out = []
+    for n, item in enumerate(items, 1):
+        try:
+            out.append(json_format.ParseDict(item, match_pb2.Record()))
+        except json_format.ParseError as exc:
+            raise ValueError(f"record {n}: {exc}") from None
+    return out
+
+
+def replay_input(record: match_pb2.Record) -> dict[str, Any]:
+    """A public record in the shape ``cirulla.server.replay.replay`` checks.
+
+    Raises ValueError (a ``wire.WireError``) naming the field of a malformed record.
+    """
+    options = wire.options_from_proto(record.rules, field="record.rules")
+    decks: list[list[int]] = []
+    actions: list[dict[str, Any]] = []
+    deals: list[dict[str, Any]] = []
+    for d, deal in enumerate(record.deals):
+        for k, deck in enumerate(deal.decks):
+            decks.append(wire.cards_from_proto(deck.cards, f"deals[{d}].decks[{k}].cards"))
+        for a, act in enumerate(deal.actions):
+            action = wire.action_from_proto(act.action, f"deals[{d}].actions[{a}].action")
+            actions.append({"seat": act.seat, "code": action.to_int(), "notation": act.notation})
+        if deal.HasField("result"):
+            res = deal.result
+            deals.append(
+                {
+                    "deal": deal.deal_number,
+                    "score": {
+                        "sides": [_side_score(s) for s in res.scores],
+                        "cappotto": res.cappotto_side if res.HasField("cappotto_side") else None,
+                    },
+                    "totals": list(res.totals),
+                }
+            )
+    result = record.result
+    return {
+        "format": INTERNAL_FORMAT,
+        "record_id": record.record_id,
+        "options": options.to_dict(),
+        "decks": decks,
+        "first_dealer": record.deals[0].dealer if record.deals else 0,
+        "actions": actions,
+        "deals": deals,
+        "result": {
+            "reason": _REASONS.get(result.reason, ""),
+            "winner": result.winner_side if result.HasField("winner_side") else None,
+            "totals": list(result.totals),
+            "cappotto": result.cappotto,
+        },
+    }
+
+
+def _side_score(s: Any) -> dict[str, int]:
+    out = {name: getattr(s, name) for name in SCORE_ITEMS}
+    out["total"] = s.total
+    return out
+
+
+# ---------------------------------------------------------------------- text form
+
+
+def side_label(record: match_pb2.Record, side: int) -> str:
+    names = [s.name or f"seat {s.seat}" for s in record.seats if s.side == side]
+    return f"side {side} ({', '.join(names)})" if names else f"side {side}"
+
+
+def score_line(score: Any) -> str:
+    """``cards 1 coins 0 settebello 1 primiera 1 scope 2 grande 0 piccola 0 = 5``"""
+    items = " ".join(f"{name} {getattr(score, name)}" for name in SCORE_ITEMS)
+    return f"{items} = {score.total}"
+
+
+def record_text(record: match_pb2.Record) -> str:
+    """The game for people: header, one line per action, score lines, result."""
+    lines = [
+        f'[Record "{record.record_id}"]',
+        f'[Match "{record.match_id}"]',
+        f'[Game "{record.game_number}"]',
+    ]
+    for s in record.seats:
+        lines.append(f'[Seat{s.seat} "{s.name or "?"}" side {s.side}]')
+    rules = ", ".join(
+        f"{k}={v}" for k, v in wire.options_from_proto(record.rules).to_dict().items()
+    )
+    lines.append(f'[Rules "{rules}"]')
+    if record.HasField("finish_time"):
+        lines.append(f'[Finished "{record.finish_time.ToJsonString()}"]')
+    lines.append("")
+    for deal in record.deals:
+        lines.append(f"Deal {deal.deal_number}, dealer seat {deal.dealer}")
+        for n, act in enumerate(deal.actions, 1):
+            flags = " (timeout)" if act.by_timeout else ""
+            lines.append(f"  {n:>2}. seat {act.seat}: {act.notation}{flags}")
+        if deal.HasField("result"):
+            for side_score in deal.result.scores:
+                lines.append(
+                    f"  {side_label(record, side_score.side)}: {score_line(side_score)}"
+                    f"  (game {side_score.game_total})"
+                )
+            if deal.result.HasField("cappotto_side"):
+                lines.append(f"  cappotto by side {deal.result.cappotto_side}")
+    lines.append("")
+    lines.append(result_line(record.result, record))
+    return "\n".join(lines) + "\n"
+
+
+def result_line(result: events_pb2.GameResult, record: match_pb2.Record | None = None) -> str:
+    reason = _REASONS.get(result.reason, "unknown")
+    totals = "-".join(str(t) for t in result.totals)
+    if result.HasField("winner_side"):
+        who = side_label(record, result.winner_side) if record else f"side {result.winner_side}"
+        return f"Result: {who} wins {totals} ({reason}, {result.deals} deals)"
+    return f"Result: no winner {totals} ({reason}, {result.deals} deals)"

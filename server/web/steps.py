@@ -1,0 +1,86 @@
+"""A finished game as a list of steps for the replay viewer.
+
+The record's decks and actions are run through the rules core (as ``cirulla replay``
+does), and after every action the whole table is written down: hands, table, what each
+side took, scope, totals, and at the end of each deal its score breakdown. A record is
+public once the server serves it, hands included, so the replay shows every hand.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cirulla.rules import Game, Options
+from cirulla.rules.cards import names_of
+from cirulla.rules.events import CardPlayed, DealerBonus, DealScored, Declared, Event, LastTake
+from cirulla.server import records
+from cirulla.v1 import match_pb2
+
+
+def _seat_label(names: dict[int, str], seat: int) -> str:
+    return f"seat {seat} {names.get(seat, '')}".rstrip()
+
+
+def _snapshot(game: Game) -> dict[str, Any]:
+    return {
+        "deal": game.deal_no,
+        "dealer": game.dealer,
+        "to_move": game.to_move,
+        "hands": [names_of(h) for h in game.hands],
+        "table": names_of(game.table),
+        "captured": [names_of(c) for c in game.captured],
+        "scope": list(game.scope),
+        "totals": list(game.totals),
+        "wild": game.wild or None,
+        "stock": game.stock_count,
+    }
+
+
+def _describe(event: Event, names: dict[int, str]) -> str:
+    if isinstance(event, CardPlayed):
+        took = f" takes {' '.join(names_of(event.captured))}" if event.captured else ""
+        flags = " ACE SWEEP" if event.ace_sweep else ""
+        flags += " SCOPA" if event.scopa else ""
+        return f"{_seat_label(names, event.seat)} plays {names_of(1 << event.card)[0]}{took}{flags}"
+    if isinstance(event, Declared):
+        return (
+            f"{_seat_label(names, event.seat)} declares {event.kind.label.replace('_', ' ')} "
+            f"{' '.join(names_of(event.cards))} (+{event.points} scope)"
+        )
+    if isinstance(event, DealerBonus):
+        return f"dealer's bonus: side {event.side} +{event.scope} scope"
+    if isinstance(event, LastTake) and event.side is not None and event.cards:
+        return f"last take: side {event.side} gets {' '.join(names_of(event.cards))}"
+    if isinstance(event, DealScored):
+        return f"deal {event.deal} scored: game {' - '.join(map(str, event.totals))}"
+    return ""
+
+
+def replay_steps(record: match_pb2.Record) -> dict[str, Any]:
+    """Every step of the game: step 0 is the first deal's opening table."""
+    data = records.replay_input(record)
+    game = Game(Options(**data["options"]), decks=data["decks"], first_dealer=data["first_dealer"])
+    names = {s.seat: s.name for s in record.seats}
+    steps = [{"action": "", "log": [], "score": None, **_snapshot(game)}]
+    for act in data["actions"]:
+        events = game.apply(act["code"], act["seat"])
+        score = None
+        for e in events:
+            if isinstance(e, DealScored):
+                score = {
+                    "deal": e.deal,
+                    "sides": e.score.to_dict()["sides"],
+                    "cappotto": e.score.cappotto,
+                    "totals": list(e.totals),
+                }
+        log = [line for line in (_describe(e, names) for e in events) if line]
+        action = f"{_seat_label(names, act['seat'])}: {act['notation']}"
+        steps.append({"action": action, "log": log, "score": score, **_snapshot(game)})
+    return {
+        "record_id": record.record_id,
+        "match_id": record.match_id,
+        "seats": [{"seat": s.seat, "side": s.side, "name": s.name} for s in record.seats],
+        "score_items": list(records.SCORE_ITEMS),
+        "steps": steps,
+        "result": records.result_line(record.result, record),
+    }
