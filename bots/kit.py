@@ -1,32 +1,46 @@
 """The bot kit: everything between a decision function and the match server.
 
-``run_bot(policy, server=..., match_id=..., token=...)`` joins one seat and plays until
-the match ends. The kit answers the handshake, turns each ``decision_request`` into a
-rules-core ``View`` and numbered ``Action`` list, calls the policy with the time it may
-use, and answers with the chosen index. If the stream drops it reconnects with backoff
-and resumes from the last event it saw; if the policy overruns its time it answers with
-the server's default action rather than let the clock run out.
+``run_bot(policy)`` joins one seat and plays until the match ends. Where to connect
+comes from the environment the tournament runner and the ladder set for every bot
+(``CIRULLA_SERVER``, ``CIRULLA_MATCH``, ``CIRULLA_TOKEN``, ``CIRULLA_TLS_CA``) unless given
+as arguments, so a bot needs no argument parsing. The kit answers the handshake, turns
+each ``decision_request`` into a rules-core ``View`` and numbered ``Action`` list, calls
+the policy with the time it may use, and answers with the chosen index. If the stream
+drops it reconnects with backoff and resumes from the last event it saw; if the policy
+overruns its time it answers with the server's default action rather than let the clock
+run out, and signals the policy to stop (``decision_cancelled()``).
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import queue
+import sys
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import cast
 
 import grpc
 
-from cirulla import PROTOCOL_VERSION, __version__
+from cirulla import PROTOCOL_VERSION, __version__, protocol_compatible
 from cirulla.bots.convert import (
     ProtocolDataError,
     clock_seconds,
     legal_from_proto,
     view_from_proto,
 )
-from cirulla.bots.policy import DecisionFunction, FunctionPolicy, Policy, resolve_choice
+from cirulla.bots.policy import (
+    DecisionFunction,
+    FunctionPolicy,
+    Policy,
+    RawAnswer,
+    decision_scope,
+    resolve_choice,
+)
 from cirulla.rules.actions import Action
 from cirulla.rules.options import Options
 from cirulla.rules.views import View
@@ -48,10 +62,78 @@ MOVE_SAFETY = 0.15  # keep this share of the per-move time for the network
 MIN_MARGIN = 0.1  # ... and at least this many seconds
 BANK_SHARE = 30  # spend at most 1/30 of the game bank on one decision
 OVERRUN_GRACE = 0.05  # how long past its budget a policy may answer (inside MIN_MARGIN)
+JOIN_TIMEOUT = 600.0  # seconds to wait, once joined, for the other seats (then give up)
+WAIT_NOTICE = 2.0  # say we are waiting for the others after this long, then every ...
+WAIT_REPEAT = 30.0  # ... this many seconds
+
+#: The environment variables a bot reads its connection from (CONTRACTS D).
+ENV_SERVER = "CIRULLA_SERVER"
+ENV_MATCH = "CIRULLA_MATCH"
+ENV_TOKEN = "CIRULLA_TOKEN"
+ENV_TLS_CA = "CIRULLA_TLS_CA"
 
 
 class BotError(RuntimeError):
     """The bot cannot play on: refused by the server, replaced, or out of retries."""
+
+
+@dataclass(frozen=True)
+class Connection:
+    """Where a bot plays: server ``host:port``, match id, seat token, optional TLS CA file."""
+
+    server: str
+    match_id: str
+    token: str
+    tls_ca: str | None = None
+
+
+def connection_from_env(
+    server: str | None = None,
+    match_id: str | None = None,
+    token: str | None = None,
+    tls_ca: str | None = None,
+    env: Mapping[str, str] | None = None,
+) -> Connection:
+    """The arguments given, else ``CIRULLA_SERVER``/``_MATCH``/``_TOKEN``/``_TLS_CA``.
+
+    Raises ``BotError`` naming the flag and the variable of whatever is missing.
+    """
+    env = os.environ if env is None else env
+    given = {"server": server, "match": match_id, "token": token}
+    names = {"server": ENV_SERVER, "match": ENV_MATCH, "token": ENV_TOKEN}
+    values = {key: given[key] or env.get(names[key], "") for key in names}
+    missing = [f"--{key} (or ${names[key]})" for key, value in values.items() if not value]
+    if missing:
+        raise BotError(f"no {', '.join(missing)}: the bot does not know where to play")
+    return Connection(
+        values["server"], values["match"], values["token"], tls_ca or env.get(ENV_TLS_CA) or None
+    )
+
+
+def open_channel(server: str, tls_ca: str | Path | None = None) -> grpc.Channel:
+    """A channel to ``server``: TLS checked against the CA certificate file ``tls_ca``
+    (PEM) when given, plaintext otherwise."""
+    if not tls_ca:
+        return grpc.insecure_channel(server)
+    try:
+        roots = Path(tls_ca).read_bytes()
+    except OSError as exc:
+        raise BotError(f"cannot read the TLS CA certificate {tls_ca}: {exc.strerror}") from None
+    return grpc.secure_channel(server, grpc.ssl_channel_credentials(root_certificates=roots))
+
+
+def setup_logging(level: str | int = "info", name: str = "bot") -> None:
+    """Log to stderr at ``level`` unless the program configured logging itself: a bot's
+    log (which the tournament keeps per seat) is never empty by accident."""
+    if logging.getLogger().handlers:
+        return
+    if isinstance(level, str):
+        level = getattr(logging, level.upper())
+    logging.basicConfig(
+        level=level,
+        format=f"%(asctime)s {name} %(levelname)s %(message)s",
+        stream=sys.stderr,
+    )
 
 
 @dataclass
@@ -120,6 +202,8 @@ class BotClient:
         retries: int = 8,
         backoff: float = 0.2,
         max_backoff: float = 5.0,
+        tls_ca: str | None = None,
+        join_timeout: float = JOIN_TIMEOUT,
     ) -> None:
         self.policy = policy
         self.server = server
@@ -129,11 +213,17 @@ class BotClient:
         self.retries = retries
         self.backoff = backoff
         self.max_backoff = max_backoff
+        self.tls_ca = tls_ca
+        self.join_timeout = join_timeout
         self.options = Options()
         self.last_sequence = 0
         self.outcome = MatchOutcome()
         self._finished = False
         self._pending: tuple[int, int] | None = None  # (open decision id, default index)
+        self._started = threading.Event()  # a game started (or the match ended)
+        self._join_expired = False
+        # optional hooks of richer policies (the text-engine bridge): every message seen
+        self._observe = getattr(policy, "observe", None)
 
     def hello(self, resume: bool) -> play_pb2.Hello:
         hello = play_pb2.Hello(
@@ -151,7 +241,7 @@ class BotClient:
         """Play until the match ends; reconnect with backoff when the stream drops."""
         failures = 0
         resume = False
-        with grpc.insecure_channel(self.server) as channel:
+        with open_channel(self.server, self.tls_ca) as channel:
             stub = match_service_pb2_grpc.MatchServiceStub(channel)
             while True:
                 try:
@@ -161,12 +251,16 @@ class BotClient:
                     detail = exc.details() if hasattr(exc, "details") else str(exc)
                     if self._finished:
                         return self.outcome
+                    if self._join_expired:
+                        raise BotError(self._join_message()) from None
                     if code is not None and code in FATAL_CODES:
                         raise BotError(f"server refused the bot: {code.name}: {detail}") from None
                     progressed = False
                     log.warning("stream failed (%s: %s)", code.name if code else "?", detail)
                 if self._finished:
                     return self.outcome
+                if self._join_expired:
+                    raise BotError(self._join_message())
                 failures = 0 if progressed else failures + 1
                 if failures > self.retries:
                     raise BotError(f"gave up after {self.retries} failed reconnection attempts")
@@ -183,9 +277,13 @@ class BotClient:
             for response in stream.call:
                 kind = response.WhichOneof("body")
                 log.debug("recv %s", _brief(response))
+                if kind != "welcome":
+                    self._started.set()
                 if kind == "welcome":
                     welcomed = True
                     self._on_welcome(response.welcome)
+                    if not self._started.is_set():
+                        self._watch_join(stream, response.welcome)
                 elif kind == "new_game":
                     self.options = options_from_proto(response.new_game.rules, self.options)
                     log.info(
@@ -215,14 +313,54 @@ class BotClient:
                     )
                 elif kind == "goodbye":
                     return self._on_goodbye(response.goodbye) or welcomed
+                if self._observe is not None:
+                    self._observe(response)
         finally:
             stream.close()
         return welcomed
 
+    def _join_message(self) -> str:
+        return (
+            f"no game started within {self.join_timeout:g}s of joining match "
+            f"{self.match_id}: the other seats never joined"
+        )
+
+    def _watch_join(self, stream: _Stream, welcome: play_pb2.Welcome) -> None:
+        """Until the first game starts: say that we wait for the others, and give up (end
+        the stream) after ``join_timeout`` seconds."""
+        joined = sum(1 for s in welcome.seats if s.connected)
+        seats = len(welcome.seats)
+        started = self._started
+
+        def watch() -> None:
+            waited = 0.0
+            step = WAIT_NOTICE
+            while waited < self.join_timeout:
+                step = min(step, self.join_timeout - waited)
+                if started.wait(step):
+                    return
+                waited += step
+                if waited < self.join_timeout:
+                    log.info(
+                        "waiting for the other players (%d of %d seats had joined when we "
+                        "did; %.0fs of the %.0fs join timeout used)",
+                        joined,
+                        seats,
+                        waited,
+                        self.join_timeout,
+                    )
+                step = WAIT_REPEAT
+            self._join_expired = True
+            log.error("no game started within %gs of joining: giving up", self.join_timeout)
+            stream.close()
+
+        threading.Thread(target=watch, name="bot-join-watch", daemon=True).start()
+
     def _on_welcome(self, welcome: play_pb2.Welcome) -> None:
-        if welcome.protocol_version != PROTOCOL_VERSION:
+        if not protocol_compatible(welcome.protocol_version):
             raise BotError(
-                f"server speaks {welcome.protocol_version!r}, this kit {PROTOCOL_VERSION!r}"
+                f"server speaks {welcome.protocol_version!r}, this kit {PROTOCOL_VERSION!r} "
+                "(the major version must match)"
             )
         self.outcome.seat = welcome.seat if welcome.HasField("seat") else None
         log.info(
@@ -277,15 +415,15 @@ class BotClient:
             self._submit(stream, request.decision_id, request.default_action_index)
             return
         budget = time_budget(*clock_seconds(request.clock))
-        index = self._think(view, legal, budget, received, request.default_action_index)
+        choice = self._think(view, legal, budget, received, request.default_action_index)
         self.outcome.decisions += 1
         log.debug(
             "decision %d: %s (%.3fs)",
             request.decision_id,
-            legal[index],
+            choice.text if isinstance(choice, RawAnswer) else legal[choice],
             time.monotonic() - received,
         )
-        self._submit(stream, request.decision_id, index)
+        self._submit(stream, request.decision_id, choice)
 
     def _think(
         self,
@@ -294,37 +432,41 @@ class BotClient:
         budget: float | None,
         received: float,
         default: int,
-    ) -> int:
-        """Run the policy, in a thread when there is a clock, so an overrun cannot stall us."""
-        if budget is None:
-            try:
-                return resolve_choice(self.policy.choose(view, legal, None), legal)
-            except Exception as exc:
-                log.error(
-                    "the policy failed (%s: %s): playing the default action",
-                    type(exc).__name__,
-                    exc,
-                )
-                self.outcome.defaults_played += 1
-                return default
-        box: list[int | BaseException] = []
+    ) -> int | RawAnswer:
+        """Run the policy, in a thread when there is a clock, so an overrun cannot stall us.
+
+        The decision's cancellation event (``decision_cancelled()`` in the policy's thread)
+        is set when the kit stops waiting for it.
+        """
+        cancel = threading.Event()
+        box: list[int | RawAnswer | BaseException] = []
 
         def work() -> None:
             try:
-                left = max(0.0, budget - (time.monotonic() - received))
-                box.append(resolve_choice(self.policy.choose(view, legal, left), legal))
+                left = None if budget is None else max(0.0, budget - (time.monotonic() - received))
+                with decision_scope(cancel):
+                    choice = self.policy.choose(view, legal, left)
+                box.append(
+                    choice if isinstance(choice, RawAnswer) else resolve_choice(choice, legal)
+                )
             except BaseException as exc:  # reported below, in the kit's thread
                 box.append(exc)
 
-        thread = threading.Thread(target=work, name="bot-decision", daemon=True)
-        thread.start()
-        thread.join(max(0.0, budget + OVERRUN_GRACE - (time.monotonic() - received)))
+        if budget is None:
+            work()
+        else:
+            thread = threading.Thread(target=work, name="bot-decision", daemon=True)
+            thread.start()
+            thread.join(max(0.0, budget + OVERRUN_GRACE - (time.monotonic() - received)))
         if not box:
+            cancel.set()
             self.outcome.defaults_played += 1
             log.warning("the policy overran its %.2fs budget: playing the default action", budget)
             return default
         result = box[0]
         if isinstance(result, BaseException):
+            if not isinstance(result, Exception):
+                raise result  # KeyboardInterrupt, SystemExit: not the policy's failure
             log.error(
                 "the policy failed (%s: %s): playing the default action",
                 type(result).__name__,
@@ -334,33 +476,57 @@ class BotClient:
             return default
         return result
 
-    def _submit(self, stream: _Stream, decision_id: int, index: int) -> None:
-        stream.send(
-            match_service_pb2.PlayRequest(
-                submit_action=play_pb2.SubmitAction(
-                    decision_id=decision_id, legal_action_index=index
-                )
-            )
-        )
+    def _submit(self, stream: _Stream, decision_id: int, choice: int | RawAnswer) -> None:
+        action = play_pb2.SubmitAction(decision_id=decision_id)
+        if isinstance(choice, RawAnswer):
+            # an answer the policy could not turn into a legal action (a text engine's
+            # malformed reply): the server judges it, counts it, and we fall back
+            if choice.index is not None:
+                action.legal_action_index = choice.index
+            else:
+                action.notation = choice.text
+        else:
+            action.legal_action_index = choice
+        stream.send(match_service_pb2.PlayRequest(submit_action=action))
 
 
 def run_bot(
     policy: Policy | DecisionFunction,
     *,
-    server: str,
-    match_id: str,
-    token: str,
+    server: str | None = None,
+    match_id: str | None = None,
+    token: str | None = None,
     name: str | None = None,
     retries: int = 8,
+    tls_ca: str | None = None,
+    join_timeout: float = JOIN_TIMEOUT,
+    log_level: str | int = "info",
     on_client: Callable[[BotClient], None] | None = None,
 ) -> MatchOutcome:
-    """Play one seat of ``match_id`` on ``server`` (``host:port``) until the match ends.
+    """Play one seat of a match until it ends; returns what the kit saw of it.
 
     ``policy`` is a ``Policy`` or a plain function ``(view, legal, time_left) -> index``.
+    ``server`` (``host:port``), ``match_id``, ``token`` and ``tls_ca`` (a PEM CA file: use
+    TLS) default to ``$CIRULLA_SERVER``, ``$CIRULLA_MATCH``, ``$CIRULLA_TOKEN`` and
+    ``$CIRULLA_TLS_CA``, which the tournament runner and the ladder set for every bot.
+    Logs to stderr at ``log_level`` unless the program configured logging itself.
+    Raises ``BotError`` when it cannot play on (refused, no game within
+    ``join_timeout`` seconds of joining, out of reconnection attempts).
     """
-    chosen = policy if isinstance(policy, Policy) else FunctionPolicy(policy)
+    if not hasattr(policy, "choose"):
+        policy = FunctionPolicy(policy)  # type: ignore[arg-type]
+    brain = cast(Policy, policy)
+    setup_logging(log_level, name or brain.name)
+    where = connection_from_env(server, match_id, token, tls_ca)
     client = BotClient(
-        chosen, server=server, match_id=match_id, token=token, name=name, retries=retries
+        brain,
+        server=where.server,
+        match_id=where.match_id,
+        token=where.token,
+        name=name,
+        retries=retries,
+        tls_ca=where.tls_ca,
+        join_timeout=join_timeout,
     )
     if on_client is not None:
         on_client(client)

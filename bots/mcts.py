@@ -28,6 +28,7 @@ from concurrent.futures import Executor, ProcessPoolExecutor
 from dataclasses import dataclass
 
 from cirulla.bots.heuristic import SCOPA_POINT, STATIC_WORTH, Appraiser, playout_code
+from cirulla.bots.policy import decision_cancelled
 from cirulla.bots.seeding import decision_seed
 from cirulla.rules.actions import Action
 from cirulla.rules.core import options_tuple, require_native, resolve_core, view_tuple
@@ -153,7 +154,7 @@ def search(
     sqrt = math.sqrt
     done = 0
     while done < limit:
-        if not done & 3 and done and time.perf_counter() >= deadline:
+        if not done & 3 and done and (time.perf_counter() >= deadline or decision_cancelled()):
             break
         # Root first: its n-th visit of every action is played in the n-th world, so the
         # actions are compared on the same hidden cards (common random numbers).

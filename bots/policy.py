@@ -8,7 +8,10 @@ inside it, the kit keeps a safety margin on top.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from cirulla.rules.actions import Action
@@ -23,7 +26,20 @@ class Policy(Protocol):
 
     name: str
 
-    def choose(self, view: View, legal: Sequence[Action], time_left: float | None) -> int: ...
+    def choose(
+        self, view: View, legal: Sequence[Action], time_left: float | None
+    ) -> int | RawAnswer: ...
+
+
+@dataclass(frozen=True, slots=True)
+class RawAnswer:
+    """What a policy returns for an answer it cannot turn into a legal action (a text
+    engine's malformed reply): the kit submits ``index`` if set (out of range), else
+    ``text`` as notation, so the server judges and counts it as an illegal action; the
+    kit then plays the server's default action."""
+
+    text: str
+    index: int | None = None
 
 
 class FunctionPolicy:
@@ -49,3 +65,25 @@ def resolve_choice(choice: int | Action, legal: Sequence[Action]) -> int:
     if not 0 <= choice < len(legal):
         raise ValueError(f"the bot chose index {choice}, but legal indices are 0..{len(legal) - 1}")
     return choice
+
+
+_decision = threading.local()
+
+
+def decision_cancelled() -> bool:
+    """True once the kit gave up on the decision the calling thread works on (its time ran
+    out and the kit answered with the server's default action): a search loop should
+    check it now and then and return. Always False outside a decision."""
+    event: threading.Event | None = getattr(_decision, "cancel", None)
+    return event is not None and event.is_set()
+
+
+@contextmanager
+def decision_scope(cancel: threading.Event) -> Iterator[None]:
+    """Within the block, ``decision_cancelled()`` in this thread reflects ``cancel``."""
+    previous = getattr(_decision, "cancel", None)
+    _decision.cancel = cancel
+    try:
+        yield
+    finally:
+        _decision.cancel = previous

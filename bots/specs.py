@@ -3,10 +3,14 @@
 ``parse_bot_spec("mcts:iterations=500,c=0.7")`` gives ``("mcts", {"iterations": 500,
 "c": 0.7})``; ``make_policy(kind, options, seed)`` builds the policy; ``bot_command`` turns
 a spec into the ``cirulla bot`` command line that plays it as a separate process.
+``text:CMD ARGS`` is a text-protocol engine (docs/text-protocol.md), played through
+``cirulla bot text -- CMD ARGS``.
 """
 
 from __future__ import annotations
 
+import shlex
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -99,8 +103,24 @@ def get_kind(name: str) -> BotKind:
     return kind
 
 
+#: Prefix of a text-protocol engine spec: ``text:CMD ARGS``.
+TEXT_PREFIX = "text:"
+
+
+def text_engine_argv(spec: str) -> list[str]:
+    """The engine command of ``text:CMD ARGS`` (``{python}`` is this interpreter)."""
+    command = spec.strip()[len(TEXT_PREFIX) :]
+    argv = [a.replace("{python}", sys.executable) for a in shlex.split(command)]
+    if not argv:
+        raise ValueError(f"bot spec {spec!r}: the command after 'text:' is empty")
+    return argv
+
+
 def parse_bot_spec(spec: str) -> tuple[str, dict[str, Any]]:
-    """``"mcts:iterations=500,c=0.7"`` -> ``("mcts", {"iterations": 500, "c": 0.7})``."""
+    """``"mcts:iterations=500,c=0.7"`` -> ``("mcts", {"iterations": 500, "c": 0.7})``;
+    ``"text:./engine -x"`` -> ``("text", {"command": ["./engine", "-x"]})``."""
+    if spec.strip().startswith(TEXT_PREFIX):
+        return "text", {"command": text_engine_argv(spec)}
     name, _, rest = spec.strip().partition(":")
     kind = get_kind(name)
     options: dict[str, Any] = {}
@@ -142,6 +162,8 @@ def bot_command(
     args = ["bot", kind, f"--server={server}", f"--match={match_id}", f"--token={token}"]
     if name:
         args.append(f"--name={name}")
+    if kind == "text":
+        return [*args, "--", *options["command"]]
     if seed is not None:
         args += ["--seed", str(seed)]
     for key, value in options.items():

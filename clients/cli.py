@@ -49,6 +49,8 @@ bot specs (--bot NAME=SPEC; NAME is optional for a built-in kind):
   random                     uniform random legal moves
   greedy                     one-move heuristic
   mcts:iterations=500        ISMCTS; options iterations, time, workers, c, epsilon
+  text:COMMAND ...           a text-protocol engine (docs/text-protocol.md), e.g.
+                             --bot c='text:./text_engine'
   cmd:COMMAND ...            any program that plays one seat, exiting when the match
                              ends; these placeholders are replaced in its arguments:
                              {{python}} (this runner's interpreter),

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from cirulla import PROTOCOL_VERSION
+from cirulla import PROTOCOL_VERSION, protocol_compatible
 from cirulla.server.dealgroups import DealGroups, check_group
 from cirulla.server.errors import (
     AlreadyExists,
@@ -48,6 +48,7 @@ from cirulla.server.session import (
     Connection,
     MatchConfig,
     MatchSession,
+    new_seat_token,
     now_iso,
     public_config,
     token_seat,
@@ -72,7 +73,7 @@ class Room:
         self.display_name = name
         self.config = dataclasses.replace(config, best_of=1, seed=None, decks=None)
         n = config.options.players
-        self.tokens = [secrets.token_urlsafe(24) for _ in range(n)]
+        self.tokens = [new_seat_token() for _ in range(n)]
         self.conns: list[Connection | None] = [None] * n
         self.names = [""] * n
         self.versions = [""] * n
@@ -534,8 +535,7 @@ class Hub:
             (version, "version", MAX_VERSION),
         ):
             check_text(value, f"Hello.{field}", limit)
-        major = PROTOCOL_VERSION.split("/")[0]
-        if protocol_version and protocol_version.split("/")[0] != major:
+        if protocol_version and not protocol_compatible(protocol_version):
             raise FailedPrecondition(
                 f"Hello.protocol_version {protocol_version!r} is not supported; "
                 f"this server speaks {PROTOCOL_VERSION}"

@@ -55,6 +55,12 @@ log = logging.getLogger("cirulla.server")
 POLICIES = ("play_default_action", "forfeit_game")
 
 
+def new_seat_token() -> str:
+    """A secret seat token (192 bits, hex): only letters and digits, so it can never start
+    with "-" and be read as an option by a command line that receives it."""
+    return secrets.token_hex(24)
+
+
 def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
@@ -200,7 +206,7 @@ class MatchSession:
         self.config = config
         self.options = config.options
         n = self.options.players
-        self.tokens = [secrets.token_urlsafe(24) for _ in range(n)]
+        self.tokens = [new_seat_token() for _ in range(n)]
         self.seats = [Seat() for _ in range(n)]
         self.clocks = [SeatClock(config.time) for _ in range(n)]
         self.spectators: set[Connection] = set()

@@ -8,6 +8,7 @@ launches them. MCTS gets a tiny budget so the suite stays fast.
 from __future__ import annotations
 
 import contextlib
+import os
 import socket
 import subprocess
 import sys
@@ -144,8 +145,11 @@ def test_bot_help_lists_kinds_and_options() -> None:
 
 def test_example_bot_plays_a_match(server: str, tmp_path: Path) -> None:
     match_id, tokens = create_match(server, players=2, target=21, seed=5)
+    env = {**os.environ, "CIRULLA_SERVER": server, "CIRULLA_MATCH": match_id}
+    env["CIRULLA_TOKEN"] = tokens[0]
     example = subprocess.Popen(
-        [sys.executable, "-m", "cirulla.bots.example_bot", server, match_id, tokens[0]],
+        [sys.executable, "-m", "cirulla.bots.example_bot"],
+        env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -162,9 +166,16 @@ def test_mcts_keeps_to_the_move_clock(server: str, tmp_path: Path) -> None:
     match_id, tokens = create_match(server, players=2, target=11, seed=8, move_limit_ms=300)
     results = run_bots(server, match_id, tokens, ["mcts:time=5", "random"], tmp_path)
     assert [code for code, _ in results] == [0, 0], results
-    assert "overran" not in results[0][1]
-    games = get_match(server, match_id).match.result.games
-    assert games and all(g.reason == events_pb2.GAME_END_REASON_TARGET for g in games)
+    # mcts stops itself within its budget (90% of what the kit passes); should a loaded
+    # machine still delay it past the kit's grace, the kit answers in time anyway and
+    # signals the search to stop: either way the server never times the seat out.
+    match = get_match(server, match_id).match
+    assert match.seats[0].timeouts == 0, results[0][1]
+    games = match.result.games
+    # (on a loaded machine even the random bot may miss a 300 ms clock: only mcts counts)
+    assert games and not any(
+        g.reason == events_pb2.GAME_END_REASON_FORFEIT and g.forfeit_seat == 0 for g in games
+    )
 
 
 class DroppingProxy:

@@ -64,7 +64,26 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    # Everything after "--" is a command line (`cirulla bot text -- CMD ARGS`): argparse
+    # cannot give it to a positional that follows optional arguments, so it is cut here
+    # and handed to the subcommand as `args.command_line`.
+    tail: list[str] | None = None
+    if "--" in words:
+        cut = words.index("--")
+        words, tail = words[:cut], words[cut + 1 :]
+    args, extra = parser.parse_known_args(words)
+    if extra:
+        # argparse fills a trailing list positional (`cirulla bot check [options] SPEC`)
+        # before it sees options; words it left over go there, anything else is an error
+        if getattr(args, "engine", None) == [] and not any(w.startswith("-") for w in extra):
+            args.engine = extra
+        else:
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    if tail is not None:
+        if not hasattr(args, "command_line"):
+            parser.error(f"unrecognized arguments: -- {' '.join(tail)}")
+        args.command_line = tail
     func = getattr(args, "func", None)
     if func is None:
         parser.print_help()

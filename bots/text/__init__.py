@@ -1,0 +1,1 @@
+"""The text engine protocol (docs/text-protocol.md): bridge, engine, checker."""

@@ -1,0 +1,98 @@
+"""The text protocol's commands: ``cirulla bot text -- CMD``, ``cirulla bot check SPEC``
+(both reached through ``cirulla bot``) and ``cirulla engine KIND``."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+from cirulla.bots.seat_args import add_kind_arguments, play_seat, policy_from_args
+from cirulla.bots.specs import KINDS
+
+ENGINE_DESCRIPTION = """\
+Run a built-in bot as a text-protocol engine on stdin/stdout (docs/text-protocol.md),
+for other referees, and for `cirulla bot text`:
+
+  cirulla engine greedy
+  cirulla bot text --match M1 --token=T -- cirulla engine mcts --iterations 300
+"""
+
+
+def run_text_bot(args: argparse.Namespace, engine: list[str]) -> int:
+    """``cirulla bot text [connection options] -- CMD ARGS...``"""
+    from cirulla.bots.kit import setup_logging
+    from cirulla.bots.text.bridge import TextEnginePolicy
+    from cirulla.bots.text.engine_io import EngineError
+
+    if not engine:
+        print(
+            "cirulla bot text: give the engine's command after --: "
+            "cirulla bot text -- ./my-engine ARGS",
+            file=sys.stderr,
+        )
+        return 2
+    setup_logging(args.log_level, args.name or "text")
+    try:
+        policy = TextEnginePolicy(engine)
+    except EngineError as exc:
+        print(f"cirulla bot text: {exc}", file=sys.stderr)
+        return 1
+    try:
+        policy.start()
+    except EngineError as exc:
+        print(f"cirulla bot text: {exc}", file=sys.stderr)
+        policy.close()
+        return 1
+    return play_seat(policy, args, "cirulla bot text")
+
+
+def run_check(args: argparse.Namespace, rest: list[str]) -> int:
+    """``cirulla bot check SPEC``"""
+    from cirulla.bots.text.check import CHECK_GAMES, check_engine
+
+    if len(rest) != 1:
+        print(
+            "cirulla bot check: give one engine spec, e.g. "
+            "cirulla bot check 'text:./my-engine --fast'",
+            file=sys.stderr,
+        )
+        return 2
+    logging.basicConfig(level=logging.ERROR, stream=sys.stderr)
+    try:
+        report = check_engine(
+            rest[0],
+            seed=args.seed if args.seed is not None else 1,
+            games=args.games if args.games is not None else len(CHECK_GAMES),
+        )
+    except (ValueError, RuntimeError) as exc:
+        print(f"cirulla bot check: {exc}", file=sys.stderr)
+        return 2
+    print(report.text())
+    return 0 if report.ok else 1
+
+
+def _run_engine(args: argparse.Namespace) -> int:
+    from cirulla.bots.text.engine import run_engine
+
+    try:
+        policy = policy_from_args(args)
+    except ValueError as exc:
+        print(f"cirulla engine: {exc}", file=sys.stderr)
+        return 2
+    return run_engine(policy, args.name or policy.name)
+
+
+def register_engine(commands: argparse._SubParsersAction) -> None:
+    p = commands.add_parser(
+        "engine",
+        help="run a built-in bot as a text-protocol engine on stdin/stdout",
+        description=ENGINE_DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "kind", choices=sorted(KINDS), metavar="KIND", help=f"bot kind: {', '.join(KINDS)}"
+    )
+    p.add_argument("--name", help="the name the engine answers to `name`")
+    add_kind_arguments(p)
+    p.set_defaults(func=_run_engine)
