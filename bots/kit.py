@@ -514,7 +514,7 @@ def run_bot(
     ``join_timeout`` seconds of joining, out of reconnection attempts).
     """
     if not hasattr(policy, "choose"):
-        policy = FunctionPolicy(policy)  # type: ignore[arg-type]
+        policy = FunctionPolicy(policy)
     brain = cast(Policy, policy)
     setup_logging(log_level, name or brain.name)
     where = connection_from_env(server, match_id, token, tls_ca)

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
+from cirulla.bots.policy import RawAnswer
 from cirulla.bots.specs import make_policy, parse_bot_spec
 from cirulla.rules.events import DealScored
 from cirulla.rules.game import Game
@@ -57,6 +58,8 @@ def play_one(job: tuple) -> GameOutcome:
         assert seat is not None
         legal = game.legal_actions()
         index = policies[seat].choose(game.view(seat), legal, None)
+        if isinstance(index, RawAnswer):  # only the text bridge answers raw text
+            raise TypeError("strength games run built-in policies, which answer an index")
         for event in game.apply(legal[index], seat):
             if isinstance(event, DealScored):
                 points = event.score.totals

@@ -158,7 +158,7 @@ def _check_match(
         for seat in range(players):
             brain = policy if seat == engine_seat else RandomPolicy(seed=seed * 10 + seat)
             client = BotClient(
-                brain,  # type: ignore[arg-type]
+                brain,
                 server=address,
                 match_id=match_id,
                 token=tokens[seat],

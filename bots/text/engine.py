@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import TextIO
 
 from cirulla import __version__
-from cirulla.bots.policy import Policy, resolve_choice
+from cirulla.bots.policy import Policy, RawAnswer, resolve_choice
 from cirulla.bots.text.protocol import (
     REQUIRED_COMMANDS,
     TEXT_PROTOCOL_VERSION,
@@ -85,7 +85,10 @@ class EngineSession:
             raise TextProtocolError("genmove before any state")
         time_ms, legal = genmove_parse(args)
         time_left = time_ms / 1000 if time_ms > 0 else None
-        return str(resolve_choice(self.policy.choose(self.view, legal, time_left), legal))
+        choice = self.policy.choose(self.view, legal, time_left)
+        if isinstance(choice, RawAnswer):  # a built-in policy answers an index or action
+            return choice.text
+        return str(resolve_choice(choice, legal))
 
 
 def serve(session: EngineSession, stdin: TextIO, stdout: TextIO) -> int:

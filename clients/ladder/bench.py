@@ -24,12 +24,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import select
-
-from cirulla.clients.ladder.db import database_url, open_database
-from cirulla.clients.ladder.schema import ladder_matches
-from cirulla.clients.ladder.store import LadderStore
-
 
 def register_bench(bench: argparse._SubParsersAction) -> None:
     p = bench.add_parser(
@@ -83,6 +77,13 @@ def _quantiles(values: list[float]) -> dict[str, float | None]:
 
 
 def measure(url: str, workers: int, args: argparse.Namespace, folder: Path) -> dict[str, Any]:
+    # Imported here: this module is loaded by every `cirulla` start-up to register the bench.
+    from sqlalchemy import select
+
+    from cirulla.clients.ladder.db import open_database
+    from cirulla.clients.ladder.schema import ladder_matches
+    from cirulla.clients.ladder.store import LadderStore
+
     store = LadderStore(open_database(url))
     for i in range(args.bots):
         store.add_bot(f"r{i}", "random", max_concurrency=workers * args.concurrency)
@@ -142,6 +143,7 @@ def measure(url: str, workers: int, args: argparse.Namespace, folder: Path) -> d
 
 
 def run_bench(args: argparse.Namespace) -> int:
+    from cirulla.clients.ladder.db import database_url
     from cirulla.clients.pgtemp import (
         PostgresMissing,
         TempPostgres,

@@ -14,8 +14,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cirulla.clients.ladder.db import DEFAULT_DB
-from cirulla.clients.ladder.serve import DEFAULT_DATA, DEFAULT_LISTEN, STATE_FILE
+from cirulla.clients.ladder.defaults import DEFAULT_DATA, DEFAULT_DB, DEFAULT_LISTEN, STATE_FILE
 
 if TYPE_CHECKING:
     from cirulla.v1 import ladder_pb2

@@ -18,7 +18,8 @@ from alembic.config import Config
 from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.engine import make_url
 
-DEFAULT_DB = "cirulla-ladder.sqlite3"
+from cirulla.clients.ladder.defaults import DEFAULT_DB
+
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 #: Key of the PostgreSQL advisory lock that serialises concurrent migrations.
 MIGRATION_LOCK = 0x6C616464  # "ladd"

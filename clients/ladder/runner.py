@@ -26,6 +26,7 @@ from typing import Any
 import grpc
 
 from cirulla.clients.journal import GameResult, Settings
+from cirulla.clients.ladder.defaults import LEASE_SECONDS
 from cirulla.clients.ladder.store import (
     ClaimedMatch,
     LadderStore,
@@ -38,8 +39,6 @@ from cirulla.v1 import match_service_pb2
 
 log = logging.getLogger("cirulla.ladder")
 
-#: Seconds a claim stays valid without a heartbeat of its worker.
-LEASE_SECONDS = 60.0
 IDLE_SECONDS = 0.2
 #: Referee outcomes -> ladder seat outcomes (a seat that exited before joining is a crash).
 _OUTCOMES = {"forfeit": "timeout"}

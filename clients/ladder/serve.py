@@ -32,7 +32,8 @@ from pathlib import Path
 from typing import Any
 
 from cirulla.clients.journal import OutputLock, write_json_atomic
-from cirulla.clients.ladder.db import DEFAULT_DB, database_url, display_url, open_database
+from cirulla.clients.ladder.db import database_url, display_url, open_database
+from cirulla.clients.ladder.defaults import DEFAULT_DATA, DEFAULT_DB, DEFAULT_LISTEN, STATE_FILE
 from cirulla.clients.ladder.leases import reaper_loop
 from cirulla.clients.ladder.runner import LEASE_SECONDS, MatchRunner, heartbeat_loop
 from cirulla.clients.ladder.scheduler import Scheduler
@@ -48,9 +49,6 @@ from cirulla.v1 import ladder_pb2_grpc
 
 log = logging.getLogger("cirulla.ladder")
 
-STATE_FILE = "cirulla-ladder.json"
-DEFAULT_DATA = "cirulla-ladder-data"
-DEFAULT_LISTEN = "127.0.0.1:50061"
 MATCH_DB = "matches.sqlite3"
 CRASH_REASON = (
     "the ladder stopped while this match was being played (its match server stopped "

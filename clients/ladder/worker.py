@@ -17,8 +17,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from cirulla.clients.ladder.db import DEFAULT_DB
-from cirulla.clients.ladder.runner import LEASE_SECONDS
+from cirulla.clients.ladder.defaults import DEFAULT_DB, LEASE_SECONDS
 
 DEFAULT_DATA = "cirulla-worker-data"
 
