@@ -56,8 +56,13 @@ def is_command_spec(spec: str) -> bool:
 
 
 def is_served_spec(spec: str) -> bool:
-    """True for bots kept alive between games: built-in kinds and ``serve:`` commands."""
-    return not spec.startswith(COMMAND_PREFIX)
+    """True for bots kept alive between games: built-in kinds and ``serve:`` commands.
+
+    A ``text:`` engine is bridged by ``cirulla bot text`` one match at a time, so it takes
+    the one-process-per-game path like a ``cmd:`` bot."""
+    from cirulla.bots.specs import TEXT_PREFIX
+
+    return not spec.startswith((COMMAND_PREFIX, TEXT_PREFIX))
 
 
 def validate_spec(spec: str) -> None:
