@@ -1,8 +1,8 @@
 """The repository stands alone: no link or path in its tracked files leaves it.
 
 Markdown links (`[text](target)`) must resolve to a file inside the repository (web
-addresses are fine), and no tracked text file may name a path outside it, such as a
-`../shared` folder beside the checkout or an absolute path on one machine.
+addresses are fine), and no tracked text file may name a path outside it, such as
+a shared folder beside the checkout or an absolute path on one machine.
 """
 
 from __future__ import annotations
