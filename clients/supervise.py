@@ -25,7 +25,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 #: Prefix of a bot spec that is a command line rather than a built-in kind.
 COMMAND_PREFIX = "cmd:"
@@ -149,6 +149,18 @@ def _attach_dash_values(args: list[str]) -> list[str]:
 _VALUE_OPTIONS = ("--server", "--match", "--token", "--name", "--seed", "--option")
 
 
+def _spawn(
+    argv: list[str], log: IO[bytes], env: dict[str, str] | None, **streams: Any
+) -> subprocess.Popen[bytes]:
+    """Start a child in its own session; a command that cannot start says so in its log."""
+    try:
+        return subprocess.Popen(argv, start_new_session=True, env=env, **streams)
+    except OSError as exc:
+        log.write(f"cannot start {shlex.join(argv)}: {exc}\n".encode())
+        log.close()
+        raise
+
+
 class Child:
     """One supervised process in its own process group."""
 
@@ -159,19 +171,14 @@ class Child:
         self._log = log_path.open("ab")
         self.started = time.monotonic()
         self.exited_at: float | None = None
-        try:
-            self.proc = subprocess.Popen(
-                self.argv,
-                stdin=subprocess.DEVNULL,
-                stdout=self._log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-                env=env,
-            )
-        except OSError as exc:
-            self._log.write(f"cannot start {shlex.join(self.argv)}: {exc}\n".encode())
-            self._log.close()
-            raise
+        self.proc = _spawn(
+            self.argv,
+            self._log,
+            env,
+            stdin=subprocess.DEVNULL,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+        )
         LIVE.add(self)
 
     @property
@@ -247,19 +254,14 @@ class ServedBot:
         self.matches = 0
         #: Set when the bot said it is ready for matches (or exited: check ``alive``).
         self.ready = threading.Event()
-        try:
-            self.proc = subprocess.Popen(
-                self.argv,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=self._log,
-                start_new_session=True,
-                env=env,
-            )
-        except OSError as exc:
-            self._log.write(f"cannot start {shlex.join(self.argv)}: {exc}\n".encode())
-            self._log.close()
-            raise
+        self.proc = _spawn(
+            self.argv,
+            self._log,
+            env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._log,
+        )
         LIVE.add(self)
         self._reader = threading.Thread(target=self._read, name="bot-stdout", daemon=True)
         self._reader.start()
