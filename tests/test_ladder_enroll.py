@@ -336,6 +336,10 @@ def test_a_seat_whose_bot_dropped_is_redelivered_to_its_next_enrollment(
             match = got.match
             assert match.games and not match.games[-1].HasField("forfeit_seat")
             assert any(s.seat == 0 and s.name for s in match.seats)
+            for _ in range(600):  # the kit says so once its Play stream has closed
+                if f"match {match_id} over (seat 0)" in kit_log.read_text():
+                    break
+                await asyncio.sleep(0.1)
             assert f"match {match_id} over (seat 0)" in kit_log.read_text()
         finally:
             if kit is not None:

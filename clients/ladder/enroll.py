@@ -379,11 +379,28 @@ async def enroll_stream(
         reader.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await reader
-        await asyncio.to_thread(book.close, enrollment_id)
-        log.info("enrollment_closed bot=%s enrollment=%s", bot["name"], enrollment_id)
-        again = await redeliver_unjoined(book, list(sent.values()))
-        if again:
-            log.info("redeliver bot=%s matches=%s", bot["name"], ",".join(again))
+        # Its own task: the handler may be cancelled again while this runs (the client
+        # is gone), and the seats must be freed all the same.
+        after = asyncio.create_task(_after_stream(book, enrollment_id, bot["name"], sent))
+        _AFTER.add(after)
+        after.add_done_callback(_AFTER.discard)
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.shield(after)
+
+
+#: Clean-ups of ended streams still running (a reference keeps each task alive).
+_AFTER: set[asyncio.Task[None]] = set()
+
+
+async def _after_stream(
+    book: Enrollments, enrollment_id: str, name: str, sent: dict[str, Delivery]
+) -> None:
+    """Close the enrollment, then free the seats its bot never joined."""
+    await asyncio.to_thread(book.close, enrollment_id)
+    log.info("enrollment_closed bot=%s enrollment=%s", name, enrollment_id)
+    again = await redeliver_unjoined(book, list(sent.values()))
+    if again:
+        log.info("redeliver bot=%s matches=%s", name, ",".join(again))
 
 
 def _goodbye(reason: str) -> ladder_pb2.EnrollResponse:
