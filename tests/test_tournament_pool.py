@@ -1,0 +1,150 @@
+"""Tournaments on the worker pool (``cirulla tournament --db``), on the real PostgreSQL
+with real ``cirulla ladder worker`` processes, their match servers and bot processes.
+
+Small budgets: random against greedy (seeded, so deterministic), target 11, a few games.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+from sqlalchemy import select
+
+from cirulla.cli import main
+from cirulla.clients.ladder.db import open_database
+from cirulla.clients.ladder.schema import pool_jobs, workers
+from cirulla.v1 import match_service_pb2, match_service_pb2_grpc
+
+LEASE = 4.0
+BOTS = ("--bot", "random", "--bot", "greedy")
+#: What a game's result is made of, whoever played it.
+SAME = ("index", "seats", "seed", "deal_set", "winner", "totals", "deals", "seat_outcomes")
+
+
+def cirulla(args: list[str], log: Path) -> subprocess.Popen[Any]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "cirulla", *args],
+        stdout=log.open("w"),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,  # its own process group: a kill takes its bots too
+    )
+
+
+def start_worker(db: str, folder: Path, concurrency: int = 1) -> subprocess.Popen[Any]:
+    args = ["ladder", "worker", "--db", db, "--listen", "127.0.0.1:0", "--data", str(folder)]
+    args += ["--concurrency", str(concurrency), "--lease", str(LEASE)]
+    return cirulla(args, folder.with_suffix(".log"))
+
+
+def stop(proc: subprocess.Popen[Any]) -> None:
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+def wait_for(what: str, check: Any, timeout: float = 240.0) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = check()
+        if value:
+            return value
+        time.sleep(0.25)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def journal(out: Path) -> list[dict[str, Any]]:
+    path = out / "games.jsonl"
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def essentials(out: Path) -> dict[int, tuple[Any, ...]]:
+    return {g["index"]: tuple(g[k] for k in SAME) for g in journal(out)}
+
+
+def tournament(out: Path, *args: str) -> list[str]:
+    return ["tournament", "--out", str(out), "--seed", "5", "--target", "11", *BOTS, *args]
+
+
+def test_pool_games_are_the_local_games(postgres_url: str, tmp_path: Path) -> None:
+    """Two workers play a tournament's games with exactly the results of a local run;
+    records land in the output folder; the workers' servers keep them withheld."""
+    local = tmp_path / "local"
+    assert main(tournament(local, "--games", "4")) == 0
+    engine = open_database(postgres_url)
+    procs = [start_worker(postgres_url, tmp_path / f"worker-{n}") for n in "ab"]
+    try:
+        wait_for("two workers", lambda: len(_workers(engine)) == 2)
+        pool = tmp_path / "pool"
+        args = tournament(pool, "--games", "4", "--concurrency", "4", "--db", postgres_url)
+        assert main(args) == 0
+        played = essentials(pool)
+        assert played == essentials(local)
+        assert len(played) == 4
+        games = journal(pool)
+        with engine.connect() as conn:
+            jobs = conn.execute(
+                select(pool_jobs, workers.c.server_address).join(
+                    workers, workers.c.id == pool_jobs.c.worker_id
+                )
+            ).all()
+        assert sorted(j.game_index for j in jobs) == [0, 1, 2, 3]
+        assert {j.status for j in jobs} == {"finished"}
+        host = {j.game_index: j.server_address for j in jobs}
+        # A worker's server hosts only the twins it played: a record whose twin was
+        # played elsewhere stays closed to anyone without the worker's admin token.
+        for game in games:
+            record = json.loads((pool / "records" / f"{game['match_id']}.json").read_text())
+            assert record["match_id"] == game["match_id"]
+            assert (pool / "records" / f"{game['match_id']}.txt").read_text()
+            twins = {g["index"] for g in games if g["seed"] == game["seed"]}
+            split = len({host[i] for i in twins}) > 1
+            with grpc.insecure_channel(host[game["index"]]) as channel:
+                stub = match_service_pb2_grpc.MatchServiceStub(channel)
+                request = match_service_pb2.GetRecordRequest(record_id=record["record_id"])
+                try:
+                    served = stub.GetRecord(request, timeout=10).record
+                    assert not split, f"record of game {game['index']} served"
+                    assert served.match_id == game["match_id"]
+                except grpc.RpcError as exc:
+                    assert split, exc
+                    assert exc.code() == grpc.StatusCode.FAILED_PRECONDITION
+                    assert "withheld" in (exc.details() or "")
+    finally:
+        for proc in procs:
+            stop(proc)
+        engine.dispose()
+
+
+def _workers(engine: Any) -> list[tuple[str]]:
+    with engine.connect() as conn:
+        return [tuple(r) for r in conn.execute(select(workers.c.server_address)).all()]
+
+
+def test_bad_pool_database_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cases = {
+        f"sqlite:///{tmp_path / 'x.sqlite3'}": "the worker pool needs PostgreSQL",
+        "postgresql://nobody@127.0.0.1:9/none": "cannot use the database",
+    }
+    for db, message in cases.items():
+        out = tmp_path / f"out-{len(db)}"
+        code = main(tournament(out, "--games", "2", "--db", db))
+        err = capsys.readouterr().err
+        assert code == 2, err
+        assert message in err
+        assert "Traceback" not in err
+        assert len(err.strip().splitlines()) == 1, err
