@@ -30,19 +30,22 @@ BOTS = ("--bot", "random", "--bot", "greedy")
 SAME = ("index", "seats", "seed", "deal_set", "winner", "totals", "deals", "seat_outcomes")
 
 
-def cirulla(args: list[str], log: Path) -> subprocess.Popen[Any]:
+def cirulla(args: list[str], log: Path, env: dict[str, str] | None = None) -> subprocess.Popen[Any]:
     return subprocess.Popen(
         [sys.executable, "-m", "cirulla", *args],
         stdout=log.open("w"),
         stderr=subprocess.STDOUT,
+        env={**os.environ, **(env or {})},
         start_new_session=True,  # its own process group: a kill takes its bots too
     )
 
 
-def start_worker(db: str, folder: Path, concurrency: int = 1) -> subprocess.Popen[Any]:
+def start_worker(
+    db: str, folder: Path, concurrency: int = 1, env: dict[str, str] | None = None
+) -> subprocess.Popen[Any]:
     args = ["ladder", "worker", "--db", db, "--listen", "127.0.0.1:0", "--data", str(folder)]
     args += ["--concurrency", str(concurrency), "--lease", str(LEASE)]
-    return cirulla(args, folder.with_suffix(".log"))
+    return cirulla(args, folder.with_suffix(".log"), env)
 
 
 def stop(proc: subprocess.Popen[Any]) -> None:
@@ -148,3 +151,97 @@ def test_bad_pool_database_is_one_line(tmp_path: Path, capsys: pytest.CaptureFix
         assert message in err
         assert "Traceback" not in err
         assert len(err.strip().splitlines()) == 1, err
+
+
+# A deterministic bot slow enough (0.1 s a decision) to be caught mid-game. It notes its
+# seat token in a file of the test (to look for it everywhere afterwards) and says in its
+# log whether the token is on its command line.
+SLOW_BOT = """
+import os, sys, time
+from cirulla.bots.kit import run_bot
+
+token = os.environ["CIRULLA_TOKEN"]
+print("token on the command line:", any(token in a for a in sys.argv), file=sys.stderr)
+with open(os.environ["POOL_TEST_TOKENS"], "a") as f:
+    f.write(token + "\\n")
+
+def decide(view, legal, time_left):
+    time.sleep(0.1)
+    return 0
+
+run_bot(decide, name="slow")
+"""
+
+
+def test_runner_and_worker_killed_then_resume(postgres_url: str, tmp_path: Path) -> None:
+    """SIGKILL a worker mid-game and the runner: the game is re-queued when its lease
+    expires and played by another worker, ``--resume`` journals every game once without
+    replaying finished ones, and no seat token reaches a log, a file or the database."""
+    bot = tmp_path / "slow_bot.py"
+    bot.write_text(SLOW_BOT)
+    tokens = tmp_path / "tokens.txt"
+    env = {"POOL_TEST_TOKENS": str(tokens)}
+    engine = open_database(postgres_url)
+    out = tmp_path / "pool"
+    args = ["tournament", "--out", str(out), "--seed", "3", "--target", "11"]
+    args += ["--bot", f"slow=cmd:{{python}} {bot}", "--bot", "greedy", "--games", "6"]
+    args += ["--concurrency", "2", "--db", postgres_url]
+    procs = {"a": start_worker(postgres_url, tmp_path / "worker-a", 2, env)}
+    try:
+        procs["runner"] = cirulla(args, tmp_path / "runner.log")
+
+        def running_on_a() -> Any:
+            if not journal(out):
+                return None
+            with engine.connect() as conn:
+                return conn.execute(
+                    select(pool_jobs.c.id, pool_jobs.c.worker_id)
+                    .join(workers, workers.c.id == pool_jobs.c.worker_id)
+                    .where(pool_jobs.c.status == "running", workers.c.name.like("%worker-a"))
+                ).first()
+
+        killed = wait_for("a game running on worker a", running_on_a)
+        os.killpg(procs["a"].pid, signal.SIGKILL)
+        os.killpg(procs["runner"].pid, signal.SIGKILL)
+        procs["a"].wait()
+        procs["runner"].wait()
+        before = {g["index"] for g in journal(out)}
+        with engine.connect() as conn:
+            finished_before = set(
+                conn.execute(
+                    select(pool_jobs.c.game_index).where(pool_jobs.c.status == "finished")
+                ).scalars()
+            )
+        procs["b"] = start_worker(postgres_url, tmp_path / "worker-b", 2, env)
+        assert main(["tournament", "--resume", str(out), "--db", postgres_url]) == 0
+    finally:
+        for proc in procs.values():
+            stop(proc)
+    games = journal(out)
+    assert sorted(g["index"] for g in games) == list(range(6))  # each game once
+    with engine.connect() as conn:
+        jobs = {j.id: j for j in conn.execute(select(pool_jobs)).all()}
+        dump = "\n".join(repr(tuple(j)) for j in jobs.values())
+    engine.dispose()
+    assert {j.status for j in jobs.values()} == {"finished"}
+    lost = jobs[killed.id]
+    assert lost.attempts >= 2
+    assert f"worker {killed.worker_id} stopped renewing its lease" in lost.notes
+    # Finished before the kill: never played again, whether journaled then or on resume.
+    assert before <= finished_before
+    for job in jobs.values():
+        if job.game_index in finished_before:
+            assert job.attempts == 1, job
+    # Seat tokens: on no command line, in no log, output file or database row.
+    seen = [t for t in tokens.read_text().split() if t]
+    assert len(seen) >= 6
+    slow_logs = [p for p in (out / "logs").glob("*.log") if "token on the command" in p.read_text()]
+    assert slow_logs
+    for path in slow_logs:
+        assert "token on the command line: True" not in path.read_text()
+    files = [p for p in tmp_path.rglob("*") if p.is_file() and ".sqlite3" not in p.name]
+    texts = [p.read_text(errors="replace") for p in files if p != tokens]
+    texts.append(dump)
+    for token in seen:
+        leaks = [t for t in texts if token in t]
+        assert not leaks, token

@@ -188,16 +188,6 @@ class PoolStore:
                 ).rowcount
             )
 
-    def counts(self, tournament_id: str) -> dict[str, int]:
-        with self.engine.connect() as conn:
-            rows = conn.execute(
-                select(pool_jobs.c.status).where(pool_jobs.c.tournament_id == tournament_id)
-            ).scalars()
-            counts: dict[str, int] = {}
-            for status in rows:
-                counts[status] = counts.get(status, 0) + 1
-            return counts
-
     @staticmethod
     def _job_row(conn: Connection, tournament_id: str, index: int) -> Any:
         return conn.execute(
