@@ -245,3 +245,41 @@ def test_runner_and_worker_killed_then_resume(postgres_url: str, tmp_path: Path)
     for token in seen:
         leaks = [t for t in texts if token in t]
         assert not leaks, token
+
+
+def test_sigterm_cancels_queued_jobs_and_sprt_stops_the_pool(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    """A runner queues at most --concurrency jobs: SIGTERM cancels those no worker has
+    claimed, ``--resume`` queues them again, and once the SPRT decides the run ends with
+    no job queued or played beyond the games it journals."""
+    engine = open_database(postgres_url)
+    out = tmp_path / "pool"
+    args = tournament(out, "--games", "40", "--concurrency", "4", "--db", postgres_url)
+    args += ["--sprt", "0", "400", "0.1", "0.1"]
+    worker = start_worker(postgres_url, tmp_path / "worker", 1)
+    try:
+        runner = cirulla(args, tmp_path / "runner.log")
+        wait_for("a finished game", lambda: journal(out))
+        os.killpg(runner.pid, signal.SIGTERM)
+        assert runner.wait(timeout=120) == 130
+        with engine.connect() as conn:
+            states = conn.execute(select(pool_jobs.c.status, pool_jobs.c.cancel_reason)).all()
+        assert len(states) <= len(journal(out)) + 4
+        cancelled = [r for s, r in states if s == "cancelled"]
+        assert cancelled  # one worker, four jobs queued: some were never claimed
+        assert all("runner stopped before a worker claimed it" in r for r in cancelled)
+        assert "scheduled" not in {s for s, _ in states}
+        assert main(["tournament", "--resume", str(out), "--db", postgres_url]) == 0
+    finally:
+        stop(worker)
+    games = journal(out)
+    with engine.connect() as conn:
+        jobs = conn.execute(select(pool_jobs.c.game_index, pool_jobs.c.status)).all()
+    engine.dispose()
+    assert len(games) < 40  # the SPRT decided
+    results = json.loads((out / "results.json").read_text())
+    assert results["standings"]["head_to_head"][0]["sprt"]["decision"] in ("H0", "H1")
+    finished = sorted(i for i, s in jobs if s == "finished")
+    assert finished == sorted(g["index"] for g in games)  # each journaled game played once
+    assert {s for _, s in jobs} <= {"finished", "cancelled"}
