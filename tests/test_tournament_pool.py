@@ -162,8 +162,9 @@ from cirulla.bots.kit import run_bot
 
 token = os.environ["CIRULLA_TOKEN"]
 print("token on the command line:", any(token in a for a in sys.argv), file=sys.stderr)
-with open(os.environ["POOL_TEST_TOKENS"], "a") as f:
-    f.write(token + "\\n")
+if "POOL_TEST_TOKENS" in os.environ:
+    with open(os.environ["POOL_TEST_TOKENS"], "a") as f:
+        f.write(token + "\\n")
 
 def decide(view, legal, time_left):
     time.sleep(0.1)
@@ -173,12 +174,17 @@ run_bot(decide, name="slow")
 """
 
 
+def slow_bot(folder: Path) -> Path:
+    bot = folder / "slow_bot.py"
+    bot.write_text(SLOW_BOT)
+    return bot
+
+
 def test_runner_and_worker_killed_then_resume(postgres_url: str, tmp_path: Path) -> None:
     """SIGKILL a worker mid-game and the runner: the game is re-queued when its lease
     expires and played by another worker, ``--resume`` journals every game once without
     replaying finished ones, and no seat token reaches a log, a file or the database."""
-    bot = tmp_path / "slow_bot.py"
-    bot.write_text(SLOW_BOT)
+    bot = slow_bot(tmp_path)
     tokens = tmp_path / "tokens.txt"
     env = {"POOL_TEST_TOKENS": str(tokens)}
     engine = open_database(postgres_url)
@@ -255,8 +261,9 @@ def test_sigterm_cancels_queued_jobs_and_sprt_stops_the_pool(
     no job queued or played beyond the games it journals."""
     engine = open_database(postgres_url)
     out = tmp_path / "pool"
-    args = tournament(out, "--games", "40", "--concurrency", "4", "--db", postgres_url)
-    args += ["--sprt", "0", "400", "0.1", "0.1"]
+    args = ["tournament", "--out", str(out), "--seed", "5", "--target", "11", "--games", "40"]
+    args += ["--bot", f"slow=cmd:{{python}} {slow_bot(tmp_path)}", "--bot", "greedy"]
+    args += ["--concurrency", "4", "--db", postgres_url, "--sprt", "0", "400", "0.1", "0.1"]
     worker = start_worker(postgres_url, tmp_path / "worker", 1)
     try:
         runner = cirulla(args, tmp_path / "runner.log")
