@@ -242,3 +242,28 @@ def test_four_players_rate_partnerships(store: LadderStore) -> None:
     st = {e["bot"]["name"]: e for e in store.standings("4p")}
     assert st["a"]["wins"] == st["c"]["wins"] == 1 and st["b"]["wins"] == 0
     assert st["a"]["mu"] > rating.MU0 > st["b"]["mu"]
+
+
+def test_backlog_follows_the_live_workers_capacity(store: LadderStore, clock: Clock) -> None:
+    """``serve --concurrency 0``: the scheduler keeps as many matches waiting as the
+    heartbeating workers play at once (their slots), never fewer than 2."""
+    from cirulla.clients.ladder.scheduler import Scheduler
+
+    for i in range(12):
+        store.add_bot(f"r{i}", "random", max_concurrency=8)
+    scheduler = Scheduler(store, MatchConfig(), queues=("2p",), live_within=60.0)
+
+    def fill() -> int:
+        scheduler._capacity_at = -1e9  # read the capacity again now
+        while scheduler.tick():
+            pass
+        return store.waiting()
+
+    assert 2 <= fill() <= 3  # no worker yet: the smallest backlog (pairs come two at once)
+    store.register_worker("dead", "127.0.0.1:3", slots=10)
+    clock.t += 61  # its heartbeat is older than a lease: it does not count
+    store.register_worker("one", "127.0.0.1:1", slots=3)
+    store.register_worker("two", "127.0.0.1:2", slots=4)
+    store.register_worker("serve", "127.0.0.1:4", slots=0)  # serve --concurrency 0
+    assert store.live_slots(60.0) == 7
+    assert 7 <= fill() <= 8

@@ -212,6 +212,7 @@ class MatchRunner:
 
     def run_one(self) -> str | None:
         """Claim and play one match; its id, or None when nothing was waiting."""
+        self.bots.stop_idle(BOT_IDLE_SECONDS)
         claimed = self.store.claim(self.worker_id, self.server_address, self.lease_seconds)
         if claimed is None:
             return None
@@ -287,7 +288,6 @@ class MatchRunner:
             except Exception:
                 log.exception("ladder_worker_error worker=%s", self.worker_id)
                 played = None
-            self.bots.stop_idle(BOT_IDLE_SECONDS)
             if played is None:
                 self.stop.wait(IDLE_SECONDS)
 

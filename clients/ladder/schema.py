@@ -153,6 +153,8 @@ workers = Table(
     Column("server_address", String(255), nullable=False),
     Column("heartbeat_at", Float, nullable=False),
     Column("started_at", Float, nullable=False),
+    # matches it plays at once (its --concurrency); NULL for rows from before 0003
+    Column("slots", Integer, nullable=True),
 )
 
 enrollments = Table(

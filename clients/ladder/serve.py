@@ -155,7 +155,9 @@ class Ladder:
         self.store = store
         self.options = options
         self.stop = threading.Event()
-        self.worker_id = store.register_worker(worker_name(options.data, options.role), address)
+        self.worker_id = store.register_worker(
+            worker_name(options.data, options.role), address, slots=options.concurrency
+        )
         self.runner = MatchRunner(
             store, address, options.data, self.worker_id, admin, self.stop, options.lease_seconds
         )
@@ -171,7 +173,10 @@ class Ladder:
         )
         self.scheduler = (
             Scheduler(
-                store, options.config, backlog=max(2, options.concurrency), queues=options.queues
+                store,
+                options.config,
+                queues=options.queues,
+                live_within=options.lease_seconds,
             )
             if options.role == "serve"
             else None

@@ -592,7 +592,10 @@ class LadderStore:
 
     # -- workers ---------------------------------------------------------------------
 
-    def register_worker(self, name: str, server_address: str, worker_id: str = "") -> str:
+    def register_worker(
+        self, name: str, server_address: str, worker_id: str = "", slots: int | None = None
+    ) -> str:
+        """A worker row; ``slots``: the matches it plays at once (its ``--concurrency``)."""
         now = self.now()
         worker_id = worker_id or new_id("w")
         with self.engine.begin() as conn:
@@ -603,9 +606,21 @@ class LadderStore:
                     server_address=server_address,
                     heartbeat_at=now,
                     started_at=now,
+                    slots=slots,
                 )
             )
         return worker_id
+
+    def live_slots(self, within: float) -> int:
+        """Matches the workers that sent a heartbeat in the last ``within`` seconds play
+        at once, together (the scheduler's backlog)."""
+        with self.engine.connect() as conn:
+            total: int | None = conn.execute(
+                select(func.coalesce(func.sum(workers.c.slots), 0)).where(
+                    workers.c.heartbeat_at >= self.now() - within
+                )
+            ).scalar_one()
+        return int(total or 0)
 
     def heartbeat(self, worker_id: str, lease_seconds: float) -> None:
         """The worker is alive: extend the leases of the matches it holds."""
