@@ -35,7 +35,7 @@ log = logging.getLogger("cirulla.pool")
 
 POOL_FILE = "pool.json"
 #: How often a waiting game looks at its job.
-POLL_SECONDS = 0.5
+POLL_SECONDS = 0.2
 #: How often the runner re-queues jobs of dead workers and says it is alive.
 REAP_SECONDS = 2.0
 
