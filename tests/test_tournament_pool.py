@@ -10,8 +10,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -23,21 +21,13 @@ from cirulla.cli import main
 from cirulla.clients.ladder.db import open_database
 from cirulla.clients.ladder.schema import pool_jobs, workers
 from cirulla.v1 import match_service_pb2, match_service_pb2_grpc
+from tests.test_ladder_workers import start as cirulla
+from tests.test_ladder_workers import stop, wait_for
 
 LEASE = 4.0
 BOTS = ("--bot", "random", "--bot", "greedy")
 #: What a game's result is made of, whoever played it.
 SAME = ("index", "seats", "seed", "deal_set", "winner", "totals", "deals", "seat_outcomes")
-
-
-def cirulla(args: list[str], log: Path, env: dict[str, str] | None = None) -> subprocess.Popen[Any]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "cirulla", *args],
-        stdout=log.open("w"),
-        stderr=subprocess.STDOUT,
-        env={**os.environ, **(env or {})},
-        start_new_session=True,  # its own process group: a kill takes its bots too
-    )
 
 
 def start_worker(
@@ -46,26 +36,6 @@ def start_worker(
     args = ["ladder", "worker", "--db", db, "--listen", "127.0.0.1:0", "--data", str(folder)]
     args += ["--concurrency", str(concurrency), "--lease", str(LEASE)]
     return cirulla(args, folder.with_suffix(".log"), env)
-
-
-def stop(proc: subprocess.Popen[Any]) -> None:
-    if proc.poll() is None:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-
-
-def wait_for(what: str, check: Any, timeout: float = 240.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = check()
-        if value:
-            return value
-        time.sleep(0.25)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def journal(out: Path) -> list[dict[str, Any]]:
@@ -153,7 +123,7 @@ def test_bad_pool_database_is_one_line(tmp_path: Path, capsys: pytest.CaptureFix
         assert len(err.strip().splitlines()) == 1, err
 
 
-# A deterministic bot slow enough (0.1 s a decision) to be caught mid-game. It notes its
+# A deterministic bot slow enough (0.05 s a decision) to be caught mid-game. It notes its
 # seat token in a file of the test (to look for it everywhere afterwards) and says in its
 # log whether the token is on its command line.
 SLOW_BOT = """
@@ -167,7 +137,7 @@ if "POOL_TEST_TOKENS" in os.environ:
         f.write(token + "\\n")
 
 def decide(view, legal, time_left):
-    time.sleep(0.1)
+    time.sleep(0.05)
     return 0
 
 run_bot(decide, name="slow")

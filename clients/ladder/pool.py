@@ -29,6 +29,7 @@ from typing import Any
 
 from cirulla.clients.journal import GameResult, Settings, write_json_atomic
 from cirulla.clients.ladder.pool_store import PoolStore
+from cirulla.clients.ladder.runner import safe_name
 from cirulla.clients.schedule import ScheduledGame
 
 log = logging.getLogger("cirulla.pool")
@@ -76,11 +77,6 @@ def open_pool(db: str) -> PoolStore:
         raise ValueError(
             f"--db {display_url(url)}: cannot use the database ({cause[0] if cause else exc})"
         ) from None
-
-
-def safe_name(match_id: str) -> str:
-    """How the referee names a match's files."""
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in match_id)
 
 
 class PoolReferee:
