@@ -6,6 +6,7 @@ Small budgets: random against greedy (seeded, so deterministic), target 11, a fe
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
@@ -18,8 +19,11 @@ import pytest
 from sqlalchemy import select
 
 from cirulla.cli import main
+from cirulla.clients.journal import Settings
 from cirulla.clients.ladder.db import open_database
+from cirulla.clients.ladder.pool_store import PoolStore
 from cirulla.clients.ladder.schema import pool_jobs, workers
+from cirulla.clients.tournament import schedule_of
 from cirulla.v1 import match_service_pb2, match_service_pb2_grpc
 from tests.test_ladder_workers import start as cirulla
 from tests.test_ladder_workers import stop, wait_for
@@ -260,3 +264,24 @@ def test_sigterm_cancels_queued_jobs_and_sprt_stops_the_pool(
     finished = sorted(i for i, s in jobs if s == "finished")
     assert finished == sorted(g["index"] for g in games)  # each journaled game played once
     assert {s for _, s in jobs} <= {"finished", "cancelled"}
+
+
+def test_a_resume_with_other_settings_is_a_new_pool_tournament(postgres_url: str) -> None:
+    """Same settings: the same pool tournament and its jobs (finished ones reused).
+    Other settings (e.g. --move-limit changed on resume): a new one, and the old one's
+    waiting jobs are cancelled, since they would be played with the old settings."""
+    store = PoolStore(open_database(postgres_url))
+    settings = Settings(bots={"random": "random", "greedy": "greedy"}, games=2, seed=1)
+    first = store.open_tournament(None, settings.to_dict(), "out")
+    game = schedule_of(settings)[0]
+    assert store.submit(first, game, 2) == "scheduled"
+    assert store.open_tournament(first, settings.to_dict(), "out") == first
+    assert store.submit(first, game, 2) == "scheduled"  # the same job, not a second one
+    slower = dataclasses.replace(settings, move_limit_ms=20_000)
+    second = store.open_tournament(first, slower.to_dict(), "out")
+    assert second != first
+    old = store.job(first, game.index)
+    assert old is not None and old.status == "cancelled"
+    assert "resumed with other settings" in old.cancel_reason
+    assert store.job(second, game.index) is None
+    store.engine.dispose()

@@ -89,7 +89,8 @@ class PoolStore:
         self, tournament_id: str | None, settings: dict[str, Any], label: str
     ) -> str:
         """The pool tournament of an output folder: ``tournament_id`` when the database
-        has it with the same settings (a resume), a new one otherwise."""
+        has it with the same settings (a resume), a new one otherwise (the jobs the old
+        one still had waiting are then cancelled: they were played with other settings)."""
         now = self.now()
         encoded = json.dumps(settings, sort_keys=True)
         with self.engine.begin() as conn:
@@ -106,6 +107,18 @@ class PoolStore:
                         .values(runner_seen_at=now)
                     )
                     return tournament_id
+                conn.execute(
+                    update(pool_jobs)
+                    .where(
+                        pool_jobs.c.tournament_id == tournament_id,
+                        pool_jobs.c.status == "scheduled",
+                    )
+                    .values(
+                        status="cancelled",
+                        cancel_reason="the tournament was resumed with other settings",
+                        finished_at=now,
+                    )
+                )
             new_id = "pt-" + secrets.token_hex(8)
             conn.execute(
                 insert(pool_tournaments).values(
