@@ -152,9 +152,14 @@ class PoolRunner:
         self.close_idle(idle=-1.0)
 
 
-def play_loop(stop: threading.Event, *run_ones: Callable[[], str | None]) -> None:
+def play_loop(
+    stop: threading.Event,
+    *run_ones: Callable[[], str | None],
+    tick: Callable[[], object] | None = None,
+) -> None:
     """One worker thread: play whatever kind of work is waiting (ladder matches, pool
-    jobs), taking turns so neither starves the other; wait a little when none is."""
+    jobs), taking turns so neither starves the other; wait a little when none is.
+    ``tick`` runs after each round (the ladder stops its idle kept-alive bots there)."""
     turn = 0
     while not stop.is_set():
         played = False
@@ -167,6 +172,8 @@ def play_loop(stop: threading.Event, *run_ones: Callable[[], str | None]) -> Non
             if played:
                 break
         turn += 1
+        if tick is not None:
+            tick()
         if not played:
             stop.wait(IDLE_SECONDS)
 
