@@ -10,6 +10,7 @@ import grpc
 import pytest
 from sqlalchemy import func, select
 
+from cirulla.clients.ladder.rating import PROVISIONAL_GAMES
 from cirulla.clients.ladder.schema import ladder_matches, ladder_seats, rating_history, ratings
 from cirulla.clients.ladder.serve import CRASH_REASON
 from cirulla.clients.ladder.store import FAILURES_TO_DEACTIVATE
@@ -104,7 +105,9 @@ def test_ladder_serves_rates_and_deactivates(tmp_path: Path) -> None:
         assert set(names) == {"random", "greedy", "crasher"} and names[-1] == "crasher"
         for entry in standings["entries"][:2]:
             assert entry["rating"]["games"] >= 1
-            assert entry["rating"]["provisional"] is True
+            # how many games were rated while waiting depends on the machine's speed
+            provisional = entry["rating"]["games"] < PROVISIONAL_GAMES
+            assert entry["rating"]["provisional"] is provisional
         table = ladder.cli("standings", "--all").stdout
         assert "deactivated" in table and "boom" in table
 
