@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import random
 import signal
 import statistics
@@ -121,6 +122,7 @@ def server_process(
     log_path = workdir / "server.log"
     cmd = [sys.executable, "-m", "cirulla", "server", "--listen", "127.0.0.1:0"]
     cmd += ["--port-file", str(port_file), "--db", str(workdir / "bench.sqlite3")]
+    cmd += ["--parent-pid", str(os.getpid())]  # an interrupted benchmark leaves no server
     with open(log_path, "wb") as log_file:
         proc = subprocess.Popen(cmd, stdout=log_file, stderr=log_file, env=env)
     if procs is not None:

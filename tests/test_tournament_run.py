@@ -21,6 +21,7 @@ from cirulla.cli import main
 from cirulla.clients.supervise import LIVE, LocalServer
 from cirulla.server.store import Store
 from cirulla.v1 import match_pb2, match_service_pb2, match_service_pb2_grpc
+from tests.server_harness import tied_to_this_process
 
 # A seat that joins and answers every decision with an illegal action (its first legal
 # card capturing a card that is not on the table): the server rejects each answer, the
@@ -312,7 +313,9 @@ def test_sigterm_stops_bots_and_server_and_resume_finishes(tmp_path: Path) -> No
     out = tmp_path / "t"
     argv = [sys.executable, "-m", "cirulla", "tournament", "--out", str(out), "--seed", "2"]
     argv += ["--bot", "random", "--bot", "greedy", "--games", "8", "--concurrency", "1"]
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(
+        tied_to_this_process(argv), stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+    )
     try:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and not (out / "games.jsonl").exists():

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from cirulla.clients.supervise import bot_argv, seat_values
+from tests.server_harness import tied_to_this_process
 
 # A cmd: bot that says where it is (its pid), waits until the test has looked at it, then
 # becomes `cirulla bot random`, which reads server, match and token from CIRULLA_*.
@@ -61,7 +62,9 @@ def test_a_cmd_bot_gets_its_token_in_the_environment_never_on_its_command_line(
     argv = [*CIRULLA, "tournament", "--out", str(out), "--seed", "3", "--target", "11"]
     argv += ["--bot", f"peek=cmd:{{python}} {script} {pids}", "--bot", "random"]
     argv += ["--games", "2", "--concurrency", "1"]
-    runner = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    runner = subprocess.Popen(
+        tied_to_this_process(argv), stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+    )
     try:
         deadline = time.monotonic() + 90
         while not any(pids.glob("*.pid")) and time.monotonic() < deadline:
@@ -144,3 +147,29 @@ def test_built_in_and_text_seats_take_no_token_argument() -> None:
     for spec in ("greedy", "text:./engine --fast"):
         argv = bot_argv(spec, values)
         assert not any("s3cret" in arg or arg.startswith("--token") for arg in argv), argv
+
+
+def test_the_runner_gives_its_server_the_admin_token_in_the_environment(tmp_path: Path) -> None:
+    """The embedded server of a tournament with an admin token: not in `ps`, yet in force."""
+    import grpc
+
+    from cirulla.clients.supervise import LocalServer
+    from cirulla.v1 import match_service_pb2, match_service_pb2_grpc
+
+    admin = "adm1n-s3cret-token"
+    with LocalServer(tmp_path / "db.sqlite3", tmp_path / "server.log", admin) as local:
+        assert local.child is not None
+        own = Path(f"/proc/{local.child.pid}/cmdline").read_bytes()
+        assert b"server" in own and admin.encode() not in own
+        assert [p for p, line in every_command_line().items() if admin.encode() in line] == []
+        with grpc.insecure_channel(local.address) as channel:
+            stub = match_service_pb2_grpc.MatchServiceStub(channel)
+            with pytest.raises(grpc.RpcError) as refused:  # only the admin creates
+                stub.CreateMatch(match_service_pb2.CreateMatchRequest(), timeout=10)
+            assert refused.value.code() == grpc.StatusCode.UNAUTHENTICATED
+            made = stub.CreateMatch(
+                match_service_pb2.CreateMatchRequest(),
+                timeout=10,
+                metadata=(("authorization", f"Bearer {admin}"),),
+            )
+            assert made.match.match_id
