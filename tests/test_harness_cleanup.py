@@ -31,6 +31,13 @@ def alive(pid: int) -> bool:
     return state != "Z"
 
 
+def cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
 def test_a_tied_process_dies_with_its_starter() -> None:
     root = Path(__file__).resolve().parent.parent
     starter = subprocess.Popen(
@@ -39,8 +46,11 @@ def test_a_tied_process_dies_with_its_starter() -> None:
     try:
         assert starter.stdout is not None
         pid = int(starter.stdout.readline())
+        deadline = time.monotonic() + 30  # setpriv execs the sleeper in its place
+        while alive(pid) and b"time.sleep(600)" not in cmdline(pid):
+            assert time.monotonic() < deadline, cmdline(pid)
+            time.sleep(0.05)
         assert alive(pid)
-        assert b"time.sleep(600)" in Path(f"/proc/{pid}/cmdline").read_bytes()  # exec'd
         os.kill(starter.pid, signal.SIGKILL)
         starter.wait(10)
         deadline = time.monotonic() + 10
