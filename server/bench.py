@@ -216,6 +216,7 @@ async def _in_process(decisions: int, matches: int, target: int) -> dict[str, An
                 )
             )
             grpc_s = time.perf_counter() - start
+            await srv.hub.records_written()  # written on the hub's writer thread
             record = srv.hub.store.get_record(f"{m.match.match_id}-g1")
             assert record is not None
             local_s, local_decisions = _in_process_replay(record)
