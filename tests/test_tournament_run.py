@@ -96,6 +96,11 @@ def journal(out: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in (out / "games.jsonl").read_text().splitlines()]
 
 
+def journal_lines(out: Path) -> int:
+    path = out / "games.jsonl"
+    return path.read_text().count("\n") if path.exists() else 0
+
+
 def results(out: Path) -> dict[str, Any]:
     return json.loads((out / "results.json").read_text())
 
@@ -318,9 +323,10 @@ def test_sigterm_stops_bots_and_server_and_resume_finishes(tmp_path: Path) -> No
     )
     try:
         deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and not (out / "games.jsonl").exists():
+        # a whole line, not just the file: it is created before its first line is written
+        while time.monotonic() < deadline and not journal_lines(out):
             time.sleep(0.1)
-        assert (out / "games.jsonl").exists()
+        assert journal_lines(out)
         proc.send_signal(signal.SIGTERM)
         output, _ = proc.communicate(timeout=30)
     finally:
