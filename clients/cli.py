@@ -54,11 +54,12 @@ bot specs (--bot NAME=SPEC; NAME is optional for a built-in kind):
   text:COMMAND ...           a text-protocol engine (docs/text-protocol.md), e.g.
                              --bot c='text:./text_engine'
   cmd:COMMAND ...            any program that plays one seat, exiting when the match
-                             ends; these placeholders are replaced in its arguments:
-                             {{python}} (this runner's interpreter),
-                             {", ".join("{" + p + "}" for p in PLACEHOLDERS)} (also in the
-                             environment as CIRULLA_SERVER, CIRULLA_MATCH, ...), e.g.
-      --bot mine='cmd:{{python}} my_bot.py --server {{server}} --match {{match}} --token {{token}}'
+                             ends; it finds its seat in the environment: CIRULLA_SERVER,
+                             CIRULLA_MATCH, CIRULLA_TOKEN (the secret: never on a
+                             command line), CIRULLA_SEAT, CIRULLA_NAME, CIRULLA_SEED;
+                             in its arguments {{python}} (this runner's interpreter) and
+                             {", ".join("{" + p + "}" for p in PLACEHOLDERS)} are replaced, e.g.
+      --bot mine='cmd:{{python}} my_bot.py'
   serve:COMMAND ...          a program kept alive between games that reads one match
                              assignment per line on stdin (docs/tournament.md; in Python
                              cirulla.bots.loop.serve(policy) does it all)
@@ -342,6 +343,8 @@ def resume_settings(args: argparse.Namespace) -> Settings:
             f"drop {', '.join(given + (['--out'] if args.out else []))}"
         )
     settings = load_settings(args.resume)
+    for spec in settings.bots.values():  # saved before a rule changed ({token} retired)
+        validate_spec(spec)
     changes: dict[str, Any] = {}
     if args.games is not None and args.games > settings.games:
         changes["games"] = args.games

@@ -276,7 +276,7 @@ class Referee:
                 else:
                     try:
                         seats.append(self._command_seat(bot, values))
-                    except OSError as exc:
+                    except (OSError, ValueError) as exc:  # ValueError: a retired {token}
                         seats.append(CommandSeat(None))
                         notes.append(f"seat {seat} ({bot}) could not start: {exc}")
             match, forfeits, timed_out = self._watch(match_id, seats, started, wake)

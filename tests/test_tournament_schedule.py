@@ -235,7 +235,7 @@ def test_sprt_decided_pairing_starts_no_new_deck_set(tmp_path: Path) -> None:
 
 
 def test_bot_command_lines() -> None:
-    """Built-in specs run through this Python; a dash-leading token stays one value."""
+    """Built-in specs run through this Python; no token on any command line."""
     import sys
 
     from cirulla.clients.supervise import bot_argv, seat_values, validate_spec
@@ -243,11 +243,13 @@ def test_bot_command_lines() -> None:
     values = seat_values(server="127.0.0.1:5", match="m-1", token="-tok", seat=1, name="b", seed=9)
     argv = bot_argv("mcts:iterations=5", values)
     assert argv[:4] == [sys.executable, "-m", "cirulla", "bot"]
-    assert "--token=-tok" in argv and "-tok" not in argv
+    assert "--match=m-1" in argv and not any("tok" in arg for arg in argv)  # $CIRULLA_TOKEN
     joined = " ".join(argv)
     assert "--option=iterations=5" in joined or "--option iterations=5" in joined
-    cmd = bot_argv("cmd:engine --at {server} --id {match}/{seat} '{token}'", values)
-    assert cmd == ["engine", "--at", "127.0.0.1:5", "--id", "m-1/1", "-tok"]
+    cmd = bot_argv("cmd:engine --at {server} --id {match}/{seat}", values)
+    assert cmd == ["engine", "--at", "127.0.0.1:5", "--id", "m-1/1"]
+    with pytest.raises(ValueError, match="CIRULLA_TOKEN"):
+        validate_spec("cmd:engine '{token}'")
     with pytest.raises(ValueError, match="empty"):
         validate_spec("cmd:  ")
     with pytest.raises(ValueError, match="unknown bot kind"):
