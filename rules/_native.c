@@ -828,7 +828,23 @@ typedef struct {
     long long iterations; /* < 0: no iteration budget */
     double seconds;       /* < 0: no time budget */
     u64 seed;
+    int halving;          /* root: 0 UCB with progressive bias, 1 sequential halving */
+    int cpu_clock;        /* the time budget counts this thread's CPU time, not wall time */
 } SearchParams;
+
+/* The rank of root action i among the survivors: better mean first, ties to the earlier. */
+static int better_mean(const Tree *t, const int *root_child, int i, int j) {
+    const Node *a = &t->v[root_child[i]], *b = &t->v[root_child[j]];
+    double ma = a->total / a->visits, mb = b->total / b->visits;
+    return ma > mb || (ma == mb && i < j);
+}
+
+/* mcts.halving_rounds: how many halvings take k actions down to one. */
+static int halving_rounds(int k) {
+    int r = 0;
+    while ((1 << r) < k) r++;
+    return r;
+}
 
 /* mcts.rewards_of */
 static void rewards(const G *g, const SearchParams *sp, double *out) {
@@ -852,7 +868,7 @@ static void rewards(const G *g, const SearchParams *sp, double *out) {
    iterations done (or -1 on a memory error), root visits aligned with ``order``. */
 static long long search_run(const World *w, const u64 *order, const double *bias, int norder,
                             const SearchParams *sp, const Playout *pl, int *visits_out,
-                            double *elapsed) {
+                            double *totals_out, int *survived_out, double *elapsed) {
     Scratch s = {0};
     Tree tree = {0};
     u64 *seeds = NULL;
@@ -862,19 +878,42 @@ static long long search_run(const World *w, const u64 *order, const double *bias
     long long done = -1;
     Rng rng = {sp->seed};
     int my_side = w->base.side_of[w->base.turn];
-    double start = now_seconds();
+    double (*clock)(void) = sp->cpu_clock ? cpu_seconds : now_seconds;
+    double start = clock();
     double deadline = sp->seconds >= 0 ? start + sp->seconds : INFINITY;
+    /* Sequential halving (mcts.py, ``root="halving"``): survivors in rank order, every
+       survivor plays world k before any plays world k + 1, the worse half is dropped when
+       the phase's world count is reached. */
+    int *surv = calloc((size_t)norder, sizeof(int)), nsurv = norder, pos = 0;
+    int rounds = halving_rounds(norder);
+    long long world_k = 0, phase_end = -1, per_phase = 0;
     long long limit = sp->iterations >= 0 ? sp->iterations : (1LL << 62);
     int nroot = 0, path[NUM_CARDS + 2];
     G g;
     Tab t;
-    if (!root_child) goto out;
+    if (!root_child || !surv) goto out;
+    for (int i = 0; i < norder; i++) {
+        surv[i] = i;
+        root_child[i] = -1;
+        survived_out[i] = 0;
+    }
     done = 0;
     while (done < limit) {
-        if (!(done & 3) && done && now_seconds() >= deadline) break;
+        if (!(done & 3) && done && clock() >= deadline) break;
         int expanded = nroot < norder, node;
         u64 code;
-        if (expanded) {
+        if (sp->halving && norder > 1) {
+            int i = surv[pos];
+            expanded = world_k == 0;
+            if (expanded) {
+                node = new_node(&tree, -1, order[i], my_side);
+                if (node < 0) goto fail;
+                root_child[i] = node;
+                nroot++;
+            }
+            node = root_child[i];
+            code = order[i];
+        } else if (expanded) {
             node = new_node(&tree, -1, order[nroot], my_side);
             if (node < 0) goto fail;
             root_child[nroot++] = node;
@@ -958,13 +997,48 @@ static long long search_run(const World *w, const u64 *order, const double *bias
             x->total += rw[x->side];
         }
         done++;
+        if (sp->halving && norder > 1 && ++pos == nsurv) {
+            pos = 0;
+            world_k++;
+            if (phase_end < 0) {
+                /* After one world for every action: the budget in iterations, from the
+                   iteration limit and/or the time spent on this first world. */
+                long long budget = limit;
+                if (sp->seconds >= 0) {
+                    double spent = clock() - start;
+                    double est = spent > 0 ? (double)norder * sp->seconds / spent : 1e18;
+                    if (est < (double)budget) budget = (long long)est;
+                }
+                per_phase = budget / rounds;
+                if (per_phase < norder) per_phase = norder;
+                phase_end = per_phase / norder;
+            }
+            if (world_k >= phase_end) {
+                for (int a = 1; a < nsurv; a++) /* insertion sort: survivors by mean */
+                    for (int b = a; b > 0 && better_mean(&tree, root_child, surv[b], surv[b - 1]);
+                         b--) {
+                        int tmp = surv[b];
+                        surv[b] = surv[b - 1];
+                        surv[b - 1] = tmp;
+                    }
+                nsurv = (nsurv + 1) / 2;
+                for (int a = 0; a < nsurv; a++) survived_out[surv[a]]++;
+                if (nsurv == 1) break;
+                long long more = per_phase / nsurv;
+                phase_end = world_k + (more > 1 ? more : 1);
+            }
+        }
     }
-    for (int i = 0; i < norder; i++) visits_out[i] = i < nroot ? tree.v[root_child[i]].visits : 0;
+    for (int i = 0; i < norder; i++) {
+        visits_out[i] = root_child[i] >= 0 ? tree.v[root_child[i]].visits : 0;
+        totals_out[i] = root_child[i] >= 0 ? tree.v[root_child[i]].total : 0.0;
+    }
     goto out;
 fail:
     done = -1;
 out:
-    *elapsed = now_seconds() - start;
+    *elapsed = clock() - start;
+    free(surv);
     free(root_child);
     free(untried);
     free(seeds);
@@ -1314,9 +1388,11 @@ static PyObject *py_sample_world(PyObject *self, PyObject *args) {
 
 PyDoc_STRVAR(search_doc,
              "search(options, view, order, bias, seed, iterations, seconds, c, epsilon, "
-             "point_scale, win_weight, worth, scopa) -> (visits, iterations, seconds)\n\n"
-             "mcts.search with the whole loop native; ``visits`` is aligned with ``order``. "
-             "iterations or seconds < 0 means no such budget. Releases the GIL.");
+             "point_scale, win_weight, worth, scopa, halving, cpu_clock) -> (visits, totals, "
+             "survived, iterations, seconds)\n\n"
+             "mcts.search with the whole loop native; the lists are aligned with ``order``. "
+             "iterations or seconds < 0 means no such budget; cpu_clock: seconds of this "
+             "thread's CPU time. Releases the GIL.");
 
 static PyObject *py_search(PyObject *self, PyObject *args) {
     PyObject *opts_obj, *view_obj, *order_obj, *bias_obj, *worth_obj;
@@ -1328,9 +1404,9 @@ static PyObject *py_search(PyObject *self, PyObject *args) {
     ViewIn v;
     World w;
     (void)self;
-    if (!PyArg_ParseTuple(args, "OOOOKLdddddOd", &opts_obj, &view_obj, &order_obj, &bias_obj,
+    if (!PyArg_ParseTuple(args, "OOOOKLdddddOdpp", &opts_obj, &view_obj, &order_obj, &bias_obj,
                           &seed, &iterations, &sp.seconds, &sp.c, &pl.epsilon, &sp.point_scale,
-                          &sp.win_weight, &worth_obj, &pl.scopa))
+                          &sp.win_weight, &worth_obj, &pl.scopa, &sp.halving, &sp.cpu_clock))
         return NULL;
     sp.seed = seed;
     sp.iterations = iterations;
@@ -1366,8 +1442,10 @@ static PyObject *py_search(PyObject *self, PyObject *args) {
     u64 *order = malloc(sizeof(u64) * (size_t)norder);
     double *bias = malloc(sizeof(double) * (size_t)norder);
     int *visits = malloc(sizeof(int) * (size_t)norder);
+    int *survived = malloc(sizeof(int) * (size_t)norder);
+    double *totals = malloc(sizeof(double) * (size_t)norder);
     PyObject *res = NULL;
-    if (!order || !bias || !visits) {
+    if (!order || !bias || !visits || !survived || !totals) {
         PyErr_NoMemory();
         goto done;
     }
@@ -1381,18 +1459,29 @@ static PyObject *py_search(PyObject *self, PyObject *args) {
     long long done_it;
     double elapsed;
     Py_BEGIN_ALLOW_THREADS
-    done_it = search_run(&w, order, bias, (int)norder, &sp, &pl, visits, &elapsed);
+    done_it = search_run(&w, order, bias, (int)norder, &sp, &pl, visits, totals, survived, &elapsed);
     Py_END_ALLOW_THREADS
     if (done_it < 0) {
         PyErr_NoMemory();
         goto done;
     }
-    PyObject *vl = PyList_New(norder);
-    if (!vl) goto done;
-    for (Py_ssize_t i = 0; i < norder; i++) PyList_SET_ITEM(vl, i, PyLong_FromLong(visits[i]));
-    res = Py_BuildValue("(NLd)", vl, done_it, elapsed);
+    PyObject *vl = PyList_New(norder), *tl = PyList_New(norder), *sl = PyList_New(norder);
+    if (!vl || !tl || !sl) {
+        Py_XDECREF(vl);
+        Py_XDECREF(tl);
+        Py_XDECREF(sl);
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < norder; i++) {
+        PyList_SET_ITEM(vl, i, PyLong_FromLong(visits[i]));
+        PyList_SET_ITEM(tl, i, PyFloat_FromDouble(totals[i]));
+        PyList_SET_ITEM(sl, i, PyLong_FromLong(survived[i]));
+    }
+    res = Py_BuildValue("(NNNLd)", vl, tl, sl, done_it, elapsed);
 done:
     Py_DECREF(oseq);
+    free(survived);
+    free(totals);
     free(order);
     free(bias);
     free(visits);
