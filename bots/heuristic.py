@@ -15,6 +15,7 @@ from cirulla.rules.actions import DECLARATION_POINTS, declaration_codes
 from cirulla.rules.captures import entry_captures, table_entry
 from cirulla.rules.cards import (
     ACES_MASK,
+    ALL_CARDS_MASK,
     COINS_MASK,
     GRANDE_MASK,
     NUM_CARDS,
@@ -250,7 +251,39 @@ def best_index(view: View, codes: list[int]) -> int:
 # --------------------------------------------------------------------------- playouts
 
 
-def playout_code(game: Game, rng: random.Random, epsilon: float) -> int:
+def sweep_value_bits(table: int, named: int) -> int:
+    """Bit v set if a card of value v takes the whole (non-empty) ``table``."""
+    total = 0
+    ace = False
+    for c in cards_of(table):
+        x = named if c == WILD and named else VALUES[c]
+        total += x
+        ace = ace or x == 1
+    bits = 0 if ace else 1 << 1
+    if 1 <= total <= 10:
+        bits |= 1 << total
+    if 5 <= total <= 14:
+        bits |= 1 << (15 - total)
+    return bits
+
+
+def blind_risk(bits: int, count: list[int], unseen: int, hidden: int, known: int) -> float:
+    """Chance that the next player holds a value in ``bits``: he shows the values in
+    ``known`` (declared cards) and holds ``hidden`` cards drawn from the mover's ``unseen``
+    ones, ``count[v]`` of which have value v."""
+    if bits & known:
+        return 1.0
+    k = sum(count[v] for v in range(1, 11) if bits >> v & 1)
+    if not k or not unseen:
+        return 0.0
+    miss = 1.0
+    for i in range(min(hidden, unseen)):
+        f = (unseen - k - i) / (unseen - i)
+        miss *= f if f > 0.0 else 0.0
+    return 1.0 - miss
+
+
+def playout_code(game: Game, rng: random.Random, epsilon: float, blind: bool = False) -> int:
     """A legal action code for the seat to move, chosen by the cheap heuristic.
 
     Mirrors ``Game.legal_codes`` for the candidates it considers, which is what makes it
@@ -258,6 +291,9 @@ def playout_code(game: Game, rng: random.Random, epsilon: float) -> int:
     the capture worth most (a sweep counts a scopa), or drop the least valuable card; in
     both cases avoid leaving a table the next player's hand can sweep. Playouts run in a
     sampled world, so "the next player's hand" is the sampled one: no hidden card leaks.
+    ``blind``: the mover does not look at that hand; he weighs the sweep (scopa plus the
+    table's worth) by the chance that the next player holds a sweeping value, from the
+    cards the mover cannot see and the next player's declared cards (as greedy does).
     """
     seat = game.turn
     hand = game.hands[seat]
@@ -282,7 +318,26 @@ def playout_code(game: Game, rng: random.Random, epsilon: float) -> int:
     more = in_hands > 1 or bool(game.stock)
     # Values the next player holds, if he still holds cards after this move.
     threat: list[int] = []
-    if in_hands > 1:
+    count = [0] * 11
+    unseen = hidden = known = 0
+    if blind:
+        nxt = (seat + 1) % game.n
+        seen = hand | table
+        for m in game.captured:
+            seen |= m
+        for m in game.declared:
+            seen |= m
+        for c in cards_of(ALL_CARDS_MASK & ~seen):
+            count[game.wild if c == WILD and game.wild else VALUES[c]] += 1
+            unseen += 1
+        shown = cards_of(game.declared[nxt])
+        for c in shown:
+            known |= 1 << (game.wild if c == WILD and game.wild else VALUES[c])
+        if in_hands > 1:
+            hidden = game.hands[nxt].bit_count() - len(shown)
+        elif game.stock:
+            hidden = 3  # a new round is dealt before the next player moves
+    elif in_hands > 1:
         for c in cards_of(game.hands[(seat + 1) % game.n]):
             threat.append(named if c == WILD and named else VALUES[c])
     table_code = table << 12
@@ -301,7 +356,11 @@ def playout_code(game: Game, rng: random.Random, epsilon: float) -> int:
             if s <= best:
                 continue  # a risk can only lower it
             after = table ^ (m >> 12) if m else table | bit
-            if after and threat:
+            if blind:
+                if after and (hidden > 0 or known):
+                    risk = blind_risk(sweep_value_bits(after, named), count, unseen, hidden, known)
+                    s -= risk * (SCOPA_POINT + static_worth(after))
+            elif after and threat:
                 after_entry = table_entry(after, named, pp)
                 after_code = after << 12
                 for v in threat:

@@ -42,6 +42,8 @@ POINT_SCALE = 20.0  # a deal won by this many points counts as a full win
 WIN_WEIGHT = 0.7  # share of the reward given to winning the game when a side reaches the target
 ROOTS = ("ucb", "halving")  # how the root's visits are allocated (docs/bots.md)
 DEFAULT_ROOT = "ucb"
+PLAYOUTS = ("sighted", "blind")  # whether a playout's mover sees the next hand (docs/bots.md)
+DEFAULT_PLAYOUT = "sighted"
 
 
 class Node:
@@ -140,6 +142,7 @@ def search(
     core: str | None = None,
     root: str = DEFAULT_ROOT,
     cpu_clock: bool = False,
+    playout: str = DEFAULT_PLAYOUT,
 ) -> SearchResult:
     """Run ISMCTS from ``view`` until the iteration budget or the time budget is spent.
 
@@ -148,6 +151,8 @@ def search(
     ``ucb`` (UCB with the greedy prior as progressive bias, play the most visited) or
     ``halving`` (sequential halving on common worlds). ``cpu_clock``: ``seconds`` counts
     this thread's CPU time (load-independent, for benchmarks) instead of wall time.
+    ``playout``: ``sighted`` (the mover avoids leaving a table the next player's sampled
+    hand sweeps) or ``blind`` (he weighs that risk from what he can see, like greedy).
     """
     if iterations is None and seconds is None:
         raise ValueError("search needs an iteration budget, a time budget, or both")
@@ -155,6 +160,9 @@ def search(
         raise ValueError("search runs from a view of the seat to move")
     if root not in ROOTS:
         raise ValueError(f"mcts root must be one of {', '.join(ROOTS)}, not {root!r}")
+    if playout not in PLAYOUTS:
+        raise ValueError(f"mcts playout must be one of {', '.join(PLAYOUTS)}, not {playout!r}")
+    blind = playout == "blind"
     clock = time.thread_time if cpu_clock else time.perf_counter
     start = clock()
     rng = random.Random(seed)
@@ -183,6 +191,7 @@ def search(
             SCOPA_POINT,
             halving,
             cpu_clock,
+            blind,
         )
         return SearchResult(
             {code: n for code, n in zip(order, visits, strict=True) if n},
@@ -278,7 +287,7 @@ def search(
             path.append(best_child)
             node = best_child
         while not game.deal_over:
-            game.apply_code(playout_code(game, r, epsilon))
+            game.apply_code(playout_code(game, r, epsilon, blind))
         rewards = rewards_of(game)
         for child in path:
             child.visits += 1
@@ -326,8 +335,10 @@ def _mean(node: Node | None) -> float:
 
 
 def _search_job(args: tuple) -> SearchResult:
-    view, seed, iterations, seconds, c, epsilon, prior, core, root, cpu_clock = args
-    return search(view, seed, iterations, seconds, c, epsilon, prior, core, root, cpu_clock)
+    view, seed, iterations, seconds, c, epsilon, prior, core, root, cpu_clock, playout = args
+    return search(
+        view, seed, iterations, seconds, c, epsilon, prior, core, root, cpu_clock, playout
+    )
 
 
 class MctsPolicy:
@@ -355,6 +366,7 @@ class MctsPolicy:
         prior: float = DEFAULT_PRIOR,
         core: str = "auto",
         root: str = DEFAULT_ROOT,
+        playout: str = DEFAULT_PLAYOUT,
     ) -> None:
         if iterations is None and time is None:
             iterations = 1000
@@ -366,6 +378,8 @@ class MctsPolicy:
             raise ValueError(f"mcts workers must be at least 1, not {workers}")
         if root not in ROOTS:
             raise ValueError(f"mcts root must be one of {', '.join(ROOTS)}, not {root!r}")
+        if playout not in PLAYOUTS:
+            raise ValueError(f"mcts playout must be one of {', '.join(PLAYOUTS)}, not {playout!r}")
         self.core = resolve_core(core)  # fails here, naming the choices, if unavailable
         self.seed = seed if seed is not None else random.randrange(1 << 62)
         self.iterations = iterations
@@ -375,6 +389,7 @@ class MctsPolicy:
         self.epsilon = epsilon
         self.prior = prior
         self.root = root
+        self.playout = playout
         self._pool: Executor | None = None
         self.last: SearchResult | None = None
 
@@ -414,6 +429,7 @@ class MctsPolicy:
                     self.core,
                     self.root,
                     cpu_clock,
+                    self.playout,
                 )
             )
         if self.workers == 1:

@@ -15,7 +15,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from cirulla.bots.mcts import DEFAULT_C, DEFAULT_EPSILON, DEFAULT_PRIOR, DEFAULT_ROOT, MctsPolicy
+from cirulla.bots.mcts import (
+    DEFAULT_C,
+    DEFAULT_EPSILON,
+    DEFAULT_PLAYOUT,
+    DEFAULT_PRIOR,
+    DEFAULT_ROOT,
+    MctsPolicy,
+)
 from cirulla.bots.policy import Policy
 from cirulla.bots.simple import GreedyPolicy, RandomPolicy
 
@@ -79,6 +86,13 @@ KINDS: dict[str, BotKind] = {
                 DEFAULT_ROOT,
                 "root allocation: ucb (most visited, greedy prior), halving (sequential "
                 "halving on common worlds, best mean)",
+            ),
+            KindOption(
+                "playout",
+                str,
+                DEFAULT_PLAYOUT,
+                "playout mover: sighted (sees the next hand when avoiding sweeps), blind "
+                "(weighs the risk from the cards he cannot see)",
             ),
             KindOption(
                 "core",

@@ -688,7 +688,40 @@ typedef struct {
     double worth[NUM_CARDS]; /* heuristic.STATIC_WORTH */
     double scopa;            /* heuristic.SCOPA_POINT */
     double epsilon;
+    int blind;               /* sweep risk from the mover's knowledge, not the next hand */
 } Playout;
+
+/* heuristic.sweep_values: bit v set if a card of value v takes the whole (non-empty) table. */
+static int sweep_values(u64 table, int named) {
+    int sum = 0, ace = 0, cards[NUM_CARDS];
+    int n = cards_of(table, cards);
+    for (int i = 0; i < n; i++) {
+        int x = cards[i] == WILD && named ? named : card_value(cards[i]);
+        sum += x;
+        if (x == 1) ace = 1;
+    }
+    int bits = ace ? 0 : 1 << 1;
+    if (sum >= 1 && sum <= 10) bits |= 1 << sum;
+    if (sum >= 5 && sum <= 14) bits |= 1 << (15 - sum);
+    return bits;
+}
+
+/* heuristic.blind_risk: the chance that the next player, holding ``hidden`` cards drawn
+   from the mover's ``nunseen`` unseen ones (``count[v]`` of value v) plus his declared
+   ``known`` values, holds a value in ``bits``. */
+static double blind_risk(int bits, const int *count, int nunseen, int hidden, int known) {
+    if (bits & known) return 1.0;
+    int k = 0;
+    for (int v = 1; v <= 10; v++)
+        if (bits >> v & 1) k += count[v];
+    if (!k || !nunseen) return 0.0;
+    double miss = 1.0;
+    for (int i = 0; i < hidden && i < nunseen; i++) {
+        double f = (double)(nunseen - k - i) / (double)(nunseen - i);
+        miss *= f > 0.0 ? f : 0.0;
+    }
+    return 1.0 - miss;
+}
 
 static inline double worth_of(const Playout *p, u64 m) {
     double w = 0.0;
@@ -740,7 +773,24 @@ static int playout_code(Scratch *s, const G *g, Rng *r, const Playout *p, u64 *o
     }
     int more = g->in_hands > 1 || g->nstock;
     int threat[NUM_CARDS], nthreat = 0;
-    if (g->in_hands > 1) {
+    /* Blind: what the mover can know of the next hand (heuristic.playout_code). */
+    int count[11] = {0}, nunseen = 0, hidden = 0, known = 0;
+    if (p->blind) {
+        int nxt = (seat + 1) % g->n;
+        u64 seen = hand | table;
+        for (int s2 = 0; s2 < g->sides; s2++) seen |= g->captured[s2];
+        for (int s2 = 0; s2 < g->n; s2++) seen |= g->declared[s2];
+        int uc[NUM_CARDS];
+        nunseen = cards_of(ALL_CARDS & ~seen, uc);
+        for (int i = 0; i < nunseen; i++)
+            count[uc[i] == WILD && g->wild ? g->wild : card_value(uc[i])]++;
+        int dc[NUM_CARDS], nd = cards_of(g->declared[nxt], dc);
+        for (int i = 0; i < nd; i++) known |= 1 << (dc[i] == WILD && g->wild ? g->wild : card_value(dc[i]));
+        if (g->in_hands > 1)
+            hidden = popc(g->hands[nxt]) - nd;
+        else if (g->nstock)
+            hidden = 3; /* a new round is dealt before the next player moves */
+    } else if (g->in_hands > 1) {
         int next[NUM_CARDS];
         int nn = cards_of(g->hands[(seat + 1) % g->n], next);
         for (int i = 0; i < nn; i++)
@@ -761,7 +811,11 @@ static int playout_code(Scratch *s, const G *g, Rng *r, const Playout *p, u64 *o
                                 : -worth_of(p, bit);
             if (sc <= best) continue; /* a risk can only lower it */
             u64 after = m ? table ^ m : table | bit;
-            if (after && nthreat) {
+            if (p->blind) {
+                if (after && (hidden > 0 || known))
+                    sc -= blind_risk(sweep_values(after, named), count, nunseen, hidden, known) *
+                          (p->scopa + worth_of(p, after));
+            } else if (after && nthreat) {
                 for (int j = 0; j < nthreat; j++)
                     if (sweepable(after, named, threat[j])) {
                         sc -= p->scopa + worth_of(p, after);
@@ -1388,7 +1442,7 @@ static PyObject *py_sample_world(PyObject *self, PyObject *args) {
 
 PyDoc_STRVAR(search_doc,
              "search(options, view, order, bias, seed, iterations, seconds, c, epsilon, "
-             "point_scale, win_weight, worth, scopa, halving, cpu_clock) -> (visits, totals, "
+             "point_scale, win_weight, worth, scopa, halving, cpu_clock, blind) -> (visits, totals, "
              "survived, iterations, seconds)\n\n"
              "mcts.search with the whole loop native; the lists are aligned with ``order``. "
              "iterations or seconds < 0 means no such budget; cpu_clock: seconds of this "
@@ -1404,9 +1458,10 @@ static PyObject *py_search(PyObject *self, PyObject *args) {
     ViewIn v;
     World w;
     (void)self;
-    if (!PyArg_ParseTuple(args, "OOOOKLdddddOdpp", &opts_obj, &view_obj, &order_obj, &bias_obj,
+    if (!PyArg_ParseTuple(args, "OOOOKLdddddOdppp", &opts_obj, &view_obj, &order_obj, &bias_obj,
                           &seed, &iterations, &sp.seconds, &sp.c, &pl.epsilon, &sp.point_scale,
-                          &sp.win_weight, &worth_obj, &pl.scopa, &sp.halving, &sp.cpu_clock))
+                          &sp.win_weight, &worth_obj, &pl.scopa, &sp.halving, &sp.cpu_clock,
+                          &pl.blind))
         return NULL;
     sp.seed = seed;
     sp.iterations = iterations;
