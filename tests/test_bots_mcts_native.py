@@ -15,14 +15,15 @@ from cirulla.rules.core import native
 from .rules_helpers import deal_positions
 
 
+@pytest.mark.parametrize("playout", ["sighted", "blind"])
 @pytest.mark.parametrize("players", [2, 3, 4])
 def test_native_search_visits_only_legal_actions_and_counts_every_iteration(
-    players: int,
+    players: int, playout: str
 ) -> None:
     assert native is not None
     for game in deal_positions(players, 11)[::4]:
         view = game.view(game.turn)
-        result = search(view, seed=3, iterations=300, core="native")
+        result = search(view, seed=3, iterations=300, core="native", playout=playout)
         assert result.iterations == 300
         assert sum(result.visits.values()) == 300
         assert set(result.visits) <= set(game.reference_legal_codes())
@@ -118,3 +119,5 @@ def test_the_core_option_is_checked_and_chosen_per_bot() -> None:
     assert parse_bot_spec("mcts:root=halving") == ("mcts", {"root": "halving"})
     with pytest.raises(ValueError, match="root must be one of ucb, halving"):
         MctsPolicy(iterations=10, root="best")
+    with pytest.raises(ValueError, match="playout must be one of sighted, blind"):
+        MctsPolicy(iterations=10, playout="psychic")
