@@ -148,13 +148,20 @@ class MatchOutcome:
     rejected: int = 0
 
 
-def time_budget(move_left: float | None, bank_left: float | None) -> float | None:
-    """Seconds a decision may take, from the clock the server reported (None: no limit)."""
+def time_budget(
+    move_left: float | None, bank_left: float | None, increment: float = 0.0
+) -> float | None:
+    """Seconds a decision may take, from the clock the server reported (None: no limit).
+
+    With an increment the bank gets it back after every decision, so a decision may spend
+    it on top of its share of the bank (never more than the bank holds).
+    """
     budgets = []
     if move_left is not None:
         budgets.append(move_left - max(MIN_MARGIN, MOVE_SAFETY * move_left))
     if bank_left is not None:
-        budgets.append(bank_left / BANK_SHARE - MIN_MARGIN / 2)
+        share = min(bank_left / BANK_SHARE + increment, bank_left)
+        budgets.append(share - MIN_MARGIN / 2)
     if not budgets:
         return None
     return max(0.0, min(budgets))
@@ -414,7 +421,7 @@ class BotClient:
             )
             self._submit(stream, request.decision_id, request.default_action_index)
             return
-        budget = time_budget(*clock_seconds(request.clock))
+        budget = time_budget(*clock_seconds(request.clock), request.clock.increment_ms / 1000)
         choice = self._think(view, legal, budget, received, request.default_action_index)
         self.outcome.decisions += 1
         log.debug(

@@ -102,6 +102,13 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _non_negative_int(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, not {value}")
+    return value
+
+
 def register(commands: argparse._SubParsersAction, bench: argparse._SubParsersAction) -> None:
     parser = commands.add_parser(
         "tournament",
@@ -205,8 +212,17 @@ def register(commands: argparse._SubParsersAction, bench: argparse._SubParsersAc
     parser.add_argument(
         "--tc",
         metavar="SECONDS[+INC]",
-        help="time control: a per-seat time bank for each game, in seconds (e.g. 60); "
-        "the protocol has no increment, so +INC must be 0. Combine with --move-limit",
+        help="time control: a per-seat time bank for each game, in seconds, plus an "
+        "optional increment in seconds added after each move (e.g. 60 or 10+0.1). "
+        "Combine with --move-limit",
+    )
+    parser.add_argument(
+        "--tc-margin",
+        type=_non_negative_int,
+        metavar="MS",
+        help="grace in milliseconds past a deadline (move limit or bank) before a bot "
+        "loses on time, for network and scheduling delay, like cutechess's timemargin "
+        "(default 0)",
     )
     parser.add_argument(
         "--report-every",
@@ -240,22 +256,21 @@ def parse_bot(text: str) -> tuple[str, str]:
     return text.partition(":")[0].strip(), text.strip()
 
 
-def parse_tc(text: str) -> int:
-    """``--tc 60`` or ``60+0``: the per-game bank in milliseconds."""
+def parse_tc(text: str) -> tuple[int, int]:
+    """``--tc 60`` or ``60+0.5``: the per-game bank and the increment, in milliseconds."""
     bank, _, increment = text.partition("+")
     try:
         seconds = float(bank)
         inc = float(increment) if increment else 0.0
     except ValueError:
-        raise ValueError(f"--tc takes SECONDS or SECONDS+INC, e.g. 60, not {text!r}") from None
+        raise ValueError(
+            f"--tc takes SECONDS or SECONDS+INC, e.g. 60 or 10+0.1, not {text!r}"
+        ) from None
     if not 0 < seconds < 10**7:
         raise ValueError(f"--tc bank must be positive seconds, not {bank!r}")
-    if inc:
-        raise ValueError(
-            "--tc: the protocol's time control is a per-game bank and a per-move limit "
-            "(--move-limit); it has no increment, so give SECONDS or SECONDS+0"
-        )
-    return round(seconds * 1000)
+    if not 0 <= inc < 10**5:
+        raise ValueError(f"--tc increment must be seconds >= 0, not {increment!r}")
+    return round(seconds * 1000), round(inc * 1000)
 
 
 def bots_from_args(args: argparse.Namespace) -> dict[str, str]:
@@ -286,6 +301,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
     if args.target is not None:
         rules["target"] = args.target
     options = Options.preset(preset, **rules)  # preset-level checks (fantacarte: 2 players)
+    bank_ms, increment_ms = parse_tc(args.tc) if args.tc else (0, 0)
     if args.sprt is not None and options.players == 3:
         raise ValueError("--sprt needs head-to-head games: --players 2 or 4")
     settings = Settings(
@@ -297,7 +313,9 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         rules=rules,
         preset=preset,
         move_limit_ms=args.move_limit or 10_000,
-        game_bank_ms=parse_tc(args.tc) if args.tc else 0,
+        game_bank_ms=bank_ms,
+        increment_ms=increment_ms,
+        margin_ms=args.tc_margin or 0,
         game_timeout=args.game_timeout or 600.0,
         sprt=tuple(args.sprt) if args.sprt else None,
     )
@@ -325,7 +343,9 @@ def resume_settings(args: argparse.Namespace) -> Settings:
     if args.game_timeout is not None:
         changes["game_timeout"] = args.game_timeout
     if args.tc is not None:
-        changes["game_bank_ms"] = parse_tc(args.tc)
+        changes["game_bank_ms"], changes["increment_ms"] = parse_tc(args.tc)
+    if args.tc_margin is not None:
+        changes["margin_ms"] = args.tc_margin
     if changes:
         settings = Settings.from_dict({**settings.to_dict(), **changes})
         save_settings(args.resume, settings)

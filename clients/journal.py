@@ -39,6 +39,10 @@ class Settings:
     move_limit_ms: int = 10_000
     #: Per-seat time bank of a game (``--tc``), 0 = none; the server deducts every decision.
     game_bank_ms: int = 0
+    #: Added to the bank after each decision a seat answers (``--tc BANK+INC``).
+    increment_ms: int = 0
+    #: Grace past a deadline before the timeout policy applies (``--tc-margin``).
+    margin_ms: int = 0
     disconnect_grace_ms: int = 1_000
     game_timeout: float = 600.0
     sprt: tuple[float, float, float, float] | None = None

@@ -65,7 +65,10 @@ def match_settings(settings: Settings, seed: int) -> match_settings_pb2.MatchSet
         rules=rules_to_proto(settings.preset, settings.rules),
         best_of=1,
         time_control=match_settings_pb2.TimeControl(
-            move_limit_ms=settings.move_limit_ms, game_bank_ms=settings.game_bank_ms
+            move_limit_ms=settings.move_limit_ms,
+            game_bank_ms=settings.game_bank_ms,
+            increment_ms=settings.increment_ms,
+            margin_ms=settings.margin_ms,
         ),
         timeout_policy=match_settings_pb2.TIMEOUT_POLICY_FORFEIT_GAME,
         seed=seed,

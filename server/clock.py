@@ -1,7 +1,11 @@
-"""A seat's clock: a per-move limit and a per-game bank, either of which may be off.
+"""A seat's clock: a per-move limit and a per-game bank (either may be off), a Fischer
+increment and a margin.
 
 Kept apart from the session so the deadline arithmetic has one home: the session asks
 when the open decision must be answered and charges the time spent when it is.
+The margin only moves the deadline the server enforces (network and scheduling delay
+are not the bot's fault); the clock a seat is shown never includes it, and time spent
+in it still comes off the bank.
 """
 
 from __future__ import annotations
@@ -14,6 +18,8 @@ from dataclasses import dataclass
 class TimeControl:
     move_limit_ms: int = 0  # 0 = no per-move limit
     game_bank_ms: int = 0  # 0 = no bank
+    increment_ms: int = 0  # added to the bank after each decision answered in time
+    margin_ms: int = 0  # grace past a deadline before the timeout policy applies
 
     @property
     def limited(self) -> bool:
@@ -44,24 +50,35 @@ class SeatClock:
         return min(limits) if limits else None
 
     def deadline(self) -> float | None:
-        """Monotonic time by which the open decision must be answered."""
+        """Monotonic time after which the open decision times out (the margin included)."""
         allowed = self.allowed_ms()
         if allowed is None or self.started is None:
             return None
-        return self.started + allowed / 1000
+        return self.started + (allowed + self.control.margin_ms) / 1000
 
-    def stop(self) -> int:
-        """Close the decision: charge its time to the bank and return it in ms."""
+    def stop(self, answered: bool = False) -> int:
+        """Close the decision: charge its time to the bank and return it in ms.
+
+        ``answered``: the seat answered it itself (within the deadline, margin included),
+        so the bank also gets the increment.
+        """
         spent = self.elapsed_ms()
         if self.bank_left_ms is not None:
             self.bank_left_ms = max(0, self.bank_left_ms - spent)
+            if answered:
+                self.bank_left_ms += self.control.increment_ms
         self.started = None
         return spent
 
     def left(self) -> tuple[int | None, int | None]:
-        """(move time left, bank time left) now, in ms; None where there is no limit."""
+        """(move time left, bank time left) now, in ms, margin excluded; None where there
+        is no limit."""
         spent = self.elapsed_ms()
         move = self.control.move_limit_ms
         move_left = max(0, move - spent) if move else None
         bank_left = None if self.bank_left_ms is None else max(0, self.bank_left_ms - spent)
         return move_left, bank_left
+
+    def increment_ms(self) -> int | None:
+        """The increment the seat is shown, None when there is none (or no bank)."""
+        return (self.control.increment_ms or None) if self.bank_left_ms is not None else None

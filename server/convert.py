@@ -83,6 +83,16 @@ _POLICY_PB: dict[str, match_settings_pb2.TimeoutPolicy] = {
 }
 
 
+def time_control(tc: match_settings_pb2.TimeControl) -> TimeControl:
+    """The server's TimeControl; an increment without a bank has nothing to add to."""
+    if tc.increment_ms and not tc.game_bank_ms:
+        raise InvalidArgument(
+            "MatchSettings.time_control.increment_ms: an increment is added to the game "
+            "bank, so it needs game_bank_ms > 0"
+        )
+    return TimeControl(tc.move_limit_ms, tc.game_bank_ms, tc.increment_ms, tc.margin_ms)
+
+
 def config_from_pb(settings: match_settings_pb2.MatchSettings) -> MatchConfig:
     """Validate and resolve requested settings; raises WireError/DeckError/InvalidArgument."""
     preset, overrides, options = wire.rules_from_proto(settings.rules, "MatchSettings.rules")
@@ -118,7 +128,7 @@ def config_from_pb(settings: match_settings_pb2.MatchSettings) -> MatchConfig:
         preset=preset,
         overrides=overrides,
         best_of=settings.best_of or 1,
-        time=TimeControl(settings.time_control.move_limit_ms, settings.time_control.game_bank_ms),
+        time=time_control(settings.time_control),
         timeout_policy=policy,
         seed=seed,
         decks=decks,
@@ -138,7 +148,11 @@ def settings_pb(config: dict[str, Any] | MatchConfig) -> match_settings_pb2.Matc
         effective_rules=rules_pb2.RuleOptions(**config["options"]),
         best_of=config["best_of"],
         time_control=match_settings_pb2.TimeControl(
-            move_limit_ms=config["move_limit_ms"], game_bank_ms=config["game_bank_ms"]
+            move_limit_ms=config["move_limit_ms"],
+            game_bank_ms=config["game_bank_ms"],
+            # Records saved before the increment and margin existed have neither.
+            increment_ms=config.get("increment_ms", 0),
+            margin_ms=config.get("margin_ms", 0),
         ),
         timeout_policy=_POLICY_PB[config["timeout_policy"]],
         disconnect_grace_ms=config["disconnect_grace_ms"],
@@ -457,6 +471,8 @@ def _clock_pb(clock: ClockState | None) -> game_pb2.Clock:
             out.move_time_left_ms = clock.move_left_ms
         if clock.bank_left_ms is not None:
             out.bank_time_left_ms = clock.bank_left_ms
+        if clock.increment_ms is not None:
+            out.increment_ms = clock.increment_ms
     return out
 
 
@@ -479,6 +495,8 @@ def decision_pb(
             out.clock.move_time_left_ms = clock.move_left_ms
         if clock.bank_left_ms is not None:
             out.clock.bank_time_left_ms = clock.bank_left_ms
+        if clock.increment_ms is not None:
+            out.clock.increment_ms = clock.increment_ms
     out.default_action_index = msg.default_index
     return out
 

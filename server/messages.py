@@ -103,6 +103,7 @@ class ViewMsg:
 class ClockState:
     move_left_ms: int | None
     bank_left_ms: int | None
+    increment_ms: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -693,7 +693,7 @@ class MatchSession:
             return
         if decision.timer is not None:
             decision.timer.cancel()
-        elapsed = self.clocks[seat].stop()
+        elapsed = self.clocks[seat].stop(answered=not by_timeout)
         self.decision = None
         index = decision.codes.index(code)
         text = str(Action.from_int(code))
@@ -802,7 +802,7 @@ class MatchSession:
 
     def _clock_state(self, seat: int) -> ClockState:
         move, bank = self.clocks[seat].left()
-        return ClockState(move, bank)
+        return ClockState(move, bank, self.clocks[seat].increment_ms())
 
     def _decision_msg(self, decision: Decision) -> DecisionMsg:
         run = self.run
@@ -890,6 +890,8 @@ def public_config(config: MatchConfig) -> dict[str, Any]:
         "best_of": config.best_of,
         "move_limit_ms": config.time.move_limit_ms,
         "game_bank_ms": config.time.game_bank_ms,
+        "increment_ms": config.time.increment_ms,
+        "margin_ms": config.time.margin_ms,
         "timeout_policy": config.timeout_policy,
         "first_dealer": config.first_dealer,
         "disconnect_grace_ms": config.disconnect_grace_ms,

@@ -9,8 +9,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from cirulla.server.client import ManualSeat, hello, submit_index
+from cirulla.v1 import match_pb2, match_settings_pb2, play_pb2, rules_pb2
 from cirulla.v1 import match_service_pb2 as ms
-from cirulla.v1 import match_settings_pb2, play_pb2, rules_pb2
 
 from .server_harness import run_with_server
 
@@ -180,5 +180,96 @@ def test_grace_period_expiry_applies_the_timeout_policy() -> None:
         played = await other.next_event("card_played")
         assert played.card_played.by_timeout and played.card_played.seat == mover
         other.close()
+
+    run(body)
+
+
+def test_the_increment_is_shown_and_added_to_the_bank_after_each_answer() -> None:
+    bank, increment = 2_000, 60_000  # an increment far above any time spent here
+
+    async def body(stub: Any, srv: Any) -> None:
+        mid, (seats, _) = await start(
+            stub,
+            time_control=match_settings_pb2.TimeControl(game_bank_ms=bank, increment_ms=increment),
+            timeout_policy=match_settings_pb2.TIMEOUT_POLICY_FORFEIT_GAME,
+        )
+        mover, req = await first_decision(seats)
+        assert req.clock.increment_ms == increment
+        assert req.clock.bank_time_left_ms <= bank
+        seats[mover].send(submit_index(req.decision_id, 0))
+        await seats[mover].next("action_accepted")
+        other = seats[1 - mover]
+        req2 = (await other.next("decision_request")).decision_request
+        assert req2.clock.bank_time_left_ms <= bank  # the other seat has not answered yet
+        other.send(submit_index(req2.decision_id, 0))
+        again = (await seats[mover].next("decision_request")).decision_request
+        # bank - time spent + increment: the bank grew past where it started.
+        assert bank < again.clock.bank_time_left_ms <= bank + increment
+        assert again.clock.increment_ms == increment
+        match = (await stub.GetMatch(ms.GetMatchRequest(match_id=mid))).match
+        assert match.settings.time_control.increment_ms == increment
+        for s in seats:
+            s.close()
+
+    run(body)
+
+
+def test_an_increment_without_a_bank_is_refused_in_one_line() -> None:
+    async def body(stub: Any, srv: Any) -> None:
+        s = match_settings_pb2.MatchSettings(
+            time_control=match_settings_pb2.TimeControl(move_limit_ms=100, increment_ms=50)
+        )
+        try:
+            await stub.CreateMatch(ms.CreateMatchRequest(settings=s))
+        except Exception as exc:  # grpc.aio.AioRpcError
+            assert "increment_ms" in exc.details() and "game_bank_ms" in exc.details()
+        else:
+            raise AssertionError("CreateMatch accepted an increment without a bank")
+
+    run(body)
+
+
+def test_an_answer_inside_the_margin_is_accepted_past_the_move_limit() -> None:
+    limit = 150
+
+    async def body(stub: Any, srv: Any) -> None:
+        mid, (seats, _) = await start(
+            stub,
+            time_control=match_settings_pb2.TimeControl(move_limit_ms=limit, margin_ms=60_000),
+            timeout_policy=match_settings_pb2.TIMEOUT_POLICY_FORFEIT_GAME,
+        )
+        mover, req = await first_decision(seats)
+        assert req.clock.move_time_left_ms <= limit  # the margin is never shown
+        await asyncio.sleep(3 * limit / 1000)
+        seats[mover].send(submit_index(req.decision_id, 0))
+        accepted = (await seats[mover].next("action_accepted")).action_accepted
+        assert accepted.elapsed_ms > limit  # overran the limit, inside the margin
+        match = (await stub.GetMatch(ms.GetMatchRequest(match_id=mid))).match
+        assert match.seats[mover].timeouts == 0
+        assert match.status == match_pb2.MATCH_STATUS_IN_PROGRESS
+        for s in seats:
+            s.close()
+
+    run(body)
+
+
+def test_an_overrun_past_the_margin_times_out() -> None:
+    limit, margin = 100, 300
+
+    async def body(stub: Any, srv: Any) -> None:
+        mid, (seats, _) = await start(
+            stub,
+            time_control=match_settings_pb2.TimeControl(move_limit_ms=limit, margin_ms=margin),
+            timeout_policy=match_settings_pb2.TIMEOUT_POLICY_PLAY_DEFAULT_ACTION,
+        )
+        mover, req = await first_decision(seats)
+        assert req.clock.move_time_left_ms <= limit  # shown without the margin
+        timeout = await seats[1 - mover].next_event("timeout")
+        assert timeout.timeout.seat == mover
+        action = srv.hub.matches[mid].run.actions[0]
+        # The timeout waited for the limit and the margin (timers never fire early).
+        assert action["by_timeout"] is True and action["elapsed_ms"] >= limit + margin - 1
+        for s in seats:
+            s.close()
 
     run(body)

@@ -24,8 +24,9 @@ from cirulla.clients.results import results_document
         (["--bot", "random", "--bot", "greedy", "--sprt", "10", "0", "0.05", "0.05"], "elo0"),
         (["--bot", "random", "--bot", "greedy", "--sprt", "0", "10", "0.7", "0.05"], "alpha"),
         (["--bot", "random", "--bot", "nonsense"], "unknown bot kind"),
-        (["--bot", "random", "--bot", "greedy", "--tc", "60+1"], "no increment"),
+        (["--bot", "random", "--bot", "greedy", "--tc", "60+soon"], "--tc takes"),
         (["--bot", "random", "--bot", "greedy", "--tc", "soon"], "--tc takes"),
+        (["--bot", "random", "--bot", "greedy", "--tc", "60+-1"], "--tc increment"),
     ],
 )
 def test_bad_arguments_write_nothing(
@@ -89,7 +90,8 @@ def test_tournament_from_a_bots_file_with_a_bank_and_periodic_tables(
     path.write_text('[bots]\nr = "random"\ng = "greedy"\nunused = "mcts"\n')
     out = tmp_path / "t"
     args = ["tournament", "--out", str(out), "--bots-file", str(path), "--bot", "r"]
-    args += ["--bot", "g", "--games", "2", "--target", "11", "--tc", "30"]
+    args += ["--bot", "g", "--games", "2", "--target", "11", "--tc", "30+0.25"]
+    args += ["--tc-margin", "40"]
     args += ["--report-every", "1", "--concurrency", "1", "--seed", "4"]
     assert main(args) == 0
     printed = capsys.readouterr().out
@@ -97,9 +99,12 @@ def test_tournament_from_a_bots_file_with_a_bank_and_periodic_tables(
     doc = json.loads((out / "results.json").read_text())
     assert doc["settings"]["bots"] == {"r": "random", "g": "greedy"}
     assert doc["settings"]["game_bank_ms"] == 30_000
+    assert (doc["settings"]["increment_ms"], doc["settings"]["margin_ms"]) == (250, 40)
     for game in doc["games"]:
         record = json.loads((out / "records" / f"{game['match_id']}.json").read_text())
-        assert record["settings"]["time_control"]["game_bank_ms"] == "30000"
+        control = record["settings"]["time_control"]
+        assert (control["game_bank_ms"], control["increment_ms"]) == ("30000", "250")
+        assert control["margin_ms"] == "40"
         assert all((out / log).exists() for log in game["logs"])
     # The saved settings hold the specs: resume needs no bots file.
     assert main(["tournament", "--resume", str(out), "--bots-file", str(path)]) == 2
