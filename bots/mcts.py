@@ -27,7 +27,14 @@ from collections.abc import Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor
 from dataclasses import dataclass, field
 
-from cirulla.bots.heuristic import SCOPA_POINT, STATIC_WORTH, Appraiser, playout_code
+from cirulla.bots.heuristic import (
+    SCOPA_POINT,
+    STATIC_WORTH,
+    Appraiser,
+    Mover,
+    code_score,
+    playout_code,
+)
 from cirulla.bots.policy import decision_cancelled
 from cirulla.bots.seeding import decision_seed
 from cirulla.rules.actions import Action
@@ -44,6 +51,8 @@ ROOTS = ("ucb", "halving")  # how the root's visits are allocated (docs/bots.md)
 DEFAULT_ROOT = "ucb"
 PLAYOUTS = ("sighted", "blind")  # whether a playout's mover sees the next hand (docs/bots.md)
 DEFAULT_PLAYOUT = "sighted"
+EXPANSIONS = ("random", "best")  # which untried action a tree node expands (docs/bots.md)
+DEFAULT_EXPAND = "random"
 
 
 class Node:
@@ -143,6 +152,7 @@ def search(
     root: str = DEFAULT_ROOT,
     cpu_clock: bool = False,
     playout: str = DEFAULT_PLAYOUT,
+    expand: str = DEFAULT_EXPAND,
 ) -> SearchResult:
     """Run ISMCTS from ``view`` until the iteration budget or the time budget is spent.
 
@@ -153,6 +163,8 @@ def search(
     this thread's CPU time (load-independent, for benchmarks) instead of wall time.
     ``playout``: ``sighted`` (the mover avoids leaving a table the next player's sampled
     hand sweeps) or ``blind`` (he weighs that risk from what he can see, like greedy).
+    ``expand``: a node below the root expands a ``random`` untried action, or the one the
+    playout heuristic rates ``best``.
     """
     if iterations is None and seconds is None:
         raise ValueError("search needs an iteration budget, a time budget, or both")
@@ -163,6 +175,9 @@ def search(
     if playout not in PLAYOUTS:
         raise ValueError(f"mcts playout must be one of {', '.join(PLAYOUTS)}, not {playout!r}")
     blind = playout == "blind"
+    if expand not in EXPANSIONS:
+        raise ValueError(f"mcts expand must be one of {', '.join(EXPANSIONS)}, not {expand!r}")
+    expand_best = expand == "best"
     clock = time.thread_time if cpu_clock else time.perf_counter
     start = clock()
     rng = random.Random(seed)
@@ -192,6 +207,7 @@ def search(
             halving,
             cpu_clock,
             blind,
+            expand_best,
         )
         return SearchResult(
             {code: n for code, n in zip(order, visits, strict=True) if n},
@@ -268,7 +284,11 @@ def search(
                 else:
                     known.avail += 1
             if untried:
-                code = untried[r.randrange(len(untried))] if len(untried) > 1 else untried[0]
+                if expand_best and len(untried) > 1:
+                    mover = Mover.of(game, blind)
+                    code = max(untried, key=lambda u: code_score(mover, game, u))
+                else:
+                    code = untried[r.randrange(len(untried))] if len(untried) > 1 else untried[0]
                 child = Node(side_of[game.turn])
                 children[code] = child
                 game.apply_code(code)
@@ -335,10 +355,7 @@ def _mean(node: Node | None) -> float:
 
 
 def _search_job(args: tuple) -> SearchResult:
-    view, seed, iterations, seconds, c, epsilon, prior, core, root, cpu_clock, playout = args
-    return search(
-        view, seed, iterations, seconds, c, epsilon, prior, core, root, cpu_clock, playout
-    )
+    return search(*args)
 
 
 class MctsPolicy:
@@ -367,6 +384,7 @@ class MctsPolicy:
         core: str = "auto",
         root: str = DEFAULT_ROOT,
         playout: str = DEFAULT_PLAYOUT,
+        expand: str = DEFAULT_EXPAND,
     ) -> None:
         if iterations is None and time is None:
             iterations = 1000
@@ -380,6 +398,8 @@ class MctsPolicy:
             raise ValueError(f"mcts root must be one of {', '.join(ROOTS)}, not {root!r}")
         if playout not in PLAYOUTS:
             raise ValueError(f"mcts playout must be one of {', '.join(PLAYOUTS)}, not {playout!r}")
+        if expand not in EXPANSIONS:
+            raise ValueError(f"mcts expand must be one of {', '.join(EXPANSIONS)}, not {expand!r}")
         self.core = resolve_core(core)  # fails here, naming the choices, if unavailable
         self.seed = seed if seed is not None else random.randrange(1 << 62)
         self.iterations = iterations
@@ -390,6 +410,7 @@ class MctsPolicy:
         self.prior = prior
         self.root = root
         self.playout = playout
+        self.expand = expand
         self._pool: Executor | None = None
         self.last: SearchResult | None = None
 
@@ -430,6 +451,7 @@ class MctsPolicy:
                     self.root,
                     cpu_clock,
                     self.playout,
+                    self.expand,
                 )
             )
         if self.workers == 1:

@@ -18,6 +18,7 @@ from typing import Any
 from cirulla.bots.mcts import (
     DEFAULT_C,
     DEFAULT_EPSILON,
+    DEFAULT_EXPAND,
     DEFAULT_PLAYOUT,
     DEFAULT_PRIOR,
     DEFAULT_ROOT,
@@ -93,6 +94,13 @@ KINDS: dict[str, BotKind] = {
                 DEFAULT_PLAYOUT,
                 "playout mover: sighted (sees the next hand when avoiding sweeps), blind "
                 "(weighs the risk from the cards he cannot see)",
+            ),
+            KindOption(
+                "expand",
+                str,
+                DEFAULT_EXPAND,
+                "which untried action a node below the root expands: random, best (the "
+                "playout heuristic's)",
             ),
             KindOption(
                 "core",

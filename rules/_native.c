@@ -689,6 +689,7 @@ typedef struct {
     double scopa;            /* heuristic.SCOPA_POINT */
     double epsilon;
     int blind;               /* sweep risk from the mover's knowledge, not the next hand */
+    int expand_best;         /* expand the untried action the heuristic rates best */
 } Playout;
 
 /* heuristic.sweep_values: bit v set if a card of value v takes the whole (non-empty) table. */
@@ -744,6 +745,76 @@ static int sweepable(u64 table, int named, int v) {
     return (v == 1 && !ace) || sum == v || sum == 15 - v;
 }
 
+/* What the mover weighs besides the cards he takes (heuristic.Mover). */
+typedef struct {
+    u64 table;
+    int more, blind, nnext, next[NUM_CARDS];  /* sighted: the next player's hand */
+    int count[11], nunseen, hidden, known;    /* blind: what the mover cannot see */
+} Mover;
+
+static void mover_init(const G *g, const Playout *p, Mover *mv) {
+    int seat = g->turn;
+    mv->table = g->table;
+    mv->more = g->in_hands > 1 || g->nstock;
+    mv->blind = p->blind;
+    mv->nnext = mv->nunseen = mv->hidden = mv->known = 0;
+    memset(mv->count, 0, sizeof mv->count);
+    int nxt = (seat + 1) % g->n;
+    if (p->blind) {
+        u64 seen = g->hands[seat] | g->table;
+        for (int s2 = 0; s2 < g->sides; s2++) seen |= g->captured[s2];
+        for (int s2 = 0; s2 < g->n; s2++) seen |= g->declared[s2];
+        int uc[NUM_CARDS];
+        mv->nunseen = cards_of(ALL_CARDS & ~seen, uc);
+        for (int i = 0; i < mv->nunseen; i++)
+            mv->count[uc[i] == WILD && g->wild ? g->wild : card_value(uc[i])]++;
+        int dc[NUM_CARDS], nd = cards_of(g->declared[nxt], dc);
+        for (int i = 0; i < nd; i++)
+            mv->known |= 1 << (dc[i] == WILD && g->wild ? g->wild : card_value(dc[i]));
+        if (g->in_hands > 1)
+            mv->hidden = popc(g->hands[nxt]) - nd;
+        else if (g->nstock)
+            mv->hidden = 3; /* a new round is dealt before the next player moves */
+    } else if (g->in_hands > 1) {
+        mv->nnext = cards_of(g->hands[nxt], mv->next);
+    }
+}
+
+/* heuristic.Mover.gain: the worth of what the card takes (a sweep counts a scopa), or minus
+   its own worth when it stays on the table. */
+static inline double cand_gain(const Mover *mv, const Playout *p, int card, u64 m) {
+    u64 bit = 1ULL << card;
+    return m ? worth_of(p, m | bit) + (m == mv->table && mv->more ? p->scopa : 0.0)
+             : -worth_of(p, bit);
+}
+
+/* heuristic.Mover.risk: what leaving the table after this play may cost (the next player's
+   sweep: a scopa and the table), certain or weighed by its chance (blind). */
+static double cand_risk(const Mover *mv, const Playout *p, int card, u64 m, int named) {
+    u64 after = m ? mv->table ^ m : mv->table | 1ULL << card;
+    if (!after) return 0.0;
+    if (mv->blind) {
+        if (mv->hidden <= 0 && !mv->known) return 0.0;
+        return blind_risk(sweep_values(after, named), mv->count, mv->nunseen, mv->hidden,
+                          mv->known) *
+               (p->scopa + worth_of(p, after));
+    }
+    for (int j = 0; j < mv->nnext; j++) {
+        int v = mv->next[j] == WILD && named ? named : card_value(mv->next[j]);
+        if (sweepable(after, named, v)) return p->scopa + worth_of(p, after);
+    }
+    return 0.0;
+}
+
+/* heuristic.code_score: one legal action as the playout heuristic weighs it. */
+static double code_score(const Mover *mv, const Playout *p, const G *g, u64 code) {
+    int card = (int)(code & 63), decl = (int)(code >> 6 & 63);
+    u64 m = code >> 12;
+    int named = (decl & 15) ? (decl & 15) : g->wild;
+    double sc = decl ? (decl >> 4 == 2 ? 10.0 : 3.0) : 0.0;
+    return sc + cand_gain(mv, p, card, m) - cand_risk(mv, p, card, m, named);
+}
+
 /* heuristic.playout_code: declare, take the most worth, avoid leaving a sweep. */
 static int playout_code(Scratch *s, const G *g, Rng *r, const Playout *p, u64 *out) {
     int seat = g->turn, cards[NUM_CARDS], len;
@@ -771,31 +842,8 @@ static int playout_code(Scratch *s, const G *g, Rng *r, const Playout *p, u64 *o
         }
         return 0;
     }
-    int more = g->in_hands > 1 || g->nstock;
-    int threat[NUM_CARDS], nthreat = 0;
-    /* Blind: what the mover can know of the next hand (heuristic.playout_code). */
-    int count[11] = {0}, nunseen = 0, hidden = 0, known = 0;
-    if (p->blind) {
-        int nxt = (seat + 1) % g->n;
-        u64 seen = hand | table;
-        for (int s2 = 0; s2 < g->sides; s2++) seen |= g->captured[s2];
-        for (int s2 = 0; s2 < g->n; s2++) seen |= g->declared[s2];
-        int uc[NUM_CARDS];
-        nunseen = cards_of(ALL_CARDS & ~seen, uc);
-        for (int i = 0; i < nunseen; i++)
-            count[uc[i] == WILD && g->wild ? g->wild : card_value(uc[i])]++;
-        int dc[NUM_CARDS], nd = cards_of(g->declared[nxt], dc);
-        for (int i = 0; i < nd; i++) known |= 1 << (dc[i] == WILD && g->wild ? g->wild : card_value(dc[i]));
-        if (g->in_hands > 1)
-            hidden = popc(g->hands[nxt]) - nd;
-        else if (g->nstock)
-            hidden = 3; /* a new round is dealt before the next player moves */
-    } else if (g->in_hands > 1) {
-        int next[NUM_CARDS];
-        int nn = cards_of(g->hands[(seat + 1) % g->n], next);
-        for (int i = 0; i < nn; i++)
-            threat[nthreat++] = next[i] == WILD && named ? named : card_value(next[i]);
-    }
+    Mover mv;
+    mover_init(g, p, &mv);
     double best = -1e9;
     u64 best_code = 0;
     for (int i = 0; i < nc; i++) {
@@ -803,25 +851,12 @@ static int playout_code(Scratch *s, const G *g, Rng *r, const Playout *p, u64 *o
         int v = card == WILD && named ? named : card_value(card);
         const u64 *sets = tab_caps(s, &t, v, pp, &len);
         if (!sets) return -1;
-        u64 bit = 1ULL << card;
         int k_end = len + (!len || !must);
         for (int k = 0; k < k_end; k++) {
             u64 m = k < len ? s->caps[t.start[v] + k] : 0;
-            double sc = k < len ? worth_of(p, m | bit) + (m == table && more ? p->scopa : 0.0)
-                                : -worth_of(p, bit);
+            double sc = cand_gain(&mv, p, card, m);
             if (sc <= best) continue; /* a risk can only lower it */
-            u64 after = m ? table ^ m : table | bit;
-            if (p->blind) {
-                if (after && (hidden > 0 || known))
-                    sc -= blind_risk(sweep_values(after, named), count, nunseen, hidden, known) *
-                          (p->scopa + worth_of(p, after));
-            } else if (after && nthreat) {
-                for (int j = 0; j < nthreat; j++)
-                    if (sweepable(after, named, threat[j])) {
-                        sc -= p->scopa + worth_of(p, after);
-                        break;
-                    }
-            }
+            sc -= cand_risk(&mv, p, card, m, named);
             if (sc > best) {
                 best = sc;
                 best_code = (u64)card | m << 12;
@@ -1013,7 +1048,21 @@ static long long search_run(const World *w, const u64 *order, const double *bias
                     tree.v[ch].avail++;
             }
             if (nu) {
-                int pick = untried[nu > 1 ? rng_below(&r, (uint32_t)nu) : 0];
+                int pick = untried[0];
+                if (pl->expand_best && nu > 1) {
+                    Mover mv;
+                    mover_init(&g, pl, &mv);
+                    double best_score = -1e18;
+                    for (int i = 0; i < nu; i++) {
+                        double sc = code_score(&mv, pl, &g, s.codes[untried[i]]);
+                        if (sc > best_score) {
+                            best_score = sc;
+                            pick = untried[i];
+                        }
+                    }
+                } else if (nu > 1) {
+                    pick = untried[rng_below(&r, (uint32_t)nu)];
+                }
                 u64 pcode = s.codes[pick];
                 int child = new_node(&tree, node, pcode, g.side_of[g.turn]);
                 if (child < 0) goto fail;
@@ -1442,7 +1491,8 @@ static PyObject *py_sample_world(PyObject *self, PyObject *args) {
 
 PyDoc_STRVAR(search_doc,
              "search(options, view, order, bias, seed, iterations, seconds, c, epsilon, "
-             "point_scale, win_weight, worth, scopa, halving, cpu_clock, blind) -> (visits, totals, "
+             "point_scale, win_weight, worth, scopa, halving, cpu_clock, blind, expand_best) -> "
+             "(visits, totals, "
              "survived, iterations, seconds)\n\n"
              "mcts.search with the whole loop native; the lists are aligned with ``order``. "
              "iterations or seconds < 0 means no such budget; cpu_clock: seconds of this "
@@ -1458,10 +1508,10 @@ static PyObject *py_search(PyObject *self, PyObject *args) {
     ViewIn v;
     World w;
     (void)self;
-    if (!PyArg_ParseTuple(args, "OOOOKLdddddOdppp", &opts_obj, &view_obj, &order_obj, &bias_obj,
-                          &seed, &iterations, &sp.seconds, &sp.c, &pl.epsilon, &sp.point_scale,
-                          &sp.win_weight, &worth_obj, &pl.scopa, &sp.halving, &sp.cpu_clock,
-                          &pl.blind))
+    if (!PyArg_ParseTuple(args, "OOOOKLdddddOdpppp", &opts_obj, &view_obj, &order_obj,
+                          &bias_obj, &seed, &iterations, &sp.seconds, &sp.c, &pl.epsilon,
+                          &sp.point_scale, &sp.win_weight, &worth_obj, &pl.scopa, &sp.halving,
+                          &sp.cpu_clock, &pl.blind, &pl.expand_best))
         return NULL;
     sp.seed = seed;
     sp.iterations = iterations;

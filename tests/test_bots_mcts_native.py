@@ -15,15 +15,15 @@ from cirulla.rules.core import native
 from .rules_helpers import deal_positions
 
 
-@pytest.mark.parametrize("playout", ["sighted", "blind"])
+@pytest.mark.parametrize(("playout", "expand"), [("sighted", "random"), ("blind", "best")])
 @pytest.mark.parametrize("players", [2, 3, 4])
 def test_native_search_visits_only_legal_actions_and_counts_every_iteration(
-    players: int, playout: str
+    players: int, playout: str, expand: str
 ) -> None:
     assert native is not None
     for game in deal_positions(players, 11)[::4]:
         view = game.view(game.turn)
-        result = search(view, seed=3, iterations=300, core="native", playout=playout)
+        result = search(view, seed=3, iterations=300, core="native", playout=playout, expand=expand)
         assert result.iterations == 300
         assert sum(result.visits.values()) == 300
         assert set(result.visits) <= set(game.reference_legal_codes())
@@ -46,8 +46,9 @@ def test_native_search_stops_on_its_time_budget() -> None:
     assert result.seconds < 1.0  # a budget, not a benchmark: generous for loaded machines
 
 
+@pytest.mark.parametrize("expand", ["random", "best"])
 @pytest.mark.parametrize("root", ["ucb", "halving"])
-def test_both_loops_prefer_the_same_obvious_move(root: str) -> None:
+def test_both_loops_prefer_the_same_obvious_move(root: str, expand: str) -> None:
     """Settebello on the table with a 7 in hand: both loops take it, with either root."""
     options = Options()
     game = Game.setup(
@@ -63,7 +64,7 @@ def test_both_loops_prefer_the_same_obvious_move(root: str) -> None:
     take = 26 | (1 << 24) << 12  # 7C:7D
     codes = game.reference_legal_codes()
     for core in ("native", "python"):
-        result = search(view, seed=2, iterations=400, core=core, root=root)
+        result = search(view, seed=2, iterations=400, core=core, root=root, expand=expand)
         assert codes[result.best(codes)] == take, core
         if root == "halving":  # the last survivor survived every halving
             assert result.survived[take] == max(result.survived.values()) >= 1, core
@@ -121,3 +122,5 @@ def test_the_core_option_is_checked_and_chosen_per_bot() -> None:
         MctsPolicy(iterations=10, root="best")
     with pytest.raises(ValueError, match="playout must be one of sighted, blind"):
         MctsPolicy(iterations=10, playout="psychic")
+    with pytest.raises(ValueError, match="expand must be one of random, best"):
+        MctsPolicy(iterations=10, expand="all")

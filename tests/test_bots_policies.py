@@ -7,7 +7,13 @@ import random
 import pytest
 
 from cirulla.bots import GreedyPolicy, MctsPolicy, RandomPolicy, make_policy, parse_bot_spec
-from cirulla.bots.heuristic import blind_risk, playout_code, sweep_value_bits
+from cirulla.bots.heuristic import (
+    Mover,
+    blind_risk,
+    code_score,
+    playout_code,
+    sweep_value_bits,
+)
 from cirulla.bots.mcts import root_prior, search
 from cirulla.bots.specs import bot_command
 from cirulla.rules import SETTEBELLO, WILD, DeclarationKind, Game, Options, parse_cards
@@ -201,3 +207,23 @@ def test_root_prior_ranks_the_greedy_choice_first() -> None:
     best = max(codes, key=bias.__getitem__)
     assert bias[best] == 0.0 and all(b <= 0.0 for b in bias.values())
     assert best >> 12 >> SETTEBELLO & 1
+
+
+@pytest.mark.parametrize("blind", [False, True])
+def test_code_score_rates_the_playout_choice_best(blind: bool) -> None:
+    """Tree expansion (``expand=best``) and playouts weigh actions the same way: the
+    playout's choice scores at least as well as every legal action with its declaration."""
+    rng = random.Random(3)
+    checked = 0
+    for seed in range(8):
+        game = Game(Options(), seed=seed, deal_only=True)
+        while not game.deal_over:
+            chosen = playout_code(game, rng, 0.0, blind=blind)
+            mover = Mover.of(game, blind)
+            decl = chosen >> 6 & 63
+            same = [c for c in game.legal_codes() if c >> 6 & 63 == decl]
+            best = max(code_score(mover, game, c) for c in same)
+            assert code_score(mover, game, chosen) >= best - 1e-9
+            checked += 1
+            game.apply_code(chosen)
+    assert checked > 100
