@@ -242,6 +242,13 @@ def register(commands: argparse._SubParsersAction, bench: argparse._SubParsersAc
         metavar="N",
         help="play at most N games in this run (continue later with --resume)",
     )
+    parser.add_argument(
+        "--db",
+        metavar="URL",
+        help="play the games on the worker pool of this PostgreSQL ladder database "
+        "(postgresql://USER@HOST:PORT/NAME) instead of here: every `cirulla ladder worker "
+        "--db URL` takes some (docs/tournament.md, 'On the worker pool')",
+    )
     parser.set_defaults(func=run_tournament)
     register_bench(bench)
 
@@ -352,6 +359,15 @@ def resume_settings(args: argparse.Namespace) -> Settings:
     return settings
 
 
+def check_pool_args(db: str, server: str | None) -> None:
+    """``--db`` (worker pool) checked before anything is created: one line if wrong."""
+    from cirulla.clients.ladder.pool import check_pool_db
+
+    if server is not None:
+        raise ValueError("--db and --server exclude each other: the workers host the games")
+    check_pool_db(db)
+
+
 def _interrupt(signum: int, frame: object) -> None:
     """SIGTERM stops the tournament like Ctrl-C: bots and server are stopped, not orphaned."""
     raise KeyboardInterrupt
@@ -366,6 +382,8 @@ def run_tournament(args: argparse.Namespace) -> int:
     )
     previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
+        if args.db is not None:
+            check_pool_args(args.db, args.server)
         if args.resume is None:
             if (out / "tournament.json").exists():
                 raise ValueError(
@@ -415,7 +433,7 @@ def _run_locked(args: argparse.Namespace, settings: Settings, out: Path, console
     schedule = schedule_of(settings)
     admin_token = args.admin_token or os.environ.get("CIRULLA_ADMIN_TOKEN")
     run = RunOptions(
-        out, args.concurrency, args.server, admin_token, args.max_games, args.report_every
+        out, args.concurrency, args.server, admin_token, args.max_games, args.report_every, args.db
     )
     tournament = Tournament(settings, run, console)
     per_set = games_per_set(settings.players)

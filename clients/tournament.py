@@ -16,6 +16,7 @@ from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -33,6 +34,9 @@ from cirulla.clients.schedule import ScheduledGame, build_schedule
 from cirulla.clients.stats import Sprt
 from cirulla.clients.supervise import LIVE, LocalServer
 
+if TYPE_CHECKING:
+    from cirulla.clients.ladder.pool import PoolReferee
+
 
 @dataclass
 class RunOptions:
@@ -45,6 +49,8 @@ class RunOptions:
     max_games: int | None = None
     #: Print the standings every N finished games (None: only at the end).
     report_every: int | None = None
+    #: The worker pool's database (``--db``): its workers play the games (contract H).
+    db: str | None = None
 
 
 #: Games in a row in which a bot never joined its match, after which the tournament stops.
@@ -122,21 +128,25 @@ class Tournament:
         address = self.run_options.server
         admin_token = self.run_options.admin_token
         try:
-            if address is None:
+            if self.run_options.db is not None:
+                referee: Referee | PoolReferee = self._pool_referee(self.run_options.db)
+            elif address is None:
                 admin_token = admin_token or secrets.token_hex(16)
                 server = LocalServer(
                     self.out / "server.sqlite3", self.out / "logs" / "server.log", admin_token
                 )
                 (self.out / "logs").mkdir(parents=True, exist_ok=True)
                 address = server.start()
-            referee = Referee(
-                self.settings,
-                address,
-                self.out,
-                admin_token,
-                self.stop,
-                group_sizes=dict(Counter(g.seed for g in self.schedule)),
-            )
+            if self.run_options.db is None:
+                assert address is not None
+                referee = Referee(
+                    self.settings,
+                    address,
+                    self.out,
+                    admin_token,
+                    self.stop,
+                    group_sizes=dict(Counter(g.seed for g in self.schedule)),
+                )
             try:
                 self._play_all(referee)
             finally:
@@ -155,7 +165,13 @@ class Tournament:
         self.write_results(st)
         return st
 
-    def _play_all(self, referee: Referee) -> None:
+    def _pool_referee(self, db: str) -> PoolReferee:
+        from cirulla.clients.ladder.pool import PoolReferee
+
+        group_sizes = dict(Counter(g.seed for g in self.schedule))
+        return PoolReferee(self.settings, db, self.out, self.stop, group_sizes)
+
+    def _play_all(self, referee: Referee | PoolReferee) -> None:
         st = standings(self.settings, self.done.values())
         limit = self.run_options.max_games
         pending = len(self.pending(st))

@@ -35,6 +35,8 @@ from cirulla.clients.journal import OutputLock, write_json_atomic
 from cirulla.clients.ladder.db import database_url, display_url, open_database
 from cirulla.clients.ladder.defaults import DEFAULT_DATA, DEFAULT_DB, DEFAULT_LISTEN, STATE_FILE
 from cirulla.clients.ladder.leases import reaper_loop
+from cirulla.clients.ladder.pool_store import PoolStore
+from cirulla.clients.ladder.pool_worker import PoolRunner, play_loop, pool_heartbeat_loop
 from cirulla.clients.ladder.runner import LEASE_SECONDS, MatchRunner, heartbeat_loop
 from cirulla.clients.ladder.scheduler import Scheduler
 from cirulla.clients.ladder.service import SERVICE_NAME, LadderService
@@ -157,6 +159,16 @@ class Ladder:
         self.runner = MatchRunner(
             store, address, options.data, self.worker_id, admin, self.stop, options.lease_seconds
         )
+        # Tournament games on the pool (``cirulla tournament --db``), beside ladder matches.
+        self.pool = PoolRunner(
+            PoolStore(store.engine),
+            address,
+            options.data,
+            self.worker_id,
+            admin,
+            self.stop,
+            options.lease_seconds,
+        )
         self.scheduler = (
             Scheduler(
                 store, options.config, backlog=max(2, options.concurrency), queues=options.queues
@@ -175,7 +187,15 @@ class Ladder:
         ]
         if self.scheduler is not None:
             targets.append(("scheduler", self.scheduler.loop, (self.stop,)))
-        targets += [(f"worker-{i}", self.runner.loop, ()) for i in range(self.options.concurrency)]
+        # The pool needs PostgreSQL (docs/tournament.md): on SQLite only ladder matches.
+        work: tuple[Any, ...] = (self.runner.run_one,)
+        if self.store.engine.dialect.name == "postgresql":
+            work += (self.pool.run_one,)
+            beat = (self.pool.store, self.worker_id, self.stop, lease)
+            targets.append(("pool-heartbeat", pool_heartbeat_loop, beat))
+        targets += [
+            (f"worker-{i}", play_loop, (self.stop, *work)) for i in range(self.options.concurrency)
+        ]
         for name, target, args in targets:
             thread = threading.Thread(target=target, args=args, name=f"ladder-{name}", daemon=True)
             thread.start()
@@ -191,6 +211,7 @@ class Ladder:
                 self.store.requeue(match["id"], "requeued: the ladder was shut down")
             else:
                 self.store.cancel(match["id"], STOP_REASON)
+        self.pool.close()
         self.store.remove_worker(self.worker_id)
 
 
