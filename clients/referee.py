@@ -176,6 +176,9 @@ class Referee:
     stop: threading.Event | None = None
     #: Games per deck seed in the whole schedule: the size of each duplicate-deal group.
     group_sizes: dict[int, int] = field(default_factory=dict)
+    #: Kept-alive bots shared with other referees (a ladder worker keeps one pool for all
+    #: its matches); its owner closes it, ``close()`` does not. Default: a pool of its own.
+    bot_pool: BotPool | None = None
 
     def __post_init__(self) -> None:
         self.channel = grpc.insecure_channel(self.server)
@@ -185,7 +188,7 @@ class Referee:
         )
         (self.out / "logs").mkdir(parents=True, exist_ok=True)
         (self.out / "records").mkdir(parents=True, exist_ok=True)
-        self.pool = BotPool(self.settings.bots, self.out / "logs")
+        self.pool = self.bot_pool or BotPool(self.settings.bots, self.out / "logs")
         #: Records are fetched in the background, one at a time; failures are kept here.
         self.records = ThreadPoolExecutor(1, thread_name_prefix="records")
         self.record_errors: list[str] = []
@@ -193,7 +196,8 @@ class Referee:
 
     def close(self) -> None:
         """Stop the bots; fetch the records still due (none if the run is interrupted)."""
-        self.pool.close()
+        if self.bot_pool is None:
+            self.pool.close()
         self.records.shutdown(wait=True, cancel_futures=self._stopping())
         self.channel.close()
 

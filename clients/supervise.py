@@ -252,6 +252,8 @@ class ServedBot:
         self._lock = threading.Lock()
         self._ticket: Ticket | None = None
         self.matches = 0
+        #: When it was last given back to its pool (``BotPool.stop_idle``).
+        self.idle_since = time.monotonic()
         #: Set when the bot said it is ready for matches (or exited: check ``alive``).
         self.ready = threading.Event()
         self.proc = _spawn(
@@ -393,24 +395,35 @@ class BotPool:
         self._all: list[ServedBot] = []
         self._started: dict[str, int] = {}
 
-    def acquire(self, bot: str, timeout: float = READY_TIMEOUT) -> ServedBot:
+    def acquire(
+        self, bot: str, timeout: float = READY_TIMEOUT, spec: str | None = None
+    ) -> ServedBot:
         """An idle process of ``bot``, or a new one once it said it is ready; OSError if
-        it cannot be started, exits first or stays silent for ``timeout`` seconds."""
+        it cannot be started, exits first or stays silent for ``timeout`` seconds.
+
+        ``spec`` (default: the pool's spec of ``bot``) is what the process must run: an
+        idle process started from another spec (a ladder bot's older version) is
+        stopped rather than reused."""
+        argv = served_argv(self.specs[bot] if spec is None else spec, bot)
+        stale: list[ServedBot] = []
+        found: ServedBot | None = None
         with self._lock:
             idle = self._idle.setdefault(bot, [])
-            while idle:
+            while idle and found is None:
                 served = idle.pop()
-                if served.alive():
-                    return served
-                served.stop(0.0)
-            number = self._started.get(bot, 0) + 1
-            self._started[bot] = number
+                if served.alive() and served.argv == argv:
+                    found = served
+                else:
+                    stale.append(served)
+            if found is None:
+                number = self._started.get(bot, 0) + 1
+                self._started[bot] = number
+        for served in stale:
+            self.discard(served, 0.0)
+        if found is not None:
+            return found
         safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in bot)
-        served = ServedBot(
-            served_argv(self.specs[bot], bot),
-            self.logs / f"{safe}-{number}.log",
-            bot_env(bot),
-        )
+        served = ServedBot(argv, self.logs / f"{safe}-{number}.log", bot_env(bot))
         with self._lock:
             self._all.append(served)
         served.ready.wait(timeout)
@@ -427,14 +440,32 @@ class BotPool:
         if not served.alive():
             self.discard(served)
             return
+        served.idle_since = time.monotonic()
         with self._lock:
             self._idle.setdefault(bot, []).append(served)
 
-    def discard(self, served: ServedBot) -> None:
-        served.stop()
+    def discard(self, served: ServedBot, grace: float = KILL_GRACE) -> None:
+        served.stop(grace)
         with self._lock:
             if served in self._all:
                 self._all.remove(served)
+
+    def stop_idle(self, older_than: float) -> int:
+        """Stop the processes idle for more than ``older_than`` seconds (a long-running
+        ladder keeps only the bots it is playing); how many were stopped."""
+        now = time.monotonic()
+        with self._lock:
+            old = [
+                served
+                for idle in self._idle.values()
+                for served in idle
+                if now - served.idle_since > older_than
+            ]
+            for idle in self._idle.values():
+                idle[:] = [s for s in idle if s not in old]
+        for served in old:
+            self.discard(served, 1.0)
+        return len(old)
 
     def started(self, bot: str) -> int:
         """How many processes of ``bot`` were started (restarts included)."""

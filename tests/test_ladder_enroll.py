@@ -249,3 +249,103 @@ def test_cli_with_a_wrong_key_stops_with_one_line(tmp_path: Path) -> None:
         "wrong bot key"
     )
     assert "Traceback" not in done.stderr
+
+
+DROPPER = Path(__file__).parent / "bots" / "enroll_and_drop.py"
+
+
+def test_a_seat_whose_bot_dropped_is_redelivered_to_its_next_enrollment(
+    db_url: str, tmp_path: Path
+) -> None:
+    """A real connect-in bot process takes its assignment and dies before joining; the
+    seat goes to the bot's next enrollment (a real ``cirulla bot --ladder`` process),
+    which plays the match."""
+    store = LadderStore(open_database(db_url))
+    bot, _, key = store.add_bot("remote", "connect")
+    other, _, _ = store.add_bot("local", "random")
+    env = {**os.environ, "CIRULLA_BOT_KEY": key}
+    kit_log = tmp_path / "kit.log"
+
+    async def main() -> None:
+        match_server = await start_server("127.0.0.1:0")
+        ladder, ladder_port = await start_ladder(store)
+        address = f"127.0.0.1:{match_server.port}"
+        ladder_address = f"127.0.0.1:{ladder_port}"
+        kit: subprocess.Popen[str] | None = None
+        try:
+            with grpc.insecure_channel(address) as channel:
+                stub = match_service_pb2_grpc.MatchServiceStub(channel)
+                match_id = await asyncio.to_thread(
+                    schedule_running,
+                    store,
+                    stub,
+                    (bot["version_id"], other["version_id"]),
+                    address,
+                )
+            dropper = await asyncio.to_thread(
+                subprocess.run,
+                [sys.executable, str(DROPPER), ladder_address, "remote"],
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
+            assert dropper.returncode == 9, dropper.stderr
+            assert dropper.stdout.split() == ["assigned", match_id, "0"]
+
+            def delivered_at() -> float | None:
+                with store.engine.connect() as conn:
+                    return conn.execute(
+                        select(ladder_seats.c.delivered_at).where(
+                            ladder_seats.c.match_id == match_id, ladder_seats.c.seat == 0
+                        )
+                    ).scalar_one()
+
+            for _ in range(300):  # the dropped stream is noticed, the seat freed again
+                if delivered_at() is None:
+                    break
+                await asyncio.sleep(0.1)
+            assert delivered_at() is None
+            kit = subprocess.Popen(
+                [
+                    *(sys.executable, "-m", "cirulla", "bot", "random"),
+                    *("--ladder", ladder_address, "--bot-name", "remote"),
+                ],
+                env=env,
+                stdout=kit_log.open("wb"),
+                stderr=subprocess.STDOUT,
+            )
+            server_match_id = store.match(match_id)["server_match_id"]
+            tokens = await asyncio.to_thread(store.seat_tokens, match_id)
+            async with grpc.aio.insecure_channel(address) as channel:
+                opponent = await asyncio.wait_for(
+                    play_seat(
+                        match_service_pb2_grpc.MatchServiceStub(channel),
+                        server_match_id,
+                        tokens[1],
+                        random_choice(random.Random(2)),
+                    ),
+                    timeout=120,
+                )
+            assert opponent[-1].WhichOneof("body") == "goodbye"
+            assert delivered_at() is not None  # delivered again, to the new enrollment
+            async with grpc.aio.insecure_channel(address) as channel:
+                got = await match_service_pb2_grpc.MatchServiceStub(channel).GetMatch(
+                    match_service_pb2.GetMatchRequest(match_id=server_match_id)
+                )
+            match = got.match
+            assert match.games and not match.games[-1].HasField("forfeit_seat")
+            assert any(s.seat == 0 and s.name for s in match.seats)
+            for _ in range(600):  # the kit says so once its Play stream has closed
+                if f"match {match_id} over (seat 0)" in kit_log.read_text():
+                    break
+                await asyncio.sleep(0.1)
+            assert f"match {match_id} over (seat 0)" in kit_log.read_text()
+        finally:
+            if kit is not None:
+                kit.terminate()
+                await asyncio.to_thread(kit.wait, 60)
+            await ladder.stop(0)
+            await match_server.stop()
+
+    asyncio.run(main())

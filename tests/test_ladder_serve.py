@@ -10,6 +10,7 @@ import grpc
 import pytest
 from sqlalchemy import func, select
 
+from cirulla.clients.ladder.rating import PROVISIONAL_GAMES
 from cirulla.clients.ladder.schema import ladder_matches, ladder_seats, rating_history, ratings
 from cirulla.clients.ladder.serve import CRASH_REASON
 from cirulla.clients.ladder.store import FAILURES_TO_DEACTIVATE
@@ -18,12 +19,19 @@ from cirulla.v1 import ladder_pb2
 from .ladder_harness import LadderProcess, count_status, open_store, wait_for
 
 CRASHER = "cmd:{python} -c \"print('boom: no engine here'); raise SystemExit(3)\""
+#: A kept-alive (``serve:``) bot that says it is ready, takes its first assignment and
+#: dies: the ladder must restart it for its next match and still blame each crash on it.
+SERVED_CRASHER = (
+    'serve:{python} -c "import sys; print(\'{\\"ready\\": true}\', flush=True); '
+    "sys.stdin.readline(); print('kaboom: served bot died', file=sys.stderr); "
+    'raise SystemExit(4)"'
+)
 
 
-def crasher_spec() -> str:
+def crasher_spec(spec: str = CRASHER) -> str:
     import sys
 
-    return CRASHER.replace("{python}", sys.executable)
+    return spec.replace("{python}", sys.executable)
 
 
 def assert_counted_once(db: str) -> None:
@@ -79,20 +87,30 @@ def test_ladder_serves_rates_and_deactivates(tmp_path: Path) -> None:
         stub.AddBot(
             ladder_pb2.AddBotRequest(bot_name="crasher", spec=crasher_spec()), metadata=auth
         )
+        stub.AddBot(
+            ladder_pb2.AddBotRequest(bot_name="served", spec=crasher_spec(SERVED_CRASHER)),
+            metadata=auth,
+        )
 
-        def deactivated() -> ladder_pb2.LadderBot | None:
+        def deactivated(name: str) -> ladder_pb2.LadderBot | None:
             entries = stub.GetStandings(
                 ladder_pb2.GetStandingsRequest(include_inactive=True)
             ).entries
-            bot = next(e.bot for e in entries if e.bot.name == "crasher")
+            bot = next(e.bot for e in entries if e.bot.name == name)
             # its last log is withheld until the twin of its last crash is over too
             done = bot.state == ladder_pb2.BOT_STATE_DEACTIVATED and "withheld" not in bot.last_log
             return bot if done else None
 
-        crasher = wait_for(deactivated, 240, "the crashing bot to be deactivated")
+        crasher = wait_for(lambda: deactivated("crasher"), 240, "the crasher's deactivation")
         assert f"{FAILURES_TO_DEACTIVATE} failures in a row" in crasher.state_reason
         assert "crash" in crasher.state_reason
         assert "boom: no engine here" in crasher.last_log
+        served = wait_for(lambda: deactivated("served"), 240, "the served bot's deactivation")
+        assert f"{FAILURES_TO_DEACTIVATE} failures in a row" in served.state_reason
+        assert "crash" in served.state_reason and "kaboom: served bot died" in served.last_log
+        # restarted after each crash: one process per failed match, none reused
+        served_logs = list((ladder.folder / "cirulla-ladder-data" / "logs").glob("served-*.log"))
+        assert len(served_logs) >= FAILURES_TO_DEACTIVATE
 
         def rated_games() -> int:
             response = stub.GetStandings(ladder_pb2.GetStandingsRequest())
@@ -101,10 +119,11 @@ def test_ladder_serves_rates_and_deactivates(tmp_path: Path) -> None:
         wait_for(rated_games, 240, "four rated games")
         standings = json.loads(ladder.cli("standings", "--json", "--all").stdout)
         names = [e["bot"]["name"] for e in standings["entries"]]
-        assert set(names) == {"random", "greedy", "crasher"} and names[-1] == "crasher"
+        assert set(names) == {"random", "greedy", "crasher", "served"}
+        assert set(names[-2:]) == {"crasher", "served"}
         for entry in standings["entries"][:2]:
             assert entry["rating"]["games"] >= 1
-            assert entry["rating"]["provisional"] is True
+            assert entry["rating"]["provisional"] == (entry["rating"]["games"] < PROVISIONAL_GAMES)
         table = ladder.cli("standings", "--all").stdout
         assert "deactivated" in table and "boom" in table
 
@@ -125,6 +144,16 @@ def test_ladder_serves_rates_and_deactivates(tmp_path: Path) -> None:
         assert "paused: holiday" in ladder.cli("pause", "random", "--reason", "holiday").stdout
         assert "active" in ladder.cli("resume", "random").stdout
         ladder.cli("remove", "crasher")
+
+        # random and greedy are kept alive between matches: far fewer processes than games
+        def greedy_games() -> int:
+            entries = stub.GetStandings(ladder_pb2.GetStandingsRequest()).entries
+            games = next(e.rating.games for e in entries if e.bot.name == "greedy")
+            return games if games >= 10 else 0
+
+        played = wait_for(greedy_games, 240, "ten rated games of greedy")
+        greedy_logs = list((ladder.folder / "cirulla-ladder-data" / "logs").glob("greedy-*.log"))
+        assert 1 <= len(greedy_logs) < played, (len(greedy_logs), played)
         listed = stub.GetStandings(ladder_pb2.GetStandingsRequest(include_inactive=True))
         assert "crasher" not in [e.bot.name for e in listed.entries]
         missing = ladder.cli("history", "nobody", check=False)

@@ -1,6 +1,11 @@
-"""``cirulla bench ladder``: sustained ladder throughput with 1 and with 2 workers.
+"""``cirulla bench ladder``: sustained ladder throughput, embedded and with workers.
 
-For each worker count, a fresh PostgreSQL database (a throwaway cluster started here
+First the embedded default: ``cirulla ladder serve`` on a fresh SQLite file with its
+default settings (standard rules, 4 games at once), a random and a greedy bot
+registered; after a warm-up it counts the rated games finished per minute over a fixed
+window (the issue's target: 20 a minute on 2 cores), and the median game's duration.
+
+Then, for each worker count, a fresh PostgreSQL database (a throwaway cluster started here
 unless ``--db`` names a server), random bots registered, ``cirulla ladder serve
 --concurrency 0`` scheduling and N ``cirulla ladder worker`` processes playing. After a
 warm-up it counts, over a fixed window, the matches finished per minute and the
@@ -38,7 +43,23 @@ def register_bench(bench: argparse._SubParsersAction) -> None:
         help="a PostgreSQL server to use (postgresql://USER@HOST:PORT/DB; each run creates "
         "and drops its own database there); default: start a throwaway one",
     )
-    p.add_argument("--workers", default="1,2", help="worker counts to compare (default 1,2)")
+    p.add_argument(
+        "--workers",
+        default="1,2",
+        help="worker counts to compare on PostgreSQL (default 1,2; '' for none)",
+    )
+    p.add_argument(
+        "--no-embedded",
+        dest="embedded",
+        action="store_false",
+        help="skip the embedded SQLite ladder (serve with random and greedy)",
+    )
+    p.add_argument(
+        "--embedded-concurrency",
+        type=int,
+        default=4,
+        help="games at once of the embedded ladder (default 4, serve's default)",
+    )
     p.add_argument("--concurrency", type=int, default=2, help="matches per worker (default 2)")
     p.add_argument("--bots", type=int, default=6, help="random bots registered (default 6)")
     p.add_argument("--warmup", type=float, default=15.0, help="seconds before measuring (15)")
@@ -142,29 +163,102 @@ def measure(url: str, workers: int, args: argparse.Namespace, folder: Path) -> d
     }
 
 
-def run_bench(args: argparse.Namespace) -> int:
-    from cirulla.clients.ladder.db import database_url
-    from cirulla.clients.pgtemp import (
-        PostgresMissing,
-        TempPostgres,
-        create_database,
-        drop_database,
-    )
+def measure_embedded(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
+    """``cirulla ladder serve`` on SQLite with its defaults, random and greedy registered."""
+    from sqlalchemy import select
 
-    counts = [int(x) for x in args.workers.split(",") if x.strip()]
-    server: TempPostgres | None = None
+    from cirulla.clients.ladder.db import open_database
+    from cirulla.clients.ladder.schema import ladder_matches
+    from cirulla.clients.ladder.store import LadderStore
+
+    url = f"sqlite:///{folder / 'ladder.sqlite3'}"
+    engine = open_database(url)
+    store = LadderStore(engine)
+    for name in ("random", "greedy"):
+        store.add_bot(name, name)
+    state = folder / "cirulla-ladder.json"
+    proc = _cirulla(
+        [
+            *("ladder", "serve", "--db", url, "--listen", "127.0.0.1:0"),
+            *("--concurrency", str(args.embedded_concurrency)),
+            *("--data", str(folder / "data"), "--state-file", str(state)),
+        ],
+        folder / "serve.log",
+    )
     try:
-        if args.db:
-            database_url(args.db)
-            admin = args.db
-        else:
-            server = TempPostgres()
-            admin = server.start()
-    except (PostgresMissing, RuntimeError, ValueError) as exc:
+        deadline = time.monotonic() + 60
+        while not state.exists():
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"the ladder did not start; see {folder / 'serve.log'}")
+            time.sleep(0.1)
+        time.sleep(args.warmup)
+        start = time.time()
+        time.sleep(args.seconds)
+        end = time.time()
+    finally:
+        _stop([proc])
+    with engine.connect() as conn:
+        rows = conn.execute(
+            select(
+                ladder_matches.c.started_at,
+                ladder_matches.c.finished_at,
+                ladder_matches.c.rated,
+            ).where(ladder_matches.c.status == "finished")
+        ).all()
+    engine.dispose()
+    window = [r for r in rows if r.finished_at and start <= r.finished_at < end]
+    rated = [r for r in window if r.rated]
+    return {
+        "database": "sqlite (embedded, serve's defaults)",
+        "bots": "random, greedy",
+        "games_at_once": args.embedded_concurrency,
+        "rated_games_per_minute": round(len(rated) * 60.0 / (end - start), 2),
+        "rated_in_window": len(rated),
+        "finished_in_window": len(window),
+        "game_seconds": _quantiles([r.finished_at - r.started_at for r in window if r.started_at]),
+    }
+
+
+def run_bench(args: argparse.Namespace) -> int:
+    report: dict[str, Any] = {
+        "benchmark": "ladder",
+        "cpus": os.cpu_count(),
+        "load_average_at_start": [round(x, 2) for x in os.getloadavg()],
+        "warmup_s": args.warmup,
+        "window_s": args.seconds,
+    }
+    try:
+        counts = [int(x) for x in args.workers.split(",") if x.strip()]
+        if any(n < 1 for n in counts):
+            raise ValueError("--workers: each count must be at least 1")
+        if args.embedded:
+            with tempfile.TemporaryDirectory(prefix="cirulla-bench-ladder-") as tmp:
+                report["embedded"] = measure_embedded(args, Path(tmp))
+        if counts:
+            report["postgres"] = bench_workers(counts, args)
+    except (OSError, RuntimeError, ValueError) as exc:
         print(f"cirulla bench ladder: {exc}", file=sys.stderr)
-        if server is not None:
-            server.stop()
         return 2
+    print(json.dumps(report, indent=2))
+    return 0
+
+
+def bench_workers(counts: list[int], args: argparse.Namespace) -> dict[str, Any]:
+    """Scheduler-only ``serve`` and N workers on PostgreSQL, for each N in ``counts``."""
+    from cirulla.clients.ladder.db import database_url
+    from cirulla.clients.pgtemp import TempPostgres, create_database, drop_database
+
+    server: TempPostgres | None = None
+    if args.db:
+        database_url(args.db)
+        admin = args.db
+    else:
+        server = TempPostgres()
+        try:
+            admin = server.start()
+        except BaseException:
+            server.stop()
+            raise
     runs = []
     try:
         for workers in counts:
@@ -178,18 +272,13 @@ def run_bench(args: argparse.Namespace) -> int:
         if server is not None:
             server.stop()
     report: dict[str, Any] = {
-        "benchmark": "ladder",
         "database": (args.db and "postgresql (given)") or "postgresql (throwaway, fsync off)",
         "bots": f"{args.bots} x random",
         "matches_per_worker": args.concurrency,
-        "warmup_s": args.warmup,
-        "window_s": args.seconds,
-        "cpus": os.cpu_count(),
         "runs": runs,
     }
     if len(runs) >= 2 and runs[0]["matches_per_minute"]:
         report["throughput_ratio_last_to_first"] = round(
             runs[-1]["matches_per_minute"] / runs[0]["matches_per_minute"], 2
         )
-    print(json.dumps(report, indent=2))
-    return 0
+    return report

@@ -36,7 +36,7 @@ from cirulla.clients.ladder.schema import (
 )
 from cirulla.clients.ladder.service import QUEUE_TO_PB
 from cirulla.clients.ladder.store import LadderStore, new_id
-from cirulla.v1 import ladder_pb2
+from cirulla.v1 import ladder_pb2, match_pb2, match_service_pb2, match_service_pb2_grpc
 
 log = logging.getLogger("cirulla.ladder.enroll")
 
@@ -58,6 +58,8 @@ class Delivery:
     seat: int
     token: str
     queue: str
+    #: when it was marked delivered (the guard of ``Enrollments.undeliver``)
+    delivered_at: float = 0.0
 
     def to_proto(self) -> ladder_pb2.EnrollResponse:
         return ladder_pb2.EnrollResponse(
@@ -191,9 +193,63 @@ class Enrollments:
                             seat=row.seat,
                             token=row.token,
                             queue=row.queue,
+                            delivered_at=now,
                         )
                     )
         return out
+
+    def undeliver(self, delivery: Delivery) -> bool:
+        """Make a delivered seat deliverable again (its bot's stream dropped before the
+        bot joined); False if the match is no longer running or the seat changed hands."""
+        with self.store.engine.begin() as conn:
+            running = conn.execute(
+                select(ladder_matches.c.id).where(
+                    ladder_matches.c.id == delivery.match_id,
+                    ladder_matches.c.status == "running",
+                )
+            ).first()
+            if running is None:
+                return False
+            return (
+                conn.execute(
+                    update(ladder_seats)
+                    .where(
+                        ladder_seats.c.match_id == delivery.match_id,
+                        ladder_seats.c.seat == delivery.seat,
+                        ladder_seats.c.delivered_at == delivery.delivered_at,
+                    )
+                    .values(delivered_at=None)
+                ).rowcount
+                == 1
+            )
+
+
+async def seat_is_empty(delivery: Delivery, timeout: float = 5.0) -> bool:
+    """True when the match server hosting ``delivery`` says its seat was never taken and
+    the match is not over; False when taken, over, or the server cannot be asked."""
+    try:
+        async with grpc.aio.insecure_channel(delivery.server_address) as channel:
+            response = await match_service_pb2_grpc.MatchServiceStub(channel).GetMatch(
+                match_service_pb2.GetMatchRequest(match_id=delivery.server_match_id),
+                timeout=timeout,
+            )
+    except grpc.RpcError:
+        return False
+    match = response.match
+    if match.status in (match_pb2.MATCH_STATUS_FINISHED, match_pb2.MATCH_STATUS_ABORTED):
+        return False
+    return not any(s.seat == delivery.seat and (s.name or s.connected) for s in match.seats)
+
+
+async def redeliver_unjoined(book: Enrollments, deliveries: list[Delivery]) -> list[str]:
+    """After a stream ended: the seats it was given that its bot never joined become
+    deliverable again, so the bot's next enrollment (or another live stream of the same
+    bot) gets them while the match still waits for it. The ids of those matches."""
+    again = []
+    for delivery in deliveries:
+        if await seat_is_empty(delivery) and await asyncio.to_thread(book.undeliver, delivery):
+            again.append(delivery.match_id)
+    return again
 
 
 async def _abort(context: Any, code: grpc.StatusCode, detail: str) -> None:
@@ -274,6 +330,8 @@ async def enroll_stream(
 
     reader = asyncio.create_task(read())
     delivered: set[str] = set()
+    #: what this stream was given, while its match runs (redelivered if never joined)
+    sent: dict[str, Delivery] = {}
     last_beat = time.monotonic()
     try:
         yield ladder_pb2.EnrollResponse(
@@ -305,8 +363,10 @@ async def enroll_stream(
                     yield _goodbye("bot removed from the ladder")
                     break
             delivered = await asyncio.to_thread(book.running, delivered)
+            sent = {k: v for k, v in sent.items() if k in delivered}
             for item in await asyncio.to_thread(book.deliver, bot["id"], capacity - len(delivered)):
                 delivered.add(item.match_id)
+                sent[item.match_id] = item
                 log.info(
                     "assignment bot=%s match=%s seat=%d server=%s",
                     bot["name"],
@@ -319,8 +379,28 @@ async def enroll_stream(
         reader.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await reader
-        await asyncio.to_thread(book.close, enrollment_id)
-        log.info("enrollment_closed bot=%s enrollment=%s", bot["name"], enrollment_id)
+        # Its own task: the handler may be cancelled again while this runs (the client
+        # is gone), and the seats must be freed all the same.
+        after = asyncio.create_task(_after_stream(book, enrollment_id, bot["name"], sent))
+        _AFTER.add(after)
+        after.add_done_callback(_AFTER.discard)
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.shield(after)
+
+
+#: Clean-ups of ended streams still running (a reference keeps each task alive).
+_AFTER: set[asyncio.Task[None]] = set()
+
+
+async def _after_stream(
+    book: Enrollments, enrollment_id: str, name: str, sent: dict[str, Delivery]
+) -> None:
+    """Close the enrollment, then free the seats its bot never joined."""
+    await asyncio.to_thread(book.close, enrollment_id)
+    log.info("enrollment_closed bot=%s enrollment=%s", name, enrollment_id)
+    again = await redeliver_unjoined(book, list(sent.values()))
+    if again:
+        log.info("redeliver bot=%s matches=%s", name, ",".join(again))
 
 
 def _goodbye(reason: str) -> ladder_pb2.EnrollResponse:

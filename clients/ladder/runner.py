@@ -18,7 +18,7 @@ import logging
 import shlex
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,6 +35,7 @@ from cirulla.clients.ladder.store import (
 )
 from cirulla.clients.referee import Referee
 from cirulla.clients.schedule import ScheduledGame
+from cirulla.clients.supervise import READY_TIMEOUT, BotPool, ServedBot
 from cirulla.v1 import match_service_pb2
 
 log = logging.getLogger("cirulla.ladder")
@@ -74,12 +75,28 @@ def safe_name(match_id: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in match_id)
 
 
-def log_tail(path: Path, chars: int = 4000) -> str:
+#: How much of a kept-alive bot's log is searched for the match's own part.
+_LOG_WINDOW = 256_000
+
+
+def log_tail(path: Path, chars: int = 4000, match_id: str | None = None) -> str:
+    """The last ``chars`` characters of a bot's log. A kept-alive bot's log spans many
+    matches: with ``match_id`` only the part from that match's assignment line (which
+    ``cirulla.bots.loop`` writes) to the next assignment is kept, so a fault's log is the
+    faulty match's own."""
     try:
-        data = path.read_bytes()[-chars:]
+        with path.open("rb") as f:
+            f.seek(max(0, f.seek(0, 2) - _LOG_WINDOW))
+            text = f.read().decode("utf-8", "replace")
     except OSError:
         return ""
-    return data.decode("utf-8", "replace")
+    if match_id:
+        start = text.rfind(f"assignment: match {match_id} ")
+        if start >= 0:
+            start = text.rfind("\n", 0, start) + 1
+            end = text.find("assignment: match ", text.find("\n", start) + 1)
+            text = text[start : None if end < 0 else text.rfind("\n", start, end) + 1]
+    return text[-chars:]
 
 
 def outcome_of(
@@ -96,7 +113,11 @@ def outcome_of(
         tail = ""
         if kind != "ok":
             fault = "; ".join(n for n in result.notes if n.startswith(f"seat {seat} "))
-            tail = log_tail(out / "logs" / f"{safe_name(result.match_id)}-{seat}.log")
+            logged = result.logs[seat] if seat < len(result.logs) else ""
+            if logged:
+                tail = log_tail(out / logged, match_id=result.match_id)
+            else:
+                tail = log_tail(out / "logs" / f"{safe_name(result.match_id)}-{seat}.log")
         seats.append(SeatOutcome(seat, kind, fault, tail))
     void = result.winner is None and not result.forfeit_sides and result.deals == 0
     return MatchOutcome(
@@ -108,6 +129,44 @@ def outcome_of(
         void=void,
         notes=tuple(result.notes),
     )
+
+
+class LadderBotPool(BotPool):
+    """The kept-alive bots of one worker, shared by all its matches.
+
+    A bot process is started at its first match here and plays match after match
+    (``cirulla.bots.loop``), like the tournament's; a process that crashed or hung is
+    stopped by the referee and the next match starts a fresh one. The pool is keyed by
+    bot name, and each match says which spec (version) its seats run
+    (``playing``): a process of an older version is stopped rather than reused. Idle
+    processes stop after ``BOT_IDLE_SECONDS``, so a ladder with many bots keeps only
+    those it is playing.
+    """
+
+    def __init__(self, logs: Path) -> None:
+        super().__init__({}, logs)
+        self._local = threading.local()
+
+    @contextlib.contextmanager
+    def playing(self, specs: dict[str, str]) -> Iterator[None]:
+        """Within it, ``acquire`` (called by this thread's referee) starts ``specs``."""
+        self._local.specs = specs
+        try:
+            yield
+        finally:
+            self._local.specs = None
+
+    def acquire(
+        self, bot: str, timeout: float = READY_TIMEOUT, spec: str | None = None
+    ) -> ServedBot:
+        specs: dict[str, str] | None = getattr(self._local, "specs", None)
+        if spec is None and specs is not None:
+            spec = specs[bot]
+        return super().acquire(bot, timeout, spec)
+
+
+#: Seconds a kept-alive bot may stay idle before its worker stops it.
+BOT_IDLE_SECONDS = 120.0
 
 
 class _LadderStub:
@@ -143,6 +202,14 @@ class MatchRunner:
     #: called with (match id, outcome or None) after each match, for logs and benches
     on_done: Callable[[str, MatchOutcome | None], None] | None = None
 
+    def __post_init__(self) -> None:
+        #: Kept-alive bot processes, shared by every match this runner plays.
+        self.bots = LadderBotPool(self.out / "logs")
+
+    def close(self) -> None:
+        """Stop the kept-alive bots (once the threads playing matches have stopped)."""
+        self.bots.close()
+
     def run_one(self) -> str | None:
         """Claim and play one match; its id, or None when nothing was waiting."""
         claimed = self.store.claim(self.worker_id, self.server_address, self.lease_seconds)
@@ -164,20 +231,23 @@ class MatchRunner:
         """Host ``match`` on the server, play it with the referee, record the result."""
         names = [s.bot_name for s in match.seats]
         game = ScheduledGame(0, tuple(dict.fromkeys(names)), 0, match.seed, tuple(names))
+        settings = referee_settings(match)
         referee = Referee(
-            referee_settings(match),
+            settings,
             self.server_address,
             self.out,
             self.admin_token,
             self.stop,
             group_sizes={match.seed: 2} if match.pair_id else {},
+            bot_pool=self.bots,
         )
         # Duck-typed: the wrapper forwards every call, with the ladder's CreateMatch.
         referee.stub = _LadderStub(  # type: ignore[assignment]
             referee.stub, lambda created: self._created(match, referee, created)
         )
         try:
-            result = referee.play(game)
+            with self.bots.playing(settings.bots):
+                result = referee.play(game)
         finally:
             referee.close()
         if result is None:  # stopping: the restart decides (finished or cancelled)
@@ -217,6 +287,7 @@ class MatchRunner:
             except Exception:
                 log.exception("ladder_worker_error worker=%s", self.worker_id)
                 played = None
+            self.bots.stop_idle(BOT_IDLE_SECONDS)
             if played is None:
                 self.stop.wait(IDLE_SECONDS)
 

@@ -206,6 +206,7 @@ class Ladder:
         self.stop.set()
         for thread in self.threads:
             thread.join(timeout=30)
+        self.runner.close()
         for match in self.store.unfinished_of([self.worker_id]):
             if match["status"] == "claimed":
                 self.store.requeue(match["id"], "requeued: the ladder was shut down")
