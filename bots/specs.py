@@ -180,15 +180,20 @@ def bot_command(
     spec: str,
     server: str,
     match_id: str,
-    token: str,
+    token: str | None,
     *,
     name: str | None = None,
     seed: int | None = None,
 ) -> list[str]:
-    """Arguments (after the ``cirulla`` executable) that play ``spec`` in one seat."""
+    """Arguments (after the ``cirulla`` executable) that play ``spec`` in one seat.
+
+    With ``token`` None the bot reads it from ``$CIRULLA_TOKEN``: runners pass it that way,
+    since a command line is visible to every local user."""
     kind, options = parse_bot_spec(spec)
     # KEY=VALUE form: a token or id starting with "-" must not look like an option.
-    args = ["bot", kind, f"--server={server}", f"--match={match_id}", f"--token={token}"]
+    args = ["bot", kind, f"--server={server}", f"--match={match_id}"]
+    if token is not None:
+        args.append(f"--token={token}")
     if name:
         args.append(f"--name={name}")
     if kind == "text":

@@ -50,10 +50,8 @@ def register_bench(bench: argparse._SubParsersAction) -> None:
 
 def per_game_spec(kind: str) -> str:
     """A built-in kind as a ``cmd:`` spec: started afresh for every seat of every game."""
-    return (
-        f"cmd:{{python}} -m cirulla bot {kind} --server={{server}} --match={{match}} "
-        "--token={token} --name={name} --seed={seed}"
-    )
+    # server, match and token come from the CIRULLA_* environment the runner sets
+    return f"cmd:{{python}} -m cirulla bot {kind} --name={{name}} --seed={{seed}}"
 
 
 def measure(settings: Settings, concurrency: int) -> dict[str, Any]:

@@ -19,12 +19,14 @@ from rich.markup import escape
 
 from cirulla.clients.bench import register_bench
 from cirulla.clients.botsfile import load_bots_file
+from cirulla.clients.deals import load_deals
 from cirulla.clients.journal import OutputLock, Settings, load_settings, save_settings
 from cirulla.clients.schedule import FORMATS, games_per_set
 from cirulla.clients.stats import Sprt
 from cirulla.clients.supervise import COMMAND_PREFIX, PLACEHOLDERS, validate_spec
 from cirulla.clients.tournament import RunOptions, Tournament, schedule_of
 from cirulla.rules import OptionError, Options, parse_overrides
+from cirulla.rules.cli import add_rule_arguments
 
 DEFAULT_BOTS = ("random=random", "greedy=greedy", "mcts=mcts:iterations=200")
 DEFAULT_GAMES = 10
@@ -52,11 +54,12 @@ bot specs (--bot NAME=SPEC; NAME is optional for a built-in kind):
   text:COMMAND ...           a text-protocol engine (docs/text-protocol.md), e.g.
                              --bot c='text:./text_engine'
   cmd:COMMAND ...            any program that plays one seat, exiting when the match
-                             ends; these placeholders are replaced in its arguments:
-                             {{python}} (this runner's interpreter),
-                             {", ".join("{" + p + "}" for p in PLACEHOLDERS)} (also in the
-                             environment as CIRULLA_SERVER, CIRULLA_MATCH, ...), e.g.
-      --bot mine='cmd:{{python}} my_bot.py --server {{server}} --match {{match}} --token {{token}}'
+                             ends; it finds its seat in the environment: CIRULLA_SERVER,
+                             CIRULLA_MATCH, CIRULLA_TOKEN (the secret: never on a
+                             command line), CIRULLA_SEAT, CIRULLA_NAME, CIRULLA_SEED;
+                             in its arguments {{python}} (this runner's interpreter) and
+                             {", ".join("{" + p + "}" for p in PLACEHOLDERS)} are replaced, e.g.
+      --bot mine='cmd:{{python}} my_bot.py'
   serve:COMMAND ...          a program kept alive between games that reads one match
                              assignment per line on stdin (docs/tournament.md; in Python
                              cirulla.bots.loop.serve(policy) does it all)
@@ -92,6 +95,7 @@ _SCHEDULE_ARGS = (
     "format",
     "seed",
     "sprt",
+    "deals",
 )
 
 
@@ -155,18 +159,7 @@ def register(commands: argparse._SubParsersAction, bench: argparse._SubParsersAc
         metavar="N",
         help="games played at the same time (default 2)",
     )
-    parser.add_argument(
-        "--preset", metavar="P", help="rule preset: standard (default), genova-home or fantacarte"
-    )
-    parser.add_argument(
-        "--rule",
-        action="append",
-        default=[],
-        metavar="OPTION=VALUE",
-        help="override one rule option, e.g. must_capture=off (repeat); "
-        "see `cirulla rules options`",
-    )
-    parser.add_argument("--players", type=int, choices=(2, 3, 4), help="seats per game (default 2)")
+    add_rule_arguments(parser, default=None)  # None: --resume can tell it was not given
     parser.add_argument(
         "--target", type=_positive_int, metavar="T", help="points that end a game (default 51)"
     )
@@ -187,6 +180,13 @@ def register(commands: argparse._SubParsersAction, bench: argparse._SubParsersAc
         type=int,
         metavar="S",
         help="tournament seed: fixes every deck (default: random, saved)",
+    )
+    parser.add_argument(
+        "--deals",
+        type=Path,
+        metavar="FILE",
+        help="fixed deals, like an opening book: JSON lines, one deck set per line, "
+        '{"seed": N} or {"decks": ["40 card codes", ...]} (docs/tournament.md)',
     )
     parser.add_argument(
         "--resume",
@@ -325,6 +325,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         margin_ms=args.tc_margin or 0,
         game_timeout=args.game_timeout or 600.0,
         sprt=tuple(args.sprt) if args.sprt else None,
+        deals=load_deals(args.deals) if args.deals is not None else None,
     )
     schedule_of(settings)  # at least two bots, a known format
     if settings.sprt is not None:
@@ -342,6 +343,8 @@ def resume_settings(args: argparse.Namespace) -> Settings:
             f"drop {', '.join(given + (['--out'] if args.out else []))}"
         )
     settings = load_settings(args.resume)
+    for spec in settings.bots.values():  # saved before a rule changed ({token} retired)
+        validate_spec(spec)
     changes: dict[str, Any] = {}
     if args.games is not None and args.games > settings.games:
         changes["games"] = args.games

@@ -33,9 +33,14 @@ COMMAND_PREFIX = "cmd:"
 SERVE_PREFIX = "serve:"
 
 #: Placeholders a command spec may use; each is replaced inside every argument. The same
-#: values are also in the environment as CIRULLA_SERVER, CIRULLA_MATCH, ... (an engine
-#: may prefer reading its token from there: arguments are visible to other local users).
-PLACEHOLDERS = ("server", "match", "token", "seat", "name", "seed")
+#: values are also in the environment as CIRULLA_SERVER, CIRULLA_MATCH, ... The seat token
+#: is only there (CIRULLA_TOKEN): a command line is visible to every local user (`ps`).
+PLACEHOLDERS = ("server", "match", "seat", "name", "seed")
+#: The per-match values a runner puts in a seat's environment as CIRULLA_<KEY>.
+SEAT_KEYS = ("server", "match", "token", "seat", "name", "seed")
+#: A placeholder that used to put the seat token on the command line; a spec using it is
+#: refused before anything starts.
+RETIRED_TOKEN = "{token}"
 #: Replaced in every command (``cmd:`` and ``serve:``): the runner's own interpreter, so
 #: ``{python} my_bot.py`` finds the installed ``cirulla`` without an activated venv.
 PYTHON_PLACEHOLDER = "{python}"
@@ -72,10 +77,21 @@ def validate_spec(spec: str) -> None:
         args = shlex.split(spec[len(prefix) :])
         if not args:
             raise ValueError(f"bot spec {spec!r}: the command after {prefix!r} is empty")
+        refuse_token_placeholder(args)
         return
     from cirulla.bots import parse_bot_spec
 
     parse_bot_spec(spec)
+
+
+def refuse_token_placeholder(args: Sequence[str]) -> None:
+    """A seat token never goes on a command line: `ps` shows it to every local user."""
+    if any(RETIRED_TOKEN in arg for arg in args):
+        raise ValueError(
+            f"bot spec: the {RETIRED_TOKEN} placeholder is no longer supported (a command "
+            "line is visible to every local user); read the seat token from the CIRULLA_TOKEN "
+            "environment variable the runner sets"
+        )
 
 
 def seat_values(
@@ -104,11 +120,12 @@ def bot_argv(spec: str, values: dict[str, str]) -> list[str]:
         return command_argv(spec[len(COMMAND_PREFIX) :], values)
     from cirulla.bots import bot_command
 
+    # No token argument: `cirulla bot` reads it from CIRULLA_TOKEN (``seat_env``).
     args = bot_command(
         spec,
         values["server"],
         values["match"],
-        values["token"],
+        None,
         name=values["name"],
         seed=int(values["seed"]),
     )
@@ -123,12 +140,17 @@ def served_argv(spec: str, name: str) -> list[str]:
 
 
 def command_argv(command: str, values: dict[str, str]) -> list[str]:
-    """Split ``command`` like a shell (no shell runs it) and fill in the placeholders."""
+    """Split ``command`` like a shell (no shell runs it) and fill in the placeholders.
+
+    Raises ValueError for the retired ``{token}`` (a spec stored before it was retired)."""
+    args = shlex.split(command)
+    refuse_token_placeholder(args)
     argv = []
-    for arg in shlex.split(command):
+    for arg in args:
         arg = arg.replace(PYTHON_PLACEHOLDER, sys.executable)
-        for key, value in values.items():
-            arg = arg.replace("{" + key + "}", value)
+        for key in PLACEHOLDERS:
+            if key in values:
+                arg = arg.replace("{" + key + "}", values[key])
         argv.append(arg)
     return argv
 
@@ -492,7 +514,7 @@ def bot_env(name: str) -> dict[str, str]:
     return env
 
 
-_MATCH_ENV = tuple(f"CIRULLA_{key.upper()}" for key in PLACEHOLDERS)
+_MATCH_ENV = tuple(f"CIRULLA_{key.upper()}" for key in SEAT_KEYS)
 
 
 class _LiveSet:

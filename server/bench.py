@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import random
 import signal
 import statistics
@@ -121,6 +122,7 @@ def server_process(
     log_path = workdir / "server.log"
     cmd = [sys.executable, "-m", "cirulla", "server", "--listen", "127.0.0.1:0"]
     cmd += ["--port-file", str(port_file), "--db", str(workdir / "bench.sqlite3")]
+    cmd += ["--parent-pid", str(os.getpid())]  # an interrupted benchmark leaves no server
     with open(log_path, "wb") as log_file:
         proc = subprocess.Popen(cmd, stdout=log_file, stderr=log_file, env=env)
     if procs is not None:
@@ -214,6 +216,7 @@ async def _in_process(decisions: int, matches: int, target: int) -> dict[str, An
                 )
             )
             grpc_s = time.perf_counter() - start
+            await srv.hub.records_written()  # written on the hub's writer thread
             record = srv.hub.store.get_record(f"{m.match.match_id}-g1")
             assert record is not None
             local_s, local_decisions = _in_process_replay(record)

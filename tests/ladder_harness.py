@@ -18,6 +18,7 @@ import grpc
 from cirulla.clients.ladder.db import open_database
 from cirulla.clients.ladder.store import LadderStore
 from cirulla.v1 import ladder_pb2_grpc
+from tests.server_harness import tied_to_this_process
 
 #: Short games keep the tests fast: target 11 ends a game in a few deals.
 FAST = ("--rule", "target=11", "--move-limit-ms", "5000", "--game-timeout", "120")
@@ -52,7 +53,7 @@ class LadderProcess:
         argv += ["--listen", "127.0.0.1:0", *FAST, *self.extra]
         with self.log.open("ab") as log:
             self.proc = subprocess.Popen(
-                argv,
+                tied_to_this_process(argv),
                 cwd=self.folder,
                 stdout=log,
                 stderr=subprocess.STDOUT,

@@ -21,6 +21,7 @@ import pytest
 
 from cirulla import protocol_compatible
 from cirulla.clients.supervise import LocalServer
+from tests.server_harness import server_command
 from tests.test_server_tls import self_signed
 
 CIRULLA = [sys.executable, "-m", "cirulla"]
@@ -137,9 +138,7 @@ def test_tls_from_a_ca_file_in_the_environment(tmp_path: Path) -> None:
     cert, key = self_signed(tmp_path)
     port_file = tmp_path / "port"
     srv = subprocess.Popen(
-        [
-            *CIRULLA,
-            "server",
+        server_command(
             "--listen",
             "127.0.0.1:0",
             "--port-file",
@@ -150,7 +149,7 @@ def test_tls_from_a_ca_file_in_the_environment(tmp_path: Path) -> None:
             str(cert),
             "--tls-key",
             str(key),
-        ],
+        ),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )

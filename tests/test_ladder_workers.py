@@ -29,13 +29,14 @@ from cirulla.clients.ladder.schema import (
     workers,
 )
 from cirulla.clients.ladder.store import LadderStore
+from tests.server_harness import tied_to_this_process
 
 LEASE = 4.0
 
 
 def start(args: list[str], log: Path, env: dict[str, str] | None = None) -> subprocess.Popen[Any]:
     return subprocess.Popen(
-        [sys.executable, "-m", "cirulla", *args],
+        tied_to_this_process([sys.executable, "-m", "cirulla", *args]),
         stdout=log.open("w"),
         stderr=subprocess.STDOUT,
         env={**os.environ, **(env or {})},

@@ -20,12 +20,12 @@ from cirulla.clients.supervise import cirulla_command
 from cirulla.server.client import ManualSeat, hello, play_seat, random_choice
 from cirulla.v1 import match_pb2, match_service_pb2_grpc, match_settings_pb2, rules_pb2
 from cirulla.v1 import match_service_pb2 as ms
+from tests.server_harness import server_command, tied_to_this_process
 
 
 def start_server(db: Path, port_file: Path) -> subprocess.Popen[bytes]:
     port_file.unlink(missing_ok=True)
-    argv = [*cirulla_command(), "server", "--listen", "127.0.0.1:0"]
-    argv += ["--port-file", str(port_file), "--db", str(db)]
+    argv = server_command("--listen", "127.0.0.1:0", "--port-file", str(port_file), "--db", str(db))
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
@@ -131,7 +131,9 @@ def test_sigkill_of_the_tournament_runner_takes_its_server_along(tmp_path: Path)
     argv = [*cirulla_command(), "tournament", "--out", str(out), "--seed", "3"]
     argv += ["--bot", "random", "--bot", "greedy", "--games", "4", "--concurrency", "1"]
     argv += ["--target", "11"]
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        tied_to_this_process(argv), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     try:
         deadline = time.monotonic() + 90
         while time.monotonic() < deadline and not (out / "games.jsonl").exists():

@@ -17,7 +17,7 @@ from cirulla.server.client import play_seat, random_choice
 from cirulla.v1 import match_service_pb2 as ms
 from cirulla.v1 import match_service_pb2_grpc, match_settings_pb2, rules_pb2
 
-from .server_harness import serving
+from .server_harness import server_command, serving
 
 CIRULLA = [sys.executable, "-m", "cirulla"]
 
@@ -190,16 +190,14 @@ def test_room_plays_games_one_after_another() -> None:
 def test_server_subprocess_port_file_and_graceful_shutdown(tmp_path: Path) -> None:
     port_file = tmp_path / "port"
     proc = subprocess.Popen(
-        [
-            *CIRULLA,
-            "server",
+        server_command(
             "--listen",
             "127.0.0.1:0",
             "--port-file",
             str(port_file),
             "--db",
             str(tmp_path / "s.sqlite3"),
-        ],
+        ),
         stderr=subprocess.PIPE,
         text=True,
     )

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from cirulla.cli import main
-from cirulla.clients.supervise import cirulla_command
 from cirulla.server.app import start_server
 from cirulla.server.store import Store
+from tests.server_harness import server_command
 
 
 def one_error_line(capsys: pytest.CaptureFixture[str]) -> str:
@@ -47,8 +47,7 @@ def test_a_port_in_use_is_refused(tmp_path: Path) -> None:
     async def main_async() -> subprocess.CompletedProcess[str]:
         srv = await start_server("127.0.0.1:0")
         try:
-            argv = [*cirulla_command(), "server", "--listen", f"127.0.0.1:{srv.port}"]
-            argv += ["--db", str(tmp_path / "d")]
+            argv = server_command("--listen", f"127.0.0.1:{srv.port}", "--db", str(tmp_path / "d"))
             return await asyncio.to_thread(
                 subprocess.run, argv, capture_output=True, text=True, timeout=60
             )

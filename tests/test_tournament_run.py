@@ -21,18 +21,19 @@ from cirulla.cli import main
 from cirulla.clients.supervise import LIVE, LocalServer
 from cirulla.server.store import Store
 from cirulla.v1 import match_pb2, match_service_pb2, match_service_pb2_grpc
+from tests.server_harness import tied_to_this_process
 
 # A seat that joins and answers every decision with an illegal action (its first legal
 # card capturing a card that is not on the table): the server rejects each answer, the
 # move clock runs out and the seat's side forfeits.
 GARBAGE_BOT = """
-import queue, sys
+import os, queue
 import grpc
 from cirulla import PROTOCOL_VERSION
 from cirulla.rules import CARD_NAMES
 from cirulla.v1 import match_service_pb2 as ms, match_service_pb2_grpc as grpc_ms, play_pb2
 
-server, match, token = sys.argv[1:4]
+server, match, token = (os.environ[f"CIRULLA_{k}"] for k in ("SERVER", "MATCH", "TOKEN"))
 outbox = queue.Queue()
 outbox.put(ms.PlayRequest(hello=play_pb2.Hello(
     protocol_version=PROTOCOL_VERSION, name="garbage", match_id=match, seat_token=token)))
@@ -69,12 +70,12 @@ outbox.put(None)
 # A seat that joins, then walks away (exit code 0) at its first decision: the server
 # counts the dropped stream, its grace period runs out and its side forfeits.
 QUITTER_BOT = """
-import sys
+import os
 import grpc
 from cirulla import PROTOCOL_VERSION
 from cirulla.v1 import match_service_pb2 as ms, match_service_pb2_grpc as grpc_ms, play_pb2
 
-server, match, token = sys.argv[1:4]
+server, match, token = (os.environ[f"CIRULLA_{k}"] for k in ("SERVER", "MATCH", "TOKEN"))
 hello = ms.PlayRequest(hello=play_pb2.Hello(
     protocol_version=PROTOCOL_VERSION, name="quitter", match_id=match, seat_token=token))
 channel = grpc.insecure_channel(server)
@@ -93,6 +94,11 @@ def run(out: Path, *args: str) -> int:
 
 def journal(out: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in (out / "games.jsonl").read_text().splitlines()]
+
+
+def journal_lines(out: Path) -> int:
+    path = out / "games.jsonl"
+    return path.read_text().count("\n") if path.exists() else 0
 
 
 def results(out: Path) -> dict[str, Any]:
@@ -195,7 +201,7 @@ def test_bot_sending_illegal_actions_forfeits_on_its_clock(tmp_path: Path) -> No
     out = tmp_path / "t"
     script = tmp_path / "garbage_bot.py"
     script.write_text(GARBAGE_BOT)
-    spec = f"garbage=cmd:{sys.executable} {script} {{server}} {{match}} {{token}}"
+    spec = f"garbage=cmd:{sys.executable} {script}"
     assert run(out, "--bot", spec, "--bot", "greedy", "--games", "2", "--move-limit", "800") == 0
     games = journal(out)
     assert len(games) == 2
@@ -213,7 +219,7 @@ def test_bot_leaving_mid_game_forfeits_as_disconnected(tmp_path: Path) -> None:
     out = tmp_path / "t"
     script = tmp_path / "quitter_bot.py"
     script.write_text(QUITTER_BOT)
-    spec = f"quitter=cmd:{sys.executable} {script} {{server}} {{match}} {{token}}"
+    spec = f"quitter=cmd:{sys.executable} {script}"
     assert run(out, "--bot", spec, "--bot", "greedy", "--games", "2") == 0
     games = journal(out)
     assert len(games) == 2
@@ -256,7 +262,7 @@ def test_resume_refuses_schedule_changes(
 
 def test_hung_bot_that_never_joins_loses_at_the_wall_clock_limit(tmp_path: Path) -> None:
     out = tmp_path / "t"
-    hang = f"hang=cmd:{sys.executable} -c 'import time; time.sleep(600)' {{token}}"
+    hang = f"hang=cmd:{sys.executable} -c 'import time; time.sleep(600)'"
     args = ("--bot", hang, "--bot", "random", "--games", "2", "--game-timeout", "3")
     assert run(out, *args) == 0
     games = journal(out)
@@ -312,12 +318,15 @@ def test_sigterm_stops_bots_and_server_and_resume_finishes(tmp_path: Path) -> No
     out = tmp_path / "t"
     argv = [sys.executable, "-m", "cirulla", "tournament", "--out", str(out), "--seed", "2"]
     argv += ["--bot", "random", "--bot", "greedy", "--games", "8", "--concurrency", "1"]
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(
+        tied_to_this_process(argv), stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+    )
     try:
         deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and not (out / "games.jsonl").exists():
+        # a whole line, not just the file: it is created before its first line is written
+        while time.monotonic() < deadline and not journal_lines(out):
             time.sleep(0.1)
-        assert (out / "games.jsonl").exists()
+        assert journal_lines(out)
         proc.send_signal(signal.SIGTERM)
         output, _ = proc.communicate(timeout=30)
     finally:

@@ -24,7 +24,7 @@ from cirulla.clients.results import (
     standings,
 )
 from cirulla.clients.schedule import build_schedule, deck_seed, groups, rotations
-from cirulla.clients.stats import Wdl
+from cirulla.clients.stats import Sprt, Wdl
 
 
 def test_round_robin_two_players_duplicates_each_seed_with_seats_swapped() -> None:
@@ -163,7 +163,17 @@ def test_standings_two_players() -> None:
     (h2h,) = st.head_to_head
     assert (h2h.first, h2h.wdl.wins, h2h.wdl.losses) == ("a", 1, 3)
     assert h2h.sprt_decision is None and h2h.sprt_llr is not None
+    # deck set 0: a lost both seatings (LL); deck set 1: one each (a split pair)
+    assert h2h.penta.counts == (1, 0, 1, 0, 0)
+    assert h2h.sprt_llr == pytest.approx(Sprt(0, 50, 0.05, 0.05).llr_penta(h2h.penta))
+    assert h2h.sprt_llr_trinomial == pytest.approx(Sprt(0, 50, 0.05, 0.05).llr(h2h.wdl))
+    # a deck set with one game played so far is not a pair yet
+    partial = standings(settings, [*games, result(4, ("a", "b"), 0, (51, 3))])
+    assert partial.head_to_head[0].penta.counts == (1, 0, 1, 0, 0)
     doc = results_document(settings, games)
+    penta = doc["standings"]["head_to_head"][0]["pentanomial"]
+    assert penta["counts"] == [1, 0, 1, 0, 0] and penta["pairs"] == 2
+    assert doc["standings"]["head_to_head"][0]["sprt"]["model"] == "pentanomial"
     assert doc["standings"]["bots"][0]["bot"] == "b"
     assert doc["standings"]["head_to_head"][0]["sprt"]["decision"] is None
     assert len(doc["games"]) == 4
@@ -225,7 +235,7 @@ def test_sprt_decided_pairing_starts_no_new_deck_set(tmp_path: Path) -> None:
 
 
 def test_bot_command_lines() -> None:
-    """Built-in specs run through this Python; a dash-leading token stays one value."""
+    """Built-in specs run through this Python; no token on any command line."""
     import sys
 
     from cirulla.clients.supervise import bot_argv, seat_values, validate_spec
@@ -233,11 +243,13 @@ def test_bot_command_lines() -> None:
     values = seat_values(server="127.0.0.1:5", match="m-1", token="-tok", seat=1, name="b", seed=9)
     argv = bot_argv("mcts:iterations=5", values)
     assert argv[:4] == [sys.executable, "-m", "cirulla", "bot"]
-    assert "--token=-tok" in argv and "-tok" not in argv
+    assert "--match=m-1" in argv and not any("tok" in arg for arg in argv)  # $CIRULLA_TOKEN
     joined = " ".join(argv)
     assert "--option=iterations=5" in joined or "--option iterations=5" in joined
-    cmd = bot_argv("cmd:engine --at {server} --id {match}/{seat} '{token}'", values)
-    assert cmd == ["engine", "--at", "127.0.0.1:5", "--id", "m-1/1", "-tok"]
+    cmd = bot_argv("cmd:engine --at {server} --id {match}/{seat}", values)
+    assert cmd == ["engine", "--at", "127.0.0.1:5", "--id", "m-1/1"]
+    with pytest.raises(ValueError, match="CIRULLA_TOKEN"):
+        validate_spec("cmd:engine '{token}'")
     with pytest.raises(ValueError, match="empty"):
         validate_spec("cmd:  ")
     with pytest.raises(ValueError, match="unknown bot kind"):

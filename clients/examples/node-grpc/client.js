@@ -3,10 +3,11 @@
 // @grpc/grpc-js, @grpc/proto-loader and the .proto files of proto/cirulla/v1.
 //
 //   npm ci
-//   node client.js --server=HOST:PORT --match=MATCH_ID --token=SEAT_TOKEN [--name=NAME]
+//   CIRULLA_SERVER=HOST:PORT CIRULLA_MATCH=MATCH_ID CIRULLA_TOKEN=SEAT_TOKEN node client.js
 //
-// The three values may instead come from the environment (CIRULLA_SERVER,
-// CIRULLA_MATCH, CIRULLA_TOKEN), which keeps the secret token off the command line.
+// The tournament runner and the ladder set those three variables (the secret token is
+// never on a command line, where `ps` shows it to every local user); --server=,
+// --match=, --name= (and, by hand only, --token=) override them.
 // The player captures as many cards as it can, else plays its lowest card. When the
 // match is over it prints one JSON line (seat, decisions, games, winner side) and
 // exits 0; any protocol surprise is an error (exit 1) naming what went wrong.

@@ -1,0 +1,81 @@
+"""The server's SQLite store never overwrites (issue 12, minor: ids restarting at ``m-1-``
+with ``INSERT OR REPLACE`` would have replaced an old record silently)."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from cirulla.server.store import Store
+
+
+def record(record_id: str, text: str) -> dict[str, object]:
+    return {"record_id": record_id, "match_id": "m-1-ab", "game_number": 1, "note": text}
+
+
+def summary(match_id: str, status: str) -> dict[str, object]:
+    return {"match_id": match_id, "create_time": "2026-12-01T00:00:00Z", "status": status}
+
+
+def test_a_record_id_already_stored_is_refused_and_the_old_record_kept(tmp_path: Path) -> None:
+    store = Store(tmp_path / "s.sqlite3")
+    store.save_record(record("m-1-ab-g1", "first"))
+    with pytest.raises(sqlite3.IntegrityError):
+        store.save_record(record("m-1-ab-g1", "second"))
+    kept = store.get_record("m-1-ab-g1")
+    assert kept is not None and kept["note"] == "first"
+    assert len(store.list_records()) == 1
+
+
+def test_a_match_id_already_stored_is_refused_and_the_old_match_kept(tmp_path: Path) -> None:
+    store = Store(tmp_path / "s.sqlite3")
+    assert store.insert_match(summary("m-1-ab", "MATCH_STATUS_FINISHED"))
+    assert not store.insert_match(summary("m-1-ab", "MATCH_STATUS_WAITING"))
+    kept = store.get_match("m-1-ab")
+    assert kept is not None and kept["status"] == "MATCH_STATUS_FINISHED"
+    assert store.count_matches() == 1
+
+
+def test_finished_games_are_written_off_the_event_loop() -> None:
+    """Issue 12, under load: the end of a game must not stall every other match while its
+    record is built and written. SQLite's own statement trace says which thread wrote."""
+    import asyncio
+    import random
+    import threading
+
+    from cirulla.server.client import play_seat, random_choice
+    from cirulla.v1 import match_service_pb2 as ms
+    from cirulla.v1 import match_settings_pb2, rules_pb2
+
+    from .server_harness import serving
+
+    writers: list[str] = []
+
+    async def main() -> None:
+        async with serving(":memory:") as (stub, srv, _channel):
+            srv.hub.store._db.set_trace_callback(
+                lambda sql: (
+                    writers.append(threading.current_thread().name)
+                    if sql.startswith("INSERT INTO records")
+                    else None
+                )
+            )
+            rules = rules_pb2.Rules(overrides=rules_pb2.RuleOptions(players=2, target=11))
+            settings = match_settings_pb2.MatchSettings(rules=rules, seed=4)
+            created = await stub.CreateMatch(ms.CreateMatchRequest(settings=settings))
+            rng = random.Random(4)
+            await asyncio.gather(
+                *(
+                    play_seat(stub, created.match.match_id, t.token, random_choice(rng))
+                    for t in created.seat_tokens
+                )
+            )
+            listed = await stub.ListRecords(ms.ListRecordsRequest(match_id=created.match.match_id))
+            assert len(listed.records) == 1
+            loop_thread = threading.current_thread().name
+            assert writers and loop_thread not in writers
+
+    asyncio.run(main())
+    assert all(name.startswith("cirulla-records") for name in writers), writers
