@@ -183,7 +183,7 @@ class _Stream:
             yield item
 
     def send(self, request: match_service_pb2.PlayRequest) -> None:
-        log.debug("send %s", _brief(request))
+        log.debug("send %s", _Brief(request))
         self.requests.put(request)
 
     def close(self) -> None:
@@ -191,8 +191,55 @@ class _Stream:
         self.call.cancel()
 
 
-def _brief(message: object) -> str:
-    return " ".join(str(message).split())[:400]
+class _Brief:
+    """A message shortened for a debug line, formatted only if the line is written
+    (formatting every message costs more than the game's rules do)."""
+
+    __slots__ = ("message",)
+
+    def __init__(self, message: object) -> None:
+        self.message = message
+
+    def __str__(self) -> str:
+        return " ".join(str(self.message).split())[:400]
+
+
+class _Thinker:
+    """One thread that runs the policy decision after decision (starting a thread per
+    decision costs more than a cheap policy's whole decision). A decision the kit stopped
+    waiting for keeps it busy: the next decision then gets a fresh thread."""
+
+    def __init__(self) -> None:
+        self._jobs: queue.SimpleQueue[Callable[[], None] | None] = queue.SimpleQueue()
+        self._last: threading.Event | None = None  # set once the last job has returned
+
+    def run(self, job: Callable[[], None], timeout: float) -> bool:
+        """Run ``job`` on the thread; False if it is still running after ``timeout``."""
+        if self._last is None or not self._last.is_set():
+            self._jobs = queue.SimpleQueue()  # the busy thread keeps its own queue
+            threading.Thread(
+                target=self._loop, args=(self._jobs,), name="bot-decision", daemon=True
+            ).start()
+        done = self._last = threading.Event()
+
+        def wrapped() -> None:
+            try:
+                job()
+            finally:
+                done.set()
+
+        self._jobs.put(wrapped)
+        return done.wait(timeout)
+
+    @staticmethod
+    def _loop(jobs: queue.SimpleQueue[Callable[[], None] | None]) -> None:
+        while (job := jobs.get()) is not None:
+            job()
+
+    def close(self) -> None:
+        """Let the thread end (a busy one ends after its job)."""
+        self._jobs.put(None)
+        self._last = None
 
 
 class BotClient:
@@ -231,6 +278,7 @@ class BotClient:
         self._join_expired = False
         # optional hooks of richer policies (the text-engine bridge): every message seen
         self._observe = getattr(policy, "observe", None)
+        self._thinker = _Thinker()
 
     def hello(self, resume: bool) -> play_pb2.Hello:
         hello = play_pb2.Hello(
@@ -246,6 +294,12 @@ class BotClient:
 
     def run(self) -> MatchOutcome:
         """Play until the match ends; reconnect with backoff when the stream drops."""
+        try:
+            return self._run()
+        finally:
+            self._thinker.close()
+
+    def _run(self) -> MatchOutcome:
         failures = 0
         resume = False
         with open_channel(self.server, self.tls_ca) as channel:
@@ -283,7 +337,7 @@ class BotClient:
         try:
             for response in stream.call:
                 kind = response.WhichOneof("body")
-                log.debug("recv %s", _brief(response))
+                log.debug("recv %s", _Brief(response))
                 if kind != "welcome":
                     self._started.set()
                 if kind == "welcome":
@@ -462,9 +516,9 @@ class BotClient:
         if budget is None:
             work()
         else:
-            thread = threading.Thread(target=work, name="bot-decision", daemon=True)
-            thread.start()
-            thread.join(max(0.0, budget + OVERRUN_GRACE - (time.monotonic() - received)))
+            self._thinker.run(
+                work, max(0.0, budget + OVERRUN_GRACE - (time.monotonic() - received))
+            )
         if not box:
             cancel.set()
             self.outcome.defaults_played += 1

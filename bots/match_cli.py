@@ -15,6 +15,7 @@ import sys
 import grpc
 
 from cirulla.rules import OptionError, Options, parse_overrides
+from cirulla.rules.cli import add_rule_arguments
 from cirulla.v1 import match_service_pb2, match_service_pb2_grpc, match_settings_pb2
 from cirulla.wire import rules_to_proto
 
@@ -134,18 +135,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     c.add_argument(
         "--tls-ca", metavar="PEM", help="use TLS with this CA certificate ($CIRULLA_TLS_CA)"
     )
-    c.add_argument(
-        "--preset", metavar="P", help="rule preset: standard (default), genova-home or fantacarte"
-    )
-    c.add_argument(
-        "--rule",
-        action="append",
-        default=[],
-        metavar="OPTION=VALUE",
-        help="override one rule option, e.g. must_capture=off (repeat); "
-        "see `cirulla rules options`",
-    )
-    c.add_argument("--players", type=int, choices=(2, 3, 4), help="seats (default 2)")
+    add_rule_arguments(c)
     c.add_argument("--target", type=_positive, metavar="T", help="points that end a game (51)")
     c.add_argument(
         "--games", type=_positive, default=1, metavar="N", help="best of N games (default 1)"

@@ -19,12 +19,14 @@ from rich.markup import escape
 
 from cirulla.clients.bench import register_bench
 from cirulla.clients.botsfile import load_bots_file
+from cirulla.clients.deals import load_deals
 from cirulla.clients.journal import OutputLock, Settings, load_settings, save_settings
 from cirulla.clients.schedule import FORMATS, games_per_set
 from cirulla.clients.stats import Sprt
 from cirulla.clients.supervise import COMMAND_PREFIX, PLACEHOLDERS, validate_spec
 from cirulla.clients.tournament import RunOptions, Tournament, schedule_of
 from cirulla.rules import OptionError, Options, parse_overrides
+from cirulla.rules.cli import add_rule_arguments
 
 DEFAULT_BOTS = ("random=random", "greedy=greedy", "mcts=mcts:iterations=200")
 DEFAULT_GAMES = 10
@@ -93,6 +95,7 @@ _SCHEDULE_ARGS = (
     "format",
     "seed",
     "sprt",
+    "deals",
 )
 
 
@@ -156,18 +159,7 @@ def register(commands: argparse._SubParsersAction, bench: argparse._SubParsersAc
         metavar="N",
         help="games played at the same time (default 2)",
     )
-    parser.add_argument(
-        "--preset", metavar="P", help="rule preset: standard (default), genova-home or fantacarte"
-    )
-    parser.add_argument(
-        "--rule",
-        action="append",
-        default=[],
-        metavar="OPTION=VALUE",
-        help="override one rule option, e.g. must_capture=off (repeat); "
-        "see `cirulla rules options`",
-    )
-    parser.add_argument("--players", type=int, choices=(2, 3, 4), help="seats per game (default 2)")
+    add_rule_arguments(parser, default=None)  # None: --resume can tell it was not given
     parser.add_argument(
         "--target", type=_positive_int, metavar="T", help="points that end a game (default 51)"
     )
@@ -188,6 +180,13 @@ def register(commands: argparse._SubParsersAction, bench: argparse._SubParsersAc
         type=int,
         metavar="S",
         help="tournament seed: fixes every deck (default: random, saved)",
+    )
+    parser.add_argument(
+        "--deals",
+        type=Path,
+        metavar="FILE",
+        help="fixed deals, like an opening book: JSON lines, one deck set per line, "
+        '{"seed": N} or {"decks": ["40 card codes", ...]} (docs/tournament.md)',
     )
     parser.add_argument(
         "--resume",
@@ -326,6 +325,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         margin_ms=args.tc_margin or 0,
         game_timeout=args.game_timeout or 600.0,
         sprt=tuple(args.sprt) if args.sprt else None,
+        deals=load_deals(args.deals) if args.deals is not None else None,
     )
     schedule_of(settings)  # at least two bots, a known format
     if settings.sprt is not None:

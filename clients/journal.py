@@ -46,6 +46,8 @@ class Settings:
     disconnect_grace_ms: int = 1_000
     game_timeout: float = 600.0
     sprt: tuple[float, float, float, float] | None = None
+    #: Fixed deck sets from ``--deals FILE`` (``clients/deals.py``), None: from ``seed``.
+    deals: list[dict[str, Any]] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)

@@ -36,6 +36,7 @@ from cirulla.clients.supervise import (
     seat_env,
     seat_values,
 )
+from cirulla.rules.cards import parse_card
 from cirulla.rules.options import side_count, side_of
 from cirulla.v1 import (
     events_pb2,
@@ -44,7 +45,7 @@ from cirulla.v1 import (
     match_service_pb2_grpc,
     match_settings_pb2,
 )
-from cirulla.wire import rules_to_proto
+from cirulla.wire import card_to_proto, rules_to_proto
 
 POLL_SECONDS = 0.2
 #: How long bots may take to leave on their own after the match ended.
@@ -59,8 +60,14 @@ NOT_STARTED = 127
 _FINAL = (match_pb2.MATCH_STATUS_FINISHED, match_pb2.MATCH_STATUS_ABORTED)
 
 
-def match_settings(settings: Settings, seed: int) -> match_settings_pb2.MatchSettings:
-    """The protobuf settings of every tournament match: one game, forfeit on timeout."""
+def match_settings(
+    settings: Settings, seed: int, deal_set: int | None = None
+) -> match_settings_pb2.MatchSettings:
+    """The protobuf settings of every tournament match: one game, forfeit on timeout.
+
+    Dealt from ``seed``, or from the explicit deck orders ``--deals`` gives deck set
+    ``deal_set``."""
+    decks = deck_orders(settings, deal_set)
     return match_settings_pb2.MatchSettings(
         rules=rules_to_proto(settings.preset, settings.rules),
         best_of=1,
@@ -71,8 +78,24 @@ def match_settings(settings: Settings, seed: int) -> match_settings_pb2.MatchSet
             margin_ms=settings.margin_ms,
         ),
         timeout_policy=match_settings_pb2.TIMEOUT_POLICY_FORFEIT_GAME,
-        seed=seed,
+        seed=None if decks is not None else seed,
+        deck_orders=decks,
         disconnect_grace_ms=settings.disconnect_grace_ms,
+    )
+
+
+def deck_orders(settings: Settings, deal_set: int | None) -> match_settings_pb2.DeckOrders | None:
+    """The ``--deals`` line's explicit deck orders for ``deal_set``; None: deal from a seed."""
+    if not settings.deals or deal_set is None:
+        return None
+    entry = settings.deals[deal_set % len(settings.deals)]
+    if "decks" not in entry:
+        return None
+    return match_settings_pb2.DeckOrders(
+        decks=[
+            match_settings_pb2.DeckOrder(cards=[card_to_proto(parse_card(c)) for c in deck])
+            for deck in entry["decks"]
+        ]
     )
 
 
@@ -224,7 +247,7 @@ class Referee:
         try:
             created = self.stub.CreateMatch(
                 match_service_pb2.CreateMatchRequest(
-                    settings=match_settings(self.settings, game.seed),
+                    settings=match_settings(self.settings, game.seed, game.deal_set),
                     deal_group=deal_group(game.seed),
                     deal_group_size=self.group_sizes.get(game.seed, 0),
                 ),

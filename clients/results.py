@@ -17,7 +17,15 @@ from openskill.models import PlackettLuce
 from rich.table import Table
 
 from cirulla.clients.journal import GameResult, Settings
-from cirulla.clients.stats import EloEstimate, Sprt, Wdl, elo_interval, los
+from cirulla.clients.stats import (
+    EloEstimate,
+    Penta,
+    Sprt,
+    Wdl,
+    elo_interval,
+    los,
+    penta_interval,
+)
 from cirulla.rules.options import side_of
 
 
@@ -82,7 +90,12 @@ class BotLine:
 
 @dataclass
 class HeadToHead:
-    """A two-bot pairing from the first bot's point of view."""
+    """A two-bot pairing from the first bot's point of view.
+
+    ``penta`` counts its complete duplicate pairs (both games of a deck set finished); the
+    SPRT decides on them (``sprt_llr``), as fastchess does with paired games;
+    ``sprt_llr_trinomial`` treats every game as independent, for comparison.
+    """
 
     pairing: str
     first: str
@@ -90,8 +103,15 @@ class HeadToHead:
     wdl: Wdl = field(default_factory=Wdl)
     points: tuple[float, float] = (0.0, 0.0)
     deals: int = 0
+    penta: Penta = field(default_factory=Penta)
     sprt_llr: float | None = None
+    sprt_llr_trinomial: float | None = None
     sprt_decision: str | None = None
+
+    @property
+    def elo_pairs(self) -> EloEstimate:
+        """Elo and its interval from the pentanomial counts."""
+        return penta_interval(self.penta)
 
 
 @dataclass
@@ -176,6 +196,8 @@ def standings(settings: Settings, results: Iterable[GameResult]) -> Standings:
     ordered = sorted(results, key=lambda r: r.index)
     lines = {name: BotLine(name) for name in settings.bots}
     pairs: dict[tuple[str, ...], HeadToHead] = {}
+    # The first bot's game scores per duplicate deck set of each pairing.
+    sets: dict[tuple[tuple[str, ...], int], list[float]] = {}
     sprt = Sprt(*settings.sprt) if settings.sprt else None
     void = 0
     for result in ordered:
@@ -184,16 +206,22 @@ def standings(settings: Settings, results: Iterable[GameResult]) -> Standings:
         if len(set(result.group)) == 2 and len(result.group) == 2:
             a, b = result.group
             h2h = pairs.setdefault(result.group, HeadToHead(" vs ".join(result.group), a, b))
-            h2h.wdl = h2h.wdl + pair_wdl.get((a, b), Wdl())
+            game = pair_wdl.get((a, b), Wdl())
+            h2h.wdl = h2h.wdl + game
+            sets.setdefault((result.group, result.deal_set), []).append(game.score)
             if result.deals:
                 sides = side_bots(result, settings.players)
                 pts = {bot: float(result.totals[side]) for side, bot in sides.items()}
                 h2h.points = (h2h.points[0] + pts[a], h2h.points[1] + pts[b])
                 h2h.deals += result.deals
+    for (group, _), scores in sets.items():
+        if len(scores) == 2:  # both seatings of the deck set played: one duplicate pair
+            pairs[group].penta = pairs[group].penta + Penta.of_pair(*scores)
     for h2h in pairs.values():
         if sprt is not None:
-            h2h.sprt_llr = sprt.llr(h2h.wdl)
-            h2h.sprt_decision = sprt.decide(h2h.wdl)
+            h2h.sprt_llr = sprt.llr_penta(h2h.penta)
+            h2h.sprt_llr_trinomial = sprt.llr(h2h.wdl)
+            h2h.sprt_decision = sprt.verdict(h2h.sprt_llr)
     _rate(lines, ordered, settings.players)
     bots = sorted(lines.values(), key=lambda b: (-b.wdl.score, -b.win_rate, b.name))
     return Standings(bots, list(pairs.values()), len(ordered), void)
@@ -254,6 +282,8 @@ def pairs_table(st: Standings) -> Table:
     table.add_column("score", justify="right")
     table.add_column("Elo (95%)", justify="right")
     table.add_column("LOS", justify="right")
+    table.add_column("Ptnml(0-2)", justify="right")
+    table.add_column("Elo pairs (95%)", justify="right")
     table.add_column("pts/deal", justify="right")
     show_sprt = any(h.sprt_llr is not None for h in st.head_to_head)
     if show_sprt:
@@ -267,6 +297,8 @@ def pairs_table(st: Standings) -> Table:
             f"{h.wdl.score:.0%}",
             _fmt_elo(est),
             f"{los(h.wdl):.0%}",
+            str(list(h.penta.counts)),
+            _fmt_elo(h.elo_pairs) if h.penta.pairs else "-",
             f"{h.points[0] / h.deals:.2f} : {h.points[1] / h.deals:.2f}" if h.deals else "-",
         ]
         if show_sprt:
@@ -315,10 +347,18 @@ def standings_dict(st: Standings, sprt: Sprt | None = None) -> dict[str, Any]:
             "elo_95": [_finite(est.low), _finite(est.high)],
             "los": los(h.wdl),
             "points_per_deal": [p / h.deals for p in h.points] if h.deals else None,
+            "pentanomial": {
+                "pairs": h.penta.pairs,
+                "counts": list(h.penta.counts),
+                "elo": _finite(h.elo_pairs.elo) if h.penta.pairs else None,
+                "elo_95": [_finite(h.elo_pairs.low), _finite(h.elo_pairs.high)],
+            },
         }
         if sprt is not None:
             entry["sprt"] = {
+                "model": "pentanomial",
                 "llr": h.sprt_llr,
+                "llr_trinomial": h.sprt_llr_trinomial,
                 "lower": sprt.lower,
                 "upper": sprt.upper,
                 "decision": h.sprt_decision,

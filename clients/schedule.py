@@ -89,9 +89,18 @@ def games_per_set(players: int) -> int:
 
 
 def build_schedule(
-    bots: Sequence[str], *, players: int, fmt: str, games: int, seed: int
+    bots: Sequence[str],
+    *,
+    players: int,
+    fmt: str,
+    games: int,
+    seed: int,
+    seeds: Sequence[int] | None = None,
 ) -> list[ScheduledGame]:
-    """The whole tournament: ``games`` per group, rounded up to full duplicate sets."""
+    """The whole tournament: ``games`` per group, rounded up to full duplicate sets.
+
+    ``seeds``: the deck seed of each set (``--deals``), instead of deriving it from ``seed``.
+    """
     if games < 1:
         raise ValueError(f"games per pairing must be at least 1, not {games}")
     per_set = games_per_set(players)
@@ -99,7 +108,7 @@ def build_schedule(
     all_groups = groups(bots, players, fmt)
     schedule: list[ScheduledGame] = []
     for deal_set in range(sets):
-        seed_k = deck_seed(seed, deal_set)
+        seed_k = seeds[deal_set] if seeds is not None else deck_seed(seed, deal_set)
         for group in all_groups:
             for seats in rotations(group, players):
                 schedule.append(ScheduledGame(len(schedule), group, deal_set, seed_k, seats))

@@ -5,9 +5,11 @@ Everything works on trinomial counts (wins, draws, losses) of one player against
 opponent (or against the field), with the logistic Elo model used by cutechess and
 fishtest: a score fraction ``s`` corresponds to ``elo = -400 * log10(1 / s - 1)``.
 
-Duplicate deals make consecutive games correlated (the same cards with seats swapped), so
-treating games as independent overestimates the variance: the intervals here are
-conservative, which is the safe side for a tournament report.
+Duplicate deals make the two games of a pair correlated (the same cards with seats
+swapped), so treating games as independent overestimates the variance. ``Penta`` counts
+whole pairs instead, as fastchess does: the pentanomial model (a pair scores 0, 1/2, 1,
+3/2 or 2 points) whose Elo interval and SPRT use the variance of the pair scores, which is
+smaller when the deal's luck cancels out between the two games.
 """
 
 from __future__ import annotations
@@ -48,6 +50,59 @@ class Wdl:
     def flipped(self) -> Wdl:
         """The same games from the opponent's side."""
         return Wdl(self.losses, self.draws, self.wins)
+
+
+#: What a pair of games (the same deals, seats swapped) can score, as a fraction of its
+#: two points: the five pentanomial outcomes LL, LD+DL, WL+LW+DD, WD+DW, WW.
+PAIR_SCORES = (0.0, 0.25, 0.5, 0.75, 1.0)
+
+
+@dataclass(frozen=True, slots=True)
+class Penta:
+    """Counts of the five pair outcomes (``PAIR_SCORES``), from one player's view."""
+
+    counts: tuple[int, int, int, int, int] = (0, 0, 0, 0, 0)
+
+    @classmethod
+    def of_pair(cls, first: float, second: float) -> Penta:
+        """One pair from its two game scores (1, 1/2 or 0 each)."""
+        counts = [0] * 5
+        counts[round((first + second) * 2)] = 1
+        return cls(_five(counts))
+
+    @property
+    def pairs(self) -> int:
+        return sum(self.counts)
+
+    @property
+    def score(self) -> float:
+        """Mean score per game over the pairs; 0.5 with none."""
+        return _mean(self.counts, PAIR_SCORES)
+
+    def __add__(self, other: Penta) -> Penta:
+        return Penta(_five([a + b for a, b in zip(self.counts, other.counts, strict=True)]))
+
+    def flipped(self) -> Penta:
+        return Penta(_five(list(reversed(self.counts))))
+
+
+def _five(counts: list[int]) -> tuple[int, int, int, int, int]:
+    a, b, c, d, e = counts
+    return a, b, c, d, e
+
+
+def _mean(weights: tuple[float, ...] | list[float], values: tuple[float, ...]) -> float:
+    n = sum(weights)
+    return sum(w * v for w, v in zip(weights, values, strict=True)) / n if n else 0.5
+
+
+def _variance(weights: tuple[float, ...] | list[float], values: tuple[float, ...]) -> float:
+    """Variance of one outcome (one game, or one pair) under the observed frequencies."""
+    n = sum(weights)
+    if not n:
+        return 0.0
+    mean = _mean(weights, values)
+    return sum(w * (v - mean) ** 2 for w, v in zip(weights, values, strict=True)) / n
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,14 +150,23 @@ def elo_interval(wdl: Wdl, confidence: float = 0.95) -> EloEstimate:
     The interval is computed on the score and mapped through the Elo curve, so it is
     asymmetric in Elo (as in cutechess's ``elo ± margin`` report, which halves its width).
     """
+    return _interval(wdl.games, wdl.score, score_variance(wdl), confidence)
+
+
+def penta_interval(penta: Penta, confidence: float = 0.95) -> EloEstimate:
+    """Elo difference with its interval from pairs (fastchess's pentanomial report): the
+    same mapping as ``elo_interval``, with the variance of the pairs' mean scores."""
+    return _interval(penta.pairs, penta.score, _variance(penta.counts, PAIR_SCORES), confidence)
+
+
+def _interval(n: int, s: float, variance: float, confidence: float) -> EloEstimate:
+    """``n`` outcomes of mean score ``s`` and per-outcome ``variance``, mapped to Elo."""
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must be between 0 and 1, not {confidence}")
-    n = wdl.games
     if not n:
         return EloEstimate(0.0, -math.inf, math.inf)
-    s = wdl.score
     z = NormalDist().inv_cdf(0.5 + confidence / 2)
-    stderr = math.sqrt(score_variance(wdl) / n)
+    stderr = math.sqrt(variance / n)
     return EloEstimate(
         elo_from_score(s), elo_from_score(s - z * stderr), elo_from_score(s + z * stderr)
     )
@@ -161,16 +225,33 @@ class Sprt:
         """
         if not wdl.games:
             return 0.0
-        w, d, l_ = wdl.wins + SPRT_PRIOR, float(wdl.draws), wdl.losses + SPRT_PRIOR
-        n = w + d + l_
-        s = (w + 0.5 * d) / n
-        var = (w * (1.0 - s) ** 2 + d * (0.5 - s) ** 2 + l_ * s**2) / n
+        weights = [wdl.losses + SPRT_PRIOR, float(wdl.draws), wdl.wins + SPRT_PRIOR]
+        return self._llr(weights, (0.0, 0.5, 1.0))
+
+    def llr_penta(self, penta: Penta) -> float:
+        """The same GSPRT on pairs (fastchess's pentanomial LLR): ``N`` is the number of
+        pairs, ``s`` their mean score per game and ``var`` the variance of a pair's score;
+        ``SPRT_PRIOR`` pseudo-pairs are added to LL and to WW."""
+        if not penta.pairs:
+            return 0.0
+        weights = [float(c) for c in penta.counts]
+        weights[0] += SPRT_PRIOR
+        weights[-1] += SPRT_PRIOR
+        return self._llr(weights, PAIR_SCORES)
+
+    def _llr(self, weights: list[float], values: tuple[float, ...]) -> float:
+        n = sum(weights)
+        s, var = _mean(weights, values), _variance(weights, values)
         s0, s1 = score_from_elo(self.elo0), score_from_elo(self.elo1)
         return n * (s1 - s0) * (2.0 * s - s0 - s1) / (2.0 * var)
 
-    def decide(self, wdl: Wdl) -> str | None:
+    def decide(self, wdl: Wdl | Penta) -> str | None:
         """``"H1"`` (elo >= elo1 accepted), ``"H0"`` (elo <= elo0 accepted) or None (go on)."""
-        llr = self.llr(wdl)
+        llr = self.llr_penta(wdl) if isinstance(wdl, Penta) else self.llr(wdl)
+        return self.verdict(llr)
+
+    def verdict(self, llr: float) -> str | None:
+        """The decision an LLR reaches (see ``decide``)."""
         if llr >= self.upper:
             return "H1"
         if llr <= self.lower:

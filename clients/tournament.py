@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from cirulla.clients.deals import deal_seeds
 from cirulla.clients.journal import (
     RESULTS_FILE,
     GameResult,
@@ -30,7 +31,7 @@ from cirulla.clients.journal import (
 )
 from cirulla.clients.referee import Referee
 from cirulla.clients.results import Standings, bots_table, pairs_table, results_document, standings
-from cirulla.clients.schedule import ScheduledGame, build_schedule
+from cirulla.clients.schedule import ScheduledGame, build_schedule, games_per_set
 from cirulla.clients.stats import Sprt
 from cirulla.clients.supervise import LIVE, LocalServer
 
@@ -74,12 +75,14 @@ def log_tail(path: Path, lines: int = LOG_TAIL) -> str:
 
 
 def schedule_of(settings: Settings) -> list[ScheduledGame]:
+    sets = -(-settings.games // games_per_set(settings.players))
     return build_schedule(
         list(settings.bots),
         players=settings.players,
         fmt=settings.format,
         games=settings.games,
         seed=settings.seed,
+        seeds=deal_seeds(settings.deals, settings.seed, sets) if settings.deals else None,
     )
 
 

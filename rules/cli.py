@@ -81,19 +81,33 @@ def register(commands: argparse._SubParsersAction, bench: argparse._SubParsersAc
     p.set_defaults(func=cmd_bench)
 
 
-def add_rule_arguments(parser: argparse.ArgumentParser) -> None:
-    """--preset, --players and --rule name=value, shared by every command that plays."""
+def add_rule_arguments(
+    parser: argparse.ArgumentParser, *, default: str | None = "standard", players: bool = True
+) -> None:
+    """--preset, --players and --rule OPTION=VALUE, shared by every command that plays.
+
+    ``default`` is ``args.preset`` when --preset is not given; None lets a command tell
+    "not given" apart (the tournament refuses rules with --resume) and apply "standard"
+    itself. ``players=False`` leaves out --players (the ladder sets it per queue). An
+    unknown preset is reported by ``Options.preset`` in one line, naming the presets.
+    """
     parser.add_argument(
-        "--preset", default="standard", choices=sorted(PRESETS), help="rule preset (standard)"
+        "--preset",
+        default=default,
+        metavar="P",
+        help=f"rule preset: {', '.join(PRESETS)} (default standard)",
     )
-    parser.add_argument("--players", type=int, choices=(2, 3, 4), help="number of players")
+    if players:
+        parser.add_argument(
+            "--players", type=int, choices=(2, 3, 4), help="seats per game (default 2)"
+        )
     parser.add_argument(
         "--rule",
         action="append",
         default=[],
         metavar="OPTION=VALUE",
-        help="override one rule option, e.g. --rule must_capture=off (repeatable; "
-        "see 'cirulla rules options')",
+        help="override one rule option, e.g. must_capture=off or target=21 (repeat); "
+        "see `cirulla rules options`",
     )
 
 

@@ -24,7 +24,7 @@ from cirulla.clients.results import (
     standings,
 )
 from cirulla.clients.schedule import build_schedule, deck_seed, groups, rotations
-from cirulla.clients.stats import Wdl
+from cirulla.clients.stats import Sprt, Wdl
 
 
 def test_round_robin_two_players_duplicates_each_seed_with_seats_swapped() -> None:
@@ -163,7 +163,17 @@ def test_standings_two_players() -> None:
     (h2h,) = st.head_to_head
     assert (h2h.first, h2h.wdl.wins, h2h.wdl.losses) == ("a", 1, 3)
     assert h2h.sprt_decision is None and h2h.sprt_llr is not None
+    # deck set 0: a lost both seatings (LL); deck set 1: one each (a split pair)
+    assert h2h.penta.counts == (1, 0, 1, 0, 0)
+    assert h2h.sprt_llr == pytest.approx(Sprt(0, 50, 0.05, 0.05).llr_penta(h2h.penta))
+    assert h2h.sprt_llr_trinomial == pytest.approx(Sprt(0, 50, 0.05, 0.05).llr(h2h.wdl))
+    # a deck set with one game played so far is not a pair yet
+    partial = standings(settings, [*games, result(4, ("a", "b"), 0, (51, 3))])
+    assert partial.head_to_head[0].penta.counts == (1, 0, 1, 0, 0)
     doc = results_document(settings, games)
+    penta = doc["standings"]["head_to_head"][0]["pentanomial"]
+    assert penta["counts"] == [1, 0, 1, 0, 0] and penta["pairs"] == 2
+    assert doc["standings"]["head_to_head"][0]["sprt"]["model"] == "pentanomial"
     assert doc["standings"]["bots"][0]["bot"] == "b"
     assert doc["standings"]["head_to_head"][0]["sprt"]["decision"] is None
     assert len(doc["games"]) == 4

@@ -8,11 +8,13 @@ import random
 import pytest
 
 from cirulla.clients.stats import (
+    Penta,
     Sprt,
     Wdl,
     elo_from_score,
     elo_interval,
     los,
+    penta_interval,
     score_from_elo,
     score_variance,
 )
@@ -131,3 +133,55 @@ def test_elo_cells_of_the_tables() -> None:
     assert _fmt_elo(elo_interval(Wdl(3, 0, 0))) == "+inf"
     assert _fmt_elo(elo_interval(Wdl(0, 0, 3))) == "-inf"
     assert _fmt_elo(elo_interval(Wdl(2, 0, 6))) == "-191 [-inf,+35]"
+
+
+def test_pentanomial_counts_pairs_by_their_points() -> None:
+    assert Penta.of_pair(0, 0).counts == (1, 0, 0, 0, 0)
+    assert Penta.of_pair(0.5, 0).counts == (0, 1, 0, 0, 0)
+    assert Penta.of_pair(1, 0).counts == Penta.of_pair(0.5, 0.5).counts == (0, 0, 1, 0, 0)
+    assert Penta.of_pair(1, 0.5).counts == (0, 0, 0, 1, 0)
+    assert Penta.of_pair(1, 1).counts == (0, 0, 0, 0, 1)
+    penta = Penta((1, 0, 2, 0, 3)) + Penta.of_pair(1, 1)
+    assert penta.counts == (1, 0, 2, 0, 4) and penta.pairs == 7
+    assert penta.score == pytest.approx((2 * 0.5 + 4 * 1.0) / 7)
+    assert penta.flipped().counts == (4, 0, 2, 0, 1)
+    assert Penta().score == 0.5
+
+
+def test_pentanomial_interval_by_hand() -> None:
+    # 10 pairs: 2 LL, 6 split, 2 WW. Mean 0.5; pair-score variance (2 x 0.25 + 2 x 0.25) / 10
+    penta = Penta((2, 0, 6, 0, 2))
+    est = penta_interval(penta)
+    stderr = math.sqrt(0.1 / 10)
+    z = 1.959963984540054
+    assert est.elo == 0.0
+    assert est.low == pytest.approx(elo_from_score(0.5 - z * stderr))
+    assert est.high == pytest.approx(elo_from_score(0.5 + z * stderr))
+    assert penta_interval(Penta()).margin == math.inf
+
+
+def test_pairs_that_split_are_tighter_than_independent_games() -> None:
+    """When the deal decides (each bot wins its seat of the deal), the pairs all split:
+    the pentanomial interval is far narrower than counting 20 independent games."""
+    split = penta_interval(Penta((1, 0, 8, 0, 1)))
+    games = elo_interval(Wdl(wins=10, draws=0, losses=10))
+    assert split.elo == games.elo == 0.0
+    assert split.margin < 0.7 * games.margin  # stderr ratio sqrt(0.05 / 10) / sqrt(0.25 / 20)
+
+
+def test_pentanomial_llr_by_hand() -> None:
+    sprt = Sprt(0, 50, 0.05, 0.05)
+    counts = [3.0, 0.0, 4.0, 0.0, 8.0]
+    counts[0] += 0.5  # SPRT_PRIOR pseudo-pairs on LL and WW
+    counts[4] += 0.5
+    n = sum(counts)
+    values = (0.0, 0.25, 0.5, 0.75, 1.0)
+    s = sum(c * v for c, v in zip(counts, values, strict=True)) / n
+    var = sum(c * (v - s) ** 2 for c, v in zip(counts, values, strict=True)) / n
+    s0, s1 = score_from_elo(0), score_from_elo(50)
+    expected = n * (s1 - s0) * (2 * s - s0 - s1) / (2 * var)
+    assert sprt.llr_penta(Penta((3, 0, 4, 0, 8))) == pytest.approx(expected)
+    assert sprt.llr_penta(Penta()) == 0.0
+    assert sprt.decide(Penta((0, 0, 2, 0, 30))) == "H1"
+    assert sprt.decide(Penta((30, 0, 2, 0, 0))) == "H0"
+    assert sprt.decide(Penta((1, 0, 2, 0, 1))) is None

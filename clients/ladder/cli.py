@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cirulla.clients.ladder.defaults import DEFAULT_DATA, DEFAULT_DB, DEFAULT_LISTEN, STATE_FILE
+from cirulla.rules.cli import add_rule_arguments
 
 if TYPE_CHECKING:
     from cirulla.v1 import ladder_pb2
@@ -85,14 +86,7 @@ def register(commands: argparse._SubParsersAction, bench: argparse._SubParsersAc
         help="matches played at once by this process; 0: only schedule, for "
         "`cirulla ladder worker`s to play (default %(default)s)",
     )
-    s.add_argument("--preset", default="standard", help="rule preset (default %(default)s)")
-    s.add_argument(
-        "--rule",
-        action="append",
-        default=[],
-        metavar="OPTION=VALUE",
-        help="rule option for new matches, e.g. target=11 (repeatable)",
-    )
+    add_rule_arguments(s, players=False)  # the queue sets the seats
     s.add_argument(
         "--move-limit-ms",
         type=int,
@@ -196,10 +190,11 @@ def register(commands: argparse._SubParsersAction, bench: argparse._SubParsersAc
             "--admin-token-file from its state file, or $CIRULLA_ADMIN_TOKEN)",
         )
     from cirulla.clients.ladder import bench as ladder_bench
-    from cirulla.clients.ladder import worker
+    from cirulla.clients.ladder import pool_bench, worker
 
     worker.add_parser(sub)
     ladder_bench.register_bench(bench)
+    pool_bench.register_bench(bench)
 
 
 # ------------------------------------------------------------------------- client side

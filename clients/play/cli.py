@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from cirulla.rules.cli import add_rule_arguments
+
 PLAY_HELP = """\
 Play Cirulla in the terminal against the bots.
 
@@ -49,15 +51,7 @@ def register(commands: argparse._SubParsersAction, bench: argparse._SubParsersAc
         help="bot for the next other seat (random, greedy, mcts, mcts:iterations=300, "
         "cmd:...); repeat per seat, the last one fills the rest (default greedy)",
     )
-    p.add_argument("--players", type=int, choices=(2, 3, 4), help="players (default 2)")
-    p.add_argument("--preset", default="standard", help="rule preset (default %(default)s)")
-    p.add_argument(
-        "--rule",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="rule option, e.g. target=21 (see `cirulla rules options`)",
-    )
+    add_rule_arguments(p)
     p.add_argument("--seat", type=int, default=0, help="your seat (default %(default)s)")
     p.add_argument("--seed", type=int, help="deal seed, to play the same cards again")
     p.add_argument("--name", default="human", help="your name at the table")
