@@ -6,12 +6,11 @@ Small budgets: random against greedy (seeded, so deterministic), target 11, a fe
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
 import subprocess
-import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -20,24 +19,19 @@ import pytest
 from sqlalchemy import select
 
 from cirulla.cli import main
+from cirulla.clients.journal import Settings
 from cirulla.clients.ladder.db import open_database
+from cirulla.clients.ladder.pool_store import PoolStore
 from cirulla.clients.ladder.schema import pool_jobs, workers
+from cirulla.clients.tournament import schedule_of
 from cirulla.v1 import match_service_pb2, match_service_pb2_grpc
+from tests.test_ladder_workers import start as cirulla
+from tests.test_ladder_workers import stop, wait_for
 
 LEASE = 4.0
 BOTS = ("--bot", "random", "--bot", "greedy")
 #: What a game's result is made of, whoever played it.
 SAME = ("index", "seats", "seed", "deal_set", "winner", "totals", "deals", "seat_outcomes")
-
-
-def cirulla(args: list[str], log: Path, env: dict[str, str] | None = None) -> subprocess.Popen[Any]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "cirulla", *args],
-        stdout=log.open("w"),
-        stderr=subprocess.STDOUT,
-        env={**os.environ, **(env or {})},
-        start_new_session=True,  # its own process group: a kill takes its bots too
-    )
 
 
 def start_worker(
@@ -46,26 +40,6 @@ def start_worker(
     args = ["ladder", "worker", "--db", db, "--listen", "127.0.0.1:0", "--data", str(folder)]
     args += ["--concurrency", str(concurrency), "--lease", str(LEASE)]
     return cirulla(args, folder.with_suffix(".log"), env)
-
-
-def stop(proc: subprocess.Popen[Any]) -> None:
-    if proc.poll() is None:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-
-
-def wait_for(what: str, check: Any, timeout: float = 240.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = check()
-        if value:
-            return value
-        time.sleep(0.25)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def journal(out: Path) -> list[dict[str, Any]]:
@@ -153,7 +127,7 @@ def test_bad_pool_database_is_one_line(tmp_path: Path, capsys: pytest.CaptureFix
         assert len(err.strip().splitlines()) == 1, err
 
 
-# A deterministic bot slow enough (0.1 s a decision) to be caught mid-game. It notes its
+# A deterministic bot slow enough (0.05 s a decision) to be caught mid-game. It notes its
 # seat token in a file of the test (to look for it everywhere afterwards) and says in its
 # log whether the token is on its command line.
 SLOW_BOT = """
@@ -167,7 +141,7 @@ if "POOL_TEST_TOKENS" in os.environ:
         f.write(token + "\\n")
 
 def decide(view, legal, time_left):
-    time.sleep(0.1)
+    time.sleep(0.05)
     return 0
 
 run_bot(decide, name="slow")
@@ -290,3 +264,24 @@ def test_sigterm_cancels_queued_jobs_and_sprt_stops_the_pool(
     finished = sorted(i for i, s in jobs if s == "finished")
     assert finished == sorted(g["index"] for g in games)  # each journaled game played once
     assert {s for _, s in jobs} <= {"finished", "cancelled"}
+
+
+def test_a_resume_with_other_settings_is_a_new_pool_tournament(postgres_url: str) -> None:
+    """Same settings: the same pool tournament and its jobs (finished ones reused).
+    Other settings (e.g. --move-limit changed on resume): a new one, and the old one's
+    waiting jobs are cancelled, since they would be played with the old settings."""
+    store = PoolStore(open_database(postgres_url))
+    settings = Settings(bots={"random": "random", "greedy": "greedy"}, games=2, seed=1)
+    first = store.open_tournament(None, settings.to_dict(), "out")
+    game = schedule_of(settings)[0]
+    assert store.submit(first, game, 2) == "scheduled"
+    assert store.open_tournament(first, settings.to_dict(), "out") == first
+    assert store.submit(first, game, 2) == "scheduled"  # the same job, not a second one
+    slower = dataclasses.replace(settings, move_limit_ms=20_000)
+    second = store.open_tournament(first, slower.to_dict(), "out")
+    assert second != first
+    old = store.job(first, game.index)
+    assert old is not None and old.status == "cancelled"
+    assert "resumed with other settings" in old.cancel_reason
+    assert store.job(second, game.index) is None
+    store.engine.dispose()

@@ -190,10 +190,11 @@ def register(commands: argparse._SubParsersAction, bench: argparse._SubParsersAc
             "--admin-token-file from its state file, or $CIRULLA_ADMIN_TOKEN)",
         )
     from cirulla.clients.ladder import bench as ladder_bench
-    from cirulla.clients.ladder import worker
+    from cirulla.clients.ladder import pool_bench, worker
 
     worker.add_parser(sub)
     ladder_bench.register_bench(bench)
+    pool_bench.register_bench(bench)
 
 
 # ------------------------------------------------------------------------- client side

@@ -29,13 +29,14 @@ from typing import Any
 
 from cirulla.clients.journal import GameResult, Settings, write_json_atomic
 from cirulla.clients.ladder.pool_store import PoolStore
+from cirulla.clients.ladder.runner import safe_name
 from cirulla.clients.schedule import ScheduledGame
 
 log = logging.getLogger("cirulla.pool")
 
 POOL_FILE = "pool.json"
 #: How often a waiting game looks at its job.
-POLL_SECONDS = 0.5
+POLL_SECONDS = 0.2
 #: How often the runner re-queues jobs of dead workers and says it is alive.
 REAP_SECONDS = 2.0
 
@@ -76,11 +77,6 @@ def open_pool(db: str) -> PoolStore:
         raise ValueError(
             f"--db {display_url(url)}: cannot use the database ({cause[0] if cause else exc})"
         ) from None
-
-
-def safe_name(match_id: str) -> str:
-    """How the referee names a match's files."""
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in match_id)
 
 
 class PoolReferee:

@@ -89,7 +89,8 @@ class PoolStore:
         self, tournament_id: str | None, settings: dict[str, Any], label: str
     ) -> str:
         """The pool tournament of an output folder: ``tournament_id`` when the database
-        has it with the same settings (a resume), a new one otherwise."""
+        has it with the same settings (a resume), a new one otherwise (the jobs the old
+        one still had waiting are then cancelled: they were played with other settings)."""
         now = self.now()
         encoded = json.dumps(settings, sort_keys=True)
         with self.engine.begin() as conn:
@@ -106,6 +107,18 @@ class PoolStore:
                         .values(runner_seen_at=now)
                     )
                     return tournament_id
+                conn.execute(
+                    update(pool_jobs)
+                    .where(
+                        pool_jobs.c.tournament_id == tournament_id,
+                        pool_jobs.c.status == "scheduled",
+                    )
+                    .values(
+                        status="cancelled",
+                        cancel_reason="the tournament was resumed with other settings",
+                        finished_at=now,
+                    )
+                )
             new_id = "pt-" + secrets.token_hex(8)
             conn.execute(
                 insert(pool_tournaments).values(
@@ -238,19 +251,7 @@ class PoolStore:
         )
 
     def mark_running(self, job_id: str, worker_id: str) -> bool:
-        with self.engine.begin() as conn:
-            return (
-                conn.execute(
-                    update(pool_jobs)
-                    .where(
-                        pool_jobs.c.id == job_id,
-                        pool_jobs.c.worker_id == worker_id,
-                        pool_jobs.c.status == "claimed",
-                    )
-                    .values(status="running")
-                ).rowcount
-                == 1
-            )
+        return self._update_held(job_id, worker_id, ("claimed",), status="running")
 
     def heartbeat(self, worker_id: str, lease_seconds: float) -> None:
         """Renew the leases of every job ``worker_id`` holds."""
@@ -272,27 +273,34 @@ class PoolStore:
     ) -> bool:
         """Store the result of a job this worker holds; False (nothing changed) when the
         job was taken from it meanwhile."""
+        return self._update_held(
+            job_id,
+            worker_id,
+            ACTIVE,
+            status="finished",
+            finished_at=self.now(),
+            lease_expires_at=None,
+            result=json.dumps(result, separators=(",", ":")),
+            record=record,
+            record_text=record_text,
+            logs=json.dumps(logs),
+        )
+
+    def _update_held(
+        self, job_id: str, worker_id: str, statuses: tuple[str, ...], **values: Any
+    ) -> bool:
+        """One guarded UPDATE of a job ``worker_id`` holds in one of ``statuses``."""
         with self.engine.begin() as conn:
-            return (
-                conn.execute(
-                    update(pool_jobs)
-                    .where(
-                        pool_jobs.c.id == job_id,
-                        pool_jobs.c.worker_id == worker_id,
-                        pool_jobs.c.status.in_(ACTIVE),
-                    )
-                    .values(
-                        status="finished",
-                        finished_at=self.now(),
-                        lease_expires_at=None,
-                        result=json.dumps(result, separators=(",", ":")),
-                        record=record,
-                        record_text=record_text,
-                        logs=json.dumps(logs),
-                    )
-                ).rowcount
-                == 1
-            )
+            done = conn.execute(
+                update(pool_jobs)
+                .where(
+                    pool_jobs.c.id == job_id,
+                    pool_jobs.c.worker_id == worker_id,
+                    pool_jobs.c.status.in_(statuses),
+                )
+                .values(**values)
+            ).rowcount
+        return bool(done == 1)
 
     def give_back(self, job_id: str, worker_id: str, reason: str) -> bool:
         """Re-queue a job this worker holds (it stops, or failed to play it); cancelled

@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cirulla.clients.journal import GameResult, Settings
-from cirulla.clients.ladder.pool import safe_name
 from cirulla.clients.ladder.pool_store import ClaimedJob, PoolStore
+from cirulla.clients.ladder.runner import log_tail, safe_name
 from cirulla.clients.referee import Referee
 
 log = logging.getLogger("cirulla.pool")
@@ -36,13 +36,6 @@ IDLE_SECONDS = 0.2
 IDLE_CLOSE = 30.0
 #: Characters of each seat's log sent to the runner.
 LOG_TAIL_CHARS = 8000
-
-
-def log_tail(path: Path, chars: int = LOG_TAIL_CHARS) -> str:
-    try:
-        return path.read_bytes()[-chars:].decode("utf-8", "replace")
-    except OSError:
-        return ""
 
 
 @dataclass
@@ -96,7 +89,7 @@ class PoolRunner:
             self.store.give_back(job.id, self.worker_id, f"worker {self.worker_id} stopped")
             return
         record, text = self._record(referee, result)
-        logs = [log_tail(referee.out / p) if p else "" for p in result.logs]
+        logs = [log_tail(referee.out / p, LOG_TAIL_CHARS) if p else "" for p in result.logs]
         if self.store.finish(job.id, self.worker_id, result.to_dict(), record, text, logs):
             log.info(
                 "pool_job_finished job=%s game=%d match=%s winner=%s totals=%s",
@@ -159,9 +152,14 @@ class PoolRunner:
         self.close_idle(idle=-1.0)
 
 
-def play_loop(stop: threading.Event, *run_ones: Callable[[], str | None]) -> None:
+def play_loop(
+    stop: threading.Event,
+    *run_ones: Callable[[], str | None],
+    tick: Callable[[], object] | None = None,
+) -> None:
     """One worker thread: play whatever kind of work is waiting (ladder matches, pool
-    jobs), taking turns so neither starves the other; wait a little when none is."""
+    jobs), taking turns so neither starves the other; wait a little when none is.
+    ``tick`` runs after each round (the ladder stops its idle kept-alive bots there)."""
     turn = 0
     while not stop.is_set():
         played = False
@@ -174,6 +172,8 @@ def play_loop(stop: threading.Event, *run_ones: Callable[[], str | None]) -> Non
             if played:
                 break
         turn += 1
+        if tick is not None:
+            tick()
         if not played:
             stop.wait(IDLE_SECONDS)
 

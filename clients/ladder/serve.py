@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import logging
 import os
@@ -37,7 +38,12 @@ from cirulla.clients.ladder.defaults import DEFAULT_DATA, DEFAULT_DB, DEFAULT_LI
 from cirulla.clients.ladder.leases import reaper_loop
 from cirulla.clients.ladder.pool_store import PoolStore
 from cirulla.clients.ladder.pool_worker import PoolRunner, play_loop, pool_heartbeat_loop
-from cirulla.clients.ladder.runner import LEASE_SECONDS, MatchRunner, heartbeat_loop
+from cirulla.clients.ladder.runner import (
+    BOT_IDLE_SECONDS,
+    LEASE_SECONDS,
+    MatchRunner,
+    heartbeat_loop,
+)
 from cirulla.clients.ladder.scheduler import Scheduler
 from cirulla.clients.ladder.service import SERVICE_NAME, LadderService
 from cirulla.clients.ladder.store import (
@@ -188,14 +194,19 @@ class Ladder:
         if self.scheduler is not None:
             targets.append(("scheduler", self.scheduler.loop, (self.stop,)))
         # The pool needs PostgreSQL (docs/tournament.md): on SQLite only ladder matches.
-        work: tuple[Any, ...] = (self.runner.run_one,)
+        work: Any = self.runner.loop
         if self.store.engine.dialect.name == "postgresql":
-            work += (self.pool.run_one,)
             beat = (self.pool.store, self.worker_id, self.stop, lease)
             targets.append(("pool-heartbeat", pool_heartbeat_loop, beat))
-        targets += [
-            (f"worker-{i}", play_loop, (self.stop, *work)) for i in range(self.options.concurrency)
-        ]
+            runner = self.runner
+            work = functools.partial(
+                play_loop,
+                self.stop,
+                runner.run_one,
+                self.pool.run_one,
+                tick=lambda: runner.bots.stop_idle(BOT_IDLE_SECONDS),
+            )
+        targets += [(f"worker-{i}", work, ()) for i in range(self.options.concurrency)]
         for name, target, args in targets:
             thread = threading.Thread(target=target, args=args, name=f"ladder-{name}", daemon=True)
             thread.start()

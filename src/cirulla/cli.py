@@ -53,7 +53,8 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     bench_parser = commands.add_parser(
         "bench",
-        help="benchmarks that print JSON (rules, mcts, strength, server, soak, tournament, ladder)",
+        help="benchmarks that print JSON "
+        "(rules, mcts, strength, server, soak, tournament, ladder, pool)",
         description="Benchmarks. Each prints one JSON object on stdout.",
     )
     bench = bench_parser.add_subparsers(dest="bench", metavar="BENCHMARK", required=True)
