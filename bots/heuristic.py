@@ -10,11 +10,13 @@ in the rules core's cache, no view objects.
 from __future__ import annotations
 
 import random
+from dataclasses import dataclass
 
 from cirulla.rules.actions import DECLARATION_POINTS, declaration_codes
 from cirulla.rules.captures import entry_captures, table_entry
 from cirulla.rules.cards import (
     ACES_MASK,
+    ALL_CARDS_MASK,
     COINS_MASK,
     GRANDE_MASK,
     NUM_CARDS,
@@ -250,7 +252,136 @@ def best_index(view: View, codes: list[int]) -> int:
 # --------------------------------------------------------------------------- playouts
 
 
-def playout_code(game: Game, rng: random.Random, epsilon: float) -> int:
+def sweep_value_bits(table: int, named: int) -> int:
+    """Bit v set if a card of value v takes the whole (non-empty) ``table``."""
+    total = 0
+    ace = False
+    for c in cards_of(table):
+        x = named if c == WILD and named else VALUES[c]
+        total += x
+        ace = ace or x == 1
+    bits = 0 if ace else 1 << 1
+    if 1 <= total <= 10:
+        bits |= 1 << total
+    if 5 <= total <= 14:
+        bits |= 1 << (15 - total)
+    return bits
+
+
+def blind_risk(bits: int, count: list[int], unseen: int, hidden: int, known: int) -> float:
+    """Chance that the next player holds a value in ``bits``: he shows the values in
+    ``known`` (declared cards) and holds ``hidden`` cards drawn from the mover's ``unseen``
+    ones, ``count[v]`` of which have value v."""
+    if bits & known:
+        return 1.0
+    k = sum(count[v] for v in range(1, 11) if bits >> v & 1)
+    if not k or not unseen:
+        return 0.0
+    miss = 1.0
+    for i in range(min(hidden, unseen)):
+        f = (unseen - k - i) / (unseen - i)
+        miss *= f if f > 0.0 else 0.0
+    return 1.0 - miss
+
+
+@dataclass(slots=True)
+class Mover:
+    """What the seat to move weighs besides the cards it takes (playouts and expansion).
+
+    Sighted: the next player's (sampled) hand. Blind: the cards the mover cannot see, by
+    value, how many the next player holds, and the values he has declared.
+    """
+
+    table: int
+    more: bool
+    blind: bool
+    pp: bool
+    next_cards: list[int]
+    count: list[int]
+    unseen: int
+    hidden: int
+    known: int
+
+    @classmethod
+    def of(cls, game: Game, blind: bool) -> Mover:
+        seat = game.turn
+        nxt = (seat + 1) % game.n
+        in_hands = game.in_hands
+        next_cards: list[int] = []
+        count = [0] * 11
+        unseen = hidden = known = 0
+        if blind:
+            seen = game.hands[seat] | game.table
+            for m in game.captured:
+                seen |= m
+            for m in game.declared:
+                seen |= m
+            for c in cards_of(ALL_CARDS_MASK & ~seen):
+                count[game.wild if c == WILD and game.wild else VALUES[c]] += 1
+                unseen += 1
+            shown = cards_of(game.declared[nxt])
+            for c in shown:
+                known |= 1 << (game.wild if c == WILD and game.wild else VALUES[c])
+            if in_hands > 1:
+                hidden = game.hands[nxt].bit_count() - len(shown)
+            elif game.stock:
+                hidden = 3  # a new round is dealt before the next player moves
+        elif in_hands > 1:
+            next_cards = cards_of(game.hands[nxt])
+        return cls(
+            game.table,
+            in_hands > 1 or bool(game.stock),
+            blind,
+            game.options.pairing_precedence,
+            next_cards,
+            count,
+            unseen,
+            hidden,
+            known,
+        )
+
+    def gain(self, card: int, capture: int) -> float:
+        """Worth of what the card takes (a sweep counts a scopa), or minus its own worth
+        when it stays on the table."""
+        if capture:
+            sweep = SCOPA_POINT if capture == self.table and self.more else 0.0
+            return static_worth(capture | 1 << card) + sweep
+        return -static_worth(1 << card)
+
+    def risk(self, card: int, capture: int, named: int) -> float:
+        """What the table left by this play may cost: the next player's sweep (a scopa and
+        the table), certain if sighted and he can, else weighed by its chance (blind)."""
+        after = self.table ^ capture if capture else self.table | 1 << card
+        if not after:
+            return 0.0
+        if self.blind:
+            if self.hidden <= 0 and not self.known:
+                return 0.0
+            chance = blind_risk(
+                sweep_value_bits(after, named), self.count, self.unseen, self.hidden, self.known
+            )
+            return chance * (SCOPA_POINT + static_worth(after))
+        if self.next_cards:
+            after_entry = table_entry(after, named, self.pp)
+            after_code = after << 12
+            for c in self.next_cards:
+                v = named if c == WILD and named else VALUES[c]
+                if after_code in entry_captures(after_entry, v):
+                    return SCOPA_POINT + static_worth(after)
+        return 0.0
+
+
+def code_score(mover: Mover, game: Game, code: int) -> float:
+    """One legal action as the playout heuristic weighs it (tree expansion's order)."""
+    card = code & 63
+    decl = code >> 6 & 63
+    capture = code >> 12
+    named = (decl & 15) or game.wild
+    score = float(DECLARATION_POINTS[decl >> 4]) if decl else 0.0
+    return score + mover.gain(card, capture) - mover.risk(card, capture, named)
+
+
+def playout_code(game: Game, rng: random.Random, epsilon: float, blind: bool = False) -> int:
     """A legal action code for the seat to move, chosen by the cheap heuristic.
 
     Mirrors ``Game.legal_codes`` for the candidates it considers, which is what makes it
@@ -258,6 +389,9 @@ def playout_code(game: Game, rng: random.Random, epsilon: float) -> int:
     the capture worth most (a sweep counts a scopa), or drop the least valuable card; in
     both cases avoid leaving a table the next player's hand can sweep. Playouts run in a
     sampled world, so "the next player's hand" is the sampled one: no hidden card leaks.
+    ``blind``: the mover does not look at that hand; he weighs the sweep (scopa plus the
+    table's worth) by the chance that the next player holds a sweeping value, from the
+    cards the mover cannot see and the next player's declared cards (as greedy does).
     """
     seat = game.turn
     hand = game.hands[seat]
@@ -278,36 +412,19 @@ def playout_code(game: Game, rng: random.Random, epsilon: float) -> int:
         if not sets or (not must and rng.random() < 0.2):
             return card | decl << 6
         return card | decl << 6 | sets[rng.randrange(len(sets))]
-    in_hands = game.in_hands
-    more = in_hands > 1 or bool(game.stock)
-    # Values the next player holds, if he still holds cards after this move.
-    threat: list[int] = []
-    if in_hands > 1:
-        for c in cards_of(game.hands[(seat + 1) % game.n]):
-            threat.append(named if c == WILD and named else VALUES[c])
-    table_code = table << 12
+    mover = Mover.of(game, blind)
     best_code = -1
     best = -1e9
     for card in cards:
         sets = entry_captures(entry, named if card == WILD and named else VALUES[card])
-        bit = 1 << card
-        options = [
-            (m, static_worth(m >> 12 | bit) + (SCOPA_POINT if m == table_code and more else 0.0))
-            for m in sets
-        ]
+        candidates = [m >> 12 for m in sets]
         if not sets or not must:
-            options.append((0, -static_worth(bit)))
-        for m, s in options:
+            candidates.append(0)
+        for capture in candidates:
+            s = mover.gain(card, capture)
             if s <= best:
                 continue  # a risk can only lower it
-            after = table ^ (m >> 12) if m else table | bit
-            if after and threat:
-                after_entry = table_entry(after, named, pp)
-                after_code = after << 12
-                for v in threat:
-                    if after_code in entry_captures(after_entry, v):
-                        s -= SCOPA_POINT + static_worth(after)
-                        break
+            s -= mover.risk(card, capture, named)
             if s > best:
-                best, best_code = s, card | m
+                best, best_code = s, card | capture << 12
     return best_code | decl << 6

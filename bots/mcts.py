@@ -25,9 +25,16 @@ import random
 import time
 from collections.abc import Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from cirulla.bots.heuristic import SCOPA_POINT, STATIC_WORTH, Appraiser, playout_code
+from cirulla.bots.heuristic import (
+    SCOPA_POINT,
+    STATIC_WORTH,
+    Appraiser,
+    Mover,
+    code_score,
+    playout_code,
+)
 from cirulla.bots.policy import decision_cancelled
 from cirulla.bots.seeding import decision_seed
 from cirulla.rules.actions import Action
@@ -40,6 +47,12 @@ DEFAULT_EPSILON = 0.1
 DEFAULT_PRIOR = 10.0  # weight of the greedy appraisal as progressive bias at the root
 POINT_SCALE = 20.0  # a deal won by this many points counts as a full win
 WIN_WEIGHT = 0.7  # share of the reward given to winning the game when a side reaches the target
+ROOTS = ("ucb", "halving")  # how the root's visits are allocated (docs/bots.md)
+DEFAULT_ROOT = "ucb"
+PLAYOUTS = ("sighted", "blind")  # whether a playout's mover sees the next hand (docs/bots.md)
+DEFAULT_PLAYOUT = "sighted"
+EXPANSIONS = ("random", "best")  # which untried action a tree node expands (docs/bots.md)
+DEFAULT_EXPAND = "random"
 
 
 class Node:
@@ -57,11 +70,43 @@ class Node:
 
 @dataclass(frozen=True, slots=True)
 class SearchResult:
-    """Root visit counts by action code (what root parallelization merges)."""
+    """Root statistics by action code (what root parallelization merges).
+
+    ``totals`` is the summed reward of each root action and ``survived`` how many halvings
+    it survived (none with the UCB root). ``seconds`` is on the search's clock.
+    """
 
     visits: dict[int, int]
     iterations: int
     seconds: float
+    totals: dict[int, float] = field(default_factory=dict)
+    survived: dict[int, int] = field(default_factory=dict)
+    root: str = DEFAULT_ROOT
+
+    def best(self, codes: Sequence[int]) -> int:
+        """Index in ``codes`` of the action to play; ties go to the earlier code.
+
+        UCB root: the most visited action. Halving root: the last survivor, or when the
+        budget ran out mid-phase the current survivor with the best mean reward.
+        """
+
+        def key(i: int) -> tuple[int, float, int]:
+            code = codes[i]
+            n = self.visits.get(code, 0)
+            if self.root != "halving":
+                return (0, n, -i)
+            mean = self.totals.get(code, 0.0) / n if n else -math.inf
+            return (self.survived.get(code, 0), mean, -i)
+
+        return max(range(len(codes)), key=key)
+
+
+def halving_rounds(k: int) -> int:
+    """How many halvings take ``k`` root actions down to one."""
+    r = 0
+    while (1 << r) < k:
+        r += 1
+    return r
 
 
 def rewards_of(game: Game) -> list[float]:
@@ -104,17 +149,37 @@ def search(
     epsilon: float = DEFAULT_EPSILON,
     prior: float = DEFAULT_PRIOR,
     core: str | None = None,
+    root: str = DEFAULT_ROOT,
+    cpu_clock: bool = False,
+    playout: str = DEFAULT_PLAYOUT,
+    expand: str = DEFAULT_EXPAND,
 ) -> SearchResult:
     """Run ISMCTS from ``view`` until the iteration budget or the time budget is spent.
 
     Deterministic for a given seed when only ``iterations`` bounds it. ``core``: native
-    (the default when built), python (the reference loop below), or None/auto.
+    (the default when built), python (the reference loop below), or None/auto. ``root``:
+    ``ucb`` (UCB with the greedy prior as progressive bias, play the most visited) or
+    ``halving`` (sequential halving on common worlds). ``cpu_clock``: ``seconds`` counts
+    this thread's CPU time (load-independent, for benchmarks) instead of wall time.
+    ``playout``: ``sighted`` (the mover avoids leaving a table the next player's sampled
+    hand sweeps) or ``blind`` (he weighs that risk from what he can see, like greedy).
+    ``expand``: a node below the root expands a ``random`` untried action, or the one the
+    playout heuristic rates ``best``.
     """
     if iterations is None and seconds is None:
         raise ValueError("search needs an iteration budget, a time budget, or both")
     if view.seat is None or view.to_move != view.seat:
         raise ValueError("search runs from a view of the seat to move")
-    start = time.perf_counter()
+    if root not in ROOTS:
+        raise ValueError(f"mcts root must be one of {', '.join(ROOTS)}, not {root!r}")
+    if playout not in PLAYOUTS:
+        raise ValueError(f"mcts playout must be one of {', '.join(PLAYOUTS)}, not {playout!r}")
+    blind = playout == "blind"
+    if expand not in EXPANSIONS:
+        raise ValueError(f"mcts expand must be one of {', '.join(EXPANSIONS)}, not {expand!r}")
+    expand_best = expand == "best"
+    clock = time.thread_time if cpu_clock else time.perf_counter
+    start = clock()
     rng = random.Random(seed)
     # The root is the bot's own decision: the same legal actions in every world.
     world = sample_world(view, rng)
@@ -122,9 +187,10 @@ def search(
     root_codes = world.legal_codes() if native else world.reference_legal_codes()
     bias = root_prior(view, root_codes, prior) if prior > 0 else {}
     order = sorted(root_codes, key=lambda code: -bias.get(code, 0.0))
+    halving = root == "halving"
     if native:
-        left = -1.0 if seconds is None else max(seconds - (time.perf_counter() - start), 0.0)
-        visits, done, _ = require_native().search(
+        left = -1.0 if seconds is None else max(seconds - (clock() - start), 0.0)
+        visits, totals, survived, done, _ = require_native().search(
             options_tuple(view.options),
             view_tuple(view),
             order,
@@ -138,43 +204,68 @@ def search(
             WIN_WEIGHT,
             STATIC_WORTH,
             SCOPA_POINT,
+            halving,
+            cpu_clock,
+            blind,
+            expand_best,
         )
         return SearchResult(
             {code: n for code, n in zip(order, visits, strict=True) if n},
             done,
-            time.perf_counter() - start,
+            clock() - start,
+            {code: t for code, t, n in zip(order, totals, visits, strict=True) if n},
+            {code: k for code, k in zip(order, survived, strict=True) if k},
+            root,
         )
     side_of = tuple(view.options.side_of(s) for s in range(view.options.players))
     my_side = side_of[view.seat]
-    root = Node(-1)
+    root_node = Node(-1)
     world_seeds: list[int] = []
     deadline = start + seconds if seconds is not None else math.inf
     limit = iterations if iterations is not None else 1 << 62
     log = math.log
     sqrt = math.sqrt
+    # Sequential halving: survivors in rank order; every survivor plays world k before
+    # any plays world k + 1; the worse half is dropped when the phase's worlds are done.
+    halving = halving and len(order) > 1
+    survivors = list(range(len(order)))
+    by_index: list[Node | None] = [None] * len(order)
+    survived = [0] * len(order)
+    rounds = halving_rounds(len(order))
+    pos = world_k = per_phase = 0
+    phase_end = -1
     done = 0
     while done < limit:
-        if not done & 3 and done and (time.perf_counter() >= deadline or decision_cancelled()):
+        if not done & 3 and done and (clock() >= deadline or decision_cancelled()):
             break
-        # Root first: its n-th visit of every action is played in the n-th world, so the
-        # actions are compared on the same hidden cards (common random numbers).
-        expanded = len(root.children) < len(order)
-        if expanded:
-            code = order[len(root.children)]
-            node = root.children[code] = Node(my_side)
+        if halving:
+            i = survivors[pos]
+            expanded = world_k == 0
+            if expanded:
+                by_index[i] = root_node.children[order[i]] = Node(my_side)
+            node = by_index[i]
+            assert node is not None
+            code = order[i]
         else:
-            log_n = log(done)
-            best_value = -1e9
-            node = root
-            code = order[0]
-            for c_code, child in root.children.items():
-                value = (
-                    child.total / child.visits
-                    + c * sqrt(log_n / child.visits)
-                    + bias.get(c_code, 0.0) / (child.visits + 1)
-                )
-                if value > best_value:
-                    best_value, code, node = value, c_code, child
+            # Root first: its n-th visit of every action is played in the n-th world, so
+            # the actions are compared on the same hidden cards (common random numbers).
+            expanded = len(root_node.children) < len(order)
+            if expanded:
+                code = order[len(root_node.children)]
+                node = root_node.children[code] = Node(my_side)
+            else:
+                log_n = log(done)
+                best_value = -1e9
+                node = root_node
+                code = order[0]
+                for c_code, child in root_node.children.items():
+                    value = (
+                        child.total / child.visits
+                        + c * sqrt(log_n / child.visits)
+                        + bias.get(c_code, 0.0) / (child.visits + 1)
+                    )
+                    if value > best_value:
+                        best_value, code, node = value, c_code, child
         k = node.visits
         while len(world_seeds) <= k:
             world_seeds.append(rng.getrandbits(64))
@@ -193,7 +284,11 @@ def search(
                 else:
                     known.avail += 1
             if untried:
-                code = untried[r.randrange(len(untried))] if len(untried) > 1 else untried[0]
+                if expand_best and len(untried) > 1:
+                    mover = Mover.of(game, blind)
+                    code = max(untried, key=lambda u: code_score(mover, game, u))
+                else:
+                    code = untried[r.randrange(len(untried))] if len(untried) > 1 else untried[0]
                 child = Node(side_of[game.turn])
                 children[code] = child
                 game.apply_code(code)
@@ -212,30 +307,67 @@ def search(
             path.append(best_child)
             node = best_child
         while not game.deal_over:
-            game.apply_code(playout_code(game, r, epsilon))
+            game.apply_code(playout_code(game, r, epsilon, blind))
         rewards = rewards_of(game)
         for child in path:
             child.visits += 1
             child.total += rewards[child.side]
         done += 1
+        if halving:
+            pos += 1
+            if pos < len(survivors):
+                continue
+            pos = 0
+            world_k += 1
+            if phase_end < 0:
+                # After one world for every action: the budget in iterations, from the
+                # iteration limit and/or the time this first world took.
+                budget = limit
+                if seconds is not None:
+                    spent = clock() - start
+                    est = len(order) * seconds / spent if spent > 0 else 1e18
+                    if est < budget:
+                        budget = int(est)
+                per_phase = max(budget // rounds, len(order))
+                phase_end = per_phase // len(order)
+            if world_k >= phase_end:
+                nodes = by_index
+                survivors.sort(key=lambda j: (-_mean(nodes[j]), j))
+                del survivors[(len(survivors) + 1) // 2 :]
+                for j in survivors:
+                    survived[j] += 1
+                if len(survivors) == 1:
+                    break
+                phase_end = world_k + max(per_phase // len(survivors), 1)
     return SearchResult(
-        {code: child.visits for code, child in root.children.items()},
+        {code: child.visits for code, child in root_node.children.items()},
         done,
-        time.perf_counter() - start,
+        clock() - start,
+        {code: child.total for code, child in root_node.children.items()},
+        {order[j]: k for j, k in enumerate(survived) if k},
+        root,
     )
 
 
+def _mean(node: Node | None) -> float:
+    assert node is not None and node.visits
+    return node.total / node.visits
+
+
 def _search_job(args: tuple) -> SearchResult:
-    view, seed, iterations, seconds, c, epsilon, prior, core = args
-    return search(view, seed, iterations, seconds, c, epsilon, prior, core)
+    return search(*args)
 
 
 class MctsPolicy:
     """ISMCTS with an iteration and/or time budget, optionally over several processes.
 
     Root parallelization: each worker searches its own tree with its own seed; the root
-    visit counts are summed and the most visited action is played. An iteration budget is
+    statistics are summed and the best action by them is played. An iteration budget is
     split between the workers, so ``iterations`` means the same total work either way.
+
+    The time budget is wall time when a game clock is running (``time_left`` given: the
+    server's clock is wall time), and this thread's CPU time otherwise, so that a
+    benchmark's ``time=0.2`` buys the same search however busy the machine is.
     """
 
     name = "mcts"
@@ -250,6 +382,9 @@ class MctsPolicy:
         epsilon: float = DEFAULT_EPSILON,
         prior: float = DEFAULT_PRIOR,
         core: str = "auto",
+        root: str = DEFAULT_ROOT,
+        playout: str = DEFAULT_PLAYOUT,
+        expand: str = DEFAULT_EXPAND,
     ) -> None:
         if iterations is None and time is None:
             iterations = 1000
@@ -259,6 +394,12 @@ class MctsPolicy:
             raise ValueError(f"mcts time must be positive seconds, not {time}")
         if workers < 1:
             raise ValueError(f"mcts workers must be at least 1, not {workers}")
+        if root not in ROOTS:
+            raise ValueError(f"mcts root must be one of {', '.join(ROOTS)}, not {root!r}")
+        if playout not in PLAYOUTS:
+            raise ValueError(f"mcts playout must be one of {', '.join(PLAYOUTS)}, not {playout!r}")
+        if expand not in EXPANSIONS:
+            raise ValueError(f"mcts expand must be one of {', '.join(EXPANSIONS)}, not {expand!r}")
         self.core = resolve_core(core)  # fails here, naming the choices, if unavailable
         self.seed = seed if seed is not None else random.randrange(1 << 62)
         self.iterations = iterations
@@ -267,6 +408,9 @@ class MctsPolicy:
         self.c = c
         self.epsilon = epsilon
         self.prior = prior
+        self.root = root
+        self.playout = playout
+        self.expand = expand
         self._pool: Executor | None = None
         self.last: SearchResult | None = None
 
@@ -281,10 +425,11 @@ class MctsPolicy:
         if len(legal) == 1:
             return 0
         seconds = self.budget_seconds(time_left)
-        if seconds is not None:
-            # Leave room for merging, answering, a slow last iteration, and a busy
-            # machine's scheduling delays: 25% costs no measurable strength (the strength
-            # curve is flat above 1,000 iterations, docs/bots.md).
+        cpu_clock = time_left is None
+        if seconds is not None and not cpu_clock:
+            # Against a game clock, leave room for merging, answering, a slow last
+            # iteration, and a busy machine's scheduling delays: 25% costs no measurable
+            # strength (the strength curve is flat above 1,000 iterations, docs/bots.md).
             seconds = max(0.75 * seconds - 0.02, 0.001)
         jobs = []
         for w in range(self.workers):
@@ -294,7 +439,20 @@ class MctsPolicy:
                 iterations = max(iterations, 1)
             seed = decision_seed(self.seed, view, salt=w)
             jobs.append(
-                (view, seed, iterations, seconds, self.c, self.epsilon, self.prior, self.core)
+                (
+                    view,
+                    seed,
+                    iterations,
+                    seconds,
+                    self.c,
+                    self.epsilon,
+                    self.prior,
+                    self.core,
+                    self.root,
+                    cpu_clock,
+                    self.playout,
+                    self.expand,
+                )
             )
         if self.workers == 1:
             results = [_search_job(jobs[0])]
@@ -303,15 +461,24 @@ class MctsPolicy:
                 self._pool = ProcessPoolExecutor(self.workers)
             results = list(self._pool.map(_search_job, jobs))
         visits: dict[int, int] = {}
+        totals: dict[int, float] = {}
+        survived: dict[int, int] = {}
         for result in results:
             for code, n in result.visits.items():
                 visits[code] = visits.get(code, 0) + n
+            for code, t in result.totals.items():
+                totals[code] = totals.get(code, 0.0) + t
+            for code, k in result.survived.items():
+                survived[code] = survived.get(code, 0) + k
         self.last = SearchResult(
-            visits, sum(r.iterations for r in results), max(r.seconds for r in results)
+            visits,
+            sum(r.iterations for r in results),
+            max(r.seconds for r in results),
+            totals,
+            survived,
+            self.root,
         )
-        codes = [a.to_int() for a in legal]
-        # Most visited; ties go to the earlier legal action, so the choice is reproducible.
-        return max(range(len(codes)), key=lambda i: (visits.get(codes[i], 0), -i))
+        return self.last.best([a.to_int() for a in legal])
 
     def close(self) -> None:
         if self._pool is not None:

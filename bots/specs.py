@@ -15,7 +15,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from cirulla.bots.mcts import DEFAULT_C, DEFAULT_EPSILON, DEFAULT_PRIOR, MctsPolicy
+from cirulla.bots.mcts import (
+    DEFAULT_C,
+    DEFAULT_EPSILON,
+    DEFAULT_EXPAND,
+    DEFAULT_PLAYOUT,
+    DEFAULT_PRIOR,
+    DEFAULT_ROOT,
+    MctsPolicy,
+)
 from cirulla.bots.policy import Policy
 from cirulla.bots.simple import GreedyPolicy, RandomPolicy
 
@@ -72,6 +80,27 @@ KINDS: dict[str, BotKind] = {
                 float,
                 DEFAULT_PRIOR,
                 "weight of the greedy appraisal as a root bias (0 = none)",
+            ),
+            KindOption(
+                "root",
+                str,
+                DEFAULT_ROOT,
+                "root allocation: ucb (most visited, greedy prior), halving (sequential "
+                "halving on common worlds, best mean)",
+            ),
+            KindOption(
+                "playout",
+                str,
+                DEFAULT_PLAYOUT,
+                "playout mover: sighted (sees the next hand when avoiding sweeps), blind "
+                "(weighs the risk from the cards he cannot see)",
+            ),
+            KindOption(
+                "expand",
+                str,
+                DEFAULT_EXPAND,
+                "which untried action a node below the root expands: random, best (the "
+                "playout heuristic's)",
             ),
             KindOption(
                 "core",

@@ -688,7 +688,41 @@ typedef struct {
     double worth[NUM_CARDS]; /* heuristic.STATIC_WORTH */
     double scopa;            /* heuristic.SCOPA_POINT */
     double epsilon;
+    int blind;               /* sweep risk from the mover's knowledge, not the next hand */
+    int expand_best;         /* expand the untried action the heuristic rates best */
 } Playout;
+
+/* heuristic.sweep_values: bit v set if a card of value v takes the whole (non-empty) table. */
+static int sweep_values(u64 table, int named) {
+    int sum = 0, ace = 0, cards[NUM_CARDS];
+    int n = cards_of(table, cards);
+    for (int i = 0; i < n; i++) {
+        int x = cards[i] == WILD && named ? named : card_value(cards[i]);
+        sum += x;
+        if (x == 1) ace = 1;
+    }
+    int bits = ace ? 0 : 1 << 1;
+    if (sum >= 1 && sum <= 10) bits |= 1 << sum;
+    if (sum >= 5 && sum <= 14) bits |= 1 << (15 - sum);
+    return bits;
+}
+
+/* heuristic.blind_risk: the chance that the next player, holding ``hidden`` cards drawn
+   from the mover's ``nunseen`` unseen ones (``count[v]`` of value v) plus his declared
+   ``known`` values, holds a value in ``bits``. */
+static double blind_risk(int bits, const int *count, int nunseen, int hidden, int known) {
+    if (bits & known) return 1.0;
+    int k = 0;
+    for (int v = 1; v <= 10; v++)
+        if (bits >> v & 1) k += count[v];
+    if (!k || !nunseen) return 0.0;
+    double miss = 1.0;
+    for (int i = 0; i < hidden && i < nunseen; i++) {
+        double f = (double)(nunseen - k - i) / (double)(nunseen - i);
+        miss *= f > 0.0 ? f : 0.0;
+    }
+    return 1.0 - miss;
+}
 
 static inline double worth_of(const Playout *p, u64 m) {
     double w = 0.0;
@@ -709,6 +743,76 @@ static int sweepable(u64 table, int named, int v) {
         if (x == 1) ace = 1;
     }
     return (v == 1 && !ace) || sum == v || sum == 15 - v;
+}
+
+/* What the mover weighs besides the cards he takes (heuristic.Mover). */
+typedef struct {
+    u64 table;
+    int more, blind, nnext, next[NUM_CARDS];  /* sighted: the next player's hand */
+    int count[11], nunseen, hidden, known;    /* blind: what the mover cannot see */
+} Mover;
+
+static void mover_init(const G *g, const Playout *p, Mover *mv) {
+    int seat = g->turn;
+    mv->table = g->table;
+    mv->more = g->in_hands > 1 || g->nstock;
+    mv->blind = p->blind;
+    mv->nnext = mv->nunseen = mv->hidden = mv->known = 0;
+    memset(mv->count, 0, sizeof mv->count);
+    int nxt = (seat + 1) % g->n;
+    if (p->blind) {
+        u64 seen = g->hands[seat] | g->table;
+        for (int s2 = 0; s2 < g->sides; s2++) seen |= g->captured[s2];
+        for (int s2 = 0; s2 < g->n; s2++) seen |= g->declared[s2];
+        int uc[NUM_CARDS];
+        mv->nunseen = cards_of(ALL_CARDS & ~seen, uc);
+        for (int i = 0; i < mv->nunseen; i++)
+            mv->count[uc[i] == WILD && g->wild ? g->wild : card_value(uc[i])]++;
+        int dc[NUM_CARDS], nd = cards_of(g->declared[nxt], dc);
+        for (int i = 0; i < nd; i++)
+            mv->known |= 1 << (dc[i] == WILD && g->wild ? g->wild : card_value(dc[i]));
+        if (g->in_hands > 1)
+            mv->hidden = popc(g->hands[nxt]) - nd;
+        else if (g->nstock)
+            mv->hidden = 3; /* a new round is dealt before the next player moves */
+    } else if (g->in_hands > 1) {
+        mv->nnext = cards_of(g->hands[nxt], mv->next);
+    }
+}
+
+/* heuristic.Mover.gain: the worth of what the card takes (a sweep counts a scopa), or minus
+   its own worth when it stays on the table. */
+static inline double cand_gain(const Mover *mv, const Playout *p, int card, u64 m) {
+    u64 bit = 1ULL << card;
+    return m ? worth_of(p, m | bit) + (m == mv->table && mv->more ? p->scopa : 0.0)
+             : -worth_of(p, bit);
+}
+
+/* heuristic.Mover.risk: what leaving the table after this play may cost (the next player's
+   sweep: a scopa and the table), certain or weighed by its chance (blind). */
+static double cand_risk(const Mover *mv, const Playout *p, int card, u64 m, int named) {
+    u64 after = m ? mv->table ^ m : mv->table | 1ULL << card;
+    if (!after) return 0.0;
+    if (mv->blind) {
+        if (mv->hidden <= 0 && !mv->known) return 0.0;
+        return blind_risk(sweep_values(after, named), mv->count, mv->nunseen, mv->hidden,
+                          mv->known) *
+               (p->scopa + worth_of(p, after));
+    }
+    for (int j = 0; j < mv->nnext; j++) {
+        int v = mv->next[j] == WILD && named ? named : card_value(mv->next[j]);
+        if (sweepable(after, named, v)) return p->scopa + worth_of(p, after);
+    }
+    return 0.0;
+}
+
+/* heuristic.code_score: one legal action as the playout heuristic weighs it. */
+static double code_score(const Mover *mv, const Playout *p, const G *g, u64 code) {
+    int card = (int)(code & 63), decl = (int)(code >> 6 & 63);
+    u64 m = code >> 12;
+    int named = (decl & 15) ? (decl & 15) : g->wild;
+    double sc = decl ? (decl >> 4 == 2 ? 10.0 : 3.0) : 0.0;
+    return sc + cand_gain(mv, p, card, m) - cand_risk(mv, p, card, m, named);
 }
 
 /* heuristic.playout_code: declare, take the most worth, avoid leaving a sweep. */
@@ -738,14 +842,8 @@ static int playout_code(Scratch *s, const G *g, Rng *r, const Playout *p, u64 *o
         }
         return 0;
     }
-    int more = g->in_hands > 1 || g->nstock;
-    int threat[NUM_CARDS], nthreat = 0;
-    if (g->in_hands > 1) {
-        int next[NUM_CARDS];
-        int nn = cards_of(g->hands[(seat + 1) % g->n], next);
-        for (int i = 0; i < nn; i++)
-            threat[nthreat++] = next[i] == WILD && named ? named : card_value(next[i]);
-    }
+    Mover mv;
+    mover_init(g, p, &mv);
     double best = -1e9;
     u64 best_code = 0;
     for (int i = 0; i < nc; i++) {
@@ -753,21 +851,12 @@ static int playout_code(Scratch *s, const G *g, Rng *r, const Playout *p, u64 *o
         int v = card == WILD && named ? named : card_value(card);
         const u64 *sets = tab_caps(s, &t, v, pp, &len);
         if (!sets) return -1;
-        u64 bit = 1ULL << card;
         int k_end = len + (!len || !must);
         for (int k = 0; k < k_end; k++) {
             u64 m = k < len ? s->caps[t.start[v] + k] : 0;
-            double sc = k < len ? worth_of(p, m | bit) + (m == table && more ? p->scopa : 0.0)
-                                : -worth_of(p, bit);
+            double sc = cand_gain(&mv, p, card, m);
             if (sc <= best) continue; /* a risk can only lower it */
-            u64 after = m ? table ^ m : table | bit;
-            if (after && nthreat) {
-                for (int j = 0; j < nthreat; j++)
-                    if (sweepable(after, named, threat[j])) {
-                        sc -= p->scopa + worth_of(p, after);
-                        break;
-                    }
-            }
+            sc -= cand_risk(&mv, p, card, m, named);
             if (sc > best) {
                 best = sc;
                 best_code = (u64)card | m << 12;
@@ -828,7 +917,23 @@ typedef struct {
     long long iterations; /* < 0: no iteration budget */
     double seconds;       /* < 0: no time budget */
     u64 seed;
+    int halving;          /* root: 0 UCB with progressive bias, 1 sequential halving */
+    int cpu_clock;        /* the time budget counts this thread's CPU time, not wall time */
 } SearchParams;
+
+/* The rank of root action i among the survivors: better mean first, ties to the earlier. */
+static int better_mean(const Tree *t, const int *root_child, int i, int j) {
+    const Node *a = &t->v[root_child[i]], *b = &t->v[root_child[j]];
+    double ma = a->total / a->visits, mb = b->total / b->visits;
+    return ma > mb || (ma == mb && i < j);
+}
+
+/* mcts.halving_rounds: how many halvings take k actions down to one. */
+static int halving_rounds(int k) {
+    int r = 0;
+    while ((1 << r) < k) r++;
+    return r;
+}
 
 /* mcts.rewards_of */
 static void rewards(const G *g, const SearchParams *sp, double *out) {
@@ -852,7 +957,7 @@ static void rewards(const G *g, const SearchParams *sp, double *out) {
    iterations done (or -1 on a memory error), root visits aligned with ``order``. */
 static long long search_run(const World *w, const u64 *order, const double *bias, int norder,
                             const SearchParams *sp, const Playout *pl, int *visits_out,
-                            double *elapsed) {
+                            double *totals_out, int *survived_out, double *elapsed) {
     Scratch s = {0};
     Tree tree = {0};
     u64 *seeds = NULL;
@@ -862,19 +967,42 @@ static long long search_run(const World *w, const u64 *order, const double *bias
     long long done = -1;
     Rng rng = {sp->seed};
     int my_side = w->base.side_of[w->base.turn];
-    double start = now_seconds();
+    double (*clock)(void) = sp->cpu_clock ? cpu_seconds : now_seconds;
+    double start = clock();
     double deadline = sp->seconds >= 0 ? start + sp->seconds : INFINITY;
+    /* Sequential halving (mcts.py, ``root="halving"``): survivors in rank order, every
+       survivor plays world k before any plays world k + 1, the worse half is dropped when
+       the phase's world count is reached. */
+    int *surv = calloc((size_t)norder, sizeof(int)), nsurv = norder, pos = 0;
+    int rounds = halving_rounds(norder);
+    long long world_k = 0, phase_end = -1, per_phase = 0;
     long long limit = sp->iterations >= 0 ? sp->iterations : (1LL << 62);
     int nroot = 0, path[NUM_CARDS + 2];
     G g;
     Tab t;
-    if (!root_child) goto out;
+    if (!root_child || !surv) goto out;
+    for (int i = 0; i < norder; i++) {
+        surv[i] = i;
+        root_child[i] = -1;
+        survived_out[i] = 0;
+    }
     done = 0;
     while (done < limit) {
-        if (!(done & 3) && done && now_seconds() >= deadline) break;
+        if (!(done & 3) && done && clock() >= deadline) break;
         int expanded = nroot < norder, node;
         u64 code;
-        if (expanded) {
+        if (sp->halving && norder > 1) {
+            int i = surv[pos];
+            expanded = world_k == 0;
+            if (expanded) {
+                node = new_node(&tree, -1, order[i], my_side);
+                if (node < 0) goto fail;
+                root_child[i] = node;
+                nroot++;
+            }
+            node = root_child[i];
+            code = order[i];
+        } else if (expanded) {
             node = new_node(&tree, -1, order[nroot], my_side);
             if (node < 0) goto fail;
             root_child[nroot++] = node;
@@ -920,7 +1048,21 @@ static long long search_run(const World *w, const u64 *order, const double *bias
                     tree.v[ch].avail++;
             }
             if (nu) {
-                int pick = untried[nu > 1 ? rng_below(&r, (uint32_t)nu) : 0];
+                int pick = untried[0];
+                if (pl->expand_best && nu > 1) {
+                    Mover mv;
+                    mover_init(&g, pl, &mv);
+                    double best_score = -1e18;
+                    for (int i = 0; i < nu; i++) {
+                        double sc = code_score(&mv, pl, &g, s.codes[untried[i]]);
+                        if (sc > best_score) {
+                            best_score = sc;
+                            pick = untried[i];
+                        }
+                    }
+                } else if (nu > 1) {
+                    pick = untried[rng_below(&r, (uint32_t)nu)];
+                }
                 u64 pcode = s.codes[pick];
                 int child = new_node(&tree, node, pcode, g.side_of[g.turn]);
                 if (child < 0) goto fail;
@@ -958,13 +1100,48 @@ static long long search_run(const World *w, const u64 *order, const double *bias
             x->total += rw[x->side];
         }
         done++;
+        if (sp->halving && norder > 1 && ++pos == nsurv) {
+            pos = 0;
+            world_k++;
+            if (phase_end < 0) {
+                /* After one world for every action: the budget in iterations, from the
+                   iteration limit and/or the time spent on this first world. */
+                long long budget = limit;
+                if (sp->seconds >= 0) {
+                    double spent = clock() - start;
+                    double est = spent > 0 ? (double)norder * sp->seconds / spent : 1e18;
+                    if (est < (double)budget) budget = (long long)est;
+                }
+                per_phase = budget / rounds;
+                if (per_phase < norder) per_phase = norder;
+                phase_end = per_phase / norder;
+            }
+            if (world_k >= phase_end) {
+                for (int a = 1; a < nsurv; a++) /* insertion sort: survivors by mean */
+                    for (int b = a; b > 0 && better_mean(&tree, root_child, surv[b], surv[b - 1]);
+                         b--) {
+                        int tmp = surv[b];
+                        surv[b] = surv[b - 1];
+                        surv[b - 1] = tmp;
+                    }
+                nsurv = (nsurv + 1) / 2;
+                for (int a = 0; a < nsurv; a++) survived_out[surv[a]]++;
+                if (nsurv == 1) break;
+                long long more = per_phase / nsurv;
+                phase_end = world_k + (more > 1 ? more : 1);
+            }
+        }
     }
-    for (int i = 0; i < norder; i++) visits_out[i] = i < nroot ? tree.v[root_child[i]].visits : 0;
+    for (int i = 0; i < norder; i++) {
+        visits_out[i] = root_child[i] >= 0 ? tree.v[root_child[i]].visits : 0;
+        totals_out[i] = root_child[i] >= 0 ? tree.v[root_child[i]].total : 0.0;
+    }
     goto out;
 fail:
     done = -1;
 out:
-    *elapsed = now_seconds() - start;
+    *elapsed = clock() - start;
+    free(surv);
     free(root_child);
     free(untried);
     free(seeds);
@@ -1314,9 +1491,12 @@ static PyObject *py_sample_world(PyObject *self, PyObject *args) {
 
 PyDoc_STRVAR(search_doc,
              "search(options, view, order, bias, seed, iterations, seconds, c, epsilon, "
-             "point_scale, win_weight, worth, scopa) -> (visits, iterations, seconds)\n\n"
-             "mcts.search with the whole loop native; ``visits`` is aligned with ``order``. "
-             "iterations or seconds < 0 means no such budget. Releases the GIL.");
+             "point_scale, win_weight, worth, scopa, halving, cpu_clock, blind, expand_best) -> "
+             "(visits, totals, "
+             "survived, iterations, seconds)\n\n"
+             "mcts.search with the whole loop native; the lists are aligned with ``order``. "
+             "iterations or seconds < 0 means no such budget; cpu_clock: seconds of this "
+             "thread's CPU time. Releases the GIL.");
 
 static PyObject *py_search(PyObject *self, PyObject *args) {
     PyObject *opts_obj, *view_obj, *order_obj, *bias_obj, *worth_obj;
@@ -1328,9 +1508,10 @@ static PyObject *py_search(PyObject *self, PyObject *args) {
     ViewIn v;
     World w;
     (void)self;
-    if (!PyArg_ParseTuple(args, "OOOOKLdddddOd", &opts_obj, &view_obj, &order_obj, &bias_obj,
-                          &seed, &iterations, &sp.seconds, &sp.c, &pl.epsilon, &sp.point_scale,
-                          &sp.win_weight, &worth_obj, &pl.scopa))
+    if (!PyArg_ParseTuple(args, "OOOOKLdddddOdpppp", &opts_obj, &view_obj, &order_obj,
+                          &bias_obj, &seed, &iterations, &sp.seconds, &sp.c, &pl.epsilon,
+                          &sp.point_scale, &sp.win_weight, &worth_obj, &pl.scopa, &sp.halving,
+                          &sp.cpu_clock, &pl.blind, &pl.expand_best))
         return NULL;
     sp.seed = seed;
     sp.iterations = iterations;
@@ -1366,8 +1547,10 @@ static PyObject *py_search(PyObject *self, PyObject *args) {
     u64 *order = malloc(sizeof(u64) * (size_t)norder);
     double *bias = malloc(sizeof(double) * (size_t)norder);
     int *visits = malloc(sizeof(int) * (size_t)norder);
+    int *survived = malloc(sizeof(int) * (size_t)norder);
+    double *totals = malloc(sizeof(double) * (size_t)norder);
     PyObject *res = NULL;
-    if (!order || !bias || !visits) {
+    if (!order || !bias || !visits || !survived || !totals) {
         PyErr_NoMemory();
         goto done;
     }
@@ -1381,18 +1564,29 @@ static PyObject *py_search(PyObject *self, PyObject *args) {
     long long done_it;
     double elapsed;
     Py_BEGIN_ALLOW_THREADS
-    done_it = search_run(&w, order, bias, (int)norder, &sp, &pl, visits, &elapsed);
+    done_it = search_run(&w, order, bias, (int)norder, &sp, &pl, visits, totals, survived, &elapsed);
     Py_END_ALLOW_THREADS
     if (done_it < 0) {
         PyErr_NoMemory();
         goto done;
     }
-    PyObject *vl = PyList_New(norder);
-    if (!vl) goto done;
-    for (Py_ssize_t i = 0; i < norder; i++) PyList_SET_ITEM(vl, i, PyLong_FromLong(visits[i]));
-    res = Py_BuildValue("(NLd)", vl, done_it, elapsed);
+    PyObject *vl = PyList_New(norder), *tl = PyList_New(norder), *sl = PyList_New(norder);
+    if (!vl || !tl || !sl) {
+        Py_XDECREF(vl);
+        Py_XDECREF(tl);
+        Py_XDECREF(sl);
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < norder; i++) {
+        PyList_SET_ITEM(vl, i, PyLong_FromLong(visits[i]));
+        PyList_SET_ITEM(tl, i, PyFloat_FromDouble(totals[i]));
+        PyList_SET_ITEM(sl, i, PyLong_FromLong(survived[i]));
+    }
+    res = Py_BuildValue("(NNNLd)", vl, tl, sl, done_it, elapsed);
 done:
     Py_DECREF(oseq);
+    free(survived);
+    free(totals);
     free(order);
     free(bias);
     free(visits);

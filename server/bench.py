@@ -22,7 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -93,7 +93,7 @@ async def _match(stub: Any, settings: Any, seed: int, timing: _Timing | None = N
     return sum(counts)
 
 
-def _in_process_replay(record: dict[str, Any]) -> tuple[float, int]:
+def _in_process_replay(record: Mapping[str, Any]) -> tuple[float, int]:
     """The same game (decks and actions of the record) through the rules core only."""
     start = time.perf_counter()
     game = Game(

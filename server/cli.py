@@ -319,11 +319,11 @@ def run_replay_command(args: argparse.Namespace) -> int:
                     f"\t{res['reason']}\t{res['totals']}"
                 )
             return 0
-        record = store.get_record(args.export)
-        if record is None:
+        stored = store.get_record(args.export)
+        if stored is None:
             print(f"cirulla replay: no record {args.export!r} in {args.db}", file=sys.stderr)
             return 2
-        text = records.dumps(records.record_dict(record_pb(record)))
+        text = records.dumps(records.record_dict(record_pb(stored)))
         if args.out:
             Path(args.out).write_text(text)
         else:

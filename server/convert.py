@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 from collections import OrderedDict
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -32,7 +33,16 @@ from cirulla.rules.events import (
 from cirulla.rules.match import check_best_of
 from cirulla.rules.options import seats_of_side
 from cirulla.server.clock import TimeControl
+from cirulla.server.documents import (
+    GameRecord,
+    GameResultDoc,
+    MatchSummary,
+    PublicConfig,
+    RecordSummary,
+    RoomSummary,
+)
 from cirulla.server.errors import InvalidArgument
+from cirulla.server.match_config import MatchConfig, public_config
 from cirulla.server.messages import (
     AcceptedMsg,
     ClockState,
@@ -52,7 +62,6 @@ from cirulla.server.messages import (
     WelcomeMsg,
 )
 from cirulla.server.replay import record_events
-from cirulla.server.session import MatchConfig
 from cirulla.v1 import (
     events_pb2,
     game_pb2,
@@ -137,11 +146,9 @@ def config_from_pb(settings: match_settings_pb2.MatchSettings) -> MatchConfig:
     )
 
 
-def settings_pb(config: dict[str, Any] | MatchConfig) -> match_settings_pb2.MatchSettings:
+def settings_pb(config: PublicConfig | MatchConfig) -> match_settings_pb2.MatchSettings:
     """Public settings (deck source always cleared) from a MatchConfig or its public dict."""
     if isinstance(config, MatchConfig):
-        from cirulla.server.session import public_config
-
         config = public_config(config)
     out = match_settings_pb2.MatchSettings(
         rules=wire.rules_to_proto(config["preset"], config["overrides"]),
@@ -157,8 +164,9 @@ def settings_pb(config: dict[str, Any] | MatchConfig) -> match_settings_pb2.Matc
         timeout_policy=_POLICY_PB[config["timeout_policy"]],
         disconnect_grace_ms=config["disconnect_grace_ms"],
     )
-    if config.get("first_dealer") is not None:
-        out.first_dealer = config["first_dealer"]
+    first_dealer = config.get("first_dealer")
+    if first_dealer is not None:
+        out.first_dealer = first_dealer
     return out
 
 
@@ -247,8 +255,8 @@ _REASON_PB: dict[str, events_pb2.GameEndReason] = {
 }
 
 
-def game_result_pb(g: GameEnded | dict[str, Any]) -> events_pb2.GameResult:
-    d = g.to_dict() if isinstance(g, GameEnded) else g
+def game_result_pb(g: GameEnded | GameResultDoc) -> events_pb2.GameResult:
+    d: Mapping[str, Any] = g.to_dict() if isinstance(g, GameEnded) else g
     out = events_pb2.GameResult(
         game_number=d["game_number"],
         totals=d["totals"],
@@ -359,12 +367,16 @@ def event_pb(msg: EventMsg, players: int) -> events_pb2.Event:
     return out
 
 
-def seat_infos_pb(seats: tuple[SeatPublic, ...] | list[dict[str, Any]]) -> list[match_pb2.SeatInfo]:
+def seat_infos_pb(
+    seats: Sequence[SeatPublic] | Sequence[Mapping[str, Any]],
+) -> list[match_pb2.SeatInfo]:
+    """Seats of a match, record or room: ``SeatPublic`` values or their documents (seat
+    documents of a match summary also carry the fault counts and notes)."""
     out = []
     for s in seats:
-        d: dict[str, Any] = (
+        d: Mapping[str, Any] = (
             s
-            if isinstance(s, dict)
+            if isinstance(s, Mapping)
             else {
                 "seat": s.seat,
                 "side": s.side,
@@ -664,7 +676,7 @@ def timestamp(iso: str) -> Timestamp:
     return ts
 
 
-def match_pb(summary: dict[str, Any]) -> match_pb2.Match:
+def match_pb(summary: MatchSummary) -> match_pb2.Match:
     games = [game_result_pb(g) for g in summary["games"]]
     out = match_pb2.Match(
         match_id=summary["match_id"],
@@ -681,13 +693,14 @@ def match_pb(summary: dict[str, Any]) -> match_pb2.Match:
         res = match_pb2.MatchResult(
             match_id=summary["match_id"], games_won=summary["games_won"], games=games
         )
-        if summary.get("winner") is not None:
-            res.winner_side = summary["winner"]
+        winner = summary.get("winner")
+        if winner is not None:
+            res.winner_side = winner
         out.result.CopyFrom(res)
     return out
 
 
-def game_summary_pb(record: dict[str, Any]) -> match_pb2.GameSummary:
+def game_summary_pb(record: RecordSummary) -> match_pb2.GameSummary:
     return match_pb2.GameSummary(
         record_id=record["record_id"],
         match_id=record["match_id"],
@@ -699,7 +712,7 @@ def game_summary_pb(record: dict[str, Any]) -> match_pb2.GameSummary:
     )
 
 
-def record_pb(record: dict[str, Any]) -> match_pb2.Record:
+def record_pb(record: GameRecord) -> match_pb2.Record:
     options = Options(**record["options"])
     players = options.players
     out = match_pb2.Record(
@@ -754,7 +767,7 @@ def record_pb(record: dict[str, Any]) -> match_pb2.Record:
     return out
 
 
-def room_pb(summary: dict[str, Any]) -> match_pb2.Room:
+def room_pb(summary: RoomSummary) -> match_pb2.Room:
     return match_pb2.Room(
         room_id=summary["room_id"],
         display_name=summary["display_name"],

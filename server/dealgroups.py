@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+
+from cirulla.server.documents import MatchSummary
 
 #: Longest deal_group name accepted.
 MAX_GROUP_LEN = 128
@@ -51,7 +52,7 @@ def check_group(name: str, size: int) -> str | None:
 class DealGroups:
     """Membership and status of every deal group this server knows."""
 
-    def __init__(self, stored_members: Callable[[str], list[dict[str, Any]]]) -> None:
+    def __init__(self, stored_members: Callable[[str], list[MatchSummary]]) -> None:
         #: Reads the stored summaries of a group's matches (used once per unknown group).
         self._stored_members = stored_members
         self._groups: dict[str, GroupState] = {}

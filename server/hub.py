@@ -17,12 +17,19 @@ import logging
 import secrets
 import sqlite3
 import time
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from cirulla import PROTOCOL_VERSION, protocol_compatible
+from cirulla.server.connection import Connection
 from cirulla.server.dealgroups import DealGroups, check_group
+from cirulla.server.documents import (
+    GameRecord,
+    MatchSummary,
+    RecordSummary,
+    RoomSummary,
+    record_summary,
+)
 from cirulla.server.errors import (
     AlreadyExists,
     FailedPrecondition,
@@ -44,15 +51,10 @@ from cirulla.server.limits import (
     check_text,
     peer_host,
 )
-from cirulla.server.session import (
-    Connection,
-    MatchConfig,
-    MatchSession,
-    new_seat_token,
-    now_iso,
-    public_config,
-    token_seat,
-)
+from cirulla.server.match_config import MatchConfig, public_config
+from cirulla.server.recordkeeping import now_iso
+from cirulla.server.seats import new_seat_token, token_seat
+from cirulla.server.session import MatchSession, RecordBuilder
 from cirulla.server.store import Store
 
 log = logging.getLogger("cirulla.server")
@@ -79,7 +81,7 @@ class Room:
         self.versions = [""] * n
         self.current: MatchSession | None = None
         self.spectators: set[Connection] = set()
-        self.history: list[dict[str, Any]] = []
+        self.history: list[RecordSummary] = []
         self.create_time = now_iso()
         self.idle_since = time.monotonic()  # no seat connected since
 
@@ -108,7 +110,7 @@ class Room:
         self.versions[seat] = version or self.versions[seat]
         conn.room = self
         session = self.current
-        if session is None or session.status in ("finished", "aborted"):
+        if session is None or session.settled_status() in ENDED:
             session = self._next_session()
         session.attach(
             seat, conn, name=name, version=version, resume_after=resume, takeover=takeover
@@ -139,7 +141,7 @@ class Room:
                     seat, conn, name=self.names[seat], version=self.versions[seat], welcome=False
                 )
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> RoomSummary:
         n = self.config.options.players
         return {
             "room_id": self.room_id,
@@ -155,7 +157,7 @@ class Room:
                 for s in range(n)
             ],
             "current_match_id": self.current.match_id
-            if self.current is not None and self.current.status == "in_progress"
+            if self.current is not None and self.current.settled_status() == "in_progress"
             else "",
             "history": self.history,
             "create_time": self.create_time,
@@ -228,7 +230,7 @@ class Hub:
                 f"{self.limits.create_rate:g} per second (bursts of "
                 f"{self.limits.create_burst}); retry later"
             )
-        live = sum(1 for m in self.matches.values() if m.status not in ENDED)
+        live = sum(1 for m in self.matches.values() if m.settled_status() not in ENDED)
         if live >= self.limits.max_live_matches:
             self.stats["creations_refused"] += 1
             raise ResourceExhausted(
@@ -269,11 +271,11 @@ class Hub:
 
     # ------------------------------------------------------------------ deal groups
 
-    def record_withheld(self, record: dict[str, Any]) -> bool:
+    def record_withheld(self, record: GameRecord) -> bool:
         """Whether ``record``'s decks may still be in play in a twin (dealgroups.py)."""
         return self.groups.is_open(record.get("deal_group", ""))
 
-    def check_record_readable(self, record: dict[str, Any], metadata: dict[str, str]) -> None:
+    def check_record_readable(self, record: GameRecord, metadata: dict[str, str]) -> None:
         group = record.get("deal_group", "")
         if self.record_withheld(record) and not self.is_admin(metadata):
             raise FailedPrecondition(self.groups.withheld_message(group))
@@ -336,7 +338,7 @@ class Hub:
         )
         return session
 
-    def _record(self, build: Callable[[], dict[str, Any]], room: Room | None) -> None:
+    def _record(self, build: RecordBuilder, room: Room | None) -> None:
         """Build and store a finished game's record on the writer thread.
 
         Building a record (every event of the game) and writing it takes milliseconds;
@@ -351,14 +353,14 @@ class Hub:
         future = loop.run_in_executor(self._writer, self._write_record, build)
         self._pending.add(future)
 
-        def done(future: asyncio.Future[dict[str, Any] | None]) -> None:
+        def done(future: asyncio.Future[RecordSummary | None]) -> None:
             self._pending.discard(future)
             if not future.cancelled() and future.exception() is None:
                 self._recorded(future.result(), room)
 
         future.add_done_callback(done)
 
-    def _write_record(self, build: Callable[[], dict[str, Any]]) -> dict[str, Any] | None:
+    def _write_record(self, build: RecordBuilder) -> RecordSummary | None:
         """(writer thread) The record's summary once stored; None if it was refused."""
         record = build()
         try:
@@ -368,7 +370,7 @@ class Hub:
             return None
         return record_summary(record)
 
-    def _recorded(self, summary: dict[str, Any] | None, room: Room | None) -> None:
+    def _recorded(self, summary: RecordSummary | None, room: Room | None) -> None:
         if room is not None and summary is not None:
             room.history.append(summary)
             del room.history[: -self.limits.room_history]  # older games: in ListRecords
@@ -392,7 +394,7 @@ class Hub:
     def _expire_waiting(self, match_id: str) -> None:
         """Abort a match whose players never all came (an open server would fill up)."""
         session = self.matches.get(match_id)
-        if session is not None and session.status == "waiting":
+        if session is not None and session.settled_status() == "waiting":
             self.stats["waiting_expired"] += 1
             session.abort(
                 "aborted",
@@ -411,7 +413,7 @@ class Hub:
         del self.rooms[room_id]
         for spec in list(room.spectators):
             spec.close("aborted", f"room {room_id} was closed after being idle")
-        if room.current is not None and room.current.status == "waiting":
+        if room.current is not None and room.current.settled_status() == "waiting":
             room.current.abort("aborted", f"room {room_id} was closed after being idle")
         self.stats["rooms_evicted"] += 1
         log.info("room_evicted room=%s games=%d", room_id, len(room.history))
@@ -455,7 +457,7 @@ class Hub:
             f"{stored['status']} when the server stopped)"
         )
 
-    def match_summary(self, match_id: str) -> dict[str, Any]:
+    def match_summary(self, match_id: str) -> MatchSummary:
         check_text(match_id, "GetMatchRequest.match_id", MAX_ID)
         session = self.matches.get(match_id)
         if session is not None:
@@ -465,7 +467,7 @@ class Hub:
             raise NotFound(f"no match {match_id!r}")
         return stored
 
-    def abort_match(self, match_id: str, reason: str) -> dict[str, Any]:
+    def abort_match(self, match_id: str, reason: str) -> MatchSummary:
         """End a waiting or running match as aborted; its summary afterwards.
 
         A match only in the database (the server was restarted while it ran) is marked
@@ -489,7 +491,7 @@ class Hub:
         if session is not None:
             session.abort("aborted", message)
             return session.summary()
-        summary = {**summary, "status": "aborted", "abort_reason": message}
+        summary = {**summary, "status": "aborted", "abort_reason": message}  # a copy
         self.store.save_match(summary)
         self.groups.update(summary.get("deal_group", ""), match_id, "aborted")
         log.info("match_aborted match=%s reason=%r (not live)", match_id, message)
@@ -597,9 +599,3 @@ class Hub:
         self._evictions.clear()
         for session in list(self.matches.values()):
             session.abort("server_shutdown", "the server is shutting down")
-
-
-def record_summary(record: dict[str, Any]) -> dict[str, Any]:
-    """What lists and room histories show of a record (no cards)."""
-    keys = ("record_id", "match_id", "room_id", "game_number", "seats", "result", "finish_time")
-    return {k: record[k] for k in keys}

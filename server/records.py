@@ -15,7 +15,7 @@ one line per action, each deal's score lines, and the result.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from google.protobuf import json_format
@@ -64,7 +64,7 @@ def is_public_document(doc: Any) -> bool:
     return "records" in doc or ("record_id" in doc and "deals" in doc)
 
 
-def records_from_document(doc: dict[str, Any]) -> list[match_pb2.Record]:
+def records_from_document(doc: Mapping[str, Any]) -> list[match_pb2.Record]:
     """Parse a record file's content; ValueError names what is wrong."""
     items = doc.get("records", [doc])
     if not isinstance(items, list) or not items:

@@ -9,9 +9,10 @@ Anything else means the server (or the file) is wrong, so ``cirulla replay`` exi
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from cirulla.rules import CirullaError, Game, Options
 from cirulla.rules.events import (
@@ -82,8 +83,10 @@ class ReplayReport:
         )
 
 
-def load_record(source: str, db: str | None = None) -> dict[str, Any]:
-    """A record from a JSON file path, or by id from the database ``db``."""
+def load_record(source: str, db: str | None = None) -> Mapping[str, Any]:
+    """A record from a JSON file path, or by id from the database ``db``: a document to
+    check, not trust (``public_records``, ``replay_document`` and ``replay`` check every
+    field they read), so it stays a plain mapping."""
     path = Path(source)
     if path.suffix == ".json" or path.is_file():
         if not path.is_file():
@@ -102,7 +105,7 @@ def load_record(source: str, db: str | None = None) -> dict[str, Any]:
     return record
 
 
-def public_records(doc: dict[str, Any]) -> list[Any]:
+def public_records(doc: Mapping[str, Any]) -> list[Any]:
     """The ``cirulla.v1.Record`` messages of a loaded record (file or database)."""
     from cirulla.server import records
 
@@ -110,12 +113,13 @@ def public_records(doc: dict[str, Any]) -> list[Any]:
         return records.records_from_document(doc)
     if doc.get("format") == RECORD_FORMAT:
         from cirulla.server.convert import record_pb
+        from cirulla.server.documents import GameRecord
 
-        return [record_pb(doc)]
+        return [record_pb(cast(GameRecord, doc))]  # the server's own format
     raise ValueError(f"unknown record format {doc.get('format')!r}")
 
 
-def replay_document(doc: dict[str, Any]) -> list[ReplayReport]:
+def replay_document(doc: Mapping[str, Any]) -> list[ReplayReport]:
     """Replay every game of a record file (public format) or a database record."""
     from cirulla.server import records
 
@@ -132,7 +136,7 @@ def replay_document(doc: dict[str, Any]) -> list[ReplayReport]:
     return reports
 
 
-def replay(record: dict[str, Any]) -> ReplayReport:
+def replay(record: Mapping[str, Any]) -> ReplayReport:
     report = ReplayReport(record_id=str(record.get("record_id", "?")))
     if record.get("format") != RECORD_FORMAT:
         report.mismatches.append(f"unknown record format {record.get('format')!r}")
@@ -208,7 +212,7 @@ def replay(record: dict[str, Any]) -> ReplayReport:
     return report
 
 
-def record_events(record: dict[str, Any]) -> list[EventMsg]:
+def record_events(record: Mapping[str, Any]) -> list[EventMsg]:
     """The record's events as the session published them (private ones included).
 
     The record stores each event as ``Event.to_dict()`` plus its sequence, deal, receiver

@@ -19,6 +19,8 @@ from google.protobuf.message_factory import GetMessageClass
 
 from cirulla.rules import CirullaError
 from cirulla.server import convert
+from cirulla.server.connection import Connection
+from cirulla.server.documents import record_summary
 from cirulla.server.errors import (
     FailedPrecondition,
     InvalidArgument,
@@ -27,10 +29,9 @@ from cirulla.server.errors import (
     ServerError,
 )
 from cirulla.server.errors import status_for as status_for
-from cirulla.server.hub import Hub, record_summary
+from cirulla.server.hub import Hub
 from cirulla.server.limits import MAX_ID, MAX_NOTATION, MAX_QUIT_REASON, check_text, page_offset
 from cirulla.server.messages import CommandListMsg, GoodbyeMsg
-from cirulla.server.session import Connection
 from cirulla.v1 import match_pb2, match_service_pb2, match_service_pb2_grpc
 
 log = logging.getLogger("cirulla.server")

@@ -1,44 +1,50 @@
-"""One match on the server: seats and tokens, its games, the open decision, clocks, and
-who receives what.
+"""One match on the server: its seats, its games and how they end.
 
-This is the referee. Every action goes through the rules core's checked ``Game.apply``;
-every event is delivered only where ``event.visible_to(receiver)`` allows, so the hiding
-rule lives in the core and is applied here in exactly one method (``_publish``). The
-session speaks in ``messages`` values; the servicer converts them to protobuf.
+This is the referee. Every action goes through the rules core's checked ``Game.apply``.
+The session keeps the match's flow (joining, games, moves, the end of a game and of the
+match, aborts) and leaves each other job to a module of its own:
+
+- ``decisions``: the open decision, the seats' clocks and timers, what a submission means;
+- ``delivery``: who receives what (the hiding rule, applied in one method);
+- ``recordkeeping``: each game's bookkeeping and its replayable record;
+- ``seats``, ``connection``, ``match_config``: the seats and tokens, a live stream, the
+  settings. The session speaks in ``messages`` values; the servicer converts them to
+  protobuf.
 
 An accepted move is acknowledged first and delivered (events, next decision) one event
-loop step later, so the mover's round trip does not wait for the fan-out; every entry
-point (and ``status``) settles first, so nothing outside ever sees a move half delivered.
+loop step later, so the mover's round trip does not wait for the fan-out. ``settle()``
+delivers such a pending move; every entry point of the session calls it first, and a
+caller that reads ``status`` or other state from outside calls it explicitly (reading
+never sends anything).
 """
 
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import functools
 import logging
 import secrets
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
-from cirulla.rules import Action, Game, IllegalActionError, Options
+from cirulla.rules import Action, Game
 from cirulla.rules.errors import DeckError
-from cirulla.rules.events import DealScored, DealStarted, Event, GameOver, Redeal
+from cirulla.rules.events import Event, GameOver
 from cirulla.rules.game import DeckSource
 from cirulla.rules.match import match_winner
-from cirulla.server.clock import SeatClock, TimeControl
+from cirulla.server.connection import Connection
+from cirulla.server.decisions import Decision, Turns, chosen_code
+from cirulla.server.delivery import Delivery
+from cirulla.server.documents import GameRecord, MatchSummary
 from cirulla.server.errors import AlreadyExists, FailedPrecondition, Rejection, Unauthenticated
+from cirulla.server.match_config import MatchConfig, public_config
 from cirulla.server.messages import (
     AcceptedMsg,
-    ClockState,
     DecisionMsg,
     Disconnected,
     EventMsg,
     GameEnded,
-    GoodbyeMsg,
     MatchResultMsg,
     NewGameMsg,
     Reconnected,
@@ -48,139 +54,13 @@ from cirulla.server.messages import (
     ViewMsg,
     WelcomeMsg,
 )
-from cirulla.server.replay import RECORD_FORMAT
+from cirulla.server.recordkeeping import GameRun, game_record, note_event, now_iso, result_doc
+from cirulla.server.seats import Seat, new_seat_token, token_seat
 
 log = logging.getLogger("cirulla.server")
 
-POLICIES = ("play_default_action", "forfeit_game")
-
-
-def new_seat_token() -> str:
-    """A secret seat token (192 bits, hex): only letters and digits, so it can never start
-    with "-" and be read as an option by a command line that receives it."""
-    return secrets.token_hex(24)
-
-
-def now_iso() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds")
-
-
-@dataclass
-class MatchConfig:
-    """Settings of a match, already validated (``convert`` builds it from the request)."""
-
-    options: Options
-    preset: str = "standard"
-    overrides: dict[str, Any] = field(default_factory=dict)
-    best_of: int = 1
-    time: TimeControl = field(default_factory=TimeControl)
-    timeout_policy: str = "play_default_action"
-    seed: int | None = None
-    decks: list[list[int]] | None = None
-    first_dealer: int | None = None
-    disconnect_grace_ms: int = 0  # 0 = the server default
-
-
-class Connection:
-    """One live stream: a seat's Play call (``seat`` set) or a spectator (``seat`` None).
-
-    The domain puts messages on ``queue``; the stream's writer takes them off in order.
-    The queue is bounded: a client that stops reading its stream while messages keep
-    coming is disconnected (``on_overflow``), never buffered without limit.
-    """
-
-    def __init__(self, seat: int | None = None, *, limit: int = 0) -> None:
-        self.seat = seat
-        self.queue: asyncio.Queue[Any] = asyncio.Queue()
-        self.limit = limit  # 0 = unbounded
-        self.session: MatchSession | None = None
-        self.room: Any = None
-        self.closed = False
-        self.quit = False
-        self.overflowed = False
-        #: Called once when the queue overflows: the stream's owner ends the call.
-        self.on_overflow: Callable[[Connection], None] | None = None
-
-    def send(self, msg: Any) -> None:
-        if self.closed:
-            return
-        if self.limit and self.queue.qsize() >= self.limit:
-            self.closed = True
-            self.overflowed = True
-            if self.on_overflow is not None:
-                self.on_overflow(self)
-            return
-        self.queue.put_nowait(msg)
-
-    def close(self, reason: str, message: str = "") -> None:
-        if not self.closed:
-            self.queue.put_nowait(GoodbyeMsg(reason, message))
-            self.closed = True
-
-
-@dataclass
-class Seat:
-    name: str = ""
-    version: str = ""
-    conn: Connection | None = None
-    joined: bool = False
-    disconnected_at: float | None = None
-    timeouts: int = 0
-    forfeits: int = 0
-    disconnects: int = 0
-    illegal: int = 0
-    #: Streams of this seat ended for breaking the protocol (e.g. an undecodable frame).
-    protocol_errors: int = 0
-
-    def faults(self) -> dict[str, int]:
-        """The typed counts of SeatInfo (what programs read; ``notes`` is for people)."""
-        return {
-            "timeouts": self.timeouts,
-            "illegal_actions": self.illegal,
-            "forfeits": self.forfeits,
-            "disconnects": self.disconnects,
-        }
-
-    def notes(self) -> list[str]:
-        out = []
-        if self.timeouts:
-            out.append(f"timeout: {self.timeouts}")
-        if self.forfeits:
-            out.append("forfeit")
-        if self.disconnects:
-            out.append("disconnected")
-        if self.illegal:
-            out.append(f"illegal actions: {self.illegal}")
-        if self.protocol_errors:
-            out.append(f"protocol errors: {self.protocol_errors}")
-        return out
-
-
-@dataclass
-class Decision:
-    id: int
-    seat: int
-    codes: list[int]
-    rejected: int = 0
-    timer: asyncio.TimerHandle | None = None
-
-
-@dataclass
-class GameRun:
-    """One game of the match, with everything its record needs."""
-
-    number: int
-    game: Game
-    first_dealer: int
-    start_time: str
-    events: list[EventMsg] = field(default_factory=list)
-    actions: list[dict[str, Any]] = field(default_factory=list)
-    deals: list[dict[str, Any]] = field(default_factory=list)
-    redeals: dict[int, int] = field(default_factory=dict)
-    dealers: dict[int, int] = field(default_factory=dict)
-    cur_deal: int = 0
-    result: GameEnded | None = None
-    record_id: str = ""
+#: Builds a finished game's record when called (on the hub's writer thread).
+RecordBuilder = Callable[[], GameRecord]
 
 
 class MatchSession:
@@ -191,7 +71,7 @@ class MatchSession:
         *,
         room_id: str = "",
         default_grace_ms: int = 30_000,
-        on_record: Callable[[Callable[[], dict[str, Any]]], None] | None = None,
+        on_record: Callable[[RecordBuilder], None] | None = None,
         on_change: Callable[[MatchSession], None] | None = None,
         on_finished: Callable[[MatchSession], None] | None = None,
         close_on_finish: bool = True,
@@ -208,9 +88,11 @@ class MatchSession:
         n = self.options.players
         self.tokens = [new_seat_token() for _ in range(n)]
         self.seats = [Seat() for _ in range(n)]
-        self.clocks = [SeatClock(config.time) for _ in range(n)]
-        self.spectators: set[Connection] = set()
-        self._status = "waiting"
+        self.turns = Turns(config.time, n, self._timeout)
+        self.delivery = Delivery(self.seats)
+        #: waiting, in_progress, finished or aborted (``settle()`` first for a move still
+        #: being delivered).
+        self.status = "waiting"
         self.abort_reason = ""
         self.create_time = now_iso()
         self.grace_ms = config.disconnect_grace_ms or default_grace_ms
@@ -221,8 +103,6 @@ class MatchSession:
         self.results: list[GameEnded] = []
         self.winner: int | None = None
         self.sequence = 0
-        self.decision_counter = 0
-        self.decision: Decision | None = None
         self._undelivered: tuple[GameRun, list[Event], bool, str] | None = None
         self._public: tuple[SeatPublic, ...] | None = None
         self._on_record = on_record
@@ -232,15 +112,20 @@ class MatchSession:
 
     # ------------------------------------------------------------------ queries
 
-    @property
-    def status(self) -> str:
-        """waiting, in_progress, finished or aborted, counting a move still being delivered."""
+    def settled_status(self) -> str:
+        """``status`` once a move still being delivered is delivered (it may end the match):
+        what a caller outside the session reads."""
         self.settle()
-        return self._status
+        return self.status
 
-    @status.setter
-    def status(self, value: str) -> None:
-        self._status = value
+    @property
+    def decision(self) -> Decision | None:
+        """The open decision, if any."""
+        return self.turns.decision
+
+    @property
+    def spectators(self) -> set[Connection]:
+        return self.delivery.spectators
 
     @property
     def run(self) -> GameRun | None:
@@ -263,7 +148,7 @@ class MatchSession:
             raise Unauthenticated(f"Hello.seat_token is not a token of match {self.match_id}")
         return seat
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> MatchSummary:
         """Public summary (JSON-able): never tokens, seeds or hidden cards."""
         self.settle()
         return {
@@ -272,16 +157,9 @@ class MatchSession:
             "status": self.status,
             "create_time": self.create_time,
             "config": public_config(self.config),
-            "seats": [
-                {
-                    **dataclasses.asdict(s),
-                    **self.seats[s.seat].faults(),
-                    "notes": self.seats[s.seat].notes(),
-                }
-                for s in self.seat_public()
-            ],
+            "seats": [self.seats[s.seat].summary(s) for s in self.seat_public()],
             "current_game": len(self.runs),
-            "games": [g.to_dict() for g in self.results],
+            "games": [result_doc(g) for g in self.results],
             "games_won": list(self.games_won),
             "winner": self.winner,
             "abort_reason": self.abort_reason,
@@ -352,16 +230,17 @@ class MatchSession:
             # events: welcome, new_game, missed events in order, view (docs/protocol.md).
             self._publish([Reconnected(seat)], exclude=conn)
         self._catch_up(conn, seat, resume_after or 0)
-        if self.decision is not None and self.decision.seat == seat:
+        decision = self.turns.open_for(seat)
+        if decision is not None:
             self._schedule_timer()
-            conn.send(self._decision_msg(self.decision))
+            conn.send(self._decision_msg(decision))
         self._changed()
 
     def detach(self, conn: Connection, *, quit: bool = False) -> None:
         """The stream ``conn`` ended (``quit``: with an orderly Quit)."""
         self.settle()
         if conn.seat is None:
-            self.spectators.discard(conn)
+            self.delivery.spectators.discard(conn)
             return
         slot = self.seats[conn.seat]
         if slot.conn is not conn:
@@ -377,14 +256,14 @@ class MatchSession:
         slot.disconnects += 1
         log.info("seat_disconnected match=%s seat=%d quit=%s", self.match_id, conn.seat, quit)
         self._publish([Disconnected(conn.seat, self.grace_ms)])
-        if self.decision is not None and self.decision.seat == conn.seat:
+        if self.turns.open_for(conn.seat) is not None:
             self._schedule_timer()
         self._changed()
 
     def add_spectator(self, conn: Connection, after_sequence: int = 0) -> None:
         self.settle()
         conn.session = self
-        self.spectators.add(conn)
+        self.delivery.spectators.add(conn)
         conn.send(
             WelcomeMsg(
                 None, None, self.match_id, self.room_id, self.config, self.seat_public(), False
@@ -432,14 +311,8 @@ class MatchSession:
         # The dealer of deal 1 is the game's first dealer (a redeal keeps the dealer).
         run = GameRun(len(self.runs) + 1, game, game.dealer, now_iso())
         self.runs.append(run)
-        for clock in self.clocks:
-            clock.reset_game()
-        msg = self._new_game_msg(run)
-        for slot in self.seats:
-            if slot.conn is not None:
-                slot.conn.send(msg)
-        for spec in self.spectators:
-            spec.send(msg)
+        self.turns.reset_game()
+        self.delivery.to_all(self._new_game_msg(run))
         self._publish(events)
         self._after_move(run)
 
@@ -448,45 +321,25 @@ class MatchSession:
         if game.winner is not None:
             self._finish_game(run, "cappotto" if game.cappotto else "target", game.winner)
             return
-        if self.spectators:
-            view = self._view_msg(run, None)
-            for spec in self.spectators:
-                spec.send(view)
+        if self.delivery.spectators:
+            self.delivery.to_spectators(self._view_msg(run, None))
         self._open_decision(run)
 
     def _open_decision(self, run: GameRun) -> None:
         seat = run.game.to_move
         assert seat is not None
-        self.decision_counter += 1
-        decision = Decision(self.decision_counter, seat, run.game.legal_codes())
-        self.decision = decision
-        self.clocks[seat].start()
-        conn = self.seats[seat].conn
-        if conn is not None:
-            conn.send(self._decision_msg(decision))
+        decision = self.turns.open(seat, run.game.legal_codes())
+        self.delivery.to_seat(seat, self._decision_msg(decision))
         self._schedule_timer()
 
     def _schedule_timer(self) -> None:
-        decision = self.decision
-        if decision is None:
-            return
-        if decision.timer is not None:
-            decision.timer.cancel()
-            decision.timer = None
-        deadlines = []
-        clock_deadline = self.clocks[decision.seat].deadline()
-        if clock_deadline is not None:
-            deadlines.append(clock_deadline)
-        gone = self.seats[decision.seat].disconnected_at
-        if gone is not None:
-            deadlines.append(gone + self.grace_ms / 1000)
-        if deadlines:
-            loop = asyncio.get_running_loop()
-            decision.timer = loop.call_at(min(deadlines), self._timeout, decision.id)
+        decision = self.turns.decision
+        if decision is not None:
+            self.turns.schedule(self.seats[decision.seat].disconnected_at, self.grace_ms)
 
     def _timeout(self, decision_id: int) -> None:
         self.settle()
-        decision = self.decision
+        decision = self.turns.decision
         run = self.run
         if decision is None or decision.id != decision_id or run is None:
             return
@@ -496,8 +349,8 @@ class MatchSession:
         log.info("timeout match=%s seat=%d policy=%s", self.match_id, seat, policy)
         self._publish([TimedOut(seat, policy)])
         if policy == "forfeit_game":
-            self.clocks[seat].stop()
-            self.decision = None
+            self.turns.clocks[seat].stop()
+            self.turns.decision = None
             self.seats[seat].forfeits += 1
             self._finish_game(run, "forfeit", self._forfeit_winner(run, seat), forfeit_seat=seat)
         else:
@@ -515,9 +368,7 @@ class MatchSession:
     def _finish_game(
         self, run: GameRun, reason: str, winner: int, forfeit_seat: int | None = None
     ) -> None:
-        if self.decision is not None and self.decision.timer is not None:
-            self.decision.timer.cancel()
-        self.decision = None
+        self.turns.drop(stop_clock=False)
         self.games_won[winner] += 1
         ended = GameEnded(
             run.number,
@@ -564,7 +415,7 @@ class MatchSession:
             self.games_won,
         )
         result = self._result_msg()
-        for conn in self._receivers():
+        for conn in self.delivery.receivers():
             conn.send(result)
             if self.close_on_finish:
                 conn.close("match_finished", "the match is over")
@@ -580,20 +431,14 @@ class MatchSession:
         and keeps ``message`` as the abort reason.
         """
         self.settle()
-        decision = self.decision
-        if decision is not None and decision.timer is not None:
-            decision.timer.cancel()
-            decision.timer = None
+        self.turns.cancel_timer()
         ended = self.status in ("waiting", "in_progress") and reason != "server_shutdown"
         if ended:
-            if decision is not None:
-                self.clocks[decision.seat].stop()
-                self.decision = None
+            self.turns.drop(stop_clock=True)
             self.status = "aborted"
             self.abort_reason = message
             log.info("match_aborted match=%s reason=%r", self.match_id, message)
-        for conn in self._receivers():
-            conn.close(reason, message)
+        self.delivery.close_all(reason, message)
         if ended:
             self._changed()
 
@@ -604,9 +449,6 @@ class MatchSession:
             f"MatchSettings.deck_orders ran out: {exc}. Give one deck order per deal, plus "
             "one per void deal, for every game of the match",
         )
-
-    def _receivers(self) -> list[Connection]:
-        return [s.conn for s in self.seats if s.conn is not None] + list(self.spectators)
 
     # ------------------------------------------------------------------ actions
 
@@ -624,14 +466,16 @@ class MatchSession:
 
             reason, rule = reject_reason_for(exc)
             seat = conn.seat
-            decision = self.decision
+            decision = self.turns.open_for(seat)
             # An index outside the list is a rejected action like any other: counted.
             if reason in ("illegal", "index_out_of_range") and seat is not None:
                 self.seats[seat].illegal += 1
-                if decision is not None and decision.seat == seat:
+                if decision is not None:
                     decision.rejected += 1
-            open_id = decision.id if decision is not None and decision.seat == seat else None
-            clock = self._clock_state(seat) if open_id is not None and seat is not None else None
+            open_id = decision.id if decision is not None else None
+            clock = (
+                self.turns.clock_state(seat) if open_id is not None and seat is not None else None
+            )
             log.debug(
                 "rejected match=%s seat=%s reason=%s rule=%s", self.match_id, seat, reason, rule
             )
@@ -643,46 +487,13 @@ class MatchSession:
 
     def _submit(self, conn: Connection, decision_id: int, choice: Any) -> None:
         seat = conn.seat
-        decision = self.decision
         run = self.run
         if seat is None or conn.session is not self or self.seats[seat].conn is not conn:
             raise Rejection("not_your_turn", "turn", "this stream does not hold a seat")
-        if decision is None or run is None or self.status != "in_progress":
+        if run is None or self.status != "in_progress":
             raise Rejection("not_your_turn", "turn", "no decision is open in this match")
-        if decision.seat != seat:
-            raise Rejection(
-                "not_your_turn", "turn", f"it is seat {decision.seat}'s turn, not seat {seat}'s"
-            )
-        if decision_id != decision.id:
-            raise Rejection(
-                "stale_decision",
-                "decision_id",
-                f"decision_id {decision_id} is not the open decision {decision.id}",
-            )
-        if isinstance(choice, Exception):
-            raise choice
-        if isinstance(choice, bool) or choice is None:
-            raise Rejection(
-                "invalid",
-                "choice",
-                "SubmitAction.choice is empty: set legal_action_index, action or notation",
-            )
-        if isinstance(choice, int):
-            if not 0 <= choice < len(decision.codes):
-                raise Rejection(
-                    "index_out_of_range",
-                    "legal_action_index",
-                    f"SubmitAction.legal_action_index: {choice} is outside the valid range "
-                    f"0..{len(decision.codes) - 1} (decision {decision.id} offers "
-                    f"{len(decision.codes)} legal actions)",
-                )
-            code = decision.codes[choice]
-        else:
-            action = Action.parse(choice) if isinstance(choice, str) else choice
-            code = action.to_int()
-            if code not in decision.codes:
-                raise IllegalActionError(*run.game.explain_illegal(action))
-        self._play(run, decision, code, by_timeout=False)
+        decision = self.turns.check_turn(seat, decision_id)
+        self._play(run, decision, chosen_code(decision, run.game, choice), by_timeout=False)
 
     def _play(self, run: GameRun, decision: Decision, code: int, *, by_timeout: bool) -> None:
         seat = decision.seat
@@ -691,10 +502,7 @@ class MatchSession:
         except DeckError as exc:  # the move ended a deal and no deck order is left
             self._out_of_decks(exc)
             return
-        if decision.timer is not None:
-            decision.timer.cancel()
-        elapsed = self.clocks[seat].stop(answered=not by_timeout)
-        self.decision = None
+        elapsed = self.turns.close(decision, answered=not by_timeout)
         index = decision.codes.index(code)
         text = str(Action.from_int(code))
         run.actions.append(
@@ -729,7 +537,7 @@ class MatchSession:
         self._publish(events, by_timeout=by_timeout, notation=text)
         self._after_move(run)
 
-    # ------------------------------------------------------------------ delivery
+    # ------------------------------------------------------------------ messages
 
     def _publish(
         self,
@@ -739,49 +547,19 @@ class MatchSession:
         notation: str = "",
         exclude: Connection | None = None,
     ) -> None:
-        """Number, store and deliver events: each receiver gets only what it may see."""
+        """Number, keep and deliver events: each receiver gets only what it may see."""
         run = self.run
         if run is None:
             return
-        game = run.game
         for event in events:
             if isinstance(event, GameOver):
                 continue  # the session publishes GameEnded with the reason instead
-            extras: dict[str, Any] = {}
-            if isinstance(event, Redeal):
-                run.cur_deal = event.deal
-                run.redeals[event.deal] = run.redeals.get(event.deal, 0) + 1
-                extras["attempt"] = run.redeals[event.deal]
-            elif isinstance(event, DealStarted):
-                run.cur_deal = event.deal
-                run.dealers[event.deal] = event.dealer
-                extras["stock_count"] = 40 - 4 - sum(event.hand_sizes)
-            elif isinstance(event, DealScored):
-                # SideScore.card_count, coin_count, primiera_value per side.
-                extras["counts"] = [list(c) for c in event.score.counts()]
-                run.deals.append(
-                    {
-                        "deal": event.deal,
-                        "dealer": run.dealers.get(event.deal, game.dealer),
-                        "decks": run.redeals.get(event.deal, 0) + 1,
-                        "score": event.score.to_dict(),
-                        "totals": list(event.totals),
-                        "counts": extras["counts"],
-                    }
-                )
-            elif type(event).__name__ == "CardPlayed":
-                extras["by_timeout"] = by_timeout
-                extras["notation"] = notation
+            extras = note_event(run, event, by_timeout=by_timeout, notation=notation)
             self.sequence += 1
             private = getattr(event, "seat", None) if not event.visible_to(None) else None
             msg = EventMsg(self.sequence, run.number, run.cur_deal, event, private, extras)
             run.events.append(msg)
-            for seat, slot in enumerate(self.seats):
-                if slot.conn is not None and slot.conn is not exclude and event.visible_to(seat):
-                    slot.conn.send(msg)
-            if event.visible_to(None):
-                for spec in self.spectators:
-                    spec.send(msg)
+            self.delivery.event(msg, exclude)
 
     def _new_game_msg(self, run: GameRun) -> NewGameMsg:
         return NewGameMsg(
@@ -800,10 +578,6 @@ class MatchSession:
     def _view_msg(self, run: GameRun, seat: int | None) -> ViewMsg:
         return ViewMsg(run.game.view(seat), run.number, self.sequence, self.seat_public())
 
-    def _clock_state(self, seat: int) -> ClockState:
-        move, bank = self.clocks[seat].left()
-        return ClockState(move, bank, self.clocks[seat].increment_ms())
-
     def _decision_msg(self, decision: Decision) -> DecisionMsg:
         run = self.run
         assert run is not None
@@ -811,7 +585,7 @@ class MatchSession:
             decision.id,
             self._view_msg(run, decision.seat),
             tuple(decision.codes),
-            self._clock_state(decision.seat),
+            self.turns.clock_state(decision.seat),
             0,
         )
 
@@ -832,67 +606,16 @@ class MatchSession:
         *,
         seats: tuple[SeatPublic, ...] | None = None,
         finish: str | None = None,
-    ) -> dict[str, Any]:
-        """The replayable record of a finished game (JSON-able; holds every hidden card).
-
-        Reads only what no longer changes once the game is over (plus ``seats`` and
-        ``finish`` when given), so it may run in another thread.
-        """
-        assert run.result is not None
-        return {
-            "format": RECORD_FORMAT,
-            "record_id": run.record_id,
-            "match_id": self.match_id,
-            "room_id": self.room_id,
-            "deal_group": self.deal_group,
-            "game_number": run.number,
-            "options": self.options.to_dict(),
-            "config": public_config(self.config),
-            "first_dealer": run.first_dealer,
-            "decks": [list(d) for d in run.game.decks_used],
-            "seats": [
-                {"seat": s.seat, "side": s.side, "name": s.name, "version": s.version}
-                for s in (seats if seats is not None else self.seat_public())
-            ],
-            "actions": run.actions,
-            "events": [
-                {
-                    "sequence": m.sequence,
-                    "deal": m.deal_number,
-                    "private_to": m.private_to,
-                    **m.extras,
-                    **m.event.to_dict(),
-                }
-                for m in run.events
-            ],
-            "deals": run.deals,
-            "result": run.result.to_dict(),
-            "start_time": run.start_time,
-            "finish_time": finish or now_iso(),
-        }
-
-
-def token_seat(tokens: list[str], token: str) -> int | None:
-    """The seat whose token is ``token`` (compared in constant time, any characters)."""
-    given = token.encode("utf-8", "surrogatepass")
-    for seat, t in enumerate(tokens):
-        if secrets.compare_digest(t.encode(), given):
-            return seat
-    return None
-
-
-def public_config(config: MatchConfig) -> dict[str, Any]:
-    """The settings anyone may see: the deck source (seed, decks) is left out."""
-    return {
-        "preset": config.preset,
-        "overrides": dict(config.overrides),
-        "options": config.options.to_dict(),
-        "best_of": config.best_of,
-        "move_limit_ms": config.time.move_limit_ms,
-        "game_bank_ms": config.time.game_bank_ms,
-        "increment_ms": config.time.increment_ms,
-        "margin_ms": config.time.margin_ms,
-        "timeout_policy": config.timeout_policy,
-        "first_dealer": config.first_dealer,
-        "disconnect_grace_ms": config.disconnect_grace_ms,
-    }
+    ) -> GameRecord:
+        """The replayable record of a finished game (``recordkeeping.game_record``); may
+        run in another thread."""
+        return game_record(
+            run,
+            match_id=self.match_id,
+            room_id=self.room_id,
+            deal_group=self.deal_group,
+            options=self.options,
+            config=self.config,
+            seats=seats if seats is not None else self.seat_public(),
+            finish=finish or now_iso(),
+        )

@@ -13,7 +13,9 @@ import os
 import sqlite3
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
+
+from cirulla.server.documents import GameRecord, MatchSummary, RoomSummary
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS matches (
@@ -69,7 +71,7 @@ class Store:
 
     # ------------------------------------------------------------------ records
 
-    def save_record(self, record: dict[str, Any]) -> None:
+    def save_record(self, record: GameRecord) -> None:
         """Store a finished game; a record id already stored raises ``sqlite3.IntegrityError``
         (records are never overwritten)."""
         with self._lock:
@@ -87,16 +89,16 @@ class Store:
                 ),
             )
 
-    def get_record(self, record_id: str) -> dict[str, Any] | None:
+    def get_record(self, record_id: str) -> GameRecord | None:
         with self._lock:
             row = self._db.execute(
                 "SELECT record FROM records WHERE record_id = ?", (record_id,)
             ).fetchone()
-        return json.loads(row[0]) if row else None
+        return cast(GameRecord, json.loads(row[0])) if row else None
 
     def list_records(
         self, *, match_id: str = "", room_id: str = "", limit: int = 100, offset: int = 0
-    ) -> list[dict[str, Any]]:
+    ) -> list[GameRecord]:
         """Newest first."""
         sql = "SELECT record FROM records WHERE 1=1"
         args: list[Any] = []
@@ -110,11 +112,11 @@ class Store:
         args += [limit, offset]
         with self._lock:
             rows = self._db.execute(sql, args).fetchall()
-        return [json.loads(r[0]) for r in rows]
+        return [cast(GameRecord, json.loads(r[0])) for r in rows]
 
     # ------------------------------------------------------------------ matches and rooms
 
-    def insert_match(self, summary: dict[str, Any]) -> bool:
+    def insert_match(self, summary: MatchSummary) -> bool:
         """Store a new match; False (and nothing written) if its id is already taken."""
         try:
             with self._lock:
@@ -133,7 +135,7 @@ class Store:
             return False
         return True
 
-    def save_match(self, summary: dict[str, Any]) -> None:
+    def save_match(self, summary: MatchSummary) -> None:
         """Update a stored match (``insert_match`` created it): status and summary."""
         with self._lock:
             self._db.execute(
@@ -164,14 +166,16 @@ class Store:
             ).fetchall()
         return [r[0] for r in rows]
 
-    def get_match(self, match_id: str) -> dict[str, Any] | None:
+    def get_match(self, match_id: str) -> MatchSummary | None:
         with self._lock:
             row = self._db.execute(
                 "SELECT summary FROM matches WHERE match_id = ?", (match_id,)
             ).fetchone()
-        return json.loads(row[0]) if row else None
+        return cast(MatchSummary, json.loads(row[0])) if row else None
 
-    def list_matches(self, *, status: str = "", limit: int = 100, offset: int = 0) -> list[dict]:
+    def list_matches(
+        self, *, status: str = "", limit: int = 100, offset: int = 0
+    ) -> list[MatchSummary]:
         sql = "SELECT summary FROM matches"
         args: list[Any] = []
         if status:
@@ -181,18 +185,18 @@ class Store:
         args += [limit, offset]
         with self._lock:
             rows = self._db.execute(sql, args).fetchall()
-        return [json.loads(r[0]) for r in rows]
+        return [cast(MatchSummary, json.loads(r[0])) for r in rows]
 
-    def group_members(self, group: str) -> list[dict[str, Any]]:
+    def group_members(self, group: str) -> list[MatchSummary]:
         """Summaries of the stored matches created with ``deal_group`` ``group``."""
         with self._lock:
             rows = self._db.execute(
                 "SELECT summary FROM matches WHERE json_extract(summary, '$.deal_group') = ?",
                 (group,),
             ).fetchall()
-        return [json.loads(r[0]) for r in rows]
+        return [cast(MatchSummary, json.loads(r[0])) for r in rows]
 
-    def save_room(self, summary: dict[str, Any]) -> None:
+    def save_room(self, summary: RoomSummary) -> None:
         with self._lock:
             self._db.execute(
                 "INSERT INTO rooms (room_id, created, summary) VALUES (?, ?, ?) "

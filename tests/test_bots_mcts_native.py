@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import time
 
 import pytest
 
@@ -14,14 +15,15 @@ from cirulla.rules.core import native
 from .rules_helpers import deal_positions
 
 
+@pytest.mark.parametrize(("playout", "expand"), [("sighted", "random"), ("blind", "best")])
 @pytest.mark.parametrize("players", [2, 3, 4])
 def test_native_search_visits_only_legal_actions_and_counts_every_iteration(
-    players: int,
+    players: int, playout: str, expand: str
 ) -> None:
     assert native is not None
     for game in deal_positions(players, 11)[::4]:
         view = game.view(game.turn)
-        result = search(view, seed=3, iterations=300, core="native")
+        result = search(view, seed=3, iterations=300, core="native", playout=playout, expand=expand)
         assert result.iterations == 300
         assert sum(result.visits.values()) == 300
         assert set(result.visits) <= set(game.reference_legal_codes())
@@ -44,8 +46,10 @@ def test_native_search_stops_on_its_time_budget() -> None:
     assert result.seconds < 1.0  # a budget, not a benchmark: generous for loaded machines
 
 
-def test_both_loops_prefer_the_same_obvious_move() -> None:
-    """Settebello on the table with a 7 in hand: both loops take it."""
+@pytest.mark.parametrize("expand", ["random", "best"])
+@pytest.mark.parametrize("root", ["ucb", "halving"])
+def test_both_loops_prefer_the_same_obvious_move(root: str, expand: str) -> None:
+    """Settebello on the table with a 7 in hand: both loops take it, with either root."""
     options = Options()
     game = Game.setup(
         options,
@@ -58,9 +62,45 @@ def test_both_loops_prefer_the_same_obvious_move() -> None:
     )
     view = game.view(0)
     take = 26 | (1 << 24) << 12  # 7C:7D
+    codes = game.reference_legal_codes()
     for core in ("native", "python"):
-        result = search(view, seed=2, iterations=400, core=core)
-        assert max(result.visits, key=lambda code: result.visits[code]) == take, core
+        result = search(view, seed=2, iterations=400, core=core, root=root, expand=expand)
+        assert codes[result.best(codes)] == take, core
+        if root == "halving":  # the last survivor survived every halving
+            assert result.survived[take] == max(result.survived.values()) >= 1, core
+
+
+@pytest.mark.parametrize("core", ["native", "python"])
+def test_halving_drops_the_worse_half_each_phase(core: str) -> None:
+    """Sequential halving: a phase ends when every survivor has played the same worlds;
+    each halving keeps the better half, and the search stops at one survivor."""
+    game = deal_positions(2, 12)[0]
+    view = game.view(game.turn)
+    k = len(game.reference_legal_codes())
+    assert k >= 3
+    budget = 60 if core == "python" else 600
+    result = search(view, seed=4, iterations=budget, core=core, root="halving")
+    assert sum(result.visits.values()) == result.iterations <= budget
+    assert len(result.visits) == k  # every root action played at least the first phase
+    survivors = sorted(result.survived.values(), reverse=True)
+    assert survivors[0] > survivors[1]  # one last survivor
+    assert len(survivors) == k // 2 + k % 2 or k == 2  # the first halving kept half
+    # Actions that survived longer were visited at least as often.
+    by_survival = sorted(result.visits, key=lambda c: result.survived.get(c, 0))
+    visits = [result.visits[c] for c in by_survival]
+    assert visits == sorted(visits)
+
+
+@pytest.mark.parametrize("core", ["native", "python"])
+def test_a_cpu_clock_budget_counts_thread_cpu_time(core: str) -> None:
+    """With cpu_clock the budget is this thread's CPU time and so is the reported time."""
+    game = deal_positions(2, 6)[0]
+    view = game.view(game.turn)
+    before = time.thread_time()
+    result = search(view, seed=1, seconds=0.05, core=core, cpu_clock=True)
+    used = time.thread_time() - before
+    assert result.iterations > 0
+    assert 0.05 <= result.seconds <= used + 1e-6
 
 
 def test_native_search_refuses_a_view_that_cannot_be_dealt() -> None:
@@ -77,3 +117,10 @@ def test_the_core_option_is_checked_and_chosen_per_bot() -> None:
     assert MctsPolicy(iterations=10).core == "native"
     with pytest.raises(ValueError, match="core must be one of auto, native, python"):
         MctsPolicy(iterations=10, core="fortran")
+    assert parse_bot_spec("mcts:root=halving") == ("mcts", {"root": "halving"})
+    with pytest.raises(ValueError, match="root must be one of ucb, halving"):
+        MctsPolicy(iterations=10, root="best")
+    with pytest.raises(ValueError, match="playout must be one of sighted, blind"):
+        MctsPolicy(iterations=10, playout="psychic")
+    with pytest.raises(ValueError, match="expand must be one of random, best"):
+        MctsPolicy(iterations=10, expand="all")

@@ -7,7 +7,13 @@ import random
 import pytest
 
 from cirulla.bots import GreedyPolicy, MctsPolicy, RandomPolicy, make_policy, parse_bot_spec
-from cirulla.bots.heuristic import playout_code
+from cirulla.bots.heuristic import (
+    Mover,
+    blind_risk,
+    code_score,
+    playout_code,
+    sweep_value_bits,
+)
 from cirulla.bots.mcts import root_prior, search
 from cirulla.bots.specs import bot_command
 from cirulla.rules import SETTEBELLO, WILD, DeclarationKind, Game, Options, parse_cards
@@ -142,8 +148,9 @@ def test_bad_bot_specs_say_what_is_wrong(spec: str, words: str) -> None:
         parse_bot_spec(spec)
 
 
+@pytest.mark.parametrize("blind", [False, True])
 @pytest.mark.parametrize("preset", ["standard", "genova-home", "fantacarte"])
-def test_playout_moves_are_always_legal(preset: str) -> None:
+def test_playout_moves_are_always_legal(preset: str, blind: bool) -> None:
     # The playout builds codes itself instead of listing them: it must never go astray.
     rng = random.Random(7)
     players = (2,) if preset == "fantacarte" else (2, 3, 4)
@@ -151,9 +158,46 @@ def test_playout_moves_are_always_legal(preset: str) -> None:
         for seed in range(15):
             game = Game(Options.preset(preset, players=n), seed=seed, deal_only=True)
             while not game.deal_over:
-                code = playout_code(game, rng, epsilon=0.3)
+                code = playout_code(game, rng, epsilon=0.3, blind=blind)
                 assert code in game.legal_codes(), (game, code)
                 game.apply_code(code)
+
+
+def test_sweep_values_and_blind_risk() -> None:
+    # 5C 3S on the table (sum 8): an 8 pairs-and-adds it, a 7 makes 15, an ace sweeps it.
+    table = sum(1 << c for c in parse_cards("5C 3S"))
+    assert sweep_value_bits(table, 0) == 1 << 8 | 1 << 7 | 1 << 1
+    with_ace = table | 1 << parse_cards("AC")[0]  # sum 9: a 9 or a 6; no ace sweep
+    assert sweep_value_bits(with_ace, 0) == 1 << 9 | 1 << 6
+    count = [0] * 11
+    count[9] = 2
+    # Two of 10 unseen cards sweep; the next player holds 3: 1 - (8/10)(7/9)(6/8).
+    assert blind_risk(1 << 9, count, 10, 3, 0) == pytest.approx(1 - 8 / 10 * 7 / 9 * 6 / 8)
+    assert blind_risk(1 << 6, count, 10, 3, 0) == 0.0  # no unseen 6
+    assert blind_risk(1 << 6, count, 10, 3, 1 << 6) == 1.0  # he declared a 6
+    assert blind_risk(1 << 9, count, 10, 0, 0) == 0.0  # he holds nothing
+
+
+def test_a_blind_playout_does_not_look_at_the_next_hand() -> None:
+    """JH QS KC against 4C: no capture, so a card is dropped; all three are worth the same.
+    The sighted mover sees that the next hand (4D 4S 6C) sweeps nothing and drops the
+    first, JH (leaving 12: a 3 or an ace would sweep it). The blind mover cannot see that
+    hand: he drops KC, which leaves 14, swept only by an ace."""
+    mask = lambda text: sum(1 << c for c in parse_cards(text))  # noqa: E731
+    used = mask("JH QS KC 4D 4S 6C 4C KD KS KH")
+    game = Game.setup(
+        Options(),
+        hands=[mask("JH QS KC"), mask("4D 4S 6C")],
+        table=mask("4C"),
+        captured=[0, mask("KD KS KH")],
+        stock=[c for c in range(40) if not used >> c & 1],
+        turn=0,
+        dealer=1,
+    )
+    sighted = playout_code(game, random.Random(1), 0.0)
+    blind = playout_code(game, random.Random(1), 0.0, blind=True)
+    assert sighted == parse_cards("JH")[0]
+    assert blind == parse_cards("KC")[0]
 
 
 def test_root_prior_ranks_the_greedy_choice_first() -> None:
@@ -163,3 +207,23 @@ def test_root_prior_ranks_the_greedy_choice_first() -> None:
     best = max(codes, key=bias.__getitem__)
     assert bias[best] == 0.0 and all(b <= 0.0 for b in bias.values())
     assert best >> 12 >> SETTEBELLO & 1
+
+
+@pytest.mark.parametrize("blind", [False, True])
+def test_code_score_rates_the_playout_choice_best(blind: bool) -> None:
+    """Tree expansion (``expand=best``) and playouts weigh actions the same way: the
+    playout's choice scores at least as well as every legal action with its declaration."""
+    rng = random.Random(3)
+    checked = 0
+    for seed in range(8):
+        game = Game(Options(), seed=seed, deal_only=True)
+        while not game.deal_over:
+            chosen = playout_code(game, rng, 0.0, blind=blind)
+            mover = Mover.of(game, blind)
+            decl = chosen >> 6 & 63
+            same = [c for c in game.legal_codes() if c >> 6 & 63 == decl]
+            best = max(code_score(mover, game, c) for c in same)
+            assert code_score(mover, game, chosen) >= best - 1e-9
+            checked += 1
+            game.apply_code(chosen)
+    assert checked > 100

@@ -16,7 +16,9 @@ from cirulla.rules import Match, OptionError, Options
 from cirulla.rules.match import check_best_of, match_winner
 from cirulla.server.client import play_seat, random_choice
 from cirulla.server.clock import SeatClock, TimeControl
-from cirulla.server.session import Connection, MatchConfig, MatchSession
+from cirulla.server.connection import Connection
+from cirulla.server.match_config import MatchConfig
+from cirulla.server.session import MatchSession
 from cirulla.v1 import match_service_pb2 as ms
 from cirulla.v1 import match_settings_pb2, rules_pb2
 
@@ -53,7 +55,7 @@ def test_a_silent_seat_with_an_empty_bank_times_out() -> None:
         decision = session.decision
         assert decision is not None
         seat = decision.seat
-        session.clocks[seat].bank_left_ms = 0  # spent earlier in the game
+        session.turns.clocks[seat].bank_left_ms = 0  # spent earlier in the game
         session._schedule_timer()
         await asyncio.sleep(0.3)
         assert session.seats[seat].timeouts >= 1
@@ -108,7 +110,7 @@ def test_three_players_best_of_three_never_ends_in_a_tie() -> None:
             for seat, conn in enumerate(conns):
                 session.attach(seat, conn, name=f"p{seat}", version="t")
             rng = random.Random(seed)
-            while session.status == "in_progress":
+            while session.settled_status() == "in_progress":
                 d = session.decision
                 assert d is not None
                 session.submit(conns[d.seat], d.id, rng.randrange(len(d.codes)))

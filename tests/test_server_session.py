@@ -10,9 +10,11 @@ from typing import Any
 
 from cirulla.rules import Options
 from cirulla.rules.events import CardPlayed
+from cirulla.server.connection import Connection
+from cirulla.server.match_config import MatchConfig
 from cirulla.server.messages import AcceptedMsg, DecisionMsg, EventMsg, ViewMsg
 from cirulla.server.replay import record_events
-from cirulla.server.session import Connection, MatchConfig, MatchSession
+from cirulla.server.session import MatchSession
 
 
 def drain(conn: Connection) -> list[Any]:
@@ -92,7 +94,7 @@ def test_record_events_read_back_exactly_as_published() -> None:
                 session.attach(seat, conn, name=f"p{seat}", version="t")
             rng = random.Random(seed)
             steps = 0
-            while session.status == "in_progress":
+            while session.settled_status() == "in_progress":
                 decision = session.decision
                 assert decision is not None
                 if steps == 3:  # a drop and a resume: server events in the record

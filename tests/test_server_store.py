@@ -12,11 +12,24 @@ from cirulla.server.store import Store
 
 
 def record(record_id: str, text: str) -> dict[str, object]:
-    return {"record_id": record_id, "match_id": "m-1-ab", "game_number": 1, "note": text}
+    """The columns the store indexes, and ``note`` to tell two versions apart."""
+    return {
+        "record_id": record_id,
+        "match_id": "m-1-ab",
+        "room_id": "",
+        "game_number": 1,
+        "finish_time": "2026-12-01T00:00:00.000+00:00",
+        "note": text,
+    }
 
 
 def summary(match_id: str, status: str) -> dict[str, object]:
-    return {"match_id": match_id, "create_time": "2026-12-01T00:00:00Z", "status": status}
+    return {
+        "match_id": match_id,
+        "room_id": "",
+        "create_time": "2026-12-01T00:00:00.000+00:00",
+        "status": status,
+    }
 
 
 def test_a_record_id_already_stored_is_refused_and_the_old_record_kept(tmp_path: Path) -> None:

@@ -1,0 +1,145 @@
+"""Decisions and clocks: which seat must act, on which numbered legal actions, by when.
+
+``Turns`` holds the open decision and every seat's clock (``clock.SeatClock``), arms one
+timer for the earliest deadline (the clock, or the end of a disconnected seat's grace
+period) and says what a submission means: the legal action code it chooses, or the
+``Rejection`` it earns. It knows nothing of streams or records; the session calls
+``on_timeout`` when the timer fires.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from cirulla.rules import Action, Game, IllegalActionError
+from cirulla.server.clock import SeatClock, TimeControl
+from cirulla.server.errors import Rejection
+from cirulla.server.messages import ClockState
+
+
+@dataclass
+class Decision:
+    id: int
+    seat: int
+    codes: list[int]
+    rejected: int = 0
+    timer: asyncio.TimerHandle | None = None
+
+
+class Turns:
+    """The open decision (at most one) and the seats' clocks."""
+
+    def __init__(self, time: TimeControl, players: int, on_timeout: Callable[[int], None]) -> None:
+        self.clocks = [SeatClock(time) for _ in range(players)]
+        self.decision: Decision | None = None
+        self.counter = 0
+        self._on_timeout = on_timeout
+
+    def reset_game(self) -> None:
+        for clock in self.clocks:
+            clock.reset_game()
+
+    def open(self, seat: int, codes: list[int]) -> Decision:
+        """A new decision for ``seat``; its clock starts now (``schedule`` arms the timer)."""
+        self.counter += 1
+        decision = Decision(self.counter, seat, codes)
+        self.decision = decision
+        self.clocks[seat].start()
+        return decision
+
+    def schedule(self, disconnected_at: float | None, grace_ms: int) -> None:
+        """(Re)arm the timer of the open decision: its clock's deadline, or the end of the
+        grace period of its seat's dropped stream, whichever comes first."""
+        decision = self.decision
+        if decision is None:
+            return
+        self.cancel_timer()
+        deadlines = []
+        clock_deadline = self.clocks[decision.seat].deadline()
+        if clock_deadline is not None:
+            deadlines.append(clock_deadline)
+        if disconnected_at is not None:
+            deadlines.append(disconnected_at + grace_ms / 1000)
+        if deadlines:
+            loop = asyncio.get_running_loop()
+            decision.timer = loop.call_at(min(deadlines), self._on_timeout, decision.id)
+
+    def cancel_timer(self) -> None:
+        decision = self.decision
+        if decision is not None and decision.timer is not None:
+            decision.timer.cancel()
+            decision.timer = None
+
+    def close(self, decision: Decision, *, answered: bool) -> int:
+        """``decision`` was answered by its seat (``answered``: its bank gets the increment)
+        or played for it by the timeout policy: stop its clock; the ms it used."""
+        if decision.timer is not None:
+            decision.timer.cancel()
+        elapsed = self.clocks[decision.seat].stop(answered=answered)
+        self.decision = None
+        return elapsed
+
+    def drop(self, *, stop_clock: bool) -> None:
+        """No decision is open any more (the game or the match ended)."""
+        self.cancel_timer()
+        if stop_clock and self.decision is not None:
+            self.clocks[self.decision.seat].stop()
+        self.decision = None
+
+    def clock_state(self, seat: int) -> ClockState:
+        move, bank = self.clocks[seat].left()
+        return ClockState(move, bank, self.clocks[seat].increment_ms())
+
+    def open_for(self, seat: int | None) -> Decision | None:
+        """The open decision if it is ``seat``'s."""
+        decision = self.decision
+        return decision if decision is not None and decision.seat == seat else None
+
+    def check_turn(self, seat: int, decision_id: int) -> Decision:
+        """The open decision, if ``seat`` may answer ``decision_id`` now."""
+        decision = self.decision
+        if decision is None:
+            raise Rejection("not_your_turn", "turn", "no decision is open in this match")
+        if decision.seat != seat:
+            raise Rejection(
+                "not_your_turn", "turn", f"it is seat {decision.seat}'s turn, not seat {seat}'s"
+            )
+        if decision_id != decision.id:
+            raise Rejection(
+                "stale_decision",
+                "decision_id",
+                f"decision_id {decision_id} is not the open decision {decision.id}",
+            )
+        return decision
+
+
+def chosen_code(decision: Decision, game: Game, choice: Any) -> int:
+    """The legal action code ``choice`` names: an index into the decision's legal actions
+    (int), a notation (str) or an ``Action``; an exception raised while decoding the
+    message is re-raised. Raises ``Rejection``, ``ValueError`` or ``IllegalActionError``."""
+    if isinstance(choice, Exception):
+        raise choice
+    if isinstance(choice, bool) or choice is None:
+        raise Rejection(
+            "invalid",
+            "choice",
+            "SubmitAction.choice is empty: set legal_action_index, action or notation",
+        )
+    if isinstance(choice, int):
+        if not 0 <= choice < len(decision.codes):
+            raise Rejection(
+                "index_out_of_range",
+                "legal_action_index",
+                f"SubmitAction.legal_action_index: {choice} is outside the valid range "
+                f"0..{len(decision.codes) - 1} (decision {decision.id} offers "
+                f"{len(decision.codes)} legal actions)",
+            )
+        return decision.codes[choice]
+    action = Action.parse(choice) if isinstance(choice, str) else choice
+    code = action.to_int()
+    if code not in decision.codes:
+        raise IllegalActionError(*game.explain_illegal(action))
+    return int(code)

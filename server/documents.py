@@ -1,0 +1,171 @@
+"""The JSON documents the server keeps and serves: a match's summary, a game's record, a
+record's summary (lists, room histories) and a room's summary.
+
+They are built by the session and the hub, stored as JSON by ``store``, turned into
+protobuf by ``convert`` and read back by ``replay``; these types say, in one place, what
+each holds. Keys marked ``NotRequired`` are missing from documents written by older
+servers (a database outlives its server), so readers use ``.get`` for them. An event in a
+record stays a plain dict: its keys depend on its type (``cirulla.rules.events``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, NotRequired, TypedDict
+
+
+class PublicConfig(TypedDict):
+    """The settings anyone may see: the deck source (seed, decks) is left out."""
+
+    preset: str
+    overrides: dict[str, Any]
+    options: dict[str, Any]
+    best_of: int
+    move_limit_ms: int
+    game_bank_ms: int
+    increment_ms: NotRequired[int]
+    margin_ms: NotRequired[int]
+    timeout_policy: str
+    first_dealer: int | None
+    disconnect_grace_ms: int
+
+
+class GameResultDoc(TypedDict):
+    """How a game ended (``GameEnded.to_dict()``)."""
+
+    type: str
+    game_number: int
+    winner: int | None
+    totals: list[int]
+    cappotto: bool
+    reason: str
+    forfeit_seat: int | None
+    deals: int
+    games_won: list[int]
+
+
+class SeatSummary(TypedDict):
+    """A seat in a match summary: who plays it and what went wrong so far."""
+
+    seat: int
+    side: int
+    name: str
+    version: str
+    connected: bool
+    timeouts: int
+    illegal_actions: int
+    forfeits: int
+    disconnects: int
+    notes: list[str]
+
+
+class MatchSummary(TypedDict):
+    """Public summary of a match (never tokens, seeds or hidden cards)."""
+
+    match_id: str
+    room_id: str
+    status: str
+    create_time: str
+    config: PublicConfig
+    seats: list[SeatSummary]
+    current_game: int
+    games: list[GameResultDoc]
+    games_won: list[int]
+    winner: int | None
+    abort_reason: str
+    deal_group: NotRequired[str]
+    deal_group_size: NotRequired[int]
+
+
+class RecordSeat(TypedDict):
+    seat: int
+    side: int
+    name: str
+    version: str
+
+
+class RecordAction(TypedDict):
+    """One accepted action of a game, in the order played."""
+
+    decision_id: int
+    seat: int
+    code: int
+    notation: str
+    elapsed_ms: int
+    by_timeout: bool
+    rejected_attempts: int
+    deal: int
+
+
+class RecordDeal(TypedDict):
+    """One scored deal: its dealer, how many decks it took (redeals), score and totals."""
+
+    deal: int
+    dealer: int
+    decks: int
+    score: dict[str, Any]
+    totals: list[int]
+    counts: list[list[int]]
+
+
+class GameRecord(TypedDict):
+    """The replayable record of a finished game: holds every hidden card."""
+
+    format: str
+    record_id: str
+    match_id: str
+    room_id: str
+    deal_group: NotRequired[str]
+    game_number: int
+    options: dict[str, Any]
+    config: PublicConfig
+    first_dealer: int
+    decks: list[list[int]]
+    seats: list[RecordSeat]
+    actions: list[RecordAction]
+    events: list[dict[str, Any]]
+    deals: list[RecordDeal]
+    result: GameResultDoc
+    start_time: str
+    finish_time: str
+
+
+class RecordSummary(TypedDict):
+    """What lists and room histories show of a record (no cards)."""
+
+    record_id: str
+    match_id: str
+    room_id: str
+    game_number: int
+    seats: list[RecordSeat]
+    result: GameResultDoc
+    finish_time: str
+
+
+class RoomSeat(TypedDict):
+    seat: int
+    side: int
+    name: str
+    connected: bool
+
+
+class RoomSummary(TypedDict):
+    room_id: str
+    display_name: str
+    config: PublicConfig
+    seats: list[RoomSeat]
+    current_match_id: str
+    history: list[RecordSummary]
+    create_time: str
+
+
+def record_summary(record: GameRecord) -> RecordSummary:
+    """What lists and room histories show of a record (no cards)."""
+    return {
+        "record_id": record["record_id"],
+        "match_id": record["match_id"],
+        "room_id": record["room_id"],
+        "game_number": record["game_number"],
+        "seats": record["seats"],
+        "result": record["result"],
+        "finish_time": record["finish_time"],
+    }

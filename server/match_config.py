@@ -1,0 +1,46 @@
+"""A match's settings, once validated (``convert`` builds them from the request), and the
+part of them anyone may see."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from cirulla.rules import Options
+from cirulla.server.clock import TimeControl
+from cirulla.server.documents import PublicConfig
+
+POLICIES = ("play_default_action", "forfeit_game")
+
+
+@dataclass
+class MatchConfig:
+    """Settings of a match, already validated (``convert`` builds it from the request)."""
+
+    options: Options
+    preset: str = "standard"
+    overrides: dict[str, Any] = field(default_factory=dict)
+    best_of: int = 1
+    time: TimeControl = field(default_factory=TimeControl)
+    timeout_policy: str = "play_default_action"
+    seed: int | None = None
+    decks: list[list[int]] | None = None
+    first_dealer: int | None = None
+    disconnect_grace_ms: int = 0  # 0 = the server default
+
+
+def public_config(config: MatchConfig) -> PublicConfig:
+    """The settings anyone may see: the deck source (seed, decks) is left out."""
+    return {
+        "preset": config.preset,
+        "overrides": dict(config.overrides),
+        "options": config.options.to_dict(),
+        "best_of": config.best_of,
+        "move_limit_ms": config.time.move_limit_ms,
+        "game_bank_ms": config.time.game_bank_ms,
+        "increment_ms": config.time.increment_ms,
+        "margin_ms": config.time.margin_ms,
+        "timeout_policy": config.timeout_policy,
+        "first_dealer": config.first_dealer,
+        "disconnect_grace_ms": config.disconnect_grace_ms,
+    }

@@ -1,0 +1,136 @@
+"""Record-keeping: what a game keeps as it is played, and the record built from it.
+
+``GameRun`` is one game with everything its record needs; ``note_event`` keeps the
+per-deal bookkeeping (dealers, redeals, scored deals) as events are published and returns
+the extra fields the event carries on the wire and in the record; ``game_record`` builds
+the replayable record (``documents.GameRecord``) of a finished game. Building reads only
+what no longer changes once the game is over, so it may run on another thread.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from cirulla.rules import Game, Options
+from cirulla.rules.events import DealScored, DealStarted, Event, Redeal
+from cirulla.server.documents import GameRecord, GameResultDoc, RecordAction, RecordDeal, RecordSeat
+from cirulla.server.match_config import MatchConfig, public_config
+from cirulla.server.messages import EventMsg, GameEnded, SeatPublic
+from cirulla.server.replay import RECORD_FORMAT
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+@dataclass
+class GameRun:
+    """One game of the match, with everything its record needs."""
+
+    number: int
+    game: Game
+    first_dealer: int
+    start_time: str
+    events: list[EventMsg] = field(default_factory=list)
+    actions: list[RecordAction] = field(default_factory=list)
+    deals: list[RecordDeal] = field(default_factory=list)
+    redeals: dict[int, int] = field(default_factory=dict)
+    dealers: dict[int, int] = field(default_factory=dict)
+    cur_deal: int = 0
+    result: GameEnded | None = None
+    record_id: str = ""
+
+
+def note_event(run: GameRun, event: Event, *, by_timeout: bool, notation: str) -> dict[str, Any]:
+    """Keep ``run``'s deal bookkeeping up to date with ``event``; return the event's extra
+    fields (redeal attempt, stock count, score counts, how a card was played)."""
+    extras: dict[str, Any] = {}
+    if isinstance(event, Redeal):
+        run.cur_deal = event.deal
+        run.redeals[event.deal] = run.redeals.get(event.deal, 0) + 1
+        extras["attempt"] = run.redeals[event.deal]
+    elif isinstance(event, DealStarted):
+        run.cur_deal = event.deal
+        run.dealers[event.deal] = event.dealer
+        extras["stock_count"] = 40 - 4 - sum(event.hand_sizes)
+    elif isinstance(event, DealScored):
+        # SideScore.card_count, coin_count, primiera_value per side.
+        counts = [list(c) for c in event.score.counts()]
+        extras["counts"] = counts
+        run.deals.append(
+            {
+                "deal": event.deal,
+                "dealer": run.dealers.get(event.deal, run.game.dealer),
+                "decks": run.redeals.get(event.deal, 0) + 1,
+                "score": event.score.to_dict(),
+                "totals": list(event.totals),
+                "counts": counts,
+            }
+        )
+    elif type(event).__name__ == "CardPlayed":
+        extras["by_timeout"] = by_timeout
+        extras["notation"] = notation
+    return extras
+
+
+def result_doc(ended: GameEnded) -> GameResultDoc:
+    """``GameEnded`` as a document (lists, not tuples: the same once in JSON)."""
+    return {
+        "type": "GameEnded",
+        "game_number": ended.game_number,
+        "winner": ended.winner,
+        "totals": list(ended.totals),
+        "cappotto": ended.cappotto,
+        "reason": ended.reason,
+        "forfeit_seat": ended.forfeit_seat,
+        "deals": ended.deals,
+        "games_won": list(ended.games_won),
+    }
+
+
+def game_record(
+    run: GameRun,
+    *,
+    match_id: str,
+    room_id: str,
+    deal_group: str,
+    options: Options,
+    config: MatchConfig,
+    seats: tuple[SeatPublic, ...],
+    finish: str,
+) -> GameRecord:
+    """The replayable record of the finished game ``run`` (JSON-able; every hidden card)."""
+    assert run.result is not None
+    record_seats: list[RecordSeat] = [
+        {"seat": s.seat, "side": s.side, "name": s.name, "version": s.version} for s in seats
+    ]
+    return {
+        "format": RECORD_FORMAT,
+        "record_id": run.record_id,
+        "match_id": match_id,
+        "room_id": room_id,
+        "deal_group": deal_group,
+        "game_number": run.number,
+        "options": options.to_dict(),
+        "config": public_config(config),
+        "first_dealer": run.first_dealer,
+        "decks": [list(d) for d in run.game.decks_used],
+        "seats": record_seats,
+        "actions": run.actions,
+        "events": [
+            {
+                "sequence": m.sequence,
+                "deal": m.deal_number,
+                "private_to": m.private_to,
+                **m.extras,
+                **m.event.to_dict(),
+            }
+            for m in run.events
+        ],
+        "deals": run.deals,
+        "result": result_doc(run.result),
+        "start_time": run.start_time,
+        "finish_time": finish,
+    }
