@@ -733,17 +733,6 @@ static inline double worth_of(const Playout *p, u64 m) {
     return w;
 }
 
-/* Whether a played value takes the whole (non-empty) table: sweep, pairing/adding, 15. */
-static int sweepable(u64 table, int named, int v) {
-    int sum = 0, ace = 0, cards[NUM_CARDS];
-    int n = cards_of(table, cards);
-    for (int i = 0; i < n; i++) {
-        int x = cards[i] == WILD && named ? named : card_value(cards[i]);
-        sum += x;
-        if (x == 1) ace = 1;
-    }
-    return (v == 1 && !ace) || sum == v || sum == 15 - v;
-}
 
 /* What the mover weighs besides the cards he takes (heuristic.Mover). */
 typedef struct {
@@ -799,9 +788,10 @@ static double cand_risk(const Mover *mv, const Playout *p, int card, u64 m, int 
                           mv->known) *
                (p->scopa + worth_of(p, after));
     }
+    int sweeps = sweep_values(after, named);
     for (int j = 0; j < mv->nnext; j++) {
         int v = mv->next[j] == WILD && named ? named : card_value(mv->next[j]);
-        if (sweepable(after, named, v)) return p->scopa + worth_of(p, after);
+        if (sweeps >> v & 1) return p->scopa + worth_of(p, after);
     }
     return 0.0;
 }
