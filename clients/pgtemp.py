@@ -244,14 +244,29 @@ def libpq_url(url: str) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="pgtemp",
-        description="Start a throwaway PostgreSQL (left running) and print its URL.",
+        description="Start a throwaway PostgreSQL (left running) and print its URL; "
+        "stop one and delete its folder.",
     )
-    parser.add_argument("action", choices=["start"])
+    parser.add_argument("action", choices=["start", "stop"])
+    parser.add_argument("folder", nargs="?", help="stop: the cluster's folder")
     parser.add_argument("--os-user", help="run PostgreSQL as this user (needed as root)")
+    parser.add_argument(
+        "--folder-file", help="start: also write the cluster's folder here (for stop)"
+    )
     args = parser.parse_args(argv)
     try:
         server = TempPostgres(os_user=args.os_user, keep=True)
+        if args.action == "stop":
+            if not args.folder:
+                print("pgtemp: stop needs the cluster's folder", file=sys.stderr)
+                return 2
+            server.keep = False
+            server.folder = Path(args.folder)
+            server.stop()
+            return 0
         print(server.start())
+        if args.folder_file:
+            Path(args.folder_file).write_text(str(server.folder))
     except (PostgresMissing, RuntimeError) as exc:
         print(f"pgtemp: {exc}", file=sys.stderr)
         return 1

@@ -12,6 +12,11 @@ if [ "$(id -u)" = 0 ]; then
   CIRULLA_PG_OS_USER=cirulla-pg
   export CIRULLA_PG_OS_USER
 fi
-CIRULLA_TEST_POSTGRES_URL="$(python3 clients/pgtemp.py start ${CIRULLA_PG_OS_USER:+--os-user "$CIRULLA_PG_OS_USER"})"
+pg_folder_file="$(mktemp)"
+CIRULLA_TEST_POSTGRES_URL="$(python3 clients/pgtemp.py start --folder-file "$pg_folder_file" ${CIRULLA_PG_OS_USER:+--os-user "$CIRULLA_PG_OS_USER"})"
 export CIRULLA_TEST_POSTGRES_URL
+ci_pg_folder="$(cat "$pg_folder_file")"
+rm -f "$pg_folder_file"
+# Stopped and deleted when .ci/run exits, whatever the tests' outcome (which it keeps).
+trap 'python3 clients/pgtemp.py stop "$ci_pg_folder" ${CIRULLA_PG_OS_USER:+--os-user "$CIRULLA_PG_OS_USER"} || true' EXIT
 echo "ci: PostgreSQL for the tests at $CIRULLA_TEST_POSTGRES_URL"
