@@ -29,6 +29,7 @@ import subprocess
 import sys
 import tempfile
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -222,8 +223,14 @@ def create_database(server_url: str, prefix: str = "db") -> str:
     import psycopg
 
     name = f"{prefix}_{uuid.uuid4().hex[:16]}"
-    with psycopg.connect(libpq_url(server_url), autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
+    try:
+        with psycopg.connect(libpq_url(server_url), autocommit=True) as conn:
+            conn.execute(f'CREATE DATABASE "{name}"')
+    except psycopg.Error as exc:
+        # One line naming the server (psycopg's own message spans several).
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        netloc = urlsplit(server_url).netloc.rpartition("@")[2]
+        raise RuntimeError(f"PostgreSQL at {netloc}: {first}") from None
     return with_database(server_url, name)
 
 
@@ -234,6 +241,27 @@ def drop_database(url: str) -> None:
     name = urlsplit(url).path.lstrip("/")
     with psycopg.connect(libpq_url(with_database(url, DATABASE)), autocommit=True) as conn:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@contextlib.contextmanager
+def running_server(given: str | None) -> Iterator[str]:
+    """The URL of a PostgreSQL server: ``given`` as it is, else a throwaway cluster that
+    lives as long as the ``with`` block (benchmarks and the tests share this choice)."""
+    if given:
+        yield given
+        return
+    with TempPostgres() as server:
+        yield server.url
+
+
+@contextlib.contextmanager
+def scratch_database(server_url: str, prefix: str = "db") -> Iterator[str]:
+    """A new empty database on ``server_url``'s server, dropped when the block ends."""
+    url = create_database(server_url, prefix)
+    try:
+        yield url
+    finally:
+        drop_database(url)
 
 
 def libpq_url(url: str) -> str:

@@ -17,41 +17,26 @@ import pytest
 from cirulla.clients.pgtemp import (
     TEST_URL_ENV,
     PostgresMissing,
-    TempPostgres,
-    create_database,
-    drop_database,
+    running_server,
+    scratch_database,
 )
 
 
 @pytest.fixture(scope="session")
 def postgres_server() -> Iterator[str]:
     """URL of a running PostgreSQL (its default database); started once per session."""
-    url = os.environ.get(TEST_URL_ENV)
-    if url:
-        yield url
-        return
-    server: TempPostgres | None = None
     try:
-        server = TempPostgres()
-        server.start()
+        with running_server(os.environ.get(TEST_URL_ENV)) as url:
+            yield url
     except PostgresMissing as exc:
-        if server is not None:
-            server.stop()
         pytest.fail(str(exc), pytrace=False)
-    try:
-        yield server.url
-    finally:
-        server.stop()
 
 
 @pytest.fixture
 def postgres_url(postgres_server: str) -> Iterator[str]:
     """URL (``postgresql://``) of a database created for this test and dropped after it."""
-    url = create_database(postgres_server, "test")
-    try:
+    with scratch_database(postgres_server, "test") as url:
         yield url
-    finally:
-        drop_database(url)
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

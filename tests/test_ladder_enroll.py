@@ -71,6 +71,25 @@ async def start_ladder(store: LadderStore) -> tuple[grpc.aio.Server, int]:
     return server, port
 
 
+async def play_other_seat(store: LadderStore, match_id: str, address: str) -> str:
+    """Play seat 1 of a running ladder match at random over gRPC, to its goodbye; the
+    match server's id of the match."""
+    server_match_id = store.match(match_id)["server_match_id"]
+    tokens = await asyncio.to_thread(store.seat_tokens, match_id)
+    async with grpc.aio.insecure_channel(address) as channel:
+        opponent = await asyncio.wait_for(
+            play_seat(
+                match_service_pb2_grpc.MatchServiceStub(channel),
+                server_match_id,
+                tokens[1],
+                random_choice(random.Random(2)),
+            ),
+            timeout=120,
+        )
+    assert opponent[-1].WhichOneof("body") == "goodbye"
+    return server_match_id
+
+
 def test_connect_in_bot_plays_its_assigned_seat(db_url: str) -> None:
     store = LadderStore(open_database(db_url))
     bot, _, key = store.add_bot("remote", "connect")
@@ -107,19 +126,7 @@ def test_connect_in_bot_plays_its_assigned_seat(db_url: str) -> None:
                     (bot["version_id"], other["version_id"]),
                     address,
                 )
-                server_match_id = store.match(match_id)["server_match_id"]
-                tokens = await asyncio.to_thread(store.seat_tokens, match_id)
-            async with grpc.aio.insecure_channel(address) as channel:
-                opponent = await asyncio.wait_for(
-                    play_seat(
-                        match_service_pb2_grpc.MatchServiceStub(channel),
-                        server_match_id,
-                        tokens[1],
-                        random_choice(random.Random(2)),
-                    ),
-                    timeout=120,
-                )
-            assert opponent[-1].WhichOneof("body") == "goodbye"
+            await play_other_seat(store, match_id, address)
             assert await asyncio.to_thread(kit_bot.wait_idle, 60)
         finally:
             stop.set()
@@ -315,19 +322,7 @@ def test_a_seat_whose_bot_dropped_is_redelivered_to_its_next_enrollment(
                 stdout=kit_log.open("wb"),
                 stderr=subprocess.STDOUT,
             )
-            server_match_id = store.match(match_id)["server_match_id"]
-            tokens = await asyncio.to_thread(store.seat_tokens, match_id)
-            async with grpc.aio.insecure_channel(address) as channel:
-                opponent = await asyncio.wait_for(
-                    play_seat(
-                        match_service_pb2_grpc.MatchServiceStub(channel),
-                        server_match_id,
-                        tokens[1],
-                        random_choice(random.Random(2)),
-                    ),
-                    timeout=120,
-                )
-            assert opponent[-1].WhichOneof("body") == "goodbye"
+            server_match_id = await play_other_seat(store, match_id, address)
             assert delivered_at() is not None  # delivered again, to the new enrollment
             async with grpc.aio.insecure_channel(address) as channel:
                 got = await match_service_pb2_grpc.MatchServiceStub(channel).GetMatch(

@@ -45,3 +45,21 @@ def test_stop_without_a_folder_is_one_line() -> None:
     done = pgtemp("stop")
     assert done.returncode == 2
     assert done.stderr.strip() == "pgtemp: stop needs the cluster's folder"
+
+
+def test_an_unreachable_database_is_one_line_without_its_password() -> None:
+    from cirulla.clients.pgtemp import free_port
+
+    url = f"postgresql://someone:hunter2@127.0.0.1:{free_port()}/nothing"
+    for bench in ("pool", "ladder"):
+        extra = ["--games", "2"] if bench == "pool" else ["--no-embedded"]
+        done = subprocess.run(
+            [sys.executable, "-m", "cirulla", "bench", bench, "--db", url, *extra],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 2, done.stderr
+        lines = done.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith(f"cirulla bench {bench}: PostgreSQL at")
+        assert "hunter2" not in done.stderr and "Traceback" not in done.stderr

@@ -246,31 +246,18 @@ def run_bench(args: argparse.Namespace) -> int:
 def bench_workers(counts: list[int], args: argparse.Namespace) -> dict[str, Any]:
     """Scheduler-only ``serve`` and N workers on PostgreSQL, for each N in ``counts``."""
     from cirulla.clients.ladder.db import database_url
-    from cirulla.clients.pgtemp import TempPostgres, create_database, drop_database
+    from cirulla.clients.pgtemp import running_server, scratch_database
 
-    server: TempPostgres | None = None
     if args.db:
         database_url(args.db)
-        admin = args.db
-    else:
-        server = TempPostgres()
-        try:
-            admin = server.start()
-        except BaseException:
-            server.stop()
-            raise
     runs = []
-    try:
+    with running_server(args.db) as admin:
         for workers in counts:
-            url = create_database(admin, "bench")
-            try:
-                with tempfile.TemporaryDirectory(prefix="cirulla-bench-ladder-") as tmp:
-                    runs.append(measure(url, workers, args, Path(tmp)))
-            finally:
-                drop_database(url)
-    finally:
-        if server is not None:
-            server.stop()
+            with (
+                scratch_database(admin, "bench") as url,
+                tempfile.TemporaryDirectory(prefix="cirulla-bench-ladder-") as tmp,
+            ):
+                runs.append(measure(url, workers, args, Path(tmp)))
     report: dict[str, Any] = {
         "database": (args.db and "postgresql (given)") or "postgresql (throwaway, fsync off)",
         "bots": f"{args.bots} x random",

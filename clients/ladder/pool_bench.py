@@ -99,33 +99,18 @@ def measure(url: str, args: argparse.Namespace, folder: Path) -> dict[str, Any]:
 
 
 def run_bench(args: argparse.Namespace) -> int:
-    from cirulla.clients.pgtemp import (
-        PostgresMissing,
-        TempPostgres,
-        create_database,
-        drop_database,
-    )
+    from cirulla.clients.pgtemp import PostgresMissing, running_server, scratch_database
 
-    server: TempPostgres | None = None
     try:
-        if args.db:
-            admin = args.db
-        else:
-            server = TempPostgres()
-            admin = server.start()
-        url = create_database(admin, "bench")
+        with (
+            running_server(args.db) as admin,
+            scratch_database(admin, "bench") as url,
+            tempfile.TemporaryDirectory(prefix="cirulla-bench-pool-") as tmp,
+        ):
+            figures = measure(url, args, Path(tmp))
     except (PostgresMissing, RuntimeError, ValueError, OSError) as exc:
         print(f"cirulla bench pool: {exc}", file=sys.stderr)
-        if server is not None:
-            server.stop()
         return 2
-    try:
-        with tempfile.TemporaryDirectory(prefix="cirulla-bench-pool-") as tmp:
-            figures = measure(url, args, Path(tmp))
-    finally:
-        drop_database(url)
-        if server is not None:
-            server.stop()
     report = {
         "benchmark": "pool",
         "tournament": f"random vs greedy, {args.games} games, seed 1",
