@@ -14,8 +14,8 @@ import sys
 
 import grpc
 
-from cirulla.rules import OptionError, Options, parse_overrides
-from cirulla.rules.cli import add_rule_arguments
+from cirulla.rules import OptionError, Options
+from cirulla.rules.cli import add_rule_arguments, rule_overrides
 from cirulla.v1 import match_service_pb2, match_service_pb2_grpc, match_settings_pb2
 from cirulla.wire import rules_to_proto
 
@@ -44,11 +44,7 @@ def _positive(text: str) -> int:
 def settings_from_args(args: argparse.Namespace) -> match_settings_pb2.MatchSettings:
     """The match settings the options describe; ``OptionError`` names a bad option."""
     preset = args.preset or "standard"
-    rules = parse_overrides(args.rule)
-    if args.players is not None:
-        rules["players"] = args.players
-    if args.target is not None:
-        rules["target"] = args.target
+    rules = rule_overrides(args)
     Options.preset(preset, **rules)  # the preset's own checks (fantacarte: 2 players)
     settings = match_settings_pb2.MatchSettings(
         rules=rules_to_proto(preset, rules),

@@ -25,8 +25,8 @@ from cirulla.clients.schedule import FORMATS, games_per_set
 from cirulla.clients.stats import Sprt
 from cirulla.clients.supervise import COMMAND_PREFIX, PLACEHOLDERS, validate_spec
 from cirulla.clients.tournament import RunOptions, Tournament, schedule_of
-from cirulla.rules import OptionError, Options, parse_overrides
-from cirulla.rules.cli import add_rule_arguments
+from cirulla.rules import OptionError, Options
+from cirulla.rules.cli import add_rule_arguments, rule_overrides
 
 DEFAULT_BOTS = ("random=random", "greedy=greedy", "mcts=mcts:iterations=200")
 DEFAULT_GAMES = 10
@@ -302,11 +302,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
     """Every argument checked (bots, rules, schedule, SPRT) before anything is written."""
     bots = bots_from_args(args)
     preset = args.preset or "standard"
-    rules = parse_overrides(args.rule)
-    if args.players is not None:
-        rules["players"] = args.players
-    if args.target is not None:
-        rules["target"] = args.target
+    rules = rule_overrides(args)
     options = Options.preset(preset, **rules)  # preset-level checks (fantacarte: 2 players)
     bank_ms, increment_ms = parse_tc(args.tc) if args.tc else (0, 0)
     if args.sprt is not None and options.players == 3:

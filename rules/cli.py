@@ -7,6 +7,7 @@ import json
 import random
 import sys
 from dataclasses import fields
+from typing import Any
 
 from cirulla.rules.core import CORE, CoreUnavailableError, resolve_core
 from cirulla.rules.errors import CirullaError
@@ -111,11 +112,19 @@ def add_rule_arguments(
     )
 
 
-def options_from_args(args: argparse.Namespace) -> Options:
+def rule_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """The rule options the arguments change: each --rule, then --players and --target
+    (the commands that have them), which win over a --rule naming the same option."""
     overrides = parse_overrides(args.rule)
-    if args.players:
-        overrides["players"] = args.players
-    return Options.preset(args.preset, **overrides)
+    for name in ("players", "target"):
+        value = getattr(args, name, None)
+        if value is not None:
+            overrides[name] = value
+    return overrides
+
+
+def options_from_args(args: argparse.Namespace) -> Options:
+    return Options.preset(args.preset, **rule_overrides(args))
 
 
 def _fmt(value: object) -> str:
