@@ -35,6 +35,13 @@ from cirulla.bots.heuristic import (
     code_score,
     playout_code,
 )
+from cirulla.bots.inference import (
+    DEFAULT_INFER,
+    INFER_TRIES,
+    Evidence,
+    PlayTracker,
+    sample_consistent,
+)
 from cirulla.bots.policy import decision_cancelled
 from cirulla.bots.seeding import decision_seed
 from cirulla.rules.actions import Action
@@ -153,6 +160,8 @@ def search(
     cpu_clock: bool = False,
     playout: str = DEFAULT_PLAYOUT,
     expand: str = DEFAULT_EXPAND,
+    infer: float = DEFAULT_INFER,
+    evidence: Sequence[Evidence] = (),
 ) -> SearchResult:
     """Run ISMCTS from ``view`` until the iteration budget or the time budget is spent.
 
@@ -164,7 +173,9 @@ def search(
     ``playout``: ``sighted`` (the mover avoids leaving a table the next player's sampled
     hand sweeps) or ``blind`` (he weighs that risk from what he can see, like greedy).
     ``expand``: a node below the root expands a ``random`` untried action, or the one the
-    playout heuristic rates ``best``.
+    playout heuristic rates ``best``. ``infer``: probability of rejecting a sampled world
+    for each observed play in ``evidence`` that its hidden hands contradict
+    (``bots/inference.py``; 0: uniform worlds).
     """
     if iterations is None and seconds is None:
         raise ValueError("search needs an iteration budget, a time budget, or both")
@@ -178,6 +189,8 @@ def search(
     if expand not in EXPANSIONS:
         raise ValueError(f"mcts expand must be one of {', '.join(EXPANSIONS)}, not {expand!r}")
     expand_best = expand == "best"
+    if not 0.0 <= infer <= 1.0:
+        raise ValueError(f"mcts infer must be a probability in [0, 1], not {infer}")
     clock = time.thread_time if cpu_clock else time.perf_counter
     start = clock()
     rng = random.Random(seed)
@@ -208,6 +221,9 @@ def search(
             cpu_clock,
             blind,
             expand_best,
+            [e.as_tuple() for e in evidence],
+            infer,
+            INFER_TRIES,
         )
         return SearchResult(
             {code: n for code, n in zip(order, visits, strict=True) if n},
@@ -270,7 +286,7 @@ def search(
         while len(world_seeds) <= k:
             world_seeds.append(rng.getrandbits(64))
         r = random.Random(world_seeds[k])
-        game = sample_world(view, r, deal_only=True)
+        game = sample_consistent(view, r, evidence, infer)
         game.apply_code(code)
         path: list[Node] = [node]
         while not expanded and not game.deal_over:
@@ -385,6 +401,7 @@ class MctsPolicy:
         root: str = DEFAULT_ROOT,
         playout: str = DEFAULT_PLAYOUT,
         expand: str = DEFAULT_EXPAND,
+        infer: float = DEFAULT_INFER,
     ) -> None:
         if iterations is None and time is None:
             iterations = 1000
@@ -400,6 +417,8 @@ class MctsPolicy:
             raise ValueError(f"mcts playout must be one of {', '.join(PLAYOUTS)}, not {playout!r}")
         if expand not in EXPANSIONS:
             raise ValueError(f"mcts expand must be one of {', '.join(EXPANSIONS)}, not {expand!r}")
+        if not 0.0 <= infer <= 1.0:
+            raise ValueError(f"mcts infer must be a probability in [0, 1], not {infer}")
         self.core = resolve_core(core)  # fails here, naming the choices, if unavailable
         self.seed = seed if seed is not None else random.randrange(1 << 62)
         self.iterations = iterations
@@ -411,6 +430,8 @@ class MctsPolicy:
         self.root = root
         self.playout = playout
         self.expand = expand
+        self.infer = infer
+        self._tracker = PlayTracker()
         self._pool: Executor | None = None
         self.last: SearchResult | None = None
 
@@ -422,6 +443,18 @@ class MctsPolicy:
         return budget
 
     def choose(self, view: View, legal: Sequence[Action], time_left: float | None) -> int:
+        evidence = self._tracker.evidence(view) if self.infer > 0 else ()
+        index = self._choose(view, legal, time_left, evidence)
+        self._tracker.played(legal[index].to_int())
+        return index
+
+    def _choose(
+        self,
+        view: View,
+        legal: Sequence[Action],
+        time_left: float | None,
+        evidence: Sequence[Evidence],
+    ) -> int:
         if len(legal) == 1:
             return 0
         seconds = self.budget_seconds(time_left)
@@ -452,6 +485,8 @@ class MctsPolicy:
                     cpu_clock,
                     self.playout,
                     self.expand,
+                    self.infer,
+                    evidence,
                 )
             )
         if self.workers == 1:

@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from cirulla.bots.inference import DEFAULT_INFER
 from cirulla.bots.mcts import (
     DEFAULT_C,
     DEFAULT_EPSILON,
@@ -101,6 +102,13 @@ KINDS: dict[str, BotKind] = {
                 DEFAULT_EXPAND,
                 "which untried action a node below the root expands: random, best (the "
                 "playout heuristic's)",
+            ),
+            KindOption(
+                "infer",
+                float,
+                DEFAULT_INFER,
+                "chance of rejecting a sampled deal per observed opponent play it makes "
+                "unlikely (a better capture or a declaration left untaken; 0 = off)",
             ),
             KindOption(
                 "core",
