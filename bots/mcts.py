@@ -56,10 +56,14 @@ POINT_SCALE = 20.0  # a deal won by this many points counts as a full win
 WIN_WEIGHT = 0.7  # share of the reward given to winning the game when a side reaches the target
 ROOTS = ("ucb", "halving")  # how the root's visits are allocated (docs/bots.md)
 DEFAULT_ROOT = "ucb"
-PLAYOUTS = ("sighted", "blind")  # whether a playout's mover sees the next hand (docs/bots.md)
+# sighted: the playout's mover avoids leaving a sweep to the next player's (sampled) hand;
+# blind: he weighs that risk from what he can see; reply: he weighs the best capture the
+# next hand makes, whatever it takes (docs/bots.md)
+PLAYOUTS = ("sighted", "blind", "reply")
 DEFAULT_PLAYOUT = "sighted"
 EXPANSIONS = ("random", "best")  # which untried action a tree node expands (docs/bots.md)
 DEFAULT_EXPAND = "random"
+DEFAULT_DEPTH = 0  # tree plies per iteration at most, the root action included (0: no limit)
 
 
 class Node:
@@ -162,6 +166,7 @@ def search(
     expand: str = DEFAULT_EXPAND,
     infer: float = DEFAULT_INFER,
     evidence: Sequence[Evidence] = (),
+    depth: int = DEFAULT_DEPTH,
 ) -> SearchResult:
     """Run ISMCTS from ``view`` until the iteration budget or the time budget is spent.
 
@@ -175,7 +180,9 @@ def search(
     ``expand``: a node below the root expands a ``random`` untried action, or the one the
     playout heuristic rates ``best``. ``infer``: probability of rejecting a sampled world
     for each observed play in ``evidence`` that its hidden hands contradict
-    (``bots/inference.py``; 0: uniform worlds).
+    (``bots/inference.py``; 0: uniform worlds). ``depth``: at most this many plies of an
+    iteration are played in the tree, the root action included; the playout takes over
+    below (0: no limit, the tree grows as deep as the visits take it).
     """
     if iterations is None and seconds is None:
         raise ValueError("search needs an iteration budget, a time budget, or both")
@@ -186,11 +193,14 @@ def search(
     if playout not in PLAYOUTS:
         raise ValueError(f"mcts playout must be one of {', '.join(PLAYOUTS)}, not {playout!r}")
     blind = playout == "blind"
+    reply = playout == "reply"
     if expand not in EXPANSIONS:
         raise ValueError(f"mcts expand must be one of {', '.join(EXPANSIONS)}, not {expand!r}")
     expand_best = expand == "best"
     if not 0.0 <= infer <= 1.0:
         raise ValueError(f"mcts infer must be a probability in [0, 1], not {infer}")
+    if depth < 0:
+        raise ValueError(f"mcts depth must be 0 (no limit) or a number of plies, not {depth}")
     clock = time.thread_time if cpu_clock else time.perf_counter
     start = clock()
     rng = random.Random(seed)
@@ -224,6 +234,8 @@ def search(
             [e.as_tuple() for e in evidence],
             infer,
             INFER_TRIES,
+            depth,
+            reply,
         )
         return SearchResult(
             {code: n for code, n in zip(order, visits, strict=True) if n},
@@ -289,7 +301,7 @@ def search(
         game = sample_consistent(view, r, evidence, infer)
         game.apply_code(code)
         path: list[Node] = [node]
-        while not expanded and not game.deal_over:
+        while not expanded and not game.deal_over and (not depth or len(path) < depth):
             codes = game.reference_legal_codes()
             children = node.children
             untried: list[int] = []
@@ -301,7 +313,7 @@ def search(
                     known.avail += 1
             if untried:
                 if expand_best and len(untried) > 1:
-                    mover = Mover.of(game, blind)
+                    mover = Mover.of(game, blind, reply)
                     code = max(untried, key=lambda u: code_score(mover, game, u))
                 else:
                     code = untried[r.randrange(len(untried))] if len(untried) > 1 else untried[0]
@@ -323,7 +335,7 @@ def search(
             path.append(best_child)
             node = best_child
         while not game.deal_over:
-            game.apply_code(playout_code(game, r, epsilon, blind))
+            game.apply_code(playout_code(game, r, epsilon, blind, reply))
         rewards = rewards_of(game)
         for child in path:
             child.visits += 1
@@ -402,6 +414,7 @@ class MctsPolicy:
         playout: str = DEFAULT_PLAYOUT,
         expand: str = DEFAULT_EXPAND,
         infer: float = DEFAULT_INFER,
+        depth: int = DEFAULT_DEPTH,
     ) -> None:
         if iterations is None and time is None:
             iterations = 1000
@@ -419,6 +432,8 @@ class MctsPolicy:
             raise ValueError(f"mcts expand must be one of {', '.join(EXPANSIONS)}, not {expand!r}")
         if not 0.0 <= infer <= 1.0:
             raise ValueError(f"mcts infer must be a probability in [0, 1], not {infer}")
+        if depth < 0:
+            raise ValueError(f"mcts depth must be 0 (no limit) or a number of plies, not {depth}")
         self.core = resolve_core(core)  # fails here, naming the choices, if unavailable
         self.seed = seed if seed is not None else random.randrange(1 << 62)
         self.iterations = iterations
@@ -431,6 +446,7 @@ class MctsPolicy:
         self.playout = playout
         self.expand = expand
         self.infer = infer
+        self.depth = depth
         self._tracker = PlayTracker()
         self._pool: Executor | None = None
         self.last: SearchResult | None = None
@@ -487,6 +503,7 @@ class MctsPolicy:
                     self.expand,
                     self.infer,
                     evidence,
+                    self.depth,
                 )
             )
         if self.workers == 1:

@@ -728,6 +728,7 @@ typedef struct {
     double scopa;            /* heuristic.SCOPA_POINT */
     double epsilon;
     int blind;               /* sweep risk from the mover's knowledge, not the next hand */
+    int reply;               /* risk: the next player's best capture, not only a sweep */
     int expand_best;         /* expand the untried action the heuristic rates best */
 } Playout;
 
@@ -776,7 +777,7 @@ static inline double worth_of(const Playout *p, u64 m) {
 /* What the mover weighs besides the cards he takes (heuristic.Mover). */
 typedef struct {
     u64 table;
-    int more, blind, nnext, next[NUM_CARDS];  /* sighted: the next player's hand */
+    int more, blind, reply, pp, nnext, next[NUM_CARDS]; /* sighted: the next player's hand */
     int count[11], nunseen, hidden, known;    /* blind: what the mover cannot see */
 } Mover;
 
@@ -785,6 +786,8 @@ static void mover_init(const G *g, const Playout *p, Mover *mv) {
     mv->table = g->table;
     mv->more = g->in_hands > 1 || g->nstock;
     mv->blind = p->blind;
+    mv->reply = p->reply;
+    mv->pp = g->o.pairing_precedence;
     mv->nnext = mv->nunseen = mv->hidden = mv->known = 0;
     memset(mv->count, 0, sizeof mv->count);
     int nxt = (seat + 1) % g->n;
@@ -816,11 +819,58 @@ static inline double cand_gain(const Mover *mv, const Playout *p, int card, u64 
              : -worth_of(p, bit);
 }
 
+#define REPLY_MAX_TABLE 10 /* heuristic.REPLY_MAX_TABLE */
+
+/* heuristic.reply_worth: the worth of the best capture the next player's ``next`` cards
+   make on ``after`` (a sweep counts a scopa); captures as in tab_caps. */
+static double reply_worth(const Playout *p, u64 after, int named, int pp, const int *next,
+                          int nnext) {
+    int cards[NUM_CARDS], vals[NUM_CARDS], has[11] = {0}, ace = 0;
+    int n = cards_of(after, cards);
+    uint8_t sum[1 << REPLY_MAX_TABLE];
+    double worth[1 << REPLY_MAX_TABLE];
+    for (int i = 0; i < n; i++) {
+        vals[i] = cards[i] == WILD && named ? named : card_value(cards[i]);
+        has[vals[i]] = 1;
+        if (vals[i] == 1) ace = 1;
+    }
+    int full = 1 << n;
+    sum[0] = 0;
+    worth[0] = 0.0;
+    for (int m = 1; m < full; m++) {
+        int low = __builtin_ctz((unsigned)m), prev = m & (m - 1);
+        sum[m] = (uint8_t)(sum[prev] + vals[low]);
+        worth[m] = worth[prev] + p->worth[cards[low]];
+    }
+    double best = 0.0;
+    for (int j = 0; j < nnext; j++) {
+        int c = next[j], v = c == WILD && named ? named : card_value(c);
+        double wc = p->worth[c];
+        if (v == 1 && !ace) { /* the ace sweep: its only capture */
+            double gain = worth[full - 1] + wc + p->scopa;
+            if (gain > best) best = gain;
+            continue;
+        }
+        int adding_ok = !(pp && has[v]);
+        for (int m = 1; m < full; m++) {
+            int s = sum[m];
+            if ((s == v && (adding_ok || !(m & (m - 1)))) || s == 15 - v) {
+                double gain = worth[m] + wc + (m == full - 1 ? p->scopa : 0.0);
+                if (gain > best) best = gain;
+            }
+        }
+    }
+    return best;
+}
+
 /* heuristic.Mover.risk: what leaving the table after this play may cost (the next player's
-   sweep: a scopa and the table), certain or weighed by its chance (blind). */
+   sweep: a scopa and the table), certain or weighed by its chance (blind); with ``reply``
+   the worth of the next player's best capture, whatever it takes. */
 static double cand_risk(const Mover *mv, const Playout *p, int card, u64 m, int named) {
     u64 after = m ? mv->table ^ m : mv->table | 1ULL << card;
     if (!after) return 0.0;
+    if (mv->reply && popc(after) <= REPLY_MAX_TABLE)
+        return mv->nnext ? reply_worth(p, after, named, mv->pp, mv->next, mv->nnext) : 0.0;
     if (mv->blind) {
         if (mv->hidden <= 0 && !mv->known) return 0.0;
         return blind_risk(sweep_values(after, named), mv->count, mv->nunseen, mv->hidden,
@@ -949,6 +999,7 @@ typedef struct {
     int halving;          /* root: 0 UCB with progressive bias, 1 sequential halving */
     int cpu_clock;        /* the time budget counts this thread's CPU time, not wall time */
     Infer inf;            /* opponent-hand inference in the determinization */
+    int depth;            /* tree plies at most, the root action included (0: no limit) */
 } SearchParams;
 
 /* The rank of root action i among the survivors: better mean first, ties to the earlier. */
@@ -1062,7 +1113,7 @@ static long long search_run(const World *w, const u64 *order, const double *bias
         g_play(&g, code);
         int plen = 0;
         path[plen++] = node;
-        while (!expanded && !g.deal_over) {
+        while (!expanded && !g.deal_over && (!sp->depth || plen < sp->depth)) {
             if (tab_init(&s, &t, g.table, g.wild) ||
                 legal_codes(&s, &t, g.hands[g.turn], g.wild, g.o.must_capture,
                             g.o.pairing_precedence))
@@ -1598,10 +1649,50 @@ static PyObject *py_violations(PyObject *self, PyObject *args) {
     return PyLong_FromLong(k);
 }
 
+PyDoc_STRVAR(reply_worth_doc, "reply_worth(worth, scopa, after, named, pp, next_cards) -> float\n\n"
+                              "heuristic.reply_worth, with the card worth table given.");
+
+static PyObject *py_reply_worth(PyObject *self, PyObject *args) {
+    PyObject *worth_obj, *next_obj;
+    unsigned long long after;
+    int named, pp;
+    Playout pl;
+    long long next[NUM_CARDS];
+    int nc[NUM_CARDS];
+    (void)self;
+    if (!PyArg_ParseTuple(args, "OdKipO", &worth_obj, &pl.scopa, &after, &named, &pp, &next_obj))
+        return NULL;
+    Py_ssize_t nnext = PySequence_Size(next_obj);
+    if (nnext < 0) return NULL;
+    if (nnext > NUM_CARDS || after >> NUM_CARDS || popc(after) > REPLY_MAX_TABLE) {
+        PyErr_SetString(PyExc_ValueError, "reply_worth: at most 40 cards and a table of 10");
+        return NULL;
+    }
+    PyObject *wseq = PySequence_Fast(worth_obj, "worth must be 40 floats");
+    if (!wseq) return NULL;
+    if (PySequence_Fast_GET_SIZE(wseq) != NUM_CARDS) {
+        Py_DECREF(wseq);
+        PyErr_SetString(PyExc_ValueError, "worth must be 40 floats");
+        return NULL;
+    }
+    for (int i = 0; i < NUM_CARDS; i++) pl.worth[i] = PyFloat_AsDouble(PySequence_Fast_GET_ITEM(wseq, i));
+    Py_DECREF(wseq);
+    if (get_ints(next_obj, (int)nnext, next, 0, "next_cards")) return NULL;
+    for (int i = 0; i < nnext; i++) {
+        if (next[i] < 0 || next[i] >= NUM_CARDS) {
+            PyErr_SetString(PyExc_ValueError, "next_cards: card codes are 0..39");
+            return NULL;
+        }
+        nc[i] = (int)next[i];
+    }
+    if (PyErr_Occurred()) return NULL;
+    return PyFloat_FromDouble(reply_worth(&pl, after, named, pp, nc, (int)nnext));
+}
+
 PyDoc_STRVAR(search_doc,
              "search(options, view, order, bias, seed, iterations, seconds, c, epsilon, "
              "point_scale, win_weight, worth, scopa, halving, cpu_clock, blind, expand_best, "
-             "evidence, infer, tries) -> "
+             "evidence, infer, tries, depth, reply) -> "
              "(visits, totals, "
              "survived, iterations, seconds)\n\n"
              "mcts.search with the whole loop native; the lists are aligned with ``order``. "
@@ -1619,11 +1710,12 @@ static PyObject *py_search(PyObject *self, PyObject *args) {
     ViewIn v;
     World w;
     (void)self;
-    if (!PyArg_ParseTuple(args, "OOOOKLdddddOdppppOdi", &opts_obj, &view_obj, &order_obj,
+    pl.reply = 0;
+    if (!PyArg_ParseTuple(args, "OOOOKLdddddOdppppOdii|p", &opts_obj, &view_obj, &order_obj,
                           &bias_obj, &seed, &iterations, &sp.seconds, &sp.c, &pl.epsilon,
                           &sp.point_scale, &sp.win_weight, &worth_obj, &pl.scopa, &sp.halving,
                           &sp.cpu_clock, &pl.blind, &pl.expand_best, &ev_obj, &sp.inf.infer,
-                          &sp.inf.tries))
+                          &sp.inf.tries, &sp.depth, &pl.reply))
         return NULL;
     sp.seed = seed;
     sp.iterations = iterations;
@@ -1940,6 +2032,7 @@ static PyMethodDef module_methods[] = {
     {"sample_world", py_sample_world, METH_VARARGS, sample_world_doc},
     {"search", py_search, METH_VARARGS, search_doc},
     {"violations", py_violations, METH_VARARGS, violations_doc},
+    {"reply_worth", py_reply_worth, METH_VARARGS, reply_worth_doc},
     {"bench_rules", py_bench_rules, METH_VARARGS, bench_rules_doc},
     {NULL, NULL, 0, NULL}};
 
