@@ -11,6 +11,8 @@ from cirulla.bots.mcts import MctsPolicy, search
 from cirulla.rules import Game, Options, parse_cards, parse_mask
 from cirulla.rules.core import native
 
+from .rules_helpers import deal_positions
+
 
 def settebello_at_stake() -> Game:
     """Seat 0 holds 2C 4C, both drops, on 7D KS; seat 1 holds QH 6C (stock empty).
@@ -58,3 +60,20 @@ def test_search_with_reply_playouts_plays_its_budget(core: str) -> None:
     assert result.iterations == 80
     assert set(result.visits) <= set(game.reference_legal_codes())
     assert MctsPolicy(iterations=10, playout="reply").playout == "reply"
+
+
+@pytest.mark.parametrize("core", ["python", "native"])
+def test_a_depth_cap_changes_the_search_and_is_checked(core: str) -> None:
+    """depth=1: no tree below the root, every iteration a playout straight after the root
+    action; the same seed then visits the root differently than the full tree does."""
+    game = deal_positions(2, 4)[0]
+    view = game.view(game.turn)
+    budget = 150 if core == "python" else 1500
+    flat = search(view, seed=5, iterations=budget, core=core, depth=1)
+    again = search(view, seed=5, iterations=budget, core=core, depth=1)
+    full = search(view, seed=5, iterations=budget, core=core)
+    assert flat.iterations == full.iterations == budget
+    assert flat.visits == again.visits
+    assert flat.totals != full.totals
+    with pytest.raises(ValueError, match="depth must be 0"):
+        MctsPolicy(iterations=10, depth=-1)
