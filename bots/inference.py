@@ -40,7 +40,7 @@ from cirulla.rules.views import View, sample_world
 
 INFER_MARGIN = 0.25  # a better capture must beat the play by this much (deal points)
 INFER_TRIES = 50  # worlds sampled at most per determinization; the last one is kept
-DEFAULT_INFER = 0.0  # rejection probability per contradicted observation (0: off)
+DEFAULT_INFER = 0.9  # rejection probability per contradicted observation (0: off)
 
 
 @dataclass(frozen=True, slots=True)

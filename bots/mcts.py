@@ -448,6 +448,7 @@ class MctsPolicy:
         self.infer = infer
         self.depth = depth
         self._tracker = PlayTracker()
+        self.last_evidence: Sequence[Evidence] = ()  # what the last decision inferred from
         self._pool: Executor | None = None
         self.last: SearchResult | None = None
 
@@ -460,6 +461,7 @@ class MctsPolicy:
 
     def choose(self, view: View, legal: Sequence[Action], time_left: float | None) -> int:
         evidence = self._tracker.evidence(view) if self.infer > 0 else ()
+        self.last_evidence = evidence
         index = self._choose(view, legal, time_left, evidence)
         self._tracker.played(legal[index].to_int())
         return index

@@ -14,7 +14,7 @@ from cirulla.bots.inference import (
     violations,
 )
 from cirulla.bots.mcts import MctsPolicy, search
-from cirulla.bots.specs import parse_bot_spec
+from cirulla.bots.specs import make_policy, parse_bot_spec
 from cirulla.rules import Game, Options, parse_cards, parse_mask
 from cirulla.rules.actions import declaration_codes
 from cirulla.rules.cards import cards_of
@@ -141,5 +141,27 @@ def test_search_with_inference_plays_its_budget(core: str) -> None:
 def test_the_infer_option_is_parsed_and_checked() -> None:
     assert parse_bot_spec("mcts:infer=0.9") == ("mcts", {"infer": 0.9})
     assert MctsPolicy(iterations=10, infer=0.5).infer == 0.5
+    assert MctsPolicy(iterations=10).infer == 0.9  # the default (docs/bots.md)
     with pytest.raises(ValueError, match="infer must be a probability"):
         MctsPolicy(iterations=10, infer=1.5)
+
+
+def test_the_policy_gathers_evidence_from_a_real_deal_against_greedy() -> None:
+    """Seat 0's mcts follows greedy's plays between its own decisions; a deal gives it
+    evidence at some decisions, and greedy's true hand rarely contradicts it."""
+    game = Game(Options(), seed=4, deal_only=True)
+    mcts = MctsPolicy(seed=1, iterations=40)
+    greedy = make_policy("greedy", {})
+    with_evidence = contradicted = 0
+    while not game.deal_over:
+        seat = game.to_move
+        legal = game.legal_actions()
+        policy = mcts if seat == 0 else greedy
+        index = policy.choose(game.view(seat), legal, None)
+        assert isinstance(index, int)
+        if seat == 0 and mcts.last_evidence:
+            with_evidence += 1
+            contradicted += violations(game.hands, game.declared, mcts.last_evidence) > 0
+        game.apply(legal[index], seat)
+    assert with_evidence >= 3
+    assert contradicted <= with_evidence // 2
