@@ -1537,6 +1537,20 @@ static int parse_view(PyObject *obj, const Opts *o, ViewIn *v) {
     return 0;
 }
 
+/* heuristic.STATIC_WORTH as passed in: 40 floats; -1 with an exception otherwise. */
+static int parse_worth(PyObject *obj, double *out) {
+    PyObject *seq = PySequence_Fast(obj, "worth must be 40 floats");
+    if (!seq) return -1;
+    if (PySequence_Fast_GET_SIZE(seq) != NUM_CARDS) {
+        Py_DECREF(seq);
+        PyErr_SetString(PyExc_ValueError, "worth must be 40 floats");
+        return -1;
+    }
+    for (int i = 0; i < NUM_CARDS; i++) out[i] = PyFloat_AsDouble(PySequence_Fast_GET_ITEM(seq, i));
+    Py_DECREF(seq);
+    return PyErr_Occurred() ? -1 : 0;
+}
+
 /* A sequence of (seat, bad, extra, declare) tuples (inference.Evidence.as_tuple) into a
    malloc'd array (NULL when empty); -1 with an exception on bad input. */
 static int parse_evidence(PyObject *obj, int players, Obs **out, int *n) {
@@ -1668,15 +1682,7 @@ static PyObject *py_reply_worth(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "reply_worth: at most 40 cards and a table of 10");
         return NULL;
     }
-    PyObject *wseq = PySequence_Fast(worth_obj, "worth must be 40 floats");
-    if (!wseq) return NULL;
-    if (PySequence_Fast_GET_SIZE(wseq) != NUM_CARDS) {
-        Py_DECREF(wseq);
-        PyErr_SetString(PyExc_ValueError, "worth must be 40 floats");
-        return NULL;
-    }
-    for (int i = 0; i < NUM_CARDS; i++) pl.worth[i] = PyFloat_AsDouble(PySequence_Fast_GET_ITEM(wseq, i));
-    Py_DECREF(wseq);
+    if (parse_worth(worth_obj, pl.worth)) return NULL;
     if (get_ints(next_obj, (int)nnext, next, 0, "next_cards")) return NULL;
     for (int i = 0; i < nnext; i++) {
         if (next[i] < 0 || next[i] >= NUM_CARDS) {
@@ -1729,15 +1735,7 @@ static PyObject *py_search(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, err);
         return NULL;
     }
-    PyObject *wseq = PySequence_Fast(worth_obj, "worth must be 40 floats");
-    if (!wseq) return NULL;
-    if (PySequence_Fast_GET_SIZE(wseq) != NUM_CARDS) {
-        Py_DECREF(wseq);
-        PyErr_SetString(PyExc_ValueError, "worth must be 40 floats");
-        return NULL;
-    }
-    for (int i = 0; i < NUM_CARDS; i++) pl.worth[i] = PyFloat_AsDouble(PySequence_Fast_GET_ITEM(wseq, i));
-    Py_DECREF(wseq);
+    if (parse_worth(worth_obj, pl.worth)) return NULL;
     if (PyErr_Occurred()) return NULL;
     if (parse_evidence(ev_obj, o.players, &obs, &sp.inf.n)) return NULL;
     sp.inf.v = obs;
