@@ -275,6 +275,7 @@ class BotClient:
         self._finished = False
         self._pending: tuple[int, int] | None = None  # (open decision id, default index)
         self._started = threading.Event()  # a game started (or the match ended)
+        self._welcomed = False  # the current stream got its welcome
         self._join_expired = False
         # optional hooks of richer policies (the text-engine bridge): every message seen
         self._observe = getattr(policy, "observe", None)
@@ -287,6 +288,7 @@ class BotClient:
             version=__version__,
             match_id=self.match_id,
             seat_token=self.token,
+            accept_batches=True,
         )
         if resume:
             hello.resume.last_event_sequence = self.last_sequence
@@ -333,52 +335,64 @@ class BotClient:
     def _play(self, stub: match_service_pb2_grpc.MatchServiceStub, resume: bool) -> bool:
         """One stream, until it ends. True if the server welcomed us (progress was made)."""
         stream = _Stream(stub, self.hello(resume))
-        welcomed = False
+        self._welcomed = False
         try:
             for response in stream.call:
-                kind = response.WhichOneof("body")
-                log.debug("recv %s", _Brief(response))
-                if kind != "welcome":
-                    self._started.set()
-                if kind == "welcome":
-                    welcomed = True
-                    self._on_welcome(response.welcome)
-                    if not self._started.is_set():
-                        self._watch_join(stream, response.welcome)
-                elif kind == "new_game":
-                    self.options = options_from_proto(response.new_game.rules, self.options)
-                    log.info(
-                        "game %d starts (dealer seat %d)",
-                        response.new_game.game_number,
-                        response.new_game.dealer,
-                    )
-                elif kind == "event":
-                    self.last_sequence = max(self.last_sequence, response.event.sequence)
-                elif kind == "view":
-                    self.last_sequence = max(self.last_sequence, response.view.event_sequence)
-                elif kind == "decision_request":
-                    self._decide(stream, response.decision_request)
-                elif kind == "action_rejected":
-                    self._on_rejected(stream, response.action_rejected)
-                elif kind == "match_result":
-                    result = response.match_result
-                    # no winner_side means no side won (a tie): not "side 0"
-                    winner = result.winner_side if result.HasField("winner_side") else None
-                    self.outcome.winner_side = winner
-                    self.outcome.games_won = list(result.games_won)
-                    self._finished = True
-                    log.info(
-                        "match over: side %s wins, games %s",
-                        "none" if winner is None else winner,
-                        list(result.games_won),
-                    )
-                elif kind == "goodbye":
-                    return self._on_goodbye(response.goodbye) or welcomed
-                if self._observe is not None:
-                    self._observe(response)
+                if response.WhichOneof("body") == "batch":
+                    for item in response.batch.responses:
+                        if self._handle(stream, item):
+                            return self._welcomed
+                elif self._handle(stream, response):
+                    return self._welcomed
         finally:
             stream.close()
-        return welcomed
+        return self._welcomed
+
+    def _handle(self, stream: _Stream, response: match_service_pb2.PlayResponse) -> bool:
+        """Act on one server message; True when the server ended the stream for good."""
+        kind = response.WhichOneof("body")
+        log.debug("recv %s", _Brief(response))
+        if kind != "welcome":
+            self._started.set()
+        if kind == "welcome":
+            self._welcomed = True
+            self._on_welcome(response.welcome)
+            if not self._started.is_set():
+                self._watch_join(stream, response.welcome)
+        elif kind == "new_game":
+            self.options = options_from_proto(response.new_game.rules, self.options)
+            log.info(
+                "game %d starts (dealer seat %d)",
+                response.new_game.game_number,
+                response.new_game.dealer,
+            )
+        elif kind == "event":
+            self.last_sequence = max(self.last_sequence, response.event.sequence)
+        elif kind == "view":
+            self.last_sequence = max(self.last_sequence, response.view.event_sequence)
+        elif kind == "decision_request":
+            self._decide(stream, response.decision_request)
+        elif kind == "action_rejected":
+            self._on_rejected(stream, response.action_rejected)
+        elif kind == "match_result":
+            result = response.match_result
+            # no winner_side means no side won (a tie): not "side 0"
+            winner = result.winner_side if result.HasField("winner_side") else None
+            self.outcome.winner_side = winner
+            self.outcome.games_won = list(result.games_won)
+            self._finished = True
+            log.info(
+                "match over: side %s wins, games %s",
+                "none" if winner is None else winner,
+                list(result.games_won),
+            )
+        elif kind == "goodbye":
+            # the stream ends here; a finished match counts as progress
+            self._welcomed = self._on_goodbye(response.goodbye) or self._welcomed
+            return True
+        if self._observe is not None:
+            self._observe(response)
+        return False
 
     def _join_message(self) -> str:
         return (

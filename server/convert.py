@@ -81,6 +81,7 @@ CAPABILITIES = (
     "list_commands",
     "quit",
     "resume",
+    "batch",
 )
 
 # ---------------------------------------------------------------------- settings
@@ -593,6 +594,16 @@ def play_response(msg: Any, players: int) -> match_service_pb2.PlayResponse:
     if isinstance(msg, _SHARED):
         return _encoded(msg, "play", lambda: _play_response(msg, players))
     return _play_response(msg, players)
+
+
+def play_responses(msgs: Sequence[Any], players: int) -> match_service_pb2.PlayResponse:
+    """One stream message for consecutive domain messages: a batch unless there is one."""
+    if len(msgs) == 1:
+        return play_response(msgs[0], players)
+    batch = match_service_pb2.PlayResponseBatch(
+        responses=[play_response(msg, players) for msg in msgs]
+    )
+    return match_service_pb2.PlayResponse(batch=batch)
 
 
 def _play_response(msg: Any, players: int) -> match_service_pb2.PlayResponse:

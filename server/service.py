@@ -30,7 +30,14 @@ from cirulla.server.errors import (
 )
 from cirulla.server.errors import status_for as status_for
 from cirulla.server.hub import Hub
-from cirulla.server.limits import MAX_ID, MAX_NOTATION, MAX_QUIT_REASON, check_text, page_offset
+from cirulla.server.limits import (
+    MAX_BATCH,
+    MAX_ID,
+    MAX_NOTATION,
+    MAX_QUIT_REASON,
+    check_text,
+    page_offset,
+)
 from cirulla.server.messages import CommandListMsg, GoodbyeMsg
 from cirulla.v1 import match_pb2, match_service_pb2, match_service_pb2_grpc
 
@@ -288,6 +295,7 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
             )
         hello = first.hello
         conn = self._connection()
+        conn.batches = hello.accept_batches
         try:
             self.hub.join(
                 conn,
@@ -305,9 +313,20 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
         protocol_error = ""
         try:
             while True:
-                msg = await conn.queue.get()
+                msgs = [await conn.queue.get()]
+                if conn.batches:
+                    # What is ready now goes as one stream message (an action's
+                    # acceptance, its events, the next decision): each stream message
+                    # costs far more than its content.
+                    while (
+                        len(msgs) < MAX_BATCH
+                        and not isinstance(msgs[-1], GoodbyeMsg)
+                        and not conn.queue.empty()
+                    ):
+                        msgs.append(conn.queue.get_nowait())
                 players = conn.session.options.players if conn.session is not None else 2
-                yield convert.play_response(msg, players)
+                yield convert.play_responses(msgs, players)
+                msg = msgs[-1]
                 if isinstance(msg, GoodbyeMsg):
                     if msg.reason == "protocol_error":
                         protocol_error = msg.message
