@@ -508,7 +508,8 @@ class BotClient:
         received: float,
         default: int,
     ) -> int | RawAnswer:
-        """Run the policy, in a thread when there is a clock, so an overrun cannot stall us.
+        """Run the policy, in a thread when there is a clock, so an overrun cannot stall us
+        (unless the policy says it is ``instant``, as random and greedy are).
 
         The decision's cancellation event (``decision_cancelled()`` in the policy's thread)
         is set when the kit stops waiting for it.
@@ -527,8 +528,8 @@ class BotClient:
             except BaseException as exc:  # reported below, in the kit's thread
                 box.append(exc)
 
-        if budget is None:
-            work()
+        if budget is None or getattr(self.policy, "instant", False):
+            work()  # no clock to keep to, or a policy that cannot overrun it
         else:
             self._thinker.run(
                 work, max(0.0, budget + OVERRUN_GRACE - (time.monotonic() - received))
