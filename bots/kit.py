@@ -289,6 +289,7 @@ class BotClient:
             match_id=self.match_id,
             seat_token=self.token,
             accept_batches=True,
+            defer_events=True,
         )
         if resume:
             hello.resume.last_event_sequence = self.last_sequence

@@ -24,6 +24,9 @@ class Connection:
         self.seat = seat
         #: The client reads PlayResponse.batch (Hello.accept_batches).
         self.batches = False
+        #: ... and lets events and acceptances wait for the next such message
+        #: (Hello.defer_events).
+        self.defer = False
         self.queue: asyncio.Queue[Any] = asyncio.Queue()
         self.limit = limit  # 0 = unbounded
         self.session: MatchSession | None = None

@@ -38,7 +38,7 @@ from cirulla.server.limits import (
     check_text,
     page_offset,
 )
-from cirulla.server.messages import CommandListMsg, GoodbyeMsg
+from cirulla.server.messages import AcceptedMsg, CommandListMsg, EventMsg, GoodbyeMsg
 from cirulla.v1 import match_pb2, match_service_pb2, match_service_pb2_grpc
 
 log = logging.getLogger("cirulla.server")
@@ -296,6 +296,7 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
         hello = first.hello
         conn = self._connection()
         conn.batches = hello.accept_batches
+        conn.defer = hello.accept_batches and hello.defer_events
         try:
             self.hub.join(
                 conn,
@@ -312,8 +313,9 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
         reader = asyncio.create_task(self._read(requests, conn))
         protocol_error = ""
         try:
+            msgs: list[Any] = []
             while True:
-                msgs = [await conn.queue.get()]
+                msgs.append(await conn.queue.get())
                 if conn.batches:
                     # What is ready now goes as one stream message (an action's
                     # acceptance, its events, the next decision): each stream message
@@ -324,9 +326,12 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
                         and not conn.queue.empty()
                     ):
                         msgs.append(conn.queue.get_nowait())
+                    if conn.defer and len(msgs) < MAX_BATCH and _deferrable(msgs):
+                        continue  # nothing the seat must read now: wait for more
                 players = conn.session.options.players if conn.session is not None else 2
                 yield convert.play_responses(msgs, players)
                 msg = msgs[-1]
+                msgs = []
                 if isinstance(msg, GoodbyeMsg):
                     if msg.reason == "protocol_error":
                         protocol_error = msg.message
@@ -417,3 +422,8 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
                     break
         finally:
             self.hub.leave(conn)
+
+
+def _deferrable(msgs: list[Any]) -> bool:
+    """Only events and acceptances: what a seat with Hello.defer_events can read later."""
+    return all(isinstance(m, EventMsg | AcceptedMsg) for m in msgs)
