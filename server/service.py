@@ -72,6 +72,16 @@ def _lenient(cls: Any) -> Callable[[bytes], Any]:
     return parse
 
 
+def _serializer(cls: Any) -> Callable[[Any], bytes]:
+    """Messages are serialized here; bytes were serialized already (the Play stream's
+    messages, whose shared parts are encoded once for every seat)."""
+
+    def serialize(message: Any) -> bytes:
+        return message if isinstance(message, bytes) else cls.SerializeToString(message)
+
+    return serialize
+
+
 def add_to_server(servicer: MatchService, server: grpc.aio.Server) -> None:
     """Register the servicer like the generated ``add_..._to_server``, with lenient
     request decoding (``Undecodable``)."""
@@ -87,7 +97,7 @@ def add_to_server(servicer: MatchService, server: grpc.aio.Server) -> None:
         handlers[method.name] = factory(
             getattr(servicer, method.name),
             request_deserializer=_lenient(GetMessageClass(method.input_type)),
-            response_serializer=GetMessageClass(method.output_type).SerializeToString,
+            response_serializer=_serializer(GetMessageClass(method.output_type)),
         )
     server.add_generic_rpc_handlers(
         (grpc.method_handlers_generic_handler(SERVICE.full_name, handlers),)
