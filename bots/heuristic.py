@@ -13,7 +13,7 @@ import random
 from dataclasses import dataclass
 
 from cirulla.rules.actions import DECLARATION_POINTS, declaration_codes
-from cirulla.rules.captures import entry_captures, table_entry
+from cirulla.rules.captures import captures_by_value, entry_captures, table_entry
 from cirulla.rules.cards import (
     ACES_MASK,
     ALL_CARDS_MASK,
@@ -252,6 +252,23 @@ def best_index(view: View, codes: list[int]) -> int:
 # --------------------------------------------------------------------------- playouts
 
 
+REPLY_MAX_TABLE = 10  # larger tables (rare) fall back to the sweep risk: 2**n subsets
+
+
+def reply_worth(after: int, named: int, pp: bool, next_cards: list[int]) -> float:
+    """The worth of the best capture ``next_cards`` make on the table ``after`` (a sweep
+    counts a scopa); 0 when none captures."""
+    caps = captures_by_value(after, named, pp)
+    best = 0.0
+    for c in next_cards:
+        wc = STATIC_WORTH[c]
+        for m in caps[named if c == WILD and named else VALUES[c]]:
+            gain = static_worth(m) + wc + (SCOPA_POINT if m == after else 0.0)
+            if gain > best:
+                best = gain
+    return best
+
+
 def sweep_value_bits(table: int, named: int) -> int:
     """Bit v set if a card of value v takes the whole (non-empty) ``table``."""
     total = 0
@@ -295,6 +312,7 @@ class Mover:
     table: int
     more: bool
     blind: bool
+    reply: bool
     pp: bool
     next_cards: list[int]
     count: list[int]
@@ -303,7 +321,7 @@ class Mover:
     known: int
 
     @classmethod
-    def of(cls, game: Game, blind: bool) -> Mover:
+    def of(cls, game: Game, blind: bool, reply: bool = False) -> Mover:
         seat = game.turn
         nxt = (seat + 1) % game.n
         in_hands = game.in_hands
@@ -332,6 +350,7 @@ class Mover:
             game.table,
             in_hands > 1 or bool(game.stock),
             blind,
+            reply and not blind,
             game.options.pairing_precedence,
             next_cards,
             count,
@@ -350,10 +369,13 @@ class Mover:
 
     def risk(self, card: int, capture: int, named: int) -> float:
         """What the table left by this play may cost: the next player's sweep (a scopa and
-        the table), certain if sighted and he can, else weighed by its chance (blind)."""
+        the table), certain if sighted and he can, else weighed by its chance (blind); with
+        ``reply``, the worth of the next player's best capture, whatever it takes."""
         after = self.table ^ capture if capture else self.table | 1 << card
         if not after:
             return 0.0
+        if self.reply and after.bit_count() <= REPLY_MAX_TABLE:
+            return reply_worth(after, named, self.pp, self.next_cards)
         if self.blind:
             if self.hidden <= 0 and not self.known:
                 return 0.0
@@ -381,7 +403,9 @@ def code_score(mover: Mover, game: Game, code: int) -> float:
     return score + mover.gain(card, capture) - mover.risk(card, capture, named)
 
 
-def playout_code(game: Game, rng: random.Random, epsilon: float, blind: bool = False) -> int:
+def playout_code(
+    game: Game, rng: random.Random, epsilon: float, blind: bool = False, reply: bool = False
+) -> int:
     """A legal action code for the seat to move, chosen by the cheap heuristic.
 
     Mirrors ``Game.legal_codes`` for the candidates it considers, which is what makes it
@@ -392,6 +416,8 @@ def playout_code(game: Game, rng: random.Random, epsilon: float, blind: bool = F
     ``blind``: the mover does not look at that hand; he weighs the sweep (scopa plus the
     table's worth) by the chance that the next player holds a sweeping value, from the
     cards the mover cannot see and the next player's declared cards (as greedy does).
+    ``reply``: instead of only a sweep, the mover weighs the best capture the next player's
+    (sampled) hand makes on the table he leaves: two plies of greed instead of one.
     """
     seat = game.turn
     hand = game.hands[seat]
@@ -412,7 +438,7 @@ def playout_code(game: Game, rng: random.Random, epsilon: float, blind: bool = F
         if not sets or (not must and rng.random() < 0.2):
             return card | decl << 6
         return card | decl << 6 | sets[rng.randrange(len(sets))]
-    mover = Mover.of(game, blind)
+    mover = Mover.of(game, blind, reply)
     best_code = -1
     best = -1e9
     for card in cards:

@@ -35,6 +35,13 @@ from cirulla.bots.heuristic import (
     code_score,
     playout_code,
 )
+from cirulla.bots.inference import (
+    DEFAULT_INFER,
+    INFER_TRIES,
+    Evidence,
+    PlayTracker,
+    sample_consistent,
+)
 from cirulla.bots.policy import decision_cancelled
 from cirulla.bots.seeding import decision_seed
 from cirulla.rules.actions import Action
@@ -49,10 +56,14 @@ POINT_SCALE = 20.0  # a deal won by this many points counts as a full win
 WIN_WEIGHT = 0.7  # share of the reward given to winning the game when a side reaches the target
 ROOTS = ("ucb", "halving")  # how the root's visits are allocated (docs/bots.md)
 DEFAULT_ROOT = "ucb"
-PLAYOUTS = ("sighted", "blind")  # whether a playout's mover sees the next hand (docs/bots.md)
+# sighted: the playout's mover avoids leaving a sweep to the next player's (sampled) hand;
+# blind: he weighs that risk from what he can see; reply: he weighs the best capture the
+# next hand makes, whatever it takes (docs/bots.md)
+PLAYOUTS = ("sighted", "blind", "reply")
 DEFAULT_PLAYOUT = "sighted"
 EXPANSIONS = ("random", "best")  # which untried action a tree node expands (docs/bots.md)
 DEFAULT_EXPAND = "random"
+DEFAULT_DEPTH = 0  # tree plies per iteration at most, the root action included (0: no limit)
 
 
 class Node:
@@ -153,6 +164,9 @@ def search(
     cpu_clock: bool = False,
     playout: str = DEFAULT_PLAYOUT,
     expand: str = DEFAULT_EXPAND,
+    infer: float = DEFAULT_INFER,
+    evidence: Sequence[Evidence] = (),
+    depth: int = DEFAULT_DEPTH,
 ) -> SearchResult:
     """Run ISMCTS from ``view`` until the iteration budget or the time budget is spent.
 
@@ -164,7 +178,11 @@ def search(
     ``playout``: ``sighted`` (the mover avoids leaving a table the next player's sampled
     hand sweeps) or ``blind`` (he weighs that risk from what he can see, like greedy).
     ``expand``: a node below the root expands a ``random`` untried action, or the one the
-    playout heuristic rates ``best``.
+    playout heuristic rates ``best``. ``infer``: probability of rejecting a sampled world
+    for each observed play in ``evidence`` that its hidden hands contradict
+    (``bots/inference.py``; 0: uniform worlds). ``depth``: at most this many plies of an
+    iteration are played in the tree, the root action included; the playout takes over
+    below (0: no limit, the tree grows as deep as the visits take it).
     """
     if iterations is None and seconds is None:
         raise ValueError("search needs an iteration budget, a time budget, or both")
@@ -175,9 +193,14 @@ def search(
     if playout not in PLAYOUTS:
         raise ValueError(f"mcts playout must be one of {', '.join(PLAYOUTS)}, not {playout!r}")
     blind = playout == "blind"
+    reply = playout == "reply"
     if expand not in EXPANSIONS:
         raise ValueError(f"mcts expand must be one of {', '.join(EXPANSIONS)}, not {expand!r}")
     expand_best = expand == "best"
+    if not 0.0 <= infer <= 1.0:
+        raise ValueError(f"mcts infer must be a probability in [0, 1], not {infer}")
+    if depth < 0:
+        raise ValueError(f"mcts depth must be 0 (no limit) or a number of plies, not {depth}")
     clock = time.thread_time if cpu_clock else time.perf_counter
     start = clock()
     rng = random.Random(seed)
@@ -208,6 +231,11 @@ def search(
             cpu_clock,
             blind,
             expand_best,
+            [e.as_tuple() for e in evidence],
+            infer,
+            INFER_TRIES,
+            depth,
+            reply,
         )
         return SearchResult(
             {code: n for code, n in zip(order, visits, strict=True) if n},
@@ -270,10 +298,10 @@ def search(
         while len(world_seeds) <= k:
             world_seeds.append(rng.getrandbits(64))
         r = random.Random(world_seeds[k])
-        game = sample_world(view, r, deal_only=True)
+        game = sample_consistent(view, r, evidence, infer)
         game.apply_code(code)
         path: list[Node] = [node]
-        while not expanded and not game.deal_over:
+        while not expanded and not game.deal_over and (not depth or len(path) < depth):
             codes = game.reference_legal_codes()
             children = node.children
             untried: list[int] = []
@@ -285,7 +313,7 @@ def search(
                     known.avail += 1
             if untried:
                 if expand_best and len(untried) > 1:
-                    mover = Mover.of(game, blind)
+                    mover = Mover.of(game, blind, reply)
                     code = max(untried, key=lambda u: code_score(mover, game, u))
                 else:
                     code = untried[r.randrange(len(untried))] if len(untried) > 1 else untried[0]
@@ -307,7 +335,7 @@ def search(
             path.append(best_child)
             node = best_child
         while not game.deal_over:
-            game.apply_code(playout_code(game, r, epsilon, blind))
+            game.apply_code(playout_code(game, r, epsilon, blind, reply))
         rewards = rewards_of(game)
         for child in path:
             child.visits += 1
@@ -385,6 +413,8 @@ class MctsPolicy:
         root: str = DEFAULT_ROOT,
         playout: str = DEFAULT_PLAYOUT,
         expand: str = DEFAULT_EXPAND,
+        infer: float = DEFAULT_INFER,
+        depth: int = DEFAULT_DEPTH,
     ) -> None:
         if iterations is None and time is None:
             iterations = 1000
@@ -400,6 +430,10 @@ class MctsPolicy:
             raise ValueError(f"mcts playout must be one of {', '.join(PLAYOUTS)}, not {playout!r}")
         if expand not in EXPANSIONS:
             raise ValueError(f"mcts expand must be one of {', '.join(EXPANSIONS)}, not {expand!r}")
+        if not 0.0 <= infer <= 1.0:
+            raise ValueError(f"mcts infer must be a probability in [0, 1], not {infer}")
+        if depth < 0:
+            raise ValueError(f"mcts depth must be 0 (no limit) or a number of plies, not {depth}")
         self.core = resolve_core(core)  # fails here, naming the choices, if unavailable
         self.seed = seed if seed is not None else random.randrange(1 << 62)
         self.iterations = iterations
@@ -411,6 +445,10 @@ class MctsPolicy:
         self.root = root
         self.playout = playout
         self.expand = expand
+        self.infer = infer
+        self.depth = depth
+        self._tracker = PlayTracker()
+        self.last_evidence: Sequence[Evidence] = ()  # what the last decision inferred from
         self._pool: Executor | None = None
         self.last: SearchResult | None = None
 
@@ -422,6 +460,19 @@ class MctsPolicy:
         return budget
 
     def choose(self, view: View, legal: Sequence[Action], time_left: float | None) -> int:
+        evidence = self._tracker.evidence(view) if self.infer > 0 else ()
+        self.last_evidence = evidence
+        index = self._choose(view, legal, time_left, evidence)
+        self._tracker.played(legal[index].to_int())
+        return index
+
+    def _choose(
+        self,
+        view: View,
+        legal: Sequence[Action],
+        time_left: float | None,
+        evidence: Sequence[Evidence],
+    ) -> int:
         if len(legal) == 1:
             return 0
         seconds = self.budget_seconds(time_left)
@@ -452,6 +503,9 @@ class MctsPolicy:
                     cpu_clock,
                     self.playout,
                     self.expand,
+                    self.infer,
+                    evidence,
+                    self.depth,
                 )
             )
         if self.workers == 1:

@@ -15,8 +15,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from cirulla.bots.inference import DEFAULT_INFER
 from cirulla.bots.mcts import (
     DEFAULT_C,
+    DEFAULT_DEPTH,
     DEFAULT_EPSILON,
     DEFAULT_EXPAND,
     DEFAULT_PLAYOUT,
@@ -93,7 +95,8 @@ KINDS: dict[str, BotKind] = {
                 str,
                 DEFAULT_PLAYOUT,
                 "playout mover: sighted (sees the next hand when avoiding sweeps), blind "
-                "(weighs the risk from the cards he cannot see)",
+                "(weighs the risk from the cards he cannot see), reply (weighs the next "
+                "hand's best capture, not only a sweep)",
             ),
             KindOption(
                 "expand",
@@ -101,6 +104,20 @@ KINDS: dict[str, BotKind] = {
                 DEFAULT_EXPAND,
                 "which untried action a node below the root expands: random, best (the "
                 "playout heuristic's)",
+            ),
+            KindOption(
+                "infer",
+                float,
+                DEFAULT_INFER,
+                "chance of rejecting a sampled deal per observed opponent play it makes "
+                "unlikely (a better capture or a declaration left untaken; 0 = off)",
+            ),
+            KindOption(
+                "depth",
+                int,
+                DEFAULT_DEPTH,
+                "tree plies per iteration at most, the root action included; playouts below "
+                "(0 = no limit)",
             ),
             KindOption(
                 "core",

@@ -682,6 +682,45 @@ static void world_sample(const World *w, G *g, Rng *r) {
     for (int j = 0; j < g->nstock; j++) g->stock[j] = pool[at + j];
 }
 
+/* ------------------------------------------------------------------ inference (bots/inference.py) */
+
+/* inference.Evidence: an observed play of ``seat`` reduced to what a hidden hand contradicts. */
+typedef struct {
+    int seat, declare;
+    u64 bad, extra;
+} Obs;
+
+typedef struct {
+    const Obs *v;
+    int n, tries;
+    double infer; /* rejection probability per contradicted observation (0: off) */
+} Infer;
+
+/* inference.violations: how many observations the world's hidden hands contradict. */
+static int violations(const G *g, const Obs *obs, int nobs) {
+    int k = 0, dc[10];
+    for (int i = 0; i < nobs; i++) {
+        const Obs *e = &obs[i];
+        u64 hidden = g->hands[e->seat] & ~g->declared[e->seat];
+        if ((hidden & e->bad) || (e->declare && decl_codes(hidden | e->extra, dc))) k++;
+    }
+    return k;
+}
+
+/* inference.sample_consistent: resample while a contradicted observation rejects the world
+   (each with probability ``infer``), at most ``tries`` worlds; the last one is kept. */
+static void world_sample_consistent(const World *w, G *g, Rng *r, const Infer *inf) {
+    world_sample(w, g, r);
+    if (!inf->n || inf->infer <= 0) return;
+    for (int t = 1; t < inf->tries; t++) {
+        int k = violations(g, inf->v, inf->n), reject = 0;
+        for (int j = 0; j < k && !reject; j++)
+            if (rng_unit(r) < inf->infer) reject = 1;
+        if (!reject) return;
+        world_sample(w, g, r);
+    }
+}
+
 /* ------------------------------------------------------------------ playouts (heuristic.py) */
 
 typedef struct {
@@ -689,6 +728,7 @@ typedef struct {
     double scopa;            /* heuristic.SCOPA_POINT */
     double epsilon;
     int blind;               /* sweep risk from the mover's knowledge, not the next hand */
+    int reply;               /* risk: the next player's best capture, not only a sweep */
     int expand_best;         /* expand the untried action the heuristic rates best */
 } Playout;
 
@@ -737,7 +777,7 @@ static inline double worth_of(const Playout *p, u64 m) {
 /* What the mover weighs besides the cards he takes (heuristic.Mover). */
 typedef struct {
     u64 table;
-    int more, blind, nnext, next[NUM_CARDS];  /* sighted: the next player's hand */
+    int more, blind, reply, pp, nnext, next[NUM_CARDS]; /* sighted: the next player's hand */
     int count[11], nunseen, hidden, known;    /* blind: what the mover cannot see */
 } Mover;
 
@@ -746,6 +786,8 @@ static void mover_init(const G *g, const Playout *p, Mover *mv) {
     mv->table = g->table;
     mv->more = g->in_hands > 1 || g->nstock;
     mv->blind = p->blind;
+    mv->reply = p->reply;
+    mv->pp = g->o.pairing_precedence;
     mv->nnext = mv->nunseen = mv->hidden = mv->known = 0;
     memset(mv->count, 0, sizeof mv->count);
     int nxt = (seat + 1) % g->n;
@@ -777,11 +819,58 @@ static inline double cand_gain(const Mover *mv, const Playout *p, int card, u64 
              : -worth_of(p, bit);
 }
 
+#define REPLY_MAX_TABLE 10 /* heuristic.REPLY_MAX_TABLE */
+
+/* heuristic.reply_worth: the worth of the best capture the next player's ``next`` cards
+   make on ``after`` (a sweep counts a scopa); captures as in tab_caps. */
+static double reply_worth(const Playout *p, u64 after, int named, int pp, const int *next,
+                          int nnext) {
+    int cards[NUM_CARDS], vals[NUM_CARDS], has[11] = {0}, ace = 0;
+    int n = cards_of(after, cards);
+    uint8_t sum[1 << REPLY_MAX_TABLE];
+    double worth[1 << REPLY_MAX_TABLE];
+    for (int i = 0; i < n; i++) {
+        vals[i] = cards[i] == WILD && named ? named : card_value(cards[i]);
+        has[vals[i]] = 1;
+        if (vals[i] == 1) ace = 1;
+    }
+    int full = 1 << n;
+    sum[0] = 0;
+    worth[0] = 0.0;
+    for (int m = 1; m < full; m++) {
+        int low = __builtin_ctz((unsigned)m), prev = m & (m - 1);
+        sum[m] = (uint8_t)(sum[prev] + vals[low]);
+        worth[m] = worth[prev] + p->worth[cards[low]];
+    }
+    double best = 0.0;
+    for (int j = 0; j < nnext; j++) {
+        int c = next[j], v = c == WILD && named ? named : card_value(c);
+        double wc = p->worth[c];
+        if (v == 1 && !ace) { /* the ace sweep: its only capture */
+            double gain = worth[full - 1] + wc + p->scopa;
+            if (gain > best) best = gain;
+            continue;
+        }
+        int adding_ok = !(pp && has[v]);
+        for (int m = 1; m < full; m++) {
+            int s = sum[m];
+            if ((s == v && (adding_ok || !(m & (m - 1)))) || s == 15 - v) {
+                double gain = worth[m] + wc + (m == full - 1 ? p->scopa : 0.0);
+                if (gain > best) best = gain;
+            }
+        }
+    }
+    return best;
+}
+
 /* heuristic.Mover.risk: what leaving the table after this play may cost (the next player's
-   sweep: a scopa and the table), certain or weighed by its chance (blind). */
+   sweep: a scopa and the table), certain or weighed by its chance (blind); with ``reply``
+   the worth of the next player's best capture, whatever it takes. */
 static double cand_risk(const Mover *mv, const Playout *p, int card, u64 m, int named) {
     u64 after = m ? mv->table ^ m : mv->table | 1ULL << card;
     if (!after) return 0.0;
+    if (mv->reply && popc(after) <= REPLY_MAX_TABLE)
+        return mv->nnext ? reply_worth(p, after, named, mv->pp, mv->next, mv->nnext) : 0.0;
     if (mv->blind) {
         if (mv->hidden <= 0 && !mv->known) return 0.0;
         return blind_risk(sweep_values(after, named), mv->count, mv->nunseen, mv->hidden,
@@ -909,6 +998,8 @@ typedef struct {
     u64 seed;
     int halving;          /* root: 0 UCB with progressive bias, 1 sequential halving */
     int cpu_clock;        /* the time budget counts this thread's CPU time, not wall time */
+    Infer inf;            /* opponent-hand inference in the determinization */
+    int depth;            /* tree plies at most, the root action included (0: no limit) */
 } SearchParams;
 
 /* The rank of root action i among the survivors: better mean first, ties to the earlier. */
@@ -1018,11 +1109,11 @@ static long long search_run(const World *w, const u64 *order, const double *bias
             seeds[nseeds++] = rng_next(&rng);
         }
         Rng r = {seeds[k]};
-        world_sample(w, &g, &r);
+        world_sample_consistent(w, &g, &r, &sp->inf);
         g_play(&g, code);
         int plen = 0;
         path[plen++] = node;
-        while (!expanded && !g.deal_over) {
+        while (!expanded && !g.deal_over && (!sp->depth || plen < sp->depth)) {
             if (tab_init(&s, &t, g.table, g.wild) ||
                 legal_codes(&s, &t, g.hands[g.turn], g.wild, g.o.must_capture,
                             g.o.pairing_precedence))
@@ -1446,27 +1537,91 @@ static int parse_view(PyObject *obj, const Opts *o, ViewIn *v) {
     return 0;
 }
 
+/* heuristic.STATIC_WORTH as passed in: 40 floats; -1 with an exception otherwise. */
+static int parse_worth(PyObject *obj, double *out) {
+    PyObject *seq = PySequence_Fast(obj, "worth must be 40 floats");
+    if (!seq) return -1;
+    if (PySequence_Fast_GET_SIZE(seq) != NUM_CARDS) {
+        Py_DECREF(seq);
+        PyErr_SetString(PyExc_ValueError, "worth must be 40 floats");
+        return -1;
+    }
+    for (int i = 0; i < NUM_CARDS; i++) out[i] = PyFloat_AsDouble(PySequence_Fast_GET_ITEM(seq, i));
+    Py_DECREF(seq);
+    return PyErr_Occurred() ? -1 : 0;
+}
+
+/* A sequence of (seat, bad, extra, declare) tuples (inference.Evidence.as_tuple) into a
+   malloc'd array (NULL when empty); -1 with an exception on bad input. */
+static int parse_evidence(PyObject *obj, int players, Obs **out, int *n) {
+    *out = NULL;
+    *n = 0;
+    PyObject *seq = PySequence_Fast(obj, "evidence must be a sequence of tuples");
+    if (!seq) return -1;
+    Py_ssize_t len = PySequence_Fast_GET_SIZE(seq);
+    if (len > 0) {
+        *out = malloc(sizeof(Obs) * (size_t)len);
+        if (!*out) {
+            Py_DECREF(seq);
+            PyErr_NoMemory();
+            return -1;
+        }
+    }
+    for (Py_ssize_t i = 0; i < len; i++) {
+        unsigned long long bad, extra;
+        Obs *e = &(*out)[i];
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, i), "iKKp", &e->seat, &bad, &extra,
+                              &e->declare)) {
+            free(*out);
+            *out = NULL;
+            Py_DECREF(seq);
+            return -1;
+        }
+        if (e->seat < 0 || e->seat >= players) {
+            free(*out);
+            *out = NULL;
+            Py_DECREF(seq);
+            PyErr_SetString(PyExc_ValueError, "evidence: seat out of range");
+            return -1;
+        }
+        e->bad = bad;
+        e->extra = extra;
+    }
+    *n = (int)len;
+    Py_DECREF(seq);
+    return 0;
+}
+
 PyDoc_STRVAR(sample_world_doc,
-             "sample_world(options, view, seed) -> (hands, stock)\n\n"
-             "views.sample_world's zones: every hand, and the stock in dealing order.");
+             "sample_world(options, view, seed, evidence=(), infer=0.0, tries=1) -> (hands, stock)\n\n"
+             "views.sample_world's zones: every hand, and the stock in dealing order. With "
+             "evidence and infer > 0: inference.sample_consistent, as the native search samples.");
 
 static PyObject *py_sample_world(PyObject *self, PyObject *args) {
-    PyObject *opts_obj, *view_obj;
+    PyObject *opts_obj, *view_obj, *ev_obj = NULL;
     unsigned long long seed;
     Opts o;
     ViewIn v;
     World w;
     G g;
+    Infer inf = {NULL, 0, 1, 0.0};
+    Obs *obs;
     (void)self;
-    if (!PyArg_ParseTuple(args, "OOK", &opts_obj, &view_obj, &seed)) return NULL;
+    if (!PyArg_ParseTuple(args, "OOK|Odi", &opts_obj, &view_obj, &seed, &ev_obj, &inf.infer,
+                          &inf.tries))
+        return NULL;
     if (parse_opts(opts_obj, &o) || parse_view(view_obj, &o, &v)) return NULL;
     const char *err = world_init(&w, &o, &v);
     if (err) {
         PyErr_SetString(PyExc_ValueError, err);
         return NULL;
     }
+    if (ev_obj && parse_evidence(ev_obj, o.players, &obs, &inf.n)) return NULL;
+    if (!ev_obj) obs = NULL;
+    inf.v = obs;
     Rng r = {seed};
-    world_sample(&w, &g, &r);
+    world_sample_consistent(&w, &g, &r, &inf);
+    free(obs);
     PyObject *hands = PyTuple_New(g.n), *stock = PyList_New(g.nstock);
     if (!hands || !stock) {
         Py_XDECREF(hands);
@@ -1479,9 +1634,71 @@ static PyObject *py_sample_world(PyObject *self, PyObject *args) {
     return Py_BuildValue("(NN)", hands, stock);
 }
 
+PyDoc_STRVAR(violations_doc, "violations(hands, declared, evidence) -> int\n\n"
+                             "inference.violations: how many observations the hands contradict.");
+
+static PyObject *py_violations(PyObject *self, PyObject *args) {
+    PyObject *hands_obj, *decl_obj, *ev_obj;
+    long long a[MAX_PLAYERS], d[MAX_PLAYERS];
+    Obs *obs;
+    int nobs;
+    G g;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "OOO", &hands_obj, &decl_obj, &ev_obj)) return NULL;
+    Py_ssize_t n = PySequence_Size(hands_obj);
+    if (n < 2 || n > MAX_PLAYERS) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "hands: 2 to 4 masks");
+        return NULL;
+    }
+    if (get_ints(hands_obj, (int)n, a, 1, "hands") || get_ints(decl_obj, (int)n, d, 1, "declared"))
+        return NULL;
+    if (parse_evidence(ev_obj, (int)n, &obs, &nobs)) return NULL;
+    memset(&g, 0, sizeof g);
+    for (int s = 0; s < n; s++) {
+        g.hands[s] = (u64)a[s];
+        g.declared[s] = (u64)d[s];
+    }
+    int k = violations(&g, obs, nobs);
+    free(obs);
+    return PyLong_FromLong(k);
+}
+
+PyDoc_STRVAR(reply_worth_doc, "reply_worth(worth, scopa, after, named, pp, next_cards) -> float\n\n"
+                              "heuristic.reply_worth, with the card worth table given.");
+
+static PyObject *py_reply_worth(PyObject *self, PyObject *args) {
+    PyObject *worth_obj, *next_obj;
+    unsigned long long after;
+    int named, pp;
+    Playout pl;
+    long long next[NUM_CARDS];
+    int nc[NUM_CARDS];
+    (void)self;
+    if (!PyArg_ParseTuple(args, "OdKipO", &worth_obj, &pl.scopa, &after, &named, &pp, &next_obj))
+        return NULL;
+    Py_ssize_t nnext = PySequence_Size(next_obj);
+    if (nnext < 0) return NULL;
+    if (nnext > NUM_CARDS || after >> NUM_CARDS || popc(after) > REPLY_MAX_TABLE) {
+        PyErr_SetString(PyExc_ValueError, "reply_worth: at most 40 cards and a table of 10");
+        return NULL;
+    }
+    if (parse_worth(worth_obj, pl.worth)) return NULL;
+    if (get_ints(next_obj, (int)nnext, next, 0, "next_cards")) return NULL;
+    for (int i = 0; i < nnext; i++) {
+        if (next[i] < 0 || next[i] >= NUM_CARDS) {
+            PyErr_SetString(PyExc_ValueError, "next_cards: card codes are 0..39");
+            return NULL;
+        }
+        nc[i] = (int)next[i];
+    }
+    if (PyErr_Occurred()) return NULL;
+    return PyFloat_FromDouble(reply_worth(&pl, after, named, pp, nc, (int)nnext));
+}
+
 PyDoc_STRVAR(search_doc,
              "search(options, view, order, bias, seed, iterations, seconds, c, epsilon, "
-             "point_scale, win_weight, worth, scopa, halving, cpu_clock, blind, expand_best) -> "
+             "point_scale, win_weight, worth, scopa, halving, cpu_clock, blind, expand_best, "
+             "evidence, infer, tries, depth, reply) -> "
              "(visits, totals, "
              "survived, iterations, seconds)\n\n"
              "mcts.search with the whole loop native; the lists are aligned with ``order``. "
@@ -1489,19 +1706,22 @@ PyDoc_STRVAR(search_doc,
              "thread's CPU time. Releases the GIL.");
 
 static PyObject *py_search(PyObject *self, PyObject *args) {
-    PyObject *opts_obj, *view_obj, *order_obj, *bias_obj, *worth_obj;
+    PyObject *opts_obj, *view_obj, *order_obj, *bias_obj, *worth_obj, *ev_obj;
     unsigned long long seed;
     long long iterations;
     SearchParams sp;
+    Obs *obs = NULL;
     Playout pl;
     Opts o;
     ViewIn v;
     World w;
     (void)self;
-    if (!PyArg_ParseTuple(args, "OOOOKLdddddOdpppp", &opts_obj, &view_obj, &order_obj,
+    pl.reply = 0;
+    if (!PyArg_ParseTuple(args, "OOOOKLdddddOdppppOdii|p", &opts_obj, &view_obj, &order_obj,
                           &bias_obj, &seed, &iterations, &sp.seconds, &sp.c, &pl.epsilon,
                           &sp.point_scale, &sp.win_weight, &worth_obj, &pl.scopa, &sp.halving,
-                          &sp.cpu_clock, &pl.blind, &pl.expand_best))
+                          &sp.cpu_clock, &pl.blind, &pl.expand_best, &ev_obj, &sp.inf.infer,
+                          &sp.inf.tries, &sp.depth, &pl.reply))
         return NULL;
     sp.seed = seed;
     sp.iterations = iterations;
@@ -1515,20 +1735,18 @@ static PyObject *py_search(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, err);
         return NULL;
     }
-    PyObject *wseq = PySequence_Fast(worth_obj, "worth must be 40 floats");
-    if (!wseq) return NULL;
-    if (PySequence_Fast_GET_SIZE(wseq) != NUM_CARDS) {
-        Py_DECREF(wseq);
-        PyErr_SetString(PyExc_ValueError, "worth must be 40 floats");
+    if (parse_worth(worth_obj, pl.worth)) return NULL;
+    if (PyErr_Occurred()) return NULL;
+    if (parse_evidence(ev_obj, o.players, &obs, &sp.inf.n)) return NULL;
+    sp.inf.v = obs;
+    PyObject *oseq = PySequence_Fast(order_obj, "order must be a sequence of action codes");
+    if (!oseq) {
+        free(obs);
         return NULL;
     }
-    for (int i = 0; i < NUM_CARDS; i++) pl.worth[i] = PyFloat_AsDouble(PySequence_Fast_GET_ITEM(wseq, i));
-    Py_DECREF(wseq);
-    if (PyErr_Occurred()) return NULL;
-    PyObject *oseq = PySequence_Fast(order_obj, "order must be a sequence of action codes");
-    if (!oseq) return NULL;
     Py_ssize_t norder = PySequence_Fast_GET_SIZE(oseq);
     if (norder < 1 || PySequence_Size(bias_obj) != norder) {
+        free(obs);
         Py_DECREF(oseq);
         if (!PyErr_Occurred())
             PyErr_SetString(PyExc_ValueError, "search needs root actions and one bias each");
@@ -1575,6 +1793,7 @@ static PyObject *py_search(PyObject *self, PyObject *args) {
     res = Py_BuildValue("(NNNLd)", vl, tl, sl, done_it, elapsed);
 done:
     Py_DECREF(oseq);
+    free(obs);
     free(survived);
     free(totals);
     free(order);
@@ -1810,6 +2029,8 @@ static PyMethodDef module_methods[] = {
     {"score_deal", py_score_deal, METH_VARARGS, score_deal_doc},
     {"sample_world", py_sample_world, METH_VARARGS, sample_world_doc},
     {"search", py_search, METH_VARARGS, search_doc},
+    {"violations", py_violations, METH_VARARGS, violations_doc},
+    {"reply_worth", py_reply_worth, METH_VARARGS, reply_worth_doc},
     {"bench_rules", py_bench_rules, METH_VARARGS, bench_rules_doc},
     {NULL, NULL, 0, NULL}};
 

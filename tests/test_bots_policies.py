@@ -138,7 +138,7 @@ def test_bot_specs_round_trip_to_command_lines() -> None:
     "spec, words",
     [
         ("chess", "unknown bot kind 'chess'"),
-        ("mcts:depth=3", "no option 'depth'"),
+        ("mcts:width=3", "no option 'width'"),
         ("mcts:iterations=many", "takes int"),
         ("mcts:iterations", "expected key=value"),
     ],

@@ -1,0 +1,190 @@
+"""What an opponent's plays in this round say about the cards it still holds.
+
+A uniformly sampled world ignores that opponents play sensibly: an opponent that dropped a
+card on a table it could have taken from with another card it held, or that played its
+first card of the round without declaring, probably did not hold those cards. ISMCTS
+(``mcts.search``, option ``infer``) therefore rejects, with probability ``infer`` per
+contradicted observation, a sampled world whose hidden hands make an observed play
+unlikely under a greedy-like model, and samples again (at most ``INFER_TRIES`` worlds).
+
+Only the current round matters: a hand is dealt afresh each round, so a play of an
+earlier round says nothing about the cards held now. Each observation is reduced here,
+once per decision, to plain masks that both search loops (Python and native) check the
+same way:
+
+* ``bad``: the cards that would have given the opponent a capture worth clearly more
+  (``INFER_MARGIN``) than the play it made, on the table it faced (static card worth, a
+  sweep counts a scopa). A world whose sampled hidden hand of that seat holds any of them
+  contradicts the observation.
+* ``declare``: the play was the seat's first of the round, without declaring; ``extra``
+  holds the cards the seat has played since the round began. A world where the sampled
+  hidden hand plus ``extra`` makes a declarable hand contradicts it.
+
+An observation that the opponent's known cards (the card played, cards it played later
+in the round, its declared cards) already contradict is dropped: that opponent does not
+play like the model there, so the observation says nothing about its hidden cards.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from cirulla.bots.heuristic import SCOPA_POINT, STATIC_WORTH, static_worth
+from cirulla.rules.actions import declaration_codes
+from cirulla.rules.captures import captures_by_value
+from cirulla.rules.cards import NUM_CARDS, VALUES, WILD
+from cirulla.rules.game import Game
+from cirulla.rules.views import View, sample_world
+
+INFER_MARGIN = 0.25  # a better capture must beat the play by this much (deal points)
+INFER_TRIES = 50  # worlds sampled at most per determinization; the last one is kept
+DEFAULT_INFER = 0.9  # rejection probability per contradicted observation (0: off)
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """One observed play of ``seat``, reduced to what a sampled hand can contradict."""
+
+    seat: int
+    bad: int  # hidden cards that would have captured clearly better
+    extra: int  # cards played this round from that hand (for the declaration check)
+    declare: bool  # first play of the round, not a declaration
+
+    def as_tuple(self) -> tuple[int, int, int, int]:
+        """What the native search takes: ``(seat, bad, extra, declare)``."""
+        return (self.seat, self.bad, self.extra, int(self.declare))
+
+
+def play_gain(table: int, card: int, capture: int) -> float:
+    """Static worth of a play, as the model weighs it: what it takes (a sweep adds a
+    scopa), or minus the card's worth when it stays on the table."""
+    if capture:
+        return static_worth(capture | 1 << card) + (SCOPA_POINT if capture == table else 0.0)
+    return -STATIC_WORTH[card]
+
+
+def better_cards(table: int, wild: int, pairing_precedence: bool, gain: float) -> int:
+    """Cards whose best capture on ``table`` is worth more than ``gain + INFER_MARGIN``."""
+    caps = captures_by_value(table, wild, pairing_precedence)
+    bad = 0
+    for card in range(NUM_CARDS):
+        value = wild if card == WILD and wild else VALUES[card]
+        for m in caps[value]:
+            if play_gain(table, card, m) > gain + INFER_MARGIN:
+                bad |= 1 << card
+                break
+    return bad
+
+
+def violations(hands: Sequence[int], declared: Sequence[int], evidence: Sequence[Evidence]) -> int:
+    """How many observations a world's hands contradict (hidden part: not declared)."""
+    k = 0
+    for e in evidence:
+        hidden = hands[e.seat] & ~declared[e.seat]
+        if hidden & e.bad or (e.declare and declaration_codes(hidden | e.extra)):
+            k += 1
+    return k
+
+
+def sample_consistent(
+    view: View,
+    rng: random.Random,
+    evidence: Sequence[Evidence],
+    infer: float,
+    tries: int = INFER_TRIES,
+) -> Game:
+    """``sample_world``, rejecting each contradicted observation with probability ``infer``
+    (at most ``tries`` samples; the last is kept)."""
+    world = sample_world(view, rng, deal_only=True)
+    if not evidence or infer <= 0:
+        return world
+    for _ in range(tries - 1):
+        k = violations(world.hands, world.declared, evidence)
+        if not any(rng.random() < infer for _ in range(k)):
+            break
+        world = sample_world(view, rng, deal_only=True)
+    return world
+
+
+@dataclass(slots=True)
+class _Play:
+    seat: int
+    deal: int
+    round: int
+    card: int
+    bad: int
+    first: bool
+
+
+class PlayTracker:
+    """Reconstructs the opponent's plays from the views of one seat's successive decisions.
+
+    Two players only: between two of its own decisions a seat sees exactly one opponent
+    play, which the change of table and captured cards reveals. With more players several
+    plays happen in between and are not told apart, so no evidence is kept.
+    """
+
+    def __init__(self) -> None:
+        self._last: View | None = None
+        self._code = 0
+        self._plays: list[_Play] = []
+
+    def played(self, code: int) -> None:
+        """The code this seat just played from the last view given to ``evidence``."""
+        self._code = code
+
+    def evidence(self, view: View) -> tuple[Evidence, ...]:
+        """The observations that bear on the hidden hands of ``view``'s current round."""
+        last, self._last = self._last, view
+        if view.options.players != 2 or view.seat is None:
+            return ()
+        if last is None or last.deal != view.deal or last.seat != view.seat:
+            self._plays.clear()
+            return ()
+        self._reconstruct(last, view)
+        plays = [p for p in self._plays if p.deal == view.deal and p.round == view.round]
+        self._plays = plays
+        out = []
+        for i, p in enumerate(plays):
+            extra = 0
+            for q in plays[i:]:
+                if q.seat == p.seat:
+                    extra |= 1 << q.card
+            known = extra | view.declared[p.seat]
+            if known & p.bad:
+                continue  # it held a better capture and did not take it: not greedy here
+            declare = p.first and not view.declared[p.seat]
+            if declare and declaration_codes(extra) and extra.bit_count() == 3:
+                declare = False
+            if p.bad or declare:
+                out.append(Evidence(p.seat, p.bad, extra, declare))
+        return tuple(out)
+
+    def _reconstruct(self, last: View, view: View) -> None:
+        """Add the opponent's play between ``last`` (this seat then played ``_code``) and
+        ``view``."""
+        opp = 1 - view.seat if view.seat is not None else 0
+        side = view.options.side_of(opp)
+        code = self._code
+        card, capture = code & 63, code >> 12
+        table = last.table ^ capture if capture else last.table | 1 << card
+        if view.declared[opp] != last.declared[opp] or view.hand_sizes[opp] >= 3:
+            return  # it declared (its hand is public) or its hand was dealt afresh
+        taken = view.captured[side] & ~last.captured[side]
+        if taken:
+            lifted = table & ~view.table
+            played = taken & ~lifted
+            if played.bit_count() != 1 or view.table != table & ~lifted:
+                return
+            opp_card, opp_capture = played.bit_length() - 1, lifted
+        else:
+            added = view.table & ~table
+            if added.bit_count() != 1 or view.table != table | added:
+                return
+            opp_card, opp_capture = added.bit_length() - 1, 0
+        gain = play_gain(table, opp_card, opp_capture)
+        bad = better_cards(table, view.wild_value, view.options.pairing_precedence, gain)
+        first = view.hand_sizes[opp] == 2
+        self._plays.append(_Play(opp, view.deal, view.round, opp_card, bad, first))
