@@ -13,13 +13,15 @@ run out, and signals the policy to stop (``decision_cancelled()``).
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import os
 import queue
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
@@ -122,6 +124,17 @@ def open_channel(server: str, tls_ca: str | Path | None = None) -> grpc.Channel:
     return grpc.secure_channel(server, grpc.ssl_channel_credentials(root_certificates=roots))
 
 
+def open_aio_channel(server: str, tls_ca: str | Path | None = None) -> grpc.aio.Channel:
+    """``open_channel`` for asyncio: the kit's own connection."""
+    if not tls_ca:
+        return grpc.aio.insecure_channel(server)
+    try:
+        roots = Path(tls_ca).read_bytes()
+    except OSError as exc:
+        raise BotError(f"cannot read the TLS CA certificate {tls_ca}: {exc.strerror}") from None
+    return grpc.aio.secure_channel(server, grpc.ssl_channel_credentials(root_certificates=roots))
+
+
 def setup_logging(level: str | int = "info", name: str = "bot") -> None:
     """Log to stderr at ``level`` unless the program configured logging itself: a bot's
     log (which the tournament keeps per seat) is never empty by accident."""
@@ -168,26 +181,20 @@ def time_budget(
 
 
 class _Stream:
-    """One Play call: a queue feeding the request iterator, and the response iterator."""
+    """One Play call on the kit's event loop: messages are written in order, one at a time.
 
-    def __init__(self, stub: match_service_pb2_grpc.MatchServiceStub, hello: play_pb2.Hello):
-        self.requests: queue.Queue[match_service_pb2.PlayRequest | None] = queue.Queue()
-        self.send(match_service_pb2.PlayRequest(hello=hello))
-        self.call = stub.Play(self._iter())
+    The kit speaks gRPC's asyncio API: a synchronous stream costs two helper threads and
+    a hand-over between threads for every message sent or received.
+    """
 
-    def _iter(self) -> Iterator[match_service_pb2.PlayRequest]:
-        while True:
-            item = self.requests.get()
-            if item is None:
-                return
-            yield item
+    def __init__(self, stub: match_service_pb2_grpc.MatchServiceStub) -> None:
+        self.call = stub.Play()
 
-    def send(self, request: match_service_pb2.PlayRequest) -> None:
+    async def send(self, request: match_service_pb2.PlayRequest) -> None:
         log.debug("send %s", _Brief(request))
-        self.requests.put(request)
+        await self.call.write(request)
 
     def close(self) -> None:
-        self.requests.put(None)
         self.call.cancel()
 
 
@@ -213,7 +220,7 @@ class _Thinker:
         self._jobs: queue.SimpleQueue[Callable[[], None] | None] = queue.SimpleQueue()
         self._last: threading.Event | None = None  # set once the last job has returned
 
-    def run(self, job: Callable[[], None], timeout: float) -> bool:
+    async def run(self, job: Callable[[], None], timeout: float) -> bool:
         """Run ``job`` on the thread; False if it is still running after ``timeout``."""
         if self._last is None or not self._last.is_set():
             self._jobs = queue.SimpleQueue()  # the busy thread keeps its own queue
@@ -221,15 +228,28 @@ class _Thinker:
                 target=self._loop, args=(self._jobs,), name="bot-decision", daemon=True
             ).start()
         done = self._last = threading.Event()
+        loop = asyncio.get_running_loop()
+        finished: asyncio.Future[None] = loop.create_future()
+
+        def settle() -> None:
+            if not finished.done():
+                finished.set_result(None)
 
         def wrapped() -> None:
             try:
                 job()
             finally:
                 done.set()
+                # (RuntimeError: the loop has closed, nobody waits any more)
+                with contextlib.suppress(RuntimeError):
+                    loop.call_soon_threadsafe(settle)
 
         self._jobs.put(wrapped)
-        return done.wait(timeout)
+        try:
+            await asyncio.wait_for(asyncio.shield(finished), timeout)
+        except TimeoutError:
+            return False
+        return True
 
     @staticmethod
     def _loop(jobs: queue.SimpleQueue[Callable[[], None] | None]) -> None:
@@ -274,7 +294,10 @@ class BotClient:
         self.outcome = MatchOutcome()
         self._finished = False
         self._pending: tuple[int, int] | None = None  # (open decision id, default index)
-        self._started = threading.Event()  # a game started (or the match ended)
+        self._started = False  # a game started (or the match ended)
+        self._began: asyncio.Event | None = None  # ... as an event of the running loop
+        self._watch: asyncio.Task[None] | None = None  # the join watch of this stream
+        self._welcomed = False  # the current stream got its welcome
         self._join_expired = False
         # optional hooks of richer policies (the text-engine bridge): every message seen
         self._observe = getattr(policy, "observe", None)
@@ -287,26 +310,35 @@ class BotClient:
             version=__version__,
             match_id=self.match_id,
             seat_token=self.token,
+            accept_batches=True,
+            defer_events=True,
         )
         if resume:
             hello.resume.last_event_sequence = self.last_sequence
         return hello
 
     def run(self) -> MatchOutcome:
-        """Play until the match ends; reconnect with backoff when the stream drops."""
+        """Play until the match ends; reconnect with backoff when the stream drops.
+
+        Runs an event loop of its own in the calling thread (the kit's gRPC is asyncio),
+        so call it from plain synchronous code or a thread, not from a coroutine.
+        """
         try:
-            return self._run()
+            return asyncio.run(self._run())
         finally:
             self._thinker.close()
 
-    def _run(self) -> MatchOutcome:
+    async def _run(self) -> MatchOutcome:
         failures = 0
         resume = False
-        with open_channel(self.server, self.tls_ca) as channel:
+        self._began = asyncio.Event()
+        if self._started:
+            self._began.set()
+        async with open_aio_channel(self.server, self.tls_ca) as channel:
             stub = match_service_pb2_grpc.MatchServiceStub(channel)
             while True:
                 try:
-                    progressed = self._play(stub, resume)
+                    progressed = await self._play(stub, resume)
                 except grpc.RpcError as exc:
                     code = exc.code() if hasattr(exc, "code") else None
                     detail = exc.details() if hasattr(exc, "details") else str(exc)
@@ -327,58 +359,79 @@ class BotClient:
                     raise BotError(f"gave up after {self.retries} failed reconnection attempts")
                 delay = min(self.max_backoff, self.backoff * 2 ** max(0, failures - 1))
                 log.info("reconnecting in %.1fs (resume after event %d)", delay, self.last_sequence)
-                time.sleep(delay)
+                await asyncio.sleep(delay)
                 resume = self.outcome.seat is not None
 
-    def _play(self, stub: match_service_pb2_grpc.MatchServiceStub, resume: bool) -> bool:
+    async def _play(self, stub: match_service_pb2_grpc.MatchServiceStub, resume: bool) -> bool:
         """One stream, until it ends. True if the server welcomed us (progress was made)."""
-        stream = _Stream(stub, self.hello(resume))
-        welcomed = False
+        stream = _Stream(stub)
+        self._welcomed = False
         try:
-            for response in stream.call:
-                kind = response.WhichOneof("body")
-                log.debug("recv %s", _Brief(response))
-                if kind != "welcome":
-                    self._started.set()
-                if kind == "welcome":
-                    welcomed = True
-                    self._on_welcome(response.welcome)
-                    if not self._started.is_set():
-                        self._watch_join(stream, response.welcome)
-                elif kind == "new_game":
-                    self.options = options_from_proto(response.new_game.rules, self.options)
-                    log.info(
-                        "game %d starts (dealer seat %d)",
-                        response.new_game.game_number,
-                        response.new_game.dealer,
-                    )
-                elif kind == "event":
-                    self.last_sequence = max(self.last_sequence, response.event.sequence)
-                elif kind == "view":
-                    self.last_sequence = max(self.last_sequence, response.view.event_sequence)
-                elif kind == "decision_request":
-                    self._decide(stream, response.decision_request)
-                elif kind == "action_rejected":
-                    self._on_rejected(stream, response.action_rejected)
-                elif kind == "match_result":
-                    result = response.match_result
-                    # no winner_side means no side won (a tie): not "side 0"
-                    winner = result.winner_side if result.HasField("winner_side") else None
-                    self.outcome.winner_side = winner
-                    self.outcome.games_won = list(result.games_won)
-                    self._finished = True
-                    log.info(
-                        "match over: side %s wins, games %s",
-                        "none" if winner is None else winner,
-                        list(result.games_won),
-                    )
-                elif kind == "goodbye":
-                    return self._on_goodbye(response.goodbye) or welcomed
-                if self._observe is not None:
-                    self._observe(response)
+            await stream.send(match_service_pb2.PlayRequest(hello=self.hello(resume)))
+            async for response in stream.call:
+                if response.WhichOneof("body") == "batch":
+                    for item in response.batch.responses:
+                        if await self._handle(stream, item):
+                            return self._welcomed
+                elif await self._handle(stream, response):
+                    return self._welcomed
+        except asyncio.CancelledError:
+            if not self._join_expired:  # we end the stream ourselves only then
+                raise
         finally:
+            if self._watch is not None:
+                self._watch.cancel()
+                self._watch = None
             stream.close()
-        return welcomed
+        return self._welcomed
+
+    async def _handle(self, stream: _Stream, response: match_service_pb2.PlayResponse) -> bool:
+        """Act on one server message; True when the server ended the stream for good."""
+        kind = response.WhichOneof("body")
+        log.debug("recv %s", _Brief(response))
+        if kind != "welcome" and not self._started:
+            self._started = True
+            if self._began is not None:
+                self._began.set()
+        if kind == "welcome":
+            self._welcomed = True
+            self._on_welcome(response.welcome)
+            if not self._started and self._watch is None:
+                self._watch = asyncio.create_task(self._watch_join(stream, response.welcome))
+        elif kind == "new_game":
+            self.options = options_from_proto(response.new_game.rules, self.options)
+            log.info(
+                "game %d starts (dealer seat %d)",
+                response.new_game.game_number,
+                response.new_game.dealer,
+            )
+        elif kind == "event":
+            self.last_sequence = max(self.last_sequence, response.event.sequence)
+        elif kind == "view":
+            self.last_sequence = max(self.last_sequence, response.view.event_sequence)
+        elif kind == "decision_request":
+            await self._decide(stream, response.decision_request)
+        elif kind == "action_rejected":
+            await self._on_rejected(stream, response.action_rejected)
+        elif kind == "match_result":
+            result = response.match_result
+            # no winner_side means no side won (a tie): not "side 0"
+            winner = result.winner_side if result.HasField("winner_side") else None
+            self.outcome.winner_side = winner
+            self.outcome.games_won = list(result.games_won)
+            self._finished = True
+            log.info(
+                "match over: side %s wins, games %s",
+                "none" if winner is None else winner,
+                list(result.games_won),
+            )
+        elif kind == "goodbye":
+            # the stream ends here; a finished match counts as progress
+            self._welcomed = self._on_goodbye(response.goodbye) or self._welcomed
+            return True
+        if self._observe is not None:
+            self._observe(response)
+        return False
 
     def _join_message(self) -> str:
         return (
@@ -386,36 +439,36 @@ class BotClient:
             f"{self.match_id}: the other seats never joined"
         )
 
-    def _watch_join(self, stream: _Stream, welcome: play_pb2.Welcome) -> None:
+    async def _watch_join(self, stream: _Stream, welcome: play_pb2.Welcome) -> None:
         """Until the first game starts: say that we wait for the others, and give up (end
         the stream) after ``join_timeout`` seconds."""
         joined = sum(1 for s in welcome.seats if s.connected)
         seats = len(welcome.seats)
-        started = self._started
-
-        def watch() -> None:
-            waited = 0.0
-            step = WAIT_NOTICE
-            while waited < self.join_timeout:
-                step = min(step, self.join_timeout - waited)
-                if started.wait(step):
-                    return
-                waited += step
-                if waited < self.join_timeout:
-                    log.info(
-                        "waiting for the other players (%d of %d seats had joined when we "
-                        "did; %.0fs of the %.0fs join timeout used)",
-                        joined,
-                        seats,
-                        waited,
-                        self.join_timeout,
-                    )
-                step = WAIT_REPEAT
-            self._join_expired = True
-            log.error("no game started within %gs of joining: giving up", self.join_timeout)
-            stream.close()
-
-        threading.Thread(target=watch, name="bot-join-watch", daemon=True).start()
+        began = self._began
+        assert began is not None
+        waited = 0.0
+        step = WAIT_NOTICE
+        while waited < self.join_timeout:
+            step = min(step, self.join_timeout - waited)
+            try:
+                await asyncio.wait_for(began.wait(), step)
+                return
+            except TimeoutError:
+                pass
+            waited += step
+            if waited < self.join_timeout:
+                log.info(
+                    "waiting for the other players (%d of %d seats had joined when we "
+                    "did; %.0fs of the %.0fs join timeout used)",
+                    joined,
+                    seats,
+                    waited,
+                    self.join_timeout,
+                )
+            step = WAIT_REPEAT
+        self._join_expired = True
+        log.error("no game started within %gs of joining: giving up", self.join_timeout)
+        stream.close()
 
     def _on_welcome(self, welcome: play_pb2.Welcome) -> None:
         if not protocol_compatible(welcome.protocol_version):
@@ -444,7 +497,7 @@ class BotClient:
             return False  # the server may come back: reconnect and resume
         raise BotError(f"the server ended the stream: {reason} {goodbye.message}".strip())
 
-    def _on_rejected(self, stream: _Stream, rejected: play_pb2.ActionRejected) -> None:
+    async def _on_rejected(self, stream: _Stream, rejected: play_pb2.ActionRejected) -> None:
         self.outcome.rejected += 1
         log.warning(
             "action rejected: %s [rule: %s] %s",
@@ -461,9 +514,9 @@ class BotClient:
             # Our own answer was refused and the decision is open: fall back, once, to the
             # server's default action.
             self._pending = None
-            self._submit(stream, pending[0], pending[1])
+            await self._submit(stream, pending[0], pending[1])
 
-    def _decide(self, stream: _Stream, request: play_pb2.DecisionRequest) -> None:
+    async def _decide(self, stream: _Stream, request: play_pb2.DecisionRequest) -> None:
         received = time.monotonic()
         self._pending = (request.decision_id, request.default_action_index)
         try:
@@ -473,10 +526,10 @@ class BotClient:
             log.error(
                 "cannot read decision %d (%s); playing the default action", request.decision_id, exc
             )
-            self._submit(stream, request.decision_id, request.default_action_index)
+            await self._submit(stream, request.decision_id, request.default_action_index)
             return
         budget = time_budget(*clock_seconds(request.clock), request.clock.increment_ms / 1000)
-        choice = self._think(view, legal, budget, received, request.default_action_index)
+        choice = await self._think(view, legal, budget, received, request.default_action_index)
         self.outcome.decisions += 1
         log.debug(
             "decision %d: %s (%.3fs)",
@@ -484,9 +537,9 @@ class BotClient:
             choice.text if isinstance(choice, RawAnswer) else legal[choice],
             time.monotonic() - received,
         )
-        self._submit(stream, request.decision_id, choice)
+        await self._submit(stream, request.decision_id, choice)
 
-    def _think(
+    async def _think(
         self,
         view: View,
         legal: Sequence[Action],
@@ -494,7 +547,8 @@ class BotClient:
         received: float,
         default: int,
     ) -> int | RawAnswer:
-        """Run the policy, in a thread when there is a clock, so an overrun cannot stall us.
+        """Run the policy, in a thread when there is a clock, so an overrun cannot stall us
+        (unless the policy says it is ``instant``, as random and greedy are).
 
         The decision's cancellation event (``decision_cancelled()`` in the policy's thread)
         is set when the kit stops waiting for it.
@@ -513,10 +567,10 @@ class BotClient:
             except BaseException as exc:  # reported below, in the kit's thread
                 box.append(exc)
 
-        if budget is None:
-            work()
+        if budget is None or getattr(self.policy, "instant", False):
+            work()  # no clock to keep to, or a policy that cannot overrun it
         else:
-            self._thinker.run(
+            await self._thinker.run(
                 work, max(0.0, budget + OVERRUN_GRACE - (time.monotonic() - received))
             )
         if not box:
@@ -537,7 +591,7 @@ class BotClient:
             return default
         return result
 
-    def _submit(self, stream: _Stream, decision_id: int, choice: int | RawAnswer) -> None:
+    async def _submit(self, stream: _Stream, decision_id: int, choice: int | RawAnswer) -> None:
         action = play_pb2.SubmitAction(decision_id=decision_id)
         if isinstance(choice, RawAnswer):
             # an answer the policy could not turn into a legal action (a text engine's
@@ -548,7 +602,7 @@ class BotClient:
                 action.notation = choice.text
         else:
             action.legal_action_index = choice
-        stream.send(match_service_pb2.PlayRequest(submit_action=action))
+        await stream.send(match_service_pb2.PlayRequest(submit_action=action))
 
 
 def run_bot(
@@ -572,7 +626,9 @@ def run_bot(
     ``$CIRULLA_TLS_CA``, which the tournament runner and the ladder set for every bot.
     Logs to stderr at ``log_level`` unless the program configured logging itself.
     Raises ``BotError`` when it cannot play on (refused, no game within
-    ``join_timeout`` seconds of joining, out of reconnection attempts).
+    ``join_timeout`` seconds of joining, out of reconnection attempts). Runs its own
+    asyncio event loop in the calling thread: call it from synchronous code (a thread
+    of its own is fine), not from inside a coroutine.
     """
     if not hasattr(policy, "choose"):
         policy = FunctionPolicy(policy)

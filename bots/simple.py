@@ -15,6 +15,9 @@ class RandomPolicy:
     """Uniform over the legal actions. Seeded per decision, so a replay repeats its moves."""
 
     name = "random"
+    #: Decides in microseconds and never blocks: the kit calls it in its own thread even
+    #: against a clock (handing a decision to a worker thread costs more than making it).
+    instant = True
 
     def __init__(self, seed: int | None = None) -> None:
         self.seed = seed if seed is not None else random.randrange(1 << 62)
@@ -31,6 +34,7 @@ class GreedyPolicy:
     """
 
     name = "greedy"
+    instant = True  # as RandomPolicy
 
     def __init__(self, seed: int | None = None) -> None:
         self.seed = seed

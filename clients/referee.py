@@ -125,6 +125,9 @@ def abort_reason(never_joined: set[int], settings: Settings) -> str:
     )
 
 
+NOT_LISTED = "record not saved: the server listed no record for this match"
+
+
 def deal_group(seed: int) -> str:
     """The duplicate-deal group of a deck seed: every game dealt from it, whatever the
     pairing, shares its cards. The name does not reveal the seed."""
@@ -215,12 +218,19 @@ class Referee:
         #: Records are fetched in the background, one at a time; failures are kept here.
         self.records = ThreadPoolExecutor(1, thread_name_prefix="records")
         self.record_errors: list[str] = []
+        #: Matches whose record the server did not list yet: on a server without our
+        #: admin token a twin's record is withheld until its whole deal group has
+        #: finished (no peeking at decks still in play); fetched again at the end.
+        self._unlisted: list[str] = []
         self._lock = threading.Lock()
 
     def close(self) -> None:
         """Stop the bots; fetch the records still due (none if the run is interrupted)."""
         if self.bot_pool is None:
             self.pool.close()
+        if not self._stopping():
+            # every game is over: withheld records are listed now (after those queued)
+            self.records.submit(self._save_unlisted)
         self.records.shutdown(wait=True, cancel_futures=self._stopping())
         self.channel.close()
 
@@ -476,11 +486,19 @@ class Referee:
             seconds=round(time.monotonic() - started, 3),
         )
 
-    def _save_records_noted(self, match_id: str) -> None:
+    def _save_records_noted(self, match_id: str, last_try: bool = False) -> None:
         error = self._save_records(match_id)
-        if error:
-            with self._lock:
+        with self._lock:
+            if error == NOT_LISTED and not last_try:
+                self._unlisted.append(match_id)
+            elif error:
                 self.record_errors.append(f"{match_id}: {error}")
+
+    def _save_unlisted(self) -> None:
+        with self._lock:
+            unlisted, self._unlisted = self._unlisted, []
+        for match_id in unlisted:
+            self._save_records_noted(match_id, last_try=True)
 
     def _save_records(self, match_id: str) -> str | None:
         """records/<match_id>.json (the record file format) and its text form, .txt."""
@@ -503,7 +521,7 @@ class Referee:
         except grpc.RpcError as exc:
             return f"record not saved: {exc.code().name} {exc.details()}"
         if not records:
-            return "record not saved: the server listed no record for this match"
+            return NOT_LISTED
         safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in match_id)
         path = self.out / "records" / f"{safe}.json"
         path.write_text(record_files.dumps(record_files.record_document(records, match_id)))

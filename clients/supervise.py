@@ -429,6 +429,7 @@ class BotPool:
         argv = served_argv(self.specs[bot] if spec is None else spec, bot)
         stale: list[ServedBot] = []
         found: ServedBot | None = None
+        number = 0
         with self._lock:
             idle = self._idle.setdefault(bot, [])
             while idle and found is None:
@@ -442,12 +443,8 @@ class BotPool:
                 self._started[bot] = number
         for served in stale:
             self.discard(served, 0.0)
-        if found is not None:
-            return found
-        safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in bot)
-        served = ServedBot(argv, self.logs / f"{safe}-{number}.log", bot_env(bot))
-        with self._lock:
-            self._all.append(served)
+        # an idle process is ready, or still starting if it was started ahead (prestart)
+        served = found or self._spawn(bot, argv, number)
         served.ready.wait(timeout)
         if served.alive() and served.ready.is_set():
             return served
@@ -457,6 +454,24 @@ class BotPool:
         else:
             problem = f'did not write {{"ready": true}} within {timeout:.0f}s'
         raise BotStartError(f"bot {bot} {problem}; see {served.log_path}", served.log_path)
+
+    def _spawn(self, bot: str, argv: list[str], number: int) -> ServedBot:
+        safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in bot)
+        served = ServedBot(argv, self.logs / f"{safe}-{number}.log", bot_env(bot))
+        with self._lock:
+            self._all.append(served)
+        return served
+
+    def prestart(self, bot: str) -> None:
+        """Start a process of ``bot`` now, idle: its start-up then overlaps other work
+        (the runner starts the first games' bots while its match server starts); the
+        game that acquires it waits until it is ready."""
+        argv = served_argv(self.specs[bot], bot)
+        with self._lock:
+            number = self._started[bot] = self._started.get(bot, 0) + 1
+        served = self._spawn(bot, argv, number)
+        with self._lock:
+            self._idle.setdefault(bot, []).append(served)
 
     def release(self, bot: str, served: ServedBot) -> None:
         if not served.alive():

@@ -33,7 +33,7 @@ from cirulla.clients.referee import Referee
 from cirulla.clients.results import Standings, bots_table, pairs_table, results_document, standings
 from cirulla.clients.schedule import ScheduledGame, build_schedule, games_per_set
 from cirulla.clients.stats import Sprt
-from cirulla.clients.supervise import LIVE, LocalServer
+from cirulla.clients.supervise import LIVE, BotPool, LocalServer, is_served_spec
 
 if TYPE_CHECKING:
     from cirulla.clients.ladder.pool import PoolReferee
@@ -130,18 +130,19 @@ class Tournament:
         server: LocalServer | None = None
         address = self.run_options.server
         admin_token = self.run_options.admin_token
+        pool: BotPool | None = None
         try:
             if self.run_options.db is not None:
                 referee: Referee | PoolReferee = self._pool_referee(self.run_options.db)
-            elif address is None:
-                admin_token = admin_token or secrets.token_hex(16)
-                server = LocalServer(
-                    self.out / "server.sqlite3", self.out / "logs" / "server.log", admin_token
-                )
+            else:
                 (self.out / "logs").mkdir(parents=True, exist_ok=True)
-                address = server.start()
-            if self.run_options.db is None:
-                assert address is not None
+                pool = self._prestarted_pool()
+                if address is None:
+                    admin_token = admin_token or secrets.token_hex(16)
+                    server = LocalServer(
+                        self.out / "server.sqlite3", self.out / "logs" / "server.log", admin_token
+                    )
+                    address = server.start()
                 referee = Referee(
                     self.settings,
                     address,
@@ -149,6 +150,7 @@ class Tournament:
                     admin_token,
                     self.stop,
                     group_sizes=dict(Counter(g.seed for g in self.schedule)),
+                    bot_pool=pool,
                 )
             try:
                 self._play_all(referee)
@@ -162,11 +164,24 @@ class Tournament:
             LIVE.stop_all()
             raise
         finally:
+            if pool is not None:
+                pool.close()
             if server is not None:
                 server.stop()
         st = standings(self.settings, self.done.values())
         self.write_results(st)
         return st
+
+    def _prestarted_pool(self) -> BotPool:
+        """The kept-alive bots, those of the first games already starting: their start-up
+        overlaps the match server's."""
+        pool = BotPool(self.settings.bots, self.out / "logs")
+        first = self.pending(standings(self.settings, self.done.values()))
+        for game in first[: self.run_options.concurrency]:
+            for bot in game.seats:
+                if is_served_spec(self.settings.bots[bot]):
+                    pool.prestart(bot)
+        return pool
 
     def _pool_referee(self, db: str) -> PoolReferee:
         from cirulla.clients.ladder.pool import PoolReferee

@@ -22,17 +22,17 @@ class Event:
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"type": type(self).__name__}
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if f.name in _MASK_FIELDS:
+        for name in field_names(type(self)):
+            value = getattr(self, name)
+            if name in _MASK_FIELDS:
                 value = names_of(value)
-            elif f.name == "card":
+            elif name == "card":
                 value = CARD_NAMES[value]
             elif isinstance(value, DeclarationKind):
                 value = value.label
             elif isinstance(value, DealScore):
                 value = value.to_dict()
-            out[f.name] = value
+            out[name] = value
         return out
 
     @classmethod
@@ -42,7 +42,19 @@ class Event:
         Raises ``KeyError``/``ValueError`` naming nothing beyond the field; callers add
         which record and event they were reading.
         """
-        return cls(**{f.name: _field_from_dict(f.name, data[f.name]) for f in fields(cls)})
+        return cls(**{name: _field_from_dict(name, data[name]) for name in field_names(cls)})
+
+
+_FIELD_NAMES: dict[type[Event], tuple[str, ...]] = {}
+
+
+def field_names(cls: type[Event]) -> tuple[str, ...]:
+    """An event type's field names, in order (``dataclasses.fields`` rebuilds its tuple
+    at every call: records convert hundreds of events a game)."""
+    names = _FIELD_NAMES.get(cls)
+    if names is None:
+        names = _FIELD_NAMES[cls] = tuple(f.name for f in fields(cls))
+    return names
 
 
 _MASK_FIELDS = {"table", "cards", "captured", "hand"}

@@ -39,10 +39,20 @@ class Outbox:
 
 
 def hello(
-    match_id: str, token: str, name: str = "client", *, room_id: str = "", resume: int | None = None
+    match_id: str,
+    token: str,
+    name: str = "client",
+    *,
+    room_id: str = "",
+    resume: int | None = None,
+    batches: bool = False,
 ) -> match_service_pb2.PlayRequest:
     h = play_pb2.Hello(
-        protocol_version=PROTOCOL_VERSION, name=name, version="test", seat_token=token
+        protocol_version=PROTOCOL_VERSION,
+        name=name,
+        version="test",
+        seat_token=token,
+        accept_batches=batches,
     )
     if room_id:
         h.room_id = room_id
@@ -69,14 +79,42 @@ async def play_seat(
     room_id: str = "",
     log: list[match_service_pb2.PlayResponse] | None = None,
     max_games: int | None = None,
+    batches: bool = False,
+    stream_messages: list[int] | None = None,
 ) -> list[match_service_pb2.PlayResponse]:
-    """Play one seat to the end (Goodbye); returns (or appends to ``log``) every message."""
+    """Play one seat to the end (Goodbye); returns (or appends to ``log``) every message.
+
+    With ``batches`` the seat accepts ``PlayResponse.batch``; the log holds the messages
+    unpacked, and ``stream_messages`` (if given) gets how many stream messages came.
+    """
     received: list[match_service_pb2.PlayResponse] = [] if log is None else log
     out = Outbox()
-    out.send(hello(match_id, token, name, room_id=room_id))
+    out.send(hello(match_id, token, name, room_id=room_id, batches=batches))
     call = stub.Play(out)
     games = 0
-    async for msg in call:
+    async for message in call:
+        if stream_messages is not None:
+            stream_messages.append(1)
+        unpacked = (
+            list(message.batch.responses) if message.WhichOneof("body") == "batch" else [message]
+        )
+        ended, games = _answer(unpacked, out, received, choose, max_games, games)
+        if ended:
+            break
+    out.send(None)
+    return received
+
+
+def _answer(
+    messages: list[match_service_pb2.PlayResponse],
+    out: Outbox,
+    received: list[match_service_pb2.PlayResponse],
+    choose: Choose,
+    max_games: int | None,
+    games: int,
+) -> tuple[bool, int]:
+    """Answer what needs an answer; (Goodbye came, games finished so far)."""
+    for msg in messages:
         received.append(msg)
         kind = msg.WhichOneof("body")
         if kind == "decision_request":
@@ -87,9 +125,8 @@ async def play_seat(
             if max_games is not None and games >= max_games:
                 out.send(match_service_pb2.PlayRequest(quit=play_pb2.Quit(reason="enough")))
         elif kind == "goodbye":
-            break
-    out.send(None)
-    return received
+            return True, games
+    return False, games
 
 
 class ManualSeat:

@@ -22,6 +22,11 @@ class Connection:
 
     def __init__(self, seat: int | None = None, *, limit: int = 0) -> None:
         self.seat = seat
+        #: The client reads PlayResponse.batch (Hello.accept_batches).
+        self.batches = False
+        #: ... and lets events and acceptances wait for the next such message
+        #: (Hello.defer_events).
+        self.defer = False
         self.queue: asyncio.Queue[Any] = asyncio.Queue()
         self.limit = limit  # 0 = unbounded
         self.session: MatchSession | None = None

@@ -81,6 +81,7 @@ CAPABILITIES = (
     "list_commands",
     "quit",
     "resume",
+    "batch",
 )
 
 # ---------------------------------------------------------------------- settings
@@ -593,6 +594,41 @@ def play_response(msg: Any, players: int) -> match_service_pb2.PlayResponse:
     if isinstance(msg, _SHARED):
         return _encoded(msg, "play", lambda: _play_response(msg, players))
     return _play_response(msg, players)
+
+
+def play_response_bytes(msg: Any, players: int) -> bytes:
+    """The serialized PlayResponse of one domain message; a message sent to several
+    streams (an event) is serialized once."""
+    if isinstance(msg, _SHARED):
+        return _encoded(msg, "play-bytes", lambda: play_response(msg, players).SerializeToString())
+    return _play_response(msg, players).SerializeToString()
+
+
+# PlayResponse.batch is field 11 and PlayResponseBatch.responses field 1, both
+# length-delimited: a batch is written from its parts' bytes without copying messages.
+_BATCH_TAG = bytes([11 << 3 | 2])
+_RESPONSE_TAG = bytes([1 << 3 | 2])
+
+
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while n > 0x7F:
+        out.append(n & 0x7F | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def play_responses(msgs: Sequence[Any], players: int) -> bytes:
+    """One serialized stream message for consecutive domain messages: a batch unless
+    there is one (the bytes of ``PlayResponse(batch=PlayResponseBatch(...))``)."""
+    if len(msgs) == 1:
+        return play_response_bytes(msgs[0], players)
+    inner = b"".join(
+        _RESPONSE_TAG + _varint(len(part)) + part
+        for part in (play_response_bytes(msg, players) for msg in msgs)
+    )
+    return _BATCH_TAG + _varint(len(inner)) + inner
 
 
 def _play_response(msg: Any, players: int) -> match_service_pb2.PlayResponse:

@@ -25,6 +25,7 @@ MAX_TOKEN = 128  # seat tokens (the server issues 32 characters)
 MAX_NOTATION = 128  # SubmitAction.notation (the longest legal action is under 40)
 MAX_REASON = 1000  # AbortMatchRequest.reason (stored and sent to every player)
 MAX_QUIT_REASON = 200  # Quit.reason (logged; longer ones are cut)
+MAX_BATCH = 64  # server messages packed into one PlayResponse.batch, at most
 MAX_PAGE_TOKEN = 9  # decimal digits of a page token this server issues
 #: Page size when a request leaves page_size at 0.
 DEFAULT_PAGE = 100

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
@@ -27,6 +27,7 @@ from cirulla.rules.events import (
     LastTake,
     Redeal,
     RoundDealt,
+    field_names,
 )
 from cirulla.server.messages import (
     Disconnected,
@@ -224,7 +225,7 @@ def record_events(record: Mapping[str, Any]) -> list[EventMsg]:
         cls = _EVENT_TYPES.get(entry.get("type", ""))
         if cls is None:
             raise ValueError(f"record event {n}: unknown type {entry.get('type')!r}")
-        names = [f.name for f in fields(cls)]
+        names = field_names(cls)
         try:
             event = cls.from_dict(entry)
         except (KeyError, TypeError, ValueError, CirullaError) as exc:

@@ -30,8 +30,15 @@ from cirulla.server.errors import (
 )
 from cirulla.server.errors import status_for as status_for
 from cirulla.server.hub import Hub
-from cirulla.server.limits import MAX_ID, MAX_NOTATION, MAX_QUIT_REASON, check_text, page_offset
-from cirulla.server.messages import CommandListMsg, GoodbyeMsg
+from cirulla.server.limits import (
+    MAX_BATCH,
+    MAX_ID,
+    MAX_NOTATION,
+    MAX_QUIT_REASON,
+    check_text,
+    page_offset,
+)
+from cirulla.server.messages import AcceptedMsg, CommandListMsg, EventMsg, GoodbyeMsg
 from cirulla.v1 import match_pb2, match_service_pb2, match_service_pb2_grpc
 
 log = logging.getLogger("cirulla.server")
@@ -65,6 +72,16 @@ def _lenient(cls: Any) -> Callable[[bytes], Any]:
     return parse
 
 
+def _serializer(cls: Any) -> Callable[[Any], bytes]:
+    """Messages are serialized here; bytes were serialized already (the Play stream's
+    messages, whose shared parts are encoded once for every seat)."""
+
+    def serialize(message: Any) -> bytes:
+        return message if isinstance(message, bytes) else cls.SerializeToString(message)
+
+    return serialize
+
+
 def add_to_server(servicer: MatchService, server: grpc.aio.Server) -> None:
     """Register the servicer like the generated ``add_..._to_server``, with lenient
     request decoding (``Undecodable``)."""
@@ -80,7 +97,7 @@ def add_to_server(servicer: MatchService, server: grpc.aio.Server) -> None:
         handlers[method.name] = factory(
             getattr(servicer, method.name),
             request_deserializer=_lenient(GetMessageClass(method.input_type)),
-            response_serializer=GetMessageClass(method.output_type).SerializeToString,
+            response_serializer=_serializer(GetMessageClass(method.output_type)),
         )
     server.add_generic_rpc_handlers(
         (grpc.method_handlers_generic_handler(SERVICE.full_name, handlers),)
@@ -288,6 +305,8 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
             )
         hello = first.hello
         conn = self._connection()
+        conn.batches = hello.accept_batches
+        conn.defer = hello.accept_batches and hello.defer_events
         try:
             self.hub.join(
                 conn,
@@ -304,10 +323,25 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
         reader = asyncio.create_task(self._read(requests, conn))
         protocol_error = ""
         try:
+            msgs: list[Any] = []
             while True:
-                msg = await conn.queue.get()
+                msgs.append(await conn.queue.get())
+                if conn.batches:
+                    # What is ready now goes as one stream message (an action's
+                    # acceptance, its events, the next decision): each stream message
+                    # costs far more than its content.
+                    while (
+                        len(msgs) < MAX_BATCH
+                        and not isinstance(msgs[-1], GoodbyeMsg)
+                        and not conn.queue.empty()
+                    ):
+                        msgs.append(conn.queue.get_nowait())
+                    if conn.defer and len(msgs) < MAX_BATCH and _deferrable(msgs):
+                        continue  # nothing the seat must read now: wait for more
                 players = conn.session.options.players if conn.session is not None else 2
-                yield convert.play_response(msg, players)
+                yield convert.play_responses(msgs, players)
+                msg = msgs[-1]
+                msgs = []
                 if isinstance(msg, GoodbyeMsg):
                     if msg.reason == "protocol_error":
                         protocol_error = msg.message
@@ -398,3 +432,8 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
                     break
         finally:
             self.hub.leave(conn)
+
+
+def _deferrable(msgs: list[Any]) -> bool:
+    """Only events and acceptances: what a seat with Hello.defer_events can read later."""
+    return all(isinstance(m, EventMsg | AcceptedMsg) for m in msgs)

@@ -521,11 +521,13 @@ class MatchSession:
         conn = self.seats[seat].conn
         if conn is not None and not by_timeout:
             conn.send(AcceptedMsg(decision.id, index, elapsed))
-            # The mover's stream writer was woken first, so it sends AcceptedMsg before
-            # this runs; anything else reaching the session earlier settles it itself.
-            asyncio.get_running_loop().call_soon(self.settle)
-        else:
-            self.settle()
+            if not conn.batches:
+                # The mover's stream writer was woken first, so it sends AcceptedMsg before
+                # this runs; anything else reaching the session earlier settles it itself.
+                asyncio.get_running_loop().call_soon(self.settle)
+                return
+        # (A mover that reads batches gets the acceptance and the move in one message.)
+        self.settle()
 
     def settle(self) -> None:
         """Deliver the last accepted move (its events, then the next decision) if pending."""

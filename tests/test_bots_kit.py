@@ -215,6 +215,52 @@ def test_an_overrunning_policy_is_told_to_stop(server: str, tmp_path: Path) -> N
     assert "overran its" in log
 
 
+THREAD_BOT = """
+import sys, threading
+from cirulla.bots.kit import run_bot
+from cirulla.bots.simple import RandomPolicy
+
+class Probe(RandomPolicy):
+    instant = sys.argv[1] == "instant"
+    name = "probe"
+    threads = set()
+
+    def choose(self, view, legal, time_left):
+        Probe.threads.add(threading.current_thread().name)
+        return super().choose(view, legal, time_left)
+
+run_bot(Probe(seed=1))
+print("decided in", sorted(Probe.threads))
+"""
+
+
+@pytest.mark.parametrize("instant", [True, False])
+def test_instant_policies_decide_inline_even_against_a_clock(
+    server: str, tmp_path: Path, instant: bool
+) -> None:
+    """Random and greedy say they are ``instant``: the kit does not hand their decisions
+    to a worker thread (which costs more than the decision), other policies keep the
+    thread that lets the kit answer in time if they overrun."""
+    match_id, tokens = create(server, "--move-limit", "5000", "--target", "1")
+    script = tmp_path / "probe.py"
+    script.write_text(textwrap.dedent(THREAD_BOT))
+    arg = "instant" if instant else "threaded"
+    probe = subprocess.Popen(
+        [sys.executable, str(script), arg],
+        env=seat_env(server, match_id, tokens[0]),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    other = start(
+        [*CIRULLA, "bot", "greedy"], seat_env(server, match_id, tokens[1]), tmp_path / "g.log"
+    )
+    out, _ = probe.communicate(timeout=120)
+    assert other.wait(60) == 0 and probe.returncode == 0
+    expected = "['MainThread']" if instant else "['bot-decision']"
+    assert f"decided in {expected}" in out
+
+
 def test_one_protocol_version_rule_for_kit_and_server() -> None:
     assert protocol_compatible("cirulla.v1/1")
     assert protocol_compatible("cirulla.v1/7")  # minor versions only add

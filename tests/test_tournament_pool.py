@@ -141,7 +141,7 @@ if "POOL_TEST_TOKENS" in os.environ:
         f.write(token + "\\n")
 
 def decide(view, legal, time_left):
-    time.sleep(0.05)
+    time.sleep(0.15)  # slow enough that a game seen running is still running when killed
     return 0
 
 run_bot(decide, name="slow")

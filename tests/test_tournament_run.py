@@ -342,6 +342,21 @@ def test_sigterm_stops_bots_and_server_and_resume_finishes(tmp_path: Path) -> No
     assert sorted(g["index"] for g in journal(out)) == list(range(8))
 
 
+def test_external_open_server_keeps_every_record(tmp_path: Path) -> None:
+    """An open server (no admin token) withholds a twin's record until its deal group
+    has finished: the runner fetches those at the end, so no record is missing."""
+    server = LocalServer(tmp_path / "db.sqlite3", tmp_path / "server.log")
+    with server:
+        out = tmp_path / "t"
+        args = ("--server", server.address, "--bot", "random", "--bot", "greedy")
+        assert run(out, *args, "--games", "4", "--concurrency", "2") == 0
+    games = journal(out)
+    assert len(games) == 4
+    saved = sorted(p.stem for p in (out / "records").glob("*.json"))
+    assert saved == sorted(g["match_id"] for g in games)
+    assert sorted(p.stem for p in (out / "records").glob("*.txt")) == saved
+
+
 def test_external_server_with_admin_token(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import json
 import sys
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -164,3 +165,38 @@ def test_python_placeholder_is_the_runners_interpreter() -> None:
         "--name",
         "me",
     ]
+
+
+STAMPING_BOT = """
+import sys, time
+with open(sys.argv[1], "a") as f:  # first thing: when this process started
+    f.write(f"{time.time()}\\n")
+from cirulla.bots.loop import serve
+from cirulla.bots.simple import RandomPolicy
+sys.exit(serve(RandomPolicy(seed=1)))
+"""
+
+
+def test_the_first_games_bots_start_before_the_server_and_are_the_ones_used(
+    tmp_path: Path,
+) -> None:
+    """The runner starts the first games' kept-alive bots before its match server (their
+    start-up overlaps the server's), and those very processes play the games."""
+    script = tmp_path / "stamping.py"
+    script.write_text(STAMPING_BOT)
+    stamps = tmp_path / "started.txt"
+    out = tmp_path / "t"
+    spec = f"s=serve:{{python}} {script} {stamps}"
+    args = ["tournament", "--out", str(out), "--bot", spec, "--bot", "greedy"]
+    args += ["--games", "4", "--concurrency", "2", "--target", "11", "--seed", "5"]
+    assert main(args) == 0
+    started = [float(line) for line in stamps.read_text().split()]
+    assert len(started) == 2  # one per concurrency slot, never restarted
+    server_log = (out / "logs" / "server.log").read_text()
+    ts = server_log.split("server_started", 1)[0].rsplit("ts=", 1)[1].split()[0]
+    server_ready = datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp()
+    assert max(started) < server_ready  # both were started before the server was up
+    logs = sorted(p.name for p in (out / "logs").glob("[sg]*-*.log"))
+    assert logs == ["greedy-1.log", "greedy-2.log", "s-1.log", "s-2.log"]
+    games = [json.loads(line) for line in (out / "games.jsonl").read_text().splitlines()]
+    assert len(games) == 4 and all(g["seat_outcomes"] == ["ok", "ok"] for g in games)

@@ -150,7 +150,10 @@ def mask_from_proto(cards: Iterable[cards_pb2.Card], field: str) -> int:
     """A set of cards; a card listed twice is an error (a set has no repeats)."""
     mask = 0
     for i, card in enumerate(cards):
-        c = card_from_proto(card, f"{field}[{i}]")
+        # the canonical form first: naming the field costs more than decoding the card
+        c = _CANONICAL.get((card.suit, card.rank, card.code))
+        if c is None:
+            c = card_from_proto(card, f"{field}[{i}]")
         if mask >> c & 1:
             raise WireError(f"{field}[{i}]", f"{CARD_NAMES[c]} is listed twice")
         mask |= 1 << c
