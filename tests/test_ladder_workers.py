@@ -144,10 +144,12 @@ def test_two_workers_one_killed_mid_match(postgres_url: str, tmp_path: Path) -> 
         at_kill = finished()
 
         def settled() -> bool:
+            # all of worker b's matches: those running when it was killed, and one it
+            # may have claimed just before (its lease ends up to a heartbeat later)
             with store.engine.connect() as conn:
                 return not conn.execute(
                     select(ladder_matches.c.id).where(
-                        ladder_matches.c.id.in_(killed),
+                        ladder_matches.c.worker_id == wid_b,
                         ladder_matches.c.status.in_(("claimed", "running")),
                     )
                 ).first()
@@ -188,13 +190,17 @@ def test_two_workers_one_killed_mid_match(postgres_url: str, tmp_path: Path) -> 
             assert f"worker {wid_b} stopped renewing its lease" in row.cancel_reason
     assert any(matches[m].status == "cancelled" for m in killed), logs
     # Every match ended once (finished or cancelled; scheduled ones were never claimed
-    # when everything stopped; one worker a had just claimed, or started, when it was
-    # stopped keeps its claim until the lease runs out, unplayed and unrated), and every
-    # rated one is in the ratings exactly once.
+    # when everything stopped; one that a live process had just claimed, or started,
+    # when it was stopped keeps its claim until the lease runs out, unplayed and
+    # unrated; none of the killed worker's is left), and every rated one is in the
+    # ratings exactly once.
     statuses = {"finished", "cancelled", "scheduled", "claimed", "running"}
     assert {m.status for m in matches.values()} <= statuses
     held = [m for m in matches.values() if m.status in ("claimed", "running")]
-    assert all(m.worker_id == wid_a and not m.rated for m in held), held
+    assert all(m.worker_id != wid_b and not m.rated for m in held), (
+        [(m.id, m.status, m.worker_id) for m in held],
+        {"a": wid_a, "b": wid_b},
+    )
     rated = {m.id for m in matches.values() if m.status == "finished" and m.rated}
     assert rated, logs
     expected: dict[int, int] = {}
