@@ -600,7 +600,7 @@ def play_response_bytes(msg: Any, players: int) -> bytes:
     """The serialized PlayResponse of one domain message; a message sent to several
     streams (an event) is serialized once."""
     if isinstance(msg, _SHARED):
-        return _encoded(msg, "play-bytes", lambda: play_response(msg, players).SerializeToString())
+        return _encoded(msg, "play-bytes", lambda: _play_response(msg, players).SerializeToString())
     return _play_response(msg, players).SerializeToString()
 
 

@@ -323,8 +323,9 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
         reader = asyncio.create_task(self._read(requests, conn))
         protocol_error = ""
         try:
-            msgs: list[Any] = []
+            msgs: list[Any] = []  # held back (defer_events): events and acceptances only
             while True:
+                held = len(msgs)
                 msgs.append(await conn.queue.get())
                 if conn.batches:
                     # What is ready now goes as one stream message (an action's
@@ -336,7 +337,7 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
                         and not conn.queue.empty()
                     ):
                         msgs.append(conn.queue.get_nowait())
-                    if conn.defer and len(msgs) < MAX_BATCH and _deferrable(msgs):
+                    if conn.defer and len(msgs) < MAX_BATCH and _deferrable(msgs[held:]):
                         continue  # nothing the seat must read now: wait for more
                 players = conn.session.options.players if conn.session is not None else 2
                 yield convert.play_responses(msgs, players)
