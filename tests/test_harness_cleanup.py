@@ -23,6 +23,9 @@ child.wait()
 """
 
 
+SLEEPER_ARGS = [b"-c", b"import time; time.sleep(600)"]
+
+
 def alive(pid: int) -> bool:
     try:
         state = Path(f"/proc/{pid}/stat").read_text().split()[2]
@@ -46,8 +49,12 @@ def test_a_tied_process_dies_with_its_starter() -> None:
     try:
         assert starter.stdout is not None
         pid = int(starter.stdout.readline())
-        deadline = time.monotonic() + 30  # setpriv execs the sleeper in its place
-        while alive(pid) and b"time.sleep(600)" not in cmdline(pid):
+        # setpriv sets the parent-death signal, then execs the sleeper in its place. Wait
+        # for the sleeper's exact argv: setpriv's own command line (and the forked
+        # starter's) also hold the sleeper's code, and killing the starter before setpriv
+        # has set the signal would leave the sleeper untied.
+        deadline = time.monotonic() + 30
+        while alive(pid) and cmdline(pid).split(b"\0")[1:3] != SLEEPER_ARGS:
             assert time.monotonic() < deadline, cmdline(pid)
             time.sleep(0.05)
         assert alive(pid)
