@@ -192,7 +192,12 @@ def _rate(lines: dict[str, BotLine], results: Sequence[GameResult], players: int
         lines[name].rating_sigma = rating.sigma
 
 
-def standings(settings: Settings, results: Iterable[GameResult]) -> Standings:
+def standings(
+    settings: Settings, results: Iterable[GameResult], *, ratings: bool = True
+) -> Standings:
+    """Everything the tables and ``results.json`` show. ``ratings=False`` leaves the
+    openskill ratings out (most of the cost): the runner's SPRT check after every game
+    needs only the pairings' counts."""
     ordered = sorted(results, key=lambda r: r.index)
     lines = {name: BotLine(name) for name in settings.bots}
     pairs: dict[tuple[str, ...], HeadToHead] = {}
@@ -222,7 +227,8 @@ def standings(settings: Settings, results: Iterable[GameResult]) -> Standings:
             h2h.sprt_llr = sprt.llr_penta(h2h.penta)
             h2h.sprt_llr_trinomial = sprt.llr(h2h.wdl)
             h2h.sprt_decision = sprt.verdict(h2h.sprt_llr)
-    _rate(lines, ordered, settings.players)
+    if ratings:
+        _rate(lines, ordered, settings.players)
     bots = sorted(lines.values(), key=lambda b: (-b.wdl.score, -b.win_rate, b.name))
     return Standings(bots, list(pairs.values()), len(ordered), void)
 

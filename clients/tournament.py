@@ -58,9 +58,13 @@ class RunOptions:
 #: The standings behind the progress line and ``results.json`` are refreshed at most this
 #: often while games run (and always at the end, on Ctrl-C and for ``--report-every``):
 #: both take time linear in the games played, so redoing them after every game made a long
-#: tournament quadratic (5,000 games: about 0.45 s a game). With ``--sprt`` the standings
-#: are still recomputed after every game, so no decided pairing starts a new deck set.
+#: tournament quadratic (5,000 games: about 0.45 s a game). With ``--sprt`` the pairings'
+#: counts are still recomputed after every game (without the ratings, most of the cost),
+#: so no decided pairing starts a new deck set.
 REFRESH_SECONDS = 1.0
+#: ... and at most this share of the runner's main thread (which also starts the games):
+#: past some thousands of games a refresh takes a good part of a second.
+REFRESH_SHARE = 0.1
 
 #: Games in a row in which a bot never joined its match, after which the tournament stops.
 START_FAILURES = 3
@@ -171,6 +175,9 @@ class Tournament:
             self.stop.set()
             LIVE.stop_all()
             with contextlib.suppress(OSError):  # the error being raised may be this one
+                # The journal is the truth: Ctrl-C may come between a game's journal line
+                # and its entry in self.done (it often does, during the line's fsync).
+                self.done.update(self.journal.read())
                 self.write_results()  # refreshed at most once a second while games ran
             raise
         finally:
@@ -219,6 +226,7 @@ class Tournament:
         every = self.run_options.report_every
         stale = unwritten = False  # standings / results.json behind self.done
         refreshed = written = time.monotonic()
+        interval = write_interval = REFRESH_SECONDS  # grow with the cost of a refresh
         try:
             with progress:
                 task = progress.add_task(running_text(st), total=total)
@@ -234,10 +242,12 @@ class Tournament:
                         self.started_sets.add((game.group, game.deal_set))
                         running[pool.submit(referee.play, game)] = game
                         started += 1
-                    if unwritten and time.monotonic() - written >= REFRESH_SECONDS:
+                    if unwritten and time.monotonic() - written >= write_interval:
                         # After the next games started: writing is not on their path.
+                        began = time.monotonic()
                         self.write_results()
                         unwritten, written = False, time.monotonic()
+                        write_interval = max(REFRESH_SECONDS, (written - began) / REFRESH_SHARE)
                     if not running:
                         break
                     finished, _ = wait(running, timeout=0.5, return_when=FIRST_COMPLETED)
@@ -260,15 +270,13 @@ class Tournament:
                             )
                         self._check_start_failures(result)
                     now = time.monotonic()
-                    if stale and (
-                        self.sprt is not None
-                        or report_due
-                        or not running
-                        or now - refreshed >= REFRESH_SECONDS
-                    ):
+                    if stale and (report_due or not running or now - refreshed >= interval):
                         st = standings(self.settings, self.done.values())
                         stale, refreshed = False, now
+                        interval = max(REFRESH_SECONDS, (time.monotonic() - now) / REFRESH_SHARE)
                         progress.update(task, description=running_text(st))
+                    elif stale and self.sprt is not None:
+                        st = standings(self.settings, self.done.values(), ratings=False)
                     if report_due:
                         self.print_tables(st, progress.console)
                     progress.update(task, completed=len(self.done) - done_before)

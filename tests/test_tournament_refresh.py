@@ -16,6 +16,8 @@ import sys
 import time
 from pathlib import Path
 
+from cirulla.clients.journal import GameResult, Settings
+from cirulla.clients.results import standings
 from cirulla.clients.tournament import REFRESH_SECONDS
 from tests.server_harness import tied_to_this_process
 
@@ -84,3 +86,30 @@ def test_ctrl_c_leaves_results_json_matching_the_journal(tmp_path: Path) -> None
     played = journal_lines(out)
     assert 3 <= played < 400
     assert finished_games(out) == played
+
+
+def test_the_per_game_sprt_check_skips_only_the_ratings() -> None:
+    settings = Settings(bots={"a": "random", "b": "greedy"}, sprt=(0.0, 10.0, 0.05, 0.05))
+    games = [
+        GameResult(
+            index=i,
+            match_id=f"m{i}",
+            seats=("a", "b") if i % 2 == 0 else ("b", "a"),
+            seed=i // 2,
+            deal_set=i // 2,
+            group=("a", "b"),
+            winner=0 if i % 3 else 1,
+            totals=(51, 20) if i % 3 else (20, 51),
+            deals=3,
+            seat_outcomes=("ok", "ok"),
+        )
+        for i in range(40)
+    ]
+    full, quick = standings(settings, games), standings(settings, games, ratings=False)
+    assert [(h.penta, h.wdl, h.sprt_llr, h.sprt_decision) for h in quick.head_to_head] == [
+        (h.penta, h.wdl, h.sprt_llr, h.sprt_decision) for h in full.head_to_head
+    ]
+    assert [(b.name, b.wdl) for b in quick.bots] == [(b.name, b.wdl) for b in full.bots]
+    unrated = standings(settings, []).bots[0].rating_mu
+    assert all(b.rating_mu == unrated for b in quick.bots)
+    assert any(b.rating_mu != unrated for b in full.bots)
