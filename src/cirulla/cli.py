@@ -23,6 +23,24 @@ AREAS = (
     "cirulla.clients.play.cli",
 )
 
+#: The area that registers each top-level command: ``cirulla COMMAND`` imports that area
+#: alone (together the areas pull in gRPC, the bots, the runner and the benchmarks: about
+#: 0.3 s that every server, runner and per-game bot would pay at start). ``bench``, help
+#: and unknown words get every area. tests/test_cli_dispatch.py checks this table against
+#: what the areas register.
+COMMAND_AREAS = {
+    "rules": "cirulla.rules.cli",
+    "bot": "cirulla.bots.cli",
+    "match": "cirulla.bots.cli",
+    "engine": "cirulla.bots.cli",
+    "tournament": "cirulla.clients.cli",
+    "ladder": "cirulla.clients.ladder.cli",
+    "server": "cirulla.server.cli",
+    "replay": "cirulla.server.cli",
+    "play": "cirulla.clients.play.cli",
+    "watch": "cirulla.clients.play.cli",
+}
+
 DESCRIPTION = """\
 Cirulla (Genoese scopa) match server, bots and tournaments.
 
@@ -38,7 +56,14 @@ Every subcommand has --help.
 """
 
 
-def build_parser() -> argparse.ArgumentParser:
+def areas_for(words: Sequence[str]) -> tuple[str, ...]:
+    """The areas a command line needs: its command's alone when it names one."""
+    command = next((w for w in words if not w.startswith("-")), None)
+    area = COMMAND_AREAS.get(command or "")
+    return (area,) if area is not None else AREAS
+
+
+def build_parser(areas: Sequence[str] = AREAS) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="cirulla",
         description=DESCRIPTION,
@@ -58,14 +83,14 @@ def build_parser() -> argparse.ArgumentParser:
         description="Benchmarks. Each prints one JSON object on stdout.",
     )
     bench = bench_parser.add_subparsers(dest="bench", metavar="BENCHMARK", required=True)
-    for area in AREAS:
+    for area in areas:
         importlib.import_module(area).register(commands, bench)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
     words = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(areas_for(words))
     # Everything after "--" is a command line (`cirulla bot text -- CMD ARGS`): argparse
     # cannot give it to a positional that follows optional arguments, so it is cut here
     # and handed to the subcommand as `args.command_line`.
