@@ -3,7 +3,8 @@
 Plays a small tournament of two cheap bots (random against greedy by default) on a fresh
 local server in a temporary folder, twice: with the bots kept alive between games (how
 the runner plays built-in kinds) and with one process per seat and game (how it plays a
-``cmd:`` bot), and prints one JSON object with games per second of each and their ratio.
+``cmd:`` bot), and prints one JSON object with games per second of each and their ratio,
+and where the CPU went (the runner; the server and the bots; per game; cores kept busy).
 With cheap bots a game is almost all overhead: processes started, gRPC handshakes,
 records fetched, the journal written.
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import resource
 import tempfile
 import time
 from pathlib import Path
@@ -54,21 +56,40 @@ def per_game_spec(kind: str) -> str:
     return f"cmd:{{python}} -m cirulla bot {kind} --name={{name}} --seed={{seed}}"
 
 
+def cpu_seconds(who: int) -> float:
+    """User plus system CPU of this process (``RUSAGE_SELF``, every thread) or of its
+    children that have exited and been waited for (``RUSAGE_CHILDREN``)."""
+    usage = resource.getrusage(who)
+    return usage.ru_utime + usage.ru_stime
+
+
 def measure(settings: Settings, concurrency: int) -> dict[str, Any]:
+    """One mode's run. Besides the rates, where the CPU went: the runner itself, and the
+    match server with every bot process (the run stops and waits for all of them, so
+    their CPU is counted); ``cores_busy`` near the machine's cores means more games at a
+    time cannot help, only cheaper games can."""
     with tempfile.TemporaryDirectory(prefix="cirulla-bench-") as tmp:
         run = RunOptions(out=Path(tmp), concurrency=concurrency)
         quiet = Console(file=io.StringIO())
+        runner_cpu = cpu_seconds(resource.RUSAGE_SELF)
+        children_cpu = cpu_seconds(resource.RUSAGE_CHILDREN)
         start = time.monotonic()
         st = Tournament(settings, run, quiet).run()
         seconds = time.monotonic() - start
+        runner_cpu = cpu_seconds(resource.RUSAGE_SELF) - runner_cpu
+        children_cpu = cpu_seconds(resource.RUSAGE_CHILDREN) - children_cpu
         played = list(Tournament(settings, run, quiet).done.values())
     per_game = [r.seconds for r in played]
+    cpu = runner_cpu + children_cpu
     return {
         "games": st.games,
         "wall_seconds": round(seconds, 3),
         "games_per_second": round(st.games / seconds, 3) if seconds else None,
         "mean_game_seconds": round(sum(per_game) / max(len(per_game), 1), 3),
         "problems": sum(sum(b.problems.values()) for b in st.bots),
+        "cpu_seconds": {"runner": round(runner_cpu, 3), "server_and_bots": round(children_cpu, 3)},
+        "cpu_seconds_per_game": round(cpu / st.games, 4) if st.games else None,
+        "cores_busy": round(cpu / seconds, 2) if seconds else None,
     }
 
 

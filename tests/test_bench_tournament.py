@@ -1,0 +1,38 @@
+"""``cirulla bench tournament``, as a user runs it: both modes play every game on a real
+local server with real bot processes, and the JSON's figures agree with each other."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+
+def test_bench_tournament_reports_both_modes_and_their_cpu() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "cirulla", "bench", "tournament", "--games", "4", "--target", "11"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    result = json.loads(proc.stdout)
+    assert result["bots"] == ["random", "greedy"] and result["concurrency"] == 2
+    for mode in ("served", "per_game"):
+        run = result[mode]
+        assert run["games"] == 4 and run["problems"] == 0
+        assert abs(run["games_per_second"] - 4 / run["wall_seconds"]) < 0.01
+        cpu = run["cpu_seconds"]
+        # the server and the bots run in child processes, all waited for by the end
+        assert cpu["runner"] > 0 and cpu["server_and_bots"] > 0
+        total = cpu["runner"] + cpu["server_and_bots"]
+        assert abs(run["cpu_seconds_per_game"] - total / 4) < 0.001
+        assert 0 < run["cores_busy"] <= (os.cpu_count() or 1) + 0.5
+    # a process per seat and game starts 8 bot processes where the served mode starts 2
+    assert (
+        result["per_game"]["cpu_seconds"]["server_and_bots"]
+        > (result["served"]["cpu_seconds"]["server_and_bots"])
+    )
+    served, per_game = result["served"], result["per_game"]
+    assert result["speedup"] == round(served["games_per_second"] / per_game["games_per_second"], 2)
