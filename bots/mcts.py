@@ -70,7 +70,7 @@ DEFAULT_DEPTH = 0  # tree plies per iteration at most, the root action included 
 # the blind playout policy for them, in the tree and in the playouts (greedy's own way of
 # weighing a sweep).
 OPPONENTS = ("tree", "playout", "blind")
-DEFAULT_OPPONENT = "tree"
+DEFAULT_OPPONENT = "playout"  # measured stronger against greedy, even head to head (docs)
 
 
 class Node:

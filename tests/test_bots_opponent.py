@@ -104,7 +104,8 @@ def test_a_playout_opponent_search_counts_its_budget(players: int, opponent: str
 
 def test_the_opponent_option_is_parsed_and_checked() -> None:
     assert parse_bot_spec("mcts:opponent=blind") == ("mcts", {"opponent": "blind"})
-    assert MctsPolicy(iterations=10, opponent="playout").opponent == "playout"
+    assert MctsPolicy(iterations=10, opponent="tree").opponent == "tree"
+    assert MctsPolicy(iterations=10).opponent == "playout"  # the default (docs/bots.md)
     with pytest.raises(ValueError, match="opponent must be one of"):
         MctsPolicy(iterations=10, opponent="greedy")
     game = deal_positions(2, 1)[0]
