@@ -12,6 +12,11 @@ selectable) in place of the parent's visit count. Below the tree a cheap heurist
 the deal out; the reward is the deal's point difference from each side's point of view,
 squashed into [0, 1], with a game-win term when a side reaches the target.
 
+By default (``opponent="playout"``) only the searcher's side selects by UCB in the tree:
+the other sides play the playout policy's move there too, so the search plans against a
+club player rather than against an opponent that picks one move for all the worlds of a
+node, knowing the searcher's hand and not its own (docs/bots.md, what it bought).
+
 Two implementations of the same search: the native one (``rules/_native.c``, the whole
 loop in C, used whenever the native rules core is built) and this module's Python loop,
 the readable reference (``core="python"``). They share the root set-up below (legal
