@@ -12,6 +12,11 @@ selectable) in place of the parent's visit count. Below the tree a cheap heurist
 the deal out; the reward is the deal's point difference from each side's point of view,
 squashed into [0, 1], with a game-win term when a side reaches the target.
 
+By default (``opponent="playout"``) only the searcher's side selects by UCB in the tree:
+the other sides play the playout policy's move there too, so the search plans against a
+club player rather than against an opponent that picks one move for all the worlds of a
+node, knowing the searcher's hand and not its own (docs/bots.md, what it bought).
+
 Two implementations of the same search: the native one (``rules/_native.c``, the whole
 loop in C, used whenever the native rules core is built) and this module's Python loop,
 the readable reference (``core="python"``). They share the root set-up below (legal
@@ -64,6 +69,13 @@ DEFAULT_PLAYOUT = "sighted"
 EXPANSIONS = ("random", "best")  # which untried action a tree node expands (docs/bots.md)
 DEFAULT_EXPAND = "random"
 DEFAULT_DEPTH = 0  # tree plies per iteration at most, the root action included (0: no limit)
+# How the other sides move inside the tree (docs/bots.md): ``tree``, UCB on their own
+# reward (a minimax opponent); ``playout``, the playout policy (a greedy-like opponent),
+# so the tree branches only on the searcher's side's decisions; ``blind``, the same with
+# the blind playout policy for them, in the tree and in the playouts (greedy's own way of
+# weighing a sweep).
+OPPONENTS = ("tree", "playout", "blind")
+DEFAULT_OPPONENT = "playout"  # measured stronger against greedy, even head to head (docs)
 
 
 class Node:
@@ -167,6 +179,7 @@ def search(
     infer: float = DEFAULT_INFER,
     evidence: Sequence[Evidence] = (),
     depth: int = DEFAULT_DEPTH,
+    opponent: str = DEFAULT_OPPONENT,
 ) -> SearchResult:
     """Run ISMCTS from ``view`` until the iteration budget or the time budget is spent.
 
@@ -182,7 +195,10 @@ def search(
     for each observed play in ``evidence`` that its hidden hands contradict
     (``bots/inference.py``; 0: uniform worlds). ``depth``: at most this many plies of an
     iteration are played in the tree, the root action included; the playout takes over
-    below (0: no limit, the tree grows as deep as the visits take it).
+    below (0: no limit, the tree grows as deep as the visits take it). ``opponent``: the
+    other sides' moves in the tree are chosen by UCB on their reward (``tree``) or by the
+    playout policy (``playout``: their edges are followed without ending the descent;
+    ``blind``: the same, and they play the blind policy in the tree and the playouts).
     """
     if iterations is None and seconds is None:
         raise ValueError("search needs an iteration budget, a time budget, or both")
@@ -201,6 +217,10 @@ def search(
         raise ValueError(f"mcts infer must be a probability in [0, 1], not {infer}")
     if depth < 0:
         raise ValueError(f"mcts depth must be 0 (no limit) or a number of plies, not {depth}")
+    if opponent not in OPPONENTS:
+        raise ValueError(f"mcts opponent must be one of {', '.join(OPPONENTS)}, not {opponent!r}")
+    opp_playout = opponent != "tree"
+    opp_blind = opponent == "blind"
     clock = time.thread_time if cpu_clock else time.perf_counter
     start = clock()
     rng = random.Random(seed)
@@ -236,6 +256,8 @@ def search(
             INFER_TRIES,
             depth,
             reply,
+            opp_playout,
+            opp_blind,
         )
         return SearchResult(
             {code: n for code, n in zip(order, visits, strict=True) if n},
@@ -302,6 +324,17 @@ def search(
         game.apply_code(code)
         path: list[Node] = [node]
         while not expanded and not game.deal_over and (not depth or len(path) < depth):
+            if opp_playout and side_of[game.turn] != my_side:
+                # The other side moves as the playouts would; its edge is followed (or
+                # made) and the descent goes on to the searcher's next decision.
+                code = playout_code(game, r, epsilon, blind or opp_blind, reply)
+                forced = node.children.get(code)
+                if forced is None:
+                    forced = node.children[code] = Node(side_of[game.turn])
+                game.apply_code(code)
+                path.append(forced)
+                node = forced
+                continue
             codes = game.reference_legal_codes()
             children = node.children
             untried: list[int] = []
@@ -335,7 +368,8 @@ def search(
             path.append(best_child)
             node = best_child
         while not game.deal_over:
-            game.apply_code(playout_code(game, r, epsilon, blind, reply))
+            theirs = opp_blind and side_of[game.turn] != my_side
+            game.apply_code(playout_code(game, r, epsilon, blind or theirs, reply))
         rewards = rewards_of(game)
         for child in path:
             child.visits += 1
@@ -415,6 +449,7 @@ class MctsPolicy:
         expand: str = DEFAULT_EXPAND,
         infer: float = DEFAULT_INFER,
         depth: int = DEFAULT_DEPTH,
+        opponent: str = DEFAULT_OPPONENT,
     ) -> None:
         if iterations is None and time is None:
             iterations = 1000
@@ -434,6 +469,10 @@ class MctsPolicy:
             raise ValueError(f"mcts infer must be a probability in [0, 1], not {infer}")
         if depth < 0:
             raise ValueError(f"mcts depth must be 0 (no limit) or a number of plies, not {depth}")
+        if opponent not in OPPONENTS:
+            raise ValueError(
+                f"mcts opponent must be one of {', '.join(OPPONENTS)}, not {opponent!r}"
+            )
         self.core = resolve_core(core)  # fails here, naming the choices, if unavailable
         self.seed = seed if seed is not None else random.randrange(1 << 62)
         self.iterations = iterations
@@ -447,6 +486,7 @@ class MctsPolicy:
         self.expand = expand
         self.infer = infer
         self.depth = depth
+        self.opponent = opponent
         self._tracker = PlayTracker()
         self.last_evidence: Sequence[Evidence] = ()  # what the last decision inferred from
         self._pool: Executor | None = None
@@ -506,6 +546,7 @@ class MctsPolicy:
                     self.infer,
                     evidence,
                     self.depth,
+                    self.opponent,
                 )
             )
         if self.workers == 1:

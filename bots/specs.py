@@ -21,6 +21,7 @@ from cirulla.bots.mcts import (
     DEFAULT_DEPTH,
     DEFAULT_EPSILON,
     DEFAULT_EXPAND,
+    DEFAULT_OPPONENT,
     DEFAULT_PLAYOUT,
     DEFAULT_PRIOR,
     DEFAULT_ROOT,
@@ -111,6 +112,14 @@ KINDS: dict[str, BotKind] = {
                 DEFAULT_INFER,
                 "chance of rejecting a sampled deal per observed opponent play it makes "
                 "unlikely (a better capture or a declaration left untaken; 0 = off)",
+            ),
+            KindOption(
+                "opponent",
+                str,
+                DEFAULT_OPPONENT,
+                "how the other sides move in the tree: tree (UCB on their own reward), "
+                "playout (the playout policy: a greedy-like opponent), blind (the blind "
+                "playout policy, in the tree and the playouts)",
             ),
             KindOption(
                 "depth",

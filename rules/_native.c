@@ -1000,6 +1000,8 @@ typedef struct {
     int cpu_clock;        /* the time budget counts this thread's CPU time, not wall time */
     Infer inf;            /* opponent-hand inference in the determinization */
     int depth;            /* tree plies at most, the root action included (0: no limit) */
+    int opp_playout;      /* other sides move in the tree by the playout policy, not UCB */
+    int opp_blind;        /* ... and, in the tree and the playouts, by the blind policy */
 } SearchParams;
 
 /* The rank of root action i among the survivors: better mean first, ties to the earlier. */
@@ -1059,6 +1061,9 @@ static long long search_run(const World *w, const u64 *order, const double *bias
     long long world_k = 0, phase_end = -1, per_phase = 0;
     long long limit = sp->iterations >= 0 ? sp->iterations : (1LL << 62);
     int nroot = 0, path[NUM_CARDS + 2];
+    Playout pl_opp = *pl; /* mcts.py, ``opponent="blind"``: the other sides' policy */
+    pl_opp.blind = 1;
+    pl_opp.reply = 0;
     G g;
     Tab t;
     if (!root_child || !surv) goto out;
@@ -1114,6 +1119,19 @@ static long long search_run(const World *w, const u64 *order, const double *bias
         int plen = 0;
         path[plen++] = node;
         while (!expanded && !g.deal_over && (!sp->depth || plen < sp->depth)) {
+            if (sp->opp_playout && g.side_of[g.turn] != my_side) {
+                /* mcts.py, ``opponent="playout"``: the other side's move is the playout
+                   policy's; its edge is followed (or made) without ending the descent. */
+                u64 pc;
+                if (playout_code(&s, &g, &r, sp->opp_blind ? &pl_opp : pl, &pc)) goto fail;
+                int ch = tree.v[node].first;
+                while (ch >= 0 && tree.v[ch].code != pc) ch = tree.v[ch].next;
+                if (ch < 0 && (ch = new_node(&tree, node, pc, g.side_of[g.turn])) < 0) goto fail;
+                g_play(&g, pc);
+                path[plen++] = ch;
+                node = ch;
+                continue;
+            }
             if (tab_init(&s, &t, g.table, g.wild) ||
                 legal_codes(&s, &t, g.hands[g.turn], g.wild, g.o.must_capture,
                             g.o.pairing_precedence))
@@ -1170,7 +1188,8 @@ static long long search_run(const World *w, const u64 *order, const double *bias
         }
         while (!g.deal_over) {
             u64 pc;
-            if (playout_code(&s, &g, &r, pl, &pc)) goto fail;
+            const Playout *mover = sp->opp_blind && g.side_of[g.turn] != my_side ? &pl_opp : pl;
+            if (playout_code(&s, &g, &r, mover, &pc)) goto fail;
             g_play(&g, pc);
         }
         double rw[MAX_PLAYERS];
@@ -1717,11 +1736,13 @@ static PyObject *py_search(PyObject *self, PyObject *args) {
     World w;
     (void)self;
     pl.reply = 0;
-    if (!PyArg_ParseTuple(args, "OOOOKLdddddOdppppOdii|p", &opts_obj, &view_obj, &order_obj,
+    sp.opp_playout = sp.opp_blind = 0;
+    if (!PyArg_ParseTuple(args, "OOOOKLdddddOdppppOdii|ppp", &opts_obj, &view_obj, &order_obj,
                           &bias_obj, &seed, &iterations, &sp.seconds, &sp.c, &pl.epsilon,
                           &sp.point_scale, &sp.win_weight, &worth_obj, &pl.scopa, &sp.halving,
                           &sp.cpu_clock, &pl.blind, &pl.expand_best, &ev_obj, &sp.inf.infer,
-                          &sp.inf.tries, &sp.depth, &pl.reply))
+                          &sp.inf.tries, &sp.depth, &pl.reply, &sp.opp_playout,
+                          &sp.opp_blind))
         return NULL;
     sp.seed = seed;
     sp.iterations = iterations;
