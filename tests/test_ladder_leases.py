@@ -66,3 +66,29 @@ def test_expired_leases_requeue_claimed_and_cancel_running(db_url: str) -> None:
     assert again is not None and again.id == claimed.id
     assert any("re-queued" in note for note in store.match(claimed.id)["notes"])
     assert {first, second} == {running.id, claimed.id}
+
+
+def test_a_dead_workers_twin_does_not_hold_the_other_twin(db_url: str) -> None:
+    """Twins share a worker (its match server withholds the first game's record until the
+    second is over), but not a dead one: the other twin would wait forever, and enough
+    such twins fill the backlog and stop the scheduler (seen in CI: a connect-in bot never
+    got a match again after its worker was SIGKILLed)."""
+    clock = Clock()
+    store = LadderStore(open_database(db_url), clock=clock)
+    a, _, _ = store.add_bot("a", "random")
+    b, _, _ = store.add_bot("b", "greedy")
+    seats = (SeatPlan(0, 0, a["version_id"]), SeatPlan(1, 1, b["version_id"]))
+    cancelled_pair = [MatchPlan("2p", seats, 3, MatchConfig(), "p1", i) for i in (0, 1)]
+    store.schedule(cancelled_pair)
+    dying = store.register_worker("dying", "127.0.0.1:1")
+    live = store.register_worker("live", "127.0.0.1:2")
+    first = store.claim(dying, "127.0.0.1:1", LEASE_SECONDS)
+    assert first is not None and first.pair_id == "p1"
+    assert store.mark_running(first.id, dying, "srv-1", {0: "t0", 1: "t1"})
+    # while the dying worker lives, the twin waits for it
+    assert store.claim(live, "127.0.0.1:2", LEASE_SECONDS) is None
+    clock.t += LEASE_SECONDS * 2  # the dying worker went silent
+    store.heartbeat(live, LEASE_SECONDS)
+    assert [r.action for r in reap(store)] == ["cancelled"]
+    twin = store.claim(live, "127.0.0.1:2", LEASE_SECONDS)
+    assert twin is not None and twin.pair_id == "p1" and twin.id != first.id

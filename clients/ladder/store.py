@@ -653,7 +653,7 @@ class LadderStore:
                 .limit(CLAIM_SCAN)
                 .with_for_update(skip_locked=True)
             ).all()
-            row = self._claimable(conn, worker_id, rows)
+            row = self._claimable(conn, worker_id, rows, now - lease_seconds)
             if row is None:
                 return None
             done = conn.execute(
@@ -672,11 +672,18 @@ class LadderStore:
                 return None
             return self._claimed(conn, row)
 
-    def _claimable(self, conn: Connection, worker_id: str, rows: Sequence[Any]) -> str | None:
+    def _claimable(
+        self, conn: Connection, worker_id: str, rows: Sequence[Any], dead_before: float
+    ) -> str | None:
         """The first of ``rows`` whose bots are all below their limit of matches being
         played, and whose duplicate twin (if claimed) is on this same worker: twins
         share a match server, so its deal_group keeps the first game's record closed
-        until the second is over."""
+        until the second is over.
+
+        A twin that was cancelled, or whose worker has sent no heartbeat since
+        ``dead_before`` (dead, its match server gone with it), binds nothing: otherwise
+        the other twin would wait for that worker forever and, held in the backlog,
+        stop the scheduler once enough such twins pile up."""
         if not rows:
             return None
         playing: dict[int, int] = dict(
@@ -693,10 +700,13 @@ class LadderStore:
             if row.pair_id:
                 twin_workers: set[Any] = set(
                     conn.execute(
-                        select(ladder_matches.c.worker_id).where(
+                        select(ladder_matches.c.worker_id)
+                        .join(workers, workers.c.id == ladder_matches.c.worker_id)
+                        .where(
                             ladder_matches.c.pair_id == row.pair_id,
                             ladder_matches.c.id != row.id,
-                            ladder_matches.c.worker_id.is_not(None),
+                            ladder_matches.c.status != "cancelled",
+                            workers.c.heartbeat_at >= dead_before,
                         )
                     ).scalars()
                 )
