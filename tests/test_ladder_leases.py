@@ -92,3 +92,23 @@ def test_a_dead_workers_twin_does_not_hold_the_other_twin(db_url: str) -> None:
     assert [r.action for r in reap(store)] == ["cancelled"]
     twin = store.claim(live, "127.0.0.1:2", LEASE_SECONDS)
     assert twin is not None and twin.pair_id == "p1" and twin.id != first.id
+
+
+def test_a_twin_finished_on_a_worker_that_died_binds_nothing(db_url: str) -> None:
+    clock = Clock()
+    store = LadderStore(open_database(db_url), clock=clock)
+    a, _, _ = store.add_bot("a", "random")
+    b, _, _ = store.add_bot("b", "greedy")
+    seats = (SeatPlan(0, 0, a["version_id"]), SeatPlan(1, 1, b["version_id"]))
+    store.schedule([MatchPlan("2p", seats, 4, MatchConfig(), "p2", i) for i in (0, 1)])
+    other = store.register_worker("other", "127.0.0.1:3")
+    live = store.register_worker("live", "127.0.0.1:2")
+    done = store.claim(other, "127.0.0.1:3", LEASE_SECONDS)
+    assert done is not None and store.mark_running(done.id, other, "srv-3", {0: "t0", 1: "t1"})
+    outcome = MatchOutcome(winner=0, totals=(51, 3), seats=(SeatOutcome(0), SeatOutcome(1)))
+    assert store.finish(done.id, outcome)
+    assert store.claim(live, "127.0.0.1:2", LEASE_SECONDS) is None  # "other" still lives
+    clock.t += LEASE_SECONDS * 2  # "other" went silent
+    store.heartbeat(live, LEASE_SECONDS)
+    last = store.claim(live, "127.0.0.1:2", LEASE_SECONDS)
+    assert last is not None and last.pair_id == "p2" and last.id != done.id
