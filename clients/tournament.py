@@ -66,6 +66,12 @@ REFRESH_SECONDS = 1.0
 #: past some thousands of games a refresh takes a good part of a second.
 REFRESH_SHARE = 0.1
 
+
+def refresh_interval(cost: float) -> float:
+    """Seconds until the next refresh after one that took ``cost`` seconds."""
+    return max(REFRESH_SECONDS, cost / REFRESH_SHARE)
+
+
 #: Games in a row in which a bot never joined its match, after which the tournament stops.
 START_FAILURES = 3
 #: Lines of the bot's log shown when it is stopped for that.
@@ -247,7 +253,7 @@ class Tournament:
                         began = time.monotonic()
                         self.write_results()
                         unwritten, written = False, time.monotonic()
-                        write_interval = max(REFRESH_SECONDS, (written - began) / REFRESH_SHARE)
+                        write_interval = refresh_interval(written - began)
                     if not running:
                         break
                     finished, _ = wait(running, timeout=0.5, return_when=FIRST_COMPLETED)
@@ -273,7 +279,7 @@ class Tournament:
                     if stale and (report_due or not running or now - refreshed >= interval):
                         st = standings(self.settings, self.done.values())
                         stale, refreshed = False, now
-                        interval = max(REFRESH_SECONDS, (time.monotonic() - now) / REFRESH_SHARE)
+                        interval = refresh_interval(time.monotonic() - now)
                         progress.update(task, description=running_text(st))
                     elif stale and self.sprt is not None:
                         st = standings(self.settings, self.done.values(), ratings=False)
