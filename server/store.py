@@ -12,6 +12,7 @@ import json
 import os
 import sqlite3
 import threading
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any, cast
 
@@ -45,6 +46,11 @@ CREATE INDEX IF NOT EXISTS records_room ON records (room_id);
 CREATE INDEX IF NOT EXISTS matches_deal_group ON matches (json_extract(summary, '$.deal_group'));
 """
 
+#: Records kept decoded after they are written: a tournament reads each record once,
+#: right after its game, and decoding its JSON again cost more of the server's time than
+#: anything else a record read does. Records never change once stored.
+RECENT_RECORDS = 128
+
 
 class Store:
     """Thread-safe access to one database file (``:memory:`` works for tests)."""
@@ -52,6 +58,8 @@ class Store:
     def __init__(self, path: str | Path) -> None:
         self.path = str(path)
         self._lock = threading.Lock()
+        #: The last records written, decoded (shared: callers must not change them).
+        self._recent: OrderedDict[str, GameRecord] = OrderedDict()
         try:
             if self.path != ":memory:" and not os.path.exists(self.path):
                 # records hold every hand and deck: readable by the owner only (SQLite
@@ -88,9 +96,16 @@ class Store:
                     json.dumps(record, separators=(",", ":")),
                 ),
             )
+            self._recent[record["record_id"]] = record
+            if len(self._recent) > RECENT_RECORDS:
+                self._recent.popitem(last=False)
 
     def get_record(self, record_id: str) -> GameRecord | None:
+        """The stored record (do not change it: a recent one is shared)."""
         with self._lock:
+            recent = self._recent.get(record_id)
+            if recent is not None:
+                return recent
             row = self._db.execute(
                 "SELECT record FROM records WHERE record_id = ?", (record_id,)
             ).fetchone()
@@ -99,8 +114,8 @@ class Store:
     def list_records(
         self, *, match_id: str = "", room_id: str = "", limit: int = 100, offset: int = 0
     ) -> list[GameRecord]:
-        """Newest first."""
-        sql = "SELECT record FROM records WHERE 1=1"
+        """Newest first (do not change them: recent ones are shared)."""
+        sql = "SELECT record_id, record FROM records WHERE 1=1"
         args: list[Any] = []
         if match_id:
             sql += " AND match_id = ?"
@@ -112,7 +127,11 @@ class Store:
         args += [limit, offset]
         with self._lock:
             rows = self._db.execute(sql, args).fetchall()
-        return [cast(GameRecord, json.loads(r[0])) for r in rows]
+            recent = [self._recent.get(record_id) for record_id, _ in rows]
+        return [
+            known if known is not None else cast(GameRecord, json.loads(text))
+            for known, (_, text) in zip(recent, rows, strict=True)
+        ]
 
     # ------------------------------------------------------------------ matches and rooms
 

@@ -92,3 +92,65 @@ def test_finished_games_are_written_off_the_event_loop() -> None:
 
     asyncio.run(main())
     assert all(name.startswith("cirulla-records") for name in writers), writers
+
+
+def test_recent_records_read_back_the_same_as_decoded_from_the_file(tmp_path: Path) -> None:
+    """Reads of a record just written come from memory, not its JSON: what they give must
+    be exactly what a reader of the database file gets (tuples, int keys and the like
+    would differ after a JSON round trip)."""
+    import asyncio
+    import random
+
+    from cirulla.server import convert
+    from cirulla.server.client import play_seat, random_choice
+    from cirulla.server.documents import record_summary
+    from cirulla.v1 import match_service_pb2 as ms
+    from cirulla.v1 import match_settings_pb2, rules_pb2
+
+    from .server_harness import serving
+
+    db = tmp_path / "s.sqlite3"
+
+    async def main() -> tuple[ms.GetRecordResponse, ms.ListRecordsResponse, str]:
+        async with serving(db) as (stub, srv, _channel):
+            rules = rules_pb2.Rules(overrides=rules_pb2.RuleOptions(players=3, target=11))
+            settings = match_settings_pb2.MatchSettings(rules=rules, seed=6, best_of=3)
+            created = await stub.CreateMatch(ms.CreateMatchRequest(settings=settings))
+            match_id = created.match.match_id
+            rng = random.Random(6)
+            await asyncio.gather(
+                *(
+                    play_seat(stub, match_id, t.token, random_choice(rng))
+                    for t in created.seat_tokens
+                )
+            )
+            listed = await stub.ListRecords(ms.ListRecordsRequest(match_id=match_id))
+            first = listed.records[-1].record_id
+            assert first in srv.hub.store._recent  # served from memory
+            got = await stub.GetRecord(ms.GetRecordRequest(record_id=first))
+            return got, listed, match_id
+
+    got, listed, match_id = asyncio.run(main())
+    cold = Store(db)  # a new reader: nothing in memory, everything decoded from the file
+    assert not cold._recent
+    decoded = cold.get_record(got.record.record_id)
+    assert decoded is not None
+    assert convert.record_pb(decoded) == got.record
+    assert [
+        convert.game_summary_pb(record_summary(r)) for r in cold.list_records(match_id=match_id)
+    ] == list(listed.records)
+
+
+def test_the_recent_records_kept_in_memory_are_bounded(tmp_path: Path) -> None:
+    from cirulla.server.store import RECENT_RECORDS
+
+    store = Store(tmp_path / "s.sqlite3")
+    for n in range(RECENT_RECORDS + 5):
+        store.save_record(record(f"m-1-ab-g{n}", f"game {n}"))
+    assert len(store._recent) == RECENT_RECORDS
+    assert "m-1-ab-g0" not in store._recent
+    oldest = store.get_record("m-1-ab-g0")  # from the file
+    assert oldest is not None and oldest["note"] == "game 0"
+    assert [r["note"] for r in store.list_records(limit=3)] == [
+        f"game {n}" for n in (RECENT_RECORDS + 4, RECENT_RECORDS + 3, RECENT_RECORDS + 2)
+    ]
