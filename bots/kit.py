@@ -124,15 +124,24 @@ def open_channel(server: str, tls_ca: str | Path | None = None) -> grpc.Channel:
     return grpc.secure_channel(server, grpc.ssl_channel_credentials(root_certificates=roots))
 
 
+#: The kit's channel options. gRPC's retry machinery (on by default; here it could only
+#: ever make transparent retries of a stream that never reached the server) holds on to
+#: every message a call sends, which cost a bot about a tenth of its CPU per game; the
+#: kit reconnects and resumes by itself instead (``BotClient.run``).
+KIT_CHANNEL_OPTIONS: tuple[tuple[str, int], ...] = (("grpc.enable_retries", 0),)
+
+
 def open_aio_channel(server: str, tls_ca: str | Path | None = None) -> grpc.aio.Channel:
     """``open_channel`` for asyncio: the kit's own connection."""
     if not tls_ca:
-        return grpc.aio.insecure_channel(server)
+        return grpc.aio.insecure_channel(server, options=KIT_CHANNEL_OPTIONS)
     try:
         roots = Path(tls_ca).read_bytes()
     except OSError as exc:
         raise BotError(f"cannot read the TLS CA certificate {tls_ca}: {exc.strerror}") from None
-    return grpc.aio.secure_channel(server, grpc.ssl_channel_credentials(root_certificates=roots))
+    return grpc.aio.secure_channel(
+        server, grpc.ssl_channel_credentials(root_certificates=roots), options=KIT_CHANNEL_OPTIONS
+    )
 
 
 def setup_logging(level: str | int = "info", name: str = "bot") -> None:
@@ -278,6 +287,7 @@ class BotClient:
         max_backoff: float = 5.0,
         tls_ca: str | None = None,
         join_timeout: float = JOIN_TIMEOUT,
+        auto_play_forced: bool | None = None,
     ) -> None:
         self.policy = policy
         self.server = server
@@ -289,6 +299,13 @@ class BotClient:
         self.max_backoff = max_backoff
         self.tls_ca = tls_ca
         self.join_timeout = join_timeout
+        #: Let the server play decisions with one legal action (never asked for them):
+        #: the policy's ``auto_play_forced`` attribute unless given.
+        self.auto_play_forced = (
+            bool(getattr(policy, "auto_play_forced", False))
+            if auto_play_forced is None
+            else auto_play_forced
+        )
         self.options = Options()
         self.last_sequence = 0
         self.outcome = MatchOutcome()
@@ -312,6 +329,7 @@ class BotClient:
             seat_token=self.token,
             accept_batches=True,
             defer_events=True,
+            auto_play_forced=self.auto_play_forced,
         )
         if resume:
             hello.resume.last_event_sequence = self.last_sequence
@@ -617,6 +635,7 @@ def run_bot(
     join_timeout: float = JOIN_TIMEOUT,
     log_level: str | int = "info",
     on_client: Callable[[BotClient], None] | None = None,
+    auto_play_forced: bool | None = None,
 ) -> MatchOutcome:
     """Play one seat of a match until it ends; returns what the kit saw of it.
 
@@ -626,7 +645,11 @@ def run_bot(
     ``$CIRULLA_TLS_CA``, which the tournament runner and the ladder set for every bot.
     Logs to stderr at ``log_level`` unless the program configured logging itself.
     Raises ``BotError`` when it cannot play on (refused, no game within
-    ``join_timeout`` seconds of joining, out of reconnection attempts). Runs its own
+    ``join_timeout`` seconds of joining, out of reconnection attempts).
+    ``auto_play_forced`` (default: the policy's attribute of that name, else False) asks
+    the server to play decisions with a single legal action without asking the policy
+    (``Hello.auto_play_forced``): fewer messages, but ``choose`` then misses those turns,
+    so a policy that keeps its own account of the game between calls leaves it off. Runs its own
     asyncio event loop in the calling thread: call it from synchronous code (a thread
     of its own is fine), not from inside a coroutine.
     """
@@ -644,6 +667,7 @@ def run_bot(
         retries=retries,
         tls_ca=where.tls_ca,
         join_timeout=join_timeout,
+        auto_play_forced=auto_play_forced,
     )
     if on_client is not None:
         on_client(client)

@@ -18,6 +18,9 @@ class RandomPolicy:
     #: Decides in microseconds and never blocks: the kit calls it in its own thread even
     #: against a clock (handing a decision to a worker thread costs more than making it).
     instant = True
+    #: Keeps no account of the game between decisions: the server may play the seat's
+    #: forced moves (one legal action) without asking (``Hello.auto_play_forced``).
+    auto_play_forced = True
 
     def __init__(self, seed: int | None = None) -> None:
         self.seed = seed if seed is not None else random.randrange(1 << 62)
@@ -35,6 +38,7 @@ class GreedyPolicy:
 
     name = "greedy"
     instant = True  # as RandomPolicy
+    auto_play_forced = True  # as RandomPolicy
 
     def __init__(self, seed: int | None = None) -> None:
         self.seed = seed

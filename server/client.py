@@ -46,6 +46,7 @@ def hello(
     room_id: str = "",
     resume: int | None = None,
     batches: bool = False,
+    auto_play_forced: bool = False,
 ) -> match_service_pb2.PlayRequest:
     h = play_pb2.Hello(
         protocol_version=PROTOCOL_VERSION,
@@ -53,6 +54,7 @@ def hello(
         version="test",
         seat_token=token,
         accept_batches=batches,
+        auto_play_forced=auto_play_forced,
     )
     if room_id:
         h.room_id = room_id
@@ -81,6 +83,7 @@ async def play_seat(
     max_games: int | None = None,
     batches: bool = False,
     stream_messages: list[int] | None = None,
+    auto_play_forced: bool = False,
 ) -> list[match_service_pb2.PlayResponse]:
     """Play one seat to the end (Goodbye); returns (or appends to ``log``) every message.
 
@@ -89,7 +92,16 @@ async def play_seat(
     """
     received: list[match_service_pb2.PlayResponse] = [] if log is None else log
     out = Outbox()
-    out.send(hello(match_id, token, name, room_id=room_id, batches=batches))
+    out.send(
+        hello(
+            match_id,
+            token,
+            name,
+            room_id=room_id,
+            batches=batches,
+            auto_play_forced=auto_play_forced,
+        )
+    )
     call = stub.Play(out)
     games = 0
     async for message in call:

@@ -27,6 +27,9 @@ class Connection:
         #: ... and lets events and acceptances wait for the next such message
         #: (Hello.defer_events).
         self.defer = False
+        #: Decisions with one legal action are played for the seat, unasked
+        #: (Hello.auto_play_forced).
+        self.auto_play_forced = False
         self.queue: asyncio.Queue[Any] = asyncio.Queue()
         self.limit = limit  # 0 = unbounded
         self.session: MatchSession | None = None

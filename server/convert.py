@@ -82,6 +82,7 @@ CAPABILITIES = (
     "quit",
     "resume",
     "batch",
+    "auto_play_forced",
 )
 
 # ---------------------------------------------------------------------- settings
@@ -785,6 +786,7 @@ def record_pb(record: GameRecord) -> match_pb2.Record:
                         elapsed_ms=a["elapsed_ms"],
                         by_timeout=a["by_timeout"],
                         rejected_attempts=a["rejected_attempts"],
+                        auto_played=a.get("auto_played", False),
                     )
                 )
         if info:

@@ -94,6 +94,9 @@ class RecordAction(TypedDict):
     by_timeout: bool
     rejected_attempts: int
     deal: int
+    #: Played for the seat, unasked: its only legal action (Hello.auto_play_forced).
+    #: Absent from records written before the option existed.
+    auto_played: NotRequired[bool]
 
 
 class RecordDeal(TypedDict):

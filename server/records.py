@@ -252,7 +252,7 @@ def record_text(record: match_pb2.Record) -> str:
     for deal in record.deals:
         lines.append(f"Deal {deal.deal_number}, dealer seat {deal.dealer}")
         for n, act in enumerate(deal.actions, 1):
-            flags = " (timeout)" if act.by_timeout else ""
+            flags = " (timeout)" if act.by_timeout else " (forced)" if act.auto_played else ""
             lines.append(f"  {n:>2}. seat {act.seat}: {act.notation}{flags}")
         if deal.HasField("result"):
             for side_score in deal.result.scores:

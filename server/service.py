@@ -307,6 +307,7 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
         conn = self._connection()
         conn.batches = hello.accept_batches
         conn.defer = hello.accept_batches and hello.defer_events
+        conn.auto_play_forced = hello.auto_play_forced
         try:
             self.hub.join(
                 conn,

@@ -328,7 +328,15 @@ class MatchSession:
     def _open_decision(self, run: GameRun) -> None:
         seat = run.game.to_move
         assert seat is not None
-        decision = self.turns.open(seat, run.game.legal_codes())
+        codes = run.game.legal_codes()
+        decision = self.turns.open(seat, codes)
+        conn = self.seats[seat].conn
+        if len(codes) == 1 and conn is not None and conn.auto_play_forced:
+            # Nothing to choose, and the seat asked not to be asked (Hello.auto_play_forced):
+            # a forced move is public (its last card, a single capture), so playing it now
+            # reveals nothing, and saves the seat's stream two messages.
+            self._play(run, decision, codes[0], by_timeout=False, auto=True)
+            return
         self.delivery.to_seat(seat, self._decision_msg(decision))
         self._schedule_timer()
 
@@ -495,7 +503,9 @@ class MatchSession:
         decision = self.turns.check_turn(seat, decision_id)
         self._play(run, decision, chosen_code(decision, run.game, choice), by_timeout=False)
 
-    def _play(self, run: GameRun, decision: Decision, code: int, *, by_timeout: bool) -> None:
+    def _play(
+        self, run: GameRun, decision: Decision, code: int, *, by_timeout: bool, auto: bool = False
+    ) -> None:
         seat = decision.seat
         try:
             events = run.game.apply(code, seat)
@@ -515,11 +525,12 @@ class MatchSession:
                 "by_timeout": by_timeout,
                 "rejected_attempts": decision.rejected,
                 "deal": run.cur_deal,
+                "auto_played": auto,
             }
         )
         self._undelivered = (run, events, by_timeout, text)
         conn = self.seats[seat].conn
-        if conn is not None and not by_timeout:
+        if conn is not None and not by_timeout and not auto:
             conn.send(AcceptedMsg(decision.id, index, elapsed))
             if not conn.batches:
                 # The mover's stream writer was woken first, so it sends AcceptedMsg before
