@@ -16,7 +16,7 @@ from cirulla.clients.supervise import LocalServer
 from cirulla.rules import Game, Options
 from cirulla.server.client import play_seat, random_choice
 from cirulla.v1 import match_service_pb2 as ms
-from cirulla.v1 import match_service_pb2_grpc, play_pb2
+from cirulla.v1 import match_service_pb2_grpc, match_settings_pb2, play_pb2
 
 from .server_harness import serving
 from .test_bots_processes import create_match, run_bots
@@ -39,14 +39,16 @@ def replay_legal_counts(record: dict) -> list[int]:
     return counts
 
 
-@pytest.mark.parametrize("players", [2, 4])
-def test_only_the_seat_that_asked_has_its_forced_moves_played_unasked(players: int) -> None:
+def play_one_game(
+    request: match_settings_pb2.MatchSettings, seed: int, auto_seats: set[int]
+) -> tuple[list[list[ms.PlayResponse]], dict]:
+    """Every seat's messages (seats in ``auto_seats`` set Hello.auto_play_forced) and the
+    stored record of the match's first game, on a real server."""
+
     async def main() -> tuple[list[list[ms.PlayResponse]], dict]:
         async with serving(":memory:") as (stub, srv, _ch):
-            created = await stub.CreateMatch(
-                ms.CreateMatchRequest(settings=settings(players, target=31, seed=7))
-            )
-            rng = random.Random(7)
+            created = await stub.CreateMatch(ms.CreateMatchRequest(settings=request))
+            rng = random.Random(seed)
             logs = await asyncio.gather(
                 *[
                     play_seat(
@@ -55,15 +57,19 @@ def test_only_the_seat_that_asked_has_its_forced_moves_played_unasked(players: i
                         t.token,
                         random_choice(rng),
                         batches=True,
-                        auto_play_forced=t.seat == 0,
+                        auto_play_forced=t.seat in auto_seats,
                     )
                     for t in sorted(created.seat_tokens, key=lambda t: t.seat)
                 ]
             )
-            record = srv.hub.store.get_record(f"{created.match.match_id}-g1")
-            return list(logs), record
+            return list(logs), srv.hub.store.get_record(f"{created.match.match_id}-g1")
 
-    logs, record = asyncio.run(main())
+    return asyncio.run(main())
+
+
+@pytest.mark.parametrize("players", [2, 4])
+def test_only_the_seat_that_asked_has_its_forced_moves_played_unasked(players: int) -> None:
+    logs, record = play_one_game(settings(players, target=31, seed=7), 7, {0})
     asked = decisions(logs[0])
     # Seat 0 is never asked to choose among one action; the others are, in the same game.
     assert asked and all(len(d.legal_actions) > 1 for d in asked)
@@ -107,29 +113,11 @@ def test_a_forced_move_counts_as_an_instant_answer_on_the_clock() -> None:
     """With a bank and an increment, an unasked move adds the increment like any answer:
     a seat gains nothing and loses nothing by asking for it."""
 
-    async def main() -> tuple[list[ms.PlayResponse], dict]:
-        async with serving(":memory:") as (stub, srv, _ch):
-            s = settings(2, target=21, seed=3)
-            s.time_control.game_bank_ms = 60_000
-            s.time_control.increment_ms = 1_000
-            created = await stub.CreateMatch(ms.CreateMatchRequest(settings=s))
-            rng = random.Random(3)
-            logs = await asyncio.gather(
-                *[
-                    play_seat(
-                        stub,
-                        created.match.match_id,
-                        t.token,
-                        random_choice(rng),
-                        batches=True,
-                        auto_play_forced=True,
-                    )
-                    for t in sorted(created.seat_tokens, key=lambda t: t.seat)
-                ]
-            )
-            return logs[0], srv.hub.store.get_record(f"{created.match.match_id}-g1")
-
-    log, record = asyncio.run(main())
+    request = settings(2, target=21, seed=3)
+    request.time_control.game_bank_ms = 60_000
+    request.time_control.increment_ms = 1_000
+    logs, record = play_one_game(request, 3, {0, 1})
+    log = logs[0]
     auto = [a for a in record["actions"] if a["auto_played"]]
     assert auto and all(a["elapsed_ms"] <= 5 for a in auto)
     # Seat 0's bank grows by the increment across each of its moves, unasked ones too:
