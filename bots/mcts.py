@@ -76,6 +76,16 @@ DEFAULT_DEPTH = 0  # tree plies per iteration at most, the root action included 
 # weighing a sweep).
 OPPONENTS = ("tree", "playout", "blind")
 DEFAULT_OPPONENT = "playout"  # measured stronger against greedy, even head to head (docs)
+# What a deal that does not end the game is worth (docs/bots.md): ``points``, its point
+# difference only; ``win``, WIN_WEIGHT of the reward is the chance of winning the game
+# from the totals after it (``win_chance``), as it is exactly when the deal ends the game.
+REWARDS = ("points", "win")
+DEFAULT_REWARD = "points"
+# The win-chance model: the game's remaining deals as a random walk. Measured on 300
+# greedy-against-greedy games to 51 (1,601 deals): a side scores 9.0 points per deal on
+# average and the deal's point difference has a standard deviation of 8.6.
+DEAL_MEAN = 9.0
+DEAL_SD = 8.6
 
 
 class Node:
@@ -132,8 +142,28 @@ def halving_rounds(k: int) -> int:
     return r
 
 
-def rewards_of(game: Game) -> list[float]:
-    """Reward in [0, 1] per side at the end of a (deal-only) game."""
+def win_chance(totals: Sequence[int], target: int, side: int) -> float:
+    """Chance that ``side`` wins the game from these totals (none has won yet).
+
+    Each side still needs ``target - total`` points (at least 0); against the other side
+    that needs fewest, the remaining deals are a random walk of the point difference with
+    DEAL_SD per deal, over as many deals as the two needs take at DEAL_MEAN points a deal
+    (at least half a deal): the normal chance that the walk covers the gap.
+    """
+    need = max(target - totals[side], 0)
+    other = min(max(target - totals[s], 0) for s in range(len(totals)) if s != side)
+    left = (need + other) / (2 * DEAL_MEAN)
+    left = 0.5 if left < 0.5 else left
+    x = (other - need) / (DEAL_SD * math.sqrt(left))
+    return 0.5 * (1.0 + math.erf(x / math.sqrt(2.0)))
+
+
+def rewards_of(game: Game, chance: bool = False) -> list[float]:
+    """Reward in [0, 1] per side at the end of a (deal-only) game.
+
+    ``chance`` (``reward="win"``): a deal that does not end the game gives WIN_WEIGHT of
+    the reward to the chance of winning the game from the new totals.
+    """
     score = game.last_score
     assert score is not None
     points = score.totals
@@ -145,6 +175,10 @@ def rewards_of(game: Game) -> list[float]:
         r = 0.0 if r < 0.0 else 1.0 if r > 1.0 else r
         if game.winner is not None:
             r = (1 - WIN_WEIGHT) * r + WIN_WEIGHT * (game.winner == side)
+        elif chance:
+            r = (1 - WIN_WEIGHT) * r + WIN_WEIGHT * win_chance(
+                game.totals, game.options.target, side
+            )
         out.append(r)
     return out
 
@@ -180,6 +214,7 @@ def search(
     evidence: Sequence[Evidence] = (),
     depth: int = DEFAULT_DEPTH,
     opponent: str = DEFAULT_OPPONENT,
+    reward: str = DEFAULT_REWARD,
 ) -> SearchResult:
     """Run ISMCTS from ``view`` until the iteration budget or the time budget is spent.
 
@@ -199,6 +234,8 @@ def search(
     other sides' moves in the tree are chosen by UCB on their reward (``tree``) or by the
     playout policy (``playout``: their edges are followed without ending the descent;
     ``blind``: the same, and they play the blind policy in the tree and the playouts).
+    ``reward``: ``points`` (a deal that does not end the game is worth its point
+    difference) or ``win`` (WIN_WEIGHT of it is the chance of winning the game after it).
     """
     if iterations is None and seconds is None:
         raise ValueError("search needs an iteration budget, a time budget, or both")
@@ -221,6 +258,9 @@ def search(
         raise ValueError(f"mcts opponent must be one of {', '.join(OPPONENTS)}, not {opponent!r}")
     opp_playout = opponent != "tree"
     opp_blind = opponent == "blind"
+    if reward not in REWARDS:
+        raise ValueError(f"mcts reward must be one of {', '.join(REWARDS)}, not {reward!r}")
+    chance = reward == "win"
     clock = time.thread_time if cpu_clock else time.perf_counter
     start = clock()
     rng = random.Random(seed)
@@ -258,6 +298,9 @@ def search(
             reply,
             opp_playout,
             opp_blind,
+            chance,
+            DEAL_MEAN,
+            DEAL_SD,
         )
         return SearchResult(
             {code: n for code, n in zip(order, visits, strict=True) if n},
@@ -370,7 +413,7 @@ def search(
         while not game.deal_over:
             theirs = opp_blind and side_of[game.turn] != my_side
             game.apply_code(playout_code(game, r, epsilon, blind or theirs, reply))
-        rewards = rewards_of(game)
+        rewards = rewards_of(game, chance)
         for child in path:
             child.visits += 1
             child.total += rewards[child.side]
@@ -450,6 +493,7 @@ class MctsPolicy:
         infer: float = DEFAULT_INFER,
         depth: int = DEFAULT_DEPTH,
         opponent: str = DEFAULT_OPPONENT,
+        reward: str = DEFAULT_REWARD,
     ) -> None:
         if iterations is None and time is None:
             iterations = 1000
@@ -473,6 +517,8 @@ class MctsPolicy:
             raise ValueError(
                 f"mcts opponent must be one of {', '.join(OPPONENTS)}, not {opponent!r}"
             )
+        if reward not in REWARDS:
+            raise ValueError(f"mcts reward must be one of {', '.join(REWARDS)}, not {reward!r}")
         self.core = resolve_core(core)  # fails here, naming the choices, if unavailable
         self.seed = seed if seed is not None else random.randrange(1 << 62)
         self.iterations = iterations
@@ -487,6 +533,7 @@ class MctsPolicy:
         self.infer = infer
         self.depth = depth
         self.opponent = opponent
+        self.reward = reward
         self._tracker = PlayTracker()
         self.last_evidence: Sequence[Evidence] = ()  # what the last decision inferred from
         self._pool: Executor | None = None
@@ -547,6 +594,7 @@ class MctsPolicy:
                     evidence,
                     self.depth,
                     self.opponent,
+                    self.reward,
                 )
             )
         if self.workers == 1:

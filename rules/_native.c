@@ -1002,6 +1002,8 @@ typedef struct {
     int depth;            /* tree plies at most, the root action included (0: no limit) */
     int opp_playout;      /* other sides move in the tree by the playout policy, not UCB */
     int opp_blind;        /* ... and, in the tree and the playouts, by the blind policy */
+    int chance;           /* reward "win": a deal not ending the game counts its win chance */
+    double deal_mean, deal_sd; /* the win-chance model (mcts.DEAL_MEAN, mcts.DEAL_SD) */
 } SearchParams;
 
 /* The rank of root action i among the survivors: better mean first, ties to the earlier. */
@@ -1018,6 +1020,22 @@ static int halving_rounds(int k) {
     return r;
 }
 
+/* mcts.win_chance */
+static double win_chance(const G *g, const SearchParams *sp, int side) {
+    int need = g->o.target - g->totals[side], other = 1000000;
+    if (need < 0) need = 0;
+    for (int s = 0; s < g->sides; s++) {
+        if (s == side) continue;
+        int n = g->o.target - g->totals[s];
+        if (n < 0) n = 0;
+        if (n < other) other = n;
+    }
+    double left = (need + other) / (2 * sp->deal_mean);
+    left = left < 0.5 ? 0.5 : left;
+    double x = (other - need) / (sp->deal_sd * sqrt(left));
+    return 0.5 * (1.0 + erf(x / sqrt(2.0)));
+}
+
 /* mcts.rewards_of */
 static void rewards(const G *g, const SearchParams *sp, double *out) {
     int pts[MAX_PLAYERS];
@@ -1031,7 +1049,10 @@ static void rewards(const G *g, const SearchParams *sp, double *out) {
             if (s != side && pts[s] > other) other = pts[s];
         double r = 0.5 + (pts[side] - other) / (2 * sp->point_scale);
         r = r < 0.0 ? 0.0 : r > 1.0 ? 1.0 : r;
-        if (g->winner >= 0) r = (1 - sp->win_weight) * r + sp->win_weight * (g->winner == side);
+        if (g->winner >= 0)
+            r = (1 - sp->win_weight) * r + sp->win_weight * (g->winner == side);
+        else if (sp->chance)
+            r = (1 - sp->win_weight) * r + sp->win_weight * win_chance(g, sp, side);
         out[side] = r;
     }
 }
@@ -1717,7 +1738,8 @@ static PyObject *py_reply_worth(PyObject *self, PyObject *args) {
 PyDoc_STRVAR(search_doc,
              "search(options, view, order, bias, seed, iterations, seconds, c, epsilon, "
              "point_scale, win_weight, worth, scopa, halving, cpu_clock, blind, expand_best, "
-             "evidence, infer, tries, depth, reply) -> "
+             "evidence, infer, tries, depth, reply, opp_playout, opp_blind, chance, "
+             "deal_mean, deal_sd) -> "
              "(visits, totals, "
              "survived, iterations, seconds)\n\n"
              "mcts.search with the whole loop native; the lists are aligned with ``order``. "
@@ -1736,13 +1758,15 @@ static PyObject *py_search(PyObject *self, PyObject *args) {
     World w;
     (void)self;
     pl.reply = 0;
-    sp.opp_playout = sp.opp_blind = 0;
-    if (!PyArg_ParseTuple(args, "OOOOKLdddddOdppppOdii|ppp", &opts_obj, &view_obj, &order_obj,
+    sp.opp_playout = sp.opp_blind = sp.chance = 0;
+    sp.deal_mean = 9.0;
+    sp.deal_sd = 8.6;
+    if (!PyArg_ParseTuple(args, "OOOOKLdddddOdppppOdii|ppppdd", &opts_obj, &view_obj, &order_obj,
                           &bias_obj, &seed, &iterations, &sp.seconds, &sp.c, &pl.epsilon,
                           &sp.point_scale, &sp.win_weight, &worth_obj, &pl.scopa, &sp.halving,
                           &sp.cpu_clock, &pl.blind, &pl.expand_best, &ev_obj, &sp.inf.infer,
                           &sp.inf.tries, &sp.depth, &pl.reply, &sp.opp_playout,
-                          &sp.opp_blind))
+                          &sp.opp_blind, &sp.chance, &sp.deal_mean, &sp.deal_sd))
         return NULL;
     sp.seed = seed;
     sp.iterations = iterations;
