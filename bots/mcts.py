@@ -183,6 +183,30 @@ def rewards_of(game: Game, chance: bool = False) -> list[float]:
     return out
 
 
+def solve_rest(game: Game, my_side: int, chance: bool, blind: bool, reply: bool = False) -> Game:
+    """The rest of a 2-player deal once the stock is empty, every card known in this
+    world: the searcher's side plays the move of best reward for it (ties to the earlier
+    legal action), the other side the playout policy without random moves. Returns the
+    deal's end (``solve=1``; the native loop's ``solve_rest`` is the same)."""
+    if game.deal_over:
+        return game
+    if game.options.side_of(game.turn) != my_side:
+        after = game.copy()
+        after.apply_code(playout_code(after, random.Random(0), 0.0, blind, reply))
+        return solve_rest(after, my_side, chance, blind, reply)
+    best: Game | None = None
+    best_value = -1e18
+    for code in game.reference_legal_codes():
+        after = game.copy()
+        after.apply_code(code)
+        leaf = solve_rest(after, my_side, chance, blind, reply)
+        value = rewards_of(leaf, chance)[my_side]
+        if value > best_value:
+            best, best_value = leaf, value
+    assert best is not None
+    return best
+
+
 def root_prior(view: View, codes: Sequence[int], weight: float) -> dict[int, float]:
     """Progressive bias for the root: the greedy appraisal, in reward units, best = 0.
 
@@ -215,6 +239,7 @@ def search(
     depth: int = DEFAULT_DEPTH,
     opponent: str = DEFAULT_OPPONENT,
     reward: str = DEFAULT_REWARD,
+    solve: int = 0,
 ) -> SearchResult:
     """Run ISMCTS from ``view`` until the iteration budget or the time budget is spent.
 
@@ -236,6 +261,9 @@ def search(
     ``blind``: the same, and they play the blind policy in the tree and the playouts).
     ``reward``: ``points`` (a deal that does not end the game is worth its point
     difference) or ``win`` (WIN_WEIGHT of it is the chance of winning the game after it).
+    ``solve``: 1 ends every playout of a 2-player deal, once the stock is empty, by
+    ``solve_rest`` (the searcher's best moves against the playout policy) instead of the
+    heuristic.
     """
     if iterations is None and seconds is None:
         raise ValueError("search needs an iteration budget, a time budget, or both")
@@ -261,6 +289,9 @@ def search(
     if reward not in REWARDS:
         raise ValueError(f"mcts reward must be one of {', '.join(REWARDS)}, not {reward!r}")
     chance = reward == "win"
+    if solve not in (0, 1):
+        raise ValueError(f"mcts solve must be 0 or 1, not {solve}")
+    solve_last = bool(solve) and view.options.players == 2
     clock = time.thread_time if cpu_clock else time.perf_counter
     start = clock()
     rng = random.Random(seed)
@@ -301,6 +332,7 @@ def search(
             chance,
             DEAL_MEAN,
             DEAL_SD,
+            bool(solve),
         )
         return SearchResult(
             {code: n for code, n in zip(order, visits, strict=True) if n},
@@ -411,6 +443,11 @@ def search(
             path.append(best_child)
             node = best_child
         while not game.deal_over:
+            if solve_last and not game.stock:
+                game = solve_rest(
+                    game, my_side, chance, blind or opp_blind, reply and not opp_blind
+                )
+                break
             theirs = opp_blind and side_of[game.turn] != my_side
             game.apply_code(playout_code(game, r, epsilon, blind or theirs, reply))
         rewards = rewards_of(game, chance)
@@ -494,6 +531,7 @@ class MctsPolicy:
         depth: int = DEFAULT_DEPTH,
         opponent: str = DEFAULT_OPPONENT,
         reward: str = DEFAULT_REWARD,
+        solve: int = 0,
     ) -> None:
         if iterations is None and time is None:
             iterations = 1000
@@ -533,7 +571,10 @@ class MctsPolicy:
         self.infer = infer
         self.depth = depth
         self.opponent = opponent
+        if solve not in (0, 1):
+            raise ValueError(f"mcts solve must be 0 or 1, not {solve}")
         self.reward = reward
+        self.solve = solve
         self._tracker = PlayTracker()
         self.last_evidence: Sequence[Evidence] = ()  # what the last decision inferred from
         self._pool: Executor | None = None
@@ -595,6 +636,7 @@ class MctsPolicy:
                     self.depth,
                     self.opponent,
                     self.reward,
+                    self.solve,
                 )
             )
         if self.workers == 1:

@@ -130,6 +130,13 @@ KINDS: dict[str, BotKind] = {
                 "difference), win (mostly the chance of winning the game after it)",
             ),
             KindOption(
+                "solve",
+                int,
+                0,
+                "1: 2-player playouts end the deal, once the stock is empty, by an exact "
+                "search of the searcher's best moves against the playout policy",
+            ),
+            KindOption(
                 "depth",
                 int,
                 DEFAULT_DEPTH,
