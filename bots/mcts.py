@@ -76,6 +76,16 @@ DEFAULT_DEPTH = 0  # tree plies per iteration at most, the root action included 
 # weighing a sweep).
 OPPONENTS = ("tree", "playout", "blind")
 DEFAULT_OPPONENT = "playout"  # measured stronger against greedy, even head to head (docs)
+# What a deal that does not end the game is worth (docs/bots.md): ``points``, its point
+# difference only; ``win``, WIN_WEIGHT of the reward is the chance of winning the game
+# from the totals after it (``win_chance``), as it is exactly when the deal ends the game.
+REWARDS = ("points", "win")
+DEFAULT_REWARD = "points"
+# The win-chance model: the game's remaining deals as a random walk. Measured on 300
+# greedy-against-greedy games to 51 (1,601 deals): a side scores 9.0 points per deal on
+# average and the deal's point difference has a standard deviation of 8.6.
+DEAL_MEAN = 9.0
+DEAL_SD = 8.6
 
 
 class Node:
@@ -132,8 +142,28 @@ def halving_rounds(k: int) -> int:
     return r
 
 
-def rewards_of(game: Game) -> list[float]:
-    """Reward in [0, 1] per side at the end of a (deal-only) game."""
+def win_chance(totals: Sequence[int], target: int, side: int) -> float:
+    """Chance that ``side`` wins the game from these totals (none has won yet).
+
+    Each side still needs ``target - total`` points (at least 0); against the other side
+    that needs fewest, the remaining deals are a random walk of the point difference with
+    DEAL_SD per deal, over as many deals as the two needs take at DEAL_MEAN points a deal
+    (at least half a deal): the normal chance that the walk covers the gap.
+    """
+    need = max(target - totals[side], 0)
+    other = min(max(target - totals[s], 0) for s in range(len(totals)) if s != side)
+    left = (need + other) / (2 * DEAL_MEAN)
+    left = 0.5 if left < 0.5 else left
+    x = (other - need) / (DEAL_SD * math.sqrt(left))
+    return 0.5 * (1.0 + math.erf(x / math.sqrt(2.0)))
+
+
+def rewards_of(game: Game, chance: bool = False) -> list[float]:
+    """Reward in [0, 1] per side at the end of a (deal-only) game.
+
+    ``chance`` (``reward="win"``): a deal that does not end the game gives WIN_WEIGHT of
+    the reward to the chance of winning the game from the new totals.
+    """
     score = game.last_score
     assert score is not None
     points = score.totals
@@ -145,8 +175,36 @@ def rewards_of(game: Game) -> list[float]:
         r = 0.0 if r < 0.0 else 1.0 if r > 1.0 else r
         if game.winner is not None:
             r = (1 - WIN_WEIGHT) * r + WIN_WEIGHT * (game.winner == side)
+        elif chance:
+            r = (1 - WIN_WEIGHT) * r + WIN_WEIGHT * win_chance(
+                game.totals, game.options.target, side
+            )
         out.append(r)
     return out
+
+
+def solve_rest(game: Game, my_side: int, chance: bool, blind: bool, reply: bool = False) -> Game:
+    """The rest of a 2-player deal once the stock is empty, every card known in this
+    world: the searcher's side plays the move of best reward for it (ties to the earlier
+    legal action), the other side the playout policy without random moves. Returns the
+    deal's end (``solve=1``; the native loop's ``solve_rest`` is the same)."""
+    if game.deal_over:
+        return game
+    if game.options.side_of(game.turn) != my_side:
+        after = game.copy()
+        after.apply_code(playout_code(after, random.Random(0), 0.0, blind, reply))
+        return solve_rest(after, my_side, chance, blind, reply)
+    best: Game | None = None
+    best_value = -1e18
+    for code in game.reference_legal_codes():
+        after = game.copy()
+        after.apply_code(code)
+        leaf = solve_rest(after, my_side, chance, blind, reply)
+        value = rewards_of(leaf, chance)[my_side]
+        if value > best_value:
+            best, best_value = leaf, value
+    assert best is not None
+    return best
 
 
 def root_prior(view: View, codes: Sequence[int], weight: float) -> dict[int, float]:
@@ -180,6 +238,8 @@ def search(
     evidence: Sequence[Evidence] = (),
     depth: int = DEFAULT_DEPTH,
     opponent: str = DEFAULT_OPPONENT,
+    reward: str = DEFAULT_REWARD,
+    solve: int = 0,
 ) -> SearchResult:
     """Run ISMCTS from ``view`` until the iteration budget or the time budget is spent.
 
@@ -199,6 +259,11 @@ def search(
     other sides' moves in the tree are chosen by UCB on their reward (``tree``) or by the
     playout policy (``playout``: their edges are followed without ending the descent;
     ``blind``: the same, and they play the blind policy in the tree and the playouts).
+    ``reward``: ``points`` (a deal that does not end the game is worth its point
+    difference) or ``win`` (WIN_WEIGHT of it is the chance of winning the game after it).
+    ``solve``: 1 ends every playout of a 2-player deal, once the stock is empty, by
+    ``solve_rest`` (the searcher's best moves against the playout policy) instead of the
+    heuristic.
     """
     if iterations is None and seconds is None:
         raise ValueError("search needs an iteration budget, a time budget, or both")
@@ -221,6 +286,12 @@ def search(
         raise ValueError(f"mcts opponent must be one of {', '.join(OPPONENTS)}, not {opponent!r}")
     opp_playout = opponent != "tree"
     opp_blind = opponent == "blind"
+    if reward not in REWARDS:
+        raise ValueError(f"mcts reward must be one of {', '.join(REWARDS)}, not {reward!r}")
+    chance = reward == "win"
+    if solve not in (0, 1):
+        raise ValueError(f"mcts solve must be 0 or 1, not {solve}")
+    solve_last = bool(solve) and view.options.players == 2
     clock = time.thread_time if cpu_clock else time.perf_counter
     start = clock()
     rng = random.Random(seed)
@@ -258,6 +329,10 @@ def search(
             reply,
             opp_playout,
             opp_blind,
+            chance,
+            DEAL_MEAN,
+            DEAL_SD,
+            bool(solve),
         )
         return SearchResult(
             {code: n for code, n in zip(order, visits, strict=True) if n},
@@ -368,9 +443,14 @@ def search(
             path.append(best_child)
             node = best_child
         while not game.deal_over:
+            if solve_last and not game.stock:
+                game = solve_rest(
+                    game, my_side, chance, blind or opp_blind, reply and not opp_blind
+                )
+                break
             theirs = opp_blind and side_of[game.turn] != my_side
             game.apply_code(playout_code(game, r, epsilon, blind or theirs, reply))
-        rewards = rewards_of(game)
+        rewards = rewards_of(game, chance)
         for child in path:
             child.visits += 1
             child.total += rewards[child.side]
@@ -450,6 +530,8 @@ class MctsPolicy:
         infer: float = DEFAULT_INFER,
         depth: int = DEFAULT_DEPTH,
         opponent: str = DEFAULT_OPPONENT,
+        reward: str = DEFAULT_REWARD,
+        solve: int = 0,
     ) -> None:
         if iterations is None and time is None:
             iterations = 1000
@@ -473,6 +555,8 @@ class MctsPolicy:
             raise ValueError(
                 f"mcts opponent must be one of {', '.join(OPPONENTS)}, not {opponent!r}"
             )
+        if reward not in REWARDS:
+            raise ValueError(f"mcts reward must be one of {', '.join(REWARDS)}, not {reward!r}")
         self.core = resolve_core(core)  # fails here, naming the choices, if unavailable
         self.seed = seed if seed is not None else random.randrange(1 << 62)
         self.iterations = iterations
@@ -487,6 +571,10 @@ class MctsPolicy:
         self.infer = infer
         self.depth = depth
         self.opponent = opponent
+        if solve not in (0, 1):
+            raise ValueError(f"mcts solve must be 0 or 1, not {solve}")
+        self.reward = reward
+        self.solve = solve
         self._tracker = PlayTracker()
         self.last_evidence: Sequence[Evidence] = ()  # what the last decision inferred from
         self._pool: Executor | None = None
@@ -547,6 +635,8 @@ class MctsPolicy:
                     evidence,
                     self.depth,
                     self.opponent,
+                    self.reward,
+                    self.solve,
                 )
             )
         if self.workers == 1:

@@ -24,6 +24,7 @@ from cirulla.bots.mcts import (
     DEFAULT_OPPONENT,
     DEFAULT_PLAYOUT,
     DEFAULT_PRIOR,
+    DEFAULT_REWARD,
     DEFAULT_ROOT,
     MctsPolicy,
 )
@@ -120,6 +121,20 @@ KINDS: dict[str, BotKind] = {
                 "how the other sides move in the tree: tree (UCB on their own reward), "
                 "playout (the playout policy: a greedy-like opponent), blind (the blind "
                 "playout policy, in the tree and the playouts)",
+            ),
+            KindOption(
+                "reward",
+                str,
+                DEFAULT_REWARD,
+                "what a deal that does not end the game is worth: points (its point "
+                "difference), win (mostly the chance of winning the game after it)",
+            ),
+            KindOption(
+                "solve",
+                int,
+                0,
+                "1: 2-player playouts end the deal, once the stock is empty, by an exact "
+                "search of the searcher's best moves against the playout policy",
             ),
             KindOption(
                 "depth",

@@ -1002,6 +1002,9 @@ typedef struct {
     int depth;            /* tree plies at most, the root action included (0: no limit) */
     int opp_playout;      /* other sides move in the tree by the playout policy, not UCB */
     int opp_blind;        /* ... and, in the tree and the playouts, by the blind policy */
+    int chance;           /* reward "win": a deal not ending the game counts its win chance */
+    double deal_mean, deal_sd; /* the win-chance model (mcts.DEAL_MEAN, mcts.DEAL_SD) */
+    int solve;            /* 2 players: the last round of every playout solved exactly */
 } SearchParams;
 
 /* The rank of root action i among the survivors: better mean first, ties to the earlier. */
@@ -1018,6 +1021,22 @@ static int halving_rounds(int k) {
     return r;
 }
 
+/* mcts.win_chance */
+static double win_chance(const G *g, const SearchParams *sp, int side) {
+    int need = g->o.target - g->totals[side], other = 1000000;
+    if (need < 0) need = 0;
+    for (int s = 0; s < g->sides; s++) {
+        if (s == side) continue;
+        int n = g->o.target - g->totals[s];
+        if (n < 0) n = 0;
+        if (n < other) other = n;
+    }
+    double left = (need + other) / (2 * sp->deal_mean);
+    left = left < 0.5 ? 0.5 : left;
+    double x = (other - need) / (sp->deal_sd * sqrt(left));
+    return 0.5 * (1.0 + erf(x / sqrt(2.0)));
+}
+
 /* mcts.rewards_of */
 static void rewards(const G *g, const SearchParams *sp, double *out) {
     int pts[MAX_PLAYERS];
@@ -1031,9 +1050,60 @@ static void rewards(const G *g, const SearchParams *sp, double *out) {
             if (s != side && pts[s] > other) other = pts[s];
         double r = 0.5 + (pts[side] - other) / (2 * sp->point_scale);
         r = r < 0.0 ? 0.0 : r > 1.0 ? 1.0 : r;
-        if (g->winner >= 0) r = (1 - sp->win_weight) * r + sp->win_weight * (g->winner == side);
+        if (g->winner >= 0)
+            r = (1 - sp->win_weight) * r + sp->win_weight * (g->winner == side);
+        else if (sp->chance)
+            r = (1 - sp->win_weight) * r + sp->win_weight * win_chance(g, sp, side);
         out[side] = r;
     }
+}
+
+/* mcts.solve_rest: the rest of a 2-player deal once the stock is empty, every card
+   known in this world: the searcher's side plays the move of best reward for it, the
+   other the playout policy ``popp`` (epsilon 0). Leaves the deal's end in ``leaf``. */
+static int solve_rest(Scratch *s, const G *g, const SearchParams *sp, const Playout *popp,
+                      int my_side, G *leaf, double *value) {
+    if (g->deal_over) {
+        double rw[MAX_PLAYERS];
+        rewards(g, sp, rw);
+        *leaf = *g;
+        *value = rw[my_side];
+        return 0;
+    }
+    if (g->side_of[g->turn] != my_side) {
+        u64 pc;
+        Rng r0 = {0};
+        if (playout_code(s, g, &r0, popp, &pc)) return -1;
+        G c = *g;
+        g_play(&c, pc);
+        return solve_rest(s, &c, sp, popp, my_side, leaf, value);
+    }
+    Tab t;
+    if (tab_init(s, &t, g->table, g->wild) ||
+        legal_codes(s, &t, g->hands[g->turn], g->wild, g->o.must_capture,
+                    g->o.pairing_precedence))
+        return -1;
+    int n = s->ncodes;
+    u64 *codes = malloc(sizeof(u64) * (size_t)n);
+    if (!codes) return -1;
+    memcpy(codes, s->codes, sizeof(u64) * (size_t)n);
+    double best = -1e18;
+    for (int i = 0; i < n; i++) {
+        G c = *g, l;
+        double v;
+        g_play(&c, codes[i]);
+        if (solve_rest(s, &c, sp, popp, my_side, &l, &v)) {
+            free(codes);
+            return -1;
+        }
+        if (v > best) { /* ties to the earlier legal action */
+            best = v;
+            *leaf = l;
+        }
+    }
+    free(codes);
+    *value = best;
+    return 0;
 }
 
 /* mcts.search: root children in ``order`` with progressive bias ``bias``; returns the
@@ -1064,6 +1134,8 @@ static long long search_run(const World *w, const u64 *order, const double *bias
     Playout pl_opp = *pl; /* mcts.py, ``opponent="blind"``: the other sides' policy */
     pl_opp.blind = 1;
     pl_opp.reply = 0;
+    Playout pl_solve = sp->opp_blind ? pl_opp : *pl; /* the other side in solve_rest */
+    pl_solve.epsilon = 0.0;
     G g;
     Tab t;
     if (!root_child || !surv) goto out;
@@ -1188,6 +1260,13 @@ static long long search_run(const World *w, const u64 *order, const double *bias
         }
         while (!g.deal_over) {
             u64 pc;
+            if (sp->solve && g.n == 2 && !g.nstock) {
+                G leaf;
+                double v;
+                if (solve_rest(&s, &g, sp, &pl_solve, my_side, &leaf, &v)) goto fail;
+                g = leaf;
+                break;
+            }
             const Playout *mover = sp->opp_blind && g.side_of[g.turn] != my_side ? &pl_opp : pl;
             if (playout_code(&s, &g, &r, mover, &pc)) goto fail;
             g_play(&g, pc);
@@ -1717,7 +1796,8 @@ static PyObject *py_reply_worth(PyObject *self, PyObject *args) {
 PyDoc_STRVAR(search_doc,
              "search(options, view, order, bias, seed, iterations, seconds, c, epsilon, "
              "point_scale, win_weight, worth, scopa, halving, cpu_clock, blind, expand_best, "
-             "evidence, infer, tries, depth, reply) -> "
+             "evidence, infer, tries, depth, reply, opp_playout, opp_blind, chance, "
+             "deal_mean, deal_sd, solve) -> "
              "(visits, totals, "
              "survived, iterations, seconds)\n\n"
              "mcts.search with the whole loop native; the lists are aligned with ``order``. "
@@ -1736,13 +1816,16 @@ static PyObject *py_search(PyObject *self, PyObject *args) {
     World w;
     (void)self;
     pl.reply = 0;
-    sp.opp_playout = sp.opp_blind = 0;
-    if (!PyArg_ParseTuple(args, "OOOOKLdddddOdppppOdii|ppp", &opts_obj, &view_obj, &order_obj,
+    sp.opp_playout = sp.opp_blind = sp.chance = sp.solve = 0;
+    sp.deal_mean = 9.0;
+    sp.deal_sd = 8.6;
+    if (!PyArg_ParseTuple(args, "OOOOKLdddddOdppppOdii|ppppddp", &opts_obj, &view_obj, &order_obj,
                           &bias_obj, &seed, &iterations, &sp.seconds, &sp.c, &pl.epsilon,
                           &sp.point_scale, &sp.win_weight, &worth_obj, &pl.scopa, &sp.halving,
                           &sp.cpu_clock, &pl.blind, &pl.expand_best, &ev_obj, &sp.inf.infer,
                           &sp.inf.tries, &sp.depth, &pl.reply, &sp.opp_playout,
-                          &sp.opp_blind))
+                          &sp.opp_blind, &sp.chance, &sp.deal_mean, &sp.deal_sd,
+                          &sp.solve))
         return NULL;
     sp.seed = seed;
     sp.iterations = iterations;
