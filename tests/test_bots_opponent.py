@@ -19,6 +19,17 @@ from cirulla.rules import Game, Options
 
 from .rules_helpers import deal_positions
 
+#: A root-only search with nothing random but the sampled worlds: each root action's
+#: mean is then a plain average of playouts that a test can compute by hand.
+EXACT_ROOT = {
+    "seed": 2,
+    "iterations": 60,
+    "epsilon": 0.0,
+    "prior": 0.0,
+    "infer": 0.0,
+    "depth": 1,
+}
+
 
 def last_round(seed: int) -> Game:
     """A random deal-only game played at random until the stock is empty and the two

@@ -20,7 +20,7 @@ from cirulla.bots.specs import parse_bot_spec
 from cirulla.rules import Game
 
 from .rules_helpers import deal_positions
-from .test_bots_opponent import last_round
+from .test_bots_opponent import EXACT_ROOT, last_round
 
 
 def test_win_chance_is_a_chance_that_follows_the_totals() -> None:
@@ -54,17 +54,7 @@ def test_both_loops_reward_the_win_chance_of_the_deal(core: str, seed: int) -> N
     view = game.view(me)
     changed = 0
     for reward, chance in (("points", False), ("win", True)):
-        result = search(
-            view,
-            seed=2,
-            iterations=60,
-            core=core,
-            epsilon=0.0,
-            prior=0.0,
-            infer=0.0,
-            depth=1,
-            reward=reward,
-        )
+        result = search(view, core=core, reward=reward, **EXACT_ROOT)
         for code, n in result.visits.items():
             after = played_out(game, code)
             assert after.winner is None

@@ -17,7 +17,7 @@ from cirulla.bots.mcts import MctsPolicy, rewards_of, search, solve_rest
 from cirulla.bots.specs import parse_bot_spec
 from cirulla.rules import Game
 
-from .test_bots_opponent import last_round
+from .test_bots_opponent import EXACT_ROOT, last_round
 
 
 def heuristic_end(game: Game) -> Game:
@@ -33,17 +33,7 @@ def test_both_loops_end_the_last_round_by_the_exact_search(core: str, seed: int)
     game = last_round(seed)
     me = game.turn
     view = game.view(me)
-    result = search(
-        view,
-        seed=2,
-        iterations=60,
-        core=core,
-        epsilon=0.0,
-        prior=0.0,
-        infer=0.0,
-        depth=1,
-        solve=1,
-    )
+    result = search(view, core=core, solve=1, **EXACT_ROOT)
     better = 0
     for code, n in result.visits.items():
         after = game.copy()
