@@ -207,6 +207,36 @@ def solve_rest(game: Game, my_side: int, chance: bool, blind: bool, reply: bool 
     return best
 
 
+def check_search_options(
+    root: str,
+    playout: str,
+    expand: str,
+    infer: float,
+    depth: int,
+    opponent: str,
+    reward: str,
+    solve: int,
+) -> None:
+    """The search's option values, checked once for ``search`` and ``MctsPolicy`` (a bad
+    spec fails when the bot is built, before any game): a ValueError names the option."""
+    choices = (
+        ("root", root, ROOTS),
+        ("playout", playout, PLAYOUTS),
+        ("expand", expand, EXPANSIONS),
+        ("opponent", opponent, OPPONENTS),
+        ("reward", reward, REWARDS),
+    )
+    for option, value, allowed in choices:
+        if value not in allowed:
+            raise ValueError(f"mcts {option} must be one of {', '.join(allowed)}, not {value!r}")
+    if not 0.0 <= infer <= 1.0:
+        raise ValueError(f"mcts infer must be a probability in [0, 1], not {infer}")
+    if depth < 0:
+        raise ValueError(f"mcts depth must be 0 (no limit) or a number of plies, not {depth}")
+    if solve not in (0, 1):
+        raise ValueError(f"mcts solve must be 0 or 1, not {solve}")
+
+
 def root_prior(view: View, codes: Sequence[int], weight: float) -> dict[int, float]:
     """Progressive bias for the root: the greedy appraisal, in reward units, best = 0.
 
@@ -269,28 +299,13 @@ def search(
         raise ValueError("search needs an iteration budget, a time budget, or both")
     if view.seat is None or view.to_move != view.seat:
         raise ValueError("search runs from a view of the seat to move")
-    if root not in ROOTS:
-        raise ValueError(f"mcts root must be one of {', '.join(ROOTS)}, not {root!r}")
-    if playout not in PLAYOUTS:
-        raise ValueError(f"mcts playout must be one of {', '.join(PLAYOUTS)}, not {playout!r}")
+    check_search_options(root, playout, expand, infer, depth, opponent, reward, solve)
     blind = playout == "blind"
     reply = playout == "reply"
-    if expand not in EXPANSIONS:
-        raise ValueError(f"mcts expand must be one of {', '.join(EXPANSIONS)}, not {expand!r}")
     expand_best = expand == "best"
-    if not 0.0 <= infer <= 1.0:
-        raise ValueError(f"mcts infer must be a probability in [0, 1], not {infer}")
-    if depth < 0:
-        raise ValueError(f"mcts depth must be 0 (no limit) or a number of plies, not {depth}")
-    if opponent not in OPPONENTS:
-        raise ValueError(f"mcts opponent must be one of {', '.join(OPPONENTS)}, not {opponent!r}")
     opp_playout = opponent != "tree"
     opp_blind = opponent == "blind"
-    if reward not in REWARDS:
-        raise ValueError(f"mcts reward must be one of {', '.join(REWARDS)}, not {reward!r}")
     chance = reward == "win"
-    if solve not in (0, 1):
-        raise ValueError(f"mcts solve must be 0 or 1, not {solve}")
     solve_last = bool(solve) and view.options.players == 2
     clock = time.thread_time if cpu_clock else time.perf_counter
     start = clock()
@@ -541,22 +556,7 @@ class MctsPolicy:
             raise ValueError(f"mcts time must be positive seconds, not {time}")
         if workers < 1:
             raise ValueError(f"mcts workers must be at least 1, not {workers}")
-        if root not in ROOTS:
-            raise ValueError(f"mcts root must be one of {', '.join(ROOTS)}, not {root!r}")
-        if playout not in PLAYOUTS:
-            raise ValueError(f"mcts playout must be one of {', '.join(PLAYOUTS)}, not {playout!r}")
-        if expand not in EXPANSIONS:
-            raise ValueError(f"mcts expand must be one of {', '.join(EXPANSIONS)}, not {expand!r}")
-        if not 0.0 <= infer <= 1.0:
-            raise ValueError(f"mcts infer must be a probability in [0, 1], not {infer}")
-        if depth < 0:
-            raise ValueError(f"mcts depth must be 0 (no limit) or a number of plies, not {depth}")
-        if opponent not in OPPONENTS:
-            raise ValueError(
-                f"mcts opponent must be one of {', '.join(OPPONENTS)}, not {opponent!r}"
-            )
-        if reward not in REWARDS:
-            raise ValueError(f"mcts reward must be one of {', '.join(REWARDS)}, not {reward!r}")
+        check_search_options(root, playout, expand, infer, depth, opponent, reward, solve)
         self.core = resolve_core(core)  # fails here, naming the choices, if unavailable
         self.seed = seed if seed is not None else random.randrange(1 << 62)
         self.iterations = iterations
@@ -571,8 +571,6 @@ class MctsPolicy:
         self.infer = infer
         self.depth = depth
         self.opponent = opponent
-        if solve not in (0, 1):
-            raise ValueError(f"mcts solve must be 0 or 1, not {solve}")
         self.reward = reward
         self.solve = solve
         self._tracker = PlayTracker()

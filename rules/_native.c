@@ -1817,8 +1817,7 @@ static PyObject *py_search(PyObject *self, PyObject *args) {
     (void)self;
     pl.reply = 0;
     sp.opp_playout = sp.opp_blind = sp.chance = sp.solve = 0;
-    sp.deal_mean = 9.0;
-    sp.deal_sd = 8.6;
+    sp.deal_mean = sp.deal_sd = 0.0; /* mcts.DEAL_MEAN and DEAL_SD: given with chance */
     if (!PyArg_ParseTuple(args, "OOOOKLdddddOdppppOdii|ppppddp", &opts_obj, &view_obj, &order_obj,
                           &bias_obj, &seed, &iterations, &sp.seconds, &sp.c, &pl.epsilon,
                           &sp.point_scale, &sp.win_weight, &worth_obj, &pl.scopa, &sp.halving,
@@ -1827,6 +1826,10 @@ static PyObject *py_search(PyObject *self, PyObject *args) {
                           &sp.opp_blind, &sp.chance, &sp.deal_mean, &sp.deal_sd,
                           &sp.solve))
         return NULL;
+    if (sp.chance && !(sp.deal_mean > 0.0 && sp.deal_sd > 0.0)) {
+        PyErr_SetString(PyExc_ValueError, "search: chance needs deal_mean and deal_sd > 0");
+        return NULL;
+    }
     sp.seed = seed;
     sp.iterations = iterations;
     if (parse_opts(opts_obj, &o) || parse_view(view_obj, &o, &v)) return NULL;
