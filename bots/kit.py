@@ -341,44 +341,52 @@ class BotClient:
         Runs an event loop of its own in the calling thread (the kit's gRPC is asyncio),
         so call it from plain synchronous code or a thread, not from a coroutine.
         """
+        return asyncio.run(self.run_async())
+
+    async def run_async(self, channel: grpc.aio.Channel | None = None) -> MatchOutcome:
+        """``run`` on the running event loop, on ``channel`` when given (the caller's: it
+        stays open, so a bot playing match after match keeps one connection and one loop
+        for all of them) or else on a channel of its own to ``server``."""
         try:
-            return asyncio.run(self._run())
+            if channel is not None:
+                return await self._run(channel)
+            async with open_aio_channel(self.server, self.tls_ca) as own:
+                return await self._run(own)
         finally:
             self._thinker.close()
 
-    async def _run(self) -> MatchOutcome:
+    async def _run(self, channel: grpc.aio.Channel) -> MatchOutcome:
         failures = 0
         resume = False
         self._began = asyncio.Event()
         if self._started:
             self._began.set()
-        async with open_aio_channel(self.server, self.tls_ca) as channel:
-            stub = match_service_pb2_grpc.MatchServiceStub(channel)
-            while True:
-                try:
-                    progressed = await self._play(stub, resume)
-                except grpc.RpcError as exc:
-                    code = exc.code() if hasattr(exc, "code") else None
-                    detail = exc.details() if hasattr(exc, "details") else str(exc)
-                    if self._finished:
-                        return self.outcome
-                    if self._join_expired:
-                        raise BotError(self._join_message()) from None
-                    if code is not None and code in FATAL_CODES:
-                        raise BotError(f"server refused the bot: {code.name}: {detail}") from None
-                    progressed = False
-                    log.warning("stream failed (%s: %s)", code.name if code else "?", detail)
+        stub = match_service_pb2_grpc.MatchServiceStub(channel)
+        while True:
+            try:
+                progressed = await self._play(stub, resume)
+            except grpc.RpcError as exc:
+                code = exc.code() if hasattr(exc, "code") else None
+                detail = exc.details() if hasattr(exc, "details") else str(exc)
                 if self._finished:
                     return self.outcome
                 if self._join_expired:
-                    raise BotError(self._join_message())
-                failures = 0 if progressed else failures + 1
-                if failures > self.retries:
-                    raise BotError(f"gave up after {self.retries} failed reconnection attempts")
-                delay = min(self.max_backoff, self.backoff * 2 ** max(0, failures - 1))
-                log.info("reconnecting in %.1fs (resume after event %d)", delay, self.last_sequence)
-                await asyncio.sleep(delay)
-                resume = self.outcome.seat is not None
+                    raise BotError(self._join_message()) from None
+                if code is not None and code in FATAL_CODES:
+                    raise BotError(f"server refused the bot: {code.name}: {detail}") from None
+                progressed = False
+                log.warning("stream failed (%s: %s)", code.name if code else "?", detail)
+            if self._finished:
+                return self.outcome
+            if self._join_expired:
+                raise BotError(self._join_message())
+            failures = 0 if progressed else failures + 1
+            if failures > self.retries:
+                raise BotError(f"gave up after {self.retries} failed reconnection attempts")
+            delay = min(self.max_backoff, self.backoff * 2 ** max(0, failures - 1))
+            log.info("reconnecting in %.1fs (resume after event %d)", delay, self.last_sequence)
+            await asyncio.sleep(delay)
+            resume = self.outcome.seat is not None
 
     async def _play(self, stub: match_service_pb2_grpc.MatchServiceStub, resume: bool) -> bool:
         """One stream, until it ends. True if the server welcomed us (progress was made)."""
@@ -653,13 +661,42 @@ def run_bot(
     asyncio event loop in the calling thread: call it from synchronous code (a thread
     of its own is fine), not from inside a coroutine.
     """
+    client = bot_client(
+        policy,
+        server=server,
+        match_id=match_id,
+        token=token,
+        name=name,
+        retries=retries,
+        tls_ca=tls_ca,
+        join_timeout=join_timeout,
+        auto_play_forced=auto_play_forced,
+    )
+    setup_logging(log_level, client.name)
+    if on_client is not None:
+        on_client(client)
+    return client.run()
+
+
+def bot_client(
+    policy: Policy | DecisionFunction,
+    *,
+    server: str | None = None,
+    match_id: str | None = None,
+    token: str | None = None,
+    name: str | None = None,
+    retries: int = 8,
+    tls_ca: str | None = None,
+    join_timeout: float = JOIN_TIMEOUT,
+    auto_play_forced: bool | None = None,
+) -> BotClient:
+    """The client ``run_bot`` plays with (same arguments and defaults), not yet started:
+    for a caller that runs it on an event loop and channel of its own (``run_async``)."""
     if not hasattr(policy, "choose"):
         policy = FunctionPolicy(policy)
-    brain = cast(Policy, policy)
-    setup_logging(log_level, name or brain.name)
     where = connection_from_env(server, match_id, token, tls_ca)
-    client = BotClient(
-        brain,
+    return BotClient(
+        cast(Policy, policy),
         server=where.server,
         match_id=where.match_id,
         token=where.token,
@@ -669,6 +706,3 @@ def run_bot(
         join_timeout=join_timeout,
         auto_play_forced=auto_play_forced,
     )
-    if on_client is not None:
-        on_client(client)
-    return client.run()

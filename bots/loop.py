@@ -9,7 +9,8 @@ way cutechess keeps its engines between games. The hand-over is a line protocol:
 * the runner writes one JSON object per line on the bot's **stdin**, an *assignment*:
   ``{"server": "HOST:PORT", "match": "ID", "token": "SEAT-TOKEN", "seat": 0,
   "name": "NAME", "seed": 123}`` (``seat``, ``name`` and ``seed`` may be absent);
-* the bot plays that match with the kit (``run_bot``) and, when it has left it, writes one
+* the bot plays that match with the kit (a ``BotClient``, on one event loop and one
+  connection kept from match to match) and, when it has left it, writes one
   line on its **stdout**: ``{"done": "ID", "code": 0}`` (``code`` 1 and an ``"error"``
   text when it could not play, e.g. the server refused it);
 * end of input: the bot exits 0.
@@ -25,6 +26,7 @@ all a Python bot needs; ``python -m cirulla.bots.loop SPEC`` serves a built-in k
 from __future__ import annotations
 
 import argparse
+import asyncio
 import dataclasses
 import json
 import logging
@@ -34,7 +36,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import IO, Any
 
-from cirulla.bots.kit import BotError, run_bot
+import grpc
+
+from cirulla.bots.kit import BotClient, BotError, bot_client, open_aio_channel, setup_logging
 from cirulla.bots.policy import DecisionFunction, Policy
 
 log = logging.getLogger("cirulla.bots.loop")
@@ -112,25 +116,66 @@ def serve(
     """
     if (policy is None) == (factory is None):
         raise TypeError("serve() takes either a policy or a factory")
+    setup_logging("info", name or "bot")
     out = control or control_stream()
     out.write('{"ready":true}\n')
     out.flush()
     source = lines if lines is not None else iter(sys.stdin.readline, "")
-    for line in source:
-        if not line.strip():
-            continue
-        try:
-            assignment = Assignment.from_line(line)
-        except ValueError as exc:
-            log.error("%s", exc)
-            _report(out, None, 2, str(exc))
-            continue
-        log.info("assignment: match %s seat %s", assignment.match, assignment.seat)
-        if assignment.name is None and name is not None:
-            assignment = dataclasses.replace(assignment, name=name)
-        code, error = _play(assignment, policy, factory, retries)
-        _report(out, assignment.match, code, error)
+    with Connection() as connection:
+        for line in source:
+            if not line.strip():
+                continue
+            try:
+                assignment = Assignment.from_line(line)
+            except ValueError as exc:
+                log.error("%s", exc)
+                _report(out, None, 2, str(exc))
+                continue
+            log.info("assignment: match %s seat %s", assignment.match, assignment.seat)
+            if assignment.name is None and name is not None:
+                assignment = dataclasses.replace(assignment, name=name)
+            code, error = _play(assignment, policy, factory, retries, connection)
+            _report(out, assignment.match, code, error)
     return 0
+
+
+class Connection:
+    """One event loop and one channel, kept from match to match while the server stays
+    the same: a new loop, channel and HTTP/2 connection for every match cost the bot and
+    the server more than a short game's first moves."""
+
+    def __init__(self) -> None:
+        self._runner = asyncio.Runner()
+        self._channel: grpc.aio.Channel | None = None
+        self._key: tuple[str, str | None] | None = None
+
+    def play(self, client: BotClient) -> None:
+        self._runner.run(self._play(client))
+
+    async def _play(self, client: BotClient) -> None:
+        key = (client.server, client.tls_ca)
+        if self._channel is None or self._key != key:
+            await self._close_channel()
+            self._channel = open_aio_channel(*key)
+            self._key = key
+        await client.run_async(self._channel)
+
+    async def _close_channel(self) -> None:
+        if self._channel is not None:
+            channel, self._channel = self._channel, None
+            await channel.close()
+
+    def close(self) -> None:
+        try:
+            self._runner.run(self._close_channel())
+        finally:
+            self._runner.close()
+
+    def __enter__(self) -> Connection:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def _play(
@@ -138,19 +183,22 @@ def _play(
     policy: Policy | DecisionFunction | None,
     factory: Callable[[Assignment], Policy | DecisionFunction] | None,
     retries: int,
+    connection: Connection,
 ) -> tuple[int, str | None]:
     player = policy if factory is None else None
     try:
         if factory is not None:
             player = factory(assignment)
         assert player is not None
-        run_bot(
-            player,
-            server=assignment.server,
-            match_id=assignment.match,
-            token=assignment.token,
-            name=assignment.name,
-            retries=retries,
+        connection.play(
+            bot_client(
+                player,
+                server=assignment.server,
+                match_id=assignment.match,
+                token=assignment.token,
+                name=assignment.name,
+                retries=retries,
+            )
         )
         return 0, None
     except BotError as exc:

@@ -22,9 +22,7 @@ def test_the_command_table_is_what_the_areas_register() -> None:
 
 
 def test_full_help_still_lists_every_command() -> None:
-    commands = next(
-        a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)
-    )
+    commands = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
     assert set(commands.choices) == set(COMMAND_AREAS) | {"bench"}
 
 

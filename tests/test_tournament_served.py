@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import json
 import sys
+import threading
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,10 @@ from typing import Any
 import grpc
 import pytest
 
+from cirulla.bots import loop as loop_module
+from cirulla.bots.kit import run_bot
 from cirulla.bots.loop import Assignment, serve
+from cirulla.bots.simple import RandomPolicy
 from cirulla.cli import main
 from cirulla.clients.journal import Settings
 from cirulla.clients.referee import match_settings
@@ -139,6 +143,47 @@ def test_bad_assignment_lines_name_the_field() -> None:
         Assignment.from_line('{"server": "s", "match": "m", "token": "t", "seat": "0"}')
     line = Assignment("s", "m", "t", seat=1, seed=9).to_line()
     assert Assignment.from_line(line) == Assignment("s", "m", "t", seat=1, seed=9)
+
+
+def test_one_connection_serves_match_after_match(
+    server: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """serve() keeps its event loop and channel between matches on the same server: a
+    channel per match cost the bot and the server a connection set-up every game."""
+    opened: list[str] = []
+    real_open = loop_module.open_aio_channel
+
+    def counting_open(address: str, tls_ca: str | None = None) -> Any:
+        opened.append(address)
+        return real_open(address, tls_ca)
+
+    monkeypatch.setattr(loop_module, "open_aio_channel", counting_open)
+    stub = match_service_pb2_grpc.MatchServiceStub(grpc.insecure_channel(server))
+    matches = [create_match(stub, seed) for seed in (11, 12, 13)]
+    lines = [
+        Assignment(server, match_id, tokens[0], seat=0, seed=1).to_line()
+        for match_id, tokens in matches
+    ]
+    others = [
+        threading.Thread(
+            target=run_bot,
+            args=(RandomPolicy(seed=2),),
+            kwargs={"server": server, "match_id": match_id, "token": tokens[1]},
+        )
+        for match_id, tokens in matches
+    ]
+    for thread in others:
+        thread.start()
+    out = io.StringIO()
+    assert serve(RandomPolicy(seed=1), lines=lines, control=out) == 0
+    for thread in others:
+        thread.join(30)
+    reports = [json.loads(line) for line in out.getvalue().splitlines()[1:]]
+    assert reports == [{"done": match_id, "code": 0} for match_id, _ in matches]
+    for match_id, _ in matches:
+        match = stub.GetMatch(match_service_pb2.GetMatchRequest(match_id=match_id)).match
+        assert match.status == match_pb2.MATCH_STATUS_FINISHED
+    assert opened == [server]
 
 
 def test_a_served_bot_that_dies_is_restarted_for_its_next_game(tmp_path: Path) -> None:
