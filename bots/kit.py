@@ -644,6 +644,7 @@ def run_bot(
     log_level: str | int = "info",
     on_client: Callable[[BotClient], None] | None = None,
     auto_play_forced: bool | None = None,
+    runner: Callable[[BotClient], MatchOutcome] | None = None,
 ) -> MatchOutcome:
     """Play one seat of a match until it ends; returns what the kit saw of it.
 
@@ -659,44 +660,16 @@ def run_bot(
     (``Hello.auto_play_forced``): fewer messages, but ``choose`` then misses those turns,
     so a policy that keeps its own account of the game between calls leaves it off. Runs its own
     asyncio event loop in the calling thread: call it from synchronous code (a thread
-    of its own is fine), not from inside a coroutine.
+    of its own is fine), not from inside a coroutine. ``runner``, when given, plays the
+    client instead (``cirulla.bots.loop`` runs every match on one loop and channel).
     """
-    client = bot_client(
-        policy,
-        server=server,
-        match_id=match_id,
-        token=token,
-        name=name,
-        retries=retries,
-        tls_ca=tls_ca,
-        join_timeout=join_timeout,
-        auto_play_forced=auto_play_forced,
-    )
-    setup_logging(log_level, client.name)
-    if on_client is not None:
-        on_client(client)
-    return client.run()
-
-
-def bot_client(
-    policy: Policy | DecisionFunction,
-    *,
-    server: str | None = None,
-    match_id: str | None = None,
-    token: str | None = None,
-    name: str | None = None,
-    retries: int = 8,
-    tls_ca: str | None = None,
-    join_timeout: float = JOIN_TIMEOUT,
-    auto_play_forced: bool | None = None,
-) -> BotClient:
-    """The client ``run_bot`` plays with (same arguments and defaults), not yet started:
-    for a caller that runs it on an event loop and channel of its own (``run_async``)."""
     if not hasattr(policy, "choose"):
         policy = FunctionPolicy(policy)
+    brain = cast(Policy, policy)
+    setup_logging(log_level, name or brain.name)
     where = connection_from_env(server, match_id, token, tls_ca)
-    return BotClient(
-        cast(Policy, policy),
+    client = BotClient(
+        brain,
         server=where.server,
         match_id=where.match_id,
         token=where.token,
@@ -706,3 +679,6 @@ def bot_client(
         join_timeout=join_timeout,
         auto_play_forced=auto_play_forced,
     )
+    if on_client is not None:
+        on_client(client)
+    return client.run() if runner is None else runner(client)

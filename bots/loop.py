@@ -38,7 +38,14 @@ from typing import IO, Any
 
 import grpc
 
-from cirulla.bots.kit import BotClient, BotError, bot_client, open_aio_channel, setup_logging
+from cirulla.bots.kit import (
+    BotClient,
+    BotError,
+    MatchOutcome,
+    open_aio_channel,
+    run_bot,
+    setup_logging,
+)
 from cirulla.bots.policy import DecisionFunction, Policy
 
 log = logging.getLogger("cirulla.bots.loop")
@@ -149,16 +156,16 @@ class Connection:
         self._channel: grpc.aio.Channel | None = None
         self._key: tuple[str, str | None] | None = None
 
-    def play(self, client: BotClient) -> None:
-        self._runner.run(self._play(client))
+    def play(self, client: BotClient) -> MatchOutcome:
+        return self._runner.run(self._play(client))
 
-    async def _play(self, client: BotClient) -> None:
+    async def _play(self, client: BotClient) -> MatchOutcome:
         key = (client.server, client.tls_ca)
         if self._channel is None or self._key != key:
             await self._close_channel()
             self._channel = open_aio_channel(*key)
             self._key = key
-        await client.run_async(self._channel)
+        return await client.run_async(self._channel)
 
     async def _close_channel(self) -> None:
         if self._channel is not None:
@@ -190,15 +197,14 @@ def _play(
         if factory is not None:
             player = factory(assignment)
         assert player is not None
-        connection.play(
-            bot_client(
-                player,
-                server=assignment.server,
-                match_id=assignment.match,
-                token=assignment.token,
-                name=assignment.name,
-                retries=retries,
-            )
+        run_bot(
+            player,
+            server=assignment.server,
+            match_id=assignment.match,
+            token=assignment.token,
+            name=assignment.name,
+            retries=retries,
+            runner=connection.play,
         )
         return 0, None
     except BotError as exc:
