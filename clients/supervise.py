@@ -600,7 +600,7 @@ class LocalServer:
                     f"the match server exited with code {code} before it was ready; "
                     f"see {self.log_path}"
                 )
-            time.sleep(0.05)
+            time.sleep(0.01)  # the first game waits for this: poll often (a stat a time)
         self.stop()
         raise RuntimeError(
             f"the match server was not ready after {timeout:.0f}s; see {self.log_path}"
