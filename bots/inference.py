@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from cirulla.bots.heuristic import SCOPA_POINT, STATIC_WORTH, best_index, static_worth
 from cirulla.rules.actions import declaration_codes
@@ -240,28 +240,16 @@ class PlayTracker:
         bad = better_cards(table, view.wild_value, view.options.pairing_precedence, gain)
         first = view.hand_sizes[opp] == 2
         # The position the opponent played from, as it saw it (its hand is set per
-        # hypothesis): the table before its play, its side's captures without this one.
-        unseen = cards_of(view.unseen)
-        before = Game.setup(
-            view.options,
-            hands=[view.hand if s == view.seat else 0 for s in range(2)],
-            table=table,
-            stock=unseen[: view.stock],
-            captured=[
-                m & ~(1 << opp_card | opp_capture) if s == side else m
-                for s, m in enumerate(view.captured)
-            ],
-            scope=view.scope,
-            dealer=view.dealer,
-            turn=opp,
-            wild=view.wild_value,
-            declared=view.declared,
-            totals=view.totals,
-            deal_no=view.deal,
-            round=view.round,
-            last_taker=last.last_taker,
-            deal_only=True,
-            validate=False,
+        # hypothesis): the table before its play, its side's captures without this one,
+        # its played card back among the cards this seat cannot see.
+        sizes = tuple(n + (s == opp) for s, n in enumerate(view.hand_sizes))
+        captured = tuple(
+            m & ~(1 << opp_card | opp_capture) if s == side else m
+            for s, m in enumerate(view.captured)
+        )
+        before = sample_world(
+            replace(view, table=table, captured=captured, hand_sizes=sizes, to_move=opp),
+            random.Random(0),
         )
         code = opp_card | opp_capture << 12
         self._plays.append(_Play(opp, view.deal, view.round, opp_card, bad, first, code, before))

@@ -14,13 +14,13 @@ import pytest
 
 from cirulla.bots.inference import REPLAY_TRIES, replays_greedy
 from cirulla.bots.mcts import MctsPolicy, search
-from cirulla.bots.specs import make_policy, parse_bot_spec
-from cirulla.rules import Game, Options, parse_mask
+from cirulla.bots.specs import parse_bot_spec
+from cirulla.rules import Game, parse_mask
 from cirulla.rules.core import native, options_tuple, view_tuple
 from cirulla.rules.views import sample_world
 
 from .rules_helpers import deal_positions
-from .test_bots_inference import dropped_on_a_table_it_could_take
+from .test_bots_inference import against_greedy, dropped_on_a_table_it_could_take
 from .test_bots_opponent import EXACT_ROOT
 
 
@@ -112,22 +112,14 @@ def test_the_replay_posterior_holds_only_hands_that_replay_the_drop() -> None:
 def test_against_greedy_its_true_hand_always_replays() -> None:
     """mcts with the replay posterior follows greedy's plays in a real deal: greedy's true
     hidden hand replays them at every decision, so it is never ruled out."""
-    game = Game(Options(), seed=4, deal_only=True)
     mcts = MctsPolicy(seed=1, iterations=40, posterior="replay")
-    greedy = make_policy("greedy", {})
     with_hands = 0
-    while not game.deal_over:
-        seat = game.to_move
-        legal = game.legal_actions()
-        policy = mcts if seat == 0 else greedy
-        index = policy.choose(game.view(seat), legal, None)
-        assert isinstance(index, int)
-        if seat == 0 and mcts.last_hands[1]:
+    for game in against_greedy(mcts):
+        if mcts.last_hands[1]:
             with_hands += 1
             plays = [p for p in mcts._tracker._round(game.view(0)) if p.seat == 1]
             assert mcts.last_hands[0] == 1
             assert replays_greedy(plays, 1, game.hands[1])
-        game.apply(legal[index], seat)
     assert with_hands >= 3
 
 
