@@ -29,17 +29,18 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from cirulla.bots.heuristic import SCOPA_POINT, STATIC_WORTH, static_worth
+from cirulla.bots.heuristic import SCOPA_POINT, STATIC_WORTH, best_index, static_worth
 from cirulla.rules.actions import declaration_codes
 from cirulla.rules.captures import captures_by_value
-from cirulla.rules.cards import NUM_CARDS, VALUES, WILD
+from cirulla.rules.cards import NUM_CARDS, VALUES, WILD, cards_of
 from cirulla.rules.game import Game
 from cirulla.rules.views import View, sample_world
 
 INFER_MARGIN = 0.25  # a better capture must beat the play by this much (deal points)
 INFER_TRIES = 50  # worlds sampled at most per determinization; the last one is kept
+REPLAY_TRIES = 200  # hands sampled per decision for the "replay" posterior
 DEFAULT_INFER = 0.9  # rejection probability per contradicted observation (0: off)
 
 
@@ -116,6 +117,25 @@ class _Play:
     card: int
     bad: int
     first: bool
+    code: int = 0  # the action played
+    before: Game | None = None  # the position it was played from, that seat's hand empty
+
+
+def replays_greedy(plays: Sequence[_Play], seat: int, hidden: int) -> bool:
+    """Whether greedy, holding ``hidden`` now, would have made every play in ``plays``
+    (this round's plays of ``seat``, in order): at each, its hand was ``hidden`` plus the
+    cards it has played since, and its choice (``heuristic.best_index`` on the position it
+    faced) must be the action it made."""
+    held = hidden
+    for p in reversed(plays):
+        held |= 1 << p.card
+        before = p.before
+        assert before is not None
+        before.hands[seat] = held
+        codes = before.legal_codes()
+        if codes[best_index(before.view(seat), codes)] != p.code:
+            return False
+    return True
 
 
 class PlayTracker:
@@ -144,8 +164,7 @@ class PlayTracker:
             self._plays.clear()
             return ()
         self._reconstruct(last, view)
-        plays = [p for p in self._plays if p.deal == view.deal and p.round == view.round]
-        self._plays = plays
+        plays = self._round(view)
         out = []
         for i, p in enumerate(plays):
             extra = 0
@@ -161,6 +180,39 @@ class PlayTracker:
             if p.bad or declare:
                 out.append(Evidence(p.seat, p.bad, extra, declare))
         return tuple(out)
+
+    def _round(self, view: View) -> list[_Play]:
+        """The plays of ``view``'s current round (older ones are forgotten)."""
+        self._plays = [p for p in self._plays if p.deal == view.deal and p.round == view.round]
+        return self._plays
+
+    def replay_hands(
+        self, view: View, rng: random.Random, tries: int = REPLAY_TRIES
+    ) -> tuple[int, tuple[int, ...]]:
+        """The posterior ``replay`` (mcts option ``posterior``), after ``evidence(view)``:
+        ``tries`` hidden hands of the opponent drawn uniformly from the unseen cards, kept
+        when greedy holding them would have made each of its undeclared plays of this round
+        (``replays_greedy``). Returns ``(seat, hands)``; no hands when there is no such play
+        or none of the hands replays them (the opponent did not play like greedy: the
+        search then falls back on the evidence)."""
+        if view.options.players != 2 or view.seat is None:
+            return (-1, ())
+        opp = 1 - view.seat
+        plays = [p for p in self._round(view) if p.seat == opp and p.before is not None]
+        need = view.hand_sizes[opp] - view.declared[opp].bit_count()
+        if not plays or view.declared[opp] or need <= 0:
+            return (-1, ())
+        pool = cards_of(view.unseen)
+        if need > len(pool):
+            return (-1, ())
+        kept = []
+        for _ in range(tries):
+            hidden = 0
+            for c in rng.sample(pool, need):
+                hidden |= 1 << c
+            if replays_greedy(plays, opp, hidden):
+                kept.append(hidden)
+        return (opp, tuple(kept)) if kept else (-1, ())
 
     def _reconstruct(self, last: View, view: View) -> None:
         """Add the opponent's play between ``last`` (this seat then played ``_code``) and
@@ -187,4 +239,17 @@ class PlayTracker:
         gain = play_gain(table, opp_card, opp_capture)
         bad = better_cards(table, view.wild_value, view.options.pairing_precedence, gain)
         first = view.hand_sizes[opp] == 2
-        self._plays.append(_Play(opp, view.deal, view.round, opp_card, bad, first))
+        # The position the opponent played from, as it saw it (its hand is set per
+        # hypothesis): the table before its play, its side's captures without this one,
+        # its played card back among the cards this seat cannot see.
+        sizes = tuple(n + (s == opp) for s, n in enumerate(view.hand_sizes))
+        captured = tuple(
+            m & ~(1 << opp_card | opp_capture) if s == side else m
+            for s, m in enumerate(view.captured)
+        )
+        before = sample_world(
+            replace(view, table=table, captured=captured, hand_sizes=sizes, to_move=opp),
+            random.Random(0),
+        )
+        code = opp_card | opp_capture << 12
+        self._plays.append(_Play(opp, view.deal, view.round, opp_card, bad, first, code, before))

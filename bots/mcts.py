@@ -86,6 +86,13 @@ DEFAULT_REWARD = "points"
 # average and the deal's point difference has a standard deviation of 8.6.
 DEAL_MEAN = 9.0
 DEAL_SD = 8.6
+# How the opponent's hidden hand is inferred (docs/bots.md): ``evidence``, worlds sampled
+# at random and rejected by the evidence of its plays (``infer``); ``replay``, its hand
+# drawn from sampled hands with which greedy would have made each of its plays this round
+# (``PlayTracker.replay_hands``), the evidence only when no hand does.
+POSTERIORS = ("evidence", "replay")
+DEFAULT_POSTERIOR = "evidence"
+NO_HANDS: tuple[int, tuple[int, ...]] = (-1, ())
 
 
 class Node:
@@ -216,6 +223,7 @@ def check_search_options(
     opponent: str,
     reward: str,
     solve: int,
+    posterior: str = DEFAULT_POSTERIOR,
 ) -> None:
     """The search's option values, checked once for ``search`` and ``MctsPolicy`` (a bad
     spec fails when the bot is built, before any game): a ValueError names the option."""
@@ -225,6 +233,7 @@ def check_search_options(
         ("expand", expand, EXPANSIONS),
         ("opponent", opponent, OPPONENTS),
         ("reward", reward, REWARDS),
+        ("posterior", posterior, POSTERIORS),
     )
     for option, value, allowed in choices:
         if value not in allowed:
@@ -270,6 +279,7 @@ def search(
     opponent: str = DEFAULT_OPPONENT,
     reward: str = DEFAULT_REWARD,
     solve: int = 0,
+    hands: tuple[int, Sequence[int]] = NO_HANDS,
 ) -> SearchResult:
     """Run ISMCTS from ``view`` until the iteration budget or the time budget is spent.
 
@@ -293,7 +303,8 @@ def search(
     difference) or ``win`` (WIN_WEIGHT of it is the chance of winning the game after it).
     ``solve``: 1 ends every playout of a 2-player deal, once the stock is empty, by
     ``solve_rest`` (the searcher's best moves against the playout policy) instead of the
-    heuristic.
+    heuristic. ``hands``: ``(seat, candidates)``, that seat's hidden hand in every world is
+    one of the candidate masks (the ``replay`` posterior), and ``evidence`` is not used.
     """
     if iterations is None and seconds is None:
         raise ValueError("search needs an iteration budget, a time budget, or both")
@@ -311,7 +322,7 @@ def search(
     start = clock()
     rng = random.Random(seed)
     # The root is the bot's own decision: the same legal actions in every world.
-    world = sample_world(view, rng)
+    world = sample_world(view, rng, hidden=hands if hands[1] else None)
     native = resolve_core(core) == "native"
     root_codes = world.legal_codes() if native else world.reference_legal_codes()
     bias = root_prior(view, root_codes, prior) if prior > 0 else {}
@@ -348,6 +359,8 @@ def search(
             DEAL_MEAN,
             DEAL_SD,
             bool(solve),
+            list(hands[1]),
+            hands[0],
         )
         return SearchResult(
             {code: n for code, n in zip(order, visits, strict=True) if n},
@@ -410,7 +423,10 @@ def search(
         while len(world_seeds) <= k:
             world_seeds.append(rng.getrandbits(64))
         r = random.Random(world_seeds[k])
-        game = sample_consistent(view, r, evidence, infer)
+        if hands[1]:
+            game = sample_world(view, r, hidden=hands)
+        else:
+            game = sample_consistent(view, r, evidence, infer)
         game.apply_code(code)
         path: list[Node] = [node]
         while not expanded and not game.deal_over and (not depth or len(path) < depth):
@@ -547,6 +563,7 @@ class MctsPolicy:
         opponent: str = DEFAULT_OPPONENT,
         reward: str = DEFAULT_REWARD,
         solve: int = 0,
+        posterior: str = DEFAULT_POSTERIOR,
     ) -> None:
         if iterations is None and time is None:
             iterations = 1000
@@ -556,7 +573,9 @@ class MctsPolicy:
             raise ValueError(f"mcts time must be positive seconds, not {time}")
         if workers < 1:
             raise ValueError(f"mcts workers must be at least 1, not {workers}")
-        check_search_options(root, playout, expand, infer, depth, opponent, reward, solve)
+        check_search_options(
+            root, playout, expand, infer, depth, opponent, reward, solve, posterior
+        )
         self.core = resolve_core(core)  # fails here, naming the choices, if unavailable
         self.seed = seed if seed is not None else random.randrange(1 << 62)
         self.iterations = iterations
@@ -573,8 +592,10 @@ class MctsPolicy:
         self.opponent = opponent
         self.reward = reward
         self.solve = solve
+        self.posterior = posterior
         self._tracker = PlayTracker()
         self.last_evidence: Sequence[Evidence] = ()  # what the last decision inferred from
+        self.last_hands: tuple[int, Sequence[int]] = NO_HANDS  # the replay posterior's
         self._pool: Executor | None = None
         self.last: SearchResult | None = None
 
@@ -586,9 +607,15 @@ class MctsPolicy:
         return budget
 
     def choose(self, view: View, legal: Sequence[Action], time_left: float | None) -> int:
-        evidence = self._tracker.evidence(view) if self.infer > 0 else ()
+        replay = self.posterior == "replay"
+        evidence = self._tracker.evidence(view) if self.infer > 0 or replay else ()
+        hands = NO_HANDS
+        if replay and len(legal) > 1:
+            rng = random.Random(decision_seed(self.seed, view, salt=-1))
+            hands = self._tracker.replay_hands(view, rng)
         self.last_evidence = evidence
-        index = self._choose(view, legal, time_left, evidence)
+        self.last_hands = hands
+        index = self._choose(view, legal, time_left, evidence if self.infer > 0 else (), hands)
         self._tracker.played(legal[index].to_int())
         return index
 
@@ -598,6 +625,7 @@ class MctsPolicy:
         legal: Sequence[Action],
         time_left: float | None,
         evidence: Sequence[Evidence],
+        hands: tuple[int, Sequence[int]] = NO_HANDS,
     ) -> int:
         if len(legal) == 1:
             return 0
@@ -635,6 +663,7 @@ class MctsPolicy:
                     self.opponent,
                     self.reward,
                     self.solve,
+                    hands,
                 )
             )
         if self.workers == 1:

@@ -23,6 +23,7 @@ from cirulla.bots.mcts import (
     DEFAULT_EXPAND,
     DEFAULT_OPPONENT,
     DEFAULT_PLAYOUT,
+    DEFAULT_POSTERIOR,
     DEFAULT_PRIOR,
     DEFAULT_REWARD,
     DEFAULT_ROOT,
@@ -113,6 +114,14 @@ KINDS: dict[str, BotKind] = {
                 DEFAULT_INFER,
                 "chance of rejecting a sampled deal per observed opponent play it makes "
                 "unlikely (a better capture or a declaration left untaken; 0 = off)",
+            ),
+            KindOption(
+                "posterior",
+                str,
+                DEFAULT_POSTERIOR,
+                "how the opponent's hidden hand is inferred (2 players): evidence (random "
+                "deals rejected by its plays, see infer), replay (hands with which greedy "
+                "would have made its plays this round)",
             ),
             KindOption(
                 "opponent",

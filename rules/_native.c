@@ -694,6 +694,8 @@ typedef struct {
     const Obs *v;
     int n, tries;
     double infer; /* rejection probability per contradicted observation (0: off) */
+    const u64 *hands; /* posterior "replay": candidate hidden hands of seat ``hseat`` */
+    int nhands, hseat;
 } Infer;
 
 /* inference.violations: how many observations the world's hidden hands contradict. */
@@ -707,9 +709,32 @@ static int violations(const G *g, const Obs *obs, int nobs) {
     return k;
 }
 
+/* views.sample_world with ``hidden``: seat ``hseat`` holds one of the candidate hands (drawn
+   uniformly; no draw when there is one), the other unseen cards are dealt as usual. */
+static void world_sample_hands(const World *w, G *g, Rng *r, const Infer *inf) {
+    uint8_t pool[NUM_CARDS];
+    memcpy(g, &w->base, sizeof *g);
+    u64 hand = inf->hands[inf->nhands > 1 ? rng_below(r, (uint32_t)inf->nhands) : 0];
+    int n = 0;
+    for (int i = 0; i < w->nunseen; i++)
+        if (!(hand >> w->unseen[i] & 1)) pool[n++] = w->unseen[i];
+    shuffle(pool, n, r);
+    g->hands[inf->hseat] |= hand;
+    int at = 0;
+    for (int s = 0; s < g->n; s++)
+        if (s != inf->hseat)
+            for (int k = 0; k < w->need[s]; k++) g->hands[s] |= 1ULL << pool[at++];
+    for (int j = 0; j < g->nstock; j++) g->stock[j] = pool[at + j];
+}
+
 /* inference.sample_consistent: resample while a contradicted observation rejects the world
-   (each with probability ``infer``), at most ``tries`` worlds; the last one is kept. */
+   (each with probability ``infer``), at most ``tries`` worlds; the last one is kept. With
+   candidate hands (posterior "replay"), one of them instead, and no rejection. */
 static void world_sample_consistent(const World *w, G *g, Rng *r, const Infer *inf) {
+    if (inf->nhands) {
+        world_sample_hands(w, g, r, inf);
+        return;
+    }
     world_sample(w, g, r);
     if (!inf->n || inf->infer <= 0) return;
     for (int t = 1; t < inf->tries; t++) {
@@ -1690,23 +1715,66 @@ static int parse_evidence(PyObject *obj, int players, Obs **out, int *n) {
     return 0;
 }
 
+/* The posterior's candidate hidden hands of ``seat`` (mcts ``posterior="replay"``): each
+   must be ``need[seat]`` unseen cards. An empty sequence (or none) leaves ``*n`` at 0. */
+static int parse_hands(PyObject *obj, const World *w, int seat, int players, u64 **out, int *n) {
+    *out = NULL;
+    *n = 0;
+    if (!obj || obj == Py_None) return 0;
+    PyObject *seq = PySequence_Fast(obj, "hands must be a sequence of card masks");
+    if (!seq) return -1;
+    Py_ssize_t len = PySequence_Fast_GET_SIZE(seq);
+    if (len && (seat < 0 || seat >= players || seat == w->base.turn)) {
+        Py_DECREF(seq);
+        PyErr_SetString(PyExc_ValueError, "hands: the seat must be another player's");
+        return -1;
+    }
+    u64 unseen = 0;
+    for (int i = 0; i < w->nunseen; i++) unseen |= 1ULL << w->unseen[i];
+    if (len) *out = malloc(sizeof(u64) * (size_t)len);
+    if (len && !*out) {
+        Py_DECREF(seq);
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < len; i++) {
+        u64 m = PyLong_AsUnsignedLongLong(PySequence_Fast_GET_ITEM(seq, i));
+        if (PyErr_Occurred() || (m & ~unseen) || popc(m) != w->need[seat]) {
+            free(*out);
+            *out = NULL;
+            Py_DECREF(seq);
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_ValueError,
+                                "hands: each must be as many unseen cards as the seat hides");
+            return -1;
+        }
+        (*out)[i] = m;
+    }
+    *n = (int)len;
+    Py_DECREF(seq);
+    return 0;
+}
+
 PyDoc_STRVAR(sample_world_doc,
-             "sample_world(options, view, seed, evidence=(), infer=0.0, tries=1) -> (hands, stock)\n\n"
+             "sample_world(options, view, seed, evidence=(), infer=0.0, tries=1, hands=(), seat=-1)"
+             " -> (hands, stock)\n\n"
              "views.sample_world's zones: every hand, and the stock in dealing order. With "
-             "evidence and infer > 0: inference.sample_consistent, as the native search samples.");
+             "evidence and infer > 0: inference.sample_consistent, as the native search samples; "
+             "with candidate hands of ``seat``: one of them for that seat, as the search does.");
 
 static PyObject *py_sample_world(PyObject *self, PyObject *args) {
-    PyObject *opts_obj, *view_obj, *ev_obj = NULL;
+    PyObject *opts_obj, *view_obj, *ev_obj = NULL, *hands_obj = NULL;
     unsigned long long seed;
     Opts o;
     ViewIn v;
     World w;
     G g;
-    Infer inf = {NULL, 0, 1, 0.0};
+    Infer inf = {NULL, 0, 1, 0.0, NULL, 0, -1};
     Obs *obs;
+    u64 *cand;
     (void)self;
-    if (!PyArg_ParseTuple(args, "OOK|Odi", &opts_obj, &view_obj, &seed, &ev_obj, &inf.infer,
-                          &inf.tries))
+    if (!PyArg_ParseTuple(args, "OOK|OdiOi", &opts_obj, &view_obj, &seed, &ev_obj, &inf.infer,
+                          &inf.tries, &hands_obj, &inf.hseat))
         return NULL;
     if (parse_opts(opts_obj, &o) || parse_view(view_obj, &o, &v)) return NULL;
     const char *err = world_init(&w, &o, &v);
@@ -1714,12 +1782,18 @@ static PyObject *py_sample_world(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, err);
         return NULL;
     }
-    if (ev_obj && parse_evidence(ev_obj, o.players, &obs, &inf.n)) return NULL;
+    if (parse_hands(hands_obj, &w, inf.hseat, o.players, &cand, &inf.nhands)) return NULL;
+    inf.hands = cand;
+    if (ev_obj && parse_evidence(ev_obj, o.players, &obs, &inf.n)) {
+        free(cand);
+        return NULL;
+    }
     if (!ev_obj) obs = NULL;
     inf.v = obs;
     Rng r = {seed};
     world_sample_consistent(&w, &g, &r, &inf);
     free(obs);
+    free(cand);
     PyObject *hands = PyTuple_New(g.n), *stock = PyList_New(g.nstock);
     if (!hands || !stock) {
         Py_XDECREF(hands);
@@ -1797,12 +1871,13 @@ PyDoc_STRVAR(search_doc,
              "search(options, view, order, bias, seed, iterations, seconds, c, epsilon, "
              "point_scale, win_weight, worth, scopa, halving, cpu_clock, blind, expand_best, "
              "evidence, infer, tries, depth, reply, opp_playout, opp_blind, chance, "
-             "deal_mean, deal_sd, solve) -> "
+             "deal_mean, deal_sd, solve, hands, hands_seat) -> "
              "(visits, totals, "
              "survived, iterations, seconds)\n\n"
              "mcts.search with the whole loop native; the lists are aligned with ``order``. "
              "iterations or seconds < 0 means no such budget; cpu_clock: seconds of this "
-             "thread's CPU time. Releases the GIL.");
+             "thread's CPU time; hands: candidate hidden hands of hands_seat, one drawn per "
+             "world instead of rejecting by the evidence. Releases the GIL.");
 
 static PyObject *py_search(PyObject *self, PyObject *args) {
     PyObject *opts_obj, *view_obj, *order_obj, *bias_obj, *worth_obj, *ev_obj;
@@ -1817,14 +1892,19 @@ static PyObject *py_search(PyObject *self, PyObject *args) {
     (void)self;
     pl.reply = 0;
     sp.opp_playout = sp.opp_blind = sp.chance = sp.solve = 0;
+    sp.inf.hands = NULL;
+    sp.inf.nhands = 0;
+    sp.inf.hseat = -1;
+    PyObject *hands_obj = NULL;
+    u64 *cand = NULL;
     sp.deal_mean = sp.deal_sd = 0.0; /* mcts.DEAL_MEAN and DEAL_SD: given with chance */
-    if (!PyArg_ParseTuple(args, "OOOOKLdddddOdppppOdii|ppppddp", &opts_obj, &view_obj, &order_obj,
+    if (!PyArg_ParseTuple(args, "OOOOKLdddddOdppppOdii|ppppddpOi", &opts_obj, &view_obj, &order_obj,
                           &bias_obj, &seed, &iterations, &sp.seconds, &sp.c, &pl.epsilon,
                           &sp.point_scale, &sp.win_weight, &worth_obj, &pl.scopa, &sp.halving,
                           &sp.cpu_clock, &pl.blind, &pl.expand_best, &ev_obj, &sp.inf.infer,
                           &sp.inf.tries, &sp.depth, &pl.reply, &sp.opp_playout,
                           &sp.opp_blind, &sp.chance, &sp.deal_mean, &sp.deal_sd,
-                          &sp.solve))
+                          &sp.solve, &hands_obj, &sp.inf.hseat))
         return NULL;
     if (sp.chance && !(sp.deal_mean > 0.0 && sp.deal_sd > 0.0)) {
         PyErr_SetString(PyExc_ValueError, "search: chance needs deal_mean and deal_sd > 0");
@@ -1844,16 +1924,23 @@ static PyObject *py_search(PyObject *self, PyObject *args) {
     }
     if (parse_worth(worth_obj, pl.worth)) return NULL;
     if (PyErr_Occurred()) return NULL;
-    if (parse_evidence(ev_obj, o.players, &obs, &sp.inf.n)) return NULL;
+    if (parse_hands(hands_obj, &w, sp.inf.hseat, o.players, &cand, &sp.inf.nhands)) return NULL;
+    sp.inf.hands = cand;
+    if (parse_evidence(ev_obj, o.players, &obs, &sp.inf.n)) {
+        free(cand);
+        return NULL;
+    }
     sp.inf.v = obs;
     PyObject *oseq = PySequence_Fast(order_obj, "order must be a sequence of action codes");
     if (!oseq) {
         free(obs);
+        free(cand);
         return NULL;
     }
     Py_ssize_t norder = PySequence_Fast_GET_SIZE(oseq);
     if (norder < 1 || PySequence_Size(bias_obj) != norder) {
         free(obs);
+        free(cand);
         Py_DECREF(oseq);
         if (!PyErr_Occurred())
             PyErr_SetString(PyExc_ValueError, "search needs root actions and one bias each");
@@ -1901,6 +1988,7 @@ static PyObject *py_search(PyObject *self, PyObject *args) {
 done:
     Py_DECREF(oseq);
     free(obs);
+    free(cand);
     free(survived);
     free(totals);
     free(order);

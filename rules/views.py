@@ -9,6 +9,7 @@ other hands and the stock, which is how the bots determinize.
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from cirulla.rules.cards import ALL_CARDS_MASK, cards_of, format_cards
@@ -90,23 +91,38 @@ def view_of(game: Game, seat: int | None) -> View:
     )
 
 
-def sample_world(view: View, rng: random.Random, *, deal_only: bool = True) -> Game:
+def sample_world(
+    view: View,
+    rng: random.Random,
+    *,
+    deal_only: bool = True,
+    hidden: tuple[int, Sequence[int]] | None = None,
+) -> Game:
     """A complete game state consistent with everything ``view.seat`` knows.
 
     Declared cards stay with their holder, hand sizes and the stock count match, and no card
     the seat has seen is placed in a hidden zone. Future deals (if ``deal_only`` is False)
-    are shuffled from ``rng``.
+    are shuffled from ``rng``. ``hidden``, ``(seat, candidates)``: that seat's hidden cards
+    are one of the candidate masks, drawn from ``rng`` (no draw when there is one), and the
+    other unseen cards are dealt as usual (an inferred hand, ``bots/inference.py``).
     """
     if view.seat is None:
         raise ValueError("a spectator view has no seat to sample a world for")
-    pool = cards_of(view.unseen)
-    rng.shuffle(pool)
     n = view.options.players
     hands = list(view.declared)
     hands[view.seat] = view.hand
+    unseen = view.unseen
+    fixed = -1
+    if hidden is not None:
+        fixed, candidates = hidden
+        held = candidates[rng.randrange(len(candidates))] if len(candidates) > 1 else candidates[0]
+        hands[fixed] |= held
+        unseen &= ~held
+    pool = cards_of(unseen)
+    rng.shuffle(pool)
     at = 0
     for s in range(n):
-        if s == view.seat:
+        if s == view.seat or s == fixed:
             continue
         need = view.hand_sizes[s] - view.declared[s].bit_count()
         for c in pool[at : at + need]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
 from dataclasses import replace
 
 import pytest
@@ -146,22 +147,30 @@ def test_the_infer_option_is_parsed_and_checked() -> None:
         MctsPolicy(iterations=10, infer=1.5)
 
 
-def test_the_policy_gathers_evidence_from_a_real_deal_against_greedy() -> None:
-    """Seat 0's mcts follows greedy's plays between its own decisions; a deal gives it
-    evidence at some decisions, and greedy's true hand rarely contradicts it."""
+def against_greedy(mcts: MctsPolicy) -> Iterator[Game]:
+    """A real deal, ``mcts`` in seat 0 against greedy: the game after each of mcts's
+    decisions, before its move is applied (greedy's true hand still as it was)."""
     game = Game(Options(), seed=4, deal_only=True)
-    mcts = MctsPolicy(seed=1, iterations=40)
     greedy = make_policy("greedy", {})
-    with_evidence = contradicted = 0
     while not game.deal_over:
         seat = game.to_move
         legal = game.legal_actions()
         policy = mcts if seat == 0 else greedy
         index = policy.choose(game.view(seat), legal, None)
         assert isinstance(index, int)
-        if seat == 0 and mcts.last_evidence:
+        if seat == 0:
+            yield game
+        game.apply(legal[index], seat)
+
+
+def test_the_policy_gathers_evidence_from_a_real_deal_against_greedy() -> None:
+    """Seat 0's mcts follows greedy's plays between its own decisions; a deal gives it
+    evidence at some decisions, and greedy's true hand rarely contradicts it."""
+    mcts = MctsPolicy(seed=1, iterations=40)
+    with_evidence = contradicted = 0
+    for game in against_greedy(mcts):
+        if mcts.last_evidence:
             with_evidence += 1
             contradicted += violations(game.hands, game.declared, mcts.last_evidence) > 0
-        game.apply(legal[index], seat)
     assert with_evidence >= 3
     assert contradicted <= with_evidence // 2
