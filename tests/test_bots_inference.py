@@ -15,7 +15,7 @@ from cirulla.bots.inference import (
     violations,
 )
 from cirulla.bots.mcts import MctsPolicy, search
-from cirulla.bots.specs import make_policy, parse_bot_spec
+from cirulla.bots.specs import make_policy
 from cirulla.rules import Game, Options, parse_cards, parse_mask
 from cirulla.rules.actions import declaration_codes
 from cirulla.rules.cards import cards_of
@@ -137,14 +137,6 @@ def test_search_with_inference_plays_its_budget(core: str) -> None:
     result = search(view, seed=2, iterations=60, core=core, infer=1.0, evidence=evidence)
     assert result.iterations == 60
     assert set(result.visits) <= set(game.reference_legal_codes())
-
-
-def test_the_infer_option_is_parsed_and_checked() -> None:
-    assert parse_bot_spec("mcts:infer=0.9") == ("mcts", {"infer": 0.9})
-    assert MctsPolicy(iterations=10, infer=0.5).infer == 0.5
-    assert MctsPolicy(iterations=10).infer == 0.9  # the default (docs/bots.md)
-    with pytest.raises(ValueError, match="infer must be a probability"):
-        MctsPolicy(iterations=10, infer=1.5)
 
 
 def against_greedy(mcts: MctsPolicy) -> Iterator[Game]:

@@ -13,8 +13,7 @@ import random
 import pytest
 
 from cirulla.bots.heuristic import playout_code
-from cirulla.bots.mcts import MctsPolicy, rewards_of, search
-from cirulla.bots.specs import parse_bot_spec
+from cirulla.bots.mcts import rewards_of, search
 from cirulla.rules import Game, Options
 
 from .rules_helpers import deal_positions
@@ -113,12 +112,7 @@ def test_a_playout_opponent_search_counts_its_budget(players: int, opponent: str
             assert result.visits == again.visits
 
 
-def test_the_opponent_option_is_parsed_and_checked() -> None:
-    assert parse_bot_spec("mcts:opponent=blind") == ("mcts", {"opponent": "blind"})
-    assert MctsPolicy(iterations=10, opponent="tree").opponent == "tree"
-    assert MctsPolicy(iterations=10).opponent == "playout"  # the default (docs/bots.md)
-    with pytest.raises(ValueError, match="opponent must be one of"):
-        MctsPolicy(iterations=10, opponent="greedy")
+def test_the_search_refuses_an_unknown_opponent() -> None:
     game = deal_positions(2, 1)[0]
     with pytest.raises(ValueError, match="opponent must be one of"):
         search(game.view(game.turn), seed=1, iterations=5, opponent="minimax")

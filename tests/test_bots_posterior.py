@@ -14,7 +14,6 @@ import pytest
 
 from cirulla.bots.inference import REPLAY_TRIES, replays_greedy
 from cirulla.bots.mcts import MctsPolicy, search
-from cirulla.bots.specs import parse_bot_spec
 from cirulla.rules import Game, parse_mask
 from cirulla.rules.core import native, options_tuple, view_tuple
 from cirulla.rules.views import sample_world
@@ -121,11 +120,3 @@ def test_against_greedy_its_true_hand_always_replays() -> None:
             assert mcts.last_hands[0] == 1
             assert replays_greedy(plays, 1, game.hands[1])
     assert with_hands >= 3
-
-
-def test_the_posterior_option_is_parsed_and_checked() -> None:
-    assert parse_bot_spec("mcts:posterior=replay") == ("mcts", {"posterior": "replay"})
-    assert MctsPolicy(iterations=10, posterior="replay").posterior == "replay"
-    assert MctsPolicy(iterations=10).posterior == "evidence"  # the default (docs/bots.md)
-    with pytest.raises(ValueError, match="posterior must be one of evidence, replay"):
-        MctsPolicy(iterations=10, posterior="exact")

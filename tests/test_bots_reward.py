@@ -15,8 +15,7 @@ import random
 import pytest
 
 from cirulla.bots.heuristic import playout_code
-from cirulla.bots.mcts import MctsPolicy, rewards_of, search, win_chance
-from cirulla.bots.specs import parse_bot_spec
+from cirulla.bots.mcts import rewards_of, search, win_chance
 from cirulla.rules import Game
 
 from .rules_helpers import deal_positions
@@ -65,12 +64,7 @@ def test_both_loops_reward_the_win_chance_of_the_deal(core: str, seed: int) -> N
     assert changed  # the win chance is what these rewards measured, not the points
 
 
-def test_the_reward_option_is_parsed_and_checked() -> None:
-    assert parse_bot_spec("mcts:reward=win") == ("mcts", {"reward": "win"})
-    assert MctsPolicy(iterations=10, reward="win").reward == "win"
-    assert MctsPolicy(iterations=10).reward == "points"  # the default (docs/bots.md)
-    with pytest.raises(ValueError, match="reward must be one of"):
-        MctsPolicy(iterations=10, reward="elo")
+def test_the_search_refuses_an_unknown_reward() -> None:
     game = deal_positions(2, 1)[0]
     with pytest.raises(ValueError, match="reward must be one of"):
         search(game.view(game.turn), seed=1, iterations=5, reward="chance")

@@ -13,8 +13,7 @@ import random
 import pytest
 
 from cirulla.bots.heuristic import playout_code
-from cirulla.bots.mcts import MctsPolicy, rewards_of, search, solve_rest
-from cirulla.bots.specs import parse_bot_spec
+from cirulla.bots.mcts import rewards_of, search, solve_rest
 from cirulla.rules import Game
 
 from .test_bots_opponent import EXACT_ROOT, last_round
@@ -45,11 +44,3 @@ def test_both_loops_end_the_last_round_by_the_exact_search(core: str, seed: int)
         better += solved > guessed + 1e-12
     if seed == 7:
         assert better  # here the exact search finds more than the heuristic
-
-
-def test_the_solve_option_is_parsed_and_checked() -> None:
-    assert parse_bot_spec("mcts:solve=1") == ("mcts", {"solve": 1})
-    assert MctsPolicy(iterations=10, solve=1).solve == 1
-    assert MctsPolicy(iterations=10).solve == 0  # the default (docs/bots.md)
-    with pytest.raises(ValueError, match="solve must be 0 or 1"):
-        MctsPolicy(iterations=10, solve=2)
