@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from cirulla.bots.heuristic import SCOPA_POINT, STATIC_WORTH, best_index, static_worth
-from cirulla.rules.actions import declaration_codes
+from cirulla.rules.actions import declaration_codes, encode
 from cirulla.rules.captures import captures_by_value
 from cirulla.rules.cards import NUM_CARDS, VALUES, WILD, cards_of
 from cirulla.rules.game import Game
@@ -95,9 +95,13 @@ def sample_consistent(
     evidence: Sequence[Evidence],
     infer: float,
     tries: int = INFER_TRIES,
+    hands: tuple[int, Sequence[int]] = (-1, ()),
 ) -> Game:
     """``sample_world``, rejecting each contradicted observation with probability ``infer``
-    (at most ``tries`` samples; the last is kept)."""
+    (at most ``tries`` samples; the last is kept). With candidate ``hands`` of a seat (the
+    ``replay`` posterior): one of them for that seat, and no rejection."""
+    if hands[1]:
+        return sample_world(view, rng, hidden=hands)
     world = sample_world(view, rng, deal_only=True)
     if not evidence or infer <= 0:
         return world
@@ -146,7 +150,10 @@ class PlayTracker:
     plays happen in between and are not told apart, so no evidence is kept.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, positions: bool = False) -> None:
+        #: Keep the position each opponent play was made from (``replay_hands`` needs it;
+        #: the evidence does not, and rebuilding it costs a sampled world per play).
+        self.positions = positions
         self._last: View | None = None
         self._code = 0
         self._plays: list[_Play] = []
@@ -239,17 +246,19 @@ class PlayTracker:
         gain = play_gain(table, opp_card, opp_capture)
         bad = better_cards(table, view.wild_value, view.options.pairing_precedence, gain)
         first = view.hand_sizes[opp] == 2
-        # The position the opponent played from, as it saw it (its hand is set per
-        # hypothesis): the table before its play, its side's captures without this one,
-        # its played card back among the cards this seat cannot see.
-        sizes = tuple(n + (s == opp) for s, n in enumerate(view.hand_sizes))
-        captured = tuple(
-            m & ~(1 << opp_card | opp_capture) if s == side else m
-            for s, m in enumerate(view.captured)
-        )
-        before = sample_world(
-            replace(view, table=table, captured=captured, hand_sizes=sizes, to_move=opp),
-            random.Random(0),
-        )
-        code = opp_card | opp_capture << 12
+        before = None
+        if self.positions:
+            # The position the opponent played from, as it saw it (its hand is set per
+            # hypothesis): the table before its play, its side's captures without this one,
+            # its played card back among the cards this seat cannot see.
+            sizes = tuple(n + (s == opp) for s, n in enumerate(view.hand_sizes))
+            captured = tuple(
+                m & ~(1 << opp_card | opp_capture) if s == side else m
+                for s, m in enumerate(view.captured)
+            )
+            before = sample_world(
+                replace(view, table=table, captured=captured, hand_sizes=sizes, to_move=opp),
+                random.Random(0),
+            )
+        code = encode(opp_card, opp_capture, 0)
         self._plays.append(_Play(opp, view.deal, view.round, opp_card, bad, first, code, before))

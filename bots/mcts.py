@@ -423,10 +423,7 @@ def search(
         while len(world_seeds) <= k:
             world_seeds.append(rng.getrandbits(64))
         r = random.Random(world_seeds[k])
-        if hands[1]:
-            game = sample_world(view, r, hidden=hands)
-        else:
-            game = sample_consistent(view, r, evidence, infer)
+        game = sample_consistent(view, r, evidence, infer, hands=hands)
         game.apply_code(code)
         path: list[Node] = [node]
         while not expanded and not game.deal_over and (not depth or len(path) < depth):
@@ -593,7 +590,7 @@ class MctsPolicy:
         self.reward = reward
         self.solve = solve
         self.posterior = posterior
-        self._tracker = PlayTracker()
+        self._tracker = PlayTracker(positions=posterior == "replay")
         self.last_evidence: Sequence[Evidence] = ()  # what the last decision inferred from
         self.last_hands: tuple[int, Sequence[int]] = NO_HANDS  # the replay posterior's
         self._pool: Executor | None = None

@@ -671,15 +671,22 @@ static const char *world_init(World *w, const Opts *o, const ViewIn *v) {
 }
 
 /* sample_world: the unseen cards dealt at random into the hidden hands and the stock. */
+/* Deal a shuffled pool of unseen cards: the hands that still need cards (all but
+   ``skip``'s, -1 for none) in seat order, then the stock. */
+static inline void deal_pool(const World *w, G *g, const uint8_t *pool, int skip) {
+    int at = 0;
+    for (int s = 0; s < g->n; s++)
+        if (s != skip)
+            for (int k = 0; k < w->need[s]; k++) g->hands[s] |= 1ULL << pool[at++];
+    for (int j = 0; j < g->nstock; j++) g->stock[j] = pool[at + j];
+}
+
 static void world_sample(const World *w, G *g, Rng *r) {
     uint8_t pool[NUM_CARDS];
     memcpy(g, &w->base, sizeof *g);
     memcpy(pool, w->unseen, (size_t)w->nunseen);
     shuffle(pool, w->nunseen, r);
-    int at = 0;
-    for (int s = 0; s < g->n; s++)
-        for (int k = 0; k < w->need[s]; k++) g->hands[s] |= 1ULL << pool[at++];
-    for (int j = 0; j < g->nstock; j++) g->stock[j] = pool[at + j];
+    deal_pool(w, g, pool, -1);
 }
 
 /* ------------------------------------------------------------------ inference (bots/inference.py) */
@@ -720,11 +727,7 @@ static void world_sample_hands(const World *w, G *g, Rng *r, const Infer *inf) {
         if (!(hand >> w->unseen[i] & 1)) pool[n++] = w->unseen[i];
     shuffle(pool, n, r);
     g->hands[inf->hseat] |= hand;
-    int at = 0;
-    for (int s = 0; s < g->n; s++)
-        if (s != inf->hseat)
-            for (int k = 0; k < w->need[s]; k++) g->hands[s] |= 1ULL << pool[at++];
-    for (int j = 0; j < g->nstock; j++) g->stock[j] = pool[at + j];
+    deal_pool(w, g, pool, inf->hseat);
 }
 
 /* inference.sample_consistent: resample while a contradicted observation rejects the world

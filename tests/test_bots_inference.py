@@ -27,7 +27,9 @@ SEEN = "KS 2C 3C 4C QH 4D JS"  # table, both hands
 NEVER_CAPTURE = "4D 4S 6D 6H 7C 7S JD JH QD QC QS"  # 4, 6, 7, J, Q on KS 2C
 
 
-def dropped_on_a_table_it_could_take() -> tuple[Game, PlayTracker, tuple[Evidence, ...]]:
+def dropped_on_a_table_it_could_take(
+    positions: bool = False,
+) -> tuple[Game, PlayTracker, tuple[Evidence, ...]]:
     """Seat 1 drops QH on KS 2C, its first card of the round, after seat 0 dropped 2C.
 
     Every ace would have swept that table and every 3 taken it with a 15 (a scopa either
@@ -42,7 +44,7 @@ def dropped_on_a_table_it_could_take() -> tuple[Game, PlayTracker, tuple[Evidenc
     game = Game.setup(
         Options(), hands=hands, table=table, stock=stock, captured=captured, turn=0, dealer=1
     )
-    tracker = PlayTracker()
+    tracker = PlayTracker(positions=positions)
     assert tracker.evidence(game.view(0)) == ()
     mine = parse_cards("2C")[0]
     assert mine in game.reference_legal_codes()  # a drop's code is its card

@@ -95,7 +95,7 @@ def test_the_native_search_refuses_hands_that_do_not_fit() -> None:
 def test_the_replay_posterior_holds_only_hands_that_replay_the_drop() -> None:
     """Seat 1 dropped QH on KS 2C: greedy holding an ace (a sweep) or a 3 (a 15 that takes
     the table) would have taken it, so no candidate holds one."""
-    game, tracker, _ = dropped_on_a_table_it_could_take()
+    game, tracker, _ = dropped_on_a_table_it_could_take(positions=True)
     view = game.view(0)
     seat, hands = tracker.replay_hands(view, random.Random(3))
     assert seat == 1
@@ -120,3 +120,12 @@ def test_against_greedy_its_true_hand_always_replays() -> None:
             assert mcts.last_hands[0] == 1
             assert replays_greedy(plays, 1, game.hands[1])
     assert with_hands >= 3
+
+
+def test_only_a_tracker_for_the_replay_keeps_the_positions_played_from() -> None:
+    """The evidence needs no position per opponent play, and rebuilding one costs a sampled
+    world per play: the default tracker keeps none, so it has no hands to replay."""
+    game, tracker, _ = dropped_on_a_table_it_could_take()
+    assert tracker.replay_hands(game.view(0), random.Random(3)) == (-1, ())
+    game, tracker, _ = dropped_on_a_table_it_could_take(positions=True)
+    assert tracker.replay_hands(game.view(0), random.Random(3))[0] == 1
