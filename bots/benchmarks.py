@@ -95,6 +95,7 @@ def _bench_strength(args: argparse.Namespace) -> int:
         seed=args.seed,
         jobs=args.jobs,
         preset=args.preset,
+        base=args.base,
     )
     report["seconds"] = round(time.perf_counter() - started, 1)
     print(json.dumps(report, indent=None if args.json else 2))
@@ -153,5 +154,11 @@ def register(bench: argparse._SubParsersAction) -> None:
     s.add_argument("--preset", default="standard", help="rule preset (standard)")
     s.add_argument("--seed", type=int, default=0, help="seed of the deck orders and bots (0)")
     s.add_argument("--jobs", type=int, default=1, help="games played in parallel processes (1)")
+    s.add_argument(
+        "--base",
+        metavar="SPEC",
+        help="also play this bot against B on the very same games and report A minus base "
+        "per duplicate group (a paired comparison: finer than two separate runs)",
+    )
     s.add_argument("--json", action="store_true", help="print compact one-line JSON")
     s.set_defaults(func=_bench_strength)

@@ -104,9 +104,18 @@ def run_strength(
     seed: int = 0,
     jobs: int = 1,
     preset: str = "standard",
+    base: str | None = None,
 ) -> dict:
-    """Play at least ``games`` games (whole duplicate groups) and summarise them."""
-    parse_bot_spec(spec_a), parse_bot_spec(spec_b)  # fail before any game starts
+    """Play at least ``games`` games (whole duplicate groups) and summarise them.
+
+    With ``base``, the base bot also plays B on the very same games (deck sequences,
+    seatings and B's random streams), and the report adds the difference A minus base per
+    duplicate group: pairing removes the luck both runs share, so it resolves a change of
+    a bot far more finely than two unpaired intervals.
+    """
+    for spec in (spec_a, spec_b, base):
+        if spec is not None:
+            parse_bot_spec(spec)  # fail before any game starts
     options = Options.preset(preset, players=players, target=target)
     layout = seatings(players)
     groups = max(1, math.ceil(games / len(layout)))
@@ -120,12 +129,49 @@ def run_strength(
             decks.append(deck)
         for seating in layout:
             work.append((g, seating, decks, options, spec_a, spec_b, seed * 100_003 + g))
+    if base is not None:
+        work += [(*job[:4], base, *job[5:]) for job in work]
     if jobs > 1:
         with ProcessPoolExecutor(jobs) as pool:
             outcomes = list(pool.map(play_one, work))
     else:
         outcomes = [play_one(job) for job in work]
-    return summarise(spec_a, spec_b, options, seed, outcomes)
+    if base is None:
+        return summarise(spec_a, spec_b, options, seed, outcomes)
+    half = len(outcomes) // 2
+    report = summarise(spec_a, spec_b, options, seed, outcomes[:half])
+    report["base"] = summarise(base, spec_b, options, seed, outcomes[half:])
+    report["paired"] = paired_difference(outcomes[:half], outcomes[half:])
+    return report
+
+
+def group_means(outcomes: Sequence[GameOutcome]) -> dict[int, tuple[float, float]]:
+    """Per duplicate group: A's mean point difference per deal and A's share of games won."""
+    deals: dict[int, list[int]] = {}
+    wins: dict[int, list[bool]] = {}
+    for o in outcomes:
+        deals.setdefault(o.group, []).extend(o.deal_diffs)
+        wins.setdefault(o.group, []).append(o.a_won)
+    return {
+        g: (sum(d) / len(d) if d else 0.0, sum(wins[g]) / len(wins[g])) for g, d in deals.items()
+    }
+
+
+def paired_difference(a: Sequence[GameOutcome], base: Sequence[GameOutcome]) -> dict:
+    """A minus base, group by group, with normal 95% intervals over the groups."""
+    mine, theirs = group_means(a), group_means(base)
+    groups = sorted(mine.keys() & theirs.keys())
+    points = mean_interval([mine[g][0] - theirs[g][0] for g in groups])
+    share = mean_interval([mine[g][1] - theirs[g][1] for g in groups])
+    return {
+        "duplicate_groups": len(groups),
+        "point_diff_per_deal": points[0],
+        "point_diff_per_deal_ci95": [points[1], points[2]],
+        "win_rate": share[0],
+        "win_rate_ci95": [share[1], share[2]],
+        "method": "A minus base per duplicate group (the same deck sequences, seatings and "
+        "B's random streams), normal approximation over the groups",
+    }
 
 
 def summarise(

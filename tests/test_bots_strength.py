@@ -40,6 +40,25 @@ def test_same_bot_both_sides_is_exactly_even_on_duplicate_deals() -> None:
     assert report["a_mean_point_diff_per_deal"] == pytest.approx(0.0)
 
 
+def test_base_plays_the_same_games_and_pairs_them() -> None:
+    report = run_strength("greedy", "random", games=8, seed=3, base="random")
+    alone = run_strength("random", "random", games=8, seed=3)
+    assert {k: report["base"][k] for k in alone} == alone  # the very same games as a run of its own
+    paired = report["paired"]
+    assert paired["duplicate_groups"] == 4
+    assert paired["point_diff_per_deal"] == pytest.approx(
+        report["a_mean_point_diff_per_deal"] - alone["a_mean_point_diff_per_deal"]
+    )
+    assert paired["point_diff_per_deal_ci95"][0] > 0
+    assert paired["win_rate"] == pytest.approx(report["a_win_rate"] - alone["a_win_rate"])
+
+
+def test_a_bot_paired_with_itself_differs_by_nothing() -> None:
+    paired = run_strength("greedy", "random", games=4, seed=2, base="greedy")["paired"]
+    assert paired["point_diff_per_deal"] == 0.0 and paired["win_rate"] == 0.0
+    assert paired["point_diff_per_deal_ci95"] == [0.0, 0.0]
+
+
 def test_bench_strength_command_prints_json(capsys: pytest.CaptureFixture[str]) -> None:
     code = main(
         [
@@ -70,3 +89,5 @@ def test_bench_mcts_command_reports_a_rate(capsys: pytest.CaptureFixture[str]) -
 def test_bad_bot_spec_fails_before_playing() -> None:
     with pytest.raises(ValueError, match="unknown bot kind"):
         run_strength("alphazero", "random", games=2)
+    with pytest.raises(ValueError, match="unknown bot kind"):
+        run_strength("greedy", "random", games=2, base="alphazero")
