@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from cirulla.rules.actions import DECLARATION_POINTS, declaration_codes
+from cirulla.rules.actions import DECLARATION_POINTS, declaration_codes, decode
 from cirulla.rules.captures import captures_by_value, entry_captures, table_entry
 from cirulla.rules.cards import (
     ACES_MASK,
@@ -211,9 +211,7 @@ class Appraiser:
     def score(self, code: int) -> float:
         """Points this action is worth now, minus what it is likely to give away."""
         view = self.view
-        card = code & 63
-        decl = code >> 6 & 63
-        capture = code >> 12
+        card, decl, capture = decode(code)
         wild = view.wild_value
         score = 0.0
         if decl:
@@ -395,9 +393,7 @@ class Mover:
 
 def code_score(mover: Mover, game: Game, code: int) -> float:
     """One legal action as the playout heuristic weighs it (tree expansion's order)."""
-    card = code & 63
-    decl = code >> 6 & 63
-    capture = code >> 12
+    card, decl, capture = decode(code)
     named = (decl & 15) or game.wild
     score = float(DECLARATION_POINTS[decl >> 4]) if decl else 0.0
     return score + mover.gain(card, capture) - mover.risk(card, capture, named)

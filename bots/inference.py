@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from cirulla.bots.heuristic import SCOPA_POINT, STATIC_WORTH, best_index, static_worth
-from cirulla.rules.actions import declaration_codes, encode
+from cirulla.rules.actions import declaration_codes, decode, encode
 from cirulla.rules.captures import captures_by_value
 from cirulla.rules.cards import NUM_CARDS, VALUES, WILD, cards_of
 from cirulla.rules.game import Game
@@ -227,7 +227,7 @@ class PlayTracker:
         opp = 1 - view.seat if view.seat is not None else 0
         side = view.options.side_of(opp)
         code = self._code
-        card, capture = code & 63, code >> 12
+        card, _, capture = decode(code)
         table = last.table ^ capture if capture else last.table | 1 << card
         if view.declared[opp] != last.declared[opp] or view.hand_sizes[opp] >= 3:
             return  # it declared (its hand is public) or its hand was dealt afresh

@@ -114,6 +114,12 @@ def encode(card: int, capture: int, decl_code: int = 0) -> int:
     return card | decl_code << 6 | capture << 12
 
 
+def decode(code: int) -> tuple[int, int, int]:
+    """``(card, decl_code, capture)`` of an action code: the inverse of ``encode``, for the
+    hot paths that weigh codes without building an ``Action``."""
+    return code & 63, code >> 6 & 63, code >> 12
+
+
 @dataclass(frozen=True, slots=True)
 class Action:
     """A complete turn. ``capture`` is a card mask (0 = the card stays on the table)."""
@@ -139,7 +145,8 @@ class Action:
 
     @classmethod
     def from_int(cls, code: int) -> Action:
-        return cls(code & 63, code >> 12, Declaration.from_code(code >> 6 & 63))
+        card, decl_code, capture = decode(code)
+        return cls(card, capture, Declaration.from_code(decl_code))
 
     @classmethod
     def parse(cls, text: str) -> Action:

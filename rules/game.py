@@ -14,7 +14,13 @@ import secrets
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from cirulla.rules.actions import DECLARATION_POINTS, Action, Declaration, declaration_codes
+from cirulla.rules.actions import (
+    DECLARATION_POINTS,
+    Action,
+    Declaration,
+    declaration_codes,
+    decode,
+)
 from cirulla.rules.captures import _CACHE as _CAPTURE_CACHE
 from cirulla.rules.captures import captures_by_value, resolve, table_entry
 from cirulla.rules.cards import (
@@ -504,11 +510,9 @@ class Game:
     def _play(self, code: int, events: list[Event] | None = None) -> None:
         seat = self.turn
         side = self.side_of[seat]
-        card = code & 63
-        capture = code >> 12
+        card, decl, capture = decode(code)
         hands = self.hands
-        if code & 0xFC0:  # a declaration comes first
-            decl = code >> 6 & 63
+        if decl:  # a declaration comes first
             if decl & 15:
                 self.wild = decl & 15
             points = DECLARATION_POINTS[decl >> 4]
