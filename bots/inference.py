@@ -34,9 +34,9 @@ from dataclasses import dataclass, replace
 from cirulla.bots.heuristic import SCOPA_POINT, STATIC_WORTH, best_index, static_worth
 from cirulla.rules.actions import declaration_codes, decode, encode
 from cirulla.rules.captures import captures_by_value
-from cirulla.rules.cards import NUM_CARDS, VALUES, WILD, cards_of
+from cirulla.rules.cards import NUM_CARDS, VALUES, WILD, cards_of, mask_of
 from cirulla.rules.game import Game
-from cirulla.rules.views import View, sample_world
+from cirulla.rules.views import NO_HANDS, View, sample_world
 
 INFER_MARGIN = 0.25  # a better capture must beat the play by this much (deal points)
 INFER_TRIES = 50  # worlds sampled at most per determinization; the last one is kept
@@ -95,7 +95,7 @@ def sample_consistent(
     evidence: Sequence[Evidence],
     infer: float,
     tries: int = INFER_TRIES,
-    hands: tuple[int, Sequence[int]] = (-1, ()),
+    hands: tuple[int, Sequence[int]] = NO_HANDS,
 ) -> Game:
     """``sample_world``, rejecting each contradicted observation with probability ``infer``
     (at most ``tries`` samples; the last is kept). With candidate ``hands`` of a seat (the
@@ -203,23 +203,21 @@ class PlayTracker:
         or none of the hands replays them (the opponent did not play like greedy: the
         search then falls back on the evidence)."""
         if view.options.players != 2 or view.seat is None:
-            return (-1, ())
+            return NO_HANDS
         opp = 1 - view.seat
         plays = [p for p in self._round(view) if p.seat == opp and p.before is not None]
         need = view.hand_sizes[opp] - view.declared[opp].bit_count()
         if not plays or view.declared[opp] or need <= 0:
-            return (-1, ())
+            return NO_HANDS
         pool = cards_of(view.unseen)
         if need > len(pool):
-            return (-1, ())
+            return NO_HANDS
         kept = []
         for _ in range(tries):
-            hidden = 0
-            for c in rng.sample(pool, need):
-                hidden |= 1 << c
+            hidden = mask_of(rng.sample(pool, need))
             if replays_greedy(plays, opp, hidden):
                 kept.append(hidden)
-        return (opp, tuple(kept)) if kept else (-1, ())
+        return (opp, tuple(kept)) if kept else NO_HANDS
 
     def _reconstruct(self, last: View, view: View) -> None:
         """Add the opponent's play between ``last`` (this seat then played ``_code``) and

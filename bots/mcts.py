@@ -52,7 +52,7 @@ from cirulla.bots.seeding import decision_seed
 from cirulla.rules.actions import Action
 from cirulla.rules.core import options_tuple, require_native, resolve_core, view_tuple
 from cirulla.rules.game import Game
-from cirulla.rules.views import View, sample_world
+from cirulla.rules.views import NO_HANDS, View, sample_world
 
 DEFAULT_C = 0.7
 DEFAULT_EPSILON = 0.1
@@ -92,7 +92,6 @@ DEAL_SD = 8.6
 # (``PlayTracker.replay_hands``), the evidence only when no hand does.
 POSTERIORS = ("evidence", "replay")
 DEFAULT_POSTERIOR = "evidence"
-NO_HANDS: tuple[int, tuple[int, ...]] = (-1, ())
 
 
 class Node:
@@ -322,7 +321,7 @@ def search(
     start = clock()
     rng = random.Random(seed)
     # The root is the bot's own decision: the same legal actions in every world.
-    world = sample_world(view, rng, hidden=hands if hands[1] else None)
+    world = sample_world(view, rng, hidden=hands)
     native = resolve_core(core) == "native"
     root_codes = world.legal_codes() if native else world.reference_legal_codes()
     bias = root_prior(view, root_codes, prior) if prior > 0 else {}
@@ -605,6 +604,7 @@ class MctsPolicy:
 
     def choose(self, view: View, legal: Sequence[Action], time_left: float | None) -> int:
         replay = self.posterior == "replay"
+        # ``evidence`` is also what records the opponent's plays, which the replay reads.
         evidence = self._tracker.evidence(view) if self.infer > 0 or replay else ()
         hands = NO_HANDS
         if replay and len(legal) > 1:

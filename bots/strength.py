@@ -120,17 +120,21 @@ def run_strength(
     layout = seatings(players)
     groups = max(1, math.ceil(games / len(layout)))
     rng = random.Random(seed)
-    work = []
-    for g in range(groups):
+    group_decks = []
+    for _ in range(groups):
         decks = []
         for _ in range(DECKS_PER_GAME):
             deck = list(range(40))
             rng.shuffle(deck)
             decks.append(deck)
-        for seating in layout:
-            work.append((g, seating, decks, options, spec_a, spec_b, seed * 100_003 + g))
-    if base is not None:
-        work += [(*job[:4], base, *job[5:]) for job in work]
+        group_decks.append(decks)
+    players_a = [spec_a] if base is None else [spec_a, base]
+    work = [
+        (g, seating, decks, options, a, spec_b, seed * 100_003 + g)
+        for a in players_a
+        for g, decks in enumerate(group_decks)
+        for seating in layout
+    ]
     if jobs > 1:
         with ProcessPoolExecutor(jobs) as pool:
             outcomes = list(pool.map(play_one, work))
@@ -152,9 +156,7 @@ def group_means(outcomes: Sequence[GameOutcome]) -> dict[int, tuple[float, float
     for o in outcomes:
         deals.setdefault(o.group, []).extend(o.deal_diffs)
         wins.setdefault(o.group, []).append(o.a_won)
-    return {
-        g: (sum(d) / len(d) if d else 0.0, sum(wins[g]) / len(wins[g])) for g, d in deals.items()
-    }
+    return {g: (sum(d) / len(d), sum(wins[g]) / len(wins[g])) for g, d in deals.items() if d}
 
 
 def paired_difference(a: Sequence[GameOutcome], base: Sequence[GameOutcome]) -> dict:
@@ -180,11 +182,8 @@ def summarise(
     wins = sum(o.a_won for o in outcomes)
     n = len(outcomes)
     low, high = wilson(wins, n)
-    per_group: dict[int, list[int]] = {}
-    for o in outcomes:
-        per_group.setdefault(o.group, []).extend(o.deal_diffs)
-    paired = [sum(d) / len(d) for d in per_group.values() if d]
-    mean, d_low, d_high = mean_interval(paired)
+    per_group = group_means(outcomes)
+    mean, d_low, d_high = mean_interval([points for points, _ in per_group.values()])
     deals = sum(len(o.deal_diffs) for o in outcomes)
     return {
         "benchmark": "strength",

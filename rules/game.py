@@ -14,13 +14,7 @@ import secrets
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from cirulla.rules.actions import (
-    DECLARATION_POINTS,
-    Action,
-    Declaration,
-    declaration_codes,
-    decode,
-)
+from cirulla.rules.actions import DECLARATION_POINTS, Action, Declaration, declaration_codes
 from cirulla.rules.captures import _CACHE as _CAPTURE_CACHE
 from cirulla.rules.captures import captures_by_value, resolve, table_entry
 from cirulla.rules.cards import (
@@ -510,9 +504,12 @@ class Game:
     def _play(self, code: int, events: list[Event] | None = None) -> None:
         seat = self.turn
         side = self.side_of[seat]
-        card, decl, capture = decode(code)
+        # ``actions.decode`` inlined: this is the reference core's hottest path.
+        card = code & 63
+        capture = code >> 12
         hands = self.hands
-        if decl:  # a declaration comes first
+        if code & 0xFC0:  # a declaration comes first
+            decl = code >> 6 & 63
             if decl & 15:
                 self.wild = decl & 15
             points = DECLARATION_POINTS[decl >> 4]

@@ -91,12 +91,16 @@ def view_of(game: Game, seat: int | None) -> View:
     )
 
 
+#: ``sample_world``'s ``hidden`` when no seat's hand is inferred: no seat, no candidates.
+NO_HANDS: tuple[int, tuple[int, ...]] = (-1, ())
+
+
 def sample_world(
     view: View,
     rng: random.Random,
     *,
     deal_only: bool = True,
-    hidden: tuple[int, Sequence[int]] | None = None,
+    hidden: tuple[int, Sequence[int]] = NO_HANDS,
 ) -> Game:
     """A complete game state consistent with everything ``view.seat`` knows.
 
@@ -112,9 +116,8 @@ def sample_world(
     hands = list(view.declared)
     hands[view.seat] = view.hand
     unseen = view.unseen
-    fixed = -1
-    if hidden is not None:
-        fixed, candidates = hidden
+    fixed, candidates = hidden
+    if candidates:
         held = candidates[rng.randrange(len(candidates))] if len(candidates) > 1 else candidates[0]
         hands[fixed] |= held
         unseen &= ~held
