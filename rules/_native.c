@@ -670,7 +670,6 @@ static const char *world_init(World *w, const Opts *o, const ViewIn *v) {
     return NULL;
 }
 
-/* sample_world: the unseen cards dealt at random into the hidden hands and the stock. */
 /* Deal a shuffled pool of unseen cards: the hands that still need cards (all but
    ``skip``'s, -1 for none) in seat order, then the stock. */
 static inline void deal_pool(const World *w, G *g, const uint8_t *pool, int skip) {
@@ -681,6 +680,7 @@ static inline void deal_pool(const World *w, G *g, const uint8_t *pool, int skip
     for (int j = 0; j < g->nstock; j++) g->stock[j] = pool[at + j];
 }
 
+/* sample_world: the unseen cards dealt at random into the hidden hands and the stock. */
 static void world_sample(const World *w, G *g, Rng *r) {
     uint8_t pool[NUM_CARDS];
     memcpy(g, &w->base, sizeof *g);
