@@ -107,7 +107,7 @@ def typecheck_tree() -> None:
     for entry in sorted((ROOT / "src" / "cirulla").iterdir()):
         if entry.name != "__pycache__":
             (tree / entry.name).symlink_to(entry)
-    for folder in ("rules", "server", "bots", "clients"):
+    for folder in ("rules", "server", "bots", "clients", "env"):
         (tree / folder).symlink_to(ROOT / folder, target_is_directory=True)
 
 
