@@ -127,6 +127,14 @@ setup(
             ["rules/_native.c"],
             extra_compile_args=["-O2", "-std=gnu11"],
             optional=True,  # no compiler: the install still works, on the Python core
-        )
+        ),
+        Extension(
+            # the environments' stepping and encoding, built around the rules core's source
+            "cirulla.env._native",
+            ["env/_native_env.c"],
+            depends=["rules/_native.c"],
+            extra_compile_args=["-O2", "-std=gnu11", "-Wno-unused-function"],
+            optional=True,  # no compiler: cirulla.env runs on the Python reference
+        ),
     ]
 )

@@ -2,14 +2,17 @@
 
 Both speak the fixed encoding of ``cirulla.env.encoding``: observations of the seat to move,
 a legal-action mask over ``NUM_ACTIONS`` indices, and terminal rewards. They step the rules
-core's ``Game`` (whichever core runs, ``CIRULLA_CORE``), so an episode is the rules core's
-game, event for event.
+core's game: on the native core through ``cirulla.env._native`` (env/_native_env.c: the
+core's own C state machine, stepping, legality and encoding written into NumPy arrays), on the
+pure-Python core (``CIRULLA_CORE=python``, or no compiler) through ``cirulla.rules.Game`` and
+``cirulla.env.encoding``, the reference. Both give identical trajectories for the same seeds.
 
 Rewards: zero until the game ends, then +1 for every seat of the winning side and -1 for
 every other seat (a 2- or 4-player game is zero-sum; with 3 players the two losers take -1).
 
-Seeds: episode ``e`` (0, 1, ...) of a game seeded ``seed`` deals from
-``Game(options, seed=episode_seed(seed, e))``: the same seed gives the same games, on any core.
+Seeds: episode ``e`` (0, 1, ...) of a game seeded ``seed`` deals its decks from one
+splitmix64 stream seeded ``episode_seed(seed, e)`` (``SplitmixDecks``, the native core's own
+shuffle): the same seed gives the same games on either core.
 """
 
 from __future__ import annotations
@@ -28,14 +31,57 @@ from cirulla.env.encoding import (
     legal_actions,
     observe,
 )
-from cirulla.rules.events import Event
-from cirulla.rules.game import Game
+from cirulla.rules.core import CORE, options_tuple
+from cirulla.rules.game import DeckSource, Game
 from cirulla.rules.options import Options
+
+try:
+    from cirulla.env import _native  # type: ignore[attr-defined]
+except ImportError:  # built without a compiler: the Python reference runs
+    _native = None
+
+_MASK64 = (1 << 64) - 1
+
+#: Which core the environments step: "native" or "python" (follows ``CIRULLA_CORE``).
+ENV_CORE = "native" if CORE == "native" and _native is not None else "python"
 
 
 def episode_seed(seed: int, episode: int) -> int:
-    """The rules core's deck seed of episode ``episode`` of an environment seeded ``seed``."""
-    return seed * 1_000_003 + episode
+    """The deck stream's seed of episode ``episode`` of an environment seeded ``seed``."""
+    return (seed * 1_000_003 + episode) & _MASK64
+
+
+class Splitmix:
+    """splitmix64, as the native core's ``Rng`` (``rng_next``, ``rng_below``)."""
+
+    __slots__ = ("state",)
+
+    def __init__(self, seed: int) -> None:
+        self.state = seed & _MASK64
+
+    def next(self) -> int:
+        self.state = z = (self.state + 0x9E3779B97F4A7C15) & _MASK64
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK64
+        return z ^ (z >> 31)
+
+    def below(self, n: int) -> int:
+        return ((self.next() >> 32) * n) >> 32
+
+
+class SplitmixDecks(DeckSource):
+    """Deck orders for environments: successive Fisher-Yates shuffles of one stream."""
+
+    def __init__(self, seed: int) -> None:
+        super().__init__(seed)
+        self.rng = Splitmix(seed)
+
+    def next_deck(self, deal_no: int) -> list[int]:
+        deck = list(range(40))
+        for i in range(39, 0, -1):
+            j = self.rng.below(i + 1)
+            deck[i], deck[j] = deck[j], deck[i]
+        return deck
 
 
 def make_options(players: int = 2, preset: str = "standard", **rules: Any) -> Options:
@@ -44,55 +90,119 @@ def make_options(players: int = 2, preset: str = "standard", **rules: Any) -> Op
 
 
 class Env:
-    """One game for per-step APIs: ``step(index)``, ``observe(seat)``, ``mask()``."""
+    """One game for per-step APIs: ``step(index)``, ``observe(seat)``, ``mask()``.
 
-    def __init__(self, options: Options | None = None, seed: int = 0) -> None:
+    ``core`` is "native" (the C path, no per-step Python objects) or "python" (the rules
+    core's ``Game``, kept as ``game``, reference); default ``ENV_CORE``.
+    """
+
+    def __init__(self, options: Options | None = None, seed: int = 0, core: str | None = None):
         self.options = options or Options()
+        self.core = core or ENV_CORE
+        if self.core not in ("native", "python") or (self.core == "native" and _native is None):
+            raise ValueError(f"core {self.core!r}: expected 'python' or a built 'native'")
         self.seed = seed
-        self.episode = -1
-        self.game: Game
-        self._legal: LegalActions
-        self.reset(seed)
+        self.episode = 0
+        self.game: Game | None = None
+        self._games = (
+            _native.Games(options_tuple(self.options), [seed]) if self.core == "native" else None
+        )
+        self._legal: LegalActions | None = None
+        if self._games is None:
+            self._new_game()
+
+    def _new_game(self) -> None:
+        self.game = Game(
+            self.options, deck_source=SplitmixDecks(episode_seed(self.seed, self.episode))
+        )
+        self._legal = None
 
     def reset(self, seed: int | None = None) -> None:
         """Start the next episode (or episode 0 of ``seed``)."""
         if seed is not None:
             self.seed = seed
-            self.episode = -1
-        self.episode += 1
-        self.game = Game(self.options, seed=episode_seed(self.seed, self.episode))
-        self._legal = legal_actions(self.game)
+            self.episode = 0
+        else:
+            self.episode += 1
+        if self._games is not None:
+            self._games.reset_game(0, seed)
+        else:
+            self._new_game()
 
     @property
     def to_move(self) -> int | None:
+        if self._games is not None:
+            seat: int = self._games.status(0)[0]
+            return None if seat < 0 else seat
+        assert self.game is not None
         return self.game.to_move
+
+    @property
+    def winner(self) -> int | None:
+        """The winning side once the game is over."""
+        if self._games is not None:
+            side: int = self._games.status(0)[1]
+            return None if side < 0 else side
+        assert self.game is not None
+        return self.game.winner
 
     @property
     def legal(self) -> LegalActions:
         """The legal actions of the seat to move, codes and fixed indices."""
+        if self._games is not None:
+            codes, indices = self._games.legal(0)
+            return LegalActions(codes, indices)
+        if self._legal is None:
+            assert self.game is not None
+            self._legal = legal_actions(self.game)
         return self._legal
 
     def observe(
         self, seat: int, out: npt.NDArray[np.float32] | None = None
     ) -> npt.NDArray[np.float32]:
+        """The observation of ``seat`` (any seat, not only the one to move)."""
+        if self._games is not None:
+            if out is None:
+                out = np.empty(OBS_SIZE, dtype=np.float32)
+            self._games.observe(0, seat, out)
+            return out
+        assert self.game is not None
         return observe(self.game, seat, out)
 
     def mask(self, out: npt.NDArray[np.uint8] | None = None) -> npt.NDArray[np.uint8]:
-        return self._legal.mask(out)
+        """The legal-action mask of the seat to move (all zero once the game is over)."""
+        if self._games is not None:
+            if out is None:
+                out = np.empty(NUM_ACTIONS, dtype=np.uint8)
+            self._games.mask(0, out)
+            return out
+        return self.legal.mask(out)
 
-    def step(self, index: int) -> list[Event]:
+    def step(self, index: int) -> None:
         """Play the legal action of fixed index ``index`` (``ValueError`` if not legal)."""
-        return self.step_code(self._legal.code_of(index))
+        if self._games is not None:
+            self._games.play(0, index)
+            return
+        self.step_code(self.legal.code_of(index))
 
-    def step_code(self, code: int) -> list[Event]:
+    def step_code(self, code: int) -> None:
         """Play a legal action code (``IllegalActionError`` names the broken rule)."""
-        events = self.game.apply(code)
-        self._legal = legal_actions(self.game)
-        return events
+        if self._games is not None:
+            legal = self.legal
+            if code not in legal.codes:
+                raise ValueError(f"action code {code} is not legal in this position")
+            index = legal.indices[legal.codes.index(code)]
+            if index < 0:
+                raise ValueError(f"action code {code} has no fixed index (rank past the bound)")
+            self._games.play(0, index)
+            return
+        assert self.game is not None
+        self.game.apply(code)
+        self._legal = None
 
     def rewards(self) -> list[float]:
         """Per seat: 0 while the game runs, then +1 for the winning side, -1 for the others."""
-        winner = self.game.winner
+        winner = self.winner
         if winner is None:
             return [0.0] * self.options.players
         side_of = self.options.side_of
@@ -108,6 +218,8 @@ class VectorEnv:
     ``i`` (nonzero only when that game ended on this step), ``terminated[i]`` True when it
     ended; an ended game is replaced by its next episode at once, whose first position is what
     ``obs``/``masks`` then show. The arrays are reused from step to step: copy to keep them.
+    ``random_actions()`` draws a uniformly random legal index per game (from ``policy_seed``;
+    the same draws on either core).
     """
 
     def __init__(
@@ -115,27 +227,45 @@ class VectorEnv:
         num_envs: int,
         options: Options | None = None,
         seeds: Sequence[int] | None = None,
+        *,
+        policy_seed: int = 0,
+        core: str | None = None,
     ) -> None:
         if num_envs < 1:
             raise ValueError(f"num_envs must be at least 1, not {num_envs}")
         self.num_envs = num_envs
         self.options = options or Options()
+        self.core = core or ENV_CORE
         seeds = list(range(num_envs)) if seeds is None else list(seeds)
         if len(seeds) != num_envs:
             raise ValueError(f"seeds: {len(seeds)} given for {num_envs} games")
-        self.envs = [Env(self.options, seed) for seed in seeds]
         self.obs = np.zeros((num_envs, OBS_SIZE), dtype=np.float32)
         self.masks = np.zeros((num_envs, NUM_ACTIONS), dtype=np.uint8)
         self.rewards = np.zeros((num_envs, MAX_SEATS), dtype=np.float32)
         self.terminated = np.zeros(num_envs, dtype=bool)
         self.to_move = np.zeros(num_envs, dtype=np.int64)
+        self._actions = np.zeros(num_envs, dtype=np.int64)
+        self._policy = Splitmix(policy_seed)
+        if self.core == "native":
+            if _native is None:
+                raise ValueError("core 'native': the native environment is not built")
+            self._games = _native.Games(options_tuple(self.options), seeds, policy_seed)
+            self.envs: list[Env] = []
+        else:
+            self._games = None
+            self.envs = [Env(self.options, seed, core="python") for seed in seeds]
         self._fill_all()
 
     def reset(
         self, seeds: Sequence[int] | None = None
     ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.uint8], npt.NDArray[np.int64]]:
-        for i, env in enumerate(self.envs):
-            env.reset(None if seeds is None else seeds[i])
+        """Next episode of every game (episode 0 of ``seeds[i]`` if given)."""
+        for i in range(self.num_envs):
+            seed = None if seeds is None else seeds[i]
+            if self._games is not None:
+                self._games.reset_game(i, seed)
+            else:
+                self.envs[i].reset(seed)
         self._fill_all()
         return self.obs, self.masks, self.to_move
 
@@ -148,8 +278,21 @@ class VectorEnv:
         env.mask(self.masks[i])
 
     def _fill_all(self) -> None:
+        if self._games is not None:
+            self._games.fill(self.obs, self.masks, self.to_move)
+            return
         for i in range(self.num_envs):
             self._fill(i)
+
+    def random_actions(self) -> npt.NDArray[np.int64]:
+        """A uniformly random legal index per game (the bench's random policy)."""
+        if self._games is not None:
+            self._games.random_actions(self._actions)
+            return self._actions
+        for i, env in enumerate(self.envs):
+            indices = [k for k in env.legal.indices if k >= 0]
+            self._actions[i] = indices[self._policy.below(len(indices))]
+        return self._actions
 
     def step(
         self, actions: npt.ArrayLike
@@ -160,9 +303,15 @@ class VectorEnv:
         npt.NDArray[np.bool_],
         npt.NDArray[np.int64],
     ]:
-        chosen = np.asarray(actions, dtype=np.int64).reshape(-1)
+        """One action (a fixed index) per game; see the class docstring for the results."""
+        chosen = np.ascontiguousarray(actions, dtype=np.int64).reshape(-1)
         if chosen.shape[0] != self.num_envs:
             raise ValueError(f"actions: {chosen.shape[0]} given for {self.num_envs} games")
+        if self._games is not None:
+            self._games.step(
+                chosen, self.obs, self.masks, self.rewards, self.terminated, self.to_move
+            )
+            return self.obs, self.masks, self.rewards, self.terminated, self.to_move
         self.rewards[:] = 0.0
         self.terminated[:] = False
         n = self.options.players
