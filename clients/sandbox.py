@@ -1,0 +1,261 @@
+"""Run an untrusted bot process under bubblewrap (``bwrap``).
+
+A bot is someone else's code. Inside the sandbox it sees the Python installation, this
+project's packages and its own program read-only, a private tmpfs ``/tmp`` (its HOME is
+in it), its own ``/proc`` in a new PID namespace (no other process of the machine), no
+network at all except the match server's unix socket bound at ``SANDBOX_SERVER_SOCKET``
+(a ``ServerRelay`` forwards it to the server's TCP port), and resource limits. bwrap's
+``--die-with-parent`` and the PID namespace make every descendant die with the sandbox:
+when the namespace's first process exits the kernel kills the rest.
+
+We use an existing sandbox rather than a home-made one: Debian's ``bubblewrap`` works
+unprivileged (user namespaces) and as root.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import os
+import resource
+import selectors
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+#: Where the match server's unix socket appears inside every sandbox.
+SANDBOX_SERVER_SOCKET = Path("/run/cirulla/server.sock")
+#: The private HOME of a sandboxed bot (inside its tmpfs /tmp).
+SANDBOX_HOME = "/tmp/home"
+#: System folders a program needs read-only (those missing on a machine are skipped).
+SYSTEM_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+#: Files of /etc a program may need (dynamic linker cache, locale, time zone, certificates).
+ETC_PATHS = (
+    "/etc/ld.so.cache",
+    "/etc/ld.so.conf",
+    "/etc/ld.so.conf.d",
+    "/etc/localtime",
+    "/etc/alternatives",
+    "/etc/ssl",
+    "/etc/ca-certificates",
+    "/etc/nsswitch.conf",
+)
+#: The project's packages a bot process imports (those not installed are skipped).
+PACKAGES = ("cirulla", "cirulla.rules", "cirulla.bots", "cirulla.clients", "cirulla.env")
+#: Install hint of the one-line refusal.
+INSTALL_HINT = "install Debian's bubblewrap (apt-get install bubblewrap)"
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Resource limits of every process in a sandbox."""
+
+    memory_bytes: int = 2 * 1024**3  # RLIMIT_AS of every process in the sandbox
+    cpu_seconds: int = 3600  # RLIMIT_CPU per process
+    processes: int = 256  # RLIMIT_NPROC (not enforced for root: see docs/server.md)
+    output_bytes: int = 16 * 1024**2  # the supervisor stops logging beyond this
+    file_bytes: int = 64 * 1024**2  # RLIMIT_FSIZE (its private tmp, and its log file)
+
+
+class SandboxUnavailable(RuntimeError):
+    """bubblewrap cannot run here; the message is one line: what is missing, how to fix."""
+
+
+def bwrap_path() -> str | None:
+    return shutil.which("bwrap")
+
+
+def available() -> str | None:
+    """None if bubblewrap runs a process here, else the one-line reason it does not."""
+    path = bwrap_path()
+    if path is None:
+        return f"--sandbox: bwrap not found; {INSTALL_HINT}"
+    argv = [path, *_base_args(()), "--", "/bin/true"]
+    try:
+        done = subprocess.run(argv, capture_output=True, timeout=20, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"--sandbox: bwrap cannot run ({exc})"
+    if done.returncode != 0:
+        reason = done.stderr.decode(errors="replace").strip().splitlines()
+        detail = reason[-1] if reason else f"exit code {done.returncode}"
+        return f"--sandbox: bwrap cannot create a sandbox here ({detail}); user namespaces off?"
+    return None
+
+
+def require() -> None:
+    """Raise SandboxUnavailable (one line) unless bubblewrap runs here."""
+    reason = available()
+    if reason is not None:
+        raise SandboxUnavailable(reason)
+
+
+def python_paths() -> tuple[Path, ...]:
+    """The Python installation and this project's packages (editable installs too)."""
+    paths = {Path(sys.base_prefix), Path(sys.prefix), Path(sys.executable).parent}
+    for name in PACKAGES:
+        try:
+            module = importlib.import_module(name)
+        except ImportError:
+            continue
+        paths.update(Path(p) for p in getattr(module, "__path__", ()))
+    return tuple(sorted(paths))
+
+
+def _base_args(readable: Sequence[Path]) -> list[str]:
+    args = [
+        "--unshare-all",  # net, pid, ipc, uts, cgroup (and user where possible)
+        "--die-with-parent",
+        "--new-session",
+        "--proc",
+        "/proc",
+        "--dev",
+        "/dev",
+        "--tmpfs",
+        "/tmp",
+        "--dir",
+        SANDBOX_HOME,
+        "--chdir",
+        "/tmp",
+    ]
+    for name in SYSTEM_PATHS + ETC_PATHS:
+        if not os.path.lexists(name):
+            continue
+        if os.path.islink(name) and name in SYSTEM_PATHS:  # merged /usr: /bin -> usr/bin
+            args += ["--symlink", os.readlink(name), name]
+        else:
+            args += ["--ro-bind", name, name]
+    for extra in readable:
+        args += ["--ro-bind-try", str(extra), str(extra)]
+    return args
+
+
+def _limiter(limits: Limits) -> Callable[[], None]:
+    def apply() -> None:
+        for which, value in (
+            (resource.RLIMIT_AS, limits.memory_bytes),
+            (resource.RLIMIT_CPU, limits.cpu_seconds),
+            (resource.RLIMIT_NPROC, limits.processes),
+            (resource.RLIMIT_FSIZE, limits.file_bytes),
+            (resource.RLIMIT_CORE, 0),
+        ):
+            with contextlib.suppress(ValueError, OSError):
+                resource.setrlimit(which, (value, value))
+
+    return apply
+
+
+@dataclass(frozen=True)
+class Sandbox:
+    """How to run one bot process sandboxed (see the module docstring)."""
+
+    limits: Limits = Limits()
+    readable: tuple[Path, ...] = ()  # extra read-only paths (the bot program's own files)
+
+    def wrap(
+        self, argv: Sequence[str], env: Mapping[str, str], *, server_socket: Path | None
+    ) -> tuple[list[str], dict[str, str], Callable[[], None] | None]:
+        """The bwrap command line, its environment and a preexec_fn (rlimits) that
+        together run ``argv`` sandboxed; CIRULLA_SERVER points at the server's socket."""
+        path = bwrap_path()
+        if path is None:
+            raise SandboxUnavailable(f"--sandbox: bwrap not found; {INSTALL_HINT}")
+        readable = (*python_paths(), *(Path(p).absolute() for p in self.readable))
+        args = [path, *_base_args(readable)]
+        inner = dict(env)
+        inner["HOME"] = SANDBOX_HOME
+        inner["TMPDIR"] = "/tmp"
+        if server_socket is not None:
+            args += ["--dir", str(SANDBOX_SERVER_SOCKET.parent)]
+            args += ["--bind", str(server_socket), str(SANDBOX_SERVER_SOCKET)]
+            if "CIRULLA_SERVER" in inner:
+                inner["CIRULLA_SERVER"] = f"unix:{SANDBOX_SERVER_SOCKET}"
+        # bwrap starts with an empty environment and sets only what we pass
+        args.append("--clearenv")
+        for key, value in sorted(inner.items()):
+            args += ["--setenv", key, value]
+        args += ["--", *argv]
+        return args, {"PATH": os.environ.get("PATH", os.defpath)}, _limiter(self.limits)
+
+
+class ServerRelay:
+    """Listens on a unix socket in a fresh 0700 folder and forwards each connection byte
+    for byte to a TCP address (the match server; TLS passes through untouched). Lets a
+    sandbox without network reach the match server and nothing else."""
+
+    def __init__(self, target: str) -> None:
+        host, _, port = target.rpartition(":")
+        self.target = (host.strip("[]") or "127.0.0.1", int(port))
+        self._folder = Path(tempfile.mkdtemp(prefix="cirulla-relay-"))
+        os.chmod(self._folder, 0o700)
+        self.socket_path = self._folder / "server.sock"
+        self._listener: socket.socket | None = None
+        self._thread: threading.Thread | None = None
+        self._stop = threading.Event()
+
+    def start(self) -> None:
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        listener.bind(str(self.socket_path))
+        # bwrap binds the socket into the sandbox; the sandbox user must be able to connect
+        os.chmod(self.socket_path, 0o666)
+        listener.listen(64)
+        listener.settimeout(0.2)
+        self._listener = listener
+        self._thread = threading.Thread(target=self._accept, name="server-relay", daemon=True)
+        self._thread.start()
+
+    def _accept(self) -> None:
+        assert self._listener is not None
+        while not self._stop.is_set():
+            try:
+                client, _ = self._listener.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            threading.Thread(target=self._pipe, args=(client,), daemon=True).start()
+
+    def _pipe(self, client: socket.socket) -> None:
+        try:
+            upstream = socket.create_connection(self.target, timeout=10)
+        except OSError:
+            client.close()
+            return
+        client.setblocking(True)
+        upstream.settimeout(None)
+        sel = selectors.DefaultSelector()
+        sel.register(client, selectors.EVENT_READ, upstream)
+        sel.register(upstream, selectors.EVENT_READ, client)
+        try:
+            while not self._stop.is_set():
+                for key, _ in sel.select(0.5):
+                    data = key.fileobj.recv(65536)  # type: ignore[union-attr]
+                    if not data:
+                        return
+                    key.data.sendall(data)
+        except OSError:
+            return
+        finally:
+            sel.close()
+            client.close()
+            upstream.close()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._listener is not None:
+            self._listener.close()
+        if self._thread is not None:
+            self._thread.join(2.0)
+        shutil.rmtree(self._folder, ignore_errors=True)
+
+    def __enter__(self) -> ServerRelay:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
