@@ -21,6 +21,7 @@ AREAS = (
     "cirulla.clients.ladder.cli",
     "cirulla.server.cli",
     "cirulla.clients.play.cli",
+    "cirulla.env.cli",
 )
 
 #: The area that registers each top-level command: ``cirulla COMMAND`` imports that area
@@ -79,7 +80,7 @@ def build_parser(areas: Sequence[str] = AREAS) -> argparse.ArgumentParser:
     bench_parser = commands.add_parser(
         "bench",
         help="benchmarks that print JSON "
-        "(rules, mcts, strength, server, soak, tournament, ladder, pool)",
+        "(rules, mcts, strength, server, soak, tournament, ladder, pool, env)",
         description="Benchmarks. Each prints one JSON object on stdout.",
     )
     bench = bench_parser.add_subparsers(dest="bench", metavar="BENCHMARK", required=True)

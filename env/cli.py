@@ -1,0 +1,40 @@
+"""``cirulla bench env``. Registering imports nothing heavy: NumPy (the ``env`` extra) is
+imported only when the benchmark runs, so ``cirulla --help`` works without it."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from cirulla.rules.cli import add_rule_arguments, options_from_args
+
+
+def register(commands: argparse._SubParsersAction, bench: argparse._SubParsersAction) -> None:
+    del commands  # no top-level command: the environments are a library
+    p = bench.add_parser(
+        "env",
+        help="agent steps per second: batched environment, per-step API, Game API (one core)",
+        description="Random-policy agent steps per second, observations and masks included: "
+        "the batched environment, the per-step API and the same loop through the Game API, "
+        "measured in one run; prints JSON.",
+    )
+    add_rule_arguments(p)
+    p.add_argument("--seconds", type=float, default=3.0, help="CPU seconds per loop (default 3)")
+    p.add_argument("--num-envs", type=int, default=256, help="games per batch (default 256)")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--json", action="store_true", help="print JSON (the default; kept for scripts)")
+    p.set_defaults(func=cmd_bench_env)
+
+
+def cmd_bench_env(args: argparse.Namespace) -> int:
+    try:
+        from cirulla.env.bench import bench_env
+    except ImportError as exc:
+        print(f"cirulla bench env: error: {exc} (install the env extra)")
+        return 2
+    if args.num_envs < 1 or args.seconds <= 0:
+        print("cirulla bench env: error: --num-envs and --seconds must be positive")
+        return 2
+    result = bench_env(options_from_args(args), args.seconds, args.num_envs, args.seed)
+    print(json.dumps(result, indent=2))
+    return 0
