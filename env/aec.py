@@ -1,0 +1,154 @@
+"""PettingZoo AEC environment: every seat an agent, one game of the rules core.
+
+Agents are ``player_0`` .. ``player_{n-1}`` (seat numbers; with 4 players seats 0 and 2 are
+one side, 1 and 3 the other). Each agent observes a dict, the convention of PettingZoo's
+classic games: ``observation`` (``cirulla.env.encoding``'s ``OBS_SIZE`` float32 vector of
+what that seat may know) and ``action_mask`` (``NUM_ACTIONS`` int8, the dtype that
+``Discrete.sample`` takes; all zero unless it is that agent's turn). Actions are the
+encoding's fixed indices. Rewards are zero until the game ends, then +1 for every seat of
+the winning side and -1 for every other seat.
+
+Stepping runs through ``cirulla.env.vector.Env`` (the native core when built, else the
+Python reference; the same trajectories for the same seed).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from gymnasium import spaces
+from pettingzoo import AECEnv  # type: ignore[import-untyped]
+
+from cirulla.env.encoding import NUM_ACTIONS, OBS_SIZE
+from cirulla.env.vector import Env, make_options
+from cirulla.rules.options import Options
+
+#: The highest value an observation entry can take (scores stay far below it).
+OBS_HIGH = 1e6
+
+
+def observation_space() -> spaces.Dict:
+    """One agent's observation space (the same for every agent and every rule set)."""
+    return spaces.Dict(
+        {
+            "observation": spaces.Box(0.0, OBS_HIGH, (OBS_SIZE,), dtype=np.float32),
+            "action_mask": spaces.Box(0, 1, (NUM_ACTIONS,), dtype=np.int8),
+        }
+    )
+
+
+class CirullaAEC(AECEnv):  # type: ignore[misc,unused-ignore]  # pettingzoo is untyped
+    """A Cirulla game as a PettingZoo AEC environment (see the module docstring)."""
+
+    metadata = {"name": "cirulla_v0", "render_modes": ["ansi"], "is_parallelizable": False}
+
+    def __init__(
+        self,
+        options: Options | None = None,
+        *,
+        seed: int = 0,
+        core: str | None = None,
+        render_mode: str | None = None,
+    ) -> None:
+        super().__init__()
+        if render_mode not in (None, "ansi"):
+            raise ValueError(f"render_mode {render_mode!r}: expected None or 'ansi'")
+        self.render_mode = render_mode
+        self.options = options or Options()
+        self.core = core
+        self.game_env = Env(self.options, seed=seed, core=core)
+        self._fresh = True
+        self.possible_agents = [f"player_{s}" for s in range(self.options.players)]
+        self.agent_name_mapping = {a: s for s, a in enumerate(self.possible_agents)}
+        self._obs_space = observation_space()
+        self._act_space = spaces.Discrete(NUM_ACTIONS)
+        self.observation_spaces = {a: self._obs_space for a in self.possible_agents}
+        self.action_spaces = {a: self._act_space for a in self.possible_agents}
+        self._reset_state()
+
+    def observation_space(self, agent: str) -> spaces.Space[Any]:
+        return self._obs_space
+
+    def action_space(self, agent: str) -> spaces.Space[Any]:
+        return self._act_space
+
+    def _reset_state(self) -> None:
+        self.agents = list(self.possible_agents)
+        self.rewards = {a: 0.0 for a in self.agents}
+        self._cumulative_rewards = {a: 0.0 for a in self.agents}
+        self.terminations = {a: False for a in self.agents}
+        self.truncations = {a: False for a in self.agents}
+        self.infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
+        seat = self.game_env.to_move
+        self.agent_selection = self.possible_agents[seat if seat is not None else 0]
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        """A new game: episode 0 of ``seed``, or the next episode of the current seed."""
+        if seed is not None:
+            self.game_env.reset(seed=seed)
+            self._act_space.seed(seed)
+        elif not self._fresh:
+            self.game_env.reset()
+        self._fresh = False
+        self._reset_state()
+
+    def observe(self, agent: str) -> dict[str, npt.NDArray[Any]]:
+        seat = self.agent_name_mapping[agent]
+        obs = self.game_env.observe(seat)
+        if self.game_env.to_move == seat:
+            mask = self.game_env.mask().view(np.int8)
+        else:
+            mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+        return {"observation": obs, "action_mask": mask}
+
+    def step(self, action: int | None) -> None:
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        if action is None:
+            raise ValueError(f"{agent}: action None while the game is running")
+        self._cumulative_rewards[agent] = 0.0
+        self.game_env.step(int(action))
+        for a in self.agents:
+            self.rewards[a] = 0.0
+        seat = self.game_env.to_move
+        if seat is None:
+            for a, reward in zip(self.possible_agents, self.game_env.rewards(), strict=True):
+                self.rewards[a] = reward
+                self.terminations[a] = True
+                self.infos[a] = {"winner": self.game_env.winner}
+            self._accumulate_rewards()
+            # Dead agents are stepped out in seat order, from the one who just moved.
+            self.agent_selection = agent
+        else:
+            self.agent_selection = self.possible_agents[seat]
+
+    def render(self) -> str | None:
+        if self.render_mode != "ansi":
+            return None
+        game = self.game_env.game
+        if game is not None:
+            return str(game.view(None))
+        seat = self.game_env.to_move
+        return f"cirulla game, to move: {seat if seat is not None else 'nobody (over)'}"
+
+    def close(self) -> None:
+        pass
+
+
+def aec_env(
+    players: int = 2,
+    preset: str = "standard",
+    *,
+    seed: int = 0,
+    core: str | None = None,
+    render_mode: str | None = None,
+    **rules: Any,
+) -> CirullaAEC:
+    """The PettingZoo AEC environment of a preset with a player count and rule overrides."""
+    return CirullaAEC(
+        make_options(players, preset, **rules), seed=seed, core=core, render_mode=render_mode
+    )

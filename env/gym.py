@@ -1,0 +1,178 @@
+"""Gymnasium single-agent environment: one seat against configurable opponents.
+
+The learner plays seat ``seat``; every other seat is moved by its opponent until it is the
+learner's turn again. An opponent is a bot spec of the kit (``"random"``, ``"greedy"``,
+``"mcts:iterations=200"``: the same bots as the tournament's) or any callable
+``f(observation, action_mask) -> index`` over the documented encoding (a trained policy).
+One opponent for all other seats, or a list with one per other seat in seat order.
+
+Observation: a dict of ``observation`` (``OBS_SIZE`` float32) and ``action_mask``
+(``NUM_ACTIONS`` int8); ``action_masks()`` returns the mask too (MaskablePPO's hook).
+Reward: 0 until the game ends, then +1 if the learner's side won, else -1. An action outside
+the mask ends the episode with reward -1 and ``info["illegal"]`` True (``illegal="raise"``
+raises instead), so that samplers ignoring the mask, ``check_env``'s among them, stay inside
+the API.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import gymnasium
+import numpy as np
+import numpy.typing as npt
+
+from cirulla.env.aec import observation_space
+from cirulla.env.encoding import NUM_ACTIONS
+from cirulla.env.vector import Env, make_options
+from cirulla.rules.options import Options
+
+#: A policy over the documented encoding: (observation, action mask) -> fixed index.
+ArrayPolicy = Callable[[npt.NDArray[np.float32], npt.NDArray[np.int8]], int]
+Opponent = str | ArrayPolicy
+
+
+class _SpecOpponent:
+    """A kit bot (``make_policy``) moving a seat from the rules core's view of it."""
+
+    def __init__(self, spec: str, seed: int) -> None:
+        from cirulla.bots.specs import make_policy, parse_bot_spec
+
+        kind, options = parse_bot_spec(spec)
+        self.policy = make_policy(kind, options, seed=seed)
+
+    def choose(self, env: Env, seat: int) -> int:
+        game = env.game
+        assert game is not None  # spec opponents run on the Python core
+        legal = game.legal_actions()
+        choice = self.policy.choose(game.view(seat), legal, None)
+        if not isinstance(choice, int) or not 0 <= choice < len(legal):
+            raise ValueError(f"opponent {self.policy.name}: answered {choice!r}")
+        return legal[choice].to_int()
+
+
+class CirullaGym(gymnasium.Env[dict[str, Any], Any]):
+    """A Cirulla game for one learning seat (see the module docstring)."""
+
+    metadata = {"render_modes": ["ansi"]}
+
+    def __init__(
+        self,
+        players: int = 2,
+        preset: str = "standard",
+        *,
+        seat: int = 0,
+        opponents: Opponent | Sequence[Opponent] = "random",
+        illegal: str = "lose",
+        core: str | None = None,
+        render_mode: str | None = None,
+        options: Options | None = None,
+        **rules: Any,
+    ) -> None:
+        self.options = options or make_options(players, preset, **rules)
+        n = self.options.players
+        if not 0 <= seat < n:
+            raise ValueError(f"seat {seat}: expected 0..{n - 1}")
+        if illegal not in ("lose", "raise"):
+            raise ValueError(f"illegal {illegal!r}: expected 'lose' or 'raise'")
+        if render_mode not in (None, "ansi"):
+            raise ValueError(f"render_mode {render_mode!r}: expected None or 'ansi'")
+        others = [s for s in range(n) if s != seat]
+        listed = (
+            [opponents] * len(others)
+            if isinstance(opponents, str) or callable(opponents)
+            else list(opponents)
+        )
+        if len(listed) != len(others):
+            raise ValueError(f"opponents: {len(listed)} given for {len(others)} other seats")
+        self.seat = seat
+        self.illegal = illegal
+        self.render_mode = render_mode
+        self._rng = random.Random(0)
+        self._opponents: dict[int, Opponent] = dict(zip(others, listed, strict=True))
+        needs_game = any(isinstance(o, str) and o.strip() != "random" for o in listed)
+        self._core = "python" if needs_game else core
+        self._spec_seed = 0
+        self._bots: dict[int, _SpecOpponent | ArrayPolicy | None] = {}
+        self.game_env = Env(self.options, seed=0, core=self._core)
+        self._fresh = True
+        self.observation_space = observation_space()
+        self.action_space = gymnasium.spaces.Discrete(NUM_ACTIONS)
+        self._make_bots(0)
+
+    def _make_bots(self, seed: int) -> None:
+        self._rng = random.Random(seed)
+        self._bots = {}
+        for s, o in self._opponents.items():
+            if isinstance(o, str):
+                self._bots[s] = None if o.strip() == "random" else _SpecOpponent(o, seed + s)
+            else:
+                self._bots[s] = o
+
+    def _obs(self) -> dict[str, npt.NDArray[Any]]:
+        obs = self.game_env.observe(self.seat)
+        if self.game_env.to_move == self.seat:
+            mask = self.game_env.mask().view(np.int8)
+        else:
+            mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+        return {"observation": obs, "action_mask": mask}
+
+    def action_masks(self) -> npt.NDArray[np.bool_]:
+        """The learner's legal-action mask as booleans (sb3-contrib's MaskablePPO)."""
+        return self.game_env.mask().astype(bool)
+
+    def _play_opponents(self) -> None:
+        env = self.game_env
+        while (seat := env.to_move) is not None and seat != self.seat:
+            bot = self._bots[seat]
+            if bot is None:
+                indices = [i for i in env.legal.indices if i >= 0]
+                env.step(indices[self._rng.randrange(len(indices))])
+            elif isinstance(bot, _SpecOpponent):
+                env.step_code(bot.choose(env, seat))
+            else:
+                mask = env.mask().view(np.int8)
+                env.step(int(bot(env.observe(seat), mask)))
+
+    def _reward(self) -> float:
+        return float(self.game_env.rewards()[self.seat])
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, npt.NDArray[Any]], dict[str, Any]]:
+        super().reset(seed=seed)
+        if seed is not None:
+            self.game_env.reset(seed=seed)
+            self._make_bots(seed)
+        elif not self._fresh:
+            self.game_env.reset()
+        self._fresh = False
+        self._play_opponents()
+        return self._obs(), {}
+
+    def step(
+        self, action: Any
+    ) -> tuple[dict[str, npt.NDArray[Any]], float, bool, bool, dict[str, Any]]:
+        env = self.game_env
+        if env.to_move is None:
+            raise RuntimeError("step on a finished game: call reset()")
+        index = int(action)
+        if not (0 <= index < NUM_ACTIONS and index in env.legal.indices):
+            if self.illegal == "raise":
+                raise ValueError(f"action index {index} is not legal in this position")
+            return self._obs(), -1.0, True, False, {"illegal": True}
+        env.step(index)
+        self._play_opponents()
+        done = env.to_move is None
+        info: dict[str, Any] = {"winner": env.winner} if done else {}
+        return self._obs(), self._reward() if done else 0.0, done, False, info
+
+    def render(self) -> str | None:
+        if self.render_mode != "ansi":
+            return None
+        game = self.game_env.game
+        if game is not None:
+            return str(game.view(self.seat))
+        return f"cirulla game, to move: {self.game_env.to_move}"
