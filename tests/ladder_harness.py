@@ -93,6 +93,12 @@ class LadderProcess:
     def stub(self) -> ladder_pb2_grpc.LadderServiceStub:
         return ladder_pb2_grpc.LadderServiceStub(grpc.insecure_channel(self.address))
 
+    def admin(self) -> tuple[tuple[str, str], ...]:
+        """The admin metadata, from the token file the ladder names in its state file."""
+        state = json.loads((self.folder / "cirulla-ladder.json").read_text())
+        token = Path(state["admin_token_file"]).read_text().strip()
+        return (("authorization", f"Bearer {token}"),)
+
     def cli(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
         out = subprocess.run(
             [sys.executable, "-m", "cirulla", "ladder", *args],

@@ -253,7 +253,10 @@ def test_ranking_random_greedy_mcts(tmp_path: Path) -> None:
             ("greedy", "greedy"),
             ("mcts", "mcts:iterations=1000"),
         ):
-            stub.AddBot(ladder_pb2.AddBotRequest(bot_name=name, spec=spec, max_concurrency=3))
+            stub.AddBot(
+                ladder_pb2.AddBotRequest(bot_name=name, spec=spec, max_concurrency=3),
+                metadata=ladder.admin(),
+            )
 
         def enough() -> ladder_pb2.GetStandingsResponse | None:
             response = stub.GetStandings(ladder_pb2.GetStandingsRequest())

@@ -93,7 +93,7 @@ def test_versions_and_bad_input(store: LadderStore) -> None:
     assert (bot["version"], new, bot["queues"]) == (2, True, ["2p", "3p"])
     with pytest.raises(LadderError, match="queue '5p'"):
         store.add_bot("x", "random", ["5p"])
-    with pytest.raises(LadderError, match="bot name"):
+    with pytest.raises(LadderError, match="bot_name"):
         store.add_bot("bad name!", "random")
     with pytest.raises(LadderError, match="spec"):
         store.add_bot("x", "nosuchkind")

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cirulla.clients.ladder.defaults import DEFAULT_DATA, DEFAULT_DB, DEFAULT_LISTEN, STATE_FILE
+from cirulla.clients.ladder.fields import plain
 from cirulla.rules.cli import add_rule_arguments
 
 if TYPE_CHECKING:
@@ -76,7 +77,14 @@ def register(commands: argparse._SubParsersAction, bench: argparse._SubParsersAc
         "--admin-token-file",
         type=Path,
         metavar="FILE",
-        help="require this token (Bearer metadata) for add, pause, resume and remove",
+        help="the admin token (Bearer metadata) add, pause, resume and remove need "
+        "(default: DIR/admin-token in --data, created 0600 on first start)",
+    )
+    s.add_argument(
+        "--insecure-open",
+        action="store_true",
+        help="let anyone who reaches --listen register NEW connect-in bots without the "
+        "token (never a command, never an existing name); everything else still needs it",
     )
     s.add_argument(
         "--concurrency",
@@ -313,6 +321,11 @@ def match_line(m: Any) -> list[str]:
     return [m.match_id, when(m.create_time), status.lower(), seats, result]
 
 
+def say(console: Any, item: Any) -> None:
+    """Print a line of the ladder's data: never markup, never an escape sequence."""
+    console.print(plain(item) if isinstance(item, str) else item)
+
+
 def matches_table(matches: Any, title: str | None = None) -> Any:
     from rich.table import Table
 
@@ -320,7 +333,7 @@ def matches_table(matches: Any, title: str | None = None) -> Any:
     for column in ("match", "scheduled", "status", "seats", "result"):
         table.add_column(column)
     for m in matches:
-        table.add_row(*match_line(m))
+        table.add_row(*(plain(cell) for cell in match_line(m)))
     return table
 
 
@@ -357,6 +370,7 @@ def run_serve(args: argparse.Namespace) -> int:
             data=args.data,
             state_file=args.state_file,
             admin_token_file=args.admin_token_file,
+            insecure_open=args.insecure_open,
             concurrency=args.concurrency,
             queues=tuple(queues),
             config=MatchConfig(
@@ -401,6 +415,7 @@ def run_add(args: argparse.Namespace) -> int:
 def run_standings(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     from cirulla.v1 import ladder_pb2
 
@@ -421,21 +436,22 @@ def run_standings(args: argparse.Namespace) -> int:
         rate = f"{100 * (r.wins + r.draws / 2) / r.games:.0f}%" if r.games else "-"
         table.add_row(
             str(e.rank),
-            e.bot.name,
+            plain(e.bot.name),
             str(e.bot.version),
             f"{r.score:.1f}" + ("?" if r.provisional else ""),
             f"{r.mu:.1f}",
             f"{r.sigma:.2f}",
             str(r.games),
             rate,
-            state_text(e.bot),
+            plain(state_text(e.bot)),
         )
     console = Console()
     console.print(table)
     console.print("rating = mu - 3 sigma; ? = provisional (fewer than 10 rated games)")
     for e in response.entries:
         if e.bot.last_log and e.bot.state == ladder_pb2.BOT_STATE_DEACTIVATED:
-            console.print(f"[bold]{e.bot.name}[/] last log:\n{e.bot.last_log[-1500:]}")
+            console.print(Text(e.bot.name, style="bold"), "last log:")
+            console.print(plain(e.bot.last_log[-1500:]))
     return 0
 
 
@@ -455,20 +471,21 @@ def run_history(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(to_json(response), indent=1))
         return 0
-    console = Console()
+    console = Console(markup=False, highlight=False, emoji=False)
     bot = response.bot
-    console.print(f"[bold]{bot.name}[/] version {bot.version}: {bot.spec} — {state_text(bot)}")
+    say(console, f"{bot.name} version {bot.version}: {bot.spec} — {state_text(bot)}")
     if bot.last_failure:
-        console.print(f"last failure: {bot.last_failure}")
+        say(console, f"last failure: {bot.last_failure}")
     for v in response.versions:
-        console.print(f"  v{v.version} {when(v.create_time)}  {v.spec}")
+        say(console, f"  v{v.version} {when(v.create_time)}  {v.spec}")
     for r in response.ratings:
         queue = ladder_pb2.LadderQueue.Name(r.queue)
-        console.print(
+        say(
+            console,
             f"  {queue}: rating {r.score:.1f} (mu {r.mu:.1f}, sigma {r.sigma:.2f}), "
-            f"{r.games} games, {r.wins} wins" + (" provisional" if r.provisional else "")
+            f"{r.games} games, {r.wins} wins" + (" provisional" if r.provisional else ""),
         )
-    console.print(matches_table(response.matches, "matches, newest first"))
+    say(console, matches_table(response.matches, "matches, newest first"))
     return 0
 
 
@@ -482,27 +499,28 @@ def run_match(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(to_json(m), indent=1))
         return 0
-    console = Console()
+    console = Console(markup=False, highlight=False, emoji=False)
     match_id, created, status, _seats, result = match_line(m)
-    console.print(f"[bold]{match_id}[/] ({ladder_pb2.LadderQueue.Name(m.queue)}) {status}")
-    console.print(
-        f"  scheduled {created}, started {when(m.start_time)}, ended {when(m.finish_time)}"
+    say(console, f"{match_id} ({ladder_pb2.LadderQueue.Name(m.queue)}) {status}")
+    say(
+        console, f"  scheduled {created}, started {when(m.start_time)}, ended {when(m.finish_time)}"
     )
     if m.server_match_id:
-        console.print(f"  match server: {m.server_address} match {m.server_match_id}")
+        say(console, f"  match server: {m.server_address} match {m.server_match_id}")
     if m.pair_id:
-        console.print(f"  duplicate pair {m.pair_id}")
-    console.print(f"  result: {result or '-'}" + ("" if m.rated else " (unrated)"))
+        say(console, f"  duplicate pair {m.pair_id}")
+    say(console, f"  result: {result or '-'}" + ("" if m.rated else " (unrated)"))
     for s in m.seats:
         points = str(s.points) if s.HasField("points") else "-"
         rating = f" mu {s.mu_after:.1f} sigma {s.sigma_after:.2f}" if s.HasField("mu_after") else ""
         fault = f" — {s.fault}" if s.fault else ""
-        console.print(
+        say(
+            console,
             f"  seat {s.seat} side {s.side}: {s.bot_name} v{s.version} "
-            f"{s.outcome or ''} points {points}{rating}{fault}"
+            f"{s.outcome or ''} points {points}{rating}{fault}",
         )
     for note in m.notes:
-        console.print(f"  note: {note}")
+        say(console, f"  note: {note}")
     return 0
 
 
@@ -522,12 +540,13 @@ def run_h2h(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(to_json(h), indent=1))
         return 0
-    console = Console()
-    console.print(
+    console = Console(markup=False, highlight=False, emoji=False)
+    say(
+        console,
         f"{h.bot_a} vs {h.bot_b}: {h.games} games, {h.a_wins}-{h.b_wins}-{h.draws} (W-L-D), "
-        f"points {h.a_points}-{h.b_points}"
+        f"points {h.a_points}-{h.b_points}",
     )
-    console.print(matches_table(h.matches))
+    say(console, matches_table(h.matches))
     return 0
 
 

@@ -10,6 +10,7 @@ a lock upgrade) in WAL mode; PostgreSQL uses psycopg 3 and row locks.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -46,9 +47,27 @@ def display_url(url: str) -> str:
     return make_url(url).render_as_string(hide_password=True)
 
 
+def private_sqlite_file(url: str) -> None:
+    """Create the SQLite file 0600 (and make an existing one, its WAL and SHM 0600).
+
+    SQLite creates ``-wal`` and ``-shm`` with the mode of the database file, so the file
+    the ladder keeps its seat tokens and seeds in is never readable by other local users.
+    """
+    path = make_url(url).database
+    if not path or path == ":memory:":
+        return
+    file = Path(path)
+    file.parent.mkdir(parents=True, exist_ok=True)
+    os.close(os.open(file, os.O_WRONLY | os.O_CREAT, 0o600))
+    for candidate in (file, Path(f"{file}-wal"), Path(f"{file}-shm")):
+        if candidate.exists():
+            candidate.chmod(0o600)
+
+
 def create(db: str) -> Engine:
     url = database_url(db)
     if url.startswith("sqlite"):
+        private_sqlite_file(url)
         engine = create_engine(url, connect_args={"timeout": SQLITE_BUSY_MS / 1000})
         _sqlite_setup(engine)
         return engine

@@ -27,6 +27,7 @@ from typing import Any
 import grpc
 from sqlalchemy import and_, delete, insert, select, update
 
+from cirulla.clients.ladder.fields import MAX_SOFTWARE_VERSION, FieldError, check_text, shown
 from cirulla.clients.ladder.schema import (
     bot_versions,
     bots,
@@ -287,20 +288,26 @@ async def enroll_stream(
     if hello.capacity < 1:
         await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, "hello.capacity: at least 1")
         return
+    try:
+        check_text("hello.software_version", hello.software_version, MAX_SOFTWARE_VERSION)
+        check_text("hello.bot_name", hello.bot_name, 40)
+    except FieldError as exc:
+        await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        return
     bot = await asyncio.to_thread(store.check_bot_key, hello.bot_name, hello.bot_key)
     if bot is None:
         # One answer for an unknown bot, a managed bot and a wrong key: nothing to probe.
         await _abort(
             context,
             grpc.StatusCode.UNAUTHENTICATED,
-            f"bot {hello.bot_name!r}: unknown connect-in bot or wrong bot key",
+            f"bot {shown(hello.bot_name)}: unknown connect-in bot or wrong bot key",
         )
         return
     if bot["state"] == "removed":
         await _abort(
             context,
             grpc.StatusCode.FAILED_PRECONDITION,
-            f"bot {hello.bot_name!r} was removed from the ladder",
+            f"bot {shown(hello.bot_name)} was removed from the ladder",
         )
         return
     capacity = min(int(hello.capacity), int(bot["max_concurrency"]))

@@ -27,6 +27,7 @@ import os
 import secrets
 import signal
 import socket
+import sys
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -72,6 +73,9 @@ class ServeOptions:
     data: Path = Path(DEFAULT_DATA)
     state_file: Path = Path(STATE_FILE)
     admin_token_file: Path | None = None
+    #: anyone may register new connect-in bots without the token (never a command, never
+    #: an existing name); every other mutating rpc still needs the admin token
+    insecure_open: bool = False
     concurrency: int = 4
     config: MatchConfig = field(default_factory=MatchConfig)
     #: queues the scheduler plans (bots registered in others simply wait)
@@ -86,13 +90,53 @@ class ServeOptions:
     advertise: str | None = None
 
 
-def read_token(path: Path | None) -> str | None:
-    if path is None:
-        return None
+def read_token(path: Path) -> str:
     token = path.read_text(encoding="utf-8").strip()
     if not token:
         raise ValueError(f"--admin-token-file {path}: the file is empty")
     return token
+
+
+ADMIN_TOKEN_FILE = "admin-token"
+OPEN_WARNING = (
+    "WARNING: --insecure-open: anyone who reaches {listen} may register new connect-in "
+    "bots without the admin token (never a command, never an existing name)"
+)
+
+
+def private_folder(path: Path) -> Path:
+    """Create ``path`` and make it, its folders 0700 and its files 0600.
+
+    The data folder holds every hand (records), bot logs and the match server's database:
+    nothing in it is for other local users. Folders made from an older ladder are fixed.
+    """
+    path.mkdir(parents=True, exist_ok=True)
+    path.chmod(0o700)
+    for root, dirs, files in os.walk(path):  # os.walk does not follow links
+        for names, mode in ((dirs, 0o700), (files, 0o600)):
+            for name in names:
+                item = Path(root, name)
+                if not item.is_symlink():
+                    with contextlib.suppress(OSError):
+                        item.chmod(mode)
+    return path
+
+
+def ensure_token(data: Path) -> Path:
+    """The admin token file of a ladder started without one: created 0600 beside its state.
+
+    The operator's commands in the same folder find it through the state file, so a ladder
+    is never open by accident (docs/ladder.md, "Threat model").
+    """
+    path = data / ADMIN_TOKEN_FILE
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        path.chmod(0o600)
+        return path
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        out.write(secrets.token_urlsafe(32) + "\n")
+    return path
 
 
 def local_address(listen: str, port: int) -> str:
@@ -237,8 +281,14 @@ async def serve(options: ServeOptions) -> int:
     from cirulla.server.app import start_server
 
     database_url(options.db)  # a bad --db fails before anything starts
-    admin_token = read_token(options.admin_token_file)
-    options.data.mkdir(parents=True, exist_ok=True)
+    # Everything this process writes (records, logs, databases, state) is its own.
+    os.umask(0o077)
+    private_folder(options.data)
+    token_file = options.admin_token_file or ensure_token(options.data)
+    admin_token = read_token(token_file)
+    if options.insecure_open:
+        print(OPEN_WARNING.format(listen=options.listen), file=sys.stderr, flush=True)
+        log.warning("ladder_insecure_open listen=%s", options.listen)
     try:
         lock = OutputLock(options.data).__enter__()
     except ValueError:
@@ -246,10 +296,10 @@ async def serve(options: ServeOptions) -> int:
     try:
         engine = await asyncio.to_thread(open_database, options.db)
         store = LadderStore(engine)
-        service = LadderService(store, admin_token)
-        # The match server always has an admin token: only the ladder creates and
-        # aborts its matches, and only it reads the records of open duplicate pairs.
-        match_admin = admin_token or secrets.token_urlsafe(24)
+        service = LadderService(store, admin_token, open_registration=options.insecure_open)
+        # The match server has the ladder's admin token: only the ladder (and its
+        # operator) creates and aborts its matches and reads records of open pairs.
+        match_admin = admin_token
         running = await start_server(
             options.listen,
             options.data / MATCH_DB,
@@ -280,9 +330,7 @@ async def serve(options: ServeOptions) -> int:
                     "db": display_url(database_url(options.db)),
                     "data": str(options.data.resolve()),
                     "pid": os.getpid(),
-                    "admin_token_file": str(options.admin_token_file.resolve())
-                    if options.admin_token_file
-                    else None,
+                    "admin_token_file": str(token_file.resolve()),
                 },
             )
         log.info(

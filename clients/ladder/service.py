@@ -18,7 +18,13 @@ import grpc
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from cirulla.clients.ladder import rating
-from cirulla.clients.ladder.store import LadderError, LadderStore, NotFound
+from cirulla.clients.ladder.store import (
+    CONNECT_SPEC,
+    LadderError,
+    LadderStore,
+    NotFound,
+    Refused,
+)
 from cirulla.v1 import ladder_pb2, ladder_pb2_grpc
 
 SERVICE_NAME = ladder_pb2.DESCRIPTOR.services_by_name["LadderService"].full_name
@@ -142,10 +148,18 @@ def page_size(value: int) -> int:
 
 class LadderService(ladder_pb2_grpc.LadderServiceServicer):
     def __init__(
-        self, store: LadderStore, admin_token: str | None = None, *, served_by: str = "ladder"
+        self,
+        store: LadderStore,
+        admin_token: str | None = None,
+        *,
+        served_by: str = "ladder",
+        open_registration: bool = False,
     ) -> None:
         self.store = store
         self.admin_token = admin_token
+        #: ``--insecure-open``: a caller without the token may register a NEW connect-in
+        #: bot (never a command to run, never an existing name)
+        self.open_registration = open_registration
         #: who holds the enrollments of this process (its worker id), for the table
         self.served_by = served_by
         #: set when the process shuts down: every Enroll stream says goodbye
@@ -173,22 +187,33 @@ class LadderService(ladder_pb2_grpc.LadderServiceServicer):
             return await asyncio.to_thread(fn)
         except NotFound as exc:
             await context.abort(grpc.StatusCode.NOT_FOUND, str(exc))
+        except Refused as exc:
+            await context.abort(grpc.StatusCode.PERMISSION_DENIED, str(exc))
         except LadderError as exc:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
         raise AssertionError("unreachable")
 
-    async def _check_admin(self, context: grpc.aio.ServicerContext) -> None:
-        if not self.admin_token:
-            return
+    def _is_admin(self, context: grpc.aio.ServicerContext) -> bool | None:
+        """True: the admin token; None: no authorization sent; False: a wrong one."""
         metadata = dict(context.invocation_metadata() or ())
-        auth = metadata.get("authorization", "")
+        auth = str(metadata.get("authorization", ""))
         if not auth:
+            return None
+        if not self.admin_token:
+            return False
+        given = auth.removeprefix("Bearer ").strip()
+        return secrets.compare_digest(given.encode(), self.admin_token.encode())
+
+    async def _check_admin(self, context: grpc.aio.ServicerContext) -> None:
+        """Every mutating rpc needs the admin token, on loopback too (no token: no admin)."""
+        admin = self._is_admin(context)
+        if admin is None:
             await context.abort(
                 grpc.StatusCode.UNAUTHENTICATED,
-                "this ladder has an admin token: send 'authorization: Bearer <token>' metadata",
+                "this rpc needs the ladder's admin token: send 'authorization: Bearer "
+                "<token>' metadata (the token file is named in cirulla-ladder.json)",
             )
-        given = auth.removeprefix("Bearer ").strip()
-        if not secrets.compare_digest(given.encode(), self.admin_token.encode()):
+        if not admin:
             await context.abort(grpc.StatusCode.PERMISSION_DENIED, "wrong admin token")
 
     async def GetStandings(
@@ -280,12 +305,26 @@ class LadderService(ladder_pb2_grpc.LadderServiceServicer):
     async def AddBot(
         self, request: ladder_pb2.AddBotRequest, context: grpc.aio.ServicerContext
     ) -> ladder_pb2.AddBotResponse:
-        await self._check_admin(context)
+        only_new = False
+        if self.open_registration and self._is_admin(context) is None:
+            # anonymous self-registration: a new connect-in bot, nothing else
+            if request.spec.strip() != CONNECT_SPEC:
+                await context.abort(
+                    grpc.StatusCode.PERMISSION_DENIED,
+                    "spec: without the admin token only 'connect' bots may be registered",
+                )
+            only_new = True
+        else:
+            await self._check_admin(context)
 
         def add() -> tuple[dict[str, Any], bool, str]:
             queues = [queue_name(q) or "2p" for q in request.queues] or ["2p"]
             return self.store.add_bot(
-                request.bot_name, request.spec, queues, request.max_concurrency
+                request.bot_name,
+                request.spec,
+                queues,
+                request.max_concurrency,
+                only_new=only_new,
             )
 
         bot, new, key = await self._call(context, add)

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 import secrets
 import time
 from collections.abc import Iterable, Sequence
@@ -27,6 +26,16 @@ from typing import Any
 from sqlalchemy import Connection, Engine, and_, func, insert, or_, select, update
 
 from cirulla.clients.ladder import rating
+from cirulla.clients.ladder.fields import (
+    MAX_CONCURRENCY,
+    MAX_REASON,
+    MAX_SPEC,
+    FieldError,
+    check_count,
+    check_name,
+    check_text,
+    shown,
+)
 from cirulla.clients.ladder.schema import (
     bot_versions,
     bots,
@@ -54,7 +63,6 @@ ENROLLMENT_TIMEOUT = 30.0
 IN_FLIGHT = ("scheduled", "claimed", "running")
 #: Scheduled matches a claim looks at (oldest first) for one it may start.
 CLAIM_SCAN = 50
-NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
 #: Seat outcomes that count as a failure of the bot.
 FAULTS = ("crash", "timeout", "illegal", "disconnect", "no-join", "forfeit")
 
@@ -65,6 +73,10 @@ class LadderError(ValueError):
 
 class NotFound(LadderError):
     """An unknown bot or match."""
+
+
+class Refused(LadderError):
+    """A request this caller may not make (e.g. an anonymous one touching an existing bot)."""
 
 
 def new_id(prefix: str) -> str:
@@ -245,6 +257,8 @@ class LadderStore:
         spec: str,
         queues: Sequence[str] = ("2p",),
         max_concurrency: int = 0,
+        *,
+        only_new: bool = False,
     ) -> tuple[dict[str, Any], bool, str]:
         """Register ``name`` or give it a new version; returns (bot, new_version, key).
 
@@ -252,11 +266,12 @@ class LadderStore:
         registered (only its hash is stored), else empty. The same spec and queues again
         change nothing; a removed bot registered again comes back active.
         """
-        if not NAME_RE.match(name or ""):
-            raise LadderError(
-                f"bot name {name!r}: 1-40 letters, digits, '-', '_' or '.', "
-                "starting with a letter or digit"
-            )
+        try:
+            check_name("bot_name", name or "")
+            check_text("spec", spec or "", MAX_SPEC)
+            check_count("max_concurrency", max_concurrency, 0, MAX_CONCURRENCY)
+        except FieldError as exc:
+            raise LadderError(str(exc)) from None
         spec = (spec or "").strip()
         if not spec:
             raise LadderError("spec: give a bot spec (e.g. greedy) or 'connect'")
@@ -290,6 +305,10 @@ class LadderStore:
                     )
                 ).inserted_primary_key[0]  # type: ignore[index]
                 previous = None
+            elif only_new:
+                raise Refused(
+                    "bot_name: already registered; only the admin token changes an existing bot"
+                )
             else:
                 bot_id = bot["id"]
                 previous = self._current_version(conn, bot_id)
@@ -355,11 +374,15 @@ class LadderStore:
 
     def set_state(self, name: str, state: str, reason: str = "") -> dict[str, Any]:
         """Pause, resume (``active``), remove or deactivate a bot."""
+        try:
+            check_text("reason", reason, MAX_REASON)
+        except FieldError as exc:
+            raise LadderError(str(exc)) from None
         with self.engine.begin() as conn:
             bot = self._bot_row(conn, name)
             if bot["state"] == "removed" and state != "removed":
                 raise LadderError(
-                    f"bot {name!r} was removed; register it again with `cirulla ladder add`"
+                    f"bot {shown(name)} was removed; register it again with `cirulla ladder add`"
                 )
             conn.execute(
                 update(bots)
@@ -398,7 +421,7 @@ class LadderStore:
     def _bot_row(self, conn: Connection, name: str) -> Any:
         bot = conn.execute(select(bots).where(bots.c.name == name)).mappings().first()
         if bot is None:
-            raise NotFound(f"no bot named {name!r} on this ladder")
+            raise NotFound(f"no bot named {shown(name)} on this ladder")
         return bot
 
     @staticmethod
@@ -868,7 +891,7 @@ class LadderStore:
                 .first()
             )
             if match is None:
-                raise NotFound(f"no ladder match {match_id!r}")
+                raise NotFound(f"no ladder match {shown(match_id)}")
             seats = (
                 conn.execute(
                     select(
@@ -1137,7 +1160,7 @@ class LadderStore:
                 .first()
             )
             if row is None:
-                raise NotFound(f"no ladder match {match_id!r}")
+                raise NotFound(f"no ladder match {shown(match_id)}")
             return self._public_match(conn, row)
 
     def _public_match(self, conn: Connection, row: Any) -> dict[str, Any]:

@@ -1,0 +1,261 @@
+"""Issue 21, the ladder's part: a stranger on the port changes nothing, the ladder is
+secure by default, every field is bounded, its files are private and a bot's output is
+shown as data. Real ``cirulla ladder serve`` processes, real gRPC, SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+
+from cirulla.v1 import ladder_pb2
+
+from .ladder_harness import LadderProcess, open_store, wait_for
+
+STRANGER = (("authorization", "Bearer not-the-token"),)
+DENIED = (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED)
+
+
+def snapshot(db: str) -> list[dict[str, Any]]:
+    """Every bot with its versions, state and key hash: what a stranger must not change."""
+    from sqlalchemy import select
+
+    from cirulla.clients.ladder.schema import bot_versions, bots
+
+    store = open_store(db)
+    try:
+        with store.engine.connect() as conn:
+            rows = [dict(r) for r in conn.execute(select(bots).order_by(bots.c.id)).mappings()]
+            rows += [
+                dict(r)
+                for r in conn.execute(select(bot_versions).order_by(bot_versions.c.id)).mappings()
+            ]
+        return rows
+    finally:
+        store.engine.dispose()
+
+
+def refused(rpc: Any, request: Any, *codes: grpc.StatusCode, metadata: Any = ()) -> grpc.RpcError:
+    """``rpc(request)`` fails with one of ``codes`` and a short message."""
+    with pytest.raises(grpc.RpcError) as info:
+        rpc(request, metadata=metadata)
+    assert info.value.code() in (codes or DENIED), info.value
+    details = info.value.details() or ""
+    assert details and len(details) < 300, details
+    return info.value
+
+
+def test_a_stranger_without_the_token_changes_nothing(tmp_path: Path, db_url: str) -> None:
+    """No --admin-token-file: the ladder makes a 0600 token the operator's commands find;
+    every mutating rpc without it is refused, on loopback too, and the database is as it
+    was. (Before the fix the ladder ran open: the stranger's cmd: bot was registered.)"""
+    ladder = LadderProcess(tmp_path / "ladder", db_url, "--concurrency", "0")
+    ladder.start()
+    try:
+        token = tmp_path / "ladder" / "cirulla-ladder-data" / "admin-token"
+        assert stat.S_IMODE(token.stat().st_mode) == 0o600
+        assert len(token.read_text().strip()) >= 32
+        # the operator's own commands in the folder find the token by themselves
+        assert "owner version 1" in ladder.cli("add", "owner", "random").stdout
+        assert "bot key (shown once" in ladder.cli("add", "remote", "connect").stdout
+        before = snapshot(db_url)
+        stub = ladder.stub()
+        evil = f"cmd:{sys.executable} -c \"open('{tmp_path}/pwned', 'w')\""
+        for metadata in ((), STRANGER):
+            refused(
+                stub.AddBot, ladder_pb2.AddBotRequest(bot_name="evil", spec=evil), metadata=metadata
+            )
+            refused(
+                stub.AddBot,
+                ladder_pb2.AddBotRequest(bot_name="remote", spec="connect"),
+                metadata=metadata,
+            )
+            refused(
+                stub.AddBot,
+                ladder_pb2.AddBotRequest(bot_name="owner", spec="connect"),
+                metadata=metadata,
+            )
+            refused(stub.PauseBot, ladder_pb2.PauseBotRequest(bot_name="owner"), metadata=metadata)
+            refused(
+                stub.ResumeBot, ladder_pb2.ResumeBotRequest(bot_name="owner"), metadata=metadata
+            )
+            refused(
+                stub.RemoveBot, ladder_pb2.RemoveBotRequest(bot_name="owner"), metadata=metadata
+            )
+        error = refused(stub.PauseBot, ladder_pb2.PauseBotRequest(bot_name="owner"))
+        assert error.code() == grpc.StatusCode.UNAUTHENTICATED and "admin token" in error.details()
+        assert snapshot(db_url) == before
+        assert not (tmp_path / "pwned").exists()
+        out = ladder.cli(
+            "pause",
+            "owner",
+            "--server",
+            ladder.address,
+            "--admin-token-file",
+            str(tmp_path / "nope"),
+            check=False,
+        )
+        assert out.returncode == 2 and "Traceback" not in out.stderr
+        assert "owner: paused" in ladder.cli("pause", "owner").stdout
+    finally:
+        ladder.stop()
+
+
+def test_insecure_open_registers_only_new_connect_in_bots(tmp_path: Path, db_url: str) -> None:
+    """--insecure-open is loudly warned and lets a stranger register a NEW connect-in bot,
+    nothing else: no command to run, no existing name, no pause or remove."""
+    ladder = LadderProcess(tmp_path / "ladder", db_url, "--concurrency", "0", "--insecure-open")
+    ladder.start()
+    try:
+        assert "WARNING: --insecure-open" in ladder.log.read_text()
+        ladder.cli("add", "owner", "random")
+        stub = ladder.stub()
+        mine = stub.AddBot(ladder_pb2.AddBotRequest(bot_name="mine", spec="connect"))
+        assert mine.bot_key and mine.bot.connect_in
+        before = snapshot(db_url)
+        for spec in (f"cmd:{sys.executable} -c pass", "serve:true", "text:true", "random"):
+            error = refused(stub.AddBot, ladder_pb2.AddBotRequest(bot_name="new", spec=spec))
+            assert error.code() == grpc.StatusCode.PERMISSION_DENIED
+        for name in ("mine", "owner"):  # no fresh key for someone else's name
+            error = refused(stub.AddBot, ladder_pb2.AddBotRequest(bot_name=name, spec="connect"))
+            assert (
+                error.code() == grpc.StatusCode.PERMISSION_DENIED and "bot_name" in error.details()
+            )
+        refused(stub.PauseBot, ladder_pb2.PauseBotRequest(bot_name="mine"))
+        refused(stub.RemoveBot, ladder_pb2.RemoveBotRequest(bot_name="owner"))
+        assert snapshot(db_url) == before
+    finally:
+        ladder.stop()
+
+
+def test_every_field_is_bounded(tmp_path: Path, db_url: str) -> None:
+    """Huge or look-alike values are INVALID_ARGUMENT naming the field, with a short
+    message; nothing is stored and the standings still answer."""
+    ladder = LadderProcess(tmp_path / "ladder", db_url, "--concurrency", "0")
+    ladder.start()
+    try:
+        stub = ladder.stub()
+        admin = ladder.admin()
+        ladder.cli("add", "owner", "random")
+        huge = "x" * (200 * 1024)
+        bad: list[tuple[str, Any]] = [
+            ("spec", ladder_pb2.AddBotRequest(bot_name="big", spec="cmd:" + huge)),
+            ("bot_name", ladder_pb2.AddBotRequest(bot_name=huge, spec="random")),
+            ("bot_name", ladder_pb2.AddBotRequest(bot_name="owner\n", spec="random")),
+            ("bot_name", ladder_pb2.AddBotRequest(bot_name="owner ", spec="random")),
+            ("bot_name", ladder_pb2.AddBotRequest(bot_name="ow\x1bner", spec="random")),
+            ("spec", ladder_pb2.AddBotRequest(bot_name="ctl", spec="random\x1b[2J")),
+            (
+                "max_concurrency",
+                ladder_pb2.AddBotRequest(bot_name="many", spec="random", max_concurrency=2**32 - 1),
+            ),
+        ]
+        for field, request in bad:
+            error = refused(stub.AddBot, request, grpc.StatusCode.INVALID_ARGUMENT, metadata=admin)
+            assert field in error.details(), (field, error.details())
+        for reason in (huge, "fine\x1b]8;;http://x\x07"):
+            error = refused(
+                stub.PauseBot,
+                ladder_pb2.PauseBotRequest(bot_name="owner", reason=reason),
+                grpc.StatusCode.INVALID_ARGUMENT,
+                metadata=admin,
+            )
+            assert "reason" in error.details()
+            refused(
+                stub.RemoveBot,
+                ladder_pb2.RemoveBotRequest(bot_name="owner", reason=reason),
+                grpc.StatusCode.INVALID_ARGUMENT,
+                metadata=admin,
+            )
+        refused(
+            stub.GetBotHistory,
+            ladder_pb2.GetBotHistoryRequest(bot_name=huge),
+            grpc.StatusCode.NOT_FOUND,
+        )
+        refused(
+            stub.GetLadderMatch,
+            ladder_pb2.GetLadderMatchRequest(match_id=huge),
+            grpc.StatusCode.NOT_FOUND,
+        )
+        names = [
+            e.bot.name
+            for e in stub.GetStandings(
+                ladder_pb2.GetStandingsRequest(include_inactive=True)
+            ).entries
+        ]
+        assert names == ["owner"]
+    finally:
+        ladder.stop()
+
+
+def test_files_are_private(tmp_path: Path) -> None:
+    """The database (with WAL and SHM), the data folder, its records and logs: 0600 files
+    in 0700 folders, also when an older ladder left them readable."""
+    folder = tmp_path / "ladder"
+    data = folder / "cirulla-ladder-data"
+    (data / "records").mkdir(parents=True)
+    old = data / "records" / "old.json"
+    old.write_text("{}")
+    os.chmod(data, 0o755)
+    os.chmod(old, 0o644)
+    db = folder / "cirulla-ladder.sqlite3"
+    ladder = LadderProcess(folder, f"sqlite:///{db}")
+    ladder.start()
+    try:
+        ladder.cli("add", "random", "random")
+        ladder.cli("add", "greedy", "greedy")
+        wait_for(lambda: list((data / "logs").glob("*.log")), 120, "a bot log")
+        wait_for(lambda: len(list((data / "records").glob("*.json"))) > 1, 240, "a game record")
+        files = [db, Path(f"{db}-wal"), Path(f"{db}-shm"), folder / "cirulla-ladder.json"]
+        folders = [data]
+        for root, dirs, names in os.walk(data):
+            folders += [Path(root, d) for d in dirs]
+            files += [Path(root, n) for n in names]
+        assert data / "logs" in folders and data / "records" in folders
+        for path in files:
+            assert stat.S_IMODE(path.stat().st_mode) == 0o600, path
+        for path in folders:
+            assert stat.S_IMODE(path.stat().st_mode) == 0o700, path
+    finally:
+        ladder.stop()
+
+
+HOSTILE_OUTPUT = (
+    "print('[red]x[/red] [link=http://evil.example]click[/link] "
+    "\\x1b]8;;http://evil.example\\x1b\\\\here\\x1b]8;;\\x1b\\\\ \\x1b[2J [bold]'); "
+    "raise SystemExit(3)"
+)
+
+
+def test_a_bots_output_is_shown_as_data(tmp_path: Path) -> None:
+    """A bot that prints markup and escape sequences, then crashes until deactivated:
+    `standings --all` shows its last log literally, no ESC byte reaches the terminal.
+    (Before the fix rich parsed it as markup: MarkupError, or links and colours.)"""
+    ladder = LadderProcess(tmp_path / "ladder", f"sqlite:///{tmp_path / 'l.sqlite3'}")
+    ladder.start()
+    try:
+        ladder.cli("add", "random", "random")
+        ladder.cli("add", "evil", f'cmd:{sys.executable} -c "{HOSTILE_OUTPUT}"')
+        stub = ladder.stub()
+
+        def deactivated() -> bool:
+            entries = stub.GetStandings(
+                ladder_pb2.GetStandingsRequest(include_inactive=True)
+            ).entries
+            bot = next(e.bot for e in entries if e.bot.name == "evil")
+            return bot.state == ladder_pb2.BOT_STATE_DEACTIVATED and "[red]" in bot.last_log
+
+        wait_for(deactivated, 240, "the hostile bot's deactivation")
+        for command in (("standings", "--all"), ("history", "evil")):
+            out = ladder.cli(*command)
+            assert "\x1b" not in out.stdout and "\x9b" not in out.stdout, repr(out.stdout)
+            assert "Traceback" not in out.stderr
+        table = ladder.cli("standings", "--all").stdout
+        assert "[red]x[/red]" in table and "[link=http://evil.example]click[/link]" in table
+    finally:
+        ladder.stop()
