@@ -303,7 +303,11 @@ class VectorEnv:
         npt.NDArray[np.bool_],
         npt.NDArray[np.int64],
     ]:
-        """One action (a fixed index) per game; see the class docstring for the results."""
+        """One action (a fixed index) per game; see the class docstring for the results.
+
+        An illegal index raises ``ValueError`` naming the game; the games before it in the
+        batch have stepped by then (their results are not returned): reset after an error.
+        """
         chosen = np.ascontiguousarray(actions, dtype=np.int64).reshape(-1)
         if chosen.shape[0] != self.num_envs:
             raise ValueError(f"actions: {chosen.shape[0]} given for {self.num_envs} games")
