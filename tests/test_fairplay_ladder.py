@@ -259,3 +259,105 @@ def test_a_bots_output_is_shown_as_data(tmp_path: Path) -> None:
         assert "[red]x[/red]" in table and "[link=http://evil.example]click[/link]" in table
     finally:
         ladder.stop()
+
+
+def test_a_twin_is_rated_only_when_its_pair_is_over(db_url: str) -> None:
+    """The first game of a duplicate pair moves no rating, no game count and no rated-game
+    total until its twin ends (finished or cancelled), then it is rated exactly once.
+    (Before the fix the standings counted it at once while its result was withheld.)"""
+    from cirulla.clients.ladder.db import open_database
+    from cirulla.clients.ladder.store import (
+        LadderStore,
+        MatchConfig,
+        MatchOutcome,
+        MatchPlan,
+        SeatOutcome,
+        SeatPlan,
+    )
+
+    def plan(a: int, b: int, pair: str, index: int) -> MatchPlan:
+        return MatchPlan(
+            "2p", (SeatPlan(0, 0, a), SeatPlan(1, 1, b)), 7, MatchConfig(), pair, index
+        )
+
+    def win(side: int) -> MatchOutcome:
+        return MatchOutcome(
+            side, (51, 20) if side == 0 else (20, 51), (SeatOutcome(0), SeatOutcome(1)), 3
+        )
+
+    store = LadderStore(open_database(db_url))
+    try:
+        from sqlalchemy import update
+
+        from cirulla.clients.ladder.schema import bot_versions
+
+        store.add_bot("a", "random")
+        store.add_bot("b", "random")
+        with store.engine.begin() as conn:
+            conn.execute(update(bot_versions).values(validation_games_left=0))
+        a, b = (store.get_bot(n)["version_id"] for n in "ab")
+        for pair, end_twin in (("p-1", "finish"), ("p-2", "cancel")):
+            before = {e["bot"]["name"]: (e["games"], e["mu"]) for e in store.standings("2p")}
+            rated = store.rated_games("2p")
+            first, second = store.schedule([plan(a, b, pair, 0), plan(b, a, pair, 1)])
+            store.claim("w", "x:1")
+            store.claim("w", "x:1")
+            assert store.finish(first, win(0))
+            after = {e["bot"]["name"]: (e["games"], e["mu"]) for e in store.standings("2p")}
+            assert after == before, "the standings show a withheld twin"
+            assert store.rated_games("2p") == rated
+            assert first not in {p["match_id"] for p in store.bot_history("a")["rating_history"]}
+            if end_twin == "finish":
+                assert store.finish(second, win(1))
+                expected = 2
+            else:
+                assert store.cancel(second, "its worker died")
+                expected = 1
+            games = {e["bot"]["name"]: e["games"] for e in store.standings("2p")}
+            old = {name: g for name, (g, _mu) in before.items()}
+            assert games == {n: old.get(n, 0) + expected for n in "ab"}
+            assert store.rated_games("2p") == rated + expected
+            assert not store.finish(first, win(1))  # never twice
+        history = store.bot_history("a")["rating_history"]
+        assert len(history) == 3 and len({p["match_id"] for p in history}) == 3
+    finally:
+        store.engine.dispose()
+
+
+def test_standings_never_show_a_game_its_history_withholds(tmp_path: Path) -> None:
+    """Polled while pairs are played by a real ladder: no bot's standings ever count more
+    games than its history shows as rated and not withheld."""
+    ladder = LadderProcess(tmp_path / "ladder", f"sqlite:///{tmp_path / 'l.sqlite3'}")
+    ladder.start()
+    try:
+        ladder.cli("add", "random", "random")
+        ladder.cli("add", "greedy", "greedy")
+        stub = ladder.stub()
+        polls = withheld_seen = 0
+        deadline_games = 8
+        import time
+
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline:
+            standings = stub.GetStandings(ladder_pb2.GetStandingsRequest())
+            for entry in standings.entries:
+                history = stub.GetBotHistory(
+                    ladder_pb2.GetBotHistoryRequest(bot_name=entry.bot.name, page_size=1000)
+                )
+                visible = [
+                    m
+                    for m in history.matches
+                    if m.rated
+                    and m.status == ladder_pb2.LADDER_MATCH_STATUS_FINISHED
+                    and not m.withheld
+                ]
+                withheld_seen += sum(1 for m in history.matches if m.withheld)
+                assert entry.rating.games <= len(visible), (entry, polls)
+            polls += 1
+            if standings.rated_games >= deadline_games and withheld_seen:
+                break
+            time.sleep(0.05)
+        assert standings.rated_games >= deadline_games, "the ladder played too few games"
+        assert withheld_seen, "no withheld twin was ever seen: the test proved nothing"
+    finally:
+        ladder.stop()

@@ -22,7 +22,7 @@ MAX_REASON = 500
 MAX_SOFTWARE_VERSION = 200
 MAX_MATCH_ID = 100
 #: a bot never plays more matches at once than this
-MAX_CONCURRENCY = 64
+MAX_CONCURRENCY = 256
 #: how much of a refused value an error message shows
 SHOWN = 40
 CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f]")

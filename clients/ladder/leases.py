@@ -92,6 +92,8 @@ def reap(store: LadderStore) -> list[Reaped]:
         with store.engine.begin() as conn:
             done = conn.execute(update(ladder_matches).where(*guard).values(**values)).rowcount
         if done == 1:
+            if action == "cancelled":
+                store.settle_pair_of(row.id)  # its twin, if over, is rated now
             log.warning("lease_expired match=%s worker=%s %s", row.id, worker, action)
             out.append(Reaped(row.id, worker, action, reason))
     forget_gone(store, now)

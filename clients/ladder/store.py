@@ -821,7 +821,7 @@ class LadderStore:
         """End a match that is not over without a result; False if it already ended."""
         now = self.now()
         with self.engine.begin() as conn:
-            return (
+            done = (
                 conn.execute(
                     update(ladder_matches)
                     .where(ladder_matches.c.id == match_id, ladder_matches.c.status.in_(IN_FLIGHT))
@@ -829,6 +829,12 @@ class LadderStore:
                 ).rowcount
                 == 1
             )
+            pair = conn.execute(
+                select(ladder_matches.c.pair_id).where(ladder_matches.c.id == match_id)
+            ).scalar_one_or_none()
+            if done and pair:
+                self._settle_pair(conn, pair, now)  # its twin's result may be rated now
+            return done
 
     def unfinished_of(self, worker_ids: Sequence[str]) -> list[dict[str, Any]]:
         """Claimed or running matches of these workers (for recovery after a crash)."""
@@ -949,9 +955,71 @@ class LadderStore:
                     .values(outcome=result.outcome, fault=result.fault, points=points)
                 )
                 self._count_failure(conn, seat, result, match_id, outcome.void)
-            if rated:
+            if rated and not match["pair_id"]:
                 self._rate(conn, match["queue"], match_id, seats, sides, outcome, now)
+            elif match["pair_id"]:
+                # A duplicate twin is rated only once both games are over: until then its
+                # result must not show through the standings (withheld means withheld).
+                self._settle_pair(conn, match["pair_id"], now)
             return True
+
+    def _settle_pair(self, conn: Connection, pair_id: str, now: float) -> None:
+        """Rate the finished games of a duplicate pair once none of it is in flight.
+
+        A game counts as rated already when it has rating history rows (each rating
+        update writes them), so calling this again never rates a game twice.
+        """
+        left = conn.execute(
+            select(func.count())
+            .select_from(ladder_matches)
+            .where(ladder_matches.c.pair_id == pair_id, ladder_matches.c.status.in_(IN_FLIGHT))
+        ).scalar_one()
+        if left:
+            return
+        games = conn.execute(
+            select(ladder_matches)
+            .where(
+                ladder_matches.c.pair_id == pair_id,
+                ladder_matches.c.status == "finished",
+                ladder_matches.c.rated.is_(True),
+            )
+            .order_by(ladder_matches.c.finished_at, ladder_matches.c.id)
+        ).mappings()
+        for game in list(games):
+            done = conn.execute(
+                select(func.count())
+                .select_from(rating_history)
+                .where(rating_history.c.match_id == game["id"])
+            ).scalar_one()
+            if done:
+                continue
+            seats = (
+                conn.execute(
+                    select(ladder_seats)
+                    .where(ladder_seats.c.match_id == game["id"])
+                    .order_by(ladder_seats.c.seat)
+                )
+                .mappings()
+                .all()
+            )
+            result = json.loads(game["result"] or "{}")
+            outcome = MatchOutcome(
+                winner=result.get("winner"),
+                totals=tuple(result.get("totals") or ()),
+                forfeit_sides=tuple(result.get("forfeit_sides") or ()),
+                seats=(),
+            )
+            sides = 2 if game["queue"] == "4p" else len(seats)
+            self._rate(conn, game["queue"], game["id"], seats, sides, outcome, now)
+
+    def settle_pair_of(self, match_id: str) -> None:
+        """After a game of a pair ended without a result (cancelled): rate its twin."""
+        with self.engine.begin() as conn:
+            pair = conn.execute(
+                select(ladder_matches.c.pair_id).where(ladder_matches.c.id == match_id)
+            ).scalar_one_or_none()
+            if pair:
+                self._settle_pair(conn, pair, self.now())
 
     def _count_failure(
         self, conn: Connection, seat: Any, result: SeatOutcome, match_id: str, void: bool
@@ -1134,12 +1202,13 @@ class LadderStore:
         return out
 
     def rated_games(self, queue: str) -> int:
+        """Rated games of ``queue`` whose rating is applied (no twin of a pair in play)."""
         with self.engine.connect() as conn:
             return int(
                 conn.execute(
-                    select(func.count())
-                    .select_from(ladder_matches)
-                    .where(ladder_matches.c.queue == queue, ladder_matches.c.rated.is_(True))
+                    select(func.count(func.distinct(rating_history.c.match_id))).where(
+                        rating_history.c.queue == queue
+                    )
                 ).scalar_one()
             )
 
