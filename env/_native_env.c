@@ -385,13 +385,15 @@ static PyObject *Vec_mask(VecObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
-/* play(i, index) -> winner side or -1; the game stays over until reset_game(i, ...) */
+/* play(i, index) -> the seat to move next, or -1 once the game is over (it stays over until
+ * reset_game(i, ...)) */
 static PyObject *Vec_play(VecObject *self, PyObject *args) {
     int i;
     long long index;
     if (!PyArg_ParseTuple(args, "iL", &i, &index) || check_game(self, i)) return NULL;
     if (play_index(self, i, index)) return NULL;
-    return PyLong_FromLong(self->g[i].winner);
+    const G *g = &self->g[i];
+    return PyLong_FromLong(g->winner >= 0 || g->deal_over ? -1 : g->turn);
 }
 
 /* reset_game(i, seed=None): the next episode of game i, or episode 0 of ``seed`` */
@@ -445,7 +447,7 @@ static PyMethodDef Vec_methods[] = {
      "random_actions(out): a uniformly drawn legal index per game."},
     {"observe", (PyCFunction)Vec_observe, METH_VARARGS, "observe(i, seat, out)."},
     {"mask", (PyCFunction)Vec_mask, METH_VARARGS, "mask(i, out): the mover's legal indices."},
-    {"play", (PyCFunction)Vec_play, METH_VARARGS, "play(i, index) -> winner side or -1."},
+    {"play", (PyCFunction)Vec_play, METH_VARARGS, "play(i, index) -> next seat to move, -1 when over."},
     {"reset_game", (PyCFunction)Vec_reset_game, METH_VARARGS, "reset_game(i, seed=None)."},
     {"legal", (PyCFunction)Vec_legal, METH_VARARGS, "legal(i) -> (codes, indices)."},
     {"status", (PyCFunction)Vec_status, METH_VARARGS, "status(i) -> (to_move, winner)."},

@@ -108,8 +108,11 @@ class Env:
             _native.Games(options_tuple(self.options), [seed]) if self.core == "native" else None
         )
         self._legal: LegalActions | None = None
+        self._to_move: int | None = None  # the native core's, cached between steps
         if self._games is None:
             self._new_game()
+        else:
+            self._to_move = self._games.status(0)[0]
 
     def _new_game(self) -> None:
         self.game = Game(
@@ -126,14 +129,15 @@ class Env:
             self.episode += 1
         if self._games is not None:
             self._games.reset_game(0, seed)
+            self._to_move = self._games.status(0)[0]
         else:
             self._new_game()
 
     @property
     def to_move(self) -> int | None:
         if self._games is not None:
-            seat: int = self._games.status(0)[0]
-            return None if seat < 0 else seat
+            seat = self._to_move
+            return None if seat is None or seat < 0 else seat
         assert self.game is not None
         return self.game.to_move
 
@@ -181,7 +185,7 @@ class Env:
     def step(self, index: int) -> None:
         """Play the legal action of fixed index ``index`` (``ValueError`` if not legal)."""
         if self._games is not None:
-            self._games.play(0, index)
+            self._to_move = self._games.play(0, index)
             return
         self.step_code(self.legal.code_of(index))
 
@@ -194,7 +198,7 @@ class Env:
             index = legal.indices[legal.codes.index(code)]
             if index < 0:
                 raise ValueError(f"action code {code} has no fixed index (rank past the bound)")
-            self._games.play(0, index)
+            self._to_move = self._games.play(0, index)
             return
         assert self.game is not None
         self.game.apply(code)
