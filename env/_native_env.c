@@ -396,6 +396,27 @@ static PyObject *Vec_play(VecObject *self, PyObject *args) {
     return PyLong_FromLong(g->winner >= 0 || g->deal_over ? -1 : g->turn);
 }
 
+/* play_code(i, code) -> as play: any legal action code, past the rank bound too */
+static PyObject *Vec_play_code(VecObject *self, PyObject *args) {
+    int i;
+    unsigned long long code;
+    if (!PyArg_ParseTuple(args, "iK", &i, &code) || check_game(self, i)) return NULL;
+    G *g = &self->g[i];
+    if (g->winner >= 0 || g->deal_over) {
+        PyErr_Format(PyExc_ValueError, "game %d is over: reset it before stepping", i);
+        return NULL;
+    }
+    int k = legal_indices(&self->s, g, self->idx, self->maxcodes), found = 0;
+    if (k < 0) return PyErr_NoMemory();
+    for (int j = 0; j < k && !found; j++) found = self->s.codes[j] == code;
+    if (!found) {
+        PyErr_Format(PyExc_ValueError, "action code %llu is not legal in game %d", code, i);
+        return NULL;
+    }
+    if (g_play(g, code)) return NULL;
+    return PyLong_FromLong(g->winner >= 0 || g->deal_over ? -1 : g->turn);
+}
+
 /* reset_game(i, seed=None): the next episode of game i, or episode 0 of ``seed`` */
 static PyObject *Vec_reset_game(VecObject *self, PyObject *args) {
     int i;
@@ -448,6 +469,7 @@ static PyMethodDef Vec_methods[] = {
     {"observe", (PyCFunction)Vec_observe, METH_VARARGS, "observe(i, seat, out)."},
     {"mask", (PyCFunction)Vec_mask, METH_VARARGS, "mask(i, out): the mover's legal indices."},
     {"play", (PyCFunction)Vec_play, METH_VARARGS, "play(i, index) -> next seat to move, -1 when over."},
+    {"play_code", (PyCFunction)Vec_play_code, METH_VARARGS, "play_code(i, code): as play."},
     {"reset_game", (PyCFunction)Vec_reset_game, METH_VARARGS, "reset_game(i, seed=None)."},
     {"legal", (PyCFunction)Vec_legal, METH_VARARGS, "legal(i) -> (codes, indices)."},
     {"status", (PyCFunction)Vec_status, METH_VARARGS, "status(i) -> (to_move, winner)."},

@@ -190,15 +190,10 @@ class Env:
         self.step_code(self.legal.code_of(index))
 
     def step_code(self, code: int) -> None:
-        """Play a legal action code (``IllegalActionError`` names the broken rule)."""
+        """Play any legal action code, one past the index bound too (``ValueError`` on the
+        native core, ``IllegalActionError`` naming the broken rule on the Python core)."""
         if self._games is not None:
-            legal = self.legal
-            if code not in legal.codes:
-                raise ValueError(f"action code {code} is not legal in this position")
-            index = legal.indices[legal.codes.index(code)]
-            if index < 0:
-                raise ValueError(f"action code {code} has no fixed index (rank past the bound)")
-            self._to_move = self._games.play(0, index)
+            self._to_move = self._games.play_code(0, code)
             return
         assert self.game is not None
         self.game.apply(code)

@@ -110,3 +110,37 @@ def test_bad_actions_are_refused_in_one_line(core: str) -> None:
     single = Env(core=core)
     with pytest.raises(ValueError, match=f"action index {illegal} is not legal"):
         single.step(illegal)
+
+
+@pytest.mark.parametrize("core", ["python", pytest.param("native", marks=native_only)])
+def test_codes_past_the_index_bound_stay_playable(core: str) -> None:
+    """With must_capture off the table grows: when a card has more than CAPTURE_RANKS
+    captures, the extra ones have no index but step_code plays them on either core."""
+    options = Options.preset("genova-home")
+    env, shadow = Env(options, seed=0, core=core), Env(options, seed=0, core="python")
+    rng = np.random.default_rng(0)
+    played_overflow = False
+    for _ in range(20000):
+        if env.to_move is None:
+            env.reset()
+            shadow.reset()
+            continue
+        legal = env.legal
+        assert legal == shadow.legal
+        lost = [c for c, i in zip(legal.codes, legal.indices, strict=True) if i < 0]
+        # a random policy that never captures grows the table until overflow appears
+        quiet = [c for c in legal.codes if not c >> 12]
+        code = lost[0] if lost else int(rng.choice(quiet or list(legal.codes)))
+        played_overflow |= bool(lost)
+        env.step_code(code)
+        shadow.step_code(code)
+        if played_overflow:
+            break
+    assert played_overflow
+    assert np.array_equal(env.observe(0), shadow.observe(0))
+    seat = env.to_move
+    assert seat is not None  # an overflow needs a full table: the deal goes on
+    held = env.observe(seat)[: enc.NUM_CARDS]
+    stranger = int(np.flatnonzero(held == 0)[0])  # a card the mover does not hold
+    with pytest.raises(ValueError, match=r"not legal|not in seat"):
+        env.step_code(stranger)
