@@ -144,3 +144,16 @@ def test_codes_past_the_index_bound_stay_playable(core: str) -> None:
     stranger = int(np.flatnonzero(held == 0)[0])  # a card the mover does not hold
     with pytest.raises(ValueError, match=r"not legal|not in seat"):
         env.step_code(stranger)
+
+
+def test_bench_env_prints_the_three_figures(capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from cirulla.cli import main
+
+    assert main(["bench", "env", "--seconds", "0.05", "--num-envs", "8", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    for key in ("batched_steps_per_s", "api_steps_per_s", "baseline_steps_per_s"):
+        assert result[key] > 0
+    assert result["batched_steps_per_s"] > result["baseline_steps_per_s"]
+    assert main(["bench", "env", "--num-envs", "0"]) == 2
