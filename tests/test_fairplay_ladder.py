@@ -361,3 +361,52 @@ def test_standings_never_show_a_game_its_history_withholds(tmp_path: Path) -> No
         assert withheld_seen, "no withheld twin was ever seen: the test proved nothing"
     finally:
         ladder.stop()
+
+
+def test_a_connect_in_bot_never_plays_both_twins() -> None:
+    """A connect-in bot (a remote process the ladder cannot restart) would remember the
+    first twin's hands, its opponent's in the second: its matches are single games."""
+    import random
+
+    from cirulla.clients.ladder.matchmaking import plan
+    from cirulla.clients.ladder.store import Candidate, MatchConfig
+
+    def cand(i: int, spec: str) -> Candidate:
+        return Candidate(i, f"b{i}", 100 + i, 1, spec, 25.0, 2.0, 5, 100.0, 0, 2)
+
+    rng = random.Random(1)
+    for queue, players in (("2p", 2), ("4p", 4)):
+        managed = plan(queue, [cand(i, "random") for i in range(players)], MatchConfig(), rng)
+        assert len(managed) == 2 and managed[0].pair_id  # managed bots: duplicate pairs
+        for remote in range(players):
+            bots = [cand(i, "connect" if i == remote else "random") for i in range(players)]
+            plans = plan(queue, bots, MatchConfig(), rng)
+            assert len(plans) == 1 and plans[0].pair_id is None, plans
+            assert sorted(s.side for s in plans[0].seats) == sorted(
+                i % 2 if players == 4 else i for i in range(players)
+            )
+
+
+def test_a_kept_alive_process_never_plays_both_twins(tmp_path: Path) -> None:
+    """The ladder's pool keeps bot processes across matches; for the second twin of a
+    pair it starts a fresh one instead of the process that played the first."""
+    from cirulla.clients.ladder.runner import LadderBotPool
+
+    pool = LadderBotPool(tmp_path / "logs")
+    (tmp_path / "logs").mkdir()
+    try:
+        with pool.playing({"r": "random"}, "lp-1"):
+            first = pool.acquire("r")
+        pool.release("r", first)
+        with pool.playing({"r": "random"}, None):
+            reused = pool.acquire("r")  # not a twin: the kept-alive process is reused
+        assert reused.pid == first.pid
+        pool.release("r", reused)
+        with pool.playing({"r": "random"}, "lp-1"):
+            second = pool.acquire("r")
+        assert second.pid != first.pid
+        pool.release("r", second)
+        with pool.playing({"r": "random"}, "lp-2"):
+            assert pool.acquire("r").pid == second.pid
+    finally:
+        pool.close()

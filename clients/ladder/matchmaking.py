@@ -23,6 +23,7 @@ import random
 from collections.abc import Sequence
 
 from cirulla.clients.ladder.store import (
+    CONNECT_SPEC,
     QUEUE_PLAYERS,
     Candidate,
     MatchConfig,
@@ -70,9 +71,14 @@ def plan(
     others = [c for c in candidates if c.bot_id != seed.bot_id]
     chosen = [seed, *pick_opponents(seed, others, players - 1, rng)]
     deck_seed = rng.getrandbits(SEED_BITS)
-    if queue == "3p":
+    # A connect-in bot is one remote process nobody can restart or sandbox: playing both
+    # twins of a pair it would remember game 1's hands, its opponents' in game 2. Its
+    # matches are single games (docs/ladder.md, "Threat model").
+    if queue == "3p" or any(c.spec == CONNECT_SPEC for c in chosen):
         rng.shuffle(chosen)
-        seats = tuple(SeatPlan(i, i, c.version_id) for i, c in enumerate(chosen))
+        seats = tuple(
+            SeatPlan(i, i % 2 if queue == "4p" else i, c.version_id) for i, c in enumerate(chosen)
+        )
         return [MatchPlan(queue, seats, deck_seed, config)]
     pair = new_id("lp")
     orders: list[tuple[Candidate, ...]]

@@ -18,6 +18,7 @@ import logging
 import shlex
 import sys
 import threading
+import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -146,23 +147,40 @@ class LadderBotPool(BotPool):
     def __init__(self, logs: Path) -> None:
         super().__init__({}, logs)
         self._local = threading.local()
+        #: the duplicate pairs each process has played a twin of: a process never plays
+        #: both games of a pair (it could remember game 1's hands, its opponent's in game 2)
+        self._pairs: weakref.WeakKeyDictionary[ServedBot, set[str]] = weakref.WeakKeyDictionary()
+        self._pairs_lock = threading.Lock()
 
     @contextlib.contextmanager
-    def playing(self, specs: dict[str, str]) -> Iterator[None]:
-        """Within it, ``acquire`` (called by this thread's referee) starts ``specs``."""
+    def playing(self, specs: dict[str, str], pair_id: str | None = None) -> Iterator[None]:
+        """Within it, ``acquire`` (called by this thread's referee) starts ``specs``, for a
+        twin of ``pair_id`` only in a process that has not played the other twin."""
         self._local.specs = specs
+        self._local.pair_id = pair_id
         try:
             yield
         finally:
             self._local.specs = None
+            self._local.pair_id = None
 
     def acquire(
         self, bot: str, timeout: float = READY_TIMEOUT, spec: str | None = None
     ) -> ServedBot:
         specs: dict[str, str] | None = getattr(self._local, "specs", None)
+        pair_id: str | None = getattr(self._local, "pair_id", None)
         if spec is None and specs is not None:
             spec = specs[bot]
-        return super().acquire(bot, timeout, spec)
+        while True:
+            served = super().acquire(bot, timeout, spec)
+            if pair_id is None:
+                return served
+            with self._pairs_lock:
+                seen = self._pairs.setdefault(served, set())
+                if pair_id not in seen:
+                    seen.add(pair_id)
+                    return served
+            self.discard(served, 0.0)  # it played the other twin: a fresh process
 
 
 #: Seconds a kept-alive bot may stay idle before its worker stops it.
@@ -247,7 +265,7 @@ class MatchRunner:
             referee.stub, lambda created: self._created(match, referee, created)
         )
         try:
-            with self.bots.playing(settings.bots):
+            with self.bots.playing(settings.bots, match.pair_id):
                 result = referee.play(game)
         finally:
             referee.close()
