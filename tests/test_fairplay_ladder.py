@@ -410,3 +410,52 @@ def test_a_kept_alive_process_never_plays_both_twins(tmp_path: Path) -> None:
             assert pool.acquire("r").pid == second.pid
     finally:
         pool.close()
+
+
+def test_an_enrolled_bot_that_never_joins_frees_its_slots_within_a_lease(
+    tmp_path: Path,
+) -> None:
+    """A connect-in bot enrolls with capacity 4 and never joins a match: after its first
+    no-join its enrollment is gone (no slot of it is offered to the scheduler), well
+    within one lease (60 s), instead of every match on its word waiting out its join."""
+    import threading
+    import time
+
+    from sqlalchemy import func, select
+
+    from cirulla.clients.ladder.schema import enrollments
+
+    db = f"sqlite:///{tmp_path / 'l.sqlite3'}"
+    ladder = LadderProcess(tmp_path / "ladder", db, "--concurrency", "4")
+    ladder.start()
+    stop = threading.Event()
+    store = open_store(db)
+    try:
+        ladder.cli("add", "random", "random", "--max-concurrency", "4")
+        key = ladder.cli("add", "ghost", "connect", "--max-concurrency", "4").stdout
+        key = key.strip().splitlines()[-1]
+
+        def requests() -> Any:
+            hello = ladder_pb2.EnrollHello(bot_name="ghost", bot_key=key, capacity=4)
+            yield ladder_pb2.EnrollRequest(hello=hello)
+            while not stop.wait(2):
+                yield ladder_pb2.EnrollRequest(heartbeat=ladder_pb2.EnrollHeartbeat())
+
+        stream = ladder.stub().Enroll(requests())
+        threading.Thread(target=lambda: [None for _ in stream], daemon=True).start()
+
+        def enrolled() -> int:
+            with store.engine.connect() as conn:
+                return int(conn.execute(select(func.count()).select_from(enrollments)).scalar_one())
+
+        wait_for(enrolled, 60, "the ghost's enrollment", every=0.2)
+        start = time.monotonic()
+        wait_for(lambda: not enrolled(), 60, "the ghost's slots to be freed", every=0.2)
+        freed = time.monotonic() - start
+        assert freed < 60, freed
+        bot = store.get_bot("ghost")
+        assert "no-join" in bot["last_failure"], bot
+    finally:
+        stop.set()
+        store.engine.dispose()
+        ladder.stop()

@@ -23,7 +23,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from sqlalchemy import Connection, Engine, and_, func, insert, or_, select, update
+from sqlalchemy import Connection, Engine, and_, delete, func, insert, or_, select, update
 
 from cirulla.clients.ladder import rating
 from cirulla.clients.ladder.fields import (
@@ -1045,6 +1045,11 @@ class LadderStore:
                     last_log_match_id=match_id,
                 )
             )
+            if result.outcome == "no-join":
+                # A connect-in bot that enrolled and does not join gives up its slots now
+                # (the enrollment is gone until it enrolls again), not after every match
+                # scheduled on its word has waited out its join timeout.
+                conn.execute(delete(enrollments).where(enrollments.c.bot_id == seat["bot_id"]))
             if failures >= FAILURES_TO_DEACTIVATE:
                 conn.execute(
                     update(bots)
