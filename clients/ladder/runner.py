@@ -146,6 +146,7 @@ class LadderBotPool(BotPool):
 
     def __init__(self, logs: Path) -> None:
         super().__init__({}, logs)
+        self.tied = True  # its processes die with the ladder, even by SIGKILL
         self._local = threading.local()
         #: the duplicate pairs each process has played a twin of: a process never plays
         #: both games of a pair (it could remember game 1's hands, its opponent's in game 2)
