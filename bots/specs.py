@@ -58,6 +58,13 @@ class BotKind:
         raise ValueError(f"bot kind {self.name!r} has no option {name!r} (options: {known})")
 
 
+def _policy_bot(model: str | None = None, seed: int | None = None) -> Policy:
+    """A trained policy over the environments' encoding (``cirulla.bots.policy_bot``)."""
+    from cirulla.bots.policy_bot import ArrayPolicyBot
+
+    return ArrayPolicyBot(model, seed=seed)
+
+
 KINDS: dict[str, BotKind] = {
     "random": BotKind("random", "uniform over the legal actions, seeded", RandomPolicy),
     "greedy": BotKind(
@@ -157,6 +164,20 @@ KINDS: dict[str, BotKind] = {
                 str,
                 "auto",
                 "search loop: native (compiled, the default when built), python (reference)",
+            ),
+        ),
+    ),
+    "policy": BotKind(
+        "policy",
+        "a trained policy over the environments' observation (docs/env.md)",
+        _policy_bot,
+        (
+            KindOption(
+                "model",
+                str,
+                None,
+                "PATH.npz (NumPy MLP), PATH.onnx (ONNX model) or MODULE:FUNC "
+                "(f(observation, action_mask) -> index)",
             ),
         ),
     ),

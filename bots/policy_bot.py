@@ -1,0 +1,138 @@
+"""A trained policy as a bot: the ``policy:model=...`` kind.
+
+A policy over the documented encoding (``cirulla.env.encoding``) sees the observation vector
+and the legal-action mask of its seat and answers a fixed action index. The kit hands bots
+the rules core's ``View`` of the seat, built from the server's decision request, so the bot
+encodes exactly what the environments encode (``encode_view``) and maps the legal actions to
+the same fixed indices (``index_actions``). ``model`` is one of:
+
+* ``PATH.npz``: a NumPy multilayer perceptron, arrays ``w0, b0, w1, b1, ...`` (``w_i`` of
+  shape ``(inputs, outputs)``), tanh between layers, the last layer's outputs the logits of
+  the ``NUM_ACTIONS`` indices (``save_mlp`` writes one);
+* ``PATH.onnx``: an ONNX model with one float32 input of shape ``(batch, OBS_SIZE)`` and the
+  logits ``(batch, NUM_ACTIONS)`` as its first output (needs ``onnxruntime``);
+* ``MODULE:FUNC``: a Python function ``f(observation, action_mask) -> index``.
+
+The bot plays the legal index of highest logit (models) or the function's answer; an answer
+outside the mask is submitted as an illegal action, which the server counts and replaces.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from cirulla.bots.policy import RawAnswer
+from cirulla.rules.actions import Action
+from cirulla.rules.views import View
+
+try:
+    import numpy as np
+    import numpy.typing as npt
+except ImportError:  # pragma: no cover - the base install has no NumPy
+    np = None  # type: ignore[assignment]
+
+ArrayPolicy = Callable[[Any, Any], int]
+
+
+def _need_numpy() -> None:
+    if np is None:
+        raise ImportError("the policy bot needs NumPy: pip install 'cirulla[env]'")
+
+
+def save_mlp(path: str | Path, layers: Sequence[tuple[Any, Any]]) -> Path:
+    """Write an MLP's ``(weights, bias)`` layers as the ``.npz`` the policy bot reads."""
+    _need_numpy()
+    arrays = {}
+    for i, (w, b) in enumerate(layers):
+        arrays[f"w{i}"] = np.asarray(w, dtype=np.float32)
+        arrays[f"b{i}"] = np.asarray(b, dtype=np.float32)
+    target = Path(path)
+    np.savez(target, **arrays)  # type: ignore[arg-type]
+    return target
+
+
+def load_mlp(path: str | Path) -> list[tuple[Any, Any]]:
+    """The ``(weights, bias)`` layers of an ``.npz`` written by ``save_mlp``."""
+    _need_numpy()
+    with np.load(Path(path)) as data:
+        count = sum(1 for k in data.files if k.startswith("w"))
+        if count == 0 or any(f"w{i}" not in data or f"b{i}" not in data for i in range(count)):
+            raise ValueError(f"{path}: expected arrays w0, b0, w1, b1, ...")
+        return [(data[f"w{i}"], data[f"b{i}"]) for i in range(count)]
+
+
+def mlp_logits(layers: Sequence[tuple[Any, Any]], obs: Any) -> Any:
+    """The MLP's logits for one observation or a batch (tanh between layers)."""
+    x = obs
+    for i, (w, b) in enumerate(layers):
+        x = x @ w + b
+        if i < len(layers) - 1:
+            x = np.tanh(x)
+    return x
+
+
+def masked_argmax(logits: Any, mask: Any) -> int:
+    """The legal index of highest logit."""
+    return int(np.argmax(np.where(mask.astype(bool), logits, -np.inf)))
+
+
+def load_array_policy(model: str) -> ArrayPolicy:
+    """An ``f(observation, action_mask) -> index`` from a ``.npz``, ``.onnx`` or ``MODULE:FUNC``."""
+    _need_numpy()
+    if model.endswith(".npz"):
+        layers = load_mlp(model)
+        return lambda obs, mask: masked_argmax(mlp_logits(layers, obs), mask)
+    if model.endswith(".onnx"):
+        try:
+            import onnxruntime  # type: ignore[import-untyped,unused-ignore]
+        except ImportError:
+            raise ImportError(
+                "an .onnx policy needs onnxruntime: pip install onnxruntime"
+            ) from None
+        session = onnxruntime.InferenceSession(model, providers=["CPUExecutionProvider"])
+        name = session.get_inputs()[0].name
+
+        def run(obs: Any, mask: Any) -> int:
+            logits = session.run(None, {name: obs.reshape(1, -1).astype(np.float32)})[0]
+            return masked_argmax(np.asarray(logits).reshape(-1), mask)
+
+        return run
+    module, sep, func = model.partition(":")
+    if not sep or not module or not func:
+        raise ValueError(f"policy model {model!r}: expected PATH.npz, PATH.onnx or MODULE:FUNC")
+    found = getattr(importlib.import_module(module), func, None)
+    if not callable(found):
+        raise ValueError(f"policy model {model!r}: {module} has no function {func}")
+    return found
+
+
+class ArrayPolicyBot:
+    """A policy over the encoding, playing through the kit (see the module docstring)."""
+
+    instant = True
+    auto_play_forced = True
+
+    def __init__(self, model: str | None = None, seed: int | None = None) -> None:
+        if not model:
+            raise ValueError("bot kind 'policy' needs model=PATH.npz, PATH.onnx or MODULE:FUNC")
+        self.model = model
+        self.name = f"policy:{Path(model).stem if '/' in model else model}"
+        self.func = load_array_policy(model)
+
+    def choose(
+        self, view: View, legal: Sequence[Action], time_left: float | None
+    ) -> int | RawAnswer:
+        from cirulla.env.encoding import encode_view, index_actions
+
+        codes = [a.to_int() for a in legal]
+        # Ranks follow the core's legal order: per card and declaration, captures ascending
+        # (no capture first), which is the order of the codes' values.
+        actions = index_actions(sorted(codes), view.hand)
+        mask: npt.NDArray[np.int8] = actions.mask().view(np.int8)
+        index = int(self.func(encode_view(view), mask))
+        if not 0 <= index < mask.shape[0] or not mask[index]:
+            return RawAnswer(text=f"index {index}", index=len(legal))
+        return codes.index(actions.code_of(index))

@@ -1,0 +1,82 @@
+"""A policy over the encoding plays through the kit as the ``policy:model=...`` bot kind."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from cirulla.bots.policy_bot import save_mlp
+from cirulla.bots.specs import make_policy, parse_bot_spec
+from cirulla.env.encoding import NUM_ACTIONS, OBS_SIZE, index_actions, legal_actions, observe
+from cirulla.env.vector import make_options
+from cirulla.rules.game import Game
+
+
+def last_legal(obs: np.ndarray, mask: np.ndarray) -> int:
+    """A MODULE:FUNC policy for the test: the highest legal index."""
+    assert obs.shape == (OBS_SIZE,)
+    return int(np.flatnonzero(mask)[-1])
+
+
+def play_one(policy_spec: str, seed: int) -> Game:
+    kind, opts = parse_bot_spec(policy_spec)
+    bot = make_policy(kind, opts, seed=1)
+    game = Game(make_options(2, target=11), seed=seed)
+    rng = random.Random(seed)
+    while (seat := game.to_move) is not None:
+        legal = game.legal_actions()
+        choice = (
+            bot.choose(game.view(seat), legal, None) if seat == 0 else rng.randrange(len(legal))
+        )
+        assert isinstance(choice, int)
+        game.apply(legal[choice])
+    return game
+
+
+def test_a_function_policy_is_called_with_the_environments_encoding() -> None:
+    bot = make_policy("policy", {"model": f"{__name__}:last_legal"})
+    game = Game(make_options(2), seed=3)
+    legal = game.legal_actions()
+    choice = bot.choose(game.view(game.to_move), legal, None)
+    assert isinstance(choice, int)
+    actions = legal_actions(game)
+    expected = actions.code_of(max(i for i in actions.indices if i >= 0))
+    assert legal[choice].to_int() == expected
+    assert observe(game, game.turn).shape == (OBS_SIZE,)
+
+
+def test_an_npz_model_plays_whole_games(tmp_path: Path) -> None:
+    rng = np.random.default_rng(0)
+    path = save_mlp(
+        tmp_path / "m.npz",
+        [
+            (rng.standard_normal((OBS_SIZE, 8)), np.zeros(8)),
+            (rng.standard_normal((8, NUM_ACTIONS)), np.zeros(NUM_ACTIONS)),
+        ],
+    )
+    assert play_one(f"policy:model={path}", seed=4).winner is not None
+
+
+def test_the_kits_legal_order_does_not_change_the_indices() -> None:
+    rng = random.Random(0)
+    for seed in range(30):
+        game = Game(make_options(2, must_capture=False), seed=seed)
+        while game.to_move is not None:
+            codes = game.legal_codes()
+            hand = game.hands[game.turn]
+            shuffled = codes[:]
+            rng.shuffle(shuffled)
+            core = dict(zip(codes, index_actions(codes, hand).indices, strict=True))
+            ordered = index_actions(sorted(shuffled), hand)
+            assert dict(zip(ordered.codes, ordered.indices, strict=True)) == core
+            game.apply(rng.choice(codes))
+
+
+def test_a_bad_model_is_one_clear_line() -> None:
+    with pytest.raises(ValueError, match="needs model="):
+        make_policy("policy", {})
+    with pytest.raises(ValueError, match="expected PATH"):
+        make_policy("policy", {"model": "nothing"})
