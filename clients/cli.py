@@ -6,7 +6,6 @@ import argparse
 import datetime
 import os
 import re
-import secrets
 import signal
 import sys
 import time
@@ -17,11 +16,17 @@ import grpc
 from rich.console import Console
 from rich.markup import escape
 
+from cirulla.clients import sandbox
 from cirulla.clients.bench import register_bench
 from cirulla.clients.botsfile import load_bots_file
 from cirulla.clients.deals import load_deals
 from cirulla.clients.journal import OutputLock, Settings, load_settings, save_settings
-from cirulla.clients.schedule import FORMATS, games_per_set
+from cirulla.clients.schedule import (
+    FORMATS,
+    games_per_set,
+    new_bot_seed_base,
+    new_tournament_seed,
+)
 from cirulla.clients.stats import Sprt
 from cirulla.clients.supervise import COMMAND_PREFIX, PLACEHOLDERS, validate_spec
 from cirulla.clients.tournament import RunOptions, Tournament, schedule_of
@@ -94,6 +99,7 @@ _SCHEDULE_ARGS = (
     "target",
     "format",
     "seed",
+    "bot_seed",
     "sprt",
     "deals",
 )
@@ -140,6 +146,14 @@ def register(commands: argparse._SubParsersAction, bench: argparse._SubParsersAc
         help="use this running server instead of starting a local one",
     )
     parser.add_argument(
+        "--sandbox",
+        action="store_true",
+        default=None,
+        help="run every bot in a bubblewrap sandbox: its own program and Python read-only, "
+        "a private /tmp, no other process, no network but the match server, resource "
+        "limits (for third-party bots; docs/tournament.md, 'Untrusted bots')",
+    )
+    parser.add_argument(
         "--admin-token",
         metavar="TOKEN",
         help="the server's admin token, for creating and aborting matches "
@@ -180,6 +194,13 @@ def register(commands: argparse._SubParsersAction, bench: argparse._SubParsersAc
         type=int,
         metavar="S",
         help="tournament seed: fixes every deck (default: random, saved)",
+    )
+    parser.add_argument(
+        "--bot-seed",
+        type=int,
+        metavar="N",
+        help="base of the bots' CIRULLA_SEED values, independent of the decks "
+        "(default: random, saved)",
     )
     parser.add_argument(
         "--deals",
@@ -312,7 +333,8 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         players=options.players,
         format=args.format or "round-robin",
         games=args.games or DEFAULT_GAMES,
-        seed=args.seed if args.seed is not None else secrets.randbelow(2**31),
+        seed=args.seed if args.seed is not None else new_tournament_seed(),
+        bot_seed=args.bot_seed if args.bot_seed is not None else new_bot_seed_base(),
         rules=rules,
         preset=preset,
         move_limit_ms=args.move_limit or 10_000,
@@ -322,6 +344,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         game_timeout=args.game_timeout or 600.0,
         sprt=tuple(args.sprt) if args.sprt else None,
         deals=load_deals(args.deals) if args.deals is not None else None,
+        sandbox=bool(args.sandbox),
     )
     schedule_of(settings)  # at least two bots, a known format
     if settings.sprt is not None:
@@ -352,6 +375,10 @@ def resume_settings(args: argparse.Namespace) -> Settings:
         changes["game_bank_ms"], changes["increment_ms"] = parse_tc(args.tc)
     if args.tc_margin is not None:
         changes["margin_ms"] = args.tc_margin
+    if args.sandbox and not settings.sandbox:
+        changes["sandbox"] = True  # a resume may add the sandbox, never drop it
+    if settings.bot_seed is None:  # saved before the bots' seeds had their own base
+        changes["bot_seed"] = new_bot_seed_base()
     if changes:
         settings = Settings.from_dict({**settings.to_dict(), **changes})
         save_settings(args.resume, settings)
@@ -382,7 +409,13 @@ def run_tournament(args: argparse.Namespace) -> int:
     previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
         if args.db is not None:
+            if args.sandbox:
+                raise ValueError(
+                    "--sandbox and --db exclude each other: the pool's workers start the bots"
+                )
             check_pool_args(args.db, args.server)
+        if args.sandbox:
+            sandbox.require()
         if args.resume is None:
             if (out / "tournament.json").exists():
                 raise ValueError(
@@ -405,7 +438,7 @@ def run_tournament(args: argparse.Namespace) -> int:
             else:
                 settings = resume_settings(args)
             return _run_locked(args, settings, out, console)
-    except (ValueError, OptionError) as exc:
+    except (ValueError, OptionError, sandbox.SandboxUnavailable) as exc:
         print(f"cirulla tournament: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

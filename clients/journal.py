@@ -9,6 +9,7 @@ atomically (temporary file + rename) whenever the standings change.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
@@ -48,6 +49,12 @@ class Settings:
     sprt: tuple[float, float, float, float] | None = None
     #: Fixed deck sets from ``--deals FILE`` (``clients/deals.py``), None: from ``seed``.
     deals: list[dict[str, Any]] | None = None
+    #: Base of the bots' CIRULLA_SEED values (``schedule.bot_seed``), independent of the
+    #: deck seeds; None in a tournament.json written before it existed (resume draws one).
+    bot_seed: int | None = None
+    #: Every bot runs in a bubblewrap sandbox (``--sandbox``, ``cirulla.clients.sandbox``);
+    #: saved so that a ``--resume`` never drops it.
+    sandbox: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -113,6 +120,17 @@ class GameResult:
         ):
             data[key] = tuple(data.get(key, ()))
         return cls(**data)
+
+
+def private_tree(out: Path) -> None:
+    """Make ``out`` and the runner's folders and files in it owner-only (0700 / 0600):
+    a folder written before by an older version, or under a wider umask, is narrowed."""
+    out.mkdir(parents=True, exist_ok=True, mode=0o700)
+    for path in (out, *out.rglob("*")):
+        if path.is_symlink():
+            continue
+        with contextlib.suppress(OSError):
+            path.chmod(0o700 if path.is_dir() else path.stat().st_mode & 0o700)
 
 
 def write_json_atomic(path: Path, data: Any) -> None:

@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import os
 import threading
 import time
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,7 +26,8 @@ from typing import Protocol
 import grpc
 
 from cirulla.clients.journal import GameResult, Settings
-from cirulla.clients.schedule import ScheduledGame
+from cirulla.clients.sandbox import Confinement
+from cirulla.clients.schedule import ScheduledGame, bot_seed
 from cirulla.clients.supervise import (
     BotPool,
     BotStartError,
@@ -205,6 +208,9 @@ class Referee:
     #: Kept-alive bots shared with other referees (a ladder worker keeps one pool for all
     #: its matches); its owner closes it, ``close()`` does not. Default: a pool of its own.
     bot_pool: BotPool | None = None
+    #: Bots run sandboxed (``--sandbox``): ``cmd:`` seats here, kept-alive ones in
+    #: ``bot_pool`` (built with the same confinement); both dial the server through it.
+    confinement: Confinement | None = None
 
     def __post_init__(self) -> None:
         self.channel = grpc.insecure_channel(self.server)
@@ -214,7 +220,11 @@ class Referee:
         )
         (self.out / "logs").mkdir(parents=True, exist_ok=True)
         (self.out / "records").mkdir(parents=True, exist_ok=True)
-        self.pool = self.bot_pool or BotPool(self.settings.bots, self.out / "logs")
+        self.pool = self.bot_pool or BotPool(
+            self.settings.bots, self.out / "logs", confinement=self.confinement
+        )
+        #: The server's address as the bots dial it.
+        self.bot_server = self.confinement.server_address if self.confinement else self.server
         #: Records are fetched in the background, one at a time; failures are kept here.
         self.records = ThreadPoolExecutor(1, thread_name_prefix="records")
         self.record_errors: list[str] = []
@@ -269,12 +279,12 @@ class Referee:
             wake = threading.Event()
             for seat, bot in enumerate(game.seats):
                 values = seat_values(
-                    server=self.server,
+                    server=self.bot_server,
                     match=match_id,
                     token=tokens[seat],
                     seat=seat,
                     name=bot,
-                    seed=(game.seed * 7 + seat) % 2**31,
+                    seed=bot_seed(self.settings.bot_seed or 0, game.index, seat),
                 )
                 if seat in ready:
                     served = ready.pop(seat)
@@ -316,7 +326,10 @@ class Referee:
         """A ``cmd:`` bot: a fresh process for this seat of this game."""
         safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in values["match"])
         log = self.out / "logs" / f"{safe}-{values['seat']}.log"
-        return CommandSeat(Child(bot_argv(self.settings.bots[bot], values), log, seat_env(values)))
+        argv = bot_argv(self.settings.bots[bot], values)
+        # started by this game's thread, which lives until the seat is reaped
+        child = Child(argv, log, seat_env(values), tied=True, confinement=self.confinement)
+        return CommandSeat(child)
 
     def _watch(
         self,
@@ -522,10 +535,39 @@ class Referee:
             return f"record not saved: {exc.code().name} {exc.details()}"
         if not records:
             return NOT_LISTED
-        safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in match_id)
-        path = self.out / "records" / f"{safe}.json"
-        path.write_text(record_files.dumps(record_files.record_document(records, match_id)))
-        path.with_suffix(".txt").write_text(
-            "\n".join(record_files.record_text(r) for r in records), encoding="utf-8"
+        path = self.record_path(match_id)
+        # text first, the .json last: a record file that exists is whole (restore_records)
+        _write_atomic(
+            path.with_suffix(".txt"), "\n".join(record_files.record_text(r) for r in records)
         )
+        _write_atomic(path, record_files.dumps(record_files.record_document(records, match_id)))
         return None
+
+    def record_path(self, match_id: str) -> Path:
+        safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in match_id)
+        return self.out / "records" / f"{safe}.json"
+
+    def restore_records(self, journaled: Iterable[GameResult]) -> int:
+        """Queue the records of journaled games whose record file is missing.
+
+        A game is journaled when it ends, its record saved in the background (a twin's
+        only when its whole deal group is over), so a runner killed in between leaves a
+        journaled game without its file; the server's database still holds the record,
+        and --resume fetches it again. How many were queued."""
+        missing = [
+            r.match_id
+            for r in journaled
+            if r.match_id
+            and (r.deals or r.winner is not None)
+            and not self.record_path(r.match_id).exists()
+        ]
+        for match_id in missing:
+            self.records.submit(self._save_records_noted, match_id)
+        return len(missing)
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    """Readers (and a --resume after SIGKILL) see the whole file or none."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)

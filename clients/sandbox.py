@@ -165,7 +165,10 @@ class Sandbox:
         path = bwrap_path()
         if path is None:
             raise SandboxUnavailable(f"--sandbox: bwrap not found; {INSTALL_HINT}")
-        readable = (*python_paths(), *(Path(p).absolute() for p in self.readable))
+        base = python_paths()
+        # a path inside one already bound would need a mount point in a read-only tree
+        extra = [Path(p).absolute() for p in self.readable]
+        readable = (*base, *(p for p in extra if not any(p.is_relative_to(b) for b in base)))
         args = [path, *_base_args(readable)]
         inner = dict(env)
         inner["HOME"] = SANDBOX_HOME
@@ -183,20 +186,67 @@ class Sandbox:
         return args, {"PATH": os.environ.get("PATH", os.defpath)}, _limiter(self.limits)
 
 
+def named_paths(argv: Sequence[str]) -> tuple[Path, ...]:
+    """The files and folders a command line names (an argument, or the value of a
+    ``--option=value``) that exist: a bot sees its own program and nothing else of the
+    machine's files, so the organiser names what it needs on its command line."""
+    found: list[Path] = []
+    for arg in argv:
+        for candidate in (arg, arg.partition("=")[2]):
+            if candidate and os.path.exists(candidate) and candidate != "/":
+                found.append(Path(candidate).absolute())
+    return tuple(dict.fromkeys(found))
+
+
+@dataclass
+class Confinement:
+    """How a runner's bots run when they are untrusted: each process in a ``Sandbox``
+    that sees its own command's files, reaching the match server only through
+    ``relay`` (the one socket it is given)."""
+
+    relay: ServerRelay
+    limits: Limits = Limits()
+    #: Folders never bound into a sandbox, even when a command line names them (or a
+    #: folder around them): the runner's output, the ladder's data.
+    private: tuple[Path, ...] = ()
+
+    #: The match server's address as a sandboxed bot must dial it.
+    server_address = f"unix:{SANDBOX_SERVER_SOCKET}"
+
+    def wrap(
+        self, argv: Sequence[str], env: Mapping[str, str]
+    ) -> tuple[list[str], dict[str, str], Callable[[], None] | None]:
+        private = [p.absolute() for p in self.private]
+        named = tuple(
+            path
+            for path in named_paths(argv)
+            if not any(path.is_relative_to(q) or q.is_relative_to(path) for q in private)
+        )
+        sandbox = Sandbox(self.limits, named)
+        return sandbox.wrap(argv, env, server_socket=self.relay.socket_path)
+
+
 class ServerRelay:
     """Listens on a unix socket in a fresh 0700 folder and forwards each connection byte
     for byte to a TCP address (the match server; TLS passes through untouched). Lets a
     sandbox without network reach the match server and nothing else."""
 
-    def __init__(self, target: str) -> None:
-        host, _, port = target.rpartition(":")
-        self.target = (host.strip("[]") or "127.0.0.1", int(port))
+    def __init__(self, target: str | None = None) -> None:
+        """``target`` ("host:port") may come later (``point_at``): a runner binds the
+        socket into its first bots' sandboxes while its match server is still starting."""
+        self.target: tuple[str, int] | None = None
+        if target is not None:
+            self.point_at(target)
         self._folder = Path(tempfile.mkdtemp(prefix="cirulla-relay-"))
         os.chmod(self._folder, 0o700)
         self.socket_path = self._folder / "server.sock"
         self._listener: socket.socket | None = None
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
+
+    def point_at(self, target: str) -> None:
+        host, _, port = target.rpartition(":")
+        self.target = (host.strip("[]") or "127.0.0.1", int(port))
 
     def start(self) -> None:
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -222,6 +272,8 @@ class ServerRelay:
 
     def _pipe(self, client: socket.socket) -> None:
         try:
+            if self.target is None:
+                raise OSError("no match server yet")
             upstream = socket.create_connection(self.target, timeout=10)
         except OSError:
             client.close()

@@ -18,15 +18,22 @@ deck set by deck set, so a tournament stopped early is still balanced.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import itertools
 import random
+import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 FORMATS = ("round-robin", "gauntlet")
 
-#: Seeds stay below 2**31 so that every protobuf integer type and JSON reader holds them.
+#: Deck seeds of an explicit (narrow) tournament seed stay below 2**31, as they always were.
 SEED_BITS = 31
+#: Bits of the deck seeds of a wide (default, random) tournament seed.
+WIDE_SEED_BITS = 64
+#: Bits of a bot's CIRULLA_SEED (what bots have always been given).
+BOT_SEED_BITS = 31
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,8 +53,34 @@ class ScheduledGame:
 
 
 def deck_seed(tournament_seed: int, deal_set: int) -> int:
-    """Seed of the deck set ``deal_set``: a pure function, so resume rebuilds it."""
-    return random.Random(f"cirulla-tournament:{tournament_seed}:{deal_set}").getrandbits(SEED_BITS)
+    """Seed of the deck set ``deal_set``: a pure function, so resume rebuilds it.
+
+    A tournament seed below 2**SEED_BITS (an explicit ``--seed 1``) gives the same 31-bit
+    deck seeds as always (same seeds, same games); a wide one (the random default) gives
+    64-bit deck seeds, so a bot that learns one game's seed or a few of its cards cannot
+    search the seed space for its deck or for the tournament seed."""
+    bits = SEED_BITS if 0 <= tournament_seed < 2**SEED_BITS else WIDE_SEED_BITS
+    return random.Random(f"cirulla-tournament:{tournament_seed}:{deal_set}").getrandbits(bits)
+
+
+def new_tournament_seed() -> int:
+    """The default tournament seed: random and wide (at least 2**SEED_BITS, so 64-bit
+    deck seeds follow), never guessable from a finished game."""
+    return 2**SEED_BITS + secrets.randbelow(2**WIDE_SEED_BITS - 2**SEED_BITS)
+
+
+def new_bot_seed_base() -> int:
+    """The default base of the bots' seeds: random per tournament, saved for --resume."""
+    return secrets.randbits(WIDE_SEED_BITS)
+
+
+def bot_seed(base: int, game_index: int, seat: int) -> int:
+    """A seat's CIRULLA_SEED (for reproducible bots): HMAC-SHA256 of the game and seat
+    under ``base``, which is independent of the deck seeds, so a bot that knows its seed,
+    ``base`` and everything public still cannot predict a deck."""
+    message = f"cirulla-bot-seed:{game_index}:{seat}".encode()
+    digest = hmac.new(str(base).encode(), message, hashlib.sha256).digest()
+    return int.from_bytes(digest[:8], "big") % 2**BOT_SEED_BITS
 
 
 def groups(bots: Sequence[str], players: int, fmt: str) -> list[tuple[str, ...]]:

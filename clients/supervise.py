@@ -22,10 +22,12 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
+
+from cirulla.clients.sandbox import Confinement
 
 #: Prefix of a bot spec that is a command line rather than a built-in kind.
 COMMAND_PREFIX = "cmd:"
@@ -107,9 +109,28 @@ def seat_values(
     }
 
 
+#: Variables of the runner's environment a bot process gets (what a program needs to
+#: run: its PATH, HOME, locale and time zone); every other one stays with the runner,
+#: above all CIRULLA_ADMIN_TOKEN and whatever secrets the operator's shell holds.
+PASSED_ENV = ("PATH", "HOME", "LANG", "LANGUAGE", "TZ", "TMPDIR")
+#: Prefixes of passed variables: the locale's LC_*, the CA file a bot needs to reach a
+#: TLS server (CIRULLA_TLS_*) and the rules core choice (CIRULLA_CORE).
+PASSED_PREFIXES = ("LC_", "CIRULLA_TLS_", "CIRULLA_CORE")
+
+
+def program_env() -> dict[str, str]:
+    """The allow-listed part of the runner's environment (``PASSED_ENV``)."""
+    return {
+        key: value
+        for key, value in os.environ.items()
+        if key in PASSED_ENV or key.startswith(PASSED_PREFIXES)
+    }
+
+
 def seat_env(values: dict[str, str]) -> dict[str, str]:
-    """The parent's environment plus CIRULLA_SERVER, CIRULLA_MATCH, CIRULLA_TOKEN, ..."""
-    env = dict(os.environ)
+    """A seat's environment: ``program_env()`` plus this seat's CIRULLA_SERVER,
+    CIRULLA_MATCH, CIRULLA_TOKEN, CIRULLA_SEAT, CIRULLA_NAME and CIRULLA_SEED only."""
+    env = program_env()
     env.update({f"CIRULLA_{key.upper()}": value for key, value in values.items()})
     return env
 
@@ -171,12 +192,53 @@ def _attach_dash_values(args: list[str]) -> list[str]:
 _VALUE_OPTIONS = ("--server", "--match", "--token", "--name", "--seed", "--option")
 
 
+def die_with_parent() -> Callable[[], None]:
+    """A preexec_fn: the child gets SIGKILL when the thread that started it exits, even
+    by SIGKILL of the runner (Linux PR_SET_PDEATHSIG; elsewhere a no-op). Start children
+    that should outlive one game from a thread that lives as long as the run."""
+    runner = os.getpid()
+
+    def tie() -> None:
+        if not sys.platform.startswith("linux"):
+            return
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != runner:  # the runner died before prctl: do not run at all
+            os._exit(1)
+
+    return tie
+
+
+_PR_SET_PDEATHSIG = 1
+
+
 def _spawn(
-    argv: list[str], log: IO[bytes], env: dict[str, str] | None, **streams: Any
+    argv: list[str],
+    log: IO[bytes],
+    env: dict[str, str] | None,
+    tied: bool = False,
+    confinement: Confinement | None = None,
+    **streams: Any,
 ) -> subprocess.Popen[bytes]:
-    """Start a child in its own session; a command that cannot start says so in its log."""
+    """Start a child in its own session; a command that cannot start says so in its log.
+    ``tied``: it dies with the runner (``die_with_parent``); ``confinement``: it runs
+    sandboxed (``cirulla.clients.sandbox``), rlimits applied before bwrap starts."""
+    steps: list[Callable[[], None]] = [die_with_parent()] if tied else []
+    if confinement is not None:
+        argv, env, limiter = confinement.wrap(argv, env if env is not None else program_env())
+        if limiter is not None:
+            steps.append(limiter)
+
+    def preexec() -> None:
+        for step in steps:
+            step()
+
     try:
-        return subprocess.Popen(argv, start_new_session=True, env=env, **streams)
+        return subprocess.Popen(
+            argv, start_new_session=True, env=env, preexec_fn=preexec if steps else None, **streams
+        )
     except OSError as exc:
         log.write(f"cannot start {shlex.join(argv)}: {exc}\n".encode())
         log.close()
@@ -186,7 +248,14 @@ def _spawn(
 class Child:
     """One supervised process in its own process group."""
 
-    def __init__(self, argv: Sequence[str], log_path: Path, env: dict[str, str] | None = None):
+    def __init__(
+        self,
+        argv: Sequence[str],
+        log_path: Path,
+        env: dict[str, str] | None = None,
+        tied: bool = False,
+        confinement: Confinement | None = None,
+    ):
         self.argv = list(argv)
         self.log_path = log_path
         log_path.parent.mkdir(parents=True, exist_ok=True)
@@ -197,6 +266,8 @@ class Child:
             self.argv,
             self._log,
             env,
+            tied,
+            confinement,
             stdin=subprocess.DEVNULL,
             stdout=self._log,
             stderr=subprocess.STDOUT,
@@ -266,7 +337,14 @@ class ServedBot:
     stdout (protocol in ``cirulla.bots.loop``); its stderr and any other output go to its
     log. Runs in its own process group, like a ``Child``."""
 
-    def __init__(self, argv: Sequence[str], log_path: Path, env: dict[str, str] | None = None):
+    def __init__(
+        self,
+        argv: Sequence[str],
+        log_path: Path,
+        env: dict[str, str] | None = None,
+        tied: bool = False,
+        confinement: Confinement | None = None,
+    ):
         self.argv = list(argv)
         self.log_path = log_path
         log_path.parent.mkdir(parents=True, exist_ok=True)
@@ -282,6 +360,8 @@ class ServedBot:
             self.argv,
             self._log,
             env,
+            tied,
+            confinement,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._log,
@@ -409,9 +489,20 @@ class BotPool:
     process is stopped instead, and the next game starts a fresh one. With concurrency N
     a bot thus keeps at most N processes per seat it takes in a game."""
 
-    def __init__(self, specs: dict[str, str], logs: Path) -> None:
+    def __init__(
+        self,
+        specs: dict[str, str],
+        logs: Path,
+        tied: bool = False,
+        confinement: Confinement | None = None,
+    ) -> None:
+        """``tied``: its processes die with the runner (``die_with_parent``), for a
+        runner whose game threads live as long as the run; ``confinement``: they run
+        sandboxed, and their assignments name the server as the sandbox reaches it."""
         self.specs = specs
         self.logs = logs
+        self.tied = tied
+        self.confinement = confinement
         self._lock = threading.Lock()
         self._idle: dict[str, list[ServedBot]] = {}
         self._all: list[ServedBot] = []
@@ -457,7 +548,8 @@ class BotPool:
 
     def _spawn(self, bot: str, argv: list[str], number: int) -> ServedBot:
         safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in bot)
-        served = ServedBot(argv, self.logs / f"{safe}-{number}.log", bot_env(bot))
+        log = self.logs / f"{safe}-{number}.log"
+        served = ServedBot(argv, log, bot_env(bot), self.tied, self.confinement)
         with self._lock:
             self._all.append(served)
         return served
@@ -522,14 +614,11 @@ class BotPool:
 
 
 def bot_env(name: str) -> dict[str, str]:
-    """A long-lived bot's environment: the parent's, with CIRULLA_NAME and without the
-    per-match CIRULLA_* variables (its matches arrive on stdin)."""
-    env = {k: v for k, v in os.environ.items() if k not in _MATCH_ENV}
+    """A long-lived bot's environment: ``program_env()`` and CIRULLA_NAME (its matches
+    arrive on stdin, so no per-match CIRULLA_* variable)."""
+    env = program_env()
     env["CIRULLA_NAME"] = name
     return env
-
-
-_MATCH_ENV = tuple(f"CIRULLA_{key.upper()}" for key in SEAT_KEYS)
 
 
 class _LiveSet:
@@ -583,8 +672,8 @@ class LocalServer:
             "--parent-pid",
             str(os.getpid()),
         ]
-        env = dict(os.environ)
-        env.pop("CIRULLA_ADMIN_TOKEN", None)
+        # the server is trusted (it gets its admin token) but not the operator's secrets
+        env = program_env()
         if self.admin_token:  # in the environment, not on the command line (`ps`)
             env["CIRULLA_ADMIN_TOKEN"] = self.admin_token
         self.child = Child(argv, self.log_path, env=env)

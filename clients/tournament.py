@@ -9,6 +9,7 @@ there.
 from __future__ import annotations
 
 import contextlib
+import os
 import secrets
 import threading
 import time
@@ -28,10 +29,13 @@ from cirulla.clients.journal import (
     GameResult,
     Journal,
     Settings,
+    private_tree,
     write_json_atomic,
 )
+from cirulla.clients.ladder.fields import printable
 from cirulla.clients.referee import Referee
 from cirulla.clients.results import Standings, bots_table, pairs_table, results_document, standings
+from cirulla.clients.sandbox import Confinement, ServerRelay
 from cirulla.clients.schedule import ScheduledGame, build_schedule, games_per_set
 from cirulla.clients.stats import Sprt
 from cirulla.clients.supervise import LIVE, BotPool, LocalServer, is_served_spec
@@ -88,7 +92,7 @@ def log_tail(path: Path, lines: int = LOG_TAIL) -> str:
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError as exc:
         return f"  (cannot read {path}: {exc.strerror})"
-    tail = text.splitlines()[-lines:]
+    tail = printable(text).splitlines()[-lines:]  # a bot's output is data, not terminal codes
     return "\n".join(f"  {line}" for line in tail) if tail else "  (the log is empty)"
 
 
@@ -145,22 +149,40 @@ class Tournament:
     # -- running ----------------------------------------------------------------------
 
     def run(self) -> Standings:
+        """Play the schedule. Every file and folder it (and the local server, and the
+        bots it starts) creates is the owner's only: records, logs, the journal, the
+        settings with their seeds and the server's database hold hidden cards."""
+        previous = os.umask(0o077)
+        try:
+            private_tree(self.out)
+            return self._run()
+        finally:
+            os.umask(previous)
+
+    def _run(self) -> Standings:
         server: LocalServer | None = None
         address = self.run_options.server
         admin_token = self.run_options.admin_token
         pool: BotPool | None = None
+        # --sandbox: the bots reach the server through this relay's socket, nothing else
+        relay = ServerRelay() if self.settings.sandbox and self.run_options.db is None else None
+        confinement = Confinement(relay, private=(self.out,)) if relay is not None else None
         try:
+            if relay is not None:
+                relay.start()
             if self.run_options.db is not None:
                 referee: Referee | PoolReferee = self._pool_referee(self.run_options.db)
             else:
                 (self.out / "logs").mkdir(parents=True, exist_ok=True)
-                pool = self._prestarted_pool()
+                pool = self._prestarted_pool(confinement)
                 if address is None:
                     admin_token = admin_token or secrets.token_hex(16)
                     server = LocalServer(
                         self.out / "server.sqlite3", self.out / "logs" / "server.log", admin_token
                     )
                     address = server.start()
+                if relay is not None:
+                    relay.point_at(address)
                 referee = Referee(
                     self.settings,
                     address,
@@ -169,8 +191,11 @@ class Tournament:
                     self.stop,
                     group_sizes=dict(Counter(g.seed for g in self.schedule)),
                     bot_pool=pool,
+                    confinement=confinement,
                 )
             try:
+                if isinstance(referee, Referee):
+                    referee.restore_records(self.done.values())
                 self._play_all(referee)
             finally:
                 referee.close()
@@ -191,13 +216,15 @@ class Tournament:
                 pool.close()
             if server is not None:
                 server.stop()
+            if relay is not None:
+                relay.stop()
         self.write_results()
         return standings(self.settings, self.done.values())
 
-    def _prestarted_pool(self) -> BotPool:
+    def _prestarted_pool(self, confinement: Confinement | None) -> BotPool:
         """The kept-alive bots, those of the first games already starting: their start-up
         overlaps the match server's."""
-        pool = BotPool(self.settings.bots, self.out / "logs")
+        pool = BotPool(self.settings.bots, self.out / "logs", tied=True, confinement=confinement)
         first = self.pending(standings(self.settings, self.done.values()))
         for game in first[: self.run_options.concurrency]:
             for bot in game.seats:

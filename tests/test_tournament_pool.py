@@ -54,7 +54,19 @@ def essentials(out: Path) -> dict[int, tuple[Any, ...]]:
 
 
 def tournament(out: Path, *args: str) -> list[str]:
-    return ["tournament", "--out", str(out), "--seed", "5", "--target", "11", *BOTS, *args]
+    return [
+        "tournament",
+        "--out",
+        str(out),
+        "--seed",
+        "5",
+        "--bot-seed",
+        "9",
+        "--target",
+        "11",
+        *BOTS,
+        *args,
+    ]
 
 
 def test_pool_games_are_the_local_games(postgres_url: str, tmp_path: Path) -> None:
@@ -136,8 +148,8 @@ from cirulla.bots.kit import run_bot
 
 token = os.environ["CIRULLA_TOKEN"]
 print("token on the command line:", any(token in a for a in sys.argv), file=sys.stderr)
-if "POOL_TEST_TOKENS" in os.environ:
-    with open(os.environ["POOL_TEST_TOKENS"], "a") as f:
+if len(sys.argv) > 1:  # the test's file of tokens, named on the command line
+    with open(sys.argv[1], "a") as f:
         f.write(token + "\\n")
 
 def decide(view, legal, time_left):
@@ -160,13 +172,12 @@ def test_runner_and_worker_killed_then_resume(postgres_url: str, tmp_path: Path)
     replaying finished ones, and no seat token reaches a log, a file or the database."""
     bot = slow_bot(tmp_path)
     tokens = tmp_path / "tokens.txt"
-    env = {"POOL_TEST_TOKENS": str(tokens)}
     engine = open_database(postgres_url)
     out = tmp_path / "pool"
     args = ["tournament", "--out", str(out), "--seed", "3", "--target", "11"]
-    args += ["--bot", f"slow=cmd:{{python}} {bot}", "--bot", "greedy", "--games", "6"]
+    args += ["--bot", f"slow=cmd:{{python}} {bot} {tokens}", "--bot", "greedy", "--games", "6"]
     args += ["--concurrency", "2", "--db", postgres_url]
-    procs = {"a": start_worker(postgres_url, tmp_path / "worker-a", 2, env)}
+    procs = {"a": start_worker(postgres_url, tmp_path / "worker-a", 2)}
     try:
         procs["runner"] = cirulla(args, tmp_path / "runner.log")
 
@@ -192,7 +203,7 @@ def test_runner_and_worker_killed_then_resume(postgres_url: str, tmp_path: Path)
                     select(pool_jobs.c.game_index).where(pool_jobs.c.status == "finished")
                 ).scalars()
             )
-        procs["b"] = start_worker(postgres_url, tmp_path / "worker-b", 2, env)
+        procs["b"] = start_worker(postgres_url, tmp_path / "worker-b", 2)
         assert main(["tournament", "--resume", str(out), "--db", postgres_url]) == 0
     finally:
         for proc in procs.values():

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import grpc
 
+from cirulla.clients.schedule import bot_seed, new_bot_seed_base
 from cirulla.clients.supervise import Child, LocalServer, bot_argv, seat_env, seat_values
 from cirulla.rules import Options
 from cirulla.v1 import match_service_pb2, match_service_pb2_grpc, match_settings_pb2
@@ -85,7 +86,7 @@ class LocalGame:
                     token=tokens[seat],
                     seat=seat,
                     name=name,
-                    seed=(self.seed or 0) * 7 + seat,
+                    seed=bot_seed(new_bot_seed_base(), 0, seat),  # never from the deal
                 )
                 log = self.workdir / f"bot-{seat}.log"
                 self.children.append(Child(bot_argv(spec, values), log, seat_env(values)))
