@@ -6,6 +6,12 @@ steps one game (``Env``) or many (``VectorEnv``) in it. The ecosystem wrappers b
 Gymnasium id ``"Cirulla-v0"`` registered on import (``cirulla.env.gym``; options as keyword
 arguments to ``gymnasium.make``), and the OpenSpiel game ``"python_cirulla"`` registered on
 ``import cirulla.env.openspiel``. docs/env.md documents all of them.
+
+Importing this package needs nothing beyond the base install: the ``cirulla`` command imports
+``cirulla.env.cli`` (and so this package) for its help even where the ``env`` extra is not
+installed. The Gymnasium id is registered only when Gymnasium imports; the modules that need
+NumPy, Gymnasium, PettingZoo or OpenSpiel import them themselves, and ``aec_env`` says which
+package is missing.
 """
 
 from __future__ import annotations
@@ -14,22 +20,25 @@ from typing import Any
 
 try:
     import gymnasium as _gymnasium
-    import numpy as _numpy  # noqa: F401  (the encoding's arrays)
-except ImportError as exc:  # pragma: no cover - exercised by the packaging test
-    raise ImportError(
-        f"cirulla.env needs the env extra ({exc.name} is missing): pip install 'cirulla[env]'"
-    ) from None
+except ImportError:  # no env extra: nothing to register, the rest of cirulla still works
+    _gymnasium = None  # type: ignore[assignment]
 
-if "Cirulla-v0" not in _gymnasium.registry:
+if _gymnasium is not None and "Cirulla-v0" not in _gymnasium.registry:
     _gymnasium.register(id="Cirulla-v0", entry_point="cirulla.env.gym:CirullaGym")
+
+EXTRA_HINT = "pip install 'cirulla[env]'"
 
 
 def aec_env(players: int = 2, preset: str = "standard", **rules: Any) -> Any:
     """The PettingZoo AEC environment (``cirulla.env.aec.CirullaAEC``); ``seed``, ``core``
     and ``render_mode`` may be given among the keywords."""
-    from cirulla.env.aec import aec_env as make
-
+    try:
+        from cirulla.env.aec import aec_env as make
+    except ImportError as exc:
+        raise ImportError(
+            f"cirulla.env.aec_env needs the env extra ({exc.name} is missing): {EXTRA_HINT}"
+        ) from None
     return make(players, preset, **rules)
 
 
-__all__ = ["aec_env"]
+__all__ = ["EXTRA_HINT", "aec_env"]

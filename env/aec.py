@@ -22,7 +22,7 @@ from gymnasium import spaces
 from pettingzoo import AECEnv  # type: ignore[import-untyped]
 
 from cirulla.env.encoding import NUM_ACTIONS, OBS_SIZE
-from cirulla.env.vector import Env, make_options
+from cirulla.env.vector import Env, action_index, make_options
 from cirulla.rules.options import Options
 
 #: The highest value an observation entry can take (scores stay far below it).
@@ -111,7 +111,7 @@ class CirullaAEC(AECEnv):  # type: ignore[misc,unused-ignore]  # pettingzoo is u
         if action is None:
             raise ValueError(f"{agent}: action None while the game is running")
         self._cumulative_rewards[agent] = 0.0
-        self.game_env.step(int(action))
+        self.game_env.step(action_index(action))
         for a in self.agents:
             self.rewards[a] = 0.0
         seat = self.game_env.to_move

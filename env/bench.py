@@ -4,7 +4,7 @@ Three loops of the same random policy, one core each, observations and masks inc
 
 * batched: ``VectorEnv`` steps ``num_envs`` games per call (the native core writing into
   NumPy arrays when it is built), the random legal index drawn per game by the environment;
-* api: one game per step through the per-step API: D2's PettingZoo environment
+* api: one game per step through the per-step API: the PettingZoo environment
   (``cirulla.env.aec_env``) when it imports, else ``Env`` (observe, mask, step);
 * baseline: today's ``Game`` API, ``legal_actions()``/``apply()``, with the observation of
   the seat to move built in Python (``encoding.observe``), as a user would without this package.
@@ -126,8 +126,8 @@ def bench_env(
     """Each loop for ``seconds`` of CPU time (one core's work), reported per CPU second."""
     batched = bench_batched(options, seconds, num_envs, seed)
     api_source = "Env"
-    try:  # D2's PettingZoo environment, when it and PettingZoo import
-        aec_env = getattr(importlib.import_module("cirulla.env"), "aec_env", None)
+    try:  # the PettingZoo environment, when PettingZoo imports
+        aec_env = getattr(importlib.import_module("cirulla.env.aec"), "aec_env", None)
     except ImportError:
         aec_env = None
     if aec_env is None:

@@ -30,7 +30,8 @@ def cmd_bench_env(args: argparse.Namespace) -> int:
     try:
         from cirulla.env.bench import bench_env
     except ImportError as exc:
-        print(f"cirulla bench env: error: {exc} (install the env extra)")
+        missing = exc.name or str(exc)
+        print(f"cirulla bench env: error: {missing} is missing: pip install 'cirulla[env]'")
         return 2
     if args.num_envs < 1 or args.seconds <= 0:
         print("cirulla bench env: error: --num-envs and --seconds must be positive")

@@ -26,7 +26,7 @@ import numpy.typing as npt
 
 from cirulla.env.aec import observation_space
 from cirulla.env.encoding import NUM_ACTIONS
-from cirulla.env.vector import Env, make_options
+from cirulla.env.vector import Env, action_index, make_options
 from cirulla.rules.options import Options
 
 #: A policy over the documented encoding: (observation, action mask) -> fixed index.
@@ -80,11 +80,18 @@ class CirullaGym(gymnasium.Env[dict[str, Any], Any]):
         if render_mode not in (None, "ansi"):
             raise ValueError(f"render_mode {render_mode!r}: expected None or 'ansi'")
         others = [s for s in range(n) if s != seat]
-        listed = (
-            [opponents] * len(others)
-            if isinstance(opponents, str) or callable(opponents)
-            else list(opponents)
-        )
+        if isinstance(opponents, str) or callable(opponents):
+            listed: list[Opponent] = [opponents] * len(others)
+        elif isinstance(opponents, Sequence):
+            listed = list(opponents)
+        else:
+            listed = []
+        if not listed or not all(isinstance(o, str) or callable(o) for o in listed):
+            raise ValueError(
+                f"opponents {opponents!r}: expected a bot spec ('random', 'greedy', "
+                "'mcts:iterations=200', 'policy:model=agent.npz'), a function "
+                "f(observation, action_mask) -> index, or a list of them, one per other seat"
+            )
         if len(listed) != len(others):
             raise ValueError(f"opponents: {len(listed)} given for {len(others)} other seats")
         self.seat = seat
@@ -158,7 +165,7 @@ class CirullaGym(gymnasium.Env[dict[str, Any], Any]):
         env = self.game_env
         if env.to_move is None:
             raise RuntimeError("step on a finished game: call reset()")
-        index = int(action)
+        index = action_index(action)
         if not (0 <= index < NUM_ACTIONS and index in env.legal.indices):
             if self.illegal == "raise":
                 raise ValueError(f"action index {index} is not legal in this position")

@@ -72,7 +72,12 @@ def options_of(params: dict[str, Any]) -> Options:
         if value == -1:
             continue
         field_type = next(f.type for f in fields(Options) if f.name == name)
-        rules[name] = bool(value) if field_type in ("bool", bool) else value
+        if field_type in ("bool", bool):
+            if value not in (0, 1):
+                raise ValueError(f"parameter {name}: expected 0, 1 or -1 (preset), not {value}")
+            rules[name] = bool(value)
+        else:
+            rules[name] = value
     return make_options(
         int(params.get("players", 2)), str(params.get("preset", "standard")), **rules
     )

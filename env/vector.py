@@ -84,6 +84,40 @@ class SplitmixDecks(DeckSource):
         return deck
 
 
+CORES = ("native", "python")
+
+
+def check_core(core: str | None) -> str:
+    """The core an environment steps: ``core`` if given and available, else ``ENV_CORE``."""
+    chosen = core or ENV_CORE
+    if chosen not in CORES:
+        raise ValueError(f"core {chosen!r}: expected 'native' or 'python'")
+    if chosen == "native" and _native is None:
+        raise ValueError("core 'native': the native environment is not built (no C compiler)")
+    return chosen
+
+
+def check_seed(seed: Any, field: str = "seed") -> int:
+    """A caller's seed: an integer (Python or NumPy), else ``ValueError`` naming ``field``."""
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer):
+        raise ValueError(f"{field}: expected an integer, not {seed!r}")
+    return int(seed)
+
+
+def action_index(action: Any) -> int:
+    """A caller's action as a fixed index: an integer (Python, NumPy or a 0-d integer
+    array), else ``ValueError`` naming the field; legality is the environment's check."""
+    if isinstance(action, np.ndarray) and action.shape == () and action.dtype.kind in "iu":
+        return int(action)
+    if isinstance(action, bool) or not isinstance(action, int | np.integer):
+        raise ValueError(f"action: expected an integer index 0..{NUM_ACTIONS - 1}, not {action!r}")
+    return int(action)
+
+
+def _not_legal(index: int) -> ValueError:
+    return ValueError(f"action index {index} is not legal in this position")
+
+
 def make_options(players: int = 2, preset: str = "standard", **rules: Any) -> Options:
     """Options of a preset with a player count and rule overrides (``OptionError`` if bad)."""
     return Options.preset(preset, players=players, **rules)
@@ -98,10 +132,8 @@ class Env:
 
     def __init__(self, options: Options | None = None, seed: int = 0, core: str | None = None):
         self.options = options or Options()
-        self.core = core or ENV_CORE
-        if self.core not in ("native", "python") or (self.core == "native" and _native is None):
-            raise ValueError(f"core {self.core!r}: expected 'python' or a built 'native'")
-        self.seed = seed
+        self.core = check_core(core)
+        self.seed = seed = check_seed(seed)
         self.episode = 0
         self.game: Game | None = None
         self._games = (
@@ -123,7 +155,7 @@ class Env:
     def reset(self, seed: int | None = None) -> None:
         """Start the next episode (or episode 0 of ``seed``)."""
         if seed is not None:
-            self.seed = seed
+            self.seed = seed = check_seed(seed)
             self.episode = 0
         else:
             self.episode += 1
@@ -165,6 +197,8 @@ class Env:
         self, seat: int, out: npt.NDArray[np.float32] | None = None
     ) -> npt.NDArray[np.float32]:
         """The observation of ``seat`` (any seat, not only the one to move)."""
+        if not 0 <= seat < self.options.players:
+            raise ValueError(f"seat {seat}: expected 0..{self.options.players - 1}")
         if self._games is not None:
             if out is None:
                 out = np.empty(OBS_SIZE, dtype=np.float32)
@@ -185,7 +219,10 @@ class Env:
     def step(self, index: int) -> None:
         """Play the legal action of fixed index ``index`` (``ValueError`` if not legal)."""
         if self._games is not None:
-            self._to_move = self._games.play(0, index)
+            try:
+                self._to_move = self._games.play(0, index)
+            except (ValueError, OverflowError, TypeError):
+                raise _not_legal(index) from None
             return
         self.step_code(self.legal.code_of(index))
 
@@ -193,7 +230,10 @@ class Env:
         """Play any legal action code, one past the index bound too (``ValueError`` on the
         native core, ``IllegalActionError`` naming the broken rule on the Python core)."""
         if self._games is not None:
-            self._to_move = self._games.play_code(0, code)
+            try:
+                self._to_move = self._games.play_code(0, code)
+            except (ValueError, OverflowError, TypeError):
+                raise ValueError(f"action code {code} is not legal in this position") from None
             return
         assert self.game is not None
         self.game.apply(code)
@@ -234,20 +274,19 @@ class VectorEnv:
             raise ValueError(f"num_envs must be at least 1, not {num_envs}")
         self.num_envs = num_envs
         self.options = options or Options()
-        self.core = core or ENV_CORE
+        self.core = check_core(core)
         seeds = list(range(num_envs)) if seeds is None else list(seeds)
         if len(seeds) != num_envs:
             raise ValueError(f"seeds: {len(seeds)} given for {num_envs} games")
+        seeds = [check_seed(s, f"seeds[{i}]") for i, s in enumerate(seeds)]
         self.obs = np.zeros((num_envs, OBS_SIZE), dtype=np.float32)
         self.masks = np.zeros((num_envs, NUM_ACTIONS), dtype=np.uint8)
         self.rewards = np.zeros((num_envs, MAX_SEATS), dtype=np.float32)
         self.terminated = np.zeros(num_envs, dtype=bool)
         self.to_move = np.zeros(num_envs, dtype=np.int64)
         self._actions = np.zeros(num_envs, dtype=np.int64)
-        self._policy = Splitmix(policy_seed)
+        self._policy = Splitmix(check_seed(policy_seed, "policy_seed"))
         if self.core == "native":
-            if _native is None:
-                raise ValueError("core 'native': the native environment is not built")
             self._games = _native.Games(options_tuple(self.options), seeds, policy_seed)
             self.envs: list[Env] = []
         else:
@@ -259,6 +298,10 @@ class VectorEnv:
         self, seeds: Sequence[int] | None = None
     ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.uint8], npt.NDArray[np.int64]]:
         """Next episode of every game (episode 0 of ``seeds[i]`` if given)."""
+        if seeds is not None:
+            seeds = [check_seed(s, f"seeds[{i}]") for i, s in enumerate(seeds)]
+            if len(seeds) != self.num_envs:
+                raise ValueError(f"seeds: {len(seeds)} given for {self.num_envs} games")
         for i in range(self.num_envs):
             seed = None if seeds is None else seeds[i]
             if self._games is not None:
@@ -307,7 +350,10 @@ class VectorEnv:
         An illegal index raises ``ValueError`` naming the game; the games before it in the
         batch have stepped by then (their results are not returned): reset after an error.
         """
-        chosen = np.ascontiguousarray(actions, dtype=np.int64).reshape(-1)
+        given = np.asarray(actions)
+        if given.dtype.kind not in "iu":
+            raise ValueError(f"actions: expected integer indices, not {given.dtype} values")
+        chosen = np.ascontiguousarray(given, dtype=np.int64).reshape(-1)
         if chosen.shape[0] != self.num_envs:
             raise ValueError(f"actions: {chosen.shape[0]} given for {self.num_envs} games")
         if self._games is not None:
@@ -319,7 +365,10 @@ class VectorEnv:
         self.terminated[:] = False
         n = self.options.players
         for i, env in enumerate(self.envs):
-            env.step(int(chosen[i]))
+            try:
+                env.step(int(chosen[i]))
+            except ValueError:
+                raise ValueError(f"action index {chosen[i]} is not legal in game {i}") from None
             if env.to_move is None:
                 self.rewards[i, :n] = env.rewards()
                 self.terminated[i] = True
