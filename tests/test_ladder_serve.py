@@ -35,15 +35,37 @@ def crasher_spec(spec: str = CRASHER) -> str:
 
 
 def assert_counted_once(db: str) -> None:
-    """Every rated result is in the ratings exactly once, and nothing else is."""
+    """Every rated result is in the ratings exactly once, and nothing else is.
+
+    A finished twin of a duplicate pair whose other game is still in flight (scheduled,
+    claimed or running: a SIGKILL or a shutdown often lands between the two) is rated
+    only when its pair is over, so it counts zero times until then, and must."""
+    from cirulla.clients.ladder.store import IN_FLIGHT
+
     store = open_store(db)
     with store.engine.connect() as conn:
-        rated = conn.execute(
+        open_pairs = (
+            select(ladder_matches.c.pair_id)
+            .where(ladder_matches.c.pair_id.is_not(None), ladder_matches.c.status.in_(IN_FLIGHT))
+            .scalar_subquery()
+        )
+        finished_rated = (
             select(ladder_seats.c.version_id, func.count(func.distinct(ladder_seats.c.match_id)))
             .join(ladder_matches, ladder_matches.c.id == ladder_seats.c.match_id)
             .where(ladder_matches.c.rated.is_(True), ladder_matches.c.status == "finished")
             .group_by(ladder_seats.c.version_id)
+        )
+        rated = conn.execute(
+            finished_rated.where(
+                ladder_matches.c.pair_id.is_(None) | ladder_matches.c.pair_id.not_in(open_pairs)
+            )
         ).all()
+        withheld = conn.execute(
+            select(func.count())
+            .select_from(rating_history)
+            .join(ladder_matches, ladder_matches.c.id == rating_history.c.match_id)
+            .where(ladder_matches.c.pair_id.in_(open_pairs))
+        ).scalar_one()
         games = dict(
             conn.execute(
                 select(ratings.c.version_id, func.sum(ratings.c.games)).group_by(
@@ -58,9 +80,11 @@ def assert_counted_once(db: str) -> None:
                 )
             ).all()
         )
+    assert withheld == 0, "a twin was rated while its pair is still being played"
     for version_id, n in rated:
         assert games[version_id] == n, (version_id, games[version_id], n)
-        assert history[version_id] == n
+        assert history.get(version_id, 0) == n
+    assert sum(games.values()) == sum(n for _, n in rated), (games, rated)
     store.engine.dispose()
 
 
@@ -267,3 +291,43 @@ def test_ranking_random_greedy_mcts(tmp_path: Path) -> None:
         ladder.stop()
     by_mu = sorted(standings.entries, key=lambda e: -e.rating.mu)
     assert [e.bot.name for e in by_mu] == ["mcts", "greedy", "random"], standings
+
+
+def test_counted_once_holds_while_a_pair_is_half_played(db_url: str) -> None:
+    """The SIGKILL test's check at the moment it kills: a pair's first twin finished, its
+    second still running. (The check counted that twin as rated, while the store rightly
+    rates it only with its pair: the SIGKILL test failed whenever the kill came between
+    the two games, 2 runs in 12.)"""
+    from sqlalchemy import update
+
+    from cirulla.clients.ladder.schema import bot_versions
+    from cirulla.clients.ladder.store import (
+        MatchConfig,
+        MatchOutcome,
+        MatchPlan,
+        SeatOutcome,
+        SeatPlan,
+    )
+
+    store = open_store(db_url)
+    try:
+        store.add_bot("a", "random")
+        store.add_bot("b", "random")
+        with store.engine.begin() as conn:
+            conn.execute(update(bot_versions).values(validation_games_left=0))
+        a, b = (store.get_bot(n)["version_id"] for n in "ab")
+        plans = [
+            MatchPlan("2p", (SeatPlan(0, 0, x), SeatPlan(1, 1, y)), 7, MatchConfig(), "p-1", i)
+            for i, (x, y) in enumerate(((a, b), (b, a)))
+        ]
+        first, second = store.schedule(plans)
+        store.claim("w", "x:1")
+        store.claim("w", "x:1")
+        win = MatchOutcome(0, (51, 20), (SeatOutcome(0), SeatOutcome(1)), 3)
+        assert store.finish(first, win)
+        assert_counted_once(db_url)
+        assert store.finish(second, win)
+        assert_counted_once(db_url)
+        assert store.rated_games("2p") == 2
+    finally:
+        store.engine.dispose()
