@@ -31,6 +31,7 @@ from cirulla.bots.mcts import (
 )
 from cirulla.bots.policy import Policy
 from cirulla.bots.simple import GreedyPolicy, RandomPolicy
+from cirulla.extras import MissingExtraError, importable
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +61,8 @@ class BotKind:
 
 def _policy_bot(model: str | None = None, seed: int | None = None) -> Policy:
     """A trained policy over the environments' encoding (``cirulla.bots.policy_bot``)."""
+    if not importable("numpy"):  # the env extra's arrays; a base install has none
+        raise MissingExtraError(["env"])
     from cirulla.bots.policy_bot import ArrayPolicyBot
 
     return ArrayPolicyBot(model, seed=seed)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from cirulla.extras import require
 from cirulla.rules.cli import add_rule_arguments
 
 PLAY_HELP = """\
@@ -72,11 +73,13 @@ def register(commands: argparse._SubParsersAction, bench: argparse._SubParsersAc
 
 
 def run_play(args: argparse.Namespace) -> int:
+    joining = [args.server, args.match, args.token]
+    # the terminal UI (Textual) always; the match server's extra when it starts one
+    require(*(("tui",) if any(joining) else ("tui", "server")))
     from cirulla.clients.play.app import PlayApp
     from cirulla.clients.play.launch import LocalGame
     from cirulla.rules import CirullaError, parse_overrides
 
-    joining = [args.server, args.match, args.token]
     if any(joining):
         if not all(joining):
             print("cirulla play: --server, --match and --token go together", file=sys.stderr)

@@ -10,6 +10,7 @@ import sys
 from collections.abc import Sequence
 
 from cirulla import PROTOCOL_VERSION, __version__
+from cirulla.extras import MissingExtraError, extra_of, modules_of, require
 from cirulla.rules.core import CORE
 
 # Modules exposing ``register(commands, bench)``: ``commands`` is the top-level subparsers
@@ -40,6 +41,26 @@ COMMAND_AREAS = {
     "replay": "cirulla.server.cli",
     "play": "cirulla.clients.play.cli",
     "watch": "cirulla.clients.play.cli",
+}
+
+#: The extra (pyproject.toml, cirulla.extras) each command needs as a whole, and each
+#: benchmark: checked before it runs, so a base install (``pip install cirulla``: rules,
+#: bot kit, protocol) says which extra to install instead of failing inside an import.
+#: Unlisted commands run on the base install (``play`` checks its own needs: the terminal
+#: UI, and the server when it starts one).
+COMMAND_EXTRAS = {
+    "server": "server",
+    "tournament": "tournament",
+    "ladder": "ladder",
+    "watch": "tui",
+}
+BENCH_EXTRAS = {
+    "server": "server",
+    "soak": "server",
+    "tournament": "tournament",
+    "ladder": "ladder",
+    "pool": "ladder",
+    "env": "env",
 }
 
 DESCRIPTION = """\
@@ -84,9 +105,55 @@ def build_parser(areas: Sequence[str] = AREAS) -> argparse.ArgumentParser:
         description="Benchmarks. Each prints one JSON object on stdout.",
     )
     bench = bench_parser.add_subparsers(dest="bench", metavar="BENCHMARK", required=True)
+    failed: dict[str, str] = {}  # area -> the extra's library its import lacked
     for area in areas:
-        importlib.import_module(area).register(commands, bench)
+        try:
+            module = importlib.import_module(area)
+        except ImportError as exc:
+            # an area whose registration needs an extra's library (it should not: it
+            # imports it when it runs) still gets its commands, which name the extra
+            top = (exc.name or "").split(".")[0]
+            if extra_of(top) is None:
+                raise
+            failed[area] = top
+            continue
+        module.register(commands, bench)
+    for command, area in COMMAND_AREAS.items():
+        if area in failed and command not in commands.choices:
+            wanted = COMMAND_EXTRAS.get(command)
+            if wanted is None or failed[area] not in modules_of(wanted):
+                wanted = extra_of(failed[area])
+            _unavailable(commands, command, str(wanted))
+    if failed:
+        for name, extra in BENCH_EXTRAS.items():
+            if name not in bench.choices:
+                _unavailable(bench, name, extra)
     return parser
+
+
+def _unavailable(subparsers: argparse._SubParsersAction, name: str, extra: str) -> None:
+    """``name`` as a command that only says which extra to install (whatever follows it)."""
+    hint = f"needs the {extra} extra: pip install 'cirulla[{extra}]'"
+    p = subparsers.add_parser(name, help=f"({hint})", description=hint, add_help=False)
+    p.set_defaults(missing_extra=extra)
+
+
+def command_name(args: argparse.Namespace) -> str:
+    """``server``, ``bench env``: how messages name the command that runs."""
+    return " ".join(filter(None, (args.command, getattr(args, "bench", None))))
+
+
+def check_extras(args: argparse.Namespace) -> None:
+    """Raise MissingExtraError if the command of ``args`` needs an extra not installed."""
+    unavailable = getattr(args, "missing_extra", None)
+    if unavailable is not None:
+        raise MissingExtraError([unavailable])
+    if args.command == "bench":
+        needed = BENCH_EXTRAS.get(getattr(args, "bench", None) or "")
+    else:
+        needed = COMMAND_EXTRAS.get(args.command or "")
+    if needed is not None:
+        require(needed)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -100,6 +167,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         cut = words.index("--")
         words, tail = words[:cut], words[cut + 1 :]
     args, extra = parser.parse_known_args(words)
+    try:
+        # before the leftover words: `cirulla tournament --bot x` on a base install is
+        # about the missing extra, not about --bot
+        check_extras(args)
+    except MissingExtraError as exc:
+        print(f"cirulla {command_name(args)}: {exc}", file=sys.stderr)
+        return 2
     if extra:
         # argparse fills a trailing list positional (`cirulla bot check [options] SPEC`)
         # before it sees options; words it left over go there, anything else is an error
@@ -120,8 +194,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as exc:
         # Bad input that a subcommand did not word itself (an unknown bot kind, preset,
         # rule option...): one line, no traceback.
-        name = " ".join(filter(None, (args.command, getattr(args, "bench", None))))
-        print(f"cirulla {name}: error: {exc}", file=sys.stderr)
+        print(f"cirulla {command_name(args)}: error: {exc}", file=sys.stderr)
+        return 2
+    except MissingExtraError as exc:  # a need found as it ran (play's server, a policy)
+        print(f"cirulla {command_name(args)}: {exc}", file=sys.stderr)
+        return 2
+    except ModuleNotFoundError as exc:
+        # an extra's library a command imported without checking first: still one line
+        owner = extra_of(exc.name)
+        if owner is None:
+            raise
+        print(f"cirulla {command_name(args)}: {MissingExtraError([owner])}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
