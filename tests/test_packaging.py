@@ -1,7 +1,8 @@
 """Packaging: the wheel carries what users need (LICENSE, py.typed, the .proto sources,
-the .pyi stubs), and the dependency floors really work: the generated code is imported
-and used with exactly the lowest protobuf and grpcio that pyproject.toml admits, in a
-throwaway venv."""
+the .pyi stubs); the dependency floors really work: the generated code is imported and
+used with exactly the lowest protobuf and grpcio that pyproject.toml admits, in a
+throwaway venv, where the wheel alone (the base install) brings no extra's library; and
+the README's two commands install every extra."""
 
 from __future__ import annotations
 
@@ -24,8 +25,37 @@ PIP_WHEEL = [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-buil
 PINNED = ("grpcio", "grpcio-health-checking", "grpcio-reflection", "protobuf")
 
 
+#: Base-install runtimes, and those of the server extra (``bench server`` needs it).
+BASE_PINNED = ("grpcio", "protobuf")
+SERVER_PINNED = ("grpcio-health-checking", "grpcio-reflection")
+#: Distributions no base install may bring (tests/test_light_install.py: the imports).
+EXTRA_ONLY = (
+    "sqlalchemy",
+    "alembic",
+    "psycopg",
+    "psycopg-binary",
+    "starlette",
+    "uvicorn",
+    "textual",
+    "openskill",
+    "numpy",
+    "gymnasium",
+    "pettingzoo",
+    "open-spiel",
+    "grpcio-health-checking",
+    "grpcio-reflection",
+)
+
+
+def project() -> dict:
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+
+
 def floors() -> dict[str, str]:
-    deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    """``name -> floor`` of every requirement, base and extras (not cirulla[...] itself)."""
+    deps = [*project()["dependencies"]]
+    for extra in project()["optional-dependencies"].values():
+        deps += [dep for dep in extra if not dep.startswith("cirulla[")]
     out = {}
     for dep in deps:
         found = re.match(r"([A-Za-z0-9_.-]+)(?:\[[^\]]*\])?\s*>=\s*([0-9.]+)", dep)
@@ -74,27 +104,65 @@ def test_the_wheel_ships_license_types_and_protos(wheel: Path) -> None:
     assert "License :: OSI Approved :: MIT License" in text and "Typing :: Typed" in text
 
 
-@pytest.mark.slow
-def test_the_lowest_allowed_protobuf_and_grpcio_work(wheel: Path, tmp_path: Path) -> None:
-    env_dir = tmp_path / "floor-venv"
-    venv.create(env_dir, with_pip=True)
-    python = env_dir / "bin" / "python"
-    declared = floors()
-    pins = [f"{name}=={declared[name]}" for name in PINNED]
-    subprocess.run(
-        [str(python), "-m", "pip", "install", "-q", *pins, str(wheel)],
-        check=True,
-        capture_output=True,
-        timeout=900,
-    )
-    installed = subprocess.run(
+def installed(python: Path) -> dict[str, str]:
+    listing = subprocess.run(
         [str(python), "-m", "pip", "list", "--format=freeze"],
         check=True,
         capture_output=True,
         text=True,
     ).stdout
-    for pin in pins:
-        assert pin in installed.splitlines(), f"{pin} not installed: {installed}"
+    pairs = (line.split("==", 1) for line in listing.splitlines() if "==" in line)
+    return {re.sub(r"[-_.]+", "-", name).lower(): version for name, version in pairs}
+
+
+@pytest.mark.slow
+def test_the_lowest_allowed_protobuf_and_grpcio_work(wheel: Path, tmp_path: Path) -> None:
+    """The wheel alone (``pip install cirulla``) at the base floors: no extra's library
+    comes with it, the generated code imports, the rule cases pass, and ``cirulla
+    server`` names its extra; then the server extra at its floors runs real round trips."""
+    env_dir = tmp_path / "floor-venv"
+    venv.create(env_dir, with_pip=True)
+    python = env_dir / "bin" / "python"
+    declared = floors()
+    pin = {name: f"{name}=={declared[name]}" for name in PINNED}
+
+    def pip_install(*args: str) -> None:
+        subprocess.run(
+            [str(python), "-m", "pip", "install", "-q", *args],
+            check=True,
+            capture_output=True,
+            timeout=900,
+        )
+
+    def run(*code: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(python), *code], capture_output=True, text=True, timeout=300, check=False
+        )
+
+    pip_install(*(pin[name] for name in BASE_PINNED), str(wheel))
+    base = installed(python)
+    for name in BASE_PINNED:
+        assert base.get(name) == declared[name], (name, base)
+    assert not set(base) & set(EXTRA_ONLY), sorted(set(base) & set(EXTRA_ONLY))
+    script = (
+        "import importlib, pkgutil, cirulla.v1\n"
+        "for m in pkgutil.iter_modules(cirulla.v1.__path__):\n"
+        "    importlib.import_module('cirulla.v1.' + m.name)\n"
+        "from cirulla.cli import main\n"
+        "raise SystemExit(main(['rules', 'check']))\n"
+    )
+    checked = run("-c", script)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    server = run("-m", "cirulla", "server", "--listen", "127.0.0.1:0", "--db", ":memory:")
+    assert server.returncode == 2
+    assert server.stderr == (
+        "cirulla server: needs the server extra: pip install 'cirulla[server]'\n"
+    )
+
+    pip_install(*pin.values(), f"{wheel}[server]")
+    with_server = installed(python)
+    for name in PINNED:
+        assert with_server.get(name) == declared[name], (name, with_server)
     # Import every generated module and run a real server round trip at the floors.
     script = (
         "import importlib, pkgutil, cirulla.v1\n"
@@ -103,11 +171,30 @@ def test_the_lowest_allowed_protobuf_and_grpcio_work(wheel: Path, tmp_path: Path
         "from cirulla.cli import main\n"
         "raise SystemExit(main(['bench', 'server', '--matches', '2']))\n"
     )
-    run = subprocess.run(
-        [str(python), "-c", script], capture_output=True, text=True, timeout=300, check=False
-    )
-    assert run.returncode == 0, run.stdout + run.stderr
-    version_line = subprocess.run(
-        [str(python), "-m", "cirulla", "--version"], capture_output=True, text=True, check=True
-    ).stdout
+    bench = run("-c", script)
+    assert bench.returncode == 0, bench.stdout + bench.stderr
+    version_line = run("-m", "cirulla", "--version").stdout
     assert version_line.startswith("cirulla ")
+
+
+def test_the_readme_commands_install_every_extra() -> None:
+    """The README's main job installs ``.[all]`` (every extra) on one line, its test
+    command ``.[dev]`` (which includes ``cirulla[all]``), and .ci/run runs exactly that."""
+    readme = (ROOT / "README.md").read_text()
+    blocks = re.findall(r"```sh\n(.*?)```", readme, re.S)
+    main_job = next(b for b in blocks if "cirulla tournament" in b and "venv" in b)
+    assert main_job.strip() == (
+        "python3 -m venv .venv && .venv/bin/pip install -e '.[all]' && .venv/bin/cirulla tournament"
+    )
+    tests = next(b for b in blocks if "pytest" in b and "venv" in b).strip()
+    assert "\n" not in tests and ".venv/bin/pip install -q -e '.[dev]'" in tests
+    assert (ROOT / ".ci" / "run").read_text().rstrip().splitlines()[-1] == tests
+    extras = project()["optional-dependencies"]
+    named = {x for dep in extras["all"] for x in _extras_of(dep)}
+    assert named == set(extras) - {"all", "dev"}
+    assert "all" in {x for dep in extras["dev"] for x in _extras_of(dep)}
+
+
+def _extras_of(dep: str) -> set[str]:
+    found = re.match(r"cirulla\[([^\]]*)\]", dep)
+    return {x.strip() for x in found[1].split(",")} if found else set()
