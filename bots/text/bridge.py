@@ -7,16 +7,32 @@ action (a bad index, an action that is not legal, garbage, a ``?`` error) is sub
 that the server counts it as an illegal action, after which the kit plays the server's
 default action; an engine that does not answer within its time gets the default action
 too, and its late answer is dropped by id.
+
+One worker thread talks to the engine, command after command, in the order the seat saw
+things; ``observe`` (called on the kit's event loop) only queues commands, so an engine
+that is slow, or still busy with a genmove past its deadline, never blocks the seat's
+stream: decisions are answered in time with the default action while the engine catches
+up. An engine that does not answer some other command within ``command_timeout`` ends
+the seat (the next ``observe`` raises ``EngineError``).
 """
 
 from __future__ import annotations
 
 import logging
+import queue
+import threading
 import time
 from collections.abc import Callable, Sequence
 
 from cirulla.bots.policy import RawAnswer, decision_cancelled
-from cirulla.bots.text.engine_io import COMMAND_TIMEOUT, EngineError, EngineProcess
+from cirulla.bots.text.engine_io import (
+    COMMAND_TIMEOUT,
+    STOP_GRACE,
+    Answer,
+    EngineError,
+    EngineProcess,
+)
+from cirulla.bots.text.limits import DEFAULT_LIMITS, EngineLimits
 from cirulla.bots.text.protocol import (
     REQUIRED_COMMANDS,
     TEXT_PROTOCOL_VERSION,
@@ -37,6 +53,9 @@ log = logging.getLogger("cirulla.bots.text")
 
 Violation = Callable[[str, str], None]
 
+#: Seconds a decision waits past its deadline for the worker to hand on its outcome.
+WORKER_LAG = 0.02
+
 
 class TextEnginePolicy:
     """Plays a seat by asking a text-protocol engine (see docs/text-protocol.md)."""
@@ -47,29 +66,31 @@ class TextEnginePolicy:
         *,
         on_violation: Violation | None = None,
         command_timeout: float = COMMAND_TIMEOUT,
+        limits: EngineLimits = DEFAULT_LIMITS,
     ) -> None:
-        self._violations: list[tuple[str, str]] = []
-        self._report = on_violation
         self.command_timeout = command_timeout
-        self.engine = EngineProcess(argv, on_violation=self._violation)
+        self.engine = EngineProcess(argv, on_violation=on_violation, limits=limits)
         self.name = "text-engine"
         self.engine_version = ""
         self.seat: int | None = None
         self.options = Options()
+        self._jobs: queue.SimpleQueue[Callable[[], None] | None] = queue.SimpleQueue()
+        self._failed: EngineError | None = None
+        self._worker = threading.Thread(target=self._work, name="engine-worker", daemon=True)
+        self._worker.start()
 
     @property
     def violations(self) -> list[tuple[str, str]]:
-        """(problem, the exchange that showed it), in order."""
-        return list(self._violations)
+        """(problem, the exchange that showed it) of the first violations, in order
+        (``violations_total`` counts them all)."""
+        return self.engine.violations.kept
 
-    def _violation(self, problem: str, exchange: str) -> None:
-        self._violations.append((problem, exchange))
-        if self._report is not None:
-            self._report(problem, exchange)
+    @property
+    def violations_total(self) -> int:
+        return self.engine.violations.total
 
     def _flag(self, problem: str) -> None:
-        log.warning("protocol violation: %s", problem)
-        self._violation(problem, "\n".join(self.engine.transcript))
+        self.engine.violations.add(problem, self.engine.exchange())
 
     # ------------------------------------------------------------------ handshake
 
@@ -107,7 +128,28 @@ class TextEnginePolicy:
     def _tell(self, command: str) -> None:
         answer = self.engine.call(command, self.command_timeout)
         if not answer.ok:
-            self._flag(f"the engine refused {command.split()[0]!r}: ?{answer.text}")
+            self._flag(f"the engine refused {command.split()[0]!r}: ?{answer.text[:200]}")
+
+    # ------------------------------------------------------------------ the worker
+
+    def _work(self) -> None:
+        """Run the queued engine jobs in order; after a failure, skip the rest."""
+        while (job := self._jobs.get()) is not None:
+            if self._failed is not None:
+                continue
+            try:
+                job()
+            except EngineError as exc:
+                self._failed = exc
+
+    def _check(self) -> None:
+        if self._failed is not None:
+            raise self._failed
+
+    def _post(self, command: str) -> None:
+        """Queue a command for the engine; raises the worker's failure if it had one."""
+        self._check()
+        self._jobs.put(lambda: self._tell(command))
 
     # ------------------------------------------------------------------ what the seat sees
 
@@ -119,9 +161,9 @@ class TextEnginePolicy:
         elif kind == "new_game":
             game = response.new_game
             self.options = options_from_proto(game.rules)
-            self._tell(f"rules {rules_text(self.options)}")
+            self._post(f"rules {rules_text(self.options)}")
             side = self.options.side_of(self.seat or 0)
-            self._tell(
+            self._post(
                 f"newgame game={game.game_number} seat={self.seat} side={side} "
                 f"dealer={game.dealer} best_of={game.best_of}"
             )
@@ -130,29 +172,58 @@ class TextEnginePolicy:
             if event.WhichOneof("body") == "hand_dealt":
                 if event.hand_dealt.seat == self.seat:
                     cards = mask_from_proto(event.hand_dealt.cards, "hand_dealt.cards")
-                    self._tell(f"hand {cards_text(cards)}")
+                    self._post(f"hand {cards_text(cards)}")
                 return
             text = event_text(event)
             if text is not None:
-                self._tell(f"event {text}")
+                self._post(f"event {text}")
 
     # ------------------------------------------------------------------ decisions
 
     def choose(
         self, view: View, legal: Sequence[Action], time_left: float | None
     ) -> int | RawAnswer:
-        started = time.monotonic()
-        self._tell(f"state {state_text(view)}")
-        if time_left is not None:
-            time_left = max(0.001, time_left - (time.monotonic() - started))
-        time_ms = 0 if time_left is None else max(1, int(time_left * 1000))
-        ident = self.engine.send(f"genmove {genmove_args(time_ms, legal)}")
-        answer = self.engine.wait(ident, time_left, decision_cancelled)
+        self._check()
+        deadline = None if time_left is None else time.monotonic() + time_left
+        box: list[tuple[Answer | None, int] | Exception] = []
+        started, done = threading.Event(), threading.Event()
+
+        def decide() -> None:
+            started.set()
+            try:
+                box.append(self._genmove(view, legal, deadline))
+            except EngineError as exc:  # raised below too, in the deciding thread
+                box.append(exc)
+                raise
+            except Exception as exc:
+                box.append(exc)
+            finally:
+                done.set()
+
+        self._jobs.put(decide)
+        while not done.wait(0.05 if deadline is None else max(0.0, deadline - time.monotonic())):
+            if decision_cancelled():
+                break
+            if deadline is not None and time.monotonic() >= deadline:
+                # the worker's own wait for the answer ends at the same deadline
+                if started.is_set():
+                    done.wait(WORKER_LAG)
+                break
+        if not box:  # the worker is still busy with earlier commands
+            ms = 0 if time_left is None else int(time_left * 1000)
+            self._flag(
+                f"no answer to genmove within its {ms} ms (still busy with earlier commands)"
+            )
+            raise TimeoutError(f"the engine did not answer genmove within {ms} ms")
+        result = box[0]
+        if isinstance(result, Exception):
+            raise result
+        answer, time_ms = result
         if answer is None:
             self._flag(f"no answer to genmove within its {time_ms} ms")
             raise TimeoutError(f"the engine did not answer genmove within {time_ms} ms")
         if not answer.ok:
-            self._flag(f"genmove answered with an error: ?{answer.text}")
+            self._flag(f"genmove answered with an error: ?{answer.text[:200]}")
             return RawAnswer(answer.text, index=len(legal))
         choice = read_choice(answer.text, legal)
         if choice.index is not None:
@@ -160,5 +231,25 @@ class TextEnginePolicy:
         self._flag(f"genmove: {choice.problem}")
         return RawAnswer(answer.text, index=None if choice.well_formed else len(legal))
 
-    def close(self) -> int | None:
-        return self.engine.close()
+    def _genmove(
+        self, view: View, legal: Sequence[Action], deadline: float | None
+    ) -> tuple[Answer | None, int]:
+        """``state`` and ``genmove`` (on the worker); (None, ms) if no answer in time,
+        and no genmove at all if its deadline passed while earlier commands ran."""
+        if deadline is not None and time.monotonic() >= deadline:
+            return None, 0
+        self._tell(f"state {state_text(view)}")
+        time_left = None if deadline is None else deadline - time.monotonic()
+        if time_left is not None and time_left <= 0.001:
+            return None, 0
+        time_ms = 0 if time_left is None else max(1, int(time_left * 1000))
+        ident = self.engine.send(f"genmove {genmove_args(time_ms, legal)}")
+        return self.engine.wait(ident, time_left), time_ms
+
+    def close(self, quit_first: bool = True, grace: float = STOP_GRACE) -> int | None:
+        """Stop the worker (letting it send what it has queued, for at most ``grace``
+        seconds, when ``quit_first``) and the engine, and everything it started."""
+        self._jobs.put(None)
+        if quit_first:
+            self._worker.join(grace)
+        return self.engine.close(quit_first, grace)

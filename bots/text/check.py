@@ -51,23 +51,29 @@ def engine_argv(spec: str) -> list[str]:
 class CheckReport:
     games: int = 0
     decisions: int = 0
+    #: The first violations of each game with their exchange (bounded: ``Violations``).
     violations: list[tuple[str, str]] = field(default_factory=list)
+    #: Every violation, those not kept included.
+    violations_total: int = 0
     errors: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
-        return not self.violations and not self.errors
+        return not self.violations_total and not self.violations and not self.errors
 
     def text(self) -> str:
         lines = []
         for n, (problem, exchange) in enumerate(self.violations, 1):
             lines.append(f"violation {n}: {problem}")
             lines.extend(f"    {line}" for line in exchange.splitlines()[-12:])
+        total = max(self.violations_total, len(self.violations))
+        if total > len(self.violations):
+            lines.append(f"... and {total - len(self.violations)} more violations, not shown")
         lines.extend(f"error: {e}" for e in self.errors)
         verdict = "PASS" if self.ok else "FAIL"
         lines.append(
             f"{verdict}: {self.games} games, {self.decisions} decisions by the engine, "
-            f"{len(self.violations)} protocol violations"
+            f"{total} protocol violations"
         )
         return "\n".join(lines)
 
@@ -144,12 +150,19 @@ def _check_match(
     match_id = created.match.match_id
     tokens = [t.token for t in sorted(created.seat_tokens, key=lambda t: t.seat)]
     try:
-        policy = TextEnginePolicy(argv, on_violation=lambda p, e: None)
+        policy = TextEnginePolicy(argv)
+    except EngineError as exc:
+        report.errors.append(str(exc))
+        return
+    try:
         policy.start()
         if report.games == 0:
             _probe(policy)
     except EngineError as exc:
         report.errors.append(str(exc))
+        policy.close()
+        report.violations.extend(policy.violations)
+        report.violations_total += policy.violations_total
         return
     threads: list[threading.Thread] = []
     outcomes: list[MatchOutcome] = []
@@ -180,3 +193,4 @@ def _check_match(
     report.games += 1
     report.decisions += sum(o.decisions for o in outcomes)
     report.violations.extend(policy.violations)
+    report.violations_total += policy.violations_total

@@ -5,10 +5,15 @@ from __future__ import annotations
 
 import argparse
 import logging
+import signal
 import sys
+from typing import TYPE_CHECKING
 
 from cirulla.bots.seat_args import add_kind_arguments, play_seat, policy_from_args
 from cirulla.bots.specs import KINDS
+
+if TYPE_CHECKING:
+    from cirulla.bots.text.bridge import TextEnginePolicy
 
 ENGINE_DESCRIPTION = """\
 Run a built-in bot as a text-protocol engine on stdin/stdout (docs/text-protocol.md),
@@ -19,11 +24,56 @@ for other referees, and for `cirulla bot text`:
 """
 
 
+#: Seconds the bridge gives its engine between SIGTERM and SIGKILL when it is itself
+#: stopped with SIGTERM (a runner waits 3 s before its SIGKILL).
+TERM_GRACE = 1.0
+
+
+def add_bridge_arguments(p: argparse.ArgumentParser) -> None:
+    """The options of ``cirulla bot text``: the engine's limits and command timeout."""
+    from cirulla.bots.text.engine_io import COMMAND_TIMEOUT
+    from cirulla.bots.text.limits import add_limit_arguments
+
+    group = add_limit_arguments(p)
+    group.add_argument(
+        "--command-timeout",
+        type=_seconds,
+        default=COMMAND_TIMEOUT,
+        metavar="SECONDS",
+        help="seconds the engine may take to answer a command other than genmove "
+        f"before the seat gives up (default {COMMAND_TIMEOUT:g})",
+    )
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 < value <= 3600:
+        raise argparse.ArgumentTypeError(
+            f"--command-timeout takes seconds between 0 and 3600, not {text!r}"
+        )
+    return value
+
+
+def _stop_on_sigterm(policy: TextEnginePolicy) -> None:
+    """A runner stops a seat with SIGTERM (SIGKILL a few seconds later): stop the engine
+    and everything it started first, then exit."""
+
+    def stop(signum: int, frame: object) -> None:
+        policy.close(quit_first=False, grace=TERM_GRACE)
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, stop)
+
+
 def run_text_bot(args: argparse.Namespace, engine: list[str]) -> int:
     """``cirulla bot text [connection options] -- CMD ARGS...``"""
     from cirulla.bots.kit import setup_logging
     from cirulla.bots.text.bridge import TextEnginePolicy
-    from cirulla.bots.text.engine_io import EngineError
+    from cirulla.bots.text.engine_io import COMMAND_TIMEOUT, EngineError
+    from cirulla.bots.text.limits import limits_from_args
 
     if not engine:
         print(
@@ -34,10 +84,15 @@ def run_text_bot(args: argparse.Namespace, engine: list[str]) -> int:
         return 2
     setup_logging(args.log_level, args.name or "text")
     try:
-        policy = TextEnginePolicy(engine)
+        policy = TextEnginePolicy(
+            engine,
+            command_timeout=getattr(args, "command_timeout", COMMAND_TIMEOUT),
+            limits=limits_from_args(args),
+        )
     except EngineError as exc:
         print(f"cirulla bot text: {exc}", file=sys.stderr)
         return 1
+    _stop_on_sigterm(policy)
     try:
         policy.start()
     except EngineError as exc:
@@ -84,6 +139,11 @@ def _run_engine(args: argparse.Namespace) -> int:
 
 
 def register_engine(commands: argparse._SubParsersAction) -> None:
+    """``cirulla engine``; and the bridge's own options on ``cirulla bot`` (registered
+    here, beside the bridge, on the ``bot`` parser made just before)."""
+    bot = commands.choices.get("bot")
+    if isinstance(bot, argparse.ArgumentParser):
+        add_bridge_arguments(bot)
     p = commands.add_parser(
         "engine",
         help="run a built-in bot as a text-protocol engine on stdin/stdout",
