@@ -24,7 +24,6 @@ from typing import Any
 import pytest
 from packaging.requirements import Requirement
 
-from cirulla import extras
 from cirulla.cli import COMMAND_AREAS
 from cirulla.v1 import match_service_pb2, match_settings_pb2, rules_pb2
 
@@ -163,7 +162,16 @@ def test_help_bot_help_and_the_rule_cases_run_on_the_base_install(
         (("bench", "server"), "server"),
         (("bot", "policy", "--option", "model=m.npz", "--server", "127.0.0.1:1"), "env"),
     ],
-    ids=lambda v: v if isinstance(v, str) else "-".join(v[:2]),
+    ids=[
+        "server",
+        "tournament",
+        "ladder",
+        "watch",
+        "play-a-seat",
+        "bench-env",
+        "bench-server",
+        "bot-policy",
+    ],
 )
 def test_a_command_whose_extra_is_missing_names_it_in_one_line(
     light_env: dict[str, str], tmp_path: Path, args: tuple[str, ...], extra: str
@@ -257,6 +265,8 @@ def test_the_distribution_requires_no_extra_library_outside_an_extra() -> None:
 def test_the_extras_table_is_pyprojects() -> None:
     """cirulla.extras names, per extra, the import names of exactly the distributions
     pyproject.toml lists there, and the extras that include others say so."""
+    from cirulla import extras
+
     declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
         "optional-dependencies"
     ]
