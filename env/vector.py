@@ -107,6 +107,8 @@ def check_seed(seed: Any, field: str = "seed") -> int:
 def action_index(action: Any) -> int:
     """A caller's action as a fixed index: an integer (Python, NumPy or a 0-d integer
     array), else ``ValueError`` naming the field; legality is the environment's check."""
+    if type(action) is int:  # the per-step APIs' hot path: one check
+        return action
     if isinstance(action, np.ndarray) and action.shape == () and action.dtype.kind in "iu":
         return int(action)
     if isinstance(action, bool) or not isinstance(action, int | np.integer):
