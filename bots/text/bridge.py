@@ -55,6 +55,8 @@ Violation = Callable[[str, str], None]
 
 #: Seconds a decision waits past its deadline for the worker to hand on its outcome.
 WORKER_LAG = 0.02
+#: Seconds between two reapings of the engine's exited orphans during play.
+REAP_EVERY = 5.0
 
 
 class TextEnginePolicy:
@@ -133,7 +135,10 @@ class TextEnginePolicy:
     # ------------------------------------------------------------------ the worker
 
     def _work(self) -> None:
-        """Run the queued engine jobs in order; after a failure, skip the rest."""
+        """Run the queued engine jobs in order; after a failure, skip the rest. Between
+        jobs, now and then, reap the engine's orphans that have exited (the bridge adopts
+        them), so they do not pile up as zombies until the seat ends."""
+        reaped = time.monotonic()
         while (job := self._jobs.get()) is not None:
             if self._failed is not None:
                 continue
@@ -141,6 +146,9 @@ class TextEnginePolicy:
                 job()
             except EngineError as exc:
                 self._failed = exc
+            if time.monotonic() - reaped > REAP_EVERY:
+                self.engine.tree.alive()
+                reaped = time.monotonic()
 
     def _check(self) -> None:
         if self._failed is not None:
