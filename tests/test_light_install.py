@@ -192,9 +192,10 @@ def test_play_without_a_server_names_both_extras(light_env: dict[str, str]) -> N
     assert run.stderr == expected + "\n"
 
 
-def test_a_bot_plays_a_whole_match_on_the_base_install(light_env: dict[str, str]) -> None:
-    """Both seats are ``cirulla bot`` processes of the light Python; the server is a
-    normal one. The match must finish with a winner and both bots exit 0."""
+def play_a_match(python: str, env: dict[str, str]) -> None:
+    """A whole 2-player match on a normal server (this process, everything installed):
+    seat 0 ``cirulla bot random``, seat 1 ``cirulla bot greedy``, both run by ``python``
+    with ``env``. Asserts both exit 0 having seen the match over, and a winner."""
 
     async def body() -> tuple[list[tuple[int, str]], Any]:
         async with serving() as (stub, srv, _):
@@ -211,31 +212,39 @@ def test_a_bot_plays_a_whole_match_on_the_base_install(light_env: dict[str, str]
             )
             match_id = reply.match.match_id
             tokens = sorted(reply.seat_tokens, key=lambda t: t.seat)
-            procs = []
-            for seat, (kind, token) in enumerate(zip(("random", "greedy"), tokens, strict=True)):
-                env = dict(light_env)
-                env.update(
-                    CIRULLA_SERVER=f"127.0.0.1:{srv.port}",
-                    CIRULLA_MATCH=match_id,
-                    CIRULLA_TOKEN=token.token,
-                )
-                procs.append(
-                    await asyncio.create_subprocess_exec(
-                        sys.executable,
-                        "-m",
-                        "cirulla",
-                        "bot",
-                        kind,
-                        "--seed",
-                        str(seat),
-                        env=env,
-                        stdout=asyncio.subprocess.PIPE,
-                        stderr=asyncio.subprocess.STDOUT,
+            procs: list[asyncio.subprocess.Process] = []
+            try:
+                for seat, (kind, token) in enumerate(
+                    zip(("random", "greedy"), tokens, strict=True)
+                ):
+                    seat_env = dict(env)
+                    seat_env.update(
+                        CIRULLA_SERVER=f"127.0.0.1:{srv.port}",
+                        CIRULLA_MATCH=match_id,
+                        CIRULLA_TOKEN=token.token,
                     )
+                    procs.append(
+                        await asyncio.create_subprocess_exec(
+                            python,
+                            "-m",
+                            "cirulla",
+                            "bot",
+                            kind,
+                            "--seed",
+                            str(seat),
+                            env=seat_env,
+                            stdout=asyncio.subprocess.PIPE,
+                            stderr=asyncio.subprocess.STDOUT,
+                        )
+                    )
+                outputs = await asyncio.wait_for(
+                    asyncio.gather(*(p.communicate() for p in procs)), timeout=180
                 )
-            outputs = await asyncio.wait_for(
-                asyncio.gather(*(p.communicate() for p in procs)), timeout=180
-            )
+            finally:
+                for proc in procs:
+                    if proc.returncode is None:
+                        proc.kill()
+                        await proc.wait()
             results = [
                 (p.returncode or 0, out.decode(errors="replace"))
                 for p, (out, _) in zip(procs, outputs, strict=True)
@@ -250,6 +259,12 @@ def test_a_bot_plays_a_whole_match_on_the_base_install(light_env: dict[str, str]
         assert code == 0, f"seat {seat} exited {code}:\n{log}"
         assert "match over" in log, log
     assert match.HasField("result") and match.result.HasField("winner_side")
+
+
+def test_a_bot_plays_a_whole_match_on_the_base_install(light_env: dict[str, str]) -> None:
+    """Both seats are ``cirulla bot`` processes of the light Python; the server is a
+    normal one."""
+    play_a_match(sys.executable, light_env)
 
 
 def test_the_distribution_requires_no_extra_library_outside_an_extra() -> None:

@@ -6,6 +6,7 @@ the README's two commands install every extra."""
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -17,6 +18,8 @@ from pathlib import Path
 import pytest
 
 import cirulla.v1
+
+from .test_light_install import play_a_match
 
 ROOT = Path(__file__).resolve().parent.parent
 GENERATED = Path(cirulla.v1.__file__).parent
@@ -158,6 +161,9 @@ def test_the_lowest_allowed_protobuf_and_grpcio_work(wheel: Path, tmp_path: Path
     assert server.stderr == (
         "cirulla server: needs the server extra: pip install 'cirulla[server]'\n"
     )
+    # the bot kit of that install plays a whole match on a normal server
+    bot_env = {k: v for k, v in os.environ.items() if not k.startswith("CIRULLA_")}
+    play_a_match(str(python), bot_env)
 
     pip_install(*pin.values(), f"{wheel}[server]")
     with_server = installed(python)
