@@ -4,6 +4,8 @@ shown as data. Real ``cirulla ladder serve`` processes, real gRPC, SQLite and Po
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import stat
 import sys
@@ -458,4 +460,376 @@ def test_an_enrolled_bot_that_never_joins_frees_its_slots_within_a_lease(
     finally:
         stop.set()
         store.engine.dispose()
+        ladder.stop()
+
+
+#: A managed bot that knows where the ladder keeps everything (the paths are written
+#: into it), tries each, reports what it saw in its log, leaves a setsid child marked
+#: with ``MARK`` and then plays as ``cirulla bot random``.
+SNOOPER = r"""
+import os, socket, subprocess, sys
+PATHS = {paths!r}
+LADDER_PID = {ladder_pid}
+PORT = {port}
+MARK = {mark!r}
+
+
+def saw(what):
+    print("SAW", what, flush=True)
+
+
+for label, path in PATHS.items():
+    try:
+        if os.path.isdir(path):
+            saw(f"{{label}}: {{sorted(os.listdir(path))[:5]}}")
+        else:
+            with open(path, "rb") as f:
+                saw(f"{{label}}: {{len(f.read(4096))}} bytes")
+    except OSError as exc:
+        print("blocked", label, type(exc).__name__, flush=True)
+for name in ("environ", "cmdline"):
+    try:
+        with open(f"/proc/{{LADDER_PID}}/{{name}}", "rb") as f:
+            saw(f"the ladder's {{name}}: {{f.read(200)!r}}")
+    except OSError:
+        pass
+pids = [entry for entry in os.listdir("/proc") if entry.isdigit()]
+if len(pids) > 5:  # in its sandbox: its own process, bwrap's and a child at most
+    saw(f"{{len(pids)}} processes")
+for entry in pids:
+    try:
+        with open(f"/proc/{{entry}}/cmdline", "rb") as f:
+            argv = f.read().split(b"\0")
+        with open(f"/proc/{{entry}}/environ", "rb") as f:
+            environ = f.read()
+    except OSError:
+        continue
+    if b"serve" in argv or any(a.endswith(b"pytest") for a in argv) or b"ADMIN" in environ:
+        saw(f"process {{entry}}: {{b' '.join(argv)[:80]!r}}")
+try:
+    socket.create_connection(("127.0.0.1", PORT), timeout=3).close()
+    saw(f"the network: 127.0.0.1:{{PORT}}")
+except OSError as exc:
+    print("blocked network", type(exc).__name__, flush=True)
+subprocess.Popen(
+    [sys.executable, "-c", "import time; time.sleep(120)", MARK],
+    start_new_session=True,
+    stdin=subprocess.DEVNULL,
+    stdout=subprocess.DEVNULL,
+    stderr=subprocess.DEVNULL,
+)
+print("REPORT done", flush=True)
+os.execv(sys.executable, [sys.executable, "-m", "cirulla", "bot", "random"])
+"""
+
+
+def marked(mark: str) -> list[int]:
+    """The processes of this machine whose command line carries ``mark``."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                cmdline = (proc / "cmdline").read_bytes()
+                state = (proc / "stat").read_text().rsplit(")", 1)[1].split()[0]
+            except (OSError, IndexError):
+                continue
+            if mark.encode() in cmdline and state != "Z":
+                found.append(int(proc.name))
+    return found
+
+
+def tokens_on_command_lines(pid: int) -> list[str]:
+    """The command lines of ``pid``'s descendants that hold a seat token variable."""
+    found = []
+    for child in children_of(pid):
+        with contextlib.suppress(OSError):
+            cmdline = Path(f"/proc/{child}/cmdline").read_bytes().replace(b"\0", b" ")
+            if b"CIRULLA_TOKEN" in cmdline:
+                found.append(cmdline[:200].decode(errors="replace"))
+    return found
+
+
+def test_a_managed_bot_sees_nothing_of_the_ladder(tmp_path: Path) -> None:
+    """A hostile `cmd:` bot names the ladder's database and data folder on its command
+    line and has every other path written into it: the ladder database, its data folder
+    (records, logs, admin token), the match server's database, the ladder's process
+    under /proc (and anything else there), a listener beside the match server. In the
+    sandbox it sees none of them, still plays its games, and its setsid child is gone
+    once the match is over. (Without the sandbox it read them all and the child lived on.)"""
+    import secrets
+    import signal
+    import socket
+    import time
+
+    folder = tmp_path / "ladder"
+    data = folder / "cirulla-ladder-data"
+    db = folder / "l.sqlite3"
+    ladder = LadderProcess(folder, f"sqlite:///{db}")
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    listener.settimeout(0.1)
+    mark = f"cirulla-snooper-{secrets.token_hex(6)}"
+    try:
+        ladder.start()
+        assert ladder.proc is not None
+        paths = {
+            "the ladder database": str(db),
+            "its WAL": f"{db}-wal",
+            "the data folder": str(data),
+            "the records": str(data / "records"),
+            "the logs": str(data / "logs"),
+            "the admin token": str(data / "admin-token"),
+            "the match server's database": str(data / "matches.sqlite3"),
+            "the state file": str(folder / "cirulla-ladder.json"),
+        }
+        script = tmp_path / "bots" / "snooper.py"
+        script.parent.mkdir()
+        script.write_text(
+            SNOOPER.format(
+                paths=paths, ladder_pid=ladder.proc.pid, port=listener.getsockname()[1], mark=mark
+            )
+        )
+        ladder.cli("add", "random", "random")
+        # it names the private paths on its command line too: they are never bound
+        ladder.cli("add", "snooper", f"cmd:{sys.executable} {script} {db} --data={data}")
+        stub = ladder.stub()
+
+        on_command_lines: list[str] = []
+        ladder_pid = ladder.proc.pid
+
+        def played() -> list[Any]:
+            # a seat token is never on a command line (`ps`), bwrap's included
+            on_command_lines.extend(tokens_on_command_lines(ladder_pid))
+            history = stub.GetBotHistory(
+                ladder_pb2.GetBotHistoryRequest(bot_name="snooper", page_size=100)
+            )
+            return [
+                m
+                for m in history.matches
+                if m.status == ladder_pb2.LADDER_MATCH_STATUS_FINISHED
+                and not m.withheld
+                and all(s.outcome == "ok" for s in m.seats)
+            ]
+
+        wait_for(played, 240, "a finished game of the snooper", every=0.1)
+        ladder.cli("pause", "snooper")
+        wait_for(
+            lambda: all(
+                m.status
+                in (
+                    ladder_pb2.LADDER_MATCH_STATUS_FINISHED,
+                    ladder_pb2.LADDER_MATCH_STATUS_CANCELLED,
+                )
+                for m in stub.GetBotHistory(
+                    ladder_pb2.GetBotHistoryRequest(bot_name="snooper", page_size=100)
+                ).matches
+            ),
+            240,
+            "the snooper's matches to end",
+        )
+        reports = [
+            p.read_text(errors="replace")
+            for p in (data / "logs").glob("*.log")
+            if "REPORT done" in p.read_text(errors="replace")
+        ]
+        assert reports, "the snooper never reported"
+        seen = [line for text in reports for line in text.splitlines() if line.startswith("SAW")]
+        assert not seen, seen
+        assert all("blocked network" in text for text in reports)
+        with contextlib.suppress(TimeoutError):
+            connection, _ = listener.accept()
+            connection.close()
+            raise AssertionError("a bot reached a listener beside the match server")
+        # every marked child died with its sandbox when its seat was over
+        deadline = time.monotonic() + 5
+        while marked(mark) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not marked(mark), "the snooper's setsid child outlived its match"
+        assert len(played()) >= 1
+        assert not on_command_lines, on_command_lines
+    finally:
+        listener.close()
+        ladder.stop()
+        for pid in marked(mark):
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+
+
+def test_no_ladder_starts_where_its_bots_cannot_be_sandboxed(tmp_path: Path) -> None:
+    """Without bubblewrap `ladder serve` and `ladder worker` refuse to start, one line and
+    exit 2; --no-sandbox starts and says loudly what it means."""
+    import subprocess
+
+    empty = tmp_path / "no-bwrap"
+    empty.mkdir()
+    for command in ("serve", "worker"):
+        out = subprocess.run(
+            [sys.executable, "-m", "cirulla", "ladder", command, "--listen", "127.0.0.1:0"],
+            cwd=tmp_path,
+            env={**os.environ, "PATH": str(empty)},
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert out.returncode == 2, out
+        lines = out.stderr.strip().splitlines()
+        assert len(lines) == 1 and "bubblewrap" in lines[0] and "--no-sandbox" in lines[0], lines
+        assert not (tmp_path / "cirulla-ladder.json").exists()
+    ladder = LadderProcess(
+        tmp_path / "ladder", f"sqlite:///{tmp_path / 'l.sqlite3'}", "--no-sandbox"
+    )
+    ladder.start()
+    try:
+        assert "WARNING: --no-sandbox" in ladder.log.read_text()
+    finally:
+        ladder.stop()
+
+
+def children_of(pid: int) -> set[int]:
+    """Every live descendant of ``pid`` (by /proc parent links)."""
+    parents: dict[int, int] = {}
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                fields = (proc / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if fields[0] != "Z":
+                parents[int(proc.name)] = int(fields[1])
+    found: set[int] = set()
+    frontier = {pid}
+    while frontier:
+        frontier = {p for p, parent in parents.items() if parent in frontier} - found
+        found |= frontier
+    return found
+
+
+def test_no_bot_outlives_a_sigkilled_ladder(tmp_path: Path) -> None:
+    """SIGKILL of `ladder serve` mid-match: its bot processes are gone within 5 s."""
+    import signal
+    import time
+
+    ladder = LadderProcess(tmp_path / "ladder", f"sqlite:///{tmp_path / 'l.sqlite3'}")
+    ladder.start()
+    assert ladder.proc is not None
+    ladder.cli("add", "random", "random", "--max-concurrency", "4")
+    ladder.cli("add", "greedy", "greedy", "--max-concurrency", "4")
+    bots = wait_for(lambda: children_of(ladder.proc.pid), 120, "bot processes")  # type: ignore[union-attr]
+    time.sleep(1.0)
+    bots = children_of(ladder.proc.pid) or bots
+    ladder.proc.send_signal(signal.SIGKILL)
+    ladder.proc.wait(30)
+    deadline = time.monotonic() + 5
+    alive = bots
+    while alive and time.monotonic() < deadline:
+        time.sleep(0.2)
+        alive = {
+            p
+            for p in alive
+            if Path(f"/proc/{p}").exists()
+            and "Z" not in Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        }
+    ladder.kill()  # the harness's own clean-up of anything left
+    assert not alive, f"{len(alive)} of {len(bots)} bot processes outlived the ladder by 5 s"
+
+
+def test_the_ladder_speaks_tls_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`ladder serve --tls-cert/--tls-key`: the operator's commands (the CA from
+    $CIRULLA_TLS_CA, --tls-ca, or the state file) and a connect-in bot work over TLS,
+    managed bots still play; a client without the CA, or with another one, fails with
+    one line; a plaintext call to the port gets nothing. (Before, the ladder had no TLS:
+    bot keys, seat tokens and the admin token crossed the network in clear.)"""
+    import socket
+    import ssl
+    import subprocess
+    import threading
+
+    from cirulla.bots.enroll import LadderBot
+    from cirulla.bots.simple import RandomPolicy
+
+    from .test_server_tls import self_signed
+
+    (tmp_path / "ca").mkdir()
+    (tmp_path / "other").mkdir()
+    cert, key = self_signed(tmp_path / "ca")
+    other, _ = self_signed(tmp_path / "other")
+    monkeypatch.setenv("CIRULLA_TLS_CA", str(cert))  # the ladder's bots must not use it
+    ladder = LadderProcess(
+        tmp_path / "ladder",
+        f"sqlite:///{tmp_path / 'ladder' / 'l.sqlite3'}",
+        "--tls-cert",
+        str(cert),
+        "--tls-key",
+        str(key),
+    )
+    ladder.start()
+    stop = threading.Event()
+    try:
+        ladder.cli("add", "random", "random")
+        ladder.cli("add", "greedy", "greedy")
+        bot_key = ladder.cli("add", "mine", "connect").stdout.strip().splitlines()[-1]
+
+        def cli(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
+            clean = {k: v for k, v in os.environ.items() if k != "CIRULLA_TLS_CA"}
+            return subprocess.run(
+                [sys.executable, "-m", "cirulla", "ladder", *args],
+                cwd=tmp_path,  # no state file here: --server only
+                env={**clean, **env},
+                capture_output=True,
+                text=True,
+                timeout=120,
+                check=False,
+            )
+
+        standings = ("standings", "--server", ladder.address)
+        assert cli(*standings, "--tls-ca", str(cert)).returncode == 0
+        assert cli(*standings, CIRULLA_TLS_CA=str(cert)).returncode == 0
+        for refused_call in (cli(*standings), cli(*standings, "--tls-ca", str(other))):
+            lines = refused_call.stderr.strip().splitlines()
+            assert refused_call.returncode == 2 and len(lines) == 1, refused_call
+            assert "--tls-ca" in lines[0] and "Traceback" not in refused_call.stderr
+        # nothing in clear text on the port: a plaintext gRPC call gets UNAVAILABLE
+        with pytest.raises(grpc.RpcError) as info:
+            ladder.stub().GetStandings(ladder_pb2.GetStandingsRequest(), timeout=10)
+        assert info.value.code() == grpc.StatusCode.UNAVAILABLE
+        host, port = ladder.address.rsplit(":", 1)
+        context = ssl.create_default_context(cafile=str(cert))
+        context.set_alpn_protocols(["h2"])
+        raw = socket.create_connection((host, int(port)), timeout=10)
+        with context.wrap_socket(raw, server_hostname=host) as tls:
+            assert tls.version() is not None and tls.selected_alpn_protocol() == "h2"
+        # a connect-in bot over TLS: its Enroll stream and its games
+        credentials = grpc.ssl_channel_credentials(root_certificates=cert.read_bytes())
+        bot = LadderBot(
+            RandomPolicy,
+            ladder=ladder.address,
+            bot_name="mine",
+            bot_key=bot_key,
+            play_options={"tls_ca": str(cert)},
+        )
+        bot._stop = stop
+
+        def enroll() -> None:
+            with grpc.secure_channel(ladder.address, credentials) as channel:
+                while not stop.is_set():
+                    bot._session(channel)
+
+        threading.Thread(target=enroll, daemon=True).start()
+        wait_for(
+            lambda: any(p.outcome is not None and not p.error for p in bot.played),
+            240,
+            "a game of the connect-in bot over TLS",
+        )
+        rated = wait_for(
+            lambda: (
+                int(json.loads(ladder.cli("standings", "--json").stdout).get("rated_games", 0)) >= 4
+            ),
+            240,
+            "rated games of the managed bots",
+        )
+        assert rated
+    finally:
+        stop.set()
         ladder.stop()

@@ -86,6 +86,7 @@ def register(commands: argparse._SubParsersAction, bench: argparse._SubParsersAc
         help="let anyone who reaches --listen register NEW connect-in bots without the "
         "token (never a command, never an existing name); everything else still needs it",
     )
+    add_safety_arguments(s)
     s.add_argument(
         "--concurrency",
         type=int,
@@ -197,12 +198,46 @@ def register(commands: argparse._SubParsersAction, bench: argparse._SubParsersAc
             help="admin token for add/pause/resume/remove (default: the ladder's "
             "--admin-token-file from its state file, or $CIRULLA_ADMIN_TOKEN)",
         )
+        parser.add_argument(
+            "--tls-ca",
+            type=Path,
+            metavar="PEM",
+            help="connect with TLS, checking the ladder against this CA certificate "
+            f"(default: $CIRULLA_TLS_CA, else the certificate named in ./{STATE_FILE} "
+            "when the ladder serves TLS; none of them: plaintext)",
+        )
     from cirulla.clients.ladder import bench as ladder_bench
     from cirulla.clients.ladder import pool_bench, worker
 
     worker.add_parser(sub)
     ladder_bench.register_bench(bench)
     pool_bench.register_bench(bench)
+
+
+def add_safety_arguments(p: argparse.ArgumentParser) -> None:
+    """``--no-sandbox`` and the TLS options of ``serve`` and ``worker``."""
+    p.add_argument(
+        "--no-sandbox",
+        action="store_true",
+        help="run managed bots WITHOUT the bubblewrap sandbox, able to read everything "
+        "this user can (the ladder's database, records, admin token): only for bots you "
+        "wrote yourself (default: every bot process is sandboxed, and the ladder refuses to "
+        "start where bubblewrap cannot run)",
+    )
+    p.add_argument(
+        "--tls-cert",
+        type=Path,
+        metavar="PEM",
+        help="serve TLS on --listen with this certificate chain (as `cirulla server`)",
+    )
+    p.add_argument("--tls-key", type=Path, metavar="PEM", help="private key for --tls-cert")
+    p.add_argument(
+        "--tls-ca",
+        type=Path,
+        metavar="PEM",
+        help="CA of the other ladder processes' TLS match servers (default: "
+        "$CIRULLA_TLS_CA, else --tls-cert itself)",
+    )
 
 
 # ------------------------------------------------------------------------- client side
@@ -241,6 +276,30 @@ def admin_metadata(args: argparse.Namespace, state: dict[str, Any]) -> tuple[tup
     return (("authorization", f"Bearer {token}"),) if token else ()
 
 
+def tls_roots(args: argparse.Namespace, state: dict[str, Any]) -> bytes | None:
+    """The CA certificate to check the ladder against (None: plaintext): --tls-ca, else
+    $CIRULLA_TLS_CA, else the certificate the ladder of this folder serves (its state
+    file names it; a self-signed certificate is its own CA)."""
+    given = getattr(args, "tls_ca", None) or os.environ.get("CIRULLA_TLS_CA")
+    if not given and not args.server:
+        given = state.get("tls_cert")
+    if not given:
+        return None
+    try:
+        return Path(given).read_bytes()
+    except OSError as exc:
+        raise CommandError(f"--tls-ca {given}: {exc.strerror or exc}") from None
+
+
+def open_channel(args: argparse.Namespace, address: str, state: dict[str, Any]) -> Any:
+    import grpc
+
+    roots = tls_roots(args, state)
+    if roots is None:
+        return grpc.insecure_channel(address)
+    return grpc.secure_channel(address, grpc.ssl_channel_credentials(root_certificates=roots))
+
+
 def call(args: argparse.Namespace, method: str, request: Any, admin: bool = False) -> Any:
     import grpc
 
@@ -248,20 +307,32 @@ def call(args: argparse.Namespace, method: str, request: Any, admin: bool = Fals
 
     address, state = ladder_address(args)
     metadata = admin_metadata(args, state) if admin else ()
-    with grpc.insecure_channel(address) as channel:
+    secure = tls_roots(args, state) is not None
+    with open_channel(args, address, state) as channel:
         stub = ladder_pb2_grpc.LadderServiceStub(channel)
         try:
             return getattr(stub, method)(request, timeout=30, metadata=metadata)
         except grpc.RpcError as exc:
             if exc.code() == grpc.StatusCode.UNAVAILABLE:
+                hint = (
+                    "if it serves TLS, is --tls-ca the CA of its certificate?"
+                    if secure
+                    else "if it serves TLS, pass --tls-ca PEM (or set CIRULLA_TLS_CA)"
+                )
                 raise CommandError(
-                    f"the ladder at {address} is not reachable; is `cirulla ladder serve` running?"
+                    f"the ladder at {address} is not reachable (is `cirulla ladder serve` "
+                    f"running? {hint})"
                 ) from None
             raise CommandError(f"{exc.details()} ({exc.code().name})") from None
 
 
+#: gRPC's own log lines (a failed TLS handshake is one) would come before our one line.
+GRPC_QUIET = ("GRPC_VERBOSITY", "ERROR")
+
+
 def run_command(fn: Any) -> Any:
     def wrapper(args: argparse.Namespace) -> int:
+        os.environ.setdefault(*GRPC_QUIET)  # read when grpc is first imported
         try:
             return int(fn(args) or 0)
         except CommandError as exc:
@@ -373,6 +444,10 @@ def run_serve(args: argparse.Namespace) -> int:
             insecure_open=args.insecure_open,
             concurrency=args.concurrency,
             queues=tuple(queues),
+            sandbox=not args.no_sandbox,
+            tls_cert=args.tls_cert,
+            tls_key=args.tls_key,
+            tls_ca=args.tls_ca,
             config=MatchConfig(
                 preset=args.preset,
                 rules=overrides,

@@ -22,6 +22,7 @@ import logging
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -225,16 +226,27 @@ class Enrollments:
             )
 
 
-async def seat_is_empty(delivery: Delivery, timeout: float = 5.0) -> bool:
+def match_server_channel(address: str, tls_ca: str | None) -> grpc.aio.Channel:
+    """A channel to a ladder process's match server: TLS checked against ``tls_ca`` when
+    the ladder speaks TLS (every process of one ladder does, or none)."""
+    if tls_ca is None:
+        return grpc.aio.insecure_channel(address)
+    roots = Path(tls_ca).read_bytes()
+    return grpc.aio.secure_channel(address, grpc.ssl_channel_credentials(roots))
+
+
+async def seat_is_empty(
+    delivery: Delivery, timeout: float = 5.0, tls_ca: str | None = None
+) -> bool:
     """True when the match server hosting ``delivery`` says its seat was never taken and
     the match is not over; False when taken, over, or the server cannot be asked."""
     try:
-        async with grpc.aio.insecure_channel(delivery.server_address) as channel:
+        async with match_server_channel(delivery.server_address, tls_ca) as channel:
             response = await match_service_pb2_grpc.MatchServiceStub(channel).GetMatch(
                 match_service_pb2.GetMatchRequest(match_id=delivery.server_match_id),
                 timeout=timeout,
             )
-    except grpc.RpcError:
+    except (grpc.RpcError, OSError):
         return False
     match = response.match
     if match.status in (match_pb2.MATCH_STATUS_FINISHED, match_pb2.MATCH_STATUS_ABORTED):
@@ -242,13 +254,17 @@ async def seat_is_empty(delivery: Delivery, timeout: float = 5.0) -> bool:
     return not any(s.seat == delivery.seat and (s.name or s.connected) for s in match.seats)
 
 
-async def redeliver_unjoined(book: Enrollments, deliveries: list[Delivery]) -> list[str]:
+async def redeliver_unjoined(
+    book: Enrollments, deliveries: list[Delivery], tls_ca: str | None = None
+) -> list[str]:
     """After a stream ended: the seats it was given that its bot never joined become
     deliverable again, so the bot's next enrollment (or another live stream of the same
     bot) gets them while the match still waits for it. The ids of those matches."""
     again = []
     for delivery in deliveries:
-        if await seat_is_empty(delivery) and await asyncio.to_thread(book.undeliver, delivery):
+        if await seat_is_empty(delivery, tls_ca=tls_ca) and await asyncio.to_thread(
+            book.undeliver, delivery
+        ):
             again.append(delivery.match_id)
     return again
 
@@ -266,6 +282,7 @@ async def enroll_stream(
     stopping: asyncio.Event | None = None,
     heartbeat_ms: int = HEARTBEAT_MS,
     poll_s: float = POLL_S,
+    tls_ca: str | None = None,
 ) -> AsyncIterator[ladder_pb2.EnrollResponse]:
     """The body of ``LadderService.Enroll`` (an async generator of responses).
 
@@ -388,7 +405,7 @@ async def enroll_stream(
             await reader
         # Its own task: the handler may be cancelled again while this runs (the client
         # is gone), and the seats must be freed all the same.
-        after = asyncio.create_task(_after_stream(book, enrollment_id, bot["name"], sent))
+        after = asyncio.create_task(_after_stream(book, enrollment_id, bot["name"], sent, tls_ca))
         _AFTER.add(after)
         after.add_done_callback(_AFTER.discard)
         with contextlib.suppress(asyncio.CancelledError):
@@ -400,12 +417,16 @@ _AFTER: set[asyncio.Task[None]] = set()
 
 
 async def _after_stream(
-    book: Enrollments, enrollment_id: str, name: str, sent: dict[str, Delivery]
+    book: Enrollments,
+    enrollment_id: str,
+    name: str,
+    sent: dict[str, Delivery],
+    tls_ca: str | None = None,
 ) -> None:
     """Close the enrollment, then free the seats its bot never joined."""
     await asyncio.to_thread(book.close, enrollment_id)
     log.info("enrollment_closed bot=%s enrollment=%s", name, enrollment_id)
-    again = await redeliver_unjoined(book, list(sent.values()))
+    again = await redeliver_unjoined(book, list(sent.values()), tls_ca)
     if again:
         log.info("redeliver bot=%s matches=%s", name, ",".join(again))
 

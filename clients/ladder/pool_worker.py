@@ -28,6 +28,8 @@ from cirulla.clients.journal import GameResult, Settings
 from cirulla.clients.ladder.pool_store import ClaimedJob, PoolStore
 from cirulla.clients.ladder.runner import log_tail, safe_name
 from cirulla.clients.referee import Referee
+from cirulla.clients.sandbox import Confinement
+from cirulla.clients.supervise import BotPool
 
 log = logging.getLogger("cirulla.pool")
 
@@ -49,6 +51,10 @@ class PoolRunner:
     admin_token: str | None = None
     stop: threading.Event = field(default_factory=threading.Event)
     lease_seconds: float = 30.0
+    #: how the tournament's bots run: sandboxed (the ladder's default) or not (None)
+    confinement: Confinement | None = None
+    #: the address the referees dial (default ``server_address``; see ``MatchRunner``)
+    dial: str | None = None
     _referees: dict[str, tuple[Referee, float, int]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -118,12 +124,19 @@ class PoolRunner:
         with self._lock:
             entry = self._referees.get(job.tournament_id)
             if entry is None:
+                settings = Settings.from_dict(job.settings)
+                out = self.data / "pool" / job.tournament_id
+                # a pool of our own, tied: its processes are started by the long-lived
+                # worker threads, so they die with the ladder process even by SIGKILL
+                bots = BotPool(settings.bots, out / "logs", True, self.confinement)
                 referee = Referee(
-                    Settings.from_dict(job.settings),
-                    self.server_address,
-                    self.data / "pool" / job.tournament_id,
+                    settings,
+                    self.dial or self.server_address,
+                    out,
                     self.admin_token,
                     self.stop,
+                    bot_pool=bots,
+                    confinement=self.confinement,
                 )
                 entry = (referee, time.monotonic(), 0)
             referee, _, users = entry
@@ -147,6 +160,7 @@ class PoolRunner:
             closing = [self._referees.pop(tid)[0] for tid in done]
         for referee in closing:
             referee.close()
+            referee.pool.close()  # its bot_pool: the referee leaves it to its owner
 
     def close(self) -> None:
         self.close_idle(idle=-1.0)

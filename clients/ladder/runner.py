@@ -35,6 +35,7 @@ from cirulla.clients.ladder.store import (
     SeatOutcome,
 )
 from cirulla.clients.referee import Referee
+from cirulla.clients.sandbox import Confinement
 from cirulla.clients.schedule import ScheduledGame
 from cirulla.clients.supervise import READY_TIMEOUT, BotPool, ServedBot
 from cirulla.v1 import match_service_pb2
@@ -141,12 +142,12 @@ class LadderBotPool(BotPool):
     bot name, and each match says which spec (version) its seats run
     (``playing``): a process of an older version is stopped rather than reused. Idle
     processes stop after ``BOT_IDLE_SECONDS``, so a ladder with many bots keeps only
-    those it is playing.
+    those it is playing. With ``confinement`` every process runs sandboxed.
     """
 
-    def __init__(self, logs: Path) -> None:
-        super().__init__({}, logs)
-        self.tied = True  # its processes die with the ladder, even by SIGKILL
+    def __init__(self, logs: Path, confinement: Confinement | None = None) -> None:
+        # tied: its processes die with the ladder, even by SIGKILL
+        super().__init__({}, logs, tied=True, confinement=confinement)
         self._local = threading.local()
         #: the duplicate pairs each process has played a twin of: a process never plays
         #: both games of a pair (it could remember game 1's hands, its opponent's in game 2)
@@ -220,10 +221,16 @@ class MatchRunner:
     lease_seconds: float = LEASE_SECONDS
     #: called with (match id, outcome or None) after each match, for logs and benches
     on_done: Callable[[str, MatchOutcome | None], None] | None = None
+    #: how the managed bots run: sandboxed (``ladder serve``'s default) or not (None)
+    confinement: Confinement | None = None
+    #: the address this runner's referee dials (default ``server_address``, which is
+    #: what the ladder stores and connect-in bots get: with TLS the public port, while
+    #: the referee uses the ladder's own plaintext loopback port)
+    dial: str | None = None
 
     def __post_init__(self) -> None:
         #: Kept-alive bot processes, shared by every match this runner plays.
-        self.bots = LadderBotPool(self.out / "logs")
+        self.bots = LadderBotPool(self.out / "logs", self.confinement)
 
     def close(self) -> None:
         """Stop the kept-alive bots (once the threads playing matches have stopped)."""
@@ -254,12 +261,13 @@ class MatchRunner:
         settings = referee_settings(match)
         referee = Referee(
             settings,
-            self.server_address,
+            self.dial or self.server_address,
             self.out,
             self.admin_token,
             self.stop,
             group_sizes={match.seed: 2} if match.pair_id else {},
             bot_pool=self.bots,
+            confinement=self.confinement,
         )
         # Duck-typed: the wrapper forwards every call, with the ladder's CreateMatch.
         referee.stub = _LadderStub(  # type: ignore[assignment]

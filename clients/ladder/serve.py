@@ -29,6 +29,7 @@ import signal
 import socket
 import sys
 import threading
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -54,6 +55,7 @@ from cirulla.clients.ladder.store import (
     MatchOutcome,
     SeatOutcome,
 )
+from cirulla.clients.sandbox import Confinement, SandboxUnavailable, ServerRelay, require
 from cirulla.v1 import ladder_pb2_grpc
 
 log = logging.getLogger("cirulla.ladder")
@@ -88,6 +90,14 @@ class ServeOptions:
     #: host:port other machines (connect-in bots) reach the match server at; default
     #: from --listen (127.0.0.1 for a wildcard address)
     advertise: str | None = None
+    #: every managed bot runs in a bubblewrap sandbox (``--no-sandbox``: False)
+    sandbox: bool = True
+    #: serve TLS on --listen (PEM certificate chain and key, as ``cirulla server``)
+    tls_cert: Path | None = None
+    tls_key: Path | None = None
+    #: the CA this process checks other ladder processes' TLS match servers against
+    #: (redelivery asks the one hosting a seat); default $CIRULLA_TLS_CA
+    tls_ca: Path | None = None
 
 
 def read_token(path: Path) -> str:
@@ -98,6 +108,67 @@ def read_token(path: Path) -> str:
 
 
 ADMIN_TOKEN_FILE = "admin-token"
+NO_SANDBOX_WARNING = (
+    "WARNING: --no-sandbox: managed bots run unconfined as this user and can read the "
+    "ladder's database, records, logs and admin token; only for bots you wrote yourself"
+)
+
+
+def check_sandbox(options: ServeOptions) -> None:
+    """Refuse to start (ValueError, one line) where the managed bots cannot be sandboxed;
+    with --no-sandbox say loudly what that means."""
+    if not options.sandbox:
+        print(NO_SANDBOX_WARNING, file=sys.stderr, flush=True)
+        log.warning("ladder_no_sandbox role=%s", options.role)
+        return
+    try:
+        require()
+    except SandboxUnavailable as exc:
+        reason = str(exc).removeprefix("--sandbox: ")
+        raise ValueError(
+            f"managed bots run in a bubblewrap sandbox and it cannot run here: {reason} "
+            "(--no-sandbox runs them unconfined: only for bots you wrote yourself)"
+        ) from None
+
+
+class LadderConfinement(Confinement):
+    """``Confinement`` with the bot's environment kept off bwrap's command line.
+
+    ``Sandbox.wrap`` gives bwrap ``--clearenv`` and one ``--setenv KEY VALUE`` per
+    variable, so a ``cmd:`` seat's CIRULLA_TOKEN is in bwrap's command line, which every
+    local user reads (``ps``). bwrap passes its own environment on when it is not told
+    ``--clearenv``: the same variables go there instead, readable only by this user.
+    """
+
+    def wrap(
+        self, argv: Sequence[str], env: Mapping[str, str]
+    ) -> tuple[list[str], dict[str, str], Callable[[], None] | None]:
+        args, _outer, limiter = super().wrap(argv, env)
+        start = args.index("--clearenv")
+        end = args.index("--", start)
+        inner: dict[str, str] = {}
+        for at in range(start + 1, end, 3):
+            if args[at] != "--setenv":
+                raise ValueError(f"unexpected bwrap argument {args[at]!r} among --setenv")
+            inner[args[at + 1]] = args[at + 2]
+        return args[:start] + args[end:], inner, limiter
+
+
+def private_paths(options: ServeOptions, token_file: Path) -> tuple[Path, ...]:
+    """What no sandboxed bot may be given, even when its command line names it (or a
+    folder around it): the data folder (records, logs, the match server's database, the
+    admin token), the ladder database's folder, the token and state files."""
+    paths = [options.data, token_file, options.state_file]
+    url = database_url(options.db)
+    if url.startswith("sqlite"):
+        from sqlalchemy.engine import make_url
+
+        database = make_url(url).database
+        if database and database != ":memory:":
+            paths.append(Path(database).parent)
+    return tuple(p.absolute() for p in paths)
+
+
 OPEN_WARNING = (
     "WARNING: --insecure-open: anyone who reaches {listen} may register new connect-in "
     "bots without the admin token (never a command, never an existing name)"
@@ -199,9 +270,21 @@ def recover(store: LadderStore, name: str, server_store: Any) -> dict[str, int]:
 
 
 class Ladder:
-    """The threads of a running ladder around its match server."""
+    """The threads of a running ladder around its match server.
 
-    def __init__(self, store: LadderStore, options: ServeOptions, address: str, admin: str):
+    ``address`` is what the ladder stores and connect-in bots dial; ``dial`` is where its
+    own referees reach the match server (the plaintext loopback port under TLS)."""
+
+    def __init__(
+        self,
+        store: LadderStore,
+        options: ServeOptions,
+        address: str,
+        admin: str,
+        *,
+        dial: str | None = None,
+        confinement: Confinement | None = None,
+    ):
         self.store = store
         self.options = options
         self.stop = threading.Event()
@@ -209,7 +292,15 @@ class Ladder:
             worker_name(options.data, options.role), address, slots=options.concurrency
         )
         self.runner = MatchRunner(
-            store, address, options.data, self.worker_id, admin, self.stop, options.lease_seconds
+            store,
+            address,
+            options.data,
+            self.worker_id,
+            admin,
+            self.stop,
+            options.lease_seconds,
+            confinement=confinement,
+            dial=dial,
         )
         # Tournament games on the pool (``cirulla tournament --db``), beside ladder matches.
         self.pool = PoolRunner(
@@ -220,6 +311,8 @@ class Ladder:
             admin,
             self.stop,
             options.lease_seconds,
+            confinement=confinement,
+            dial=dial,
         )
         self.scheduler = (
             Scheduler(
@@ -276,11 +369,27 @@ class Ladder:
         self.store.remove_worker(self.worker_id)
 
 
+#: Under TLS the ladder's own referees, and its sandboxed bots through the relay, reach
+#: its match server on a second, plaintext port on loopback only (never another
+#: machine); --listen itself speaks TLS only.
+INTERNAL_LISTEN = "127.0.0.1:0"
+
+
+def client_ca(options: ServeOptions) -> Path | None:
+    """The CA this process checks TLS match servers of the ladder against: --tls-ca,
+    else $CIRULLA_TLS_CA, else its own certificate (a self-signed one is its own CA)."""
+    given = options.tls_ca or os.environ.get("CIRULLA_TLS_CA") or options.tls_cert
+    return Path(given) if given else None
+
+
 async def serve(options: ServeOptions) -> int:
     """Run the ladder until SIGINT/SIGTERM."""
     from cirulla.server.app import start_server
 
     database_url(options.db)  # a bad --db fails before anything starts
+    if bool(options.tls_cert) != bool(options.tls_key):
+        raise ValueError("TLS needs both --tls-cert and --tls-key")
+    check_sandbox(options)
     # Everything this process writes (records, logs, databases, state) is its own.
     os.umask(0o077)
     private_folder(options.data)
@@ -293,10 +402,32 @@ async def serve(options: ServeOptions) -> int:
         lock = OutputLock(options.data).__enter__()
     except ValueError:
         raise ValueError(f"another ladder is running on {options.data}") from None
+    # Managed bots reach the match server through this relay's socket and nothing else.
+    ca = client_ca(options)
+    # The ladder's bots dial its plaintext loopback port or their relay, never TLS: a CA
+    # of the operator's environment is the ladder's own (program_env would pass it on).
+    for key in [k for k in os.environ if k.startswith("CIRULLA_TLS_")]:
+        del os.environ[key]
+    relay = ServerRelay() if options.sandbox else None
+    confinement = (
+        LadderConfinement(relay, private=private_paths(options, token_file)) if relay else None
+    )
     try:
         engine = await asyncio.to_thread(open_database, options.db)
         store = LadderStore(engine)
-        service = LadderService(store, admin_token, open_registration=options.insecure_open)
+        service = LadderService(
+            store,
+            admin_token,
+            open_registration=options.insecure_open,
+            tls_ca=str(ca) if ca and options.tls_cert else None,
+        )
+        internal: list[int] = []
+
+        def add_ladder(server: Any) -> None:
+            ladder_pb2_grpc.add_LadderServiceServicer_to_server(service, server)
+            if options.tls_cert:
+                internal.append(server.add_insecure_port(INTERNAL_LISTEN))
+
         # The match server has the ladder's admin token: only the ladder (and its
         # operator) creates and aborts its matches and reads records of open pairs.
         match_admin = admin_token
@@ -304,41 +435,46 @@ async def serve(options: ServeOptions) -> int:
             options.listen,
             options.data / MATCH_DB,
             admin_token=match_admin,
+            tls_cert=options.tls_cert,
+            tls_key=options.tls_key,
             disconnect_grace_ms=5_000,
-            services=[
-                (
-                    SERVICE_NAME,
-                    lambda server: ladder_pb2_grpc.add_LadderServiceServicer_to_server(
-                        service, server
-                    ),
-                )
-            ],
+            services=[(SERVICE_NAME, add_ladder)],
         )
         address = options.advertise or local_address(options.listen, running.port)
+        dial = (
+            f"127.0.0.1:{internal[0]}" if internal else local_address(options.listen, running.port)
+        )
+        if relay is not None:
+            relay.point_at(dial)
+            relay.start()
         counts = await asyncio.to_thread(
             recover, store, worker_name(options.data, options.role), running.hub.store
         )
         log.info("ladder_recovered %s", " ".join(f"{k}={v}" for k, v in counts.items()))
-        ladder = Ladder(store, options, address, match_admin)
+        ladder = Ladder(store, options, address, match_admin, dial=dial, confinement=confinement)
         service.served_by = ladder.worker_id
         ladder.start()
         if options.role == "serve":
-            write_json_atomic(
-                options.state_file,
-                {
-                    "address": address,
-                    "db": display_url(database_url(options.db)),
-                    "data": str(options.data.resolve()),
-                    "pid": os.getpid(),
-                    "admin_token_file": str(token_file.resolve()),
-                },
-            )
+            state: dict[str, Any] = {
+                "address": address,
+                "db": display_url(database_url(options.db)),
+                "data": str(options.data.resolve()),
+                "pid": os.getpid(),
+                "admin_token_file": str(token_file.resolve()),
+            }
+            if options.tls_cert:
+                # the operator's commands here speak TLS, checked against this file
+                # unless they are given another CA (--tls-ca, $CIRULLA_TLS_CA)
+                state["tls_cert"] = str(Path(options.tls_cert).resolve())
+            write_json_atomic(options.state_file, state)
         log.info(
-            "ladder_serving role=%s worker=%s address=%s db=%s",
+            "ladder_serving role=%s worker=%s address=%s db=%s tls=%s sandbox=%s",
             options.role,
             ladder.worker_id,
             address,
             display_url(database_url(options.db)),
+            bool(options.tls_cert),
+            options.sandbox,
         )
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
@@ -353,9 +489,11 @@ async def serve(options: ServeOptions) -> int:
             await running.stop()
             engine.dispose()
             with contextlib.suppress(OSError, ValueError):
-                state = json.loads(options.state_file.read_text())
-                if state.get("pid") == os.getpid():
+                saved = json.loads(options.state_file.read_text())
+                if saved.get("pid") == os.getpid():
                     options.state_file.unlink()
     finally:
+        if relay is not None:
+            relay.stop()
         lock.__exit__(None, None, None)
     return 0

@@ -154,8 +154,12 @@ class LadderService(ladder_pb2_grpc.LadderServiceServicer):
         *,
         served_by: str = "ladder",
         open_registration: bool = False,
+        tls_ca: str | None = None,
     ) -> None:
         self.store = store
+        #: the CA of the ladder's TLS match servers (None: they speak plaintext); the
+        #: redelivery of an unjoined seat asks the one hosting it
+        self.tls_ca = tls_ca
         self.admin_token = admin_token
         #: ``--insecure-open``: a caller without the token may register a NEW connect-in
         #: bot (never a command to run, never an existing name)
@@ -178,6 +182,7 @@ class LadderService(ladder_pb2_grpc.LadderServiceServicer):
             context,
             served_by=self.served_by,
             stopping=self.stopping,
+            tls_ca=self.tls_ca,
         ):
             yield response
 

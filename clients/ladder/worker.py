@@ -70,6 +70,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="how long a match stays this worker's without a heartbeat; after that any "
         "ladder process re-queues or cancels it (default %(default)s)",
     )
+    from cirulla.clients.ladder.cli import add_safety_arguments
+
+    add_safety_arguments(w)
     w.add_argument("--log-level", default="INFO", choices=("DEBUG", "INFO", "WARNING"))
     w.set_defaults(func=run_worker)
 
@@ -94,6 +97,10 @@ def run_worker(args: argparse.Namespace) -> int:
             role="worker",
             lease_seconds=args.lease,
             advertise=args.advertise,
+            sandbox=not args.no_sandbox,
+            tls_cert=args.tls_cert,
+            tls_key=args.tls_key,
+            tls_ca=args.tls_ca,
         )
         asyncio.run(serve(options))
     except (OSError, ValueError) as exc:
