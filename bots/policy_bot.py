@@ -20,6 +20,7 @@ outside the mask is submitted as an illegal action, which the server counts and 
 from __future__ import annotations
 
 import importlib
+import zipfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -55,13 +56,41 @@ def save_mlp(path: str | Path, layers: Sequence[tuple[Any, Any]]) -> Path:
 
 
 def load_mlp(path: str | Path) -> list[tuple[Any, Any]]:
-    """The ``(weights, bias)`` layers of an ``.npz`` written by ``save_mlp``."""
+    """The ``(weights, bias)`` layers of an ``.npz`` written by ``save_mlp``, checked: the
+    first takes the observation, each the previous one's outputs, the last gives the
+    logits of every action index (``ValueError`` naming the array otherwise)."""
     _need_numpy()
-    with np.load(Path(path)) as data:
-        count = sum(1 for k in data.files if k.startswith("w"))
-        if count == 0 or any(f"w{i}" not in data or f"b{i}" not in data for i in range(count)):
-            raise ValueError(f"{path}: expected arrays w0, b0, w1, b1, ...")
-        return [(data[f"w{i}"], data[f"b{i}"]) for i in range(count)]
+    from cirulla.env.encoding import NUM_ACTIONS, OBS_SIZE
+
+    _need_file(path)
+    try:
+        with np.load(Path(path), allow_pickle=False) as data:
+            arrays = {k: data[k] for k in data.files}
+    except (OSError, EOFError, ValueError, zipfile.BadZipFile) as exc:
+        raise ValueError(f"policy model {path}: not a .npz file of arrays ({exc})") from None
+    count = sum(1 for k in arrays if k.startswith("w"))
+    if count == 0 or any(f"w{i}" not in arrays or f"b{i}" not in arrays for i in range(count)):
+        raise ValueError(f"policy model {path}: expected arrays w0, b0, w1, b1, ...")
+    layers = [(arrays[f"w{i}"], arrays[f"b{i}"]) for i in range(count)]
+    width = OBS_SIZE
+    for i, (w, b) in enumerate(layers):
+        if w.ndim != 2 or w.shape[0] != width or b.shape != (w.shape[1],):
+            raise ValueError(
+                f"policy model {path}: w{i} {w.shape} and b{i} {b.shape} do not follow "
+                f"{width} inputs (w{i} must be ({width}, n) and b{i} (n,))"
+            )
+        width = w.shape[1]
+    if width != NUM_ACTIONS:
+        raise ValueError(
+            f"policy model {path}: the last layer gives {width} outputs, "
+            f"not the {NUM_ACTIONS} action logits"
+        )
+    return layers
+
+
+def _need_file(path: str | Path) -> None:
+    if not Path(path).is_file():
+        raise ValueError(f"policy model {path}: no such file")
 
 
 def mlp_logits(layers: Sequence[tuple[Any, Any]], obs: Any) -> Any:
@@ -92,7 +121,11 @@ def load_array_policy(model: str) -> ArrayPolicy:
             raise ImportError(
                 "an .onnx policy needs onnxruntime: pip install onnxruntime"
             ) from None
-        session = onnxruntime.InferenceSession(model, providers=["CPUExecutionProvider"])
+        _need_file(model)
+        try:
+            session = onnxruntime.InferenceSession(model, providers=["CPUExecutionProvider"])
+        except Exception as exc:  # onnxruntime raises its own classes for a bad file
+            raise ValueError(f"policy model {model}: not a usable ONNX model ({exc})") from None
         name = session.get_inputs()[0].name
 
         def run(obs: Any, mask: Any) -> int:
@@ -103,7 +136,11 @@ def load_array_policy(model: str) -> ArrayPolicy:
     module, sep, func = model.partition(":")
     if not sep or not module or not func:
         raise ValueError(f"policy model {model!r}: expected PATH.npz, PATH.onnx or MODULE:FUNC")
-    found = getattr(importlib.import_module(module), func, None)
+    try:
+        imported = importlib.import_module(module)
+    except ImportError as exc:
+        raise ValueError(f"policy model {model!r}: cannot import {module} ({exc})") from None
+    found = getattr(imported, func, None)
     if not callable(found):
         raise ValueError(f"policy model {model!r}: {module} has no function {func}")
     return found

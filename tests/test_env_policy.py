@@ -80,3 +80,39 @@ def test_a_bad_model_is_one_clear_line() -> None:
         make_policy("policy", {})
     with pytest.raises(ValueError, match="expected PATH"):
         make_policy("policy", {"model": "nothing"})
+
+
+def test_a_missing_or_malformed_model_is_one_line(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="no such file"):
+        make_policy("policy", {"model": str(tmp_path / "absent.npz")})
+    (tmp_path / "junk.npz").write_text("not a zip")
+    with pytest.raises(ValueError, match=r"not a \.npz file"):
+        make_policy("policy", {"model": str(tmp_path / "junk.npz")})
+    wrong = save_mlp(tmp_path / "wrong.npz", [(np.zeros((OBS_SIZE, 4)), np.zeros(4))])
+    with pytest.raises(ValueError, match="gives 4 outputs, not the 2304 action logits"):
+        make_policy("policy", {"model": str(wrong)})
+    skewed = save_mlp(tmp_path / "skewed.npz", [(np.zeros((10, NUM_ACTIONS)), np.zeros(3))])
+    with pytest.raises(ValueError, match=r"w0 \(10, 2304\) and b0 \(3,\) do not follow 451"):
+        make_policy("policy", {"model": str(skewed)})
+    (tmp_path / "junk.onnx").write_bytes(b"\x00\x01")
+    with pytest.raises(ValueError, match="not a usable ONNX model"):
+        make_policy("policy", {"model": str(tmp_path / "junk.onnx")})
+    with pytest.raises(ValueError, match="cannot import no_such_module_here"):
+        make_policy("policy", {"model": "no_such_module_here:act"})
+
+
+def test_the_bot_command_says_a_bad_model_in_one_line(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    where = ["--server", "127.0.0.1:1", "--match", "m", "--token=t"]
+    done = subprocess.run(
+        [sys.executable, "-m", "cirulla", "bot", "policy", "--option", "model=absent.npz", *where],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode != 0
+    assert "Traceback" not in done.stdout + done.stderr
+    assert "policy model absent.npz: no such file" in done.stdout + done.stderr
