@@ -15,6 +15,7 @@ from cirulla.bots.seat_args import (
 )
 from cirulla.bots.specs import KINDS
 from cirulla.bots.text import cli as text_cli
+from cirulla.extras import require
 
 BOT_DESCRIPTION = """\
 Play one seat of a match on a Cirulla server with a built-in bot, as an ordinary
@@ -60,6 +61,7 @@ def _run_bot(args: argparse.Namespace) -> int:
     if args.kind == "text":
         return text_cli.run_text_bot(args, args.command_line or args.engine)
     if args.kind == "check":
+        require("server")  # the check plays its games on a local match server
         return text_cli.run_check(args, args.engine)
     if args.engine or args.command_line:
         print(

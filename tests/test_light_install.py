@@ -161,6 +161,7 @@ def test_help_bot_help_and_the_rule_cases_run_on_the_base_install(
         (("bench", "env"), "env"),
         (("bench", "server"), "server"),
         (("bot", "policy", "--option", "model=m.npz", "--server", "127.0.0.1:1"), "env"),
+        (("bot", "check", "text:./engine"), "server"),
     ],
     ids=[
         "server",
@@ -171,6 +172,7 @@ def test_help_bot_help_and_the_rule_cases_run_on_the_base_install(
         "bench-env",
         "bench-server",
         "bot-policy",
+        "bot-check",
     ],
 )
 def test_a_command_whose_extra_is_missing_names_it_in_one_line(
