@@ -2,7 +2,9 @@
 
 A real server (in process, ephemeral port) deals from explicit deck orders: the decks the
 environment deals for its seed (``SplitmixDecks``). Real bots play every seat through the kit
-over gRPC (greedy, and a ``policy:`` bot over the environments' encoding). The game's record
+over gRPC (greedy, random, and a ``policy:`` bot over the environments' encoding, whose every
+observation and mask, built by the kit from the server's decision requests, must be the
+environment's own at the same point of the replay). The game's record
 is fetched with ``GetRecord`` and read the way ``cirulla replay`` reads it
 (``records.replay_input``); then the environment, on each core, is stepped with the record's
 actions from the same seed. At every action the seat to move is the recorded one; at every
@@ -39,8 +41,14 @@ TOTALS, _ = OBS_FIELDS["totals"]
 DEAL, _ = OBS_FIELDS["deal"]
 
 
+#: What the policy bot was given at each of its decisions, over the protocol.
+SEEN: list[tuple[np.ndarray, np.ndarray]] = []
+POLICY_SEAT = 1
+
+
 def first_legal(obs: np.ndarray, mask: np.ndarray) -> int:
     """A ``policy:model=MODULE:FUNC`` policy for the test: the lowest legal index."""
+    SEEN.append((obs.copy(), mask.copy()))
     return int(np.flatnonzero(mask)[0])
 
 
@@ -100,7 +108,9 @@ def recorded_game(players: int) -> Any:
 
 @pytest.mark.parametrize("players", [2, 4])
 def test_a_server_record_replays_through_the_environment(players: int) -> None:
+    SEEN.clear()
     record = recorded_game(players)
+    seen = list(SEEN)
     game = records.replay_input(record)  # what `cirulla replay` checks
     options = make_options(players, target=TARGET)
     assert game["options"] == options.to_dict()
@@ -114,8 +124,15 @@ def test_a_server_record_replays_through_the_environment(players: int) -> None:
         scores: list[dict[str, Any]] = []
         last_score = None
         deal = 1
+        asked = iter(seen)
         for n, act in enumerate(game["actions"]):
             assert env.to_move == act["seat"], (core, n)
+            if act["seat"] == POLICY_SEAT and len(env.legal.codes) > 1:
+                # the kit built, from the server's decision request, the environment's own
+                # observation and mask (forced moves are played by the server unasked)
+                obs, mask = next(asked)
+                assert np.array_equal(obs, env.observe(POLICY_SEAT)), (core, n)
+                assert np.array_equal(mask.astype(np.uint8), env.mask()), (core, n)
             obs = env.observe(0)
             if int(obs[DEAL]) != deal:  # a new deal: the last one's totals are in
                 deal = int(obs[DEAL])
@@ -131,6 +148,7 @@ def test_a_server_record_replays_through_the_environment(players: int) -> None:
                 assert last_score is not None
                 scores.append(last_score.to_dict())
         assert env.to_move is None, core  # the record's actions end the game
+        assert next(asked, None) is None and len(seen) > 10  # every decision compared
         final = env.observe(0)
         seen_totals.append([int(v) for v in final[TOTALS : TOTALS + options.sides]])
         assert seen_totals == deal_totals, core
