@@ -46,10 +46,9 @@ def test_the_command_works_without_the_env_extra() -> None:
     assert "env" in done.stdout
     done = run_without_extra(cli.replace("sys.argv[1:]", "['bench', 'env', '--seconds', '0.1']"))
     assert done.returncode == 2
-    assert "Traceback" not in done.stdout + done.stderr
-    assert done.stdout.strip().splitlines() == [
-        "cirulla bench env: error: numpy is missing: pip install 'cirulla[env]'"
-    ]
+    said = done.stdout + done.stderr
+    assert "Traceback" not in said and len(said.strip().splitlines()) == 1, said
+    assert "cirulla bench env" in said and "pip install 'cirulla[env]'" in said, said
 
 
 def test_the_package_imports_without_the_extra_and_says_what_is_missing() -> None:
