@@ -13,6 +13,7 @@ and no process the engine started outlives its seat.
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -206,7 +207,7 @@ def assert_all_gone(pids: list[int], within: float = GONE_WITHIN) -> None:
         assert not alive, f"still running {within:g}s after the seat ended: {alive}"
     finally:
         for pid in alive:  # never leave them to the rest of the test run
-            os.kill(pid, 9)
+            os.kill(pid, signal.SIGKILL)
 
 
 @pytest.fixture
@@ -218,7 +219,7 @@ def seats() -> Iterator[list[Seat]]:
         seat.stop()
         for pid in seat.pids():
             if running(pid):
-                os.kill(pid, 9)
+                os.kill(pid, signal.SIGKILL)
 
 
 def test_a_busy_engine_is_gone_when_the_runner_stops_its_seat(
@@ -232,6 +233,19 @@ def test_a_busy_engine_is_gone_when_the_runner_stops_its_seat(
     started = time.monotonic()
     seat.bridge.stop()
     assert time.monotonic() - started < 3.0, "the bridge did not stop within the grace"
+    assert_all_gone(seat.pids())
+
+
+def test_the_engine_dies_with_a_killed_bridge(
+    server: str, tmp_path: Path, seats: list[Seat]
+) -> None:
+    """A bridge killed by SIGKILL cannot clean up; the kernel still kills its engine
+    (PR_SET_PDEATHSIG). (The engine's own children need the tournament's --sandbox.)"""
+    seat = Seat(tmp_path, server, "busy", "--target", "1", "--move-limit", "1000", "--forfeit")
+    seats.append(seat)
+    seat.wait_for_mark("busy")
+    os.kill(seat.bridge.pid, signal.SIGKILL)
+    assert seat.bridge.wait(5) == -signal.SIGKILL
     assert_all_gone(seat.pids())
 
 
@@ -373,3 +387,32 @@ def test_an_engine_past_its_memory_limit_is_stopped(
     match, _ = finished(server, seat.match_id)
     assert match.seats[0].forfeits == 1
     assert_all_gone(seat.pids())
+
+
+def test_bot_check_reports_garbage_in_bounded_form(tmp_path: Path) -> None:
+    """`cirulla bot check` on the garbage engine: FAIL, the first violations with their
+    exchange, then how many more there were; its output stays small."""
+    script = tmp_path / "engine.py"
+    script.write_text(textwrap.dedent(ENGINE))
+    done = subprocess.run(
+        [
+            *CIRULLA,
+            "bot",
+            "check",
+            "--games=1",
+            f"text:{sys.executable} {script} garbage {tmp_path / 'marks'}",
+        ],
+        capture_output=True,
+        text=True,
+        errors="replace",
+        timeout=120,
+    )
+    assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]
+    out = done.stdout
+    assert "violation 50: " in out and "violation 51: " not in out
+    more = [line for line in out.splitlines() if line.endswith("more violations, not shown")]
+    assert len(more) == 1 and int(more[0].split()[2]) > 1000, more
+    assert out.splitlines()[-1].startswith("FAIL: 1 games")
+    assert len(out) < 1 << 20
+    # the engine's bytes are shown as data: no control character reaches the terminal
+    assert not [c for c in out if not c.isprintable() and c != "\n"]

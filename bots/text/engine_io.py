@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from cirulla.bots.text.limits import DEFAULT_LIMITS, EngineLimits
 from cirulla.bots.text.lines import read_lines
 from cirulla.bots.text.processes import EngineTree, become_subreaper, children_of
-from cirulla.bots.text.violations import Violations, quote
+from cirulla.bots.text.violations import Violations, printable, quote
 
 log = logging.getLogger("cirulla.bots.text")
 
@@ -130,7 +130,7 @@ class EngineProcess:
     def _note(self, line: str) -> None:
         if len(line) > TRANSCRIPT_LINE_CHARS:
             line = line[:TRANSCRIPT_LINE_CHARS] + f"... ({len(line)} characters)"
-        self.transcript.append(line)
+        self.transcript.append(printable(line))
 
     def exchange(self) -> str:
         return "\n".join(self.transcript)
@@ -217,7 +217,7 @@ class EngineProcess:
             if copied > STDERR_LOG_BYTES:
                 continue  # drained, not logged
             copied += len(raw)
-            line = raw.decode("utf-8", "replace").rstrip()
+            line = printable(raw.decode("utf-8", "replace").rstrip())
             log.info("engine: %s%s", line, " [line cut]" if cut else "")
             if copied > STDERR_LOG_BYTES:
                 log.warning(

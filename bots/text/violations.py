@@ -24,6 +24,14 @@ EXCERPT_CHARS = 4000
 QUOTE_CHARS = 120
 
 
+def printable(text: str) -> str:
+    """``text`` with every control character (escape sequences included) written as
+    ``\\xNN``: an engine's output is shown as data, never interpreted by a terminal."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in text)
+
+
 def quote(text: str, limit: int = QUOTE_CHARS) -> str:
     """``ascii`` of ``text`` (no control character, no escape sequence), cut to about
     ``limit`` characters."""
