@@ -13,7 +13,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from openskill.models import PlackettLuce
 from rich.table import Table
 
 from cirulla.clients.journal import GameResult, Settings
@@ -175,6 +174,9 @@ def _record_game(
 
 def _rate(lines: dict[str, BotLine], results: Sequence[GameResult], players: int) -> None:
     """Plackett-Luce (openskill) ratings, game by game in schedule order."""
+    # imported here: `cirulla --help` loads this module, openskill is the tournament extra
+    from openskill.models import PlackettLuce
+
     model = PlackettLuce()
     ratings = {name: model.rating(name=name) for name in lines}
     for result in results:
