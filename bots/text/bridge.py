@@ -43,6 +43,7 @@ from cirulla.bots.text.protocol import (
     rules_text,
     state_text,
 )
+from cirulla.bots.text.violations import printable, quote
 from cirulla.rules.actions import Action
 from cirulla.rules.options import Options
 from cirulla.rules.views import View
@@ -55,6 +56,8 @@ Violation = Callable[[str, str], None]
 
 #: Seconds a decision waits past its deadline for the worker to hand on its outcome.
 WORKER_LAG = 0.02
+#: Characters kept of the engine's name and version.
+NAME_CHARS = 64
 #: Seconds between two reapings of the engine's exited orphans during play.
 REAP_EVERY = 5.0
 
@@ -102,19 +105,19 @@ class TextEnginePolicy:
         major = answer.text.split(".")[0].strip()
         if not answer.ok or major != TEXT_PROTOCOL_VERSION.split(".")[0]:
             self._flag(
-                f"protocol_version answered {answer.text!r}; this bridge speaks "
+                f"protocol_version answered {quote(answer.text)}; this bridge speaks "
                 f"{TEXT_PROTOCOL_VERSION} (the major version must match)"
             )
             raise EngineError(
-                f"the engine speaks text protocol {answer.text!r}, not {TEXT_PROTOCOL_VERSION}"
+                f"the engine speaks text protocol {quote(answer.text)}, not {TEXT_PROTOCOL_VERSION}"
             )
         name = self.engine.call("name", self.command_timeout)
         if name.ok and name.text:
-            self.name = name.text.split("\n")[0][:64]
+            self.name = printable(name.text.split("\n")[0][:NAME_CHARS])
         else:
             self._flag("name: no name in the answer")
         version = self.engine.call("version", self.command_timeout)
-        self.engine_version = version.text if version.ok else ""
+        self.engine_version = printable(version.text[:NAME_CHARS]) if version.ok else ""
         listed = self.engine.call("list_commands", self.command_timeout)
         known = set(listed.text.split()) if listed.ok else set()
         missing = [c for c in REQUIRED_COMMANDS if c not in known]
@@ -122,7 +125,7 @@ class TextEnginePolicy:
             self._flag(f"list_commands does not list {', '.join(missing)}")
         probe = self.engine.call("known_command genmove", self.command_timeout)
         if not probe.ok or probe.text != "true":
-            self._flag(f"known_command genmove answered {probe.text!r}, expected 'true'")
+            self._flag(f"known_command genmove answered {quote(probe.text)}, expected 'true'")
         log.info(
             "engine %s %s speaks text protocol %s", self.name, self.engine_version, answer.text
         )
@@ -130,7 +133,7 @@ class TextEnginePolicy:
     def _tell(self, command: str) -> None:
         answer = self.engine.call(command, self.command_timeout)
         if not answer.ok:
-            self._flag(f"the engine refused {command.split()[0]!r}: ?{answer.text[:200]}")
+            self._flag(f"the engine refused {command.split()[0]!r}: ?{quote(answer.text)}")
 
     # ------------------------------------------------------------------ the worker
 
@@ -231,7 +234,7 @@ class TextEnginePolicy:
             self._flag(f"no answer to genmove within its {time_ms} ms")
             raise TimeoutError(f"the engine did not answer genmove within {time_ms} ms")
         if not answer.ok:
-            self._flag(f"genmove answered with an error: ?{answer.text[:200]}")
+            self._flag(f"genmove answered with an error: ?{quote(answer.text)}")
             return RawAnswer(answer.text, index=len(legal))
         choice = read_choice(answer.text, legal)
         if choice.index is not None:

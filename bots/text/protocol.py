@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, fields
 
+from cirulla.bots.text.violations import quote
 from cirulla.rules.actions import Action, DeclarationKind
 from cirulla.rules.cards import names_of, parse_mask
 from cirulla.rules.errors import CirullaError
@@ -232,6 +233,8 @@ def read_choice(answer: str, legal: Sequence[Action]) -> Choice:
     """An index (``2``) or an action in the notation (``low:7H=1 7H:4C+KS``)."""
     text = answer.strip()
     if re.fullmatch(r"\d+", text):
+        if len(text) > 18:  # (and int() of thousands of digits is refused)
+            return Choice(None, f"index {quote(text, 24)} is out of range 0..{len(legal) - 1}")
         index = int(text)
         if index < len(legal):
             return Choice(index)
@@ -239,7 +242,7 @@ def read_choice(answer: str, legal: Sequence[Action]) -> Choice:
     try:
         action = parse_notation(text)
     except WireError:
-        return Choice(None, f"{text!r} is neither an index nor an action in the notation")
+        return Choice(None, f"{quote(text)} is neither an index nor an action in the notation")
     if action in legal:
         return Choice(list(legal).index(action))
     return Choice(None, f"{text} is not one of the legal actions", well_formed=True)
