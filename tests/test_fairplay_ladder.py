@@ -706,33 +706,68 @@ def children_of(pid: int) -> set[int]:
     return found
 
 
-def test_no_bot_outlives_a_sigkilled_ladder(tmp_path: Path) -> None:
-    """SIGKILL of `ladder serve` mid-match: its bot processes are gone within 5 s."""
+#: A bot that says it is ready, then ignores SIGTERM, its stdin and its match.
+STUBBORN = (
+    "import json, signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+    "print(json.dumps({'ready': True}), flush=True); time.sleep(600)"
+)
+
+
+@pytest.mark.parametrize("sandbox", [(), ("--no-sandbox",)], ids=["sandbox", "no-sandbox"])
+def test_no_bot_outlives_a_sigkilled_ladder(tmp_path: Path, sandbox: tuple[str, ...]) -> None:
+    """SIGKILL of `ladder serve` mid-match: its bot processes are gone within 5 s, also
+    a kept-alive and a per-seat bot that ignore SIGTERM and their stdin (polite bots
+    leave at the end of their stdin anyway; these only die if tied to the ladder: by
+    bwrap's --die-with-parent in the sandbox, by PR_SET_PDEATHSIG without it)."""
+    import secrets
+    import shlex
     import signal
     import time
 
-    ladder = LadderProcess(tmp_path / "ladder", f"sqlite:///{tmp_path / 'l.sqlite3'}")
+    mark = f"cirulla-stubborn-{secrets.token_hex(6)}"
+    ladder = LadderProcess(tmp_path / "ladder", f"sqlite:///{tmp_path / 'l.sqlite3'}", *sandbox)
     ladder.start()
     assert ladder.proc is not None
-    ladder.cli("add", "random", "random", "--max-concurrency", "4")
-    ladder.cli("add", "greedy", "greedy", "--max-concurrency", "4")
-    bots = wait_for(lambda: children_of(ladder.proc.pid), 120, "bot processes")  # type: ignore[union-attr]
-    time.sleep(1.0)
-    bots = children_of(ladder.proc.pid) or bots
-    ladder.proc.send_signal(signal.SIGKILL)
-    ladder.proc.wait(30)
-    deadline = time.monotonic() + 5
-    alive = bots
-    while alive and time.monotonic() < deadline:
-        time.sleep(0.2)
-        alive = {
-            p
-            for p in alive
-            if Path(f"/proc/{p}").exists()
-            and "Z" not in Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        }
-    ladder.kill()  # the harness's own clean-up of anything left
-    assert not alive, f"{len(alive)} of {len(bots)} bot processes outlived the ladder by 5 s"
+    try:
+        ladder.cli("add", "random", "random", "--max-concurrency", "4")
+        ladder.cli("add", "greedy", "greedy", "--max-concurrency", "4")
+        for name, prefix in (("kept", "serve:"), ("seat", "cmd:")):
+            argv = [sys.executable, "-c", STUBBORN, f"{mark}-{name}"]
+            ladder.cli("add", name, prefix + shlex.join(argv), "--max-concurrency", "1")
+        pid = ladder.proc.pid
+
+        def both_stubborn() -> set[int]:
+            children = children_of(pid)
+            found = set()
+            for child in children:
+                with contextlib.suppress(OSError):
+                    argv = Path(f"/proc/{child}/cmdline").read_bytes().split(b"\0")
+                    if argv[0] == sys.executable.encode():
+                        found |= {a for a in argv if a.startswith(mark.encode())}
+            return children if len(found) == 2 else set()
+
+        wait_for(both_stubborn, 120, "both stubborn bots", every=0.2)
+        time.sleep(1.0)
+        bots = children_of(pid)
+        ladder.proc.send_signal(signal.SIGKILL)
+        ladder.proc.wait(30)
+        deadline = time.monotonic() + 5
+        alive = bots
+        while alive and time.monotonic() < deadline:
+            time.sleep(0.2)
+            alive = {
+                p
+                for p in alive
+                if Path(f"/proc/{p}").exists()
+                and "Z" not in Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()[0]
+            }
+        assert not alive, f"{len(alive)} of {len(bots)} bot processes outlived the ladder by 5 s"
+        assert not marked(mark)
+    finally:
+        ladder.kill()  # the harness's own clean-up of anything left
+        for left in marked(mark):
+            with contextlib.suppress(OSError):
+                os.kill(left, signal.SIGKILL)
 
 
 def test_the_ladder_speaks_tls_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
