@@ -416,3 +416,22 @@ def test_bot_check_reports_garbage_in_bounded_form(tmp_path: Path) -> None:
     assert len(out) < 1 << 20
     # the engine's bytes are shown as data: no control character reaches the terminal
     assert not [c for c in out if not c.isprintable() and c != "\n"]
+
+
+def test_read_lines_cuts_a_long_line_and_keeps_the_next() -> None:
+    """A 10 MB line through a real pipe: its head comes out cut, the rest is discarded in
+    chunks, and the line after it is intact."""
+    from cirulla.bots.text.lines import read_lines
+
+    read_fd, write_fd = os.pipe()
+
+    def write() -> None:
+        with os.fdopen(write_fd, "wb") as pipe:
+            pipe.write(b"y" * 10_000_000 + b"\nok\ntail")
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    with os.fdopen(read_fd, "rb") as pipe:
+        lines = list(read_lines(pipe.fileno(), 16))
+    writer.join()
+    assert lines == [(b"y" * 16, True), (b"ok", False), (b"tail", False)]
