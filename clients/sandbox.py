@@ -191,11 +191,38 @@ def named_paths(argv: Sequence[str]) -> tuple[Path, ...]:
     ``--option=value``) that exist: a bot sees its own program and nothing else of the
     machine's files, so the organiser names what it needs on its command line."""
     found: list[Path] = []
-    for arg in argv:
+    for arg in absolute_argv(argv):
         for candidate in (arg, arg.partition("=")[2]):
-            if candidate and os.path.exists(candidate) and candidate != "/":
-                found.append(Path(candidate).absolute())
+            if os.path.isabs(candidate) and os.path.exists(candidate) and candidate != "/":
+                found.append(Path(candidate))
     return tuple(dict.fromkeys(found))
+
+
+def _absolute(candidate: str) -> str | None:
+    """``candidate`` as an absolute path if it names an existing file by a relative path
+    (``agent.npz``, ``bots/mine.py``), else None: inside the sandbox the working folder
+    is its private /tmp, so a relative path would name nothing there."""
+    if not candidate or os.path.isabs(candidate) or not os.path.isfile(candidate):
+        return None
+    if "/" not in candidate and not Path(candidate).suffix:
+        return None  # a bare word ("random") is a name, not a path
+    return str(Path(candidate).absolute())
+
+
+def absolute_argv(argv: Sequence[str]) -> list[str]:
+    """``argv`` with every relative file path (an argument, or a ``key=value``'s value)
+    made absolute, so the sandboxed process finds the files bound for it."""
+    out = []
+    for arg in argv:
+        key, sep, value = arg.partition("=")
+        whole = _absolute(arg)
+        if whole is not None:
+            out.append(whole)
+        elif sep and (found := _absolute(value)) is not None:
+            out.append(f"{key}={found}")
+        else:
+            out.append(arg)
+    return out
 
 
 @dataclass
@@ -217,6 +244,7 @@ class Confinement:
         self, argv: Sequence[str], env: Mapping[str, str]
     ) -> tuple[list[str], dict[str, str], Callable[[], None] | None]:
         private = [p.absolute() for p in self.private]
+        argv = absolute_argv(argv)
         named = tuple(
             path
             for path in named_paths(argv)

@@ -13,6 +13,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from cirulla.clients.schedule import SEED_BITS, bot_seed, deck_seed
 
 # A cmd: bot that dumps what it was given and every deck it can derive from it (each
@@ -302,3 +304,27 @@ def test_a_bots_output_reaches_the_operators_terminal_as_data(tmp_path: Path) ->
     assert "click" in output and "LOUD" in output  # the log's text is shown
     assert "\x1b]" not in output and "\x1b[2J" not in output and "\x07" not in output
     assert "[bold red]LOUD[/]" in output  # shown as written, not taken as markup
+
+
+def test_a_sandboxed_command_names_its_files_by_absolute_paths(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cirulla.clients.sandbox import absolute_argv, named_paths
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "agent.npz").write_bytes(b"x")
+    (tmp_path / "random").write_text("a file named like a bot kind")
+    (tmp_path / "bots").mkdir()
+    (tmp_path / "bots" / "mine.py").write_text("")
+    argv = ["python", "-m", "cirulla.bots.loop", "policy:model=agent.npz", "random"]
+    argv += ["bots/mine.py", "--name=p"]
+    assert absolute_argv(argv) == [
+        "python",
+        "-m",
+        "cirulla.bots.loop",
+        f"policy:model={tmp_path / 'agent.npz'}",
+        "random",  # a bare word stays a name
+        str(tmp_path / "bots" / "mine.py"),
+        "--name=p",
+    ]
+    assert set(named_paths(argv)) == {tmp_path / "agent.npz", tmp_path / "bots" / "mine.py"}

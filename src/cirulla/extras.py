@@ -29,12 +29,15 @@ MODULES: dict[str, tuple[str, ...]] = {
     "tui": ("textual",),
     # the Gymnasium, PettingZoo and OpenSpiel environments (cirulla.env)
     "env": ("numpy", "gymnasium", "pettingzoo", "pyspiel"),
+    # policy:model=PATH.onnx (an exported PyTorch or Stable-Baselines3 policy)
+    "onnx": ("onnxruntime",),
 }
 
 #: Extras that include others (pyproject.toml: ``cirulla[server]`` among their entries).
 INCLUDES: dict[str, tuple[str, ...]] = {
     "tournament": ("server",),
     "ladder": ("tournament",),
+    "onnx": ("env",),
 }
 
 
