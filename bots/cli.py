@@ -110,6 +110,7 @@ def register(commands: argparse._SubParsersAction, bench: argparse._SubParsersAc
         help="check: play only the first N of the 4 check games",
     )
     enroll.add_ladder_arguments(p)
+    text_cli.add_bridge_arguments(p)  # `bot text`: the engine's limits and timeouts
     p.set_defaults(func=_run_bot, command_line=None)
     match_cli.register(commands)
     text_cli.register_engine(commands)

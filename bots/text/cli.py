@@ -139,11 +139,8 @@ def _run_engine(args: argparse.Namespace) -> int:
 
 
 def register_engine(commands: argparse._SubParsersAction) -> None:
-    """``cirulla engine``; and the bridge's own options on ``cirulla bot`` (registered
-    here, beside the bridge, on the ``bot`` parser made just before)."""
-    bot = commands.choices.get("bot")
-    if isinstance(bot, argparse.ArgumentParser):
-        add_bridge_arguments(bot)
+    """``cirulla engine`` (the bridge's own options are on ``cirulla bot``:
+    ``add_bridge_arguments``)."""
     p = commands.add_parser(
         "engine",
         help="run a built-in bot as a text-protocol engine on stdin/stdout",
