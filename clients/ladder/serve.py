@@ -143,15 +143,17 @@ class LadderConfinement(Confinement):
     def wrap(
         self, argv: Sequence[str], env: Mapping[str, str]
     ) -> tuple[list[str], dict[str, str], Callable[[], None] | None]:
-        args, _outer, limiter = super().wrap(argv, env)
-        start = args.index("--clearenv")
-        end = args.index("--", start)
+        args, outer, limiter = super().wrap(argv, env)
+        if "--clearenv" not in args:  # the sandbox already keeps it off
+            return args, outer, limiter
+        start = at = args.index("--clearenv")  # bwrap's own options come first
         inner: dict[str, str] = {}
-        for at in range(start + 1, end, 3):
-            if args[at] != "--setenv":
-                raise ValueError(f"unexpected bwrap argument {args[at]!r} among --setenv")
-            inner[args[at + 1]] = args[at + 2]
-        return args[:start] + args[end:], inner, limiter
+        while args[at + 1] == "--setenv":
+            inner[args[at + 2]] = args[at + 3]
+            at += 3
+        if args[at + 1] != "--":  # not the layout Sandbox.wrap writes: leave it alone
+            return args, outer, limiter
+        return args[:start] + args[at + 1 :], inner, limiter
 
 
 def private_paths(options: ServeOptions, token_file: Path) -> tuple[Path, ...]:
