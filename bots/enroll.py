@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import os
 import queue
+import random
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -26,7 +27,7 @@ from typing import Any
 import grpc
 
 from cirulla import __version__
-from cirulla.bots.kit import BotError, MatchOutcome, run_bot
+from cirulla.bots.kit import BotError, MatchOutcome, reconnect_delay, run_bot
 from cirulla.bots.policy import Policy
 from cirulla.v1 import ladder_pb2, ladder_pb2_grpc
 
@@ -86,6 +87,8 @@ class LadderBot:
     name: str | None = None
     backoff: float = 0.5
     max_backoff: float = 30.0
+    #: The re-enrolment delays' generator (None: the kit's, seeded by the system).
+    jitter: random.Random | None = None
     #: Extra keyword arguments for ``run_bot`` (e.g. retries, TLS).
     play_options: dict[str, Any] = field(default_factory=dict)
     played: list[Played] = field(default_factory=list)
@@ -228,8 +231,8 @@ class LadderBot:
                 if self._stop.is_set():
                     break
                 failures = 0 if enrolled else failures + 1
-                delay = min(self.max_backoff, self.backoff * 2 ** max(0, failures - 1))
-                log.info("re-enrolling in %.1fs", delay)
+                delay = reconnect_delay(failures, self.backoff, self.max_backoff, self.jitter)
+                log.info("re-enrolling %s on %s in %.2fs", self.bot_name, self.ladder, delay)
                 self._stop.wait(delay)
 
     def wait_idle(self, timeout: float) -> bool:

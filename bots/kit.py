@@ -6,7 +6,7 @@ comes from the environment the tournament runner and the ladder set for every bo
 as arguments, so a bot needs no argument parsing. The kit answers the handshake, turns
 each ``decision_request`` into a rules-core ``View`` and numbered ``Action`` list, calls
 the policy with the time it may use, and answers with the chosen index. If the stream
-drops it reconnects with backoff and resumes from the last event it saw; if the policy
+drops it reconnects with jittered backoff and resumes from the last event it saw; if the policy
 overruns its time it answers with the server's default action rather than let the clock
 run out, and signals the policy to stop (``decision_cancelled()``).
 """
@@ -18,6 +18,7 @@ import contextlib
 import logging
 import os
 import queue
+import random
 import sys
 import threading
 import time
@@ -50,6 +51,28 @@ from cirulla.v1 import match_service_pb2, match_service_pb2_grpc, play_pb2
 from cirulla.wire import options_from_proto
 
 log = logging.getLogger("cirulla.bots.kit")
+
+#: The jitter of every reconnection delay: one generator per process, seeded by the
+#: operating system, so clients restarted together draw different schedules.
+JITTER = random.Random()
+
+
+def reconnect_delay(
+    failures: int, base: float, cap: float, rng: random.Random | None = None
+) -> float:
+    """Seconds to wait before reconnection attempt ``failures`` (0 after a stream that
+    made progress, 1, 2, ... after attempts in a row that failed): "full jitter",
+    uniform in [0, min(cap, base * 2**(failures - 1))].
+
+    Why jitter: when a server restarts, every bot and ladder client it served loses
+    its stream at the same instant; with a plain doubling schedule they would all come
+    back in the same few milliseconds, attempt after attempt. Drawing each delay
+    uniformly below the exponential ceiling spreads them over the whole window.
+    """
+    exponent = min(max(0, failures - 1), 32)  # bounded: base * 2**n stays a float
+    ceiling = min(cap, base * 2**exponent)
+    return (rng or JITTER).uniform(0.0, ceiling)
+
 
 # Statuses that retrying cannot fix: report them at once.
 FATAL_CODES = {
@@ -288,6 +311,7 @@ class BotClient:
         tls_ca: str | None = None,
         join_timeout: float = JOIN_TIMEOUT,
         auto_play_forced: bool | None = None,
+        jitter: random.Random | None = None,
     ) -> None:
         self.policy = policy
         self.server = server
@@ -297,6 +321,7 @@ class BotClient:
         self.retries = retries
         self.backoff = backoff
         self.max_backoff = max_backoff
+        self.jitter = jitter  # the reconnection delays' generator (None: JITTER)
         self.tls_ca = tls_ca
         self.join_timeout = join_timeout
         #: Let the server play decisions with one legal action (never asked for them):
@@ -383,8 +408,13 @@ class BotClient:
             failures = 0 if progressed else failures + 1
             if failures > self.retries:
                 raise BotError(f"gave up after {self.retries} failed reconnection attempts")
-            delay = min(self.max_backoff, self.backoff * 2 ** max(0, failures - 1))
-            log.info("reconnecting in %.1fs (resume after event %d)", delay, self.last_sequence)
+            delay = reconnect_delay(failures, self.backoff, self.max_backoff, self.jitter)
+            log.info(
+                "reconnecting to match %s in %.2fs (resume after event %d)",
+                self.match_id,
+                delay,
+                self.last_sequence,
+            )
             await asyncio.sleep(delay)
             resume = self.outcome.seat is not None
 
