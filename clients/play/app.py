@@ -39,6 +39,8 @@ class CirullaApp(App[None]):
     """What play and watch share: the layout, the table state, the Spectate stream."""
 
     CSS = CSS
+    #: Follow the match's Spectate stream (a seat has its own Play stream instead).
+    SPECTATE = True
     BINDINGS: ClassVar[list[Any]] = [Binding("q", "quit", "Quit")]
 
     def __init__(self, server: str, match_id: str) -> None:
@@ -67,7 +69,8 @@ class CirullaApp(App[None]):
         self.channel = grpc.aio.insecure_channel(self.address)
         self.stub = match_service_pb2_grpc.MatchServiceStub(self.channel)
         self.query_one("#choices", OptionList).display = False
-        self.run_worker(self.spectate(), name="spectate", exit_on_error=False)
+        if self.SPECTATE:
+            self.run_worker(self.spectate(), name="spectate", exit_on_error=False)
         self.set_interval(1.0, self.redraw)
         self.redraw()
 
@@ -88,20 +91,17 @@ class CirullaApp(App[None]):
         kind = msg.WhichOneof("body")
         st = self.table
         if kind == "welcome":
-            if st.seat is None:
-                st.on_welcome(msg.welcome)
-            else:
-                st.on_seats(msg.welcome.seats)
-        elif kind == "new_game" and st.seat is None:
+            st.on_welcome(msg.welcome)
+        elif kind == "new_game":
             st.on_new_game(msg.new_game)
         elif kind == "view":
             st.on_view(msg.view)
-        elif kind == "event" and st.seat is None:
+        elif kind == "event":
             self.take_event(msg.event)
-        elif kind == "match_result" and st.seat is None:
+        elif kind == "match_result":
             st.on_match_result(msg.match_result)
             self.write_log()
-        elif kind == "goodbye" and st.seat is None:
+        elif kind == "goodbye":
             st.on_goodbye(msg.goodbye)
         self.redraw()
 
@@ -163,6 +163,9 @@ class PlayApp(CirullaApp):
     """``cirulla play``: one seat, chosen with the keyboard."""
 
     TITLE = "cirulla play"
+    #: The seat's Play stream brings every public event too, in order with the seat's
+    #: own; a second stream's Views, running ahead of it, would skip the end of a deal.
+    SPECTATE = False
     BINDINGS: ClassVar[list[Any]] = [
         Binding("q", "quit", "Quit"),
         Binding("escape", "to_cards", "Back to the cards"),

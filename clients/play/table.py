@@ -1,8 +1,9 @@
 """What a person at the table (or watching it) sees, folded from protocol messages.
 
-The public part of the screen is the latest spectator ``View`` (the server sends one
-after every event that changes it, and never puts a hand in it); the player adds only
-its own hand and open decision from its Play stream. Each event becomes one short log
+The public part of the screen is the latest ``View`` the server sent, with every later
+public event folded onto it (``fold``: the server sends no View after a deal's or the
+game's last move, so the board would otherwise be one play behind there); the player
+adds only its own hand and open decision from its Play stream. Each event becomes one short log
 line. Rendering is plain text with Rich markup, shared by ``cirulla play`` and
 ``cirulla watch``.
 """
@@ -13,6 +14,7 @@ from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from cirulla.clients.play.fold import fold_event, new_deal_view
 from cirulla.server.records import score_line
 from cirulla.v1 import cards_pb2, events_pb2, game_pb2, match_pb2, play_pb2
 
@@ -52,6 +54,7 @@ class TableState:
     decision: play_pb2.DecisionRequest | None = None
     deal_results: list[events_pb2.DealResult] = field(default_factory=list)
     game_result: events_pb2.GameResult | None = None
+    totals: list[int] = field(default_factory=list)  # game totals after the last deal
     match_result: match_pb2.MatchResult | None = None
     goodbye: str = ""
     log: deque[str] = field(default_factory=lambda: deque(maxlen=200))
@@ -90,13 +93,16 @@ class TableState:
         self.on_seats(g.seats)
         self.deal_results.clear()
         self.game_result = None
+        self.totals = []
         self.log.append(f"[b]Game {g.game_number}[/b] starts; dealer {self.seat_name(g.dealer)}")
 
     def on_view(self, v: game_pb2.View) -> None:
         """A spectator view replaces the public part; a seat view also gives the hand."""
         if self.view is not None and v.event_sequence < self.view.event_sequence:
             return  # an older snapshot (the other stream lags): keep the newer one
-        self.view = v
+        self.view = game_pb2.View()
+        self.view.CopyFrom(v)  # a copy: events are folded onto it
+        self.view.ClearField("hand")  # the hand is ``self.hand``
         self.players = v.players or self.players
         for s in v.seats:
             if s.name:
@@ -109,9 +115,24 @@ class TableState:
         self.decision = d
         self.on_view(d.view)
 
+    def side_of(self, seat: int) -> int:
+        return self.sides.get(seat, seat % 2 if self.players == 4 else seat)
+
+    def fold(self, e: events_pb2.Event) -> None:
+        """Bring the board to the position after ``e`` (unless a View already shows it)."""
+        v = self.view
+        if v is not None and e.sequence <= v.event_sequence:
+            return
+        if e.WhichOneof("body") == "deal_started":
+            names = lambda seat: self.names.get(seat, "")  # noqa: E731
+            self.view = new_deal_view(e, self.players, self.side_of, names, self.totals, v)
+        elif v is not None:
+            fold_event(v, e)
+
     def on_event(self, e: events_pb2.Event) -> None:
         kind = e.WhichOneof("body")
         line = self.describe(e)
+        self.fold(e)
         if kind == "hand_dealt" and e.hand_dealt.seat == self.seat:
             self.hand = list(e.hand_dealt.cards)
         elif kind == "card_played" and e.card_played.seat == self.seat:
@@ -119,6 +140,7 @@ class TableState:
             self.hand = [c for c in self.hand if c.code != code]
         elif kind == "deal_scored":
             self.deal_results.append(e.deal_scored)
+            self.totals = list(e.deal_scored.totals)
         elif kind == "game_over":
             self.game_result = e.game_over
             self.games_won = list(e.game_over.games_won)
