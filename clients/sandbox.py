@@ -178,12 +178,11 @@ class Sandbox:
             args += ["--bind", str(server_socket), str(SANDBOX_SERVER_SOCKET)]
             if "CIRULLA_SERVER" in inner:
                 inner["CIRULLA_SERVER"] = f"unix:{SANDBOX_SERVER_SOCKET}"
-        # bwrap starts with an empty environment and sets only what we pass
-        args.append("--clearenv")
-        for key, value in sorted(inner.items()):
-            args += ["--setenv", key, value]
+        # bwrap hands its own environment to the sandbox: the bot's (allow-listed) one,
+        # given to bwrap as its environment, never on its command line, where `ps` would
+        # show the seat token to every local user
         args += ["--", *argv]
-        return args, {"PATH": os.environ.get("PATH", os.defpath)}, _limiter(self.limits)
+        return args, inner, _limiter(self.limits)
 
 
 def named_paths(argv: Sequence[str]) -> tuple[Path, ...]:

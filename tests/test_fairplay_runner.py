@@ -328,3 +328,18 @@ def test_a_sandboxed_command_names_its_files_by_absolute_paths(
         "--name=p",
     ]
     assert set(named_paths(argv)) == {tmp_path / "agent.npz", tmp_path / "bots" / "mine.py"}
+
+
+def test_a_sandboxed_seats_token_is_on_no_command_line() -> None:
+    from cirulla.clients.sandbox import Confinement, ServerRelay
+
+    env = {"PATH": os.environ["PATH"], "CIRULLA_TOKEN": "seat-token-3e1f", "CIRULLA_SEAT": "1"}
+    with ServerRelay("127.0.0.1:1") as relay:
+        show = [sys.executable, "-c", "import os; print(os.environ['CIRULLA_TOKEN'])"]
+        argv, outer, _ = Confinement(relay).wrap(show, env)
+        assert not any("seat-token-3e1f" in arg for arg in argv)  # `ps` shows bwrap's argv
+        assert outer["CIRULLA_TOKEN"] == "seat-token-3e1f" and outer["HOME"] == "/tmp/home"
+        done = subprocess.run(
+            argv, env=outer, capture_output=True, text=True, timeout=30, check=False
+        )
+    assert done.stdout.strip() == "seat-token-3e1f", done.stderr
