@@ -29,7 +29,6 @@ import signal
 import socket
 import sys
 import threading
-from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -129,31 +128,6 @@ def check_sandbox(options: ServeOptions) -> None:
             f"managed bots run in a bubblewrap sandbox and it cannot run here: {reason} "
             "(--no-sandbox runs them unconfined: only for bots you wrote yourself)"
         ) from None
-
-
-class LadderConfinement(Confinement):
-    """``Confinement`` with the bot's environment kept off bwrap's command line.
-
-    ``Sandbox.wrap`` gives bwrap ``--clearenv`` and one ``--setenv KEY VALUE`` per
-    variable, so a ``cmd:`` seat's CIRULLA_TOKEN is in bwrap's command line, which every
-    local user reads (``ps``). bwrap passes its own environment on when it is not told
-    ``--clearenv``: the same variables go there instead, readable only by this user.
-    """
-
-    def wrap(
-        self, argv: Sequence[str], env: Mapping[str, str]
-    ) -> tuple[list[str], dict[str, str], Callable[[], None] | None]:
-        args, outer, limiter = super().wrap(argv, env)
-        if "--clearenv" not in args:  # the sandbox already keeps it off
-            return args, outer, limiter
-        start = at = args.index("--clearenv")  # bwrap's own options come first
-        inner: dict[str, str] = {}
-        while args[at + 1] == "--setenv":
-            inner[args[at + 2]] = args[at + 3]
-            at += 3
-        if args[at + 1] != "--":  # not the layout Sandbox.wrap writes: leave it alone
-            return args, outer, limiter
-        return args[:start] + args[at + 1 :], inner, limiter
 
 
 def private_paths(options: ServeOptions, token_file: Path) -> tuple[Path, ...]:
@@ -411,9 +385,7 @@ async def serve(options: ServeOptions) -> int:
     for key in [k for k in os.environ if k.startswith("CIRULLA_TLS_")]:
         del os.environ[key]
     relay = ServerRelay() if options.sandbox else None
-    confinement = (
-        LadderConfinement(relay, private=private_paths(options, token_file)) if relay else None
-    )
+    confinement = Confinement(relay, private=private_paths(options, token_file)) if relay else None
     try:
         engine = await asyncio.to_thread(open_database, options.db)
         store = LadderStore(engine)
