@@ -17,13 +17,14 @@ from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.widgets import Footer, OptionList, RichLog, Static
+from textual.widgets import Footer, OptionList, Static
 
 from cirulla import PROTOCOL_VERSION, __version__
 from cirulla.clients.play.choices import CardChoice, capture_label, card_choices, preview
 from cirulla.clients.play.table import TableState
+from cirulla.clients.play.widgets import ConfirmQuit, EventLog
 from cirulla.server.client import Outbox
-from cirulla.v1 import match_service_pb2, match_service_pb2_grpc, play_pb2
+from cirulla.v1 import game_pb2, match_service_pb2, match_service_pb2_grpc, play_pb2
 
 CSS = """
 #status { height: auto; background: $boost; padding: 0 1; }
@@ -62,7 +63,7 @@ class CirullaApp(App[None]):
                 yield Static(id="prompt")
                 yield OptionList(id="choices")
                 yield Static(id="scores")
-            yield RichLog(id="log", markup=True, wrap=True)
+            yield EventLog(id="log")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -110,9 +111,9 @@ class CirullaApp(App[None]):
         self.write_log()
 
     def write_log(self) -> None:
-        log = self.query_one("#log", RichLog)
+        log = self.query_one("#log", EventLog)
         while self.table.log:
-            log.write(Text.from_markup(self.table.log.popleft()))
+            log.add(Text.from_markup(self.table.log.popleft()))
 
     def fail(self, message: str) -> None:
         self.error_text = message
@@ -148,8 +149,7 @@ class CirullaApp(App[None]):
         parts = []
         for wid in ("status", "table", "sides", "hand", "prompt", "scores"):
             parts.append(Text.from_markup(self.texts.get(wid, "")).plain)
-        log = self.query_one("#log", RichLog)
-        parts.extend(line.text for line in log.lines)
+        parts.extend(line.plain for line in self.query_one("#log", EventLog).texts)
         return "\n".join(parts)
 
 
@@ -280,7 +280,10 @@ class PlayApp(CirullaApp):
         if base or self.table.decision is None:
             return base
         if self.step == 1:
-            return "[b]Your move.[/b] Pick a card (arrows + Enter, or its number):"
+            return (
+                "[b]Your move.[/b] Pick a card (arrows + Enter, or its number); a card "
+                "with one way to play is played at once:"
+            )
         if self.step == 2 and self.picked is not None:
             options = self.query_one("#choices", OptionList)
             i = options.highlighted or 0
@@ -295,6 +298,8 @@ class PlayApp(CirullaApp):
         self.choose(event.option_index)
 
     def action_pick(self, n: int) -> None:
+        if isinstance(self.screen, ConfirmQuit):
+            return
         options = self.query_one("#choices", OptionList)
         if self.step and 1 <= n <= options.option_count:
             options.highlighted = n - 1
@@ -305,26 +310,61 @@ class PlayApp(CirullaApp):
             self.show_cards()
 
     def choose(self, index: int) -> None:
+        if self.table.decision is None:
+            return
+        if self.step == 1 and index < len(self.cards):
+            choice = self.cards[index]
+            if len(choice.actions) == 1:
+                # One way to play it (it takes nothing, or takes one set of cards, which
+                # its label says): the choice is made, no second confirmation.
+                self.submit(choice.actions[0])
+            else:
+                self.show_captures(choice)
+        elif self.step == 2 and self.picked is not None and index < len(self.picked.actions):
+            self.submit(self.picked.actions[index])
+
+    def submit(self, la: game_pb2.LegalAction) -> None:
         decision = self.table.decision
         if decision is None:
             return
-        if self.step == 1 and index < len(self.cards):
-            self.show_captures(self.cards[index])
-        elif self.step == 2 and self.picked is not None and index < len(self.picked.actions):
-            la = self.picked.actions[index]
-            self.outbox.send(
-                match_service_pb2.PlayRequest(
-                    submit_action=play_pb2.SubmitAction(
-                        decision_id=decision.decision_id, legal_action_index=la.index
-                    )
+        self.outbox.send(
+            match_service_pb2.PlayRequest(
+                submit_action=play_pb2.SubmitAction(
+                    decision_id=decision.decision_id, legal_action_index=la.index
                 )
             )
-            self.table.decision = None
-            self.deadline = None
-            self.hide_choices()
-            self.redraw()
+        )
+        self.table.decision = None
+        self.deadline = None
+        self.hide_choices()
+        self.redraw()
+
+    def running(self) -> bool:
+        """A game is on and this seat is in it (quitting now gives the seat up)."""
+        st = self.table
+        return st.match_result is None and not st.goodbye and not self.error_text
 
     async def action_quit(self) -> None:
+        if isinstance(self.screen, ConfirmQuit):
+            return
+        if not self.running():
+            self.leave()
+            return
+
+        def answered(quit_now: bool | None) -> None:
+            if quit_now:
+                self.leave()
+
+        self.push_screen(
+            ConfirmQuit(
+                "[b]Leave the match?[/b] The game is still on: your seat stops playing "
+                "(the server plays its default action when its time runs out).\n\n"
+                "[b]y[/b] or [b]q[/b] leaves, [b]n[/b] or Esc goes back to the table."
+            ),
+            answered,
+        )
+
+    def leave(self) -> None:
         if self.table.match_result is None and not self.table.goodbye:
             self.outbox.send(match_service_pb2.PlayRequest(quit=play_pb2.Quit(reason="quit")))
         self.outbox.send(None)

@@ -44,6 +44,8 @@ def card_choices(legal: list[game_pb2.LegalAction]) -> list[CardChoice]:
             label += f"  ({len(actions)} ways to capture)"
         elif actions[0].action.captures:
             label += f"  takes {cards(actions[0].action.captures)}"
+        else:
+            label += "  takes nothing: it stays on the table"
         out.append(CardChoice(label, tuple(actions)))
     return out
 

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
 from cirulla.extras import require
 from cirulla.rules.cli import add_rule_arguments
+
+if TYPE_CHECKING:
+    from cirulla.clients.play.app import CirullaApp
 
 PLAY_HELP = """\
 Play Cirulla in the terminal against the bots.
@@ -21,16 +25,19 @@ With --server, --match and --token, takes a seat of an existing match instead
 (the token comes from whoever created the match):
   cirulla play --server 127.0.0.1:50051 --match m-1-3fa2b1 --token SECRET
 
-Keys: arrows (or the number keys) and Enter pick a card, then how it captures; the
-line above the list says what the action takes before you confirm with Enter; Esc goes
-back to the cards; q quits. Declarations (low hand, three of a kind) are choices of
-their own in the card list. Your seat plays its default action if it runs out of time.
+Keys: arrows (or the number keys) and Enter pick a card; a card with one way to play
+(it takes nothing, or its line says what it takes) is played at once, otherwise pick
+how it captures: the line above the list says what the action takes before you confirm
+with Enter; Esc goes back to the cards; q quits (asking first while the game is on).
+Declarations (low hand, three of a kind) are choices of their own in the card list.
+Your seat plays its default action if it runs out of time.
 """
 
 WATCH_HELP = """\
 Follow a live match in the terminal as a spectator: the table, the cards each side
 took, scores and a log of every public event. No hand is ever shown (the server sends
-spectators public information only).
+spectators public information only). A match that is not there (wrong id, no server
+at the address, an aborted match) is one line on stderr and exit status 1.
 
   cirulla watch m-1-3fa2b1 --server 127.0.0.1:50051
 """
@@ -84,8 +91,13 @@ def run_play(args: argparse.Namespace) -> int:
         if not all(joining):
             print("cirulla play: --server, --match and --token go together", file=sys.stderr)
             return 2
-        PlayApp(args.server, args.match, args.token, args.name).run()
-        return 0
+        from cirulla.clients.play.preflight import match_problem
+
+        problem = match_problem(args.server, args.match, joining=True)
+        if problem:
+            print(f"cirulla play: {problem}", file=sys.stderr)
+            return 1
+        return finished("play", PlayApp(args.server, args.match, args.token, args.name))
     try:
         overrides = parse_overrides(args.rule)
         if args.players is not None:
@@ -102,15 +114,27 @@ def run_play(args: argparse.Namespace) -> int:
         return 2
     try:
         with game:
-            PlayApp(game.address, game.match_id, game.token, args.name).run()
+            return finished("play", PlayApp(game.address, game.match_id, game.token, args.name))
     except RuntimeError as exc:
         print(f"cirulla play: {exc}", file=sys.stderr)
+        return 1
+
+
+def finished(command: str, app: CirullaApp) -> int:
+    """Run ``app``; an error it showed is repeated on stderr once the screen is gone."""
+    app.run()
+    if app.error_text:
+        print(f"cirulla {command}: {app.error_text}", file=sys.stderr)
         return 1
     return 0
 
 
 def run_watch(args: argparse.Namespace) -> int:
     from cirulla.clients.play.app import WatchApp
+    from cirulla.clients.play.preflight import match_problem
 
-    WatchApp(args.server, args.match).run()
-    return 0
+    problem = match_problem(args.server, args.match)
+    if problem:
+        print(f"cirulla watch: {problem}", file=sys.stderr)
+        return 1
+    return finished("watch", WatchApp(args.server, args.match))
