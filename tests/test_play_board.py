@@ -58,6 +58,9 @@ def check_deal_end(screen: str, last: int | None, players: int) -> None:
         assert f"Last to capture: side {last}" in screen, (last, screen)
         assert counts["table"] == 0, screen  # the last take swept it
     assert "your turn" not in screen and "to move:" not in screen, screen
+    # the deal's score says the same of the cards taken
+    in_score = sum(int(n) for n in re.findall(r"(\d+) cards taken", screen))
+    assert in_score == counts["taken"], (in_score, counts, screen)
 
 
 class RecordingPlay(PlayApp):

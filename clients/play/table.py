@@ -55,6 +55,7 @@ class TableState:
     deal_results: list[events_pb2.DealResult] = field(default_factory=list)
     game_result: events_pb2.GameResult | None = None
     totals: list[int] = field(default_factory=list)  # game totals after the last deal
+    last_take: events_pb2.LastTake | None = None  # the last finished deal's
     match_result: match_pb2.MatchResult | None = None
     goodbye: str = ""
     log: deque[str] = field(default_factory=lambda: deque(maxlen=200))
@@ -138,6 +139,8 @@ class TableState:
         elif kind == "card_played" and e.card_played.seat == self.seat:
             code = e.card_played.card.code
             self.hand = [c for c in self.hand if c.code != code]
+        elif kind == "last_take":
+            self.last_take = e.last_take
         elif kind == "deal_scored":
             self.deal_results.append(e.deal_scored)
             self.totals = list(e.deal_scored.totals)
@@ -302,7 +305,13 @@ class TableState:
         lines = [f"[b]Deal {r.deal_number} score[/b]"]
         for s in r.scores:
             cap = " CAPPOTTO" if s.cappotto else ""
-            lines.append(f"  {self.side_name(s.side)}: {score_line(s)} (game {s.game_total}){cap}")
+            lines.append(
+                f"  {self.side_name(s.side)}: {s.card_count} cards taken, {s.coin_count} "
+                f"coins; {score_line(s)} (game {s.game_total}){cap}"
+            )
+        lt = self.last_take
+        if lt is not None and lt.HasField("side") and lt.cards:
+            lines.append(f"  the last take: {self.side_name(lt.side)} got {cards(lt.cards)}")
         if self.game_result is not None:
             g = self.game_result
             totals = " - ".join(str(t) for t in g.totals)
