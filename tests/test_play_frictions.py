@@ -54,6 +54,19 @@ def test_watch_errors_are_one_line_on_stderr_and_a_failing_exit(tmp_path: Path) 
     assert lines[0].startswith(f"cirulla watch: no match server answers at {address}"), lines
     assert "\x1b[" not in closed.stdout
 
+    # cirulla play taking a seat on a server checks the same way
+    argv = [sys.executable, "-m", "cirulla", "play", "--server", address]
+    joining = subprocess.run(
+        [*argv, "--match", "m-1-3fa2b1", "--token=x"],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=60,
+    )
+    assert joining.returncode == 1, (joining.returncode, joining.stderr)
+    assert joining.stderr.startswith("cirulla play: no match server answers at"), joining.stderr
+    assert len(joining.stderr.strip().splitlines()) == 1, joining.stderr
+
 
 def test_one_keypress_plays_a_card_with_one_way_and_q_asks_first(tmp_path: Path) -> None:
     played: list[str] = []
