@@ -58,6 +58,10 @@ def check_deal_end(screen: str, last: int | None, players: int) -> None:
         assert f"Last to capture: side {last}" in screen, (last, screen)
         assert counts["table"] == 0, screen  # the last take swept it
     assert "your turn" not in screen and "to move:" not in screen, screen
+    # the board's game totals are the deal's new ones
+    board = [int(n) for n in re.findall(r"\): game (\d+) · scope", screen)]
+    scored = [int(n) for n in re.findall(r"\(game (\d+)\)", screen)]
+    assert board == scored and board, (board, scored, screen)
     # the deal's score says the same of the cards taken
     in_score = sum(int(n) for n in re.findall(r"(\d+) cards taken", screen))
     assert in_score == counts["taken"], (in_score, counts, screen)
@@ -114,9 +118,10 @@ def test_play_shows_each_deal_end_and_the_final_position(tmp_path: Path) -> None
             await pilot.press("q")
         return app
 
-    with LocalGame(["greedy"], overrides={"target": 11}, seed=7, workdir=tmp_path) as game:
+    with LocalGame(["greedy"], overrides={"target": 31}, seed=7, workdir=tmp_path) as game:
         app = asyncio.run(main())
-    assert len(app.deal_ends) >= 2, len(app.deal_ends)  # mid-game deal ends, and the last
+    # every deal end was seen (to 31 points a game nearly always has several deals)
+    assert len(app.deal_ends) == len(re.findall(r"Deal \d+ scored", final)) >= 1
     for screen, last in app.deal_ends:
         check_deal_end(screen, last, players=2)
         assert "Your hand:  (empty)" in screen, screen
@@ -140,10 +145,10 @@ def test_watch_shows_each_deal_end_and_the_final_position(tmp_path: Path) -> Non
         return app, final
 
     with LocalGame(
-        ["random", "greedy"], overrides={"target": 11}, seat=None, seed=3, workdir=tmp_path
+        ["random", "greedy"], overrides={"target": 31}, seat=None, seed=3, workdir=tmp_path
     ) as game:
         app, final = asyncio.run(main())
-    assert len(app.deal_ends) >= 2, len(app.deal_ends)
+    assert len(app.deal_ends) == len(re.findall(r"Deal \d+ scored", final)) >= 1
     for screen, last in app.deal_ends:
         check_deal_end(screen, last, players=2)
     check_deal_end(final, app.deal_ends[-1][1], players=2)

@@ -136,7 +136,14 @@ def fold_event(v: game_pb2.View, e: events_pb2.Event) -> None:
                 side.captured.extend(lt.cards)
             _replace(v.table, _without(v.table, lt.cards))
         v.ClearField("to_move")
-    elif kind in ("deal_scored", "game_over"):
+    elif kind == "deal_scored":
+        # the deal is over: its sides' game totals are the new ones (the next deal's View
+        # would say so too), so a final screen's totals agree with the score
+        for side in v.sides:
+            if side.side < len(e.deal_scored.totals):
+                side.game_total = e.deal_scored.totals[side.side]
+        v.ClearField("to_move")
+    elif kind == "game_over":
         v.ClearField("to_move")
     elif kind in ("player_disconnected", "player_reconnected"):
         which = e.player_disconnected.seat if kind == "player_disconnected" else None
