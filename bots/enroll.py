@@ -27,7 +27,7 @@ from typing import Any
 import grpc
 
 from cirulla import __version__
-from cirulla.bots.kit import BotError, MatchOutcome, reconnect_delay, run_bot
+from cirulla.bots.kit import BotError, MatchOutcome, open_channel, reconnect_delay, run_bot
 from cirulla.bots.policy import Policy
 from cirulla.v1 import ladder_pb2, ladder_pb2_grpc
 
@@ -85,6 +85,9 @@ class LadderBot:
     bot_key: str
     capacity: int = 1
     name: str | None = None
+    #: The ladder's CA certificate (PEM file): TLS to the ladder and to the match servers
+    #: its assignments name (a ladder's processes speak TLS, or none do); None: plaintext.
+    tls_ca: str | None = None
     backoff: float = 0.5
     max_backoff: float = 30.0
     #: The re-enrolment delays' generator (None: the kit's, seeded by the system).
@@ -109,6 +112,7 @@ class LadderBot:
 
     def _play(self, assignment: ladder_pb2.Assignment, record: Played) -> None:
         policy = self.make_policy()
+        options = {"tls_ca": self.tls_ca, **self.play_options}
         try:
             record.outcome = run_bot(
                 policy,
@@ -116,7 +120,7 @@ class LadderBot:
                 match_id=assignment.server_match_id,
                 token=assignment.seat_token,
                 name=self.name or self.bot_name,
-                **self.play_options,
+                **options,
             )
             log.info("match %s over (seat %d)", assignment.match_id, assignment.seat)
         except BotError as exc:
@@ -225,7 +229,7 @@ class LadderBot:
         if stop is not None:
             self._stop = stop
         failures = 0
-        with grpc.insecure_channel(self.ladder) as channel:
+        with open_channel(self.ladder, self.tls_ca) as channel:
             while not self._stop.is_set():
                 enrolled = self._session(channel)
                 if self._stop.is_set():
@@ -277,6 +281,7 @@ def run_from_args(args: Any, make_policy: Callable[[], Policy]) -> int:
             bot_key=read_bot_key(args.bot_key_file),
             capacity=args.capacity,
             name=args.name,
+            tls_ca=args.tls_ca or os.environ.get("CIRULLA_TLS_CA") or None,
             play_options={"retries": args.retries},
         )
         logging.basicConfig(

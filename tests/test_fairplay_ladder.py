@@ -836,22 +836,10 @@ def test_the_ladder_speaks_tls_only(tmp_path: Path, monkeypatch: pytest.MonkeyPa
         with context.wrap_socket(raw, server_hostname=host) as tls:
             assert tls.version() is not None and tls.selected_alpn_protocol() == "h2"
         # a connect-in bot over TLS: its Enroll stream and its games
-        credentials = grpc.ssl_channel_credentials(root_certificates=cert.read_bytes())
         bot = LadderBot(
-            RandomPolicy,
-            ladder=ladder.address,
-            bot_name="mine",
-            bot_key=bot_key,
-            play_options={"tls_ca": str(cert)},
+            RandomPolicy, ladder=ladder.address, bot_name="mine", bot_key=bot_key, tls_ca=str(cert)
         )
-        bot._stop = stop
-
-        def enroll() -> None:
-            with grpc.secure_channel(ladder.address, credentials) as channel:
-                while not stop.is_set():
-                    bot._session(channel)
-
-        threading.Thread(target=enroll, daemon=True).start()
+        threading.Thread(target=bot.run, args=(stop,), daemon=True).start()
         wait_for(
             lambda: any(p.outcome is not None and not p.error for p in bot.played),
             240,

@@ -54,3 +54,28 @@ def test_opponents_come_from_the_closest_ratings() -> None:
     # only the 1 + WINDOW_EXTRA nearest are ever drawn, and more than one of them is
     assert chosen <= {100 + i for i in range(1, 2 + WINDOW_EXTRA)}
     assert len(chosen) > 1
+
+
+def test_deck_seeds_are_wide_and_not_from_the_matchmaking_generator() -> None:
+    # the same matchmaking generator twice: the pairings repeat, the decks do not
+    seeds = [plan("2p", [cand(1), cand(2)], MatchConfig(), random.Random(7))[0].seed for _ in "ab"]
+    assert seeds[0] != seeds[1]
+    wide = [plan("3p", [cand(1), cand(2), cand(3)], MatchConfig(), random.Random(8))[0].seed]
+    wide += [
+        plan("2p", [cand(1), cand(2)], MatchConfig(), random.Random(9))[0].seed for _ in "abcd"
+    ]
+    assert max(s.bit_length() for s in wide) > 31  # beyond any 2**31 search
+    assert all(0 <= s < 2**63 for s in wide)  # a BIGINT holds it
+
+
+def test_every_ladder_match_gives_its_bots_seeds_of_its_own() -> None:
+    from cirulla.clients.ladder.runner import referee_settings
+    from cirulla.clients.ladder.store import ClaimedMatch, ClaimedSeat
+    from cirulla.clients.schedule import bot_seed
+
+    seats = (ClaimedSeat(0, 0, 1, "a", 1, "random"), ClaimedSeat(1, 1, 2, "b", 1, "greedy"))
+    match = ClaimedMatch("lm-1", "2p", 5, None, MatchConfig(), seats)
+    bases = {referee_settings(match).bot_seed for _ in range(3)}
+    assert len(bases) == 3 and None not in bases  # drawn per match, never the default
+    given = {bot_seed(base or 0, 0, 1) for base in bases}
+    assert len(given) == 3  # so the same seat gets another CIRULLA_SEED each match

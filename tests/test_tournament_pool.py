@@ -34,12 +34,10 @@ BOTS = ("--bot", "random", "--bot", "greedy")
 SAME = ("index", "seats", "seed", "deal_set", "winner", "totals", "deals", "seat_outcomes")
 
 
-def start_worker(
-    db: str, folder: Path, concurrency: int = 1, env: dict[str, str] | None = None
-) -> subprocess.Popen[Any]:
+def start_worker(db: str, folder: Path, concurrency: int = 1, *extra: str) -> subprocess.Popen[Any]:
     args = ["ladder", "worker", "--db", db, "--listen", "127.0.0.1:0", "--data", str(folder)]
-    args += ["--concurrency", str(concurrency), "--lease", str(LEASE)]
-    return cirulla(args, folder.with_suffix(".log"), env)
+    args += ["--concurrency", str(concurrency), "--lease", str(LEASE), *extra]
+    return cirulla(args, folder.with_suffix(".log"))
 
 
 def journal(out: Path) -> list[dict[str, Any]]:
@@ -177,7 +175,9 @@ def test_runner_and_worker_killed_then_resume(postgres_url: str, tmp_path: Path)
     args = ["tournament", "--out", str(out), "--seed", "3", "--target", "11"]
     args += ["--bot", f"slow=cmd:{{python}} {bot} {tokens}", "--bot", "greedy", "--games", "6"]
     args += ["--concurrency", "2", "--db", postgres_url]
-    procs = {"a": start_worker(postgres_url, tmp_path / "worker-a", 2)}
+    # the slow bot writes its seat tokens to a file of the test, which no sandboxed bot
+    # can (tests/test_fairplay_ladder.py): these workers run it unsandboxed
+    procs = {"a": start_worker(postgres_url, tmp_path / "worker-a", 2, "--no-sandbox")}
     try:
         procs["runner"] = cirulla(args, tmp_path / "runner.log")
 
@@ -203,7 +203,7 @@ def test_runner_and_worker_killed_then_resume(postgres_url: str, tmp_path: Path)
                     select(pool_jobs.c.game_index).where(pool_jobs.c.status == "finished")
                 ).scalars()
             )
-        procs["b"] = start_worker(postgres_url, tmp_path / "worker-b", 2)
+        procs["b"] = start_worker(postgres_url, tmp_path / "worker-b", 2, "--no-sandbox")
         assert main(["tournament", "--resume", str(out), "--db", postgres_url]) == 0
     finally:
         for proc in procs.values():

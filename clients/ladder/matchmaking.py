@@ -20,6 +20,7 @@ it is below its limit of matches being played.
 from __future__ import annotations
 
 import random
+import secrets
 from collections.abc import Sequence
 
 from cirulla.clients.ladder.store import (
@@ -36,7 +37,9 @@ from cirulla.clients.ladder.store import (
 WINDOW_EXTRA = 3
 #: Queues played as duplicate pairs.
 PAIRED = ("2p", "4p")
-SEED_BITS = 31
+#: Bits of a match's deck seed, drawn by the system's CSPRNG (not ``rng``, whose outputs
+#: an observer of many matches could learn): too many for a bot to search for its deck.
+SEED_BITS = 63
 
 
 def games_per_plan(queue: str) -> int:
@@ -70,7 +73,7 @@ def plan(
     seed = pick_seed(candidates, rng)
     others = [c for c in candidates if c.bot_id != seed.bot_id]
     chosen = [seed, *pick_opponents(seed, others, players - 1, rng)]
-    deck_seed = rng.getrandbits(SEED_BITS)
+    deck_seed = secrets.randbits(SEED_BITS)
     # A connect-in bot is one remote process nobody can restart or sandbox: playing both
     # twins of a pair it would remember game 1's hands, its opponents' in game 2. Its
     # matches are single games (docs/ladder.md, "Threat model").

@@ -36,7 +36,7 @@ from cirulla.clients.ladder.store import (
 )
 from cirulla.clients.referee import Referee
 from cirulla.clients.sandbox import Confinement
-from cirulla.clients.schedule import ScheduledGame
+from cirulla.clients.schedule import ScheduledGame, new_bot_seed_base
 from cirulla.clients.supervise import READY_TIMEOUT, BotPool, ServedBot
 from cirulla.v1 import match_service_pb2
 
@@ -65,6 +65,9 @@ def referee_settings(match: ClaimedMatch) -> Settings:
         move_limit_ms=config.move_limit_ms,
         disconnect_grace_ms=config.disconnect_grace_ms,
         game_timeout=config.game_timeout,
+        # every match its own random base: the bots' CIRULLA_SEED values are neither the
+        # same from match to match nor related to the deck
+        bot_seed=new_bot_seed_base(),
     )
 
 

@@ -8,6 +8,7 @@ new Alembic migration in ``migrations/versions`` as well as the change here.
 from __future__ import annotations
 
 from sqlalchemy import (
+    BigInteger,
     Boolean,
     Column,
     Float,
@@ -101,7 +102,8 @@ ladder_matches = Table(
     # both games of a duplicate pair share pair_id, seed and deal_group
     Column("pair_id", String(64), nullable=True),
     Column("pair_index", Integer, nullable=False, server_default="0"),
-    Column("seed", Integer, nullable=False),
+    # the deck seed: 63 random bits (migration 0004)
+    Column("seed", BigInteger, nullable=False),
     # JSON: preset, rules, move_limit_ms, game_timeout, ... (MatchConfig)
     Column("settings", Text, nullable=False),
     Column("status", String(16), nullable=False, server_default="scheduled"),
