@@ -58,8 +58,12 @@ def play_one(job: tuple) -> GameOutcome:
         assert seat is not None
         legal = game.legal_actions()
         index = policies[seat].choose(game.view(seat), legal, None)
-        if isinstance(index, RawAnswer):  # only the text bridge answers raw text
-            raise TypeError("strength games run built-in policies, which answer an index")
+        if isinstance(index, RawAnswer):  # an answer that names no legal action
+            who = seating[seat]
+            raise ValueError(
+                f"bot {who} ({specs[who][0]}) answered {index.text[:40]!r}, not a legal "
+                "action: strength games need a policy that always answers one"
+            )
         for event in game.apply(legal[index], seat):
             if isinstance(event, DealScored):
                 points = event.score.totals

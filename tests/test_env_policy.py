@@ -116,3 +116,22 @@ def test_the_bot_command_says_a_bad_model_in_one_line(tmp_path: Path) -> None:
     assert done.returncode != 0
     assert "Traceback" not in done.stdout + done.stderr
     assert "policy model absent.npz: no such file" in done.stdout + done.stderr
+
+
+def test_a_policy_answering_outside_the_mask_stops_bench_strength_in_one_line(
+    tmp_path: Path,
+) -> None:
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "wild_policy.py").write_text(
+        "def choose(obs, mask):\n    return len(mask) + 5  # beyond every index\n"
+    )
+    argv = [sys.executable, "-m", "cirulla", "bench", "strength", "--games", "2"]
+    argv += ["--a", "policy:model=wild_policy:choose", "--b", "random"]
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=120, env=env, check=False)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.count("\n") == 1 and "not a legal action" in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr
