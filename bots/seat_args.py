@@ -61,15 +61,23 @@ def add_kind_arguments(p: argparse.ArgumentParser) -> None:
         metavar="KEY=VALUE",
         help="kind option in generic form, e.g. iterations=500 (repeatable)",
     )
-    group = p.add_argument_group("mcts options")
-    for opt in KINDS["mcts"].options:
-        group.add_argument(
-            f"--{opt.name}",
-            dest=f"opt_{opt.name}",
-            type=opt.type,
-            metavar=opt.name.upper(),
-            help=opt.help,
-        )
+    for name, kind in KINDS.items():
+        if not kind.options:
+            continue
+        group = p.add_argument_group(f"{name} options")
+        for opt in kind.options:
+            group.add_argument(
+                f"--{opt.name}",
+                dest=f"opt_{opt.name}",
+                type=opt.type,
+                metavar=opt.name.upper(),
+                help=opt.help,
+            )
+
+
+def _kind_options() -> list[Any]:
+    """Every kind's options, each once (a flag per option name)."""
+    return [opt for kind in KINDS.values() for opt in kind.options]
 
 
 def policy_from_args(args: argparse.Namespace) -> Policy:
@@ -81,7 +89,7 @@ def policy_from_args(args: argparse.Namespace) -> Policy:
         if not sep:
             raise ValueError(f"--option takes key=value, got {item!r}")
         options[key.strip().replace("-", "_")] = value
-    for opt in KINDS["mcts"].options:
+    for opt in _kind_options():
         value = getattr(args, f"opt_{opt.name}", None)
         if value is not None:
             kind.option(opt.name)  # says which options this kind has, if not this one

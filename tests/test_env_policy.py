@@ -101,13 +101,14 @@ def test_a_missing_or_malformed_model_is_one_line(tmp_path: Path) -> None:
         make_policy("policy", {"model": "no_such_module_here:act"})
 
 
-def test_the_bot_command_says_a_bad_model_in_one_line(tmp_path: Path) -> None:
+@pytest.mark.parametrize("given", [["--option", "model=absent.npz"], ["--model", "absent.npz"]])
+def test_the_bot_command_says_a_bad_model_in_one_line(tmp_path: Path, given: list[str]) -> None:
     import subprocess
     import sys
 
     where = ["--server", "127.0.0.1:1", "--match", "m", "--token=t"]
     done = subprocess.run(
-        [sys.executable, "-m", "cirulla", "bot", "policy", "--option", "model=absent.npz", *where],
+        [sys.executable, "-m", "cirulla", "bot", "policy", *given, *where],
         cwd=tmp_path,
         capture_output=True,
         text=True,
