@@ -197,14 +197,16 @@ def die_with_parent() -> Callable[[], None]:
     by SIGKILL of the runner (Linux PR_SET_PDEATHSIG; elsewhere a no-op). Start children
     that should outlive one game from a thread that lives as long as the run."""
     runner = os.getpid()
+    if not sys.platform.startswith("linux"):
+        return lambda: None
+    import ctypes
+
+    # resolved here, in the parent: between fork and exec the child must not import or
+    # load anything (another thread of the parent may hold the import lock)
+    prctl = ctypes.CDLL(None, use_errno=True).prctl
 
     def tie() -> None:
-        if not sys.platform.startswith("linux"):
-            return
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         if os.getppid() != runner:  # the runner died before prctl: do not run at all
             os._exit(1)
 

@@ -296,8 +296,8 @@ class Tournament:
                         finished_now = len(self.done) - done_before
                         report_due = report_due or bool(every and finished_now % every == 0)
                         for note in result.notes:
-                            progress.console.print(
-                                f"game {game.index} {result.match_id}: {note}",
+                            progress.console.print(  # a note may quote a bot: data
+                                printable(f"game {game.index} {result.match_id}: {note}"),
                                 style="yellow",
                                 markup=False,
                             )
