@@ -1,5 +1,5 @@
 """Build hook only (metadata lives in pyproject.toml): compile proto/ into cirulla.v1,
-and the native rules core rules/_native.c into cirulla.rules._native.
+and the native rules core rules/cirulla/rules/_native.c into cirulla.rules._native.
 
 The generated modules are never committed or edited by hand; every install, editable or
 not, produces them from the .proto files with grpcio-tools' bundled protoc. The native
@@ -97,20 +97,6 @@ def check_floors(out_pkg: Path) -> None:
             )
 
 
-def typecheck_tree() -> None:
-    """.cache/typecheck/cirulla: the import layout (cirulla.rules, cirulla.server, ...) as
-    symlinks onto the repository's folders, for mypy (pyproject: mypy_path), which cannot
-    follow setuptools' package-dir mapping through an editable install's import hook."""
-    tree = ROOT / ".cache" / "typecheck" / "cirulla"
-    shutil.rmtree(tree.parent, ignore_errors=True)
-    tree.mkdir(parents=True)
-    for entry in sorted((ROOT / "src" / "cirulla").iterdir()):
-        if entry.name != "__pycache__":
-            (tree / entry.name).symlink_to(entry)
-    for folder in ("rules", "server", "bots", "clients", "env"):
-        (tree / folder).symlink_to(ROOT / folder, target_is_directory=True)
-
-
 def _version(text: str) -> tuple[int, ...]:
     return tuple(int(part) for part in text.split(".") if part.isdigit())
 
@@ -118,21 +104,19 @@ def _version(text: str) -> tuple[int, ...]:
 # Generated before setuptools validates package directories: `cirulla.v1` must exist
 # by then, for wheels and editable installs alike.
 generate_protos()
-if (ROOT / ".git").exists():  # a checkout (not an unpacked sdist): developers run mypy
-    typecheck_tree()
 setup(
     ext_modules=[
         Extension(
             "cirulla.rules._native",
-            ["rules/_native.c"],
+            ["rules/cirulla/rules/_native.c"],
             extra_compile_args=["-O2", "-std=gnu11"],
             optional=True,  # no compiler: the install still works, on the Python core
         ),
         Extension(
             # the environments' stepping and encoding, built around the rules core's source
             "cirulla.env._native",
-            ["env/_native_env.c"],
-            depends=["rules/_native.c"],
+            ["env/cirulla/env/_native_env.c"],
+            depends=["rules/cirulla/rules/_native.c"],
             extra_compile_args=["-O2", "-std=gnu11", "-Wno-unused-function"],
             optional=True,  # no compiler: cirulla.env runs on the Python reference
         ),

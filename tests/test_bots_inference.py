@@ -1,4 +1,4 @@
-"""Opponent-hand inference in the determinization (bots/inference.py, rules/_native.c)."""
+"""Opponent-hand inference in the determinization (cirulla.bots.inference, the native core)."""
 
 from __future__ import annotations
 

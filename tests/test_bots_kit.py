@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from cirulla import protocol_compatible
-from cirulla.clients.supervise import LocalServer
+from cirulla.clients.matches.supervise import LocalServer
+from cirulla.version import protocol_compatible
 from tests.server_harness import server_command
 from tests.test_server_tls import self_signed
 
@@ -86,7 +86,7 @@ def test_bots_play_from_the_environment_alone_and_say_they_wait(
     match_id, tokens = create(server, "--target", "21")
     # the documented example bot, run as a file with no arguments at all
     first = start(
-        [sys.executable, str(ROOT / "bots" / "example_bot.py")],
+        [sys.executable, str(ROOT / "examples" / "example_bot.py")],
         seat_env(server, match_id, tokens[0]),
         tmp_path / "example.log",
     )

@@ -1,4 +1,4 @@
-"""The native ISMCTS loop (rules/_native.c) beside the Python reference loop (bots/mcts.py)."""
+"""The native ISMCTS loop (the native core) beside the Python reference loop (cirulla.bots.mcts)."""
 
 from __future__ import annotations
 

@@ -22,7 +22,7 @@ import pytest
 
 from cirulla.bots.kit import run_bot
 from cirulla.bots.specs import bot_command
-from cirulla.clients.supervise import LocalServer
+from cirulla.clients.matches.supervise import LocalServer
 from cirulla.rules import Action, View
 from cirulla.v1 import (
     events_pb2,
@@ -155,7 +155,7 @@ def test_example_bot_plays_a_match(server: str, tmp_path: Path) -> None:
     env = {**os.environ, "CIRULLA_SERVER": server, "CIRULLA_MATCH": match_id}
     env["CIRULLA_TOKEN"] = tokens[0]
     example = subprocess.Popen(
-        [sys.executable, "-m", "cirulla.bots.example_bot"],
+        [sys.executable, str(Path(__file__).resolve().parents[1] / "examples" / "example_bot.py")],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,

@@ -1,4 +1,4 @@
-"""The text engine protocol end to end: engines in C and JavaScript (clients/examples)
+"""The text engine protocol end to end: engines in C and JavaScript (examples)
 play complete matches against a real server through `cirulla bot text`; `cirulla bot
 check` passes them and catches a broken engine; a built-in bot behind `cirulla engine`
 bridged back plays exactly the moves it plays over gRPC; tournaments take `text:` specs.
@@ -20,11 +20,11 @@ from pathlib import Path
 import grpc
 import pytest
 
-from cirulla.clients.supervise import LocalServer
+from cirulla.clients.matches.supervise import LocalServer
 from cirulla.v1 import match_service_pb2, match_service_pb2_grpc
 
 CIRULLA = [sys.executable, "-m", "cirulla"]
-EXAMPLES = Path(__file__).resolve().parents[1] / "clients" / "examples"
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +37,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 @pytest.fixture(scope="module")
 def c_engine(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
     gcc = shutil.which("gcc")
-    assert gcc, "gcc is needed to build clients/examples/text_engine.c (.ci/setup.d)"
+    assert gcc, "gcc is needed to build examples/text_engine.c (.ci/setup.d)"
     binary = tmp_path_factory.mktemp("c-engine") / "text_engine"
     subprocess.run(
         [
@@ -58,7 +58,7 @@ def c_engine(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
 @pytest.fixture(scope="module")
 def js_engine() -> list[str]:
     node = shutil.which("node")
-    assert node, "node is needed to run clients/examples/text_engine.js (.ci/setup.d)"
+    assert node, "node is needed to run examples/text_engine.js (.ci/setup.d)"
     return [node, str(EXAMPLES / "text_engine.js")]
 
 

@@ -15,9 +15,9 @@ from typing import Any
 
 import grpc
 
-from cirulla import PROTOCOL_VERSION
 from cirulla.bots.kit import run_bot
 from cirulla.v1 import match_pb2, match_service_pb2, match_service_pb2_grpc, play_pb2
+from cirulla.version import PROTOCOL_VERSION
 
 
 class TiedMatchServer(match_service_pb2_grpc.MatchServiceServicer):

@@ -26,7 +26,11 @@ def test_full_help_still_lists_every_command() -> None:
     assert set(commands.choices) == set(COMMAND_AREAS) | {"bench"}
 
 
-HEAVY = ("cirulla.bots.kit", "cirulla.clients.tournament", "cirulla.clients.bench")
+HEAVY = (
+    "cirulla.bots.kit",
+    "cirulla.clients.tournament.runner",
+    "cirulla.clients.tournament.bench",
+)
 PROBE = """
 import sys
 from cirulla.cli import main
@@ -56,6 +60,6 @@ def test_a_command_imports_its_own_area_only() -> None:
     assert imported("rules", "options") == set()
     assert imported("play", "--help") == set()
     assert "cirulla.bots.kit" not in imported("tournament", "--help")
-    assert "cirulla.clients.tournament" not in imported("bot", "--help")
+    assert "cirulla.clients.tournament.runner" not in imported("bot", "--help")
     # help and bench need every area
     assert imported("--help") == set(HEAVY)

@@ -1,4 +1,4 @@
-"""The Node.js example client (clients/examples/node-grpc): real `node` processes speaking
+"""The Node.js example client (examples/node-grpc): real `node` processes speaking
 gRPC with @grpc/grpc-js and @grpc/proto-loader play whole 2- and 4-player matches
 against a real `cirulla server` subprocess.
 
@@ -18,11 +18,11 @@ from pathlib import Path
 import grpc
 import pytest
 
-from cirulla.clients.supervise import LocalServer
+from cirulla.clients.matches.supervise import LocalServer
 from cirulla.v1 import match_service_pb2 as ms
 from cirulla.v1 import match_service_pb2_grpc, match_settings_pb2, rules_pb2
 
-EXAMPLE = Path(__file__).parents[1] / "clients" / "examples" / "node-grpc"
+EXAMPLE = Path(__file__).parents[1] / "examples" / "node-grpc"
 
 
 @pytest.fixture(scope="module")

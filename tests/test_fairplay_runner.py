@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from cirulla.clients.schedule import SEED_BITS, bot_seed, deck_seed
+from cirulla.clients.matches.schedule import SEED_BITS, bot_seed, deck_seed
 
 # A cmd: bot that dumps what it was given and every deck it can derive from it (each
 # integer as a deck seed, and inverted through the old (deck_seed*7 + seat) formula),
@@ -309,7 +309,7 @@ def test_a_bots_output_reaches_the_operators_terminal_as_data(tmp_path: Path) ->
 def test_a_sandboxed_command_names_its_files_by_absolute_paths(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from cirulla.clients.sandbox import absolute_argv, named_paths
+    from cirulla.clients.matches.sandbox import absolute_argv, named_paths
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "agent.npz").write_bytes(b"x")
@@ -331,7 +331,7 @@ def test_a_sandboxed_command_names_its_files_by_absolute_paths(
 
 
 def test_a_sandboxed_seats_token_is_on_no_command_line() -> None:
-    from cirulla.clients.sandbox import Confinement, ServerRelay
+    from cirulla.clients.matches.sandbox import Confinement, ServerRelay
 
     env = {"PATH": os.environ["PATH"], "CIRULLA_TOKEN": "seat-token-3e1f", "CIRULLA_SEAT": "1"}
     with ServerRelay("127.0.0.1:1") as relay:

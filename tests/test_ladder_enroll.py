@@ -20,7 +20,6 @@ from sqlalchemy import select
 from cirulla.bots.enroll import LadderBot, read_bot_key
 from cirulla.bots.kit import BotError
 from cirulla.bots.simple import RandomPolicy
-from cirulla.clients.journal import Settings
 from cirulla.clients.ladder.db import open_database
 from cirulla.clients.ladder.enroll import Enrollments
 from cirulla.clients.ladder.schema import enrollments, ladder_seats
@@ -31,7 +30,8 @@ from cirulla.clients.ladder.store import (
     MatchPlan,
     SeatPlan,
 )
-from cirulla.clients.referee import match_settings
+from cirulla.clients.matches.journal import Settings
+from cirulla.clients.matches.referee import match_settings
 from cirulla.server.app import start_server
 from cirulla.server.client import play_seat, random_choice
 from cirulla.v1 import ladder_pb2_grpc, match_service_pb2, match_service_pb2_grpc

@@ -71,7 +71,7 @@ def test_deck_seeds_are_wide_and_not_from_the_matchmaking_generator() -> None:
 def test_every_ladder_match_gives_its_bots_seeds_of_its_own() -> None:
     from cirulla.clients.ladder.runner import referee_settings
     from cirulla.clients.ladder.store import ClaimedMatch, ClaimedSeat
-    from cirulla.clients.schedule import bot_seed
+    from cirulla.clients.matches.schedule import bot_seed
 
     seats = (ClaimedSeat(0, 0, 1, "a", 1, "random"), ClaimedSeat(1, 1, 2, "b", 1, "greedy"))
     match = ClaimedMatch("lm-1", "2p", 5, None, MatchConfig(), seats)

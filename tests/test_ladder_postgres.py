@@ -8,7 +8,7 @@ import sys
 
 import psycopg
 
-from cirulla.clients.pgtemp import libpq_url
+from cirulla.clients.ladder.pgtemp import libpq_url
 
 
 def test_postgres_connects_and_is_15_or_newer(postgres_url: str) -> None:

@@ -1,5 +1,5 @@
-"""``clients/pgtemp.py`` as ``.ci/run`` uses it: a cluster started with ``start`` is gone
-after ``stop`` (CI used to leave one running after every run)."""
+"""``cirulla.clients.ladder.pgtemp`` as ``.ci/run`` runs it: a cluster started with
+``start`` is gone after ``stop`` (CI used to leave one running after every run)."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ from pathlib import Path
 
 import psycopg
 
-from cirulla.clients.pgtemp import libpq_url
+from cirulla.clients.ladder.pgtemp import libpq_url
 
 
 def pgtemp(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "cirulla.clients.pgtemp", *args],
+        [sys.executable, "-m", "cirulla.clients.ladder.pgtemp", *args],
         capture_output=True,
         text=True,
         timeout=180,
@@ -48,7 +48,7 @@ def test_stop_without_a_folder_is_one_line() -> None:
 
 
 def test_an_unreachable_database_is_one_line_without_its_password() -> None:
-    from cirulla.clients.pgtemp import free_port
+    from cirulla.clients.ladder.pgtemp import free_port
 
     url = f"postgresql://someone:hunter2@127.0.0.1:{free_port()}/nothing"
     for bench in ("pool", "ladder"):

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import grpc
 
+from cirulla.clients.matches.supervise import LIVE
 from cirulla.clients.play.app import PlayApp, WatchApp
 from cirulla.clients.play.launch import LocalGame
-from cirulla.clients.supervise import LIVE
 from cirulla.v1 import match_service_pb2, match_service_pb2_grpc
 
 GAME_SECONDS = 240

@@ -1,4 +1,4 @@
-"""The public rule cases (rules/data/rule-cases.json, format in docs/rule-cases.md)."""
+"""The public rule cases (cirulla/rules/data/rule-cases.json, format in docs/rule-cases.md)."""
 
 import json
 import subprocess

@@ -1,4 +1,4 @@
-"""The native rules core (rules/_native.c) against the pure-Python reference.
+"""The native rules core (rules/cirulla/rules/_native.c) against the pure-Python reference.
 
 The differential test drives both cores through the same random games, every preset with
 2, 3 and 4 players (fantacarte: 2), and requires identical legal actions (in the protocol's
@@ -35,7 +35,7 @@ def test_the_native_core_is_built_and_used() -> None:
     if os.environ.get("CIRULLA_CORE", "").lower() == "python":
         assert CORE == "python" and native is None
     else:
-        assert CORE == "native", "rules/_native.c was not built: is gcc installed?"
+        assert CORE == "native", "rules/cirulla/rules/_native.c was not built: is gcc installed?"
 
 
 def _state(game: Game) -> dict:

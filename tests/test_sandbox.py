@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from cirulla.clients import sandbox
+from cirulla.clients.matches import sandbox
 
 # bubblewrap is installed by .ci/setup.d/15-sandbox.sh: no skip, a missing bwrap fails here
 

@@ -19,7 +19,7 @@ import grpc
 import pytest
 
 from cirulla.bots.specs import bot_command
-from cirulla.clients.supervise import LocalServer
+from cirulla.clients.matches.supervise import LocalServer
 from cirulla.server.client import play_seat, random_choice
 from cirulla.v1 import match_service_pb2, match_service_pb2_grpc, match_settings_pb2, rules_pb2
 from tests.server_harness import run_with_server, serving

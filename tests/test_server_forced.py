@@ -12,7 +12,7 @@ from pathlib import Path
 import grpc
 import pytest
 
-from cirulla.clients.supervise import LocalServer
+from cirulla.clients.matches.supervise import LocalServer
 from cirulla.rules import Game, Options
 from cirulla.server.client import play_seat, random_choice
 from cirulla.v1 import match_service_pb2 as ms

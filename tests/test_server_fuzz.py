@@ -16,12 +16,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cirulla import PROTOCOL_VERSION
 from cirulla.server.app import start_server
 from cirulla.server.client import Outbox, hello, submit_index
 from cirulla.server.limits import Limits
 from cirulla.v1 import match_pb2, match_service_pb2_grpc, match_settings_pb2, play_pb2, rules_pb2
 from cirulla.v1 import match_service_pb2 as ms
+from cirulla.version import PROTOCOL_VERSION
 
 #: Statuses a hostile call may end with; UNKNOWN and INTERNAL would mean a server bug.
 DELIBERATE = {

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from cirulla.clients.supervise import Child, LocalServer
+from cirulla.clients.matches.supervise import Child, LocalServer
 from tests.test_bots_text import CIRULLA, create, env_for, finished
 
 #: The bridge's peak resident memory (VmHWM) must stay under this, whatever the engine

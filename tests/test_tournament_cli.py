@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from cirulla.cli import main
-from cirulla.clients.botsfile import load_bots_file
-from cirulla.clients.journal import GameResult, Settings
-from cirulla.clients.results import results_document
+from cirulla.clients.matches.journal import GameResult, Settings
+from cirulla.clients.tournament.botsfile import load_bots_file
+from cirulla.clients.tournament.results import results_document
 
 
 @pytest.mark.parametrize(

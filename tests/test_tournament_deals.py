@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from cirulla.cli import main
-from cirulla.clients.deals import deal_seeds, load_deals
-from cirulla.clients.journal import Settings
-from cirulla.clients.schedule import deck_seed
-from cirulla.clients.tournament import schedule_of
+from cirulla.clients.matches.journal import Settings
+from cirulla.clients.matches.schedule import deck_seed
+from cirulla.clients.tournament.deals import deal_seeds, load_deals
+from cirulla.clients.tournament.runner import schedule_of
 from cirulla.rules.cards import CARD_NAMES
 
 DECK = " ".join(CARD_NAMES)  # a valid deck order: the 40 cards in index order

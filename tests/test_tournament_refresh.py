@@ -16,9 +16,9 @@ import sys
 import time
 from pathlib import Path
 
-from cirulla.clients.journal import GameResult, Settings
-from cirulla.clients.results import standings
-from cirulla.clients.tournament import REFRESH_SECONDS
+from cirulla.clients.matches.journal import GameResult, Settings
+from cirulla.clients.tournament.results import standings
+from cirulla.clients.tournament.runner import REFRESH_SECONDS
 from tests.server_harness import tied_to_this_process
 
 

@@ -18,7 +18,7 @@ import grpc
 import pytest
 
 from cirulla.cli import main
-from cirulla.clients.supervise import LIVE, LocalServer
+from cirulla.clients.matches.supervise import LIVE, LocalServer
 from cirulla.server.store import Store
 from cirulla.v1 import match_pb2, match_service_pb2, match_service_pb2_grpc
 from tests.server_harness import tied_to_this_process
@@ -29,7 +29,7 @@ from tests.server_harness import tied_to_this_process
 GARBAGE_BOT = """
 import os, queue
 import grpc
-from cirulla import PROTOCOL_VERSION
+from cirulla.version import PROTOCOL_VERSION
 from cirulla.rules import CARD_NAMES
 from cirulla.v1 import match_service_pb2 as ms, match_service_pb2_grpc as grpc_ms, play_pb2
 
@@ -72,7 +72,7 @@ outbox.put(None)
 QUITTER_BOT = """
 import os
 import grpc
-from cirulla import PROTOCOL_VERSION
+from cirulla.version import PROTOCOL_VERSION
 from cirulla.v1 import match_service_pb2 as ms, match_service_pb2_grpc as grpc_ms, play_pb2
 
 server, match, token = (os.environ[f"CIRULLA_{k}"] for k in ("SERVER", "MATCH", "TOKEN"))

@@ -9,22 +9,22 @@ from pathlib import Path
 
 import pytest
 
-from cirulla.clients.journal import (
+from cirulla.clients.matches.journal import (
     GameResult,
     Journal,
     Settings,
     load_settings,
     save_settings,
 )
-from cirulla.clients.results import (
+from cirulla.clients.matches.schedule import build_schedule, deck_seed, groups, rotations
+from cirulla.clients.tournament.results import (
     bots_table,
     pairs_table,
     results_document,
     side_ranks,
     standings,
 )
-from cirulla.clients.schedule import build_schedule, deck_seed, groups, rotations
-from cirulla.clients.stats import Sprt, Wdl
+from cirulla.clients.tournament.stats import Sprt, Wdl
 
 
 def test_round_robin_two_players_duplicates_each_seed_with_seats_swapped() -> None:
@@ -208,7 +208,7 @@ def test_standings_three_players_compare_losers_on_points() -> None:
 
 def test_sprt_decided_pairing_starts_no_new_deck_set(tmp_path: Path) -> None:
     """The runner's queue drops a pairing once its SPRT decides, but finishes started sets."""
-    from cirulla.clients.tournament import RunOptions, Tournament
+    from cirulla.clients.tournament.runner import RunOptions, Tournament
 
     settings = Settings(
         bots={"a": "random", "b": "greedy", "c": "greedy"}, games=40, sprt=(0, 50, 0.05, 0.05)
@@ -238,7 +238,7 @@ def test_bot_command_lines() -> None:
     """Built-in specs run through this Python; no token on any command line."""
     import sys
 
-    from cirulla.clients.supervise import bot_argv, seat_values, validate_spec
+    from cirulla.clients.matches.supervise import bot_argv, seat_values, validate_spec
 
     values = seat_values(server="127.0.0.1:5", match="m-1", token="-tok", seat=1, name="b", seed=9)
     argv = bot_argv("mcts:iterations=5", values)

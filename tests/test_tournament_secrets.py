@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from cirulla.clients.supervise import bot_argv, seat_values
+from cirulla.clients.matches.supervise import bot_argv, seat_values
 from tests.server_harness import tied_to_this_process
 
 # A cmd: bot that says where it is (its pid), waits until the test has looked at it, then
@@ -112,8 +112,8 @@ def test_a_spec_with_the_token_placeholder_is_refused_before_anything_starts(
 
 def test_resume_refuses_a_saved_spec_with_the_token_placeholder(tmp_path: Path) -> None:
     """A tournament saved before the placeholder was retired cannot start its bots."""
-    from cirulla.clients.journal import save_settings
-    from cirulla.clients.tournament import Settings
+    from cirulla.clients.matches.journal import save_settings
+    from cirulla.clients.tournament.runner import Settings
 
     out = tmp_path / "t"
     out.mkdir()
@@ -153,7 +153,7 @@ def test_the_runner_gives_its_server_the_admin_token_in_the_environment(tmp_path
     """The embedded server of a tournament with an admin token: not in `ps`, yet in force."""
     import grpc
 
-    from cirulla.clients.supervise import LocalServer
+    from cirulla.clients.matches.supervise import LocalServer
     from cirulla.v1 import match_service_pb2, match_service_pb2_grpc
 
     admin = "adm1n-s3cret-token"

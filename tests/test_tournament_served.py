@@ -20,9 +20,9 @@ from cirulla.bots.kit import run_bot
 from cirulla.bots.loop import Assignment, serve
 from cirulla.bots.simple import RandomPolicy
 from cirulla.cli import main
-from cirulla.clients.journal import Settings
-from cirulla.clients.referee import match_settings
-from cirulla.clients.supervise import LIVE, LocalServer, ServedBot, seat_values, served_argv
+from cirulla.clients.matches.journal import Settings
+from cirulla.clients.matches.referee import match_settings
+from cirulla.clients.matches.supervise import LIVE, LocalServer, ServedBot, seat_values, served_argv
 from cirulla.v1 import match_pb2, match_service_pb2, match_service_pb2_grpc
 
 ADMIN = "served-test-admin"

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from cirulla.clients.stats import (
+from cirulla.clients.tournament.stats import (
     Penta,
     Sprt,
     Wdl,
@@ -127,7 +127,7 @@ def test_sprt_rejects_bad_parameters() -> None:
 
 
 def test_elo_cells_of_the_tables() -> None:
-    from cirulla.clients.results import _fmt_elo
+    from cirulla.clients.tournament.results import _fmt_elo
 
     assert _fmt_elo(elo_interval(Wdl(50, 0, 50))) == "+0 ±69"
     assert _fmt_elo(elo_interval(Wdl(3, 0, 0))) == "+inf"

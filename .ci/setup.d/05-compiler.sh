@@ -1,4 +1,4 @@
-# A C compiler for the native rules core (rules/_native.c), which the install builds and
+# A C compiler for the native rules core (rules/cirulla/rules/_native.c), which the install builds and
 # the tests require (tests/test_rules_native.py checks that it is the core in use).
 # Without one the install still succeeds, on the pure-Python core, and that test fails.
 if ! command -v gcc >/dev/null 2>&1 && ! command -v cc >/dev/null 2>&1; then

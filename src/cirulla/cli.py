@@ -9,16 +9,16 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from cirulla import PROTOCOL_VERSION, __version__
 from cirulla.extras import MissingExtraError, extra_of, modules_of, require
 from cirulla.rules.core import CORE
+from cirulla.version import PROTOCOL_VERSION, __version__
 
 # Modules exposing ``register(commands, bench)``: ``commands`` is the top-level subparsers
 # object, ``bench`` the subparsers of ``cirulla bench``. Each sets ``func`` on its parsers.
 AREAS = (
     "cirulla.rules.cli",
     "cirulla.bots.cli",
-    "cirulla.clients.cli",
+    "cirulla.clients.tournament.cli",
     "cirulla.clients.ladder.cli",
     "cirulla.server.cli",
     "cirulla.clients.play.cli",
@@ -35,7 +35,7 @@ COMMAND_AREAS = {
     "bot": "cirulla.bots.cli",
     "match": "cirulla.bots.cli",
     "engine": "cirulla.bots.cli",
-    "tournament": "cirulla.clients.cli",
+    "tournament": "cirulla.clients.tournament.cli",
     "ladder": "cirulla.clients.ladder.cli",
     "server": "cirulla.server.cli",
     "replay": "cirulla.server.cli",

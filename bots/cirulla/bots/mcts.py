@@ -1,0 +1,695 @@
+"""Single-observer information-set MCTS (Cowling, Powley & Whitehouse 2012).
+
+The bot cannot see the other hands or the stock, so each iteration first *determinizes*:
+``sample_world`` deals the unseen cards at random, consistent with everything the bot has
+seen. All iterations share ONE tree whose edges are action codes. Every action in Cirulla
+is public once played (card, capture, declaration), so an action code is exactly what the
+bot observes of an opponent's move and the tree's nodes are the bot's information sets.
+
+A child exists in some determinizations and not in others (an opponent can only play a
+card the sample gave him), so UCB uses the child's *availability* count (how often it was
+selectable) in place of the parent's visit count. Below the tree a cheap heuristic plays
+the deal out; the reward is the deal's point difference from each side's point of view,
+squashed into [0, 1], with a game-win term when a side reaches the target.
+
+By default (``opponent="playout"``) only the searcher's side selects by UCB in the tree:
+the other sides play the playout policy's move there too, so the search plans against a
+club player rather than against an opponent that picks one move for all the worlds of a
+node, knowing the searcher's hand and not its own (docs/bots.md, what it bought).
+
+Two implementations of the same search: the native one (``rules/cirulla/rules/_native.c``, the whole
+loop in C, used whenever the native rules core is built) and this module's Python loop,
+the readable reference (``core="python"``). They share the root set-up below (legal
+actions, the greedy prior, their order) and every constant; their random streams differ.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from collections.abc import Sequence
+from concurrent.futures import Executor, ProcessPoolExecutor
+from dataclasses import dataclass, field
+
+from cirulla.bots.heuristic import (
+    SCOPA_POINT,
+    STATIC_WORTH,
+    Appraiser,
+    Mover,
+    code_score,
+    playout_code,
+)
+from cirulla.bots.inference import (
+    DEFAULT_INFER,
+    INFER_TRIES,
+    Evidence,
+    PlayTracker,
+    sample_consistent,
+)
+from cirulla.bots.policy import decision_cancelled
+from cirulla.bots.seeding import decision_seed
+from cirulla.rules.actions import Action
+from cirulla.rules.core import options_tuple, require_native, resolve_core, view_tuple
+from cirulla.rules.game import Game
+from cirulla.rules.views import NO_HANDS, View, sample_world
+
+DEFAULT_C = 0.7
+DEFAULT_EPSILON = 0.1
+DEFAULT_PRIOR = 10.0  # weight of the greedy appraisal as progressive bias at the root
+POINT_SCALE = 20.0  # a deal won by this many points counts as a full win
+WIN_WEIGHT = 0.7  # share of the reward given to winning the game when a side reaches the target
+ROOTS = ("ucb", "halving")  # how the root's visits are allocated (docs/bots.md)
+DEFAULT_ROOT = "ucb"
+# sighted: the playout's mover avoids leaving a sweep to the next player's (sampled) hand;
+# blind: he weighs that risk from what he can see; reply: he weighs the best capture the
+# next hand makes, whatever it takes (docs/bots.md)
+PLAYOUTS = ("sighted", "blind", "reply")
+DEFAULT_PLAYOUT = "sighted"
+EXPANSIONS = ("random", "best")  # which untried action a tree node expands (docs/bots.md)
+DEFAULT_EXPAND = "random"
+DEFAULT_DEPTH = 0  # tree plies per iteration at most, the root action included (0: no limit)
+# How the other sides move inside the tree (docs/bots.md): ``tree``, UCB on their own
+# reward (a minimax opponent); ``playout``, the playout policy (a greedy-like opponent),
+# so the tree branches only on the searcher's side's decisions; ``blind``, the same with
+# the blind playout policy for them, in the tree and in the playouts (greedy's own way of
+# weighing a sweep).
+OPPONENTS = ("tree", "playout", "blind")
+DEFAULT_OPPONENT = "playout"  # measured stronger against greedy, even head to head (docs)
+# What a deal that does not end the game is worth (docs/bots.md): ``points``, its point
+# difference only; ``win``, WIN_WEIGHT of the reward is the chance of winning the game
+# from the totals after it (``win_chance``), as it is exactly when the deal ends the game.
+REWARDS = ("points", "win")
+DEFAULT_REWARD = "points"
+# The win-chance model: the game's remaining deals as a random walk. Measured on 300
+# greedy-against-greedy games to 51 (1,601 deals): a side scores 9.0 points per deal on
+# average and the deal's point difference has a standard deviation of 8.6.
+DEAL_MEAN = 9.0
+DEAL_SD = 8.6
+# How the opponent's hidden hand is inferred (docs/bots.md): ``evidence``, worlds sampled
+# at random and rejected by the evidence of its plays (``infer``); ``replay``, its hand
+# drawn from sampled hands with which greedy would have made each of its plays this round
+# (``PlayTracker.replay_hands``), the evidence only when no hand does.
+POSTERIORS = ("evidence", "replay")
+DEFAULT_POSTERIOR = "evidence"
+
+
+class Node:
+    """Statistics of one edge of the tree, from the view of the side that made the move."""
+
+    __slots__ = ("avail", "children", "side", "total", "visits")
+
+    def __init__(self, side: int) -> None:
+        self.side = side
+        self.visits = 0
+        self.total = 0.0
+        self.avail = 1
+        self.children: dict[int, Node] = {}
+
+
+@dataclass(frozen=True, slots=True)
+class SearchResult:
+    """Root statistics by action code (what root parallelization merges).
+
+    ``totals`` is the summed reward of each root action and ``survived`` how many halvings
+    it survived (none with the UCB root). ``seconds`` is on the search's clock.
+    """
+
+    visits: dict[int, int]
+    iterations: int
+    seconds: float
+    totals: dict[int, float] = field(default_factory=dict)
+    survived: dict[int, int] = field(default_factory=dict)
+    root: str = DEFAULT_ROOT
+
+    def best(self, codes: Sequence[int]) -> int:
+        """Index in ``codes`` of the action to play; ties go to the earlier code.
+
+        UCB root: the most visited action. Halving root: the last survivor, or when the
+        budget ran out mid-phase the current survivor with the best mean reward.
+        """
+
+        def key(i: int) -> tuple[int, float, int]:
+            code = codes[i]
+            n = self.visits.get(code, 0)
+            if self.root != "halving":
+                return (0, n, -i)
+            mean = self.totals.get(code, 0.0) / n if n else -math.inf
+            return (self.survived.get(code, 0), mean, -i)
+
+        return max(range(len(codes)), key=key)
+
+
+def halving_rounds(k: int) -> int:
+    """How many halvings take ``k`` root actions down to one."""
+    r = 0
+    while (1 << r) < k:
+        r += 1
+    return r
+
+
+def win_chance(totals: Sequence[int], target: int, side: int) -> float:
+    """Chance that ``side`` wins the game from these totals (none has won yet).
+
+    Each side still needs ``target - total`` points (at least 0); against the other side
+    that needs fewest, the remaining deals are a random walk of the point difference with
+    DEAL_SD per deal, over as many deals as the two needs take at DEAL_MEAN points a deal
+    (at least half a deal): the normal chance that the walk covers the gap.
+    """
+    need = max(target - totals[side], 0)
+    other = min(max(target - totals[s], 0) for s in range(len(totals)) if s != side)
+    left = (need + other) / (2 * DEAL_MEAN)
+    left = 0.5 if left < 0.5 else left
+    x = (other - need) / (DEAL_SD * math.sqrt(left))
+    return 0.5 * (1.0 + math.erf(x / math.sqrt(2.0)))
+
+
+def rewards_of(game: Game, chance: bool = False) -> list[float]:
+    """Reward in [0, 1] per side at the end of a (deal-only) game.
+
+    ``chance`` (``reward="win"``): a deal that does not end the game gives WIN_WEIGHT of
+    the reward to the chance of winning the game from the new totals.
+    """
+    score = game.last_score
+    assert score is not None
+    points = score.totals
+    sides = len(points)
+    out = []
+    for side in range(sides):
+        best_other = max(points[s] for s in range(sides) if s != side)
+        r = 0.5 + (points[side] - best_other) / (2 * POINT_SCALE)
+        r = 0.0 if r < 0.0 else 1.0 if r > 1.0 else r
+        if game.winner is not None:
+            r = (1 - WIN_WEIGHT) * r + WIN_WEIGHT * (game.winner == side)
+        elif chance:
+            r = (1 - WIN_WEIGHT) * r + WIN_WEIGHT * win_chance(
+                game.totals, game.options.target, side
+            )
+        out.append(r)
+    return out
+
+
+def solve_rest(game: Game, my_side: int, chance: bool, blind: bool, reply: bool = False) -> Game:
+    """The rest of a 2-player deal once the stock is empty, every card known in this
+    world: the searcher's side plays the move of best reward for it (ties to the earlier
+    legal action), the other side the playout policy without random moves. Returns the
+    deal's end (``solve=1``; the native loop's ``solve_rest`` is the same)."""
+    if game.deal_over:
+        return game
+    if game.options.side_of(game.turn) != my_side:
+        after = game.copy()
+        after.apply_code(playout_code(after, random.Random(0), 0.0, blind, reply))
+        return solve_rest(after, my_side, chance, blind, reply)
+    best: Game | None = None
+    best_value = -1e18
+    for code in game.reference_legal_codes():
+        after = game.copy()
+        after.apply_code(code)
+        leaf = solve_rest(after, my_side, chance, blind, reply)
+        value = rewards_of(leaf, chance)[my_side]
+        if value > best_value:
+            best, best_value = leaf, value
+    assert best is not None
+    return best
+
+
+def check_search_options(
+    root: str,
+    playout: str,
+    expand: str,
+    infer: float,
+    depth: int,
+    opponent: str,
+    reward: str,
+    solve: int,
+    posterior: str = DEFAULT_POSTERIOR,
+) -> None:
+    """The search's option values, checked once for ``search`` and ``MctsPolicy`` (a bad
+    spec fails when the bot is built, before any game): a ValueError names the option."""
+    choices = (
+        ("root", root, ROOTS),
+        ("playout", playout, PLAYOUTS),
+        ("expand", expand, EXPANSIONS),
+        ("opponent", opponent, OPPONENTS),
+        ("reward", reward, REWARDS),
+        ("posterior", posterior, POSTERIORS),
+    )
+    for option, value, allowed in choices:
+        if value not in allowed:
+            raise ValueError(f"mcts {option} must be one of {', '.join(allowed)}, not {value!r}")
+    if not 0.0 <= infer <= 1.0:
+        raise ValueError(f"mcts infer must be a probability in [0, 1], not {infer}")
+    if depth < 0:
+        raise ValueError(f"mcts depth must be 0 (no limit) or a number of plies, not {depth}")
+    if solve not in (0, 1):
+        raise ValueError(f"mcts solve must be 0 or 1, not {solve}")
+
+
+def root_prior(view: View, codes: Sequence[int], weight: float) -> dict[int, float]:
+    """Progressive bias for the root: the greedy appraisal, in reward units, best = 0.
+
+    Added to a root child's UCB value as ``bias / (visits + 1)``: it orders the first
+    visits like a club player would and fades as the statistics take over.
+    """
+    if weight <= 0:
+        return {}
+    appraiser = Appraiser(view)
+    scores = {code: appraiser.score(code) for code in codes}
+    best = max(scores.values())
+    return {code: weight * (s - best) / (2 * POINT_SCALE) for code, s in scores.items()}
+
+
+def search(
+    view: View,
+    seed: int,
+    iterations: int | None = None,
+    seconds: float | None = None,
+    c: float = DEFAULT_C,
+    epsilon: float = DEFAULT_EPSILON,
+    prior: float = DEFAULT_PRIOR,
+    core: str | None = None,
+    root: str = DEFAULT_ROOT,
+    cpu_clock: bool = False,
+    playout: str = DEFAULT_PLAYOUT,
+    expand: str = DEFAULT_EXPAND,
+    infer: float = DEFAULT_INFER,
+    evidence: Sequence[Evidence] = (),
+    depth: int = DEFAULT_DEPTH,
+    opponent: str = DEFAULT_OPPONENT,
+    reward: str = DEFAULT_REWARD,
+    solve: int = 0,
+    hands: tuple[int, Sequence[int]] = NO_HANDS,
+) -> SearchResult:
+    """Run ISMCTS from ``view`` until the iteration budget or the time budget is spent.
+
+    Deterministic for a given seed when only ``iterations`` bounds it. ``core``: native
+    (the default when built), python (the reference loop below), or None/auto. ``root``:
+    ``ucb`` (UCB with the greedy prior as progressive bias, play the most visited) or
+    ``halving`` (sequential halving on common worlds). ``cpu_clock``: ``seconds`` counts
+    this thread's CPU time (load-independent, for benchmarks) instead of wall time.
+    ``playout``: ``sighted`` (the mover avoids leaving a table the next player's sampled
+    hand sweeps) or ``blind`` (he weighs that risk from what he can see, like greedy).
+    ``expand``: a node below the root expands a ``random`` untried action, or the one the
+    playout heuristic rates ``best``. ``infer``: probability of rejecting a sampled world
+    for each observed play in ``evidence`` that its hidden hands contradict
+    (``cirulla.bots.inference``; 0: uniform worlds). ``depth``: at most this many plies of an
+    iteration are played in the tree, the root action included; the playout takes over
+    below (0: no limit, the tree grows as deep as the visits take it). ``opponent``: the
+    other sides' moves in the tree are chosen by UCB on their reward (``tree``) or by the
+    playout policy (``playout``: their edges are followed without ending the descent;
+    ``blind``: the same, and they play the blind policy in the tree and the playouts).
+    ``reward``: ``points`` (a deal that does not end the game is worth its point
+    difference) or ``win`` (WIN_WEIGHT of it is the chance of winning the game after it).
+    ``solve``: 1 ends every playout of a 2-player deal, once the stock is empty, by
+    ``solve_rest`` (the searcher's best moves against the playout policy) instead of the
+    heuristic. ``hands``: ``(seat, candidates)``, that seat's hidden hand in every world is
+    one of the candidate masks (the ``replay`` posterior), and ``evidence`` is not used.
+    """
+    if iterations is None and seconds is None:
+        raise ValueError("search needs an iteration budget, a time budget, or both")
+    if view.seat is None or view.to_move != view.seat:
+        raise ValueError("search runs from a view of the seat to move")
+    check_search_options(root, playout, expand, infer, depth, opponent, reward, solve)
+    blind = playout == "blind"
+    reply = playout == "reply"
+    expand_best = expand == "best"
+    opp_playout = opponent != "tree"
+    opp_blind = opponent == "blind"
+    chance = reward == "win"
+    solve_last = bool(solve) and view.options.players == 2
+    clock = time.thread_time if cpu_clock else time.perf_counter
+    start = clock()
+    rng = random.Random(seed)
+    # The root is the bot's own decision: the same legal actions in every world.
+    world = sample_world(view, rng, hidden=hands)
+    native = resolve_core(core) == "native"
+    root_codes = world.legal_codes() if native else world.reference_legal_codes()
+    bias = root_prior(view, root_codes, prior) if prior > 0 else {}
+    order = sorted(root_codes, key=lambda code: -bias.get(code, 0.0))
+    halving = root == "halving"
+    if native:
+        left = -1.0 if seconds is None else max(seconds - (clock() - start), 0.0)
+        visits, totals, survived, done, _ = require_native().search(
+            options_tuple(view.options),
+            view_tuple(view),
+            order,
+            [bias.get(code, 0.0) for code in order],
+            rng.getrandbits(64),
+            -1 if iterations is None else iterations,
+            left,
+            c,
+            epsilon,
+            POINT_SCALE,
+            WIN_WEIGHT,
+            STATIC_WORTH,
+            SCOPA_POINT,
+            halving,
+            cpu_clock,
+            blind,
+            expand_best,
+            [e.as_tuple() for e in evidence],
+            infer,
+            INFER_TRIES,
+            depth,
+            reply,
+            opp_playout,
+            opp_blind,
+            chance,
+            DEAL_MEAN,
+            DEAL_SD,
+            bool(solve),
+            list(hands[1]),
+            hands[0],
+        )
+        return SearchResult(
+            {code: n for code, n in zip(order, visits, strict=True) if n},
+            done,
+            clock() - start,
+            {code: t for code, t, n in zip(order, totals, visits, strict=True) if n},
+            {code: k for code, k in zip(order, survived, strict=True) if k},
+            root,
+        )
+    side_of = tuple(view.options.side_of(s) for s in range(view.options.players))
+    my_side = side_of[view.seat]
+    root_node = Node(-1)
+    world_seeds: list[int] = []
+    deadline = start + seconds if seconds is not None else math.inf
+    limit = iterations if iterations is not None else 1 << 62
+    log = math.log
+    sqrt = math.sqrt
+    # Sequential halving: survivors in rank order; every survivor plays world k before
+    # any plays world k + 1; the worse half is dropped when the phase's worlds are done.
+    halving = halving and len(order) > 1
+    survivors = list(range(len(order)))
+    by_index: list[Node | None] = [None] * len(order)
+    survived = [0] * len(order)
+    rounds = halving_rounds(len(order))
+    pos = world_k = per_phase = 0
+    phase_end = -1
+    done = 0
+    while done < limit:
+        if not done & 3 and done and (clock() >= deadline or decision_cancelled()):
+            break
+        if halving:
+            i = survivors[pos]
+            expanded = world_k == 0
+            if expanded:
+                by_index[i] = root_node.children[order[i]] = Node(my_side)
+            node = by_index[i]
+            assert node is not None
+            code = order[i]
+        else:
+            # Root first: its n-th visit of every action is played in the n-th world, so
+            # the actions are compared on the same hidden cards (common random numbers).
+            expanded = len(root_node.children) < len(order)
+            if expanded:
+                code = order[len(root_node.children)]
+                node = root_node.children[code] = Node(my_side)
+            else:
+                log_n = log(done)
+                best_value = -1e9
+                node = root_node
+                code = order[0]
+                for c_code, child in root_node.children.items():
+                    value = (
+                        child.total / child.visits
+                        + c * sqrt(log_n / child.visits)
+                        + bias.get(c_code, 0.0) / (child.visits + 1)
+                    )
+                    if value > best_value:
+                        best_value, code, node = value, c_code, child
+        k = node.visits
+        while len(world_seeds) <= k:
+            world_seeds.append(rng.getrandbits(64))
+        r = random.Random(world_seeds[k])
+        game = sample_consistent(view, r, evidence, infer, hands=hands)
+        game.apply_code(code)
+        path: list[Node] = [node]
+        while not expanded and not game.deal_over and (not depth or len(path) < depth):
+            if opp_playout and side_of[game.turn] != my_side:
+                # The other side moves as the playouts would; its edge is followed (or
+                # made) and the descent goes on to the searcher's next decision.
+                code = playout_code(game, r, epsilon, blind or opp_blind, reply)
+                forced = node.children.get(code)
+                if forced is None:
+                    forced = node.children[code] = Node(side_of[game.turn])
+                game.apply_code(code)
+                path.append(forced)
+                node = forced
+                continue
+            codes = game.reference_legal_codes()
+            children = node.children
+            untried: list[int] = []
+            for code in codes:
+                known = children.get(code)
+                if known is None:
+                    untried.append(code)
+                else:
+                    known.avail += 1
+            if untried:
+                if expand_best and len(untried) > 1:
+                    mover = Mover.of(game, blind, reply)
+                    code = max(untried, key=lambda u: code_score(mover, game, u))
+                else:
+                    code = untried[r.randrange(len(untried))] if len(untried) > 1 else untried[0]
+                child = Node(side_of[game.turn])
+                children[code] = child
+                game.apply_code(code)
+                path.append(child)
+                break
+            best_code = codes[0]
+            best_child = None
+            best_value = -1e9
+            for code in codes:
+                child = children[code]
+                value = child.total / child.visits + c * sqrt(log(child.avail) / child.visits)
+                if value > best_value:
+                    best_value, best_code, best_child = value, code, child
+            assert best_child is not None
+            game.apply_code(best_code)
+            path.append(best_child)
+            node = best_child
+        while not game.deal_over:
+            if solve_last and not game.stock:
+                game = solve_rest(
+                    game, my_side, chance, blind or opp_blind, reply and not opp_blind
+                )
+                break
+            theirs = opp_blind and side_of[game.turn] != my_side
+            game.apply_code(playout_code(game, r, epsilon, blind or theirs, reply))
+        rewards = rewards_of(game, chance)
+        for child in path:
+            child.visits += 1
+            child.total += rewards[child.side]
+        done += 1
+        if halving:
+            pos += 1
+            if pos < len(survivors):
+                continue
+            pos = 0
+            world_k += 1
+            if phase_end < 0:
+                # After one world for every action: the budget in iterations, from the
+                # iteration limit and/or the time this first world took.
+                budget = limit
+                if seconds is not None:
+                    spent = clock() - start
+                    est = len(order) * seconds / spent if spent > 0 else 1e18
+                    if est < budget:
+                        budget = int(est)
+                per_phase = max(budget // rounds, len(order))
+                phase_end = per_phase // len(order)
+            if world_k >= phase_end:
+                nodes = by_index
+                survivors.sort(key=lambda j: (-_mean(nodes[j]), j))
+                del survivors[(len(survivors) + 1) // 2 :]
+                for j in survivors:
+                    survived[j] += 1
+                if len(survivors) == 1:
+                    break
+                phase_end = world_k + max(per_phase // len(survivors), 1)
+    return SearchResult(
+        {code: child.visits for code, child in root_node.children.items()},
+        done,
+        clock() - start,
+        {code: child.total for code, child in root_node.children.items()},
+        {order[j]: k for j, k in enumerate(survived) if k},
+        root,
+    )
+
+
+def _mean(node: Node | None) -> float:
+    assert node is not None and node.visits
+    return node.total / node.visits
+
+
+def _search_job(args: tuple) -> SearchResult:
+    return search(*args)
+
+
+class MctsPolicy:
+    """ISMCTS with an iteration and/or time budget, optionally over several processes.
+
+    Root parallelization: each worker searches its own tree with its own seed; the root
+    statistics are summed and the best action by them is played. An iteration budget is
+    split between the workers, so ``iterations`` means the same total work either way.
+
+    The time budget is wall time when a game clock is running (``time_left`` given: the
+    server's clock is wall time), and this thread's CPU time otherwise, so that a
+    benchmark's ``time=0.2`` buys the same search however busy the machine is.
+    """
+
+    name = "mcts"
+
+    def __init__(
+        self,
+        seed: int | None = None,
+        iterations: int | None = None,
+        time: float | None = None,
+        workers: int = 1,
+        c: float = DEFAULT_C,
+        epsilon: float = DEFAULT_EPSILON,
+        prior: float = DEFAULT_PRIOR,
+        core: str = "auto",
+        root: str = DEFAULT_ROOT,
+        playout: str = DEFAULT_PLAYOUT,
+        expand: str = DEFAULT_EXPAND,
+        infer: float = DEFAULT_INFER,
+        depth: int = DEFAULT_DEPTH,
+        opponent: str = DEFAULT_OPPONENT,
+        reward: str = DEFAULT_REWARD,
+        solve: int = 0,
+        posterior: str = DEFAULT_POSTERIOR,
+    ) -> None:
+        if iterations is None and time is None:
+            iterations = 1000
+        if iterations is not None and iterations < 1:
+            raise ValueError(f"mcts iterations must be at least 1, not {iterations}")
+        if time is not None and time <= 0:
+            raise ValueError(f"mcts time must be positive seconds, not {time}")
+        if workers < 1:
+            raise ValueError(f"mcts workers must be at least 1, not {workers}")
+        check_search_options(
+            root, playout, expand, infer, depth, opponent, reward, solve, posterior
+        )
+        self.core = resolve_core(core)  # fails here, naming the choices, if unavailable
+        self.seed = seed if seed is not None else random.randrange(1 << 62)
+        self.iterations = iterations
+        self.time = time
+        self.workers = workers
+        self.c = c
+        self.epsilon = epsilon
+        self.prior = prior
+        self.root = root
+        self.playout = playout
+        self.expand = expand
+        self.infer = infer
+        self.depth = depth
+        self.opponent = opponent
+        self.reward = reward
+        self.solve = solve
+        self.posterior = posterior
+        self._tracker = PlayTracker(positions=posterior == "replay")
+        self.last_evidence: Sequence[Evidence] = ()  # what the last decision inferred from
+        self.last_hands: tuple[int, Sequence[int]] = NO_HANDS  # the replay posterior's
+        self._pool: Executor | None = None
+        self.last: SearchResult | None = None
+
+    def budget_seconds(self, time_left: float | None) -> float | None:
+        """Seconds this decision may take: the --time budget, capped by the clock."""
+        budget = self.time
+        if time_left is not None:
+            budget = time_left if budget is None else min(budget, time_left)
+        return budget
+
+    def choose(self, view: View, legal: Sequence[Action], time_left: float | None) -> int:
+        replay = self.posterior == "replay"
+        # ``evidence`` is also what records the opponent's plays, which the replay reads.
+        evidence = self._tracker.evidence(view) if self.infer > 0 or replay else ()
+        hands = NO_HANDS
+        if replay and len(legal) > 1:
+            rng = random.Random(decision_seed(self.seed, view, salt=-1))
+            hands = self._tracker.replay_hands(view, rng)
+        self.last_evidence = evidence
+        self.last_hands = hands
+        index = self._choose(view, legal, time_left, evidence if self.infer > 0 else (), hands)
+        self._tracker.played(legal[index].to_int())
+        return index
+
+    def _choose(
+        self,
+        view: View,
+        legal: Sequence[Action],
+        time_left: float | None,
+        evidence: Sequence[Evidence],
+        hands: tuple[int, Sequence[int]] = NO_HANDS,
+    ) -> int:
+        if len(legal) == 1:
+            return 0
+        seconds = self.budget_seconds(time_left)
+        cpu_clock = time_left is None
+        if seconds is not None and not cpu_clock:
+            # Against a game clock, leave room for merging, answering, a slow last
+            # iteration, and a busy machine's scheduling delays: 25% costs no measurable
+            # strength (the strength curve is flat above 1,000 iterations, docs/bots.md).
+            seconds = max(0.75 * seconds - 0.02, 0.001)
+        jobs = []
+        for w in range(self.workers):
+            iterations = None
+            if self.iterations is not None:
+                iterations = self.iterations // self.workers + (w < self.iterations % self.workers)
+                iterations = max(iterations, 1)
+            seed = decision_seed(self.seed, view, salt=w)
+            jobs.append(
+                (
+                    view,
+                    seed,
+                    iterations,
+                    seconds,
+                    self.c,
+                    self.epsilon,
+                    self.prior,
+                    self.core,
+                    self.root,
+                    cpu_clock,
+                    self.playout,
+                    self.expand,
+                    self.infer,
+                    evidence,
+                    self.depth,
+                    self.opponent,
+                    self.reward,
+                    self.solve,
+                    hands,
+                )
+            )
+        if self.workers == 1:
+            results = [_search_job(jobs[0])]
+        else:
+            if self._pool is None:
+                self._pool = ProcessPoolExecutor(self.workers)
+            results = list(self._pool.map(_search_job, jobs))
+        visits: dict[int, int] = {}
+        totals: dict[int, float] = {}
+        survived: dict[int, int] = {}
+        for result in results:
+            for code, n in result.visits.items():
+                visits[code] = visits.get(code, 0) + n
+            for code, t in result.totals.items():
+                totals[code] = totals.get(code, 0.0) + t
+            for code, k in result.survived.items():
+                survived[code] = survived.get(code, 0) + k
+        self.last = SearchResult(
+            visits,
+            sum(r.iterations for r in results),
+            max(r.seconds for r in results),
+            totals,
+            survived,
+            self.root,
+        )
+        return self.last.best([a.to_int() for a in legal])
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(cancel_futures=True)
+            self._pool = None

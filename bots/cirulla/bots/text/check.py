@@ -1,0 +1,196 @@
+"""``cirulla bot check SPEC``: play a few short games with an engine against random and
+report every protocol violation with the offending exchange (like fastchess's
+``--compliance``).
+
+A real local server is started (``cirulla server`` on a free port, a temporary
+database); the engine plays through the same bridge as ``cirulla bot text``, in 2-, 3- and
+4-player matches and in different seats, against the built-in random bot. Besides what
+the bridge notices in play (bad answers, missing ids, refused commands, no answer in
+time), the check probes the admin commands: an unknown command must get ``?`` and
+``known_command`` of an unknown name ``false``.
+"""
+
+from __future__ import annotations
+
+import logging
+import shlex
+import tempfile
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import grpc
+
+from cirulla.bots.kit import BotClient, BotError, MatchOutcome
+from cirulla.bots.simple import RandomPolicy
+from cirulla.bots.text.bridge import TextEnginePolicy
+from cirulla.bots.text.engine_io import EngineError
+from cirulla.v1 import match_service_pb2, match_service_pb2_grpc, match_settings_pb2
+from cirulla.wire import rules_to_proto
+
+log = logging.getLogger("cirulla.bots.text")
+
+TEXT_PREFIX = "text:"
+
+#: (players, the engine's seat, target points) of each check match: short games.
+CHECK_GAMES = ((2, 0, 11), (2, 1, 11), (3, 2, 1), (4, 1, 1))
+MOVE_LIMIT_MS = 5000
+MATCH_TIMEOUT = 300.0
+
+
+def engine_argv(spec: str) -> list[str]:
+    """``text:CMD ARGS`` (the tournament's form) or just ``CMD ARGS``."""
+    command = spec[len(TEXT_PREFIX) :] if spec.startswith(TEXT_PREFIX) else spec
+    argv = shlex.split(command)
+    if not argv:
+        raise ValueError(f"engine spec {spec!r}: no command")
+    return argv
+
+
+@dataclass
+class CheckReport:
+    games: int = 0
+    decisions: int = 0
+    #: The first violations of each game with their exchange (bounded: ``Violations``).
+    violations: list[tuple[str, str]] = field(default_factory=list)
+    #: Every violation, those not kept included.
+    violations_total: int = 0
+    errors: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.violations_total and not self.violations and not self.errors
+
+    def text(self) -> str:
+        lines = []
+        for n, (problem, exchange) in enumerate(self.violations, 1):
+            lines.append(f"violation {n}: {problem}")
+            lines.extend(f"    {line}" for line in exchange.splitlines()[-12:])
+        total = max(self.violations_total, len(self.violations))
+        if total > len(self.violations):
+            lines.append(f"... and {total - len(self.violations)} more violations, not shown")
+        lines.extend(f"error: {e}" for e in self.errors)
+        verdict = "PASS" if self.ok else "FAIL"
+        lines.append(
+            f"{verdict}: {self.games} games, {self.decisions} decisions by the engine, "
+            f"{total} protocol violations"
+        )
+        return "\n".join(lines)
+
+
+def _probe(policy: TextEnginePolicy) -> None:
+    """Admin commands a referee relies on besides play."""
+    answer = policy.engine.call("known_command no_such_command")
+    if not answer.ok or answer.text != "false":
+        policy._flag(f"known_command no_such_command answered {answer.text!r}, expected 'false'")
+    answer = policy.engine.call("no_such_command")
+    if answer.ok:
+        policy._flag("an unknown command was answered with '=' instead of '?'")
+
+
+def _settings(players: int, target: int, seed: int) -> match_settings_pb2.MatchSettings:
+    return match_settings_pb2.MatchSettings(
+        rules=rules_to_proto("standard", {"players": players, "target": target}),
+        best_of=1,
+        seed=seed,
+        time_control=match_settings_pb2.TimeControl(move_limit_ms=MOVE_LIMIT_MS),
+        timeout_policy=match_settings_pb2.TIMEOUT_POLICY_PLAY_DEFAULT_ACTION,
+    )
+
+
+def _abort(address: str, match_id: str, reason: str) -> None:
+    with grpc.insecure_channel(address) as channel:
+        stub = match_service_pb2_grpc.MatchServiceStub(channel)
+        try:
+            stub.AbortMatch(
+                match_service_pb2.AbortMatchRequest(match_id=match_id, reason=reason), timeout=10
+            )
+        except grpc.RpcError as exc:
+            log.info("could not abort %s: %s", match_id, exc.details())
+
+
+def _play(client: BotClient, errors: list[str], box: list[MatchOutcome]) -> None:
+    try:
+        box.append(client.run())
+    except (BotError, EngineError, grpc.RpcError) as exc:
+        errors.append(f"{client.name}: {exc}")
+
+
+def check_engine(spec: str, seed: int = 1, games: int = len(CHECK_GAMES)) -> CheckReport:
+    from cirulla.clients.matches.supervise import LocalServer
+
+    argv = engine_argv(spec)
+    report = CheckReport()
+    with tempfile.TemporaryDirectory(prefix="cirulla-check-") as tmp:
+        server = LocalServer(Path(tmp) / "check.sqlite3", Path(tmp) / "server.log")
+        address = server.start()
+        try:
+            for n, (players, seat, target) in enumerate(CHECK_GAMES[:games]):
+                _check_match(address, argv, players, seat, target, seed + n, report)
+        finally:
+            server.stop()
+    return report
+
+
+def _check_match(
+    address: str,
+    argv: list[str],
+    players: int,
+    engine_seat: int,
+    target: int,
+    seed: int,
+    report: CheckReport,
+) -> None:
+    with grpc.insecure_channel(address) as channel:
+        stub = match_service_pb2_grpc.MatchServiceStub(channel)
+        created = stub.CreateMatch(
+            match_service_pb2.CreateMatchRequest(settings=_settings(players, target, seed)),
+            timeout=10,
+        )
+    match_id = created.match.match_id
+    tokens = [t.token for t in sorted(created.seat_tokens, key=lambda t: t.seat)]
+    try:
+        policy = TextEnginePolicy(argv)
+    except EngineError as exc:
+        report.errors.append(str(exc))
+        return
+    try:
+        policy.start()
+        if report.games == 0:
+            _probe(policy)
+    except EngineError as exc:
+        report.errors.append(str(exc))
+        policy.close()
+        report.violations.extend(policy.violations)
+        report.violations_total += policy.violations_total
+        return
+    threads: list[threading.Thread] = []
+    outcomes: list[MatchOutcome] = []
+    errors: list[str] = []
+    try:
+        for seat in range(players):
+            brain = policy if seat == engine_seat else RandomPolicy(seed=seed * 10 + seat)
+            client = BotClient(
+                brain,
+                server=address,
+                match_id=match_id,
+                token=tokens[seat],
+                name=f"{brain.name}-{seat}",
+                join_timeout=60,
+            )
+            box = outcomes if seat == engine_seat else []
+            thread = threading.Thread(target=_play, args=(client, errors, box), daemon=True)
+            thread.start()
+            threads.append(thread)
+        threads[engine_seat].join(MATCH_TIMEOUT)
+        if errors or threads[engine_seat].is_alive():
+            _abort(address, match_id, "the engine under check could not go on")
+        for thread in threads:
+            thread.join(MATCH_TIMEOUT)
+    finally:
+        policy.close()
+    report.errors.extend(errors)
+    report.games += 1
+    report.decisions += sum(o.decisions for o in outcomes)
+    report.violations.extend(policy.violations)
+    report.violations_total += policy.violations_total

@@ -1,0 +1,333 @@
+"""The worker loop: claim a scheduled match, host it on a match server, start its managed
+bots, report the result. One unit shared by ``cirulla ladder serve`` (threads inside the
+ladder process) and ``cirulla ladder worker`` (a process per machine on PostgreSQL).
+
+A game is played by the tournament's ``Referee`` (create the match, one process per
+seat, watch it, forfeits and wall-clock limit, abort on the server), so a ladder game
+and a tournament game are judged the same way. The ladder adds two things around it,
+through a thin wrapper of the referee's stub: the match is created with its duplicate
+pair's ``deal_group`` (twins share deck orders, their records stay closed until both are
+over), and its server id and seat tokens are stored (``mark_running``) before any bot
+starts, so a restarted ladder knows what was being played.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import shlex
+import sys
+import threading
+import weakref
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import grpc
+
+from cirulla.clients.ladder.defaults import LEASE_SECONDS
+from cirulla.clients.ladder.store import (
+    ClaimedMatch,
+    LadderStore,
+    MatchOutcome,
+    SeatOutcome,
+)
+from cirulla.clients.matches.journal import GameResult, Settings
+from cirulla.clients.matches.referee import Referee
+from cirulla.clients.matches.sandbox import Confinement
+from cirulla.clients.matches.schedule import ScheduledGame, new_bot_seed_base
+from cirulla.clients.matches.supervise import READY_TIMEOUT, BotPool, ServedBot
+from cirulla.v1 import match_service_pb2
+
+log = logging.getLogger("cirulla.ladder")
+
+IDLE_SECONDS = 0.2
+#: Referee outcomes -> ladder seat outcomes (a seat that exited before joining is a crash).
+_OUTCOMES = {"forfeit": "timeout"}
+
+
+class LeaseLost(RuntimeError):
+    """The match was taken from this worker (lease expired, cancelled) before it started."""
+
+
+def referee_settings(match: ClaimedMatch) -> Settings:
+    """The tournament settings the referee needs for one ladder match."""
+    config = match.config
+    return Settings(
+        # A connect-in seat's bot gets its assignment through its Enroll stream (any
+        # ladder process, from the database); on this worker a stand-in process only
+        # waits for it to join (clients/cirulla/clients/ladder/await_join.py).
+        bots={s.bot_name: CONNECT_IN_SEAT if s.connect_in else s.spec for s in match.seats},
+        players=match.players,
+        rules={**config.rules, "players": match.players},
+        preset=config.preset,
+        move_limit_ms=config.move_limit_ms,
+        disconnect_grace_ms=config.disconnect_grace_ms,
+        game_timeout=config.game_timeout,
+        # every match its own random base: the bots' CIRULLA_SEED values are neither the
+        # same from match to match nor related to the deck
+        bot_seed=new_bot_seed_base(),
+    )
+
+
+#: The seat process of a connect-in bot: waits until the remote bot joined its seat.
+CONNECT_IN_SEAT = "cmd:" + shlex.join([sys.executable, "-m", "cirulla.clients.ladder.await_join"])
+
+
+def safe_name(match_id: str) -> str:
+    """How the referee names a match's files (logs/<safe>-<seat>.log)."""
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in match_id)
+
+
+#: How much of a kept-alive bot's log is searched for the match's own part.
+_LOG_WINDOW = 256_000
+
+
+def log_tail(path: Path, chars: int = 4000, match_id: str | None = None) -> str:
+    """The last ``chars`` characters of a bot's log. A kept-alive bot's log spans many
+    matches: with ``match_id`` only the part from that match's assignment line (which
+    ``cirulla.bots.loop`` writes) to the next assignment is kept, so a fault's log is the
+    faulty match's own."""
+    try:
+        with path.open("rb") as f:
+            f.seek(max(0, f.seek(0, 2) - _LOG_WINDOW))
+            text = f.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+    if match_id:
+        start = text.rfind(f"assignment: match {match_id} ")
+        if start >= 0:
+            start = text.rfind("\n", 0, start) + 1
+            end = text.find("assignment: match ", text.find("\n", start) + 1)
+            text = text[start : None if end < 0 else text.rfind("\n", start, end) + 1]
+    return text[-chars:]
+
+
+def outcome_of(
+    result: GameResult, out: Path, connect_in: frozenset[int] = frozenset()
+) -> MatchOutcome:
+    """A referee's GameResult as the ladder records it. A connect-in seat whose stand-in
+    process exited before the seat was taken (``crash`` to the referee) is ``no-join``."""
+    seats: list[SeatOutcome] = []
+    for seat, kind in enumerate(result.seat_outcomes):
+        kind = _OUTCOMES.get(kind, kind)
+        if seat in connect_in and kind == "crash":
+            kind = "no-join"
+        fault = ""
+        tail = ""
+        if kind != "ok":
+            fault = "; ".join(n for n in result.notes if n.startswith(f"seat {seat} "))
+            logged = result.logs[seat] if seat < len(result.logs) else ""
+            if logged:
+                tail = log_tail(out / logged, match_id=result.match_id)
+            else:
+                tail = log_tail(out / "logs" / f"{safe_name(result.match_id)}-{seat}.log")
+        seats.append(SeatOutcome(seat, kind, fault, tail))
+    void = result.winner is None and not result.forfeit_sides and result.deals == 0
+    return MatchOutcome(
+        winner=result.winner,
+        totals=tuple(result.totals),
+        seats=tuple(seats),
+        deals=result.deals,
+        forfeit_sides=tuple(result.forfeit_sides),
+        void=void,
+        notes=tuple(result.notes),
+    )
+
+
+class LadderBotPool(BotPool):
+    """The kept-alive bots of one worker, shared by all its matches.
+
+    A bot process is started at its first match here and plays match after match
+    (``cirulla.bots.loop``), like the tournament's; a process that crashed or hung is
+    stopped by the referee and the next match starts a fresh one. The pool is keyed by
+    bot name, and each match says which spec (version) its seats run
+    (``playing``): a process of an older version is stopped rather than reused. Idle
+    processes stop after ``BOT_IDLE_SECONDS``, so a ladder with many bots keeps only
+    those it is playing. With ``confinement`` every process runs sandboxed.
+    """
+
+    def __init__(self, logs: Path, confinement: Confinement | None = None) -> None:
+        # tied: its processes die with the ladder, even by SIGKILL
+        super().__init__({}, logs, tied=True, confinement=confinement)
+        self._local = threading.local()
+        #: the duplicate pairs each process has played a twin of: a process never plays
+        #: both games of a pair (it could remember game 1's hands, its opponent's in game 2)
+        self._pairs: weakref.WeakKeyDictionary[ServedBot, set[str]] = weakref.WeakKeyDictionary()
+        self._pairs_lock = threading.Lock()
+
+    @contextlib.contextmanager
+    def playing(self, specs: dict[str, str], pair_id: str | None = None) -> Iterator[None]:
+        """Within it, ``acquire`` (called by this thread's referee) starts ``specs``, for a
+        twin of ``pair_id`` only in a process that has not played the other twin."""
+        self._local.specs = specs
+        self._local.pair_id = pair_id
+        try:
+            yield
+        finally:
+            self._local.specs = None
+            self._local.pair_id = None
+
+    def acquire(
+        self, bot: str, timeout: float = READY_TIMEOUT, spec: str | None = None
+    ) -> ServedBot:
+        specs: dict[str, str] | None = getattr(self._local, "specs", None)
+        pair_id: str | None = getattr(self._local, "pair_id", None)
+        if spec is None and specs is not None:
+            spec = specs[bot]
+        while True:
+            served = super().acquire(bot, timeout, spec)
+            if pair_id is None:
+                return served
+            with self._pairs_lock:
+                seen = self._pairs.setdefault(served, set())
+                if pair_id not in seen:
+                    seen.add(pair_id)
+                    return served
+            self.discard(served, 0.0)  # it played the other twin: a fresh process
+
+
+#: Seconds a kept-alive bot may stay idle before its worker stops it.
+BOT_IDLE_SECONDS = 120.0
+
+
+class _LadderStub:
+    """The referee's MatchService stub, with the ladder's CreateMatch."""
+
+    def __init__(self, stub: Any, on_create: Callable[[Any], Any]) -> None:
+        self._stub = stub
+        self._on_create = on_create
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stub, name)
+
+    def CreateMatch(self, request: Any, **kwargs: Any) -> Any:
+        return self._on_create(self._stub.CreateMatch(request, **kwargs))
+
+
+@dataclass
+class MatchRunner:
+    """Plays claimed ladder matches on one match server.
+
+    ``out`` gets the bots' logs and the games' records (``logs/``, ``records/``), as
+    with a tournament. Several threads may share one runner; each ``run_one`` call
+    plays one match from claim to result.
+    """
+
+    store: LadderStore
+    server_address: str
+    out: Path
+    worker_id: str
+    admin_token: str | None = None
+    stop: threading.Event = field(default_factory=threading.Event)
+    lease_seconds: float = LEASE_SECONDS
+    #: called with (match id, outcome or None) after each match, for logs and benches
+    on_done: Callable[[str, MatchOutcome | None], None] | None = None
+    #: how the managed bots run: sandboxed (``ladder serve``'s default) or not (None)
+    confinement: Confinement | None = None
+    #: the address this runner's referee dials (default ``server_address``, which is
+    #: what the ladder stores and connect-in bots get: with TLS the public port, while
+    #: the referee uses the ladder's own plaintext loopback port)
+    dial: str | None = None
+
+    def __post_init__(self) -> None:
+        #: Kept-alive bot processes, shared by every match this runner plays.
+        self.bots = LadderBotPool(self.out / "logs", self.confinement)
+
+    def close(self) -> None:
+        """Stop the kept-alive bots (once the threads playing matches have stopped)."""
+        self.bots.close()
+
+    def run_one(self) -> str | None:
+        """Claim and play one match; its id, or None when nothing was waiting."""
+        self.bots.stop_idle(BOT_IDLE_SECONDS)
+        claimed = self.store.claim(self.worker_id, self.server_address, self.lease_seconds)
+        if claimed is None:
+            return None
+        outcome: MatchOutcome | None = None
+        try:
+            outcome = self.play(claimed)
+        except LeaseLost as exc:
+            log.warning("ladder_lease_lost match=%s %s", claimed.id, exc)
+        except Exception as exc:  # the ladder goes on; the match ends with the reason
+            log.exception("ladder_match_failed match=%s", claimed.id)
+            self.store.cancel(claimed.id, f"the worker failed to play it: {exc}")
+        if self.on_done is not None:
+            self.on_done(claimed.id, outcome)
+        return claimed.id
+
+    def play(self, match: ClaimedMatch) -> MatchOutcome | None:
+        """Host ``match`` on the server, play it with the referee, record the result."""
+        names = [s.bot_name for s in match.seats]
+        game = ScheduledGame(0, tuple(dict.fromkeys(names)), 0, match.seed, tuple(names))
+        settings = referee_settings(match)
+        referee = Referee(
+            settings,
+            self.dial or self.server_address,
+            self.out,
+            self.admin_token,
+            self.stop,
+            group_sizes={match.seed: 2} if match.pair_id else {},
+            bot_pool=self.bots,
+            confinement=self.confinement,
+        )
+        # Duck-typed: the wrapper forwards every call, with the ladder's CreateMatch.
+        referee.stub = _LadderStub(  # type: ignore[assignment]
+            referee.stub, lambda created: self._created(match, referee, created)
+        )
+        try:
+            with self.bots.playing(settings.bots, match.pair_id):
+                result = referee.play(game)
+        finally:
+            referee.close()
+        if result is None:  # stopping: the restart decides (finished or cancelled)
+            return None
+        remote = frozenset(s.seat for s in match.seats if s.connect_in)
+        outcome = outcome_of(result, self.out, remote)
+        if self.store.finish(match.id, outcome):
+            log.info(
+                "ladder_match_finished match=%s server_match=%s winner=%s totals=%s",
+                match.id,
+                result.match_id,
+                outcome.winner,
+                outcome.totals,
+            )
+        return outcome
+
+    def _created(self, match: ClaimedMatch, referee: Referee, created: Any) -> Any:
+        server_id = created.match.match_id
+        tokens = {t.seat: t.token for t in created.seat_tokens}
+        if not self.store.mark_running(match.id, self.worker_id, server_id, tokens):
+            with contextlib.suppress(grpc.RpcError):
+                referee.stub.AbortMatch(
+                    match_service_pb2.AbortMatchRequest(
+                        match_id=server_id, reason="the ladder took this match back"
+                    ),
+                    timeout=10,
+                    metadata=referee.metadata,
+                )
+            raise LeaseLost(f"match {match.id} is no longer claimed by {self.worker_id}")
+        return created
+
+    def loop(self) -> None:
+        """Play matches until ``stop`` is set; wait a little whenever none is waiting."""
+        while not self.stop.is_set():
+            try:
+                played = self.run_one()
+            except Exception:
+                log.exception("ladder_worker_error worker=%s", self.worker_id)
+                played = None
+            if played is None:
+                self.stop.wait(IDLE_SECONDS)
+
+
+def heartbeat_loop(
+    store: LadderStore, worker_id: str, stop: threading.Event, lease_seconds: float
+) -> None:
+    """Keep the worker's leases alive (every third of a lease) until ``stop``."""
+    while not stop.wait(lease_seconds / 3):
+        try:
+            store.heartbeat(worker_id, lease_seconds)
+        except Exception:
+            log.exception("ladder_heartbeat_failed worker=%s", worker_id)

@@ -1,0 +1,573 @@
+"""Plays one scheduled game: creates the match on the server, starts one process per seat,
+watches them and the match, and turns what happened into a journal entry.
+
+The server is the referee of the cards: a bot that hangs, keeps sending illegal actions
+or disconnects runs out of its move clock, and with ``TIMEOUT_POLICY_FORFEIT_GAME`` its
+side loses the game. What the server cannot see is a bot that never joins (it crashed at
+start or the command is wrong): the match would wait forever, so once such a process has
+exited this module declares the forfeit itself. A wall-clock limit per game is the last
+resort against anything else. Either way the match is then aborted on the server
+(``AbortMatch``), so its database does not keep it waiting or running forever.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import os
+import threading
+import time
+from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+import grpc
+
+from cirulla.clients.matches.journal import GameResult, Settings
+from cirulla.clients.matches.sandbox import Confinement
+from cirulla.clients.matches.schedule import ScheduledGame, bot_seed
+from cirulla.clients.matches.supervise import (
+    BotPool,
+    BotStartError,
+    Child,
+    ServedBot,
+    Ticket,
+    bot_argv,
+    is_served_spec,
+    seat_env,
+    seat_values,
+)
+from cirulla.rules.cards import parse_card
+from cirulla.rules.options import side_count, side_of
+from cirulla.v1 import (
+    events_pb2,
+    match_pb2,
+    match_service_pb2,
+    match_service_pb2_grpc,
+    match_settings_pb2,
+)
+from cirulla.wire import card_to_proto, rules_to_proto
+
+POLL_SECONDS = 0.2
+#: How long bots may take to leave on their own after the match ended.
+EXIT_GRACE = 5.0
+#: How long a seat's exited process is given before a never-joined seat is forfeited
+#: (a process may exit right after its hello reached the server).
+JOIN_GRACE = 1.0
+RPC_TIMEOUT = 10.0
+#: Exit code recorded for a seat whose command could not be started at all.
+NOT_STARTED = 127
+
+_FINAL = (match_pb2.MATCH_STATUS_FINISHED, match_pb2.MATCH_STATUS_ABORTED)
+
+
+def match_settings(
+    settings: Settings, seed: int, deal_set: int | None = None
+) -> match_settings_pb2.MatchSettings:
+    """The protobuf settings of every tournament match: one game, forfeit on timeout.
+
+    Dealt from ``seed``, or from the explicit deck orders ``--deals`` gives deck set
+    ``deal_set``."""
+    decks = deck_orders(settings, deal_set)
+    return match_settings_pb2.MatchSettings(
+        rules=rules_to_proto(settings.preset, settings.rules),
+        best_of=1,
+        time_control=match_settings_pb2.TimeControl(
+            move_limit_ms=settings.move_limit_ms,
+            game_bank_ms=settings.game_bank_ms,
+            increment_ms=settings.increment_ms,
+            margin_ms=settings.margin_ms,
+        ),
+        timeout_policy=match_settings_pb2.TIMEOUT_POLICY_FORFEIT_GAME,
+        seed=None if decks is not None else seed,
+        deck_orders=decks,
+        disconnect_grace_ms=settings.disconnect_grace_ms,
+    )
+
+
+def deck_orders(settings: Settings, deal_set: int | None) -> match_settings_pb2.DeckOrders | None:
+    """The ``--deals`` line's explicit deck orders for ``deal_set``; None: deal from a seed."""
+    if not settings.deals or deal_set is None:
+        return None
+    entry = settings.deals[deal_set % len(settings.deals)]
+    if "decks" not in entry:
+        return None
+    return match_settings_pb2.DeckOrders(
+        decks=[
+            match_settings_pb2.DeckOrder(cards=[card_to_proto(parse_card(c)) for c in deck])
+            for deck in entry["decks"]
+        ]
+    )
+
+
+def forfeit_kind(info: match_pb2.SeatInfo | None, crashed: bool) -> str:
+    """Why a seat forfeited on its clock, from the server's typed counts: illegal actions
+    first (they are why the clock ran out), then a crash, a dropped stream, plain time."""
+    if info is not None and info.illegal_actions:
+        return "illegal"
+    if crashed:
+        return "crash"
+    if info is not None and info.disconnects:
+        return "disconnect"
+    return "timeout"
+
+
+def abort_reason(never_joined: set[int], settings: Settings) -> str:
+    """What AbortMatch tells the server (and its players) about a game decided here."""
+    if never_joined:
+        seats = ", ".join(str(s) for s in sorted(never_joined))
+        return (
+            f"decided by the tournament runner: seat {seats} exited without joining; "
+            "its side forfeits"
+        )
+    return (
+        f"decided by the tournament runner: wall-clock limit of {settings.game_timeout:.0f}s "
+        "per game reached"
+    )
+
+
+NOT_LISTED = "record not saved: the server listed no record for this match"
+
+
+def deal_group(seed: int) -> str:
+    """The duplicate-deal group of a deck seed: every game dealt from it, whatever the
+    pairing, shares its cards. The name does not reveal the seed."""
+    return "deals-" + hashlib.sha256(f"cirulla-deals:{seed}".encode()).hexdigest()[:16]
+
+
+class SeatPlayer(Protocol):
+    """Whatever plays one seat of one game: a process of its own or a served bot."""
+
+    log_path: Path | None
+
+    def gone(self) -> bool:
+        """The seat's player has left this match (exited, or reported it is done)."""
+        ...
+
+    def finish(self, grace: float) -> int | None:
+        """Wait up to ``grace`` for it to leave, stop it if it hangs; its exit code
+        (None when it had to be stopped)."""
+        ...
+
+
+class CommandSeat:
+    """A ``cmd:`` bot: one process for this seat of this game (None: it could not start)."""
+
+    def __init__(self, child: Child | None, log_path: Path | None = None) -> None:
+        self.child = child
+        self.log_path = child.log_path if child is not None else log_path
+
+    def gone(self) -> bool:
+        return self.child is None or self.child.poll() is not None
+
+    def finish(self, grace: float) -> int | None:
+        if self.child is None:
+            return NOT_STARTED
+        self.child.wait(grace)
+        code = self.child.poll()
+        self.child.stop()
+        return code
+
+
+class ServedSeat:
+    """A served bot playing this seat: back to the pool when it reports leaving the match,
+    stopped (and replaced in a later game) when it crashed or hangs."""
+
+    def __init__(self, pool: BotPool, bot: str, served: ServedBot, ticket: Ticket) -> None:
+        self.pool = pool
+        self.bot = bot
+        self.served = served
+        self.ticket = ticket
+        self.log_path: Path | None = served.log_path
+
+    def gone(self) -> bool:
+        return self.ticket.done.is_set()
+
+    def finish(self, grace: float) -> int | None:
+        done = self.ticket.done.wait(grace)
+        if done and not self.ticket.exited and self.served.alive():
+            self.pool.release(self.bot, self.served)
+            return self.ticket.code
+        self.pool.discard(self.served)
+        return self.ticket.code if done else None
+
+
+@dataclass
+class Referee:
+    """Shared by the worker threads: one channel to the server, the output folder."""
+
+    settings: Settings
+    server: str
+    out: Path
+    admin_token: str | None = None
+    stop: threading.Event | None = None
+    #: Games per deck seed in the whole schedule: the size of each duplicate-deal group.
+    group_sizes: dict[int, int] = field(default_factory=dict)
+    #: Kept-alive bots shared with other referees (a ladder worker keeps one pool for all
+    #: its matches); its owner closes it, ``close()`` does not. Default: a pool of its own.
+    bot_pool: BotPool | None = None
+    #: Bots run sandboxed (``--sandbox``): ``cmd:`` seats here, kept-alive ones in
+    #: ``bot_pool`` (built with the same confinement); both dial the server through it.
+    confinement: Confinement | None = None
+
+    def __post_init__(self) -> None:
+        self.channel = grpc.insecure_channel(self.server)
+        self.stub = match_service_pb2_grpc.MatchServiceStub(self.channel)
+        self.metadata = (
+            (("authorization", f"Bearer {self.admin_token}"),) if self.admin_token else ()
+        )
+        (self.out / "logs").mkdir(parents=True, exist_ok=True)
+        (self.out / "records").mkdir(parents=True, exist_ok=True)
+        self.pool = self.bot_pool or BotPool(
+            self.settings.bots, self.out / "logs", confinement=self.confinement
+        )
+        #: The server's address as the bots dial it.
+        self.bot_server = self.confinement.server_address if self.confinement else self.server
+        #: Records are fetched in the background, one at a time; failures are kept here.
+        self.records = ThreadPoolExecutor(1, thread_name_prefix="records")
+        self.record_errors: list[str] = []
+        #: Matches whose record the server did not list yet: on a server without our
+        #: admin token a twin's record is withheld until its whole deal group has
+        #: finished (no peeking at decks still in play); fetched again at the end.
+        self._unlisted: list[str] = []
+        self._lock = threading.Lock()
+
+    def close(self) -> None:
+        """Stop the bots; fetch the records still due (none if the run is interrupted)."""
+        if self.bot_pool is None:
+            self.pool.close()
+        if not self._stopping():
+            # every game is over: withheld records are listed now (after those queued)
+            self.records.submit(self._save_unlisted)
+        self.records.shutdown(wait=True, cancel_futures=self._stopping())
+        self.channel.close()
+
+    def _stopping(self) -> bool:
+        return self.stop is not None and self.stop.is_set()
+
+    def play(self, game: ScheduledGame) -> GameResult | None:
+        """Play ``game`` to the end; None if the tournament was interrupted meanwhile."""
+        notes: list[str] = []
+        # Kept-alive bots first: the match is created once they are ready to join it.
+        ready: dict[int, ServedBot | None] = {}
+        failed_logs: dict[int, Path | None] = {}
+        for seat, bot in enumerate(game.seats):
+            if is_served_spec(self.settings.bots[bot]):
+                try:
+                    ready[seat] = self.pool.acquire(bot)
+                except OSError as exc:
+                    ready[seat] = None
+                    failed_logs[seat] = exc.log_path if isinstance(exc, BotStartError) else None
+                    notes.append(f"seat {seat} ({bot}) could not start: {exc}")
+        seats: list[SeatPlayer] = []
+        match: match_pb2.Match | None = None
+        started = time.monotonic()  # the game's clock: bots' start-up is not part of it
+        try:
+            created = self.stub.CreateMatch(
+                match_service_pb2.CreateMatchRequest(
+                    settings=match_settings(self.settings, game.seed, game.deal_set),
+                    deal_group=deal_group(game.seed),
+                    deal_group_size=self.group_sizes.get(game.seed, 0),
+                ),
+                timeout=RPC_TIMEOUT,
+                metadata=self.metadata,
+            )
+            match_id = created.match.match_id
+            tokens = {t.seat: t.token for t in created.seat_tokens}
+            wake = threading.Event()
+            for seat, bot in enumerate(game.seats):
+                values = seat_values(
+                    server=self.bot_server,
+                    match=match_id,
+                    token=tokens[seat],
+                    seat=seat,
+                    name=bot,
+                    seed=bot_seed(self.settings.bot_seed or 0, game.index, seat),
+                )
+                if seat in ready:
+                    served = ready.pop(seat)
+                    if served is None:
+                        seats.append(CommandSeat(None, failed_logs.get(seat)))
+                    else:
+                        ticket = served.assign(values, wake)
+                        seats.append(ServedSeat(self.pool, bot, served, ticket))
+                else:
+                    try:
+                        seats.append(self._command_seat(bot, values))
+                    except (OSError, ValueError) as exc:  # ValueError: a retired {token}
+                        seats.append(CommandSeat(None))
+                        notes.append(f"seat {seat} ({bot}) could not start: {exc}")
+            match, forfeits, timed_out = self._watch(match_id, seats, started, wake)
+            if match is None:
+                return None
+            if match.status not in _FINAL:
+                # Decided here, not on the server: end the match there too.
+                reason = abort_reason(forfeits, self.settings)
+                finished = self._abort(match_id, reason, notes, tokens[0])
+                if finished is not None:
+                    match, forfeits, timed_out = finished, set(), False
+        finally:
+            for seat, served in ready.items():  # acquired, never assigned (an error)
+                if served:
+                    self.pool.release(game.seats[seat], served)
+            # Bots of a finished match leave by themselves; others wait for nothing.
+            over = match is not None and match.status in _FINAL
+            codes = self._reap(seats, EXIT_GRACE if over else 0.0)
+        result = self._result(game, match_id, match, forfeits, timed_out, codes, notes, started)
+        logs = tuple(
+            str(p.relative_to(self.out)) if p is not None and p.is_relative_to(self.out) else ""
+            for p in (seat.log_path for seat in seats)
+        )
+        return dataclasses.replace(result, logs=logs)
+
+    def _command_seat(self, bot: str, values: dict[str, str]) -> CommandSeat:
+        """A ``cmd:`` bot: a fresh process for this seat of this game."""
+        safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in values["match"])
+        log = self.out / "logs" / f"{safe}-{values['seat']}.log"
+        argv = bot_argv(self.settings.bots[bot], values)
+        # started by this game's thread, which lives until the seat is reaped
+        child = Child(argv, log, seat_env(values), tied=True, confinement=self.confinement)
+        return CommandSeat(child)
+
+    def _watch(
+        self,
+        match_id: str,
+        seats: list[SeatPlayer],
+        started: float,
+        wake: threading.Event,
+    ) -> tuple[match_pb2.Match | None, set[int], bool]:
+        """Poll until the match is over, a seat can never join, or the game takes too long.
+
+        Served bots report leaving the match (``wake``), so a finished game is seen at once
+        rather than at the next poll.
+        """
+        exited_since: dict[int, float] = {}
+        while True:
+            if self._stopping():
+                return None, set(), False
+            wake.clear()
+            match = self._get_match(match_id)
+            if match.status in _FINAL:
+                return match, set(), False
+            now = time.monotonic()
+            for seat, player in enumerate(seats):
+                if player.gone():
+                    exited_since.setdefault(seat, now)
+            if match.status == match_pb2.MATCH_STATUS_WAITING:
+                joined = {s.seat for s in match.seats if s.name or s.connected}
+                gone = {
+                    seat
+                    for seat, since in exited_since.items()
+                    if seat not in joined and now - since >= JOIN_GRACE
+                }
+                if gone:
+                    return match, gone, False
+            if now - started > self.settings.game_timeout:
+                return match, set(), True
+            wake.wait(POLL_SECONDS)
+
+    def _abort(
+        self, match_id: str, reason: str, notes: list[str], seat_token: str
+    ) -> match_pb2.Match | None:
+        """AbortMatch, so the server does not keep the match waiting or running forever.
+
+        With the admin token when there is one; on an open server as the match's creator,
+        which proves itself with one of the match's seat tokens.
+
+        Returns the match if it finished on its own meanwhile (its result then counts);
+        a failure is noted and otherwise ignored: the game is decided either way.
+        """
+        try:
+            self.stub.AbortMatch(
+                match_service_pb2.AbortMatchRequest(match_id=match_id, reason=reason),
+                timeout=RPC_TIMEOUT,
+                metadata=self.metadata or (("authorization", f"Bearer {seat_token}"),),
+            )
+            return None
+        except grpc.RpcError as exc:
+            failure = f"match not aborted on the server: {exc.code().name} {exc.details()}"
+        try:
+            match = self._get_match(match_id)
+        except grpc.RpcError:
+            match = None
+        if match is not None and match.status == match_pb2.MATCH_STATUS_FINISHED:
+            return match
+        notes.append(failure)
+        return None
+
+    def _get_match(self, match_id: str) -> match_pb2.Match:
+        response = self.stub.GetMatch(
+            match_service_pb2.GetMatchRequest(match_id=match_id), timeout=RPC_TIMEOUT
+        )
+        return response.match
+
+    def _reap(self, seats: list[SeatPlayer], grace: float) -> list[int | None]:
+        """Let the bots leave the match on their own for a moment, then stop what is left."""
+        deadline = time.monotonic() + grace
+        return [seat.finish(max(0.0, deadline - time.monotonic())) for seat in seats]
+
+    def _result(
+        self,
+        game: ScheduledGame,
+        match_id: str,
+        match: match_pb2.Match,
+        forfeits: set[int],
+        timed_out: bool,
+        codes: list[int | None],
+        notes: list[str],
+        started: float,
+    ) -> GameResult:
+        players = len(game.seats)
+        sides = side_count(players)
+        outcomes = ["ok"] * players
+        winner: int | None = None
+        totals: tuple[int, ...] = (0,) * sides
+        deals = 0
+        forfeit_sides: set[int] = set()
+        unjoined: set[int] = set()
+        seat_notes = {s.seat: list(s.notes) for s in match.seats}
+        seat_info = {s.seat: s for s in match.seats}
+
+        def crashed(seat: int) -> bool:
+            return (codes[seat] or 0) != 0
+
+        if match.status == match_pb2.MATCH_STATUS_FINISHED and match.games:
+            result = match.games[-1]
+            totals = tuple(result.totals) or totals
+            deals = result.deals
+            winner = result.winner_side if result.HasField("winner_side") else None
+            if result.reason == events_pb2.GAME_END_REASON_FORFEIT:
+                seat = result.forfeit_seat if result.HasField("forfeit_seat") else None
+                if seat is not None:
+                    kind = forfeit_kind(seat_info.get(seat), crashed(seat))
+                    outcomes[seat] = kind
+                    forfeit_sides.add(side_of(seat, players))
+                    notes.append(
+                        f"seat {seat} ({game.seats[seat]}) forfeited: {kind}"
+                        + (f", exit code {codes[seat]}" if codes[seat] else "")
+                    )
+        elif forfeits:
+            unjoined |= forfeits
+            for seat in sorted(forfeits):
+                outcomes[seat] = "crash"
+                forfeit_sides.add(side_of(seat, players))
+                notes.append(
+                    f"seat {seat} ({game.seats[seat]}) exited with code {codes[seat]} "
+                    "without joining the match; forfeited"
+                )
+        elif timed_out:
+            notes.append(
+                f"wall-clock limit of {self.settings.game_timeout:.0f}s reached "
+                f"(match status {match_pb2.MatchStatus.Name(match.status)}); game void"
+            )
+            for seat in range(players):
+                if not any(s.seat == seat and (s.name or s.connected) for s in match.seats):
+                    unjoined.add(seat)
+                    outcomes[seat] = "timeout"
+                    forfeit_sides.add(side_of(seat, players))
+        else:
+            notes.append(f"match ended as {match_pb2.MatchStatus.Name(match.status)}; game void")
+        if winner is None and forfeit_sides:
+            remaining = set(range(sides)) - forfeit_sides
+            if len(remaining) == 1:
+                winner = remaining.pop()
+        for seat, code in enumerate(codes):
+            if code and outcomes[seat] == "ok":
+                notes.append(f"seat {seat} ({game.seats[seat]}) exited with code {code}")
+        for seat, seat_note in sorted(seat_notes.items()):
+            if seat_note:
+                notes.append(f"server on seat {seat} ({game.seats[seat]}): {'; '.join(seat_note)}")
+        if match.status == match_pb2.MATCH_STATUS_FINISHED:
+            # Off the game's path: the next game of this slot starts meanwhile.
+            self.records.submit(self._save_records_noted, match_id)
+        return GameResult(
+            index=game.index,
+            match_id=match_id,
+            seats=game.seats,
+            seed=game.seed,
+            deal_set=game.deal_set,
+            group=game.group,
+            winner=winner,
+            totals=totals,
+            deals=deals,
+            seat_outcomes=tuple(outcomes),
+            notes=tuple(notes),
+            forfeit_sides=tuple(sorted(forfeit_sides)),
+            unjoined=tuple(sorted(unjoined)),
+            seconds=round(time.monotonic() - started, 3),
+        )
+
+    def _save_records_noted(self, match_id: str, last_try: bool = False) -> None:
+        error = self._save_records(match_id)
+        with self._lock:
+            if error == NOT_LISTED and not last_try:
+                self._unlisted.append(match_id)
+            elif error:
+                self.record_errors.append(f"{match_id}: {error}")
+
+    def _save_unlisted(self) -> None:
+        with self._lock:
+            unlisted, self._unlisted = self._unlisted, []
+        for match_id in unlisted:
+            self._save_records_noted(match_id, last_try=True)
+
+    def _save_records(self, match_id: str) -> str | None:
+        """records/<match_id>.json (the record file format) and its text form, .txt."""
+        from cirulla.server import records as record_files
+
+        try:
+            listed = self.stub.ListRecords(
+                match_service_pb2.ListRecordsRequest(match_id=match_id),
+                timeout=RPC_TIMEOUT,
+                metadata=self.metadata,
+            )
+            records = [
+                self.stub.GetRecord(
+                    match_service_pb2.GetRecordRequest(record_id=summary.record_id),
+                    timeout=RPC_TIMEOUT,
+                    metadata=self.metadata,
+                ).record
+                for summary in listed.records
+            ]
+        except grpc.RpcError as exc:
+            return f"record not saved: {exc.code().name} {exc.details()}"
+        if not records:
+            return NOT_LISTED
+        path = self.record_path(match_id)
+        # text first, the .json last: a record file that exists is whole (restore_records)
+        _write_atomic(
+            path.with_suffix(".txt"), "\n".join(record_files.record_text(r) for r in records)
+        )
+        _write_atomic(path, record_files.dumps(record_files.record_document(records, match_id)))
+        return None
+
+    def record_path(self, match_id: str) -> Path:
+        safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in match_id)
+        return self.out / "records" / f"{safe}.json"
+
+    def restore_records(self, journaled: Iterable[GameResult]) -> int:
+        """Queue the records of journaled games whose record file is missing.
+
+        A game is journaled when it ends, its record saved in the background (a twin's
+        only when its whole deal group is over), so a runner killed in between leaves a
+        journaled game without its file; the server's database still holds the record,
+        and --resume fetches it again. How many were queued."""
+        missing = [
+            r.match_id
+            for r in journaled
+            if r.match_id
+            and (r.deals or r.winner is not None)
+            and not self.record_path(r.match_id).exists()
+        ]
+        for match_id in missing:
+            self.records.submit(self._save_records_noted, match_id)
+        return len(missing)
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    """Readers (and a --resume after SIGKILL) see the whole file or none."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)

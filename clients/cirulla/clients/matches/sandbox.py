@@ -1,0 +1,341 @@
+"""Run an untrusted bot process under bubblewrap (``bwrap``).
+
+A bot is someone else's code. Inside the sandbox it sees the Python installation, this
+project's packages and its own program read-only, a private tmpfs ``/tmp`` (its HOME is
+in it), its own ``/proc`` in a new PID namespace (no other process of the machine), no
+network at all except the match server's unix socket bound at ``SANDBOX_SERVER_SOCKET``
+(a ``ServerRelay`` forwards it to the server's TCP port), and resource limits. bwrap's
+``--die-with-parent`` and the PID namespace make every descendant die with the sandbox:
+when the namespace's first process exits the kernel kills the rest.
+
+We use an existing sandbox rather than a home-made one: Debian's ``bubblewrap`` works
+unprivileged (user namespaces) and as root.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import os
+import resource
+import selectors
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+#: Where the match server's unix socket appears inside every sandbox.
+SANDBOX_SERVER_SOCKET = Path("/run/cirulla/server.sock")
+#: The private HOME of a sandboxed bot (inside its tmpfs /tmp).
+SANDBOX_HOME = "/tmp/home"
+#: System folders a program needs read-only (those missing on a machine are skipped).
+SYSTEM_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+#: Files of /etc a program may need (dynamic linker cache, locale, time zone, certificates).
+ETC_PATHS = (
+    "/etc/ld.so.cache",
+    "/etc/ld.so.conf",
+    "/etc/ld.so.conf.d",
+    "/etc/localtime",
+    "/etc/alternatives",
+    "/etc/ssl",
+    "/etc/ca-certificates",
+    "/etc/nsswitch.conf",
+)
+#: The project's packages a bot process imports (those not installed are skipped).
+PACKAGES = ("cirulla", "cirulla.rules", "cirulla.bots", "cirulla.clients", "cirulla.env")
+#: Install hint of the one-line refusal.
+INSTALL_HINT = "install Debian's bubblewrap (apt-get install bubblewrap)"
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Resource limits of every process in a sandbox."""
+
+    memory_bytes: int = 2 * 1024**3  # RLIMIT_AS of every process in the sandbox
+    cpu_seconds: int = 3600  # RLIMIT_CPU per process
+    processes: int = 256  # RLIMIT_NPROC (not enforced for root: see docs/server.md)
+    output_bytes: int = 16 * 1024**2  # the supervisor stops logging beyond this
+    file_bytes: int = 64 * 1024**2  # RLIMIT_FSIZE (its private tmp, and its log file)
+
+
+class SandboxUnavailable(RuntimeError):
+    """bubblewrap cannot run here; the message is one line: what is missing, how to fix."""
+
+
+def bwrap_path() -> str | None:
+    return shutil.which("bwrap")
+
+
+def available() -> str | None:
+    """None if bubblewrap runs a process here, else the one-line reason it does not."""
+    path = bwrap_path()
+    if path is None:
+        return f"--sandbox: bwrap not found; {INSTALL_HINT}"
+    argv = [path, *_base_args(()), "--", "/bin/true"]
+    try:
+        done = subprocess.run(argv, capture_output=True, timeout=20, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"--sandbox: bwrap cannot run ({exc})"
+    if done.returncode != 0:
+        reason = done.stderr.decode(errors="replace").strip().splitlines()
+        detail = reason[-1] if reason else f"exit code {done.returncode}"
+        return f"--sandbox: bwrap cannot create a sandbox here ({detail}); user namespaces off?"
+    return None
+
+
+def require() -> None:
+    """Raise SandboxUnavailable (one line) unless bubblewrap runs here."""
+    reason = available()
+    if reason is not None:
+        raise SandboxUnavailable(reason)
+
+
+def python_paths() -> tuple[Path, ...]:
+    """The Python installation and this project's packages (editable installs too)."""
+    paths = {Path(sys.base_prefix), Path(sys.prefix), Path(sys.executable).parent}
+    for name in PACKAGES:
+        try:
+            module = importlib.import_module(name)
+        except ImportError:
+            continue
+        # a namespace package's path also holds the editable finder's hook entry
+        paths.update(Path(p) for p in getattr(module, "__path__", ()) if Path(p).is_absolute())
+    return tuple(sorted(paths))
+
+
+def _base_args(readable: Sequence[Path]) -> list[str]:
+    args = [
+        "--unshare-all",  # net, pid, ipc, uts, cgroup (and user where possible)
+        "--die-with-parent",
+        "--new-session",
+        "--proc",
+        "/proc",
+        "--dev",
+        "/dev",
+        "--tmpfs",
+        "/tmp",
+        "--dir",
+        SANDBOX_HOME,
+        "--chdir",
+        "/tmp",
+    ]
+    for name in SYSTEM_PATHS + ETC_PATHS:
+        if not os.path.lexists(name):
+            continue
+        if os.path.islink(name) and name in SYSTEM_PATHS:  # merged /usr: /bin -> usr/bin
+            args += ["--symlink", os.readlink(name), name]
+        else:
+            args += ["--ro-bind", name, name]
+    for extra in readable:
+        args += ["--ro-bind-try", str(extra), str(extra)]
+    return args
+
+
+def _limiter(limits: Limits) -> Callable[[], None]:
+    def apply() -> None:
+        for which, value in (
+            (resource.RLIMIT_AS, limits.memory_bytes),
+            (resource.RLIMIT_CPU, limits.cpu_seconds),
+            (resource.RLIMIT_NPROC, limits.processes),
+            (resource.RLIMIT_FSIZE, limits.file_bytes),
+            (resource.RLIMIT_CORE, 0),
+        ):
+            with contextlib.suppress(ValueError, OSError):
+                resource.setrlimit(which, (value, value))
+
+    return apply
+
+
+@dataclass(frozen=True)
+class Sandbox:
+    """How to run one bot process sandboxed (see the module docstring)."""
+
+    limits: Limits = Limits()
+    readable: tuple[Path, ...] = ()  # extra read-only paths (the bot program's own files)
+
+    def wrap(
+        self, argv: Sequence[str], env: Mapping[str, str], *, server_socket: Path | None
+    ) -> tuple[list[str], dict[str, str], Callable[[], None] | None]:
+        """The bwrap command line, its environment and a preexec_fn (rlimits) that
+        together run ``argv`` sandboxed; CIRULLA_SERVER points at the server's socket."""
+        path = bwrap_path()
+        if path is None:
+            raise SandboxUnavailable(f"--sandbox: bwrap not found; {INSTALL_HINT}")
+        base = python_paths()
+        # a path inside one already bound would need a mount point in a read-only tree
+        extra = [Path(p).absolute() for p in self.readable]
+        readable = (*base, *(p for p in extra if not any(p.is_relative_to(b) for b in base)))
+        args = [path, *_base_args(readable)]
+        inner = dict(env)
+        inner["HOME"] = SANDBOX_HOME
+        inner["TMPDIR"] = "/tmp"
+        if server_socket is not None:
+            args += ["--dir", str(SANDBOX_SERVER_SOCKET.parent)]
+            args += ["--bind", str(server_socket), str(SANDBOX_SERVER_SOCKET)]
+            if "CIRULLA_SERVER" in inner:
+                inner["CIRULLA_SERVER"] = f"unix:{SANDBOX_SERVER_SOCKET}"
+        # bwrap hands its own environment to the sandbox: the bot's (allow-listed) one,
+        # given to bwrap as its environment, never on its command line, where `ps` would
+        # show the seat token to every local user
+        args += ["--", *argv]
+        return args, inner, _limiter(self.limits)
+
+
+def named_paths(argv: Sequence[str]) -> tuple[Path, ...]:
+    """The files and folders a command line names (an argument, or the value of a
+    ``--option=value``) that exist: a bot sees its own program and nothing else of the
+    machine's files, so the organiser names what it needs on its command line."""
+    found: list[Path] = []
+    for arg in absolute_argv(argv):
+        for candidate in (arg, arg.partition("=")[2]):
+            if os.path.isabs(candidate) and os.path.exists(candidate) and candidate != "/":
+                found.append(Path(candidate))
+    return tuple(dict.fromkeys(found))
+
+
+def _absolute(candidate: str) -> str | None:
+    """``candidate`` as an absolute path if it names an existing file by a relative path
+    (``agent.npz``, ``bots/mine.py``), else None: inside the sandbox the working folder
+    is its private /tmp, so a relative path would name nothing there."""
+    if not candidate or os.path.isabs(candidate) or not os.path.isfile(candidate):
+        return None
+    if "/" not in candidate and not Path(candidate).suffix:
+        return None  # a bare word ("random") is a name, not a path
+    return str(Path(candidate).absolute())
+
+
+def absolute_argv(argv: Sequence[str]) -> list[str]:
+    """``argv`` with every relative file path (an argument, or a ``key=value``'s value)
+    made absolute, so the sandboxed process finds the files bound for it."""
+    out = []
+    for arg in argv:
+        key, sep, value = arg.partition("=")
+        whole = _absolute(arg)
+        if whole is not None:
+            out.append(whole)
+        elif sep and (found := _absolute(value)) is not None:
+            out.append(f"{key}={found}")
+        else:
+            out.append(arg)
+    return out
+
+
+@dataclass
+class Confinement:
+    """How a runner's bots run when they are untrusted: each process in a ``Sandbox``
+    that sees its own command's files, reaching the match server only through
+    ``relay`` (the one socket it is given)."""
+
+    relay: ServerRelay
+    limits: Limits = Limits()
+    #: Folders never bound into a sandbox, even when a command line names them (or a
+    #: folder around them): the runner's output, the ladder's data.
+    private: tuple[Path, ...] = ()
+
+    #: The match server's address as a sandboxed bot must dial it.
+    server_address = f"unix:{SANDBOX_SERVER_SOCKET}"
+
+    def wrap(
+        self, argv: Sequence[str], env: Mapping[str, str]
+    ) -> tuple[list[str], dict[str, str], Callable[[], None] | None]:
+        private = [p.absolute() for p in self.private]
+        argv = absolute_argv(argv)
+        named = tuple(
+            path
+            for path in named_paths(argv)
+            if not any(path.is_relative_to(q) or q.is_relative_to(path) for q in private)
+        )
+        sandbox = Sandbox(self.limits, named)
+        return sandbox.wrap(argv, env, server_socket=self.relay.socket_path)
+
+
+class ServerRelay:
+    """Listens on a unix socket in a fresh 0700 folder and forwards each connection byte
+    for byte to a TCP address (the match server; TLS passes through untouched). Lets a
+    sandbox without network reach the match server and nothing else."""
+
+    def __init__(self, target: str | None = None) -> None:
+        """``target`` ("host:port") may come later (``point_at``): a runner binds the
+        socket into its first bots' sandboxes while its match server is still starting."""
+        self.target: tuple[str, int] | None = None
+        if target is not None:
+            self.point_at(target)
+        self._folder = Path(tempfile.mkdtemp(prefix="cirulla-relay-"))
+        os.chmod(self._folder, 0o700)
+        self.socket_path = self._folder / "server.sock"
+        self._listener: socket.socket | None = None
+        self._thread: threading.Thread | None = None
+        self._stop = threading.Event()
+
+    def point_at(self, target: str) -> None:
+        host, _, port = target.rpartition(":")
+        self.target = (host.strip("[]") or "127.0.0.1", int(port))
+
+    def start(self) -> None:
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        listener.bind(str(self.socket_path))
+        # bwrap binds the socket into the sandbox; the sandbox user must be able to connect
+        os.chmod(self.socket_path, 0o666)
+        listener.listen(64)
+        listener.settimeout(0.2)
+        self._listener = listener
+        self._thread = threading.Thread(target=self._accept, name="server-relay", daemon=True)
+        self._thread.start()
+
+    def _accept(self) -> None:
+        assert self._listener is not None
+        while not self._stop.is_set():
+            try:
+                client, _ = self._listener.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            threading.Thread(target=self._pipe, args=(client,), daemon=True).start()
+
+    def _pipe(self, client: socket.socket) -> None:
+        try:
+            if self.target is None:
+                raise OSError("no match server yet")
+            upstream = socket.create_connection(self.target, timeout=10)
+        except OSError:
+            client.close()
+            return
+        client.setblocking(True)
+        upstream.settimeout(None)
+        sel = selectors.DefaultSelector()
+        sel.register(client, selectors.EVENT_READ, upstream)
+        sel.register(upstream, selectors.EVENT_READ, client)
+        try:
+            while not self._stop.is_set():
+                for key, _ in sel.select(0.5):
+                    data = key.fileobj.recv(65536)  # type: ignore[union-attr]
+                    if not data:
+                        return
+                    key.data.sendall(data)
+        except OSError:
+            return
+        finally:
+            sel.close()
+            client.close()
+            upstream.close()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._listener is not None:
+            self._listener.close()
+        if self._thread is not None:
+            self._thread.join(2.0)
+        shutil.rmtree(self._folder, ignore_errors=True)
+
+    def __enter__(self) -> ServerRelay:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

@@ -1,0 +1,711 @@
+"""Child processes of a tournament: the local match server and the bots.
+
+A bot that can play match after match (a built-in kind, or a ``serve:`` command speaking
+the stdin protocol of ``cirulla.bots.loop``) is a ``ServedBot``: started once, kept in a
+``BotPool`` between games and restarted only after a crash or a hang. A ``cmd:`` bot is a
+``Child`` started for one seat of one game.
+
+Every child runs in its own session (process group), so stopping it also stops whatever
+it started (an engine's helpers, an MCTS bot's workers); a polite SIGTERM comes first and
+SIGKILL follows after a short grace. Bot output (stdout and stderr) goes to a log file,
+never to the tournament's terminal, because a bot may print what its seat sees.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from cirulla.clients.matches.sandbox import Confinement
+
+#: Prefix of a bot spec that is a command line rather than a built-in kind.
+COMMAND_PREFIX = "cmd:"
+#: Prefix of a command that plays many matches, one per assignment line on its stdin.
+SERVE_PREFIX = "serve:"
+
+#: Placeholders a command spec may use; each is replaced inside every argument. The same
+#: values are also in the environment as CIRULLA_SERVER, CIRULLA_MATCH, ... The seat token
+#: is only there (CIRULLA_TOKEN): a command line is visible to every local user (`ps`).
+PLACEHOLDERS = ("server", "match", "seat", "name", "seed")
+#: The per-match values a runner puts in a seat's environment as CIRULLA_<KEY>.
+SEAT_KEYS = ("server", "match", "token", "seat", "name", "seed")
+#: A placeholder that used to put the seat token on the command line; a spec using it is
+#: refused before anything starts.
+RETIRED_TOKEN = "{token}"
+#: Replaced in every command (``cmd:`` and ``serve:``): the runner's own interpreter, so
+#: ``{python} my_bot.py`` finds the installed ``cirulla`` without an activated venv.
+PYTHON_PLACEHOLDER = "{python}"
+
+#: Seconds between SIGTERM and SIGKILL when stopping a child.
+KILL_GRACE = 3.0
+#: Seconds a kept-alive bot may take to start and say it is ready.
+READY_TIMEOUT = 60.0
+
+
+def cirulla_command() -> list[str]:
+    """How to run this installation's ``cirulla`` without relying on PATH."""
+    return [sys.executable, "-m", "cirulla"]
+
+
+def is_command_spec(spec: str) -> bool:
+    return spec.startswith((COMMAND_PREFIX, SERVE_PREFIX))
+
+
+def is_served_spec(spec: str) -> bool:
+    """True for bots kept alive between games: built-in kinds and ``serve:`` commands.
+
+    A ``text:`` engine is bridged by ``cirulla bot text`` one match at a time, so it takes
+    the one-process-per-game path like a ``cmd:`` bot."""
+    from cirulla.bots.specs import TEXT_PREFIX
+
+    return not spec.startswith((COMMAND_PREFIX, TEXT_PREFIX))
+
+
+def validate_spec(spec: str) -> None:
+    """Fail early (before any game) on a bot spec that could never start."""
+    if is_command_spec(spec):
+        prefix = COMMAND_PREFIX if spec.startswith(COMMAND_PREFIX) else SERVE_PREFIX
+        args = shlex.split(spec[len(prefix) :])
+        if not args:
+            raise ValueError(f"bot spec {spec!r}: the command after {prefix!r} is empty")
+        refuse_token_placeholder(args)
+        return
+    from cirulla.bots import parse_bot_spec
+
+    parse_bot_spec(spec)
+
+
+def refuse_token_placeholder(args: Sequence[str]) -> None:
+    """A seat token never goes on a command line: `ps` shows it to every local user."""
+    if any(RETIRED_TOKEN in arg for arg in args):
+        raise ValueError(
+            f"bot spec: the {RETIRED_TOKEN} placeholder is no longer supported (a command "
+            "line is visible to every local user); read the seat token from the CIRULLA_TOKEN "
+            "environment variable the runner sets"
+        )
+
+
+def seat_values(
+    *, server: str, match: str, token: str, seat: int, name: str, seed: int
+) -> dict[str, str]:
+    return {
+        "server": server,
+        "match": match,
+        "token": token,
+        "seat": str(seat),
+        "name": name,
+        "seed": str(seed),
+    }
+
+
+#: Variables of the runner's environment a bot process gets (what a program needs to
+#: run: its PATH, HOME, locale and time zone); every other one stays with the runner,
+#: above all CIRULLA_ADMIN_TOKEN and whatever secrets the operator's shell holds.
+PASSED_ENV = ("PATH", "HOME", "LANG", "LANGUAGE", "TZ", "TMPDIR")
+#: Prefixes of passed variables: the locale's LC_*, the CA file a bot needs to reach a
+#: TLS server (CIRULLA_TLS_*) and the rules core choice (CIRULLA_CORE).
+PASSED_PREFIXES = ("LC_", "CIRULLA_TLS_", "CIRULLA_CORE")
+
+
+def program_env() -> dict[str, str]:
+    """The allow-listed part of the runner's environment (``PASSED_ENV``)."""
+    return {
+        key: value
+        for key, value in os.environ.items()
+        if key in PASSED_ENV or key.startswith(PASSED_PREFIXES)
+    }
+
+
+def seat_env(values: dict[str, str]) -> dict[str, str]:
+    """A seat's environment: ``program_env()`` plus this seat's CIRULLA_SERVER,
+    CIRULLA_MATCH, CIRULLA_TOKEN, CIRULLA_SEAT, CIRULLA_NAME and CIRULLA_SEED only."""
+    env = program_env()
+    env.update({f"CIRULLA_{key.upper()}": value for key, value in values.items()})
+    return env
+
+
+def bot_argv(spec: str, values: dict[str, str]) -> list[str]:
+    """The command line that plays one seat: a built-in kind or an external command."""
+    if is_command_spec(spec):
+        return command_argv(spec[len(COMMAND_PREFIX) :], values)
+    from cirulla.bots import bot_command
+
+    # No token argument: `cirulla bot` reads it from CIRULLA_TOKEN (``seat_env``).
+    args = bot_command(
+        spec,
+        values["server"],
+        values["match"],
+        None,
+        name=values["name"],
+        seed=int(values["seed"]),
+    )
+    return cirulla_command() + _attach_dash_values(args)
+
+
+def served_argv(spec: str, name: str) -> list[str]:
+    """The command line of a long-lived bot (``cirulla.bots.loop`` for a built-in kind)."""
+    if spec.startswith(SERVE_PREFIX):
+        return command_argv(spec[len(SERVE_PREFIX) :], {"name": name})
+    return [sys.executable, "-m", "cirulla.bots.loop", spec, f"--name={name}"]
+
+
+def command_argv(command: str, values: dict[str, str]) -> list[str]:
+    """Split ``command`` like a shell (no shell runs it) and fill in the placeholders.
+
+    Raises ValueError for the retired ``{token}`` (a spec stored before it was retired)."""
+    args = shlex.split(command)
+    refuse_token_placeholder(args)
+    argv = []
+    for arg in args:
+        arg = arg.replace(PYTHON_PLACEHOLDER, sys.executable)
+        for key in PLACEHOLDERS:
+            if key in values:
+                arg = arg.replace("{" + key + "}", values[key])
+        argv.append(arg)
+    return argv
+
+
+def _attach_dash_values(args: list[str]) -> list[str]:
+    """``["--token", "-x"]`` -> ``["--token=-x"]``: argparse would read ``-x`` as an option
+    (server tokens are URL-safe base64 and may start with a dash)."""
+    out: list[str] = []
+    for arg in args:
+        if out and arg.startswith("-") and out[-1] in _VALUE_OPTIONS:
+            out[-1] = f"{out[-1]}={arg}"
+        else:
+            out.append(arg)
+    return out
+
+
+#: Options of ``cirulla bot`` that take a value (which may start with a dash).
+_VALUE_OPTIONS = ("--server", "--match", "--token", "--name", "--seed", "--option")
+
+
+def die_with_parent() -> Callable[[], None]:
+    """A preexec_fn: the child gets SIGKILL when the thread that started it exits, even
+    by SIGKILL of the runner (Linux PR_SET_PDEATHSIG; elsewhere a no-op). Start children
+    that should outlive one game from a thread that lives as long as the run."""
+    runner = os.getpid()
+    if not sys.platform.startswith("linux"):
+        return lambda: None
+    import ctypes
+
+    # resolved here, in the parent: between fork and exec the child must not import or
+    # load anything (another thread of the parent may hold the import lock)
+    prctl = ctypes.CDLL(None, use_errno=True).prctl
+
+    def tie() -> None:
+        prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != runner:  # the runner died before prctl: do not run at all
+            os._exit(1)
+
+    return tie
+
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _spawn(
+    argv: list[str],
+    log: IO[bytes],
+    env: dict[str, str] | None,
+    tied: bool = False,
+    confinement: Confinement | None = None,
+    **streams: Any,
+) -> subprocess.Popen[bytes]:
+    """Start a child in its own session; a command that cannot start says so in its log.
+    ``tied``: it dies with the runner (``die_with_parent``); ``confinement``: it runs
+    sandboxed (``cirulla.clients.matches.sandbox``), rlimits applied before bwrap starts."""
+    steps: list[Callable[[], None]] = [die_with_parent()] if tied else []
+    if confinement is not None:
+        argv, env, limiter = confinement.wrap(argv, env if env is not None else program_env())
+        if limiter is not None:
+            steps.append(limiter)
+
+    def preexec() -> None:
+        for step in steps:
+            step()
+
+    try:
+        return subprocess.Popen(
+            argv, start_new_session=True, env=env, preexec_fn=preexec if steps else None, **streams
+        )
+    except OSError as exc:
+        log.write(f"cannot start {shlex.join(argv)}: {exc}\n".encode())
+        log.close()
+        raise
+
+
+class Child:
+    """One supervised process in its own process group."""
+
+    def __init__(
+        self,
+        argv: Sequence[str],
+        log_path: Path,
+        env: dict[str, str] | None = None,
+        tied: bool = False,
+        confinement: Confinement | None = None,
+    ):
+        self.argv = list(argv)
+        self.log_path = log_path
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        self._log = log_path.open("ab")
+        self.started = time.monotonic()
+        self.exited_at: float | None = None
+        self.proc = _spawn(
+            self.argv,
+            self._log,
+            env,
+            tied,
+            confinement,
+            stdin=subprocess.DEVNULL,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+        )
+        LIVE.add(self)
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def poll(self) -> int | None:
+        code = self.proc.poll()
+        if code is not None and self.exited_at is None:
+            self.exited_at = time.monotonic()
+        return code
+
+    def wait(self, timeout: float) -> int | None:
+        try:
+            self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return None
+        return self.poll()
+
+    def stop(self, grace: float = KILL_GRACE) -> int | None:
+        """SIGTERM the group, then SIGKILL it after ``grace`` seconds; returns the exit code."""
+        if self.poll() is None:
+            self._signal(signal.SIGTERM)
+            if self.wait(grace) is None:
+                self._signal(signal.SIGKILL)
+                self.wait(grace)
+        else:
+            # the leader is gone; reap anything it left behind in its group
+            self._signal(signal.SIGKILL)
+        LIVE.discard(self)
+        if not self._log.closed:
+            self._log.close()
+        return self.proc.returncode
+
+    def _signal(self, sig: int) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.proc.pid, sig)
+
+
+@dataclass
+class Ticket:
+    """One match handed to a ``ServedBot``: set ``done`` when it reports leaving the match
+    (``code`` 0, or 1 and ``error``) or when the process exits (``exited``, its code)."""
+
+    match: str
+    wake: threading.Event | None = None
+    done: threading.Event = field(default_factory=threading.Event)
+    code: int | None = None
+    error: str | None = None
+    exited: bool = False
+
+    def finish(self, code: int | None, error: str | None = None, exited: bool = False) -> None:
+        if self.done.is_set():
+            return
+        self.code, self.error, self.exited = code, error, exited
+        self.done.set()
+        if self.wake is not None:
+            self.wake.set()
+
+
+class ServedBot:
+    """A long-lived bot process: assignments go to its stdin, done lines come back on its
+    stdout (protocol in ``cirulla.bots.loop``); its stderr and any other output go to its
+    log. Runs in its own process group, like a ``Child``."""
+
+    def __init__(
+        self,
+        argv: Sequence[str],
+        log_path: Path,
+        env: dict[str, str] | None = None,
+        tied: bool = False,
+        confinement: Confinement | None = None,
+    ):
+        self.argv = list(argv)
+        self.log_path = log_path
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        self._log = log_path.open("ab")
+        self._lock = threading.Lock()
+        self._ticket: Ticket | None = None
+        self.matches = 0
+        #: When it was last given back to its pool (``BotPool.stop_idle``).
+        self.idle_since = time.monotonic()
+        #: Set when the bot said it is ready for matches (or exited: check ``alive``).
+        self.ready = threading.Event()
+        self.proc = _spawn(
+            self.argv,
+            self._log,
+            env,
+            tied,
+            confinement,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._log,
+        )
+        LIVE.add(self)
+        self._reader = threading.Thread(target=self._read, name="bot-stdout", daemon=True)
+        self._reader.start()
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def poll(self) -> int | None:
+        return self.proc.poll()
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def assign(self, values: dict[str, str], wake: threading.Event | None = None) -> Ticket:
+        """Hand the bot its next match (``seat_values``); the ticket says when it is done."""
+        ticket = Ticket(values["match"], wake)
+        line = {
+            "server": values["server"],
+            "match": values["match"],
+            "token": values["token"],
+            "seat": int(values["seat"]),
+            "name": values["name"],
+            "seed": int(values["seed"]),
+        }
+        with self._lock:
+            self._ticket = ticket
+            self.matches += 1
+        try:
+            assert self.proc.stdin is not None
+            self.proc.stdin.write((json.dumps(line, separators=(",", ":")) + "\n").encode())
+            self.proc.stdin.flush()
+        except (OSError, ValueError):
+            ticket.finish(self.proc.wait(), "the bot process has exited", exited=True)
+        return ticket
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for raw in self.proc.stdout:
+            message = _control_message(raw)
+            if message is None:
+                self._write_log(raw)
+                continue
+            if "ready" in message:
+                self.ready.set()
+                continue
+            with self._lock:
+                ticket = self._ticket
+            if ticket is not None and message.get("done") == ticket.match:
+                code = message.get("code")
+                ticket.finish(code if isinstance(code, int) else 1, message.get("error"))
+            else:
+                self._write_log(raw)
+        code = self.proc.wait()
+        self.ready.set()
+        with self._lock:
+            ticket = self._ticket
+        if ticket is not None:
+            ticket.finish(code, f"the bot process exited with code {code}", exited=True)
+
+    def _write_log(self, raw: bytes) -> None:
+        with contextlib.suppress(ValueError, OSError):
+            self._log.write(raw)
+            self._log.flush()
+
+    def stop(self, grace: float = KILL_GRACE) -> int | None:
+        """Close its stdin (a polite bot exits), then SIGTERM and SIGKILL its group."""
+        if self.proc.stdin is not None:
+            with contextlib.suppress(OSError, ValueError):
+                self.proc.stdin.close()
+        if self.poll() is None:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.proc.wait(grace)
+        if self.poll() is None:
+            _killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(grace)
+            except subprocess.TimeoutExpired:
+                _killpg(self.proc.pid, signal.SIGKILL)
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    self.proc.wait(grace)
+        else:
+            _killpg(self.proc.pid, signal.SIGKILL)
+        LIVE.discard(self)
+        self._reader.join(1.0)
+        with self._lock:
+            if not self._log.closed:
+                self._log.close()
+        return self.proc.returncode
+
+
+def _control_message(raw: bytes) -> dict[str, Any] | None:
+    """A done line of the stdin protocol, or None for anything else the bot printed."""
+    if not raw.startswith(b"{"):
+        return None
+    try:
+        message = json.loads(raw)
+    except ValueError:
+        return None
+    if isinstance(message, dict) and ("done" in message or "ready" in message):
+        return message
+    return None
+
+
+def _killpg(pid: int, sig: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, sig)
+
+
+class BotStartError(OSError):
+    """A kept-alive bot could not be started; ``log_path`` holds what it said."""
+
+    def __init__(self, message: str, log_path: Path) -> None:
+        super().__init__(message)
+        self.log_path = log_path
+
+
+class BotPool:
+    """Long-lived bot processes by bot name: a game takes an idle one (or starts one) per
+    seat and gives it back when the bot reported leaving the match; a crashed or hung
+    process is stopped instead, and the next game starts a fresh one. With concurrency N
+    a bot thus keeps at most N processes per seat it takes in a game."""
+
+    def __init__(
+        self,
+        specs: dict[str, str],
+        logs: Path,
+        tied: bool = False,
+        confinement: Confinement | None = None,
+    ) -> None:
+        """``tied``: its processes die with the runner (``die_with_parent``), for a
+        runner whose game threads live as long as the run; ``confinement``: they run
+        sandboxed, and their assignments name the server as the sandbox reaches it."""
+        self.specs = specs
+        self.logs = logs
+        self.tied = tied
+        self.confinement = confinement
+        self._lock = threading.Lock()
+        self._idle: dict[str, list[ServedBot]] = {}
+        self._all: list[ServedBot] = []
+        self._started: dict[str, int] = {}
+
+    def acquire(
+        self, bot: str, timeout: float = READY_TIMEOUT, spec: str | None = None
+    ) -> ServedBot:
+        """An idle process of ``bot``, or a new one once it said it is ready; OSError if
+        it cannot be started, exits first or stays silent for ``timeout`` seconds.
+
+        ``spec`` (default: the pool's spec of ``bot``) is what the process must run: an
+        idle process started from another spec (a ladder bot's older version) is
+        stopped rather than reused."""
+        argv = served_argv(self.specs[bot] if spec is None else spec, bot)
+        stale: list[ServedBot] = []
+        found: ServedBot | None = None
+        number = 0
+        with self._lock:
+            idle = self._idle.setdefault(bot, [])
+            while idle and found is None:
+                served = idle.pop()
+                if served.alive() and served.argv == argv:
+                    found = served
+                else:
+                    stale.append(served)
+            if found is None:
+                number = self._started.get(bot, 0) + 1
+                self._started[bot] = number
+        for served in stale:
+            self.discard(served, 0.0)
+        # an idle process is ready, or still starting if it was started ahead (prestart)
+        served = found or self._spawn(bot, argv, number)
+        served.ready.wait(timeout)
+        if served.alive() and served.ready.is_set():
+            return served
+        self.discard(served)
+        if served.proc.returncode is not None and served.ready.is_set():
+            problem = f"exited with code {served.proc.returncode} before it was ready"
+        else:
+            problem = f'did not write {{"ready": true}} within {timeout:.0f}s'
+        raise BotStartError(f"bot {bot} {problem}; see {served.log_path}", served.log_path)
+
+    def _spawn(self, bot: str, argv: list[str], number: int) -> ServedBot:
+        safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in bot)
+        log = self.logs / f"{safe}-{number}.log"
+        served = ServedBot(argv, log, bot_env(bot), self.tied, self.confinement)
+        with self._lock:
+            self._all.append(served)
+        return served
+
+    def prestart(self, bot: str) -> None:
+        """Start a process of ``bot`` now, idle: its start-up then overlaps other work
+        (the runner starts the first games' bots while its match server starts); the
+        game that acquires it waits until it is ready."""
+        argv = served_argv(self.specs[bot], bot)
+        with self._lock:
+            number = self._started[bot] = self._started.get(bot, 0) + 1
+        served = self._spawn(bot, argv, number)
+        with self._lock:
+            self._idle.setdefault(bot, []).append(served)
+
+    def release(self, bot: str, served: ServedBot) -> None:
+        if not served.alive():
+            self.discard(served)
+            return
+        served.idle_since = time.monotonic()
+        with self._lock:
+            self._idle.setdefault(bot, []).append(served)
+
+    def discard(self, served: ServedBot, grace: float = KILL_GRACE) -> None:
+        served.stop(grace)
+        with self._lock:
+            if served in self._all:
+                self._all.remove(served)
+
+    def stop_idle(self, older_than: float) -> int:
+        """Stop the processes idle for more than ``older_than`` seconds (a long-running
+        ladder keeps only the bots it is playing); how many were stopped."""
+        now = time.monotonic()
+        with self._lock:
+            old = [
+                served
+                for idle in self._idle.values()
+                for served in idle
+                if now - served.idle_since > older_than
+            ]
+            for idle in self._idle.values():
+                idle[:] = [s for s in idle if s not in old]
+        for served in old:
+            self.discard(served, 1.0)
+        return len(old)
+
+    def started(self, bot: str) -> int:
+        """How many processes of ``bot`` were started (restarts included)."""
+        with self._lock:
+            return self._started.get(bot, 0)
+
+    def close(self) -> None:
+        """Stop every process: stdin closed first, so idle bots leave on their own."""
+        with self._lock:
+            every, self._all, self._idle = list(self._all), [], {}
+        for served in every:
+            if served.proc.stdin is not None:
+                with contextlib.suppress(OSError, ValueError):
+                    served.proc.stdin.close()
+        for served in every:
+            served.stop(1.0)
+
+
+def bot_env(name: str) -> dict[str, str]:
+    """A long-lived bot's environment: ``program_env()`` and CIRULLA_NAME (its matches
+    arrive on stdin, so no per-match CIRULLA_* variable)."""
+    env = program_env()
+    env["CIRULLA_NAME"] = name
+    return env
+
+
+class _LiveSet:
+    """Every child not yet stopped, so Ctrl-C or a crash of the runner can stop them all."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._children: set[Child | ServedBot] = set()
+
+    def add(self, child: Child | ServedBot) -> None:
+        with self._lock:
+            self._children.add(child)
+
+    def discard(self, child: Child | ServedBot) -> None:
+        with self._lock:
+            self._children.discard(child)
+
+    def stop_all(self) -> None:
+        with self._lock:
+            children = list(self._children)
+        for child in children:
+            child.stop(grace=1.0)
+
+
+LIVE = _LiveSet()
+
+
+class LocalServer:
+    """A ``cirulla server`` subprocess on a free local port, for one tournament."""
+
+    def __init__(self, db: Path, log_path: Path, admin_token: str | None = None):
+        self.db = db
+        self.log_path = log_path
+        self.admin_token = admin_token
+        self.port_file = log_path.with_name("server.port")
+        self.child: Child | None = None
+        self.address = ""
+
+    def start(self, timeout: float = 30.0) -> str:
+        self.port_file.unlink(missing_ok=True)
+        argv = [
+            *cirulla_command(),
+            "server",
+            "--listen",
+            "127.0.0.1:0",
+            "--port-file",
+            str(self.port_file),
+            "--db",
+            str(self.db),
+            # the server stops by itself if this runner dies (even by SIGKILL)
+            "--parent-pid",
+            str(os.getpid()),
+        ]
+        # the server is trusted (it gets its admin token) but not the operator's secrets
+        env = program_env()
+        if self.admin_token:  # in the environment, not on the command line (`ps`)
+            env["CIRULLA_ADMIN_TOKEN"] = self.admin_token
+        self.child = Child(argv, self.log_path, env=env)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            text = self.port_file.read_text().strip() if self.port_file.exists() else ""
+            if text.isdigit():
+                self.address = f"127.0.0.1:{int(text)}"
+                return self.address
+            code = self.child.poll()
+            if code is not None:
+                raise RuntimeError(
+                    f"the match server exited with code {code} before it was ready; "
+                    f"see {self.log_path}"
+                )
+            time.sleep(0.01)  # the first game waits for this: poll often (a stat a time)
+        self.stop()
+        raise RuntimeError(
+            f"the match server was not ready after {timeout:.0f}s; see {self.log_path}"
+        )
+
+    def stop(self) -> None:
+        if self.child is not None:
+            self.child.stop()
+            self.child = None
+        self.port_file.unlink(missing_ok=True)
+
+    def __enter__(self) -> LocalServer:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

@@ -1,0 +1,114 @@
+"""``cirulla bench tournament``: what a tournament game costs beyond the bots' thinking.
+
+Plays a small tournament of two cheap bots (random against greedy by default) on a fresh
+local server in a temporary folder, twice: with the bots kept alive between games (how
+the runner plays built-in kinds) and with one process per seat and game (how it plays a
+``cmd:`` bot), and prints one JSON object with games per second of each and their ratio,
+and where the CPU went (the runner; the server and the bots; per game; cores kept busy).
+With cheap bots a game is almost all overhead: processes started, gRPC handshakes,
+records fetched, the journal written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import resource
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from cirulla.clients.matches.journal import Settings
+from cirulla.clients.tournament.runner import RunOptions, Tournament
+
+MODES = ("both", "served", "per-game")
+
+
+def register_bench(bench: argparse._SubParsersAction) -> None:
+    p = bench.add_parser(
+        "tournament",
+        help="tournament overhead: games per second, bots kept alive vs one process per game",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--games", type=int, default=40, help="games to play per mode (default 40)")
+    p.add_argument("--concurrency", type=int, default=2, help="games at a time (default 2)")
+    p.add_argument("--target", type=int, default=51, help="game target (default 51)")
+    p.add_argument("--a", default="random", help="first bot kind (default random)")
+    p.add_argument("--b", default="greedy", help="second bot kind (default greedy)")
+    p.add_argument(
+        "--mode",
+        choices=MODES,
+        default="both",
+        help="served: bots kept alive; per-game: a process per seat and game; both (default)",
+    )
+    p.add_argument("--json", action="store_true", help="accepted for symmetry: always JSON")
+    p.set_defaults(func=run_bench)
+
+
+def per_game_spec(kind: str) -> str:
+    """A built-in kind as a ``cmd:`` spec: started afresh for every seat of every game."""
+    # server, match and token come from the CIRULLA_* environment the runner sets
+    return f"cmd:{{python}} -m cirulla bot {kind} --name={{name}} --seed={{seed}}"
+
+
+def cpu_seconds(who: int) -> float:
+    """User plus system CPU of this process (``RUSAGE_SELF``, every thread) or of its
+    children that have exited and been waited for (``RUSAGE_CHILDREN``)."""
+    usage = resource.getrusage(who)
+    return usage.ru_utime + usage.ru_stime
+
+
+def measure(settings: Settings, concurrency: int) -> dict[str, Any]:
+    """One mode's run. Besides the rates, where the CPU went: the runner itself, and the
+    match server with every bot process (the run stops and waits for all of them, so
+    their CPU is counted); ``cores_busy`` near the machine's cores means more games at a
+    time cannot help, only cheaper games can."""
+    with tempfile.TemporaryDirectory(prefix="cirulla-bench-") as tmp:
+        run = RunOptions(out=Path(tmp), concurrency=concurrency)
+        quiet = Console(file=io.StringIO())
+        runner_cpu = cpu_seconds(resource.RUSAGE_SELF)
+        children_cpu = cpu_seconds(resource.RUSAGE_CHILDREN)
+        start = time.monotonic()
+        st = Tournament(settings, run, quiet).run()
+        seconds = time.monotonic() - start
+        runner_cpu = cpu_seconds(resource.RUSAGE_SELF) - runner_cpu
+        children_cpu = cpu_seconds(resource.RUSAGE_CHILDREN) - children_cpu
+        played = list(Tournament(settings, run, quiet).done.values())
+    per_game = [r.seconds for r in played]
+    cpu = runner_cpu + children_cpu
+    return {
+        "games": st.games,
+        "wall_seconds": round(seconds, 3),
+        "games_per_second": round(st.games / seconds, 3) if seconds else None,
+        "mean_game_seconds": round(sum(per_game) / max(len(per_game), 1), 3),
+        "problems": sum(sum(b.problems.values()) for b in st.bots),
+        "cpu_seconds": {"runner": round(runner_cpu, 3), "server_and_bots": round(children_cpu, 3)},
+        "cpu_seconds_per_game": round(cpu / st.games, 4) if st.games else None,
+        "cores_busy": round(cpu / seconds, 2) if seconds else None,
+    }
+
+
+def run_bench(args: argparse.Namespace) -> int:
+    result: dict[str, Any] = {
+        "benchmark": "tournament",
+        "bots": [args.a, args.b],
+        "concurrency": args.concurrency,
+        "target": args.target,
+    }
+    modes = ("served", "per-game") if args.mode == "both" else (args.mode,)
+    for mode in modes:
+        bots = {"a": args.a, "b": args.b}
+        if mode == "per-game":
+            bots = {name: per_game_spec(kind) for name, kind in bots.items()}
+        settings = Settings(bots=bots, games=args.games, seed=1, rules={"target": args.target})
+        result[mode.replace("-", "_")] = measure(settings, args.concurrency)
+    if args.mode == "both":
+        fast, slow = result["served"]["games_per_second"], result["per_game"]["games_per_second"]
+        result["speedup"] = round(fast / slow, 2) if fast and slow else None
+    print(json.dumps(result))
+    return 0

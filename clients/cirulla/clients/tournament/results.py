@@ -1,0 +1,392 @@
+"""Standings from journaled games: per-bot and head-to-head tables, results.json.
+
+A game counts as a win for a bot if a side it sits on won. For Elo, each game is broken
+into pairwise comparisons between seats of different bots: the winner's side beats every
+other side, and (3 players) the losers are compared on points, more points winning and
+equal points drawing. With 2 or 4 players that is simply the game result.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from rich.table import Table
+
+from cirulla.clients.matches.journal import GameResult, Settings
+from cirulla.clients.tournament.stats import (
+    EloEstimate,
+    Penta,
+    Sprt,
+    Wdl,
+    elo_interval,
+    los,
+    penta_interval,
+)
+from cirulla.rules.options import side_of
+
+
+def side_ranks(result: GameResult) -> list[int]:
+    """Rank per side (0 = best): the winner first, the others by points."""
+    sides = len(result.totals)
+    if result.winner is None:
+        return [int(side in result.forfeit_sides) for side in range(sides)]
+    ranks = [0] * sides
+    for side in range(sides):
+        if side != result.winner:
+            ranks[side] = 1 + sum(
+                1
+                for other in range(sides)
+                if other != result.winner and result.totals[other] > result.totals[side]
+            )
+    return ranks
+
+
+def compare(result: GameResult, side_a: int, side_b: int) -> float:
+    """Score of side_a against side_b in this game: 1, 1/2 or 0."""
+    ranks = side_ranks(result)
+    if ranks[side_a] < ranks[side_b]:
+        return 1.0
+    if ranks[side_a] > ranks[side_b]:
+        return 0.0
+    return 0.5
+
+
+@dataclass
+class BotLine:
+    """Running totals of one bot; ``wdl`` is its pairwise record against other bots."""
+
+    name: str
+    games: int = 0
+    wins: int = 0
+    losses: int = 0
+    draws: int = 0
+    points: float = 0.0
+    deals: int = 0
+    wdl: Wdl = field(default_factory=Wdl)
+    problems: dict[str, int] = field(default_factory=dict)
+    rating_mu: float = 25.0
+    rating_sigma: float = 25.0 / 3
+
+    @property
+    def win_rate(self) -> float:
+        return self.wins / self.games if self.games else 0.0
+
+    @property
+    def points_per_deal(self) -> float:
+        return self.points / self.deals if self.deals else 0.0
+
+    @property
+    def elo(self) -> EloEstimate:
+        return elo_interval(self.wdl)
+
+    @property
+    def los(self) -> float:
+        return los(self.wdl)
+
+
+@dataclass
+class HeadToHead:
+    """A two-bot pairing from the first bot's point of view.
+
+    ``penta`` counts its complete duplicate pairs (both games of a deck set finished); the
+    SPRT decides on them (``sprt_llr``), as fastchess does with paired games;
+    ``sprt_llr_trinomial`` treats every game as independent, for comparison.
+    """
+
+    pairing: str
+    first: str
+    second: str
+    wdl: Wdl = field(default_factory=Wdl)
+    points: tuple[float, float] = (0.0, 0.0)
+    deals: int = 0
+    penta: Penta = field(default_factory=Penta)
+    sprt_llr: float | None = None
+    sprt_llr_trinomial: float | None = None
+    sprt_decision: str | None = None
+
+    @property
+    def elo_pairs(self) -> EloEstimate:
+        """Elo and its interval from the pentanomial counts."""
+        return penta_interval(self.penta)
+
+
+@dataclass
+class Standings:
+    bots: list[BotLine]
+    head_to_head: list[HeadToHead]
+    games: int
+    void_games: int
+
+
+def side_bots(result: GameResult, players: int) -> dict[int, str]:
+    """The bot of each side (a partnership is always two seats of the same bot)."""
+    sides: dict[int, str] = {}
+    for seat, bot in enumerate(result.seats):
+        sides.setdefault(side_of(seat, players), bot)
+    return dict(sorted(sides.items()))
+
+
+def _record_game(
+    lines: dict[str, BotLine], result: GameResult, players: int
+) -> dict[tuple[str, str], Wdl]:
+    """Update per-bot totals; return this game's pairwise results by (bot, opponent)."""
+    for seat, bot in enumerate(result.seats):
+        outcome = result.seat_outcomes[seat] if seat < len(result.seat_outcomes) else "ok"
+        if outcome != "ok":
+            problems = lines[bot].problems
+            problems[outcome] = problems.get(outcome, 0) + 1
+    sides = side_bots(result, players)
+    for side, bot in sides.items():
+        if result.deals:
+            lines[bot].points += result.totals[side]
+            lines[bot].deals += result.deals
+    for bot in set(sides.values()):
+        line = lines[bot]
+        line.games += 1
+        bot_sides = [side for side, b in sides.items() if b == bot]
+        if result.winner is None:
+            if all(side in result.forfeit_sides for side in bot_sides) and len(
+                result.forfeit_sides
+            ) < len(sides):
+                line.losses += 1
+            else:
+                line.draws += 1
+        elif sides.get(result.winner) == bot:
+            line.wins += 1
+        else:
+            line.losses += 1
+    pair_wdl: dict[tuple[str, str], Wdl] = {}
+    for side, bot in sides.items():
+        for other_side, other in sides.items():
+            if other_side <= side or other == bot:
+                continue
+            score = compare(result, side, other_side)
+            wdl = Wdl(int(score == 1.0), int(score == 0.5), int(score == 0.0))
+            pair_wdl[(bot, other)] = pair_wdl.get((bot, other), Wdl()) + wdl
+            pair_wdl[(other, bot)] = pair_wdl.get((other, bot), Wdl()) + wdl.flipped()
+    for (bot, _), wdl in pair_wdl.items():
+        lines[bot].wdl = lines[bot].wdl + wdl
+    return pair_wdl
+
+
+def _rate(lines: dict[str, BotLine], results: Sequence[GameResult], players: int) -> None:
+    """Plackett-Luce (openskill) ratings, game by game in schedule order."""
+    # imported here: `cirulla --help` loads this module, openskill is the tournament extra
+    from openskill.models import PlackettLuce
+
+    model = PlackettLuce()
+    ratings = {name: model.rating(name=name) for name in lines}
+    for result in results:
+        sides = side_bots(result, players)
+        bots = list(sides.values())
+        if len(set(bots)) != len(bots):
+            continue  # one bot on two sides (3-player padding): nothing to learn
+        teams = [[ratings[b]] for b in bots]
+        ranks = side_ranks(result)
+        new = model.rate(teams, ranks=[ranks[s] for s in sides])
+        for bot, team in zip(bots, new, strict=True):
+            ratings[bot] = team[0]
+    for name, rating in ratings.items():
+        lines[name].rating_mu = rating.mu
+        lines[name].rating_sigma = rating.sigma
+
+
+def standings(
+    settings: Settings, results: Iterable[GameResult], *, ratings: bool = True
+) -> Standings:
+    """Everything the tables and ``results.json`` show. ``ratings=False`` leaves the
+    openskill ratings out (most of the cost): the runner's SPRT check after every game
+    needs only the pairings' counts."""
+    ordered = sorted(results, key=lambda r: r.index)
+    lines = {name: BotLine(name) for name in settings.bots}
+    pairs: dict[tuple[str, ...], HeadToHead] = {}
+    # The first bot's game scores per duplicate deck set of each pairing.
+    sets: dict[tuple[tuple[str, ...], int], list[float]] = {}
+    sprt = Sprt(*settings.sprt) if settings.sprt else None
+    void = 0
+    for result in ordered:
+        void += result.winner is None
+        pair_wdl = _record_game(lines, result, settings.players)
+        if len(set(result.group)) == 2 and len(result.group) == 2:
+            a, b = result.group
+            h2h = pairs.setdefault(result.group, HeadToHead(" vs ".join(result.group), a, b))
+            game = pair_wdl.get((a, b), Wdl())
+            h2h.wdl = h2h.wdl + game
+            sets.setdefault((result.group, result.deal_set), []).append(game.score)
+            if result.deals:
+                sides = side_bots(result, settings.players)
+                pts = {bot: float(result.totals[side]) for side, bot in sides.items()}
+                h2h.points = (h2h.points[0] + pts[a], h2h.points[1] + pts[b])
+                h2h.deals += result.deals
+    for (group, _), scores in sets.items():
+        if len(scores) == 2:  # both seatings of the deck set played: one duplicate pair
+            pairs[group].penta = pairs[group].penta + Penta.of_pair(*scores)
+    for h2h in pairs.values():
+        if sprt is not None:
+            h2h.sprt_llr = sprt.llr_penta(h2h.penta)
+            h2h.sprt_llr_trinomial = sprt.llr(h2h.wdl)
+            h2h.sprt_decision = sprt.verdict(h2h.sprt_llr)
+    if ratings:
+        _rate(lines, ordered, settings.players)
+    bots = sorted(lines.values(), key=lambda b: (-b.wdl.score, -b.win_rate, b.name))
+    return Standings(bots, list(pairs.values()), len(ordered), void)
+
+
+def _fmt_elo(est: EloEstimate) -> str:
+    """``+89 ±199`` when the interval is finite, else ``-191 [-inf,+35]``."""
+
+    def one(x: float) -> str:
+        return ("+inf" if x > 0 else "-inf") if math.isinf(x) else f"{round(x) + 0:+d}"
+
+    if math.isinf(est.elo):
+        return one(est.elo)
+    if math.isinf(est.margin):
+        return f"{one(est.elo)} [{one(est.low)},{one(est.high)}]"
+    return f"{one(est.elo)} ±{est.margin:.0f}"
+
+
+def _fmt_problems(problems: dict[str, int]) -> str:
+    return ", ".join(f"{n} {kind}" for kind, n in sorted(problems.items())) or "-"
+
+
+def bots_table(st: Standings, title: str = "Standings") -> Table:
+    """Per bot: results, points per deal, Elo against the field, LOS, openskill rating."""
+    table = Table(title=title, caption="Elo and LOS from pairwise results against the field")
+    table.add_column("bot")
+    table.add_column("games", justify="right")
+    table.add_column("W-L-D", justify="right")
+    table.add_column("win%", justify="right")
+    table.add_column("pts/deal", justify="right")
+    table.add_column("Elo ±95%", justify="right")
+    table.add_column("LOS", justify="right")
+    table.add_column("skill", justify="right")
+    show_problems = any(b.problems for b in st.bots)
+    if show_problems:
+        table.add_column("problems")
+    for b in st.bots:
+        row = [
+            b.name,
+            str(b.games),
+            f"{b.wins}-{b.losses}-{b.draws}",
+            f"{b.win_rate:.0%}",
+            f"{b.points_per_deal:.2f}",
+            _fmt_elo(b.elo),
+            f"{b.los:.0%}",
+            f"{b.rating_mu:.1f}±{b.rating_sigma:.1f}",
+        ]
+        if show_problems:
+            row.append(_fmt_problems(b.problems))
+        table.add_row(*row)
+    return table
+
+
+def pairs_table(st: Standings) -> Table:
+    table = Table(title="Head to head (first bot's view)")
+    table.add_column("pairing")
+    table.add_column("W-L-D", justify="right")
+    table.add_column("score", justify="right")
+    table.add_column("Elo (95%)", justify="right")
+    table.add_column("LOS", justify="right")
+    table.add_column("Ptnml(0-2)", justify="right")
+    table.add_column("Elo pairs (95%)", justify="right")
+    table.add_column("pts/deal", justify="right")
+    show_sprt = any(h.sprt_llr is not None for h in st.head_to_head)
+    if show_sprt:
+        table.add_column("SPRT LLR", justify="right")
+        table.add_column("SPRT", justify="right")
+    for h in st.head_to_head:
+        est = elo_interval(h.wdl)
+        row = [
+            h.pairing,
+            f"{h.wdl.wins}-{h.wdl.losses}-{h.wdl.draws}",
+            f"{h.wdl.score:.0%}",
+            _fmt_elo(est),
+            f"{los(h.wdl):.0%}",
+            str(list(h.penta.counts)),
+            _fmt_elo(h.elo_pairs) if h.penta.pairs else "-",
+            f"{h.points[0] / h.deals:.2f} : {h.points[1] / h.deals:.2f}" if h.deals else "-",
+        ]
+        if show_sprt:
+            row += [f"{h.sprt_llr:.2f}", h.sprt_decision or "running"]
+        table.add_row(*row)
+    return table
+
+
+def _finite(x: float) -> float | None:
+    """JSON has no infinity: an unbounded Elo (or interval end) is written as null."""
+    return x if math.isfinite(x) else None
+
+
+def standings_dict(st: Standings, sprt: Sprt | None = None) -> dict[str, Any]:
+    bots = []
+    for b in st.bots:
+        est = b.elo
+        bots.append(
+            {
+                "bot": b.name,
+                "games": b.games,
+                "wins": b.wins,
+                "losses": b.losses,
+                "draws": b.draws,
+                "win_rate": b.win_rate,
+                "points_per_deal": b.points_per_deal,
+                "pairwise": {"wins": b.wdl.wins, "draws": b.wdl.draws, "losses": b.wdl.losses},
+                "elo": _finite(est.elo),
+                "elo_95": [_finite(est.low), _finite(est.high)],
+                "los": b.los,
+                "openskill": {"mu": b.rating_mu, "sigma": b.rating_sigma},
+                "problems": dict(b.problems),
+            }
+        )
+    pairs = []
+    for h in st.head_to_head:
+        est = elo_interval(h.wdl)
+        entry: dict[str, Any] = {
+            "pairing": h.pairing,
+            "first": h.first,
+            "second": h.second,
+            "wins": h.wdl.wins,
+            "draws": h.wdl.draws,
+            "losses": h.wdl.losses,
+            "elo": _finite(est.elo),
+            "elo_95": [_finite(est.low), _finite(est.high)],
+            "los": los(h.wdl),
+            "points_per_deal": [p / h.deals for p in h.points] if h.deals else None,
+            "pentanomial": {
+                "pairs": h.penta.pairs,
+                "counts": list(h.penta.counts),
+                "elo": _finite(h.elo_pairs.elo) if h.penta.pairs else None,
+                "elo_95": [_finite(h.elo_pairs.low), _finite(h.elo_pairs.high)],
+            },
+        }
+        if sprt is not None:
+            entry["sprt"] = {
+                "model": "pentanomial",
+                "llr": h.sprt_llr,
+                "llr_trinomial": h.sprt_llr_trinomial,
+                "lower": sprt.lower,
+                "upper": sprt.upper,
+                "decision": h.sprt_decision,
+            }
+        pairs.append(entry)
+    return {"games": st.games, "void_games": st.void_games, "bots": bots, "head_to_head": pairs}
+
+
+def results_document(
+    settings: Settings, results: Iterable[GameResult], extra: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """The content of results.json: settings, standings and every game in order."""
+    ordered = sorted(results, key=lambda r: r.index)
+    st = standings(settings, ordered)
+    sprt = Sprt(*settings.sprt) if settings.sprt else None
+    doc: dict[str, Any] = {
+        "settings": settings.to_dict(),
+        "standings": standings_dict(st, sprt),
+        "games": [r.to_dict() for r in ordered],
+    }
+    if extra:
+        doc.update(extra)
+    return doc

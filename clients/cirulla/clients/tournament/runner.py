@@ -1,0 +1,366 @@
+"""Runs a tournament: schedule, concurrent games, journal, live progress, final tables.
+
+The main thread owns the journal, the standings and the screen; worker threads only play
+games (``Referee.play``) and hand back results. Ctrl-C or an error stops every bot and
+the local server; finished games are already journaled, so ``--resume`` goes on from
+there.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from cirulla.clients.ladder.fields import printable
+from cirulla.clients.matches.journal import (
+    RESULTS_FILE,
+    GameResult,
+    Journal,
+    Settings,
+    private_tree,
+    write_json_atomic,
+)
+from cirulla.clients.matches.referee import Referee
+from cirulla.clients.matches.sandbox import Confinement, ServerRelay
+from cirulla.clients.matches.schedule import ScheduledGame, build_schedule, games_per_set
+from cirulla.clients.matches.supervise import LIVE, BotPool, LocalServer, is_served_spec
+from cirulla.clients.tournament.deals import deal_seeds
+from cirulla.clients.tournament.results import (
+    Standings,
+    bots_table,
+    pairs_table,
+    results_document,
+    standings,
+)
+from cirulla.clients.tournament.stats import Sprt
+
+if TYPE_CHECKING:
+    from cirulla.clients.ladder.pool import PoolReferee
+
+
+@dataclass
+class RunOptions:
+    """How this run goes (not saved: may differ between a run and its resume)."""
+
+    out: Path
+    concurrency: int = 2
+    server: str | None = None
+    admin_token: str | None = None
+    max_games: int | None = None
+    #: Print the standings every N finished games (None: only at the end).
+    report_every: int | None = None
+    #: The worker pool's database (``--db``): its workers play the games (contract H).
+    db: str | None = None
+
+
+#: The standings behind the progress line and ``results.json`` are refreshed at most this
+#: often while games run (and always at the end, on Ctrl-C and for ``--report-every``):
+#: both take time linear in the games played, so redoing them after every game made a long
+#: tournament quadratic (5,000 games: about 0.45 s a game). With ``--sprt`` the pairings'
+#: counts are still recomputed after every game (without the ratings, most of the cost),
+#: so no decided pairing starts a new deck set.
+REFRESH_SECONDS = 1.0
+#: ... and at most this share of the runner's main thread (which also starts the games):
+#: past some thousands of games a refresh takes a good part of a second.
+REFRESH_SHARE = 0.1
+
+
+def refresh_interval(cost: float) -> float:
+    """Seconds until the next refresh after one that took ``cost`` seconds."""
+    return max(REFRESH_SECONDS, cost / REFRESH_SHARE)
+
+
+#: Games in a row in which a bot never joined its match, after which the tournament stops.
+START_FAILURES = 3
+#: Lines of the bot's log shown when it is stopped for that.
+LOG_TAIL = 15
+
+
+class BotNeverJoins(RuntimeError):
+    """A bot crashed at start or never joined several games in a row: its command or
+    installation is broken, and every further game would be a forfeit."""
+
+
+def log_tail(path: Path, lines: int = LOG_TAIL) -> str:
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        return f"  (cannot read {path}: {exc.strerror})"
+    tail = printable(text).splitlines()[-lines:]  # a bot's output is data, not terminal codes
+    return "\n".join(f"  {line}" for line in tail) if tail else "  (the log is empty)"
+
+
+def schedule_of(settings: Settings) -> list[ScheduledGame]:
+    sets = -(-settings.games // games_per_set(settings.players))
+    return build_schedule(
+        list(settings.bots),
+        players=settings.players,
+        fmt=settings.format,
+        games=settings.games,
+        seed=settings.seed,
+        seeds=deal_seeds(settings.deals, settings.seed, sets) if settings.deals else None,
+    )
+
+
+def running_text(st: Standings) -> str:
+    """One line for the progress bar: each bot's wins out of its games."""
+    return "  ".join(f"{b.name} {b.wins}/{b.games}" for b in st.bots)
+
+
+class Tournament:
+    def __init__(self, settings: Settings, run: RunOptions, console: Console | None = None) -> None:
+        self.settings = settings
+        self.run_options = run
+        self.out = run.out
+        self.console = console or Console()
+        self.journal = Journal(self.out)
+        self.schedule = schedule_of(settings)
+        self.done: dict[int, GameResult] = self.journal.read()
+        self.sprt = Sprt(*settings.sprt) if settings.sprt else None
+        self.stop = threading.Event()
+        self.record_errors: list[str] = []
+        self.start_failures: dict[str, int] = {}
+        self.started_sets: set[tuple[tuple[str, ...], int]] = {
+            (r.group, r.deal_set) for r in self.done.values()
+        }
+
+    # -- scheduling -------------------------------------------------------------------
+
+    def _decided(self, group: tuple[str, ...], st: Standings) -> bool:
+        if self.sprt is None:
+            return False
+        return any(h.sprt_decision for h in st.head_to_head if tuple(group) == (h.first, h.second))
+
+    def pending(self, st: Standings) -> list[ScheduledGame]:
+        """Games still to play; SPRT-decided pairings start no new deck set."""
+        return [
+            g
+            for g in self.schedule
+            if g.index not in self.done
+            and not (self._decided(g.group, st) and (g.group, g.deal_set) not in self.started_sets)
+        ]
+
+    # -- running ----------------------------------------------------------------------
+
+    def run(self) -> Standings:
+        """Play the schedule. Every file and folder it (and the local server, and the
+        bots it starts) creates is the owner's only: records, logs, the journal, the
+        settings with their seeds and the server's database hold hidden cards."""
+        previous = os.umask(0o077)
+        try:
+            private_tree(self.out)
+            return self._run()
+        finally:
+            os.umask(previous)
+
+    def _run(self) -> Standings:
+        server: LocalServer | None = None
+        address = self.run_options.server
+        admin_token = self.run_options.admin_token
+        pool: BotPool | None = None
+        # --sandbox: the bots reach the server through this relay's socket, nothing else
+        relay = ServerRelay() if self.settings.sandbox and self.run_options.db is None else None
+        confinement = Confinement(relay, private=(self.out,)) if relay is not None else None
+        try:
+            if relay is not None:
+                relay.start()
+            if self.run_options.db is not None:
+                referee: Referee | PoolReferee = self._pool_referee(self.run_options.db)
+            else:
+                (self.out / "logs").mkdir(parents=True, exist_ok=True)
+                pool = self._prestarted_pool(confinement)
+                if address is None:
+                    admin_token = admin_token or secrets.token_hex(16)
+                    server = LocalServer(
+                        self.out / "server.sqlite3", self.out / "logs" / "server.log", admin_token
+                    )
+                    address = server.start()
+                if relay is not None:
+                    relay.point_at(address)
+                referee = Referee(
+                    self.settings,
+                    address,
+                    self.out,
+                    admin_token,
+                    self.stop,
+                    group_sizes=dict(Counter(g.seed for g in self.schedule)),
+                    bot_pool=pool,
+                    confinement=confinement,
+                )
+            try:
+                if isinstance(referee, Referee):
+                    referee.restore_records(self.done.values())
+                self._play_all(referee)
+            finally:
+                referee.close()
+                self.record_errors = list(referee.record_errors)
+            for error in self.record_errors:
+                self.console.print(f"[yellow]record not saved for {error}")
+        except BaseException:
+            self.stop.set()
+            LIVE.stop_all()
+            with contextlib.suppress(OSError):  # the error being raised may be this one
+                # The journal is the truth: Ctrl-C may come between a game's journal line
+                # and its entry in self.done (it often does, during the line's fsync).
+                self.done.update(self.journal.read())
+                self.write_results()  # refreshed at most once a second while games ran
+            raise
+        finally:
+            if pool is not None:
+                pool.close()
+            if server is not None:
+                server.stop()
+            if relay is not None:
+                relay.stop()
+        self.write_results()
+        return standings(self.settings, self.done.values())
+
+    def _prestarted_pool(self, confinement: Confinement | None) -> BotPool:
+        """The kept-alive bots, those of the first games already starting: their start-up
+        overlaps the match server's."""
+        pool = BotPool(self.settings.bots, self.out / "logs", tied=True, confinement=confinement)
+        first = self.pending(standings(self.settings, self.done.values()))
+        for game in first[: self.run_options.concurrency]:
+            for bot in game.seats:
+                if is_served_spec(self.settings.bots[bot]):
+                    pool.prestart(bot)
+        return pool
+
+    def _pool_referee(self, db: str) -> PoolReferee:
+        from cirulla.clients.ladder.pool import PoolReferee
+
+        group_sizes = dict(Counter(g.seed for g in self.schedule))
+        return PoolReferee(self.settings, db, self.out, self.stop, group_sizes)
+
+    def _play_all(self, referee: Referee | PoolReferee) -> None:
+        st = standings(self.settings, self.done.values())
+        limit = self.run_options.max_games
+        pending = len(self.pending(st))
+        total = pending if limit is None else min(limit, pending)
+        started = 0
+        done_before = len(self.done)
+        progress = Progress(
+            TextColumn("[bold]games"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TextColumn("{task.description}"),
+            console=self.console,
+            transient=False,
+        )
+        running: dict[Future[GameResult | None], ScheduledGame] = {}
+        pool = ThreadPoolExecutor(self.run_options.concurrency)
+        every = self.run_options.report_every
+        stale = unwritten = False  # standings / results.json behind self.done
+        refreshed = written = time.monotonic()
+        interval = write_interval = REFRESH_SECONDS  # grow with the cost of a refresh
+        try:
+            with progress:
+                task = progress.add_task(running_text(st), total=total)
+                while True:
+                    in_flight = {g.index for g in running.values()}
+                    for game in self.pending(st):
+                        if len(running) >= self.run_options.concurrency:
+                            break
+                        if limit is not None and started >= limit:
+                            break
+                        if game.index in in_flight:
+                            continue
+                        self.started_sets.add((game.group, game.deal_set))
+                        running[pool.submit(referee.play, game)] = game
+                        started += 1
+                    if unwritten and time.monotonic() - written >= write_interval:
+                        # After the next games started: writing is not on their path.
+                        began = time.monotonic()
+                        self.write_results()
+                        unwritten, written = False, time.monotonic()
+                        write_interval = refresh_interval(written - began)
+                    if not running:
+                        break
+                    finished, _ = wait(running, timeout=0.5, return_when=FIRST_COMPLETED)
+                    report_due = False
+                    for future in finished:
+                        game = running.pop(future)
+                        result = future.result()
+                        if result is None:
+                            continue
+                        self.journal.append(result)
+                        self.done[result.index] = result
+                        stale = unwritten = True
+                        finished_now = len(self.done) - done_before
+                        report_due = report_due or bool(every and finished_now % every == 0)
+                        for note in result.notes:
+                            progress.console.print(  # a note may quote a bot: data
+                                printable(f"game {game.index} {result.match_id}: {note}"),
+                                style="yellow",
+                                markup=False,
+                            )
+                        self._check_start_failures(result)
+                    now = time.monotonic()
+                    if stale and (report_due or not running or now - refreshed >= interval):
+                        st = standings(self.settings, self.done.values())
+                        stale, refreshed = False, now
+                        interval = refresh_interval(time.monotonic() - now)
+                        progress.update(task, description=running_text(st))
+                    elif stale and self.sprt is not None:
+                        st = standings(self.settings, self.done.values(), ratings=False)
+                    if report_due:
+                        self.print_tables(st, progress.console)
+                    progress.update(task, completed=len(self.done) - done_before)
+                    left = 0 if limit is not None and started >= limit else len(self.pending(st))
+                    left = max(left, len(running))
+                    progress.update(task, total=progress.tasks[task].completed + left)
+        except BaseException:
+            # Workers poll the stop flag: set it before anything waits for them.
+            self.stop.set()
+            LIVE.stop_all()
+            raise
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+    def write_results(self) -> None:
+        extra = {"scheduled_games": len(self.schedule), "finished_games": len(self.done)}
+        write_json_atomic(
+            self.out / RESULTS_FILE, results_document(self.settings, self.done.values(), extra)
+        )
+
+    def print_tables(self, st: Standings, console: Console | None = None) -> None:
+        console = console or self.console
+        console.print(bots_table(st))
+        if st.head_to_head:
+            console.print(pairs_table(st))
+
+    def _check_start_failures(self, result: GameResult) -> None:
+        """Stop the tournament once a bot has not joined START_FAILURES games in a row."""
+        for bot in set(result.seats):
+            seats = [s for s, name in enumerate(result.seats) if name == bot]
+            if all(s in result.unjoined for s in seats):
+                self.start_failures[bot] = self.start_failures.get(bot, 0) + 1
+            else:
+                self.start_failures[bot] = 0
+            if self.start_failures[bot] >= START_FAILURES:
+                log = result.logs[seats[0]] if len(result.logs) > seats[0] else ""
+                where = self.out / log if log else None
+                tail = log_tail(where) if where is not None else "  (no log)"
+                raise BotNeverJoins(
+                    f"bot {bot} did not join its last {START_FAILURES} games (it crashes at "
+                    f"start, or its command is wrong); the tournament is stopped. "
+                    f"Last lines of {where or 'its log'}:\n{tail}"
+                )
+
+
+def timed(fn: Callable[[], Standings]) -> tuple[Standings, float]:
+    start = time.monotonic()
+    return fn(), time.monotonic() - start

@@ -1,0 +1,68 @@
+"""Random-policy throughput of the rules core: the budget tree search lives on."""
+
+from __future__ import annotations
+
+import random
+import time
+
+from cirulla.rules.core import options_tuple, require_native, resolve_core
+from cirulla.rules.game import Game
+from cirulla.rules.options import Options
+
+
+def bench_rules(
+    options: Options, seconds: float = 3.0, seed: int = 1, core: str | None = None
+) -> dict:
+    """Play random deals (legal generation, declarations, scoring included) for ``seconds``
+    of CPU time (one core's work: on a busy machine the wall time is longer).
+
+    ``core`` native runs the same loop inside the native core (``_native.c``), which is
+    what search does; python (the reference) drives ``Game`` from Python.
+    """
+    if resolve_core(core) == "native":
+        deals, games, actions, elapsed, cpu = require_native().bench_rules(
+            options_tuple(options), seconds, seed
+        )
+        return _report(options, "native", elapsed, cpu, deals, games, actions)
+    rng = random.Random(seed)
+    rnd = rng.random
+    deals = actions = games = 0
+    game = Game(options, seed=seed)
+    cpu = time.process_time()
+    start = time.perf_counter()
+    deadline = cpu + seconds
+    while True:
+        deal_no = game.deal_no
+        while game.deal_no == deal_no and game.winner is None:
+            codes = game.reference_legal_codes()  # the Python core, even if native is built
+            game.apply_code(codes[int(rnd() * len(codes))])
+            actions += 1
+        deals += 1
+        if game.winner is not None:
+            games += 1
+            game = Game(options, seed=rng.getrandbits(32))
+        if deals % 64 == 0 and time.process_time() >= deadline:
+            break
+    elapsed = time.perf_counter() - start
+    cpu = time.process_time() - cpu
+    return _report(options, "python", elapsed, cpu, deals, games, actions)
+
+
+def _report(
+    options: Options, core: str, elapsed: float, cpu: float, deals: int, games: int, actions: int
+) -> dict:
+    """Rates per wall second, and per CPU second (one core, whatever else the machine runs)."""
+    return {
+        "benchmark": "rules",
+        "core": core,
+        "players": options.players,
+        "options": options.to_dict(),
+        "seconds": round(elapsed, 3),
+        "deals": deals,
+        "games": games,
+        "actions": actions,
+        "deals_per_s": round(deals / elapsed, 1),
+        "actions_per_s": round(actions / elapsed, 1),
+        "cpu_seconds": round(cpu, 3),
+        "deals_per_cpu_s": round(deals / cpu, 1) if cpu > 0 else None,
+    }

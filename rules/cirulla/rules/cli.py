@@ -1,0 +1,240 @@
+"""``cirulla rules ...`` and ``cirulla bench rules``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+from dataclasses import fields
+from typing import Any
+
+from cirulla.rules.core import CORE, CoreUnavailableError, resolve_core
+from cirulla.rules.errors import CirullaError
+from cirulla.rules.options import OPTION_HELP, PRESETS, Options, parse_overrides
+
+
+def register(commands: argparse._SubParsersAction, bench: argparse._SubParsersAction) -> None:
+    rules = commands.add_parser(
+        "rules",
+        help="rule options, presets, rule-case checks and a demo game",
+        description="The rules core: options and presets (RULES.md), rule-case files, a demo.",
+    )
+    sub = rules.add_subparsers(dest="rules_command", metavar="ACTION", required=True)
+
+    p = sub.add_parser("options", help="list every rule option with its default and presets")
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.set_defaults(func=cmd_options)
+
+    p = sub.add_parser(
+        "check",
+        help="run rule-case files (format cirulla-rule-cases/1)",
+        description="Run rule-case files; prints one line per failing case and "
+        "'N passed, N failed'. Exit status 1 if any case failed.",
+    )
+    p.add_argument(
+        "files",
+        nargs="*",
+        metavar="FILE",
+        help="rule-case files (default: the public cases shipped with cirulla, "
+        "rules/cirulla/rules/data/rule-cases.json; format in docs/rule-cases.md)",
+    )
+    p.add_argument("-v", "--verbose", action="store_true", help="also list passing cases")
+    p.add_argument(
+        "--core",
+        choices=("auto", "native", "python"),
+        default="auto",
+        help="rules core to check (auto: the one running, see cirulla --version)",
+    )
+    p.set_defaults(func=cmd_check)
+
+    p = sub.add_parser(
+        "demo",
+        help="play one game between random players and print the score deal by deal",
+    )
+    add_rule_arguments(p)
+    p.add_argument("--seed", type=int, default=None, help="deck and player seed")
+    p.set_defaults(func=cmd_demo)
+
+    p = bench.add_parser(
+        "rules",
+        help="random-policy deals per second through the rules core (one core)",
+        description="Plays random-policy deals through the rules core (legal actions, "
+        "declarations and deal scoring included) and prints JSON.",
+    )
+    add_rule_arguments(p)
+    p.add_argument(
+        "--seconds",
+        type=float,
+        default=10.0,
+        help="CPU seconds to run each core (default 10: steady-state caches, as in search); "
+        "the wall time is longer on a busy machine",
+    )
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument(
+        "--core",
+        choices=("both", "native", "python"),
+        default="both",
+        help="rules core to measure; both (default) runs native then python, --seconds each, "
+        "and reports the ratio measured in the same run",
+    )
+    p.add_argument("--json", action="store_true", help="print JSON (the default; kept for scripts)")
+    p.set_defaults(func=cmd_bench)
+
+
+def add_rule_arguments(
+    parser: argparse.ArgumentParser, *, default: str | None = "standard", players: bool = True
+) -> None:
+    """--preset, --players and --rule OPTION=VALUE, shared by every command that plays.
+
+    ``default`` is ``args.preset`` when --preset is not given; None lets a command tell
+    "not given" apart (the tournament refuses rules with --resume) and apply "standard"
+    itself. ``players=False`` leaves out --players (the ladder sets it per queue). An
+    unknown preset is reported by ``Options.preset`` in one line, naming the presets.
+    """
+    parser.add_argument(
+        "--preset",
+        default=default,
+        metavar="P",
+        help=f"rule preset: {', '.join(PRESETS)} (default standard)",
+    )
+    if players:
+        parser.add_argument(
+            "--players", type=int, choices=(2, 3, 4), help="seats per game (default 2)"
+        )
+    parser.add_argument(
+        "--rule",
+        action="append",
+        default=[],
+        metavar="OPTION=VALUE",
+        help="override one rule option, e.g. must_capture=off or target=21 (repeat); "
+        "see `cirulla rules options`",
+    )
+
+
+def rule_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """The rule options the arguments change: each --rule, then --players and --target
+    (the commands that have them), which win over a --rule naming the same option."""
+    overrides = parse_overrides(args.rule)
+    for name in ("players", "target"):
+        value = getattr(args, name, None)
+        if value is not None:
+            overrides[name] = value
+    return overrides
+
+
+def options_from_args(args: argparse.Namespace) -> Options:
+    return Options.preset(args.preset, **rule_overrides(args))
+
+
+def _fmt(value: object) -> str:
+    return ("on" if value else "off") if isinstance(value, bool) else str(value)
+
+
+def cmd_options(args: argparse.Namespace) -> int:
+    names = [f.name for f in fields(Options)]
+    if args.json:
+        print(json.dumps({p: o.to_dict() for p, o in PRESETS.items()}, indent=2))
+        return 0
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title="Cirulla rule options (defaults = standard)")
+    table.add_column("option")
+    for preset in PRESETS:
+        table.add_column(preset, justify="center")
+    table.add_column("meaning")
+    default = PRESETS["standard"]
+    for name in names:
+        cells = []
+        for options in PRESETS.values():
+            value = getattr(options, name)
+            text = _fmt(value)
+            cells.append(f"[bold]{text}[/bold]" if value != getattr(default, name) else text)
+        table.add_row(name, *cells, OPTION_HELP[name])
+    console = Console()
+    console.print(table)
+    console.print("fantacarte is for 2 players only. Override with --rule OPTION=VALUE.")
+    return 0
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from cirulla.rules.cases import run_file
+
+    try:
+        core = resolve_core(args.core)
+    except CoreUnavailableError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    from cirulla.rules.cases import BUNDLED_CASES
+
+    passed = failed = 0
+    for path in args.files or [str(BUNDLED_CASES)]:
+        try:
+            results = run_file(path, core)
+        except (OSError, ValueError) as exc:
+            print(f"{path}: {exc}", file=sys.stderr)
+            failed += 1
+            continue
+        for result in results:
+            if result.ok:
+                passed += 1
+                if args.verbose:
+                    print(f"ok   {result.section}/{result.id}")
+            else:
+                failed += 1
+                print(f"FAIL {path}: {result.describe()}")
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from cirulla.rules.events import DealScored, GameOver
+    from cirulla.rules.game import Game
+
+    try:
+        options = options_from_args(args)
+    except CirullaError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    rng = random.Random(args.seed)
+    game = Game(options, seed=rng.getrandbits(64))
+    sides = " ".join(f"side{i:>2}" for i in range(options.sides))
+    print(f"deal  {sides}   (deal points -> running totals)")
+    while not game.is_over:
+        for event in game.apply(rng.choice(game.legal_actions())):
+            if isinstance(event, DealScored):
+                pts = " ".join(f"{s.total:>6}" for s in event.score.sides)
+                totals = " ".join(f"{t:>4}" for t in event.totals)
+                print(f"{event.deal:>4}  {pts}   -> {totals}")
+            elif isinstance(event, GameOver):
+                how = " by cappotto" if event.cappotto else ""
+                print(f"side {event.winner} wins{how}, {event.totals}")
+    return 0
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from cirulla.rules.bench import bench_rules
+
+    try:
+        options = options_from_args(args)
+    except CirullaError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if args.core != "both":
+        try:
+            report = bench_rules(options, args.seconds, args.seed, args.core)
+        except CoreUnavailableError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        print(json.dumps(report))
+        return 0
+    cores = ["native", "python"] if CORE == "native" else ["python"]
+    runs = {core: bench_rules(options, args.seconds, args.seed, core) for core in cores}
+    report = {"benchmark": "rules", "core": CORE, "cores": runs}
+    if len(runs) == 2:
+        report["native_over_python"] = round(
+            runs["native"]["deals_per_cpu_s"] / runs["python"]["deals_per_cpu_s"], 1
+        )
+    print(json.dumps(report))
+    return 0

@@ -1,0 +1,167 @@
+"""Which rules core runs: the compiled one (``cirulla.rules._native``) or pure Python.
+
+The native core (``rules/cirulla/rules/_native.c``, built at install when a C compiler is present)
+re-implements the hot path: captures, declarations, legal actions in the protocol's order,
+applying actions, dealing, deal scoring, sampling a world from a seat's view, and whole
+ISMCTS searches. The Python modules stay the readable reference; both are held to the same
+rule cases and to a differential test over random games (tests/test_rules_native.py).
+
+``CIRULLA_CORE=python`` forces the reference core; ``CIRULLA_CORE=native`` makes a missing
+native core an error rather than a silent fallback. This module converts between the two:
+options and views to the tuples the native functions take, native events and scores to
+the Python objects.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import fields
+from functools import lru_cache
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
+
+from cirulla.rules.actions import DeclarationKind
+from cirulla.rules.events import (
+    CardPlayed,
+    DealerBonus,
+    DealScored,
+    DealStarted,
+    Declared,
+    Event,
+    GameOver,
+    HandDealt,
+    LastTake,
+    Redeal,
+    RoundDealt,
+)
+from cirulla.rules.options import Options
+from cirulla.rules.scoring import DealScore, SideScore
+
+if TYPE_CHECKING:
+    from cirulla.rules.views import View
+
+ENV = "CIRULLA_CORE"
+CHOICES = ("auto", "native", "python")
+
+
+class CoreUnavailableError(ValueError):
+    """The native core was asked for but is not built."""
+
+
+def _load() -> ModuleType | None:
+    wanted = os.environ.get(ENV, "").strip().lower() or "auto"
+    if wanted not in CHOICES:
+        print(
+            f"warning: {ENV}={wanted!r} ignored: expected one of {', '.join(CHOICES)}",
+            file=sys.stderr,
+        )
+        wanted = "auto"
+    if wanted == "python":
+        return None
+    try:
+        from cirulla.rules import _native  # type: ignore[attr-defined]
+    except ImportError:
+        if wanted == "native":
+            raise CoreUnavailableError(
+                f"{ENV}=native but the native core is not built: reinstall with a C compiler "
+                "(pip install -e .)"
+            ) from None
+        return None
+    return _native
+
+
+native: Any = _load()
+#: "native" or "python": the core the server, the bots and the benchmarks use.
+CORE = "native" if native is not None else "python"
+
+
+def require_native() -> Any:
+    """The native module, or a one-line error saying why it is missing."""
+    if native is None:
+        why = (
+            f"{ENV}=python"
+            if os.environ.get(ENV, "").strip().lower() == "python"
+            else ("not built (no C compiler at install?)")
+        )
+        raise CoreUnavailableError(f"the native rules core is not available: {why}")
+    return native
+
+
+def resolve_core(name: str | None) -> str:
+    """``auto``/None -> the running core; ``native`` checks it exists; ``python`` as is."""
+    name = (name or "auto").strip().lower()
+    if name not in CHOICES:
+        raise ValueError(f"core must be one of {', '.join(CHOICES)}, not {name!r}")
+    if name == "auto":
+        return CORE
+    if name == "native":
+        require_native()
+    return name
+
+
+@lru_cache(maxsize=64)
+def options_tuple(options: Options) -> tuple[int, ...]:
+    """Options as the native functions take them: every field, in declaration order."""
+    return tuple(int(getattr(options, f.name)) for f in fields(Options))
+
+
+def view_tuple(view: View) -> tuple:
+    """A seat's view as the native search and sampler take it (None -> -1)."""
+    assert view.seat is not None
+    return (
+        view.seat,
+        view.deal,
+        view.dealer,
+        view.round,
+        -1 if view.to_move is None else view.to_move,
+        view.hand,
+        view.table,
+        view.wild_value,
+        view.hand_sizes,
+        view.declared,
+        view.captured,
+        view.scope,
+        view.stock,
+        view.totals,
+        -1 if view.last_taker is None else view.last_taker,
+    )
+
+
+def deal_score(cappotto: int, items: tuple[tuple[int, ...], ...]) -> DealScore:
+    """A native ``score_deal`` answer as the Python ``DealScore``."""
+    return DealScore(tuple(SideScore(*side) for side in items), None if cappotto < 0 else cappotto)
+
+
+def score_deal(options: Options, captured: tuple[int, ...] | list[int], scope: Any) -> DealScore:
+    """``scoring.score_deal`` on the native core."""
+    return deal_score(*require_native().score_deal(options_tuple(options), captured, scope))
+
+
+def event_of(raw: tuple[int, ...]) -> Event:
+    """A native event tuple ``(type, fields...)`` as the Python event (_native.c EV_*)."""
+    kind, *a = raw
+    if kind == 1:
+        return DealStarted(a[0], a[1], a[2], (3,) * a[3])
+    if kind == 2:
+        return Redeal(a[0], a[1], a[2])
+    if kind == 3:
+        return HandDealt(a[0], a[1], a[2])
+    if kind == 4:
+        return RoundDealt(a[0], (3,) * a[1], a[2])
+    if kind == 5:
+        return DealerBonus(a[0], a[1], a[2], a[3])
+    if kind == 6:
+        return Declared(a[0], a[1], DeclarationKind(a[2]), a[3], a[4] or None, a[5])
+    if kind == 7:
+        return CardPlayed(a[0], a[1], a[2], a[3], a[4], bool(a[5]), bool(a[6]))
+    if kind == 8:
+        return LastTake(None if a[0] < 0 else a[0], a[1])
+    if kind == 9:
+        deal, cappotto, sides = a[0], a[1], a[2]
+        items = tuple(tuple(a[3 + 7 * i : 10 + 7 * i]) for i in range(sides))
+        totals = tuple(a[3 + 7 * sides : 3 + 8 * sides])
+        return DealScored(deal, deal_score(cappotto, items), totals)
+    if kind == 10:
+        return GameOver(a[0], tuple(a[3 : 3 + a[2]]), bool(a[1]))
+    raise ValueError(f"unknown native event type {kind}")

@@ -1,0 +1,633 @@
+"""The game state machine: a game of Cirulla is a series of deals played to the target.
+
+Two paths, as in python-chess: the referee calls ``apply`` (checked: parses, verifies
+legality, explains the broken rule, records history, returns events); search calls
+``legal_codes`` and ``apply_code`` on int-encoded actions with no checks and, unless asked,
+no event objects. Both run the same ``_play`` so they cannot disagree.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import secrets
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
+
+from cirulla.rules.actions import DECLARATION_POINTS, Action, Declaration, declaration_codes
+from cirulla.rules.captures import _CACHE as _CAPTURE_CACHE
+from cirulla.rules.captures import captures_by_value, resolve, table_entry
+from cirulla.rules.cards import (
+    ACES_MASK,
+    ALL_CARDS_MASK,
+    CARD_NAMES,
+    NUM_CARDS,
+    SMALL_SETS,
+    VALUES,
+    WILD,
+    cards_of,
+    format_cards,
+    mask_of,
+    parse_card,
+)
+from cirulla.rules.core import native
+from cirulla.rules.errors import DeckError, IllegalActionError
+from cirulla.rules.events import (
+    CardPlayed,
+    DealerBonus,
+    DealScored,
+    DealStarted,
+    Declared,
+    Event,
+    GameOver,
+    HandDealt,
+    LastTake,
+    Redeal,
+    RoundDealt,
+)
+from cirulla.rules.options import Options
+from cirulla.rules.scoring import DealScore, score_deal
+
+if TYPE_CHECKING:
+    from cirulla.rules.views import View
+
+
+def parse_deck(deck: Sequence[int | str]) -> list[int]:
+    """A deck order: 40 distinct cards given as ints or codes, dealt from the front."""
+    cards = [parse_card(c) if isinstance(c, str) else c for c in deck]
+    if len(cards) != NUM_CARDS or mask_of(cards) != ALL_CARDS_MASK:
+        raise DeckError(f"a deck order must list all 40 cards once each, got {len(cards)} cards")
+    return cards
+
+
+_DECL_CODES: dict[int, tuple[int, ...]] = {}
+_NATIVE_LEGAL_CODES = native.legal_codes if native is not None else None
+
+
+def _check_zones(
+    n: int,
+    sides: int,
+    hands: Sequence[int],
+    table: int,
+    stock: Sequence[int],
+    captured: Sequence[int],
+) -> None:
+    """Every card in exactly one zone, and one hand per player, one pile per side."""
+    seen = 0
+    for zone in (*hands, table, mask_of(stock), *captured):
+        if seen & zone:
+            raise DeckError(f"{format_cards(seen & zone)} placed in two zones")
+        seen |= zone
+    if seen != ALL_CARDS_MASK or len(set(stock)) != len(stock):
+        missing = format_cards(ALL_CARDS_MASK & ~seen)
+        raise DeckError(f"every card must be in one zone; missing: {missing}")
+    if len(hands) != n or len(captured) != sides:
+        raise DeckError(f"{n} players need {n} hands and {sides} captured piles")
+
+
+class DeckSource:
+    """Where deck orders come from: a seeded shuffle, or an explicit list used in order.
+
+    Shared by the games of one match so that a match is determined by its seed or decks.
+    With a seed, the k-th deck is shuffled by its own generator, seeded with
+    SHA-256(seed, k): the decks of finished games (which records show) say nothing
+    about the decks still to come, and only the seed, which is never shown, does.
+    """
+
+    def __init__(self, seed: int | None = None, decks: Iterable[Sequence[int | str]] | None = None):
+        self._explicit = [parse_deck(d) for d in decks] if decks is not None else None
+        self._next = 0
+        self._seed = (secrets.randbits(128) if seed is None else seed) if decks is None else None
+
+    def next_deck(self, deal_no: int) -> list[int]:
+        if self._explicit is not None:
+            if self._next >= len(self._explicit):
+                raise DeckError(
+                    f"deal {deal_no} needs deck order #{self._next + 1} but only "
+                    f"{len(self._explicit)} were given (a redeal takes the next one)"
+                )
+            deck = self._explicit[self._next]
+            self._next += 1
+            return list(deck)
+        assert self._seed is not None
+        self._next += 1
+        return seeded_deck(self._seed, self._next)
+
+
+def seeded_deck(seed: int, number: int) -> list[int]:
+    """Deck order ``number`` (1, 2, ...) of ``seed``: independent of every other number."""
+    digest = hashlib.sha256(f"cirulla-deck/1:{seed}:{number}".encode()).digest()
+    rng = random.Random(int.from_bytes(digest, "big"))
+    # sorting by random keys: a uniform permutation, ~5x cheaper than random.shuffle
+    keys = [rng.random() for _ in range(NUM_CARDS)]
+    return sorted(range(NUM_CARDS), key=keys.__getitem__)
+
+
+def dealer_bonus(table: int, low_bonus: bool) -> int:
+    """Scope the dealer scores on the four opening table cards (7H may be any value)."""
+    wild = table >> WILD & 1
+    base = sum(VALUES[c] for c in cards_of(table) if c != WILD)
+    best = 0
+    for w in range(1, 11) if wild else (0,):
+        s = base + w
+        bonus = 1 if s == 15 else 2 if s == 30 else 3 if low_bonus and s <= 9 else 0
+        best = max(best, bonus)
+    return best
+
+
+_SLOTS = (
+    "options",
+    "n",
+    "sides",
+    "side_of",
+    "deck_source",
+    "decks_used",
+    "dealer",
+    "deal_no",
+    "totals",
+    "winner",
+    "cappotto",
+    "deal_only",
+    "deal_over",
+    "hands",
+    "table",
+    "stock",
+    "captured",
+    "scope",
+    "last_taker",
+    "wild",
+    "declared",
+    "round",
+    "turn",
+    "in_hands",
+    "history",
+    "last_score",
+)
+
+
+class Game:
+    """One game: deals until a side reaches the target (or takes cappotto).
+
+    ``deal_only`` stops after the current deal instead of dealing the next (tree search
+    evaluates deals). Seats are 0..N-1; sides are seats, or seat % 2 with four players.
+    """
+
+    __slots__ = _SLOTS
+
+    options: Options
+    hands: list[int]
+    stock: list[int]  # reversed: the next card to deal is stock[-1]
+
+    def __init__(
+        self,
+        options: Options | None = None,
+        *,
+        seed: int | None = None,
+        decks: Iterable[Sequence[int | str]] | None = None,
+        deck_source: DeckSource | None = None,
+        first_dealer: int | None = None,
+        deal_only: bool = False,
+        events: list[Event] | None = None,
+    ) -> None:
+        self.options = options = options or Options()
+        self.n = n = options.players
+        self.sides = options.sides
+        self.side_of = tuple(options.side_of(s) for s in range(n))
+        self.deck_source = deck_source or DeckSource(seed, decks)
+        self.decks_used: list[list[int]] = []
+        if first_dealer is not None and not 0 <= first_dealer < n:
+            raise IllegalActionError("seats", f"first dealer must be a seat 0..{n - 1}")
+        self.dealer = (n - 1 if first_dealer is None else first_dealer) - 1
+        self.deal_no = 0
+        self.totals = [0] * self.sides
+        self.winner: int | None = None
+        self.cappotto = False
+        self.deal_only = deal_only
+        self.history: list[tuple[int, int]] = []  # (seat, action code) through apply()
+        self.last_score: DealScore | None = None
+        self._start_deal(events)
+
+    @classmethod
+    def setup(
+        cls,
+        options: Options | None = None,
+        *,
+        hands: Sequence[int],
+        table: int = 0,
+        stock: Sequence[int] = (),
+        captured: Sequence[int] | None = None,
+        scope: Sequence[int] | None = None,
+        dealer: int | None = None,
+        turn: int | None = None,
+        wild: int = 0,
+        declared: Sequence[int] | None = None,
+        totals: Sequence[int] | None = None,
+        deal_no: int = 1,
+        round: int = 1,
+        last_taker: int | None = None,
+        seed: int | None = None,
+        deal_only: bool = False,
+        validate: bool = True,
+    ) -> Game:
+        """A position in the middle of a deal (hands, table, captured: card masks).
+
+        ``stock`` lists the cards still to deal in dealing order. Every card must be in
+        exactly one zone; used by tests, tools and the determinization sampler, which
+        builds consistent zones by construction and skips the check (``validate=False``)
+        because it runs once per search iteration.
+        """
+        options = options or Options()
+        n = options.players
+        captured = list(captured) if captured is not None else [0] * options.sides
+        if validate:
+            _check_zones(n, options.sides, hands, table, stock, captured)
+        game = cls.__new__(cls)
+        game.options = options
+        game.n = n
+        game.sides = options.sides
+        game.side_of = tuple(options.side_of(s) for s in range(n))
+        game.deck_source = DeckSource(seed)
+        game.decks_used = []
+        game.dealer = n - 1 if dealer is None else dealer
+        game.deal_no = deal_no
+        game.totals = list(totals) if totals is not None else [0] * options.sides
+        game.winner = None
+        game.cappotto = False
+        game.deal_only = deal_only
+        game.deal_over = False
+        game.hands = list(hands)
+        game.table = table
+        game.stock = list(stock)[::-1]
+        game.captured = captured
+        game.scope = list(scope) if scope is not None else [0] * options.sides
+        game.last_taker = -1 if last_taker is None else last_taker
+        game.wild = wild
+        game.declared = list(declared) if declared is not None else [0] * n
+        game.round = round
+        game.turn = (game.dealer + 1) % n if turn is None else turn
+        game.in_hands = sum(h.bit_count() for h in hands)
+        game.history = []
+        game.last_score = None
+        return game
+
+    # ------------------------------------------------------------------ queries
+
+    @property
+    def is_over(self) -> bool:
+        return self.winner is not None
+
+    @property
+    def to_move(self) -> int | None:
+        """The seat whose decision is awaited, or None when the game (or deal_only deal) ended."""
+        return None if self.winner is not None or self.deal_over else self.turn
+
+    @property
+    def stock_count(self) -> int:
+        return len(self.stock)
+
+    def hand_sizes(self) -> tuple[int, ...]:
+        return tuple(h.bit_count() for h in self.hands)
+
+    def legal_codes(self) -> list[int]:
+        """Int-encoded legal actions of the seat to move, in the stable order.
+
+        Order: no declaration first, then declarations by code; within each, cards in
+        ascending order; for each card, "no capture" (if allowed) then capture masks ascending.
+        Computed by the native core when it runs (``rules/cirulla/rules/core.py``), else by
+        ``reference_legal_codes``; the two are held equal by the differential test.
+        """
+        if self.winner is not None or self.deal_over:
+            return []
+        if _NATIVE_LEGAL_CODES is not None:
+            options = self.options
+            return _NATIVE_LEGAL_CODES(
+                self.hands[self.turn],
+                self.table,
+                self.wild,
+                options.must_capture,
+                options.pairing_precedence,
+            )
+        return self.reference_legal_codes()
+
+    def reference_legal_codes(self) -> list[int]:
+        """``legal_codes`` in pure Python: the readable reference the native core follows."""
+        if self.winner is not None or self.deal_over:
+            return []
+        hand = self.hands[self.turn]
+        table = self.table
+        wild = self.wild
+        options = self.options
+        pp = options.pairing_precedence
+        # inlined cache look-ups: this is the innermost loop of every playout
+        caps = _CAPTURE_CACHE.get(
+            table | (wild if table >> WILD & 1 else 0) << 40 | pp << 44
+        ) or table_entry(table, wild, pp)
+        cards = SMALL_SETS.get(hand) or tuple(cards_of(hand))
+        must = options.must_capture
+        out: list[int] = []
+        append = out.append
+        for c in cards:  # no declaration: the common case, kept free of the loop below
+            v = wild if c == WILD and wild else VALUES[c]
+            sets = caps[v]
+            if sets is None:
+                sets = resolve(caps, v)
+            if not sets:
+                append(c)
+                continue
+            if not must:
+                append(c)
+            for m in sets:
+                append(c | m)
+        if len(cards) == 3:
+            decls = _DECL_CODES.get(hand)
+            if decls is None:
+                decls = _DECL_CODES[hand] = declaration_codes(hand)
+            for d in decls:
+                named = (d & 15) or wild
+                for c in cards:
+                    v = named if c == WILD and named else VALUES[c]
+                    sets = caps[v]
+                    if sets is None:
+                        sets = resolve(caps, v)
+                    base = c | d << 6
+                    if not sets or not must:
+                        append(base)
+                    for m in sets:
+                        append(base | m)
+        return out
+
+    def legal_actions(self) -> list[Action]:
+        return [Action.from_int(code) for code in self.legal_codes()]
+
+    def is_legal(self, action: Action | int) -> bool:
+        code = action if isinstance(action, int) else action.to_int()
+        return code in self.legal_codes()
+
+    def view(self, seat: int | None) -> View:
+        """What ``seat`` may know (None: a spectator). Only views leave the referee."""
+        from cirulla.rules.views import view_of
+
+        return view_of(self, seat)
+
+    def deal_score(self) -> DealScore:
+        """Score of the deal as it stands (final once the deal is over)."""
+        return score_deal(self.options, self.captured, self.scope)
+
+    # ------------------------------------------------------------------ moves
+
+    def apply(self, action: Action | int | str, seat: int | None = None) -> list[Event]:
+        """Checked move for the referee: raises ``IllegalActionError`` and changes nothing."""
+        if isinstance(action, str):
+            action = Action.parse(action)
+        code = action if isinstance(action, int) else action.to_int()
+        if self.winner is not None:
+            raise IllegalActionError("game_over", "the game is over; no more actions")
+        if self.deal_over:
+            raise IllegalActionError("deal_over", "the deal is over; no more actions")
+        if seat is not None and seat != self.turn:
+            raise IllegalActionError("turn", f"it is seat {self.turn}'s turn, not seat {seat}'s")
+        if code not in self.legal_codes():
+            rule, why = self.explain_illegal(Action.from_int(code))
+            raise IllegalActionError(rule, why)
+        events: list[Event] = []
+        self.history.append((self.turn, code))
+        self._play(code, events)
+        return events
+
+    def explain_illegal(self, action: Action) -> tuple[str, str]:
+        """Name the rule an illegal action breaks (for error messages)."""
+        seat = self.turn
+        hand = self.hands[seat]
+        card = CARD_NAMES[action.card]
+        if not hand >> action.card & 1:
+            return "card_in_hand", f"{card} is not in seat {seat}'s hand ({format_cards(hand)})"
+        decl = action.declaration
+        if decl is not None:
+            if hand.bit_count() != 3:
+                return (
+                    "declaration_timing",
+                    "a declaration is made holding exactly 3 cards, at the first turn of a round",
+                )
+            if decl.code() not in declaration_codes(hand):
+                return "declaration", self._explain_declaration(decl, hand)
+        named = (decl.wild_value if decl and decl.wild_value else 0) or self.wild
+        value = named if action.card == WILD and named else VALUES[action.card]
+        caps = captures_by_value(self.table, self.wild, self.options.pairing_precedence)[value]
+        if action.capture & ~self.table:
+            return (
+                "capture_on_table",
+                f"{format_cards(action.capture & ~self.table)} not on the table "
+                f"({format_cards(self.table) or 'empty'})",
+            )
+        if not action.capture:
+            return (
+                "must_capture",
+                f"{card} can capture, and a card that can capture must capture "
+                f"(e.g. {format_cards(caps[0], '+')})",
+            )
+        if not caps:
+            return "capture", f"{card} (value {value}) cannot capture anything on this table"
+        if value == 1 and caps == (self.table,) and not self._ace_on_table():
+            return "ace_sweep", "an ace played with no ace on the table takes the whole table"
+        total = sum(self._value_on_table(c) for c in cards_of(action.capture))
+        if self.options.pairing_precedence and total == value and action.capture.bit_count() > 1:
+            return (
+                "pairing_precedence",
+                f"a table card pairs {card}, so adding captures are not allowed",
+            )
+        return (
+            "capture",
+            f"{format_cards(action.capture, '+')} (sum {total}) is neither a card of value "
+            f"{value}, cards adding to {value}, nor cards making 15 with {card}",
+        )
+
+    # ------------------------------------------------------------------ internals
+
+    def _value_on_table(self, card: int) -> int:
+        return self.wild if card == WILD and self.wild else VALUES[card]
+
+    def _ace_on_table(self) -> bool:
+        return bool(self.table & ACES_MASK) or (self.wild == 1 and bool(self.table >> WILD & 1))
+
+    def _explain_declaration(self, decl: Declaration, hand: int) -> str:
+        has_wild = bool(hand >> WILD & 1)
+        if has_wild and decl.wild_value is None:
+            return "holding 7H, a declaration must name its value (e.g. low:7H=1)"
+        if not has_wild and decl.wild_value is not None:
+            return "a wild value can only be named by the holder of 7H"
+        allowed = ", ".join(str(Declaration.from_code(c)) for c in declaration_codes(hand))
+        return (
+            f"{decl} is not allowed with {format_cards(hand)}: a low hand sums to 9 or less, "
+            f"three of a kind has three equal values (allowed here: {allowed or 'none'})"
+        )
+
+    def _start_deal(self, events: list[Event] | None) -> None:
+        n = self.n
+        self.deal_no += 1
+        self.dealer = dealer = (self.dealer + 1) % n
+        while True:
+            deck = self.deck_source.next_deck(self.deal_no)
+            self.decks_used.append(deck)
+            hands = [0] * n
+            for k in range(3 * n):
+                hands[(dealer + 1 + k) % n] |= 1 << deck[k]
+            table = mask_of(deck[3 * n : 3 * n + 4])
+            if (table & ACES_MASK).bit_count() < 2:
+                break
+            if events is not None:
+                events.append(Redeal(self.deal_no, dealer, table))
+        self.hands = hands
+        self.table = table
+        self.stock = deck[3 * n + 4 :][::-1]
+        self.captured = [0] * self.sides
+        self.scope = [0] * self.sides
+        self.last_taker = -1
+        self.wild = 0
+        self.declared = [0] * n
+        self.round = 1
+        self.turn = (dealer + 1) % n
+        self.in_hands = 3 * n
+        self.deal_over = False
+        if events is not None:
+            events.append(DealStarted(self.deal_no, dealer, table, (3,) * n))
+            events.extend(HandDealt(s, 1, hands[s]) for s in range(n))
+        bonus = dealer_bonus(table, self.options.dealer_low_bonus)
+        if bonus:
+            side = self.side_of[dealer]
+            self.captured[side] |= table
+            self.scope[side] += bonus
+            self.last_taker = side
+            self.table = 0
+            if events is not None:
+                events.append(DealerBonus(dealer, side, table, bonus))
+
+    def _play(self, code: int, events: list[Event] | None = None) -> None:
+        seat = self.turn
+        side = self.side_of[seat]
+        # ``actions.decode`` inlined: this is the reference core's hottest path.
+        card = code & 63
+        capture = code >> 12
+        hands = self.hands
+        if code & 0xFC0:  # a declaration comes first
+            decl = code >> 6 & 63
+            if decl & 15:
+                self.wild = decl & 15
+            points = DECLARATION_POINTS[decl >> 4]
+            self.scope[side] += points
+            self.declared[seat] = hands[seat]
+            if events is not None:
+                d = Declaration.from_code(decl)
+                assert d is not None
+                events.append(Declared(seat, side, d.kind, hands[seat], d.wild_value, points))
+        bit = 1 << card
+        hands[seat] ^= bit
+        if self.declared[seat]:
+            self.declared[seat] &= ~bit
+        self.in_hands = in_hands = self.in_hands - 1
+        value = self.wild if card == WILD and self.wild else VALUES[card]
+        scopa = sweep = False
+        if capture:
+            table = self.table
+            if value == 1 and capture == table and not self._ace_on_table():
+                sweep = True
+            self.table = table = table ^ capture
+            self.captured[side] |= capture | bit
+            self.last_taker = side
+            if not table and (in_hands or self.stock):
+                scopa = not sweep or self.options.ace_sweep_scopa
+                if scopa:
+                    self.scope[side] += 1
+        else:
+            self.table |= bit
+        if events is not None:
+            events.append(CardPlayed(seat, side, card, value, capture, scopa, sweep))
+        self.turn = seat + 1 if seat + 1 < self.n else 0
+        if not in_hands:
+            if self.stock:
+                self._deal_round(events)
+            else:
+                self._end_deal(events)
+
+    def _deal_round(self, events: list[Event] | None) -> None:
+        n = self.n
+        stock = self.stock
+        hands = self.hands
+        first = self.dealer + 1
+        for k in range(3 * n):
+            hands[(first + k) % n] |= 1 << stock.pop()
+        self.in_hands = 3 * n
+        self.round += 1
+        if events is not None:
+            events.append(RoundDealt(self.round, (3,) * n, len(stock)))
+            events.extend(HandDealt(s, self.round, hands[s]) for s in range(n))
+
+    def _end_deal(self, events: list[Event] | None) -> None:
+        leftover = self.table
+        taker = self.last_taker if self.last_taker >= 0 else None
+        if taker is not None:
+            self.captured[taker] |= leftover
+            self.table = 0
+        score = score_deal(self.options, self.captured, self.scope)
+        self.last_score = score
+        for i, side_score in enumerate(score.sides):
+            self.totals[i] += side_score.total
+        totals = tuple(self.totals)
+        if events is not None:
+            events.append(LastTake(taker, leftover))
+            events.append(DealScored(self.deal_no, score, totals))
+        if score.cappotto is not None:
+            self.winner = score.cappotto
+            self.cappotto = True
+        else:
+            best = max(totals)
+            if best >= self.options.target and totals.count(best) == 1:
+                self.winner = totals.index(best)
+        if self.winner is not None:
+            self.deal_over = True
+            if events is not None:
+                events.append(GameOver(self.winner, totals, self.cappotto))
+        elif self.deal_only:
+            self.deal_over = True
+        else:
+            self._start_deal(events)
+
+    #: Unchecked fast path for search: ``apply_code(code)`` with ``code`` taken from
+    #: ``legal_codes()``; pass a list as second argument to collect the events.
+    apply_code = _play
+
+    # ------------------------------------------------------------------ copies
+
+    def copy(self, *, deal_only: bool | None = None, history: bool = False) -> Game:
+        """A cheap independent copy (search copies drop the history by default)."""
+        new = Game.__new__(Game)
+        for name in _SLOTS:
+            setattr(new, name, getattr(self, name))
+        new.totals = self.totals[:]
+        new.hands = self.hands[:]
+        new.stock = self.stock[:]
+        new.captured = self.captured[:]
+        new.scope = self.scope[:]
+        new.declared = self.declared[:]
+        new.decks_used = self.decks_used[:] if history else []
+        new.history = self.history[:] if history else []
+        if deal_only is not None:
+            new.deal_only = deal_only
+        return new
+
+    def cards_accounted(self) -> int:
+        """Mask union of every zone, and raise if two zones share a card (invariant check)."""
+        zones = [*self.hands, self.table, mask_of(self.stock), *self.captured]
+        total = 0
+        for z in zones:
+            if total & z:
+                raise AssertionError(f"card in two zones: {format_cards(total & z)}")
+            total |= z
+        return total
+
+    def __repr__(self) -> str:
+        hands = " | ".join(format_cards(h) or "-" for h in self.hands)
+        return (
+            f"<Game deal={self.deal_no} dealer={self.dealer} turn={self.turn} "
+            f"table=[{format_cards(self.table)}] hands=[{hands}] stock={len(self.stock)} "
+            f"totals={self.totals}>"
+        )

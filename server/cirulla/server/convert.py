@@ -1,0 +1,818 @@
+"""protobuf <-> server domain: the session's messages, summaries and records on the wire.
+
+Keeping every conversion here means the session never builds a protobuf message and the
+servicer never looks inside a rules object; a field added to the protocol is filled in
+one place. Plain values (cards, actions, rule options) go through ``cirulla.wire``, the
+implementation the bots decode with.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from google.protobuf.timestamp_pb2 import Timestamp
+
+from cirulla import wire
+from cirulla.rules import DeckError, Options, parse_deck
+from cirulla.rules.cards import WILD
+from cirulla.rules.events import (
+    CardPlayed,
+    DealerBonus,
+    DealScored,
+    DealStarted,
+    Declared,
+    HandDealt,
+    LastTake,
+    Redeal,
+    RoundDealt,
+)
+from cirulla.rules.match import check_best_of
+from cirulla.rules.options import seats_of_side
+from cirulla.server.clock import TimeControl
+from cirulla.server.documents import (
+    GameRecord,
+    GameResultDoc,
+    MatchSummary,
+    PublicConfig,
+    RecordSummary,
+    RoomSummary,
+)
+from cirulla.server.errors import InvalidArgument
+from cirulla.server.match_config import MatchConfig, public_config
+from cirulla.server.messages import (
+    AcceptedMsg,
+    ClockState,
+    CommandListMsg,
+    DecisionMsg,
+    Disconnected,
+    EventMsg,
+    GameEnded,
+    GoodbyeMsg,
+    MatchResultMsg,
+    NewGameMsg,
+    Reconnected,
+    RejectedMsg,
+    SeatPublic,
+    TimedOut,
+    ViewMsg,
+    WelcomeMsg,
+)
+from cirulla.server.replay import record_events
+from cirulla.v1 import (
+    events_pb2,
+    game_pb2,
+    match_pb2,
+    match_service_pb2,
+    match_settings_pb2,
+    play_pb2,
+    rules_pb2,
+)
+from cirulla.version import PROTOCOL_VERSION, __version__
+from cirulla.wire import CARD_MESSAGES, cards_to_proto, options_to_proto
+
+SERVER_NAME = "cirulla-server"
+CAPABILITIES = (
+    "hello",
+    "submit_action",
+    "submit_action.notation",
+    "list_commands",
+    "quit",
+    "resume",
+    "batch",
+    "auto_play_forced",
+)
+
+# ---------------------------------------------------------------------- settings
+
+_POLICY = {0: "play_default_action", 1: "forfeit_game", 2: "play_default_action"}
+_POLICY_PB: dict[str, match_settings_pb2.TimeoutPolicy] = {
+    "forfeit_game": match_settings_pb2.TIMEOUT_POLICY_FORFEIT_GAME,
+    "play_default_action": match_settings_pb2.TIMEOUT_POLICY_PLAY_DEFAULT_ACTION,
+}
+
+
+def time_control(tc: match_settings_pb2.TimeControl) -> TimeControl:
+    """The server's TimeControl; an increment without a bank has nothing to add to."""
+    if tc.increment_ms and not tc.game_bank_ms:
+        raise InvalidArgument(
+            "MatchSettings.time_control.increment_ms: an increment is added to the game "
+            "bank, so it needs game_bank_ms > 0"
+        )
+    return TimeControl(tc.move_limit_ms, tc.game_bank_ms, tc.increment_ms, tc.margin_ms)
+
+
+def config_from_pb(settings: match_settings_pb2.MatchSettings) -> MatchConfig:
+    """Validate and resolve requested settings; raises WireError/DeckError/InvalidArgument."""
+    preset, overrides, options = wire.rules_from_proto(settings.rules, "MatchSettings.rules")
+    decks = None
+    seed = None
+    source = settings.WhichOneof("deck_source")
+    if source == "seed":
+        seed = settings.seed
+    elif source == "deck_orders":
+        field = "MatchSettings.deck_orders.decks"
+        decks = [
+            wire.cards_from_proto(deck.cards, f"{field}[{i}].cards")
+            for i, deck in enumerate(settings.deck_orders.decks)
+        ]
+        if not decks:
+            raise InvalidArgument(f"{field}: deck_orders is set but lists no deck")
+        for i, deck_cards in enumerate(decks):
+            try:
+                parse_deck(deck_cards)
+            except DeckError as exc:
+                raise InvalidArgument(f"{field}[{i}]: {exc}") from None
+    first_dealer = settings.first_dealer if settings.HasField("first_dealer") else None
+    if first_dealer is not None and first_dealer >= options.players:
+        raise InvalidArgument(
+            f"MatchSettings.first_dealer: {first_dealer} is not a seat 0..{options.players - 1}"
+        )
+    check_best_of(settings.best_of or 1)
+    policy = _POLICY.get(settings.timeout_policy)
+    if policy is None:
+        raise InvalidArgument(f"MatchSettings.timeout_policy: {settings.timeout_policy} is unknown")
+    return MatchConfig(
+        options=options,
+        preset=preset,
+        overrides=overrides,
+        best_of=settings.best_of or 1,
+        time=time_control(settings.time_control),
+        timeout_policy=policy,
+        seed=seed,
+        decks=decks,
+        first_dealer=first_dealer,
+        disconnect_grace_ms=settings.disconnect_grace_ms,
+    )
+
+
+def settings_pb(config: PublicConfig | MatchConfig) -> match_settings_pb2.MatchSettings:
+    """Public settings (deck source always cleared) from a MatchConfig or its public dict."""
+    if isinstance(config, MatchConfig):
+        config = public_config(config)
+    out = match_settings_pb2.MatchSettings(
+        rules=wire.rules_to_proto(config["preset"], config["overrides"]),
+        effective_rules=rules_pb2.RuleOptions(**config["options"]),
+        best_of=config["best_of"],
+        time_control=match_settings_pb2.TimeControl(
+            move_limit_ms=config["move_limit_ms"],
+            game_bank_ms=config["game_bank_ms"],
+            # Records saved before the increment and margin existed have neither.
+            increment_ms=config.get("increment_ms", 0),
+            margin_ms=config.get("margin_ms", 0),
+        ),
+        timeout_policy=_POLICY_PB[config["timeout_policy"]],
+        disconnect_grace_ms=config["disconnect_grace_ms"],
+    )
+    first_dealer = config.get("first_dealer")
+    if first_dealer is not None:
+        out.first_dealer = first_dealer
+    return out
+
+
+# ---------------------------------------------------------------------- actions
+
+
+@functools.lru_cache(maxsize=8192)
+def _legal_parts(code: int) -> tuple[game_pb2.Action, str]:
+    """Wire action and notation of a code (shared; every decision lists a few codes)."""
+    return wire.action_to_proto(code), wire.notation(code)
+
+
+def choice_from_pb(submit: play_pb2.SubmitAction) -> Any:
+    """int index, Action, or the decoding error (the session reports it as INVALID)."""
+    kind = submit.WhichOneof("choice")
+    try:
+        if kind == "legal_action_index":
+            return submit.legal_action_index
+        if kind == "action":
+            return wire.action_from_proto(submit.action, "SubmitAction.action")
+        if kind == "notation":
+            return wire.parse_notation(submit.notation, "SubmitAction.notation")
+    except ValueError as exc:
+        return exc
+    return None
+
+
+# ---------------------------------------------------------------------- events and views
+
+
+def _score_pb(
+    score: dict[str, Any],
+    side: int,
+    seats: list[int],
+    game_total: int,
+    cappotto: bool,
+    counts: list[int] | None = None,
+) -> game_pb2.SideScore:
+    card_count, coin_count, primiera_value = counts or (0, 0, 0)
+    return game_pb2.SideScore(
+        side=side,
+        seats=seats,
+        card_count=card_count,
+        coin_count=coin_count,
+        primiera_value=primiera_value,
+        cards=score["cards"],
+        coins=score["coins"],
+        settebello=score["settebello"],
+        primiera=score["primiera"],
+        scope=score["scope"],
+        grande=score["grande"],
+        piccola=score["piccola"],
+        total=score["total"],
+        game_total=game_total,
+        cappotto=cappotto,
+    )
+
+
+def deal_result_pb(
+    game_number: int,
+    deal: int,
+    score: dict[str, Any],
+    totals: list[int],
+    players: int,
+    counts: list[list[int]] | None = None,
+) -> events_pb2.DealResult:
+    """``counts``: per side [card_count, coin_count, primiera_value] (records before they
+    were kept have none: the fields stay 0)."""
+    cap = score.get("cappotto")
+    out = events_pb2.DealResult(game_number=game_number, deal_number=deal, totals=totals)
+    for side, s in enumerate(score["sides"]):
+        side_counts = counts[side] if counts and side < len(counts) else None
+        out.scores.append(
+            _score_pb(s, side, seats_of_side(side, players), totals[side], cap == side, side_counts)
+        )
+    if cap is not None:
+        out.cappotto_side = cap
+    return out
+
+
+_REASON_PB: dict[str, events_pb2.GameEndReason] = {
+    "target": events_pb2.GAME_END_REASON_TARGET,
+    "cappotto": events_pb2.GAME_END_REASON_CAPPOTTO,
+    "forfeit": events_pb2.GAME_END_REASON_FORFEIT,
+    "aborted": events_pb2.GAME_END_REASON_ABORTED,
+}
+
+
+def game_result_pb(g: GameEnded | GameResultDoc) -> events_pb2.GameResult:
+    d: Mapping[str, Any] = g.to_dict() if isinstance(g, GameEnded) else g
+    out = events_pb2.GameResult(
+        game_number=d["game_number"],
+        totals=d["totals"],
+        cappotto=d["cappotto"],
+        reason=_REASON_PB.get(d["reason"], events_pb2.GAME_END_REASON_UNSPECIFIED),
+        deals=d["deals"],
+        games_won=d["games_won"],
+    )
+    if d.get("winner") is not None:
+        out.winner_side = d["winner"]
+    if d.get("forfeit_seat") is not None:
+        out.forfeit_seat = d["forfeit_seat"]
+    return out
+
+
+def event_pb(msg: EventMsg, players: int) -> events_pb2.Event:
+    out = events_pb2.Event(
+        sequence=msg.sequence, game_number=msg.game_number, deal_number=msg.deal_number
+    )
+    if msg.private_to is not None:
+        out.private_to_seat = msg.private_to
+    e = msg.event
+    x = msg.extras
+    if isinstance(e, DealStarted):
+        out.deal_started.CopyFrom(
+            events_pb2.DealStarted(
+                deal_number=e.deal,
+                dealer=e.dealer,
+                table=cards_to_proto(e.table),
+                hand_sizes=e.hand_sizes,
+                stock_count=x.get("stock_count", 0),
+            )
+        )
+    elif isinstance(e, HandDealt):
+        out.hand_dealt.CopyFrom(
+            events_pb2.HandDealt(seat=e.seat, round=e.round, cards=cards_to_proto(e.hand))
+        )
+    elif isinstance(e, Redeal):
+        out.redeal.CopyFrom(
+            events_pb2.Redeal(
+                deal_number=e.deal,
+                dealer=e.dealer,
+                table=cards_to_proto(e.table),
+                attempt=x.get("attempt", 1),
+            )
+        )
+    elif isinstance(e, DealerBonus):
+        out.dealer_bonus.CopyFrom(
+            events_pb2.DealerBonus(
+                dealer=e.dealer, side=e.side, cards=cards_to_proto(e.cards), scope=e.scope
+            )
+        )
+    elif isinstance(e, Declared):
+        d = events_pb2.Declaration(
+            seat=e.seat,
+            side=e.side,
+            kind=wire.DECLARATION_KINDS_PB[e.kind],
+            cards=cards_to_proto(e.cards),
+            scope=e.points,
+        )
+        if e.wild_value is not None:
+            d.wild_value = e.wild_value
+        out.declaration.CopyFrom(d)
+    elif isinstance(e, CardPlayed):
+        p = events_pb2.CardPlayed(
+            seat=e.seat,
+            side=e.side,
+            card=CARD_MESSAGES[e.card],
+            captured=cards_to_proto(e.captured),
+            scopa=e.scopa,
+            ace_sweep=e.ace_sweep,
+            notation=x.get("notation", ""),
+            by_timeout=x.get("by_timeout", False),
+        )
+        if e.card == WILD and e.value != 7:  # 7H counted as a named value
+            p.wild_value = e.value
+        out.card_played.CopyFrom(p)
+    elif isinstance(e, RoundDealt):
+        out.round_dealt.CopyFrom(
+            events_pb2.RoundDealt(round=e.round, hand_sizes=e.hand_sizes, stock_count=e.stock)
+        )
+    elif isinstance(e, LastTake):
+        lt = events_pb2.LastTake(cards=cards_to_proto(e.cards))
+        if e.side is not None:
+            lt.side = e.side
+        out.last_take.CopyFrom(lt)
+    elif isinstance(e, DealScored):
+        out.deal_scored.CopyFrom(
+            deal_result_pb(
+                msg.game_number,
+                e.deal,
+                e.score.to_dict(),
+                list(e.totals),
+                players,
+                x.get("counts"),
+            )
+        )
+    elif isinstance(e, GameEnded):
+        out.game_over.CopyFrom(game_result_pb(e))
+    elif isinstance(e, TimedOut):
+        out.timeout.CopyFrom(events_pb2.Timeout(seat=e.seat, policy=_POLICY_PB[e.policy]))
+    elif isinstance(e, Disconnected):
+        out.player_disconnected.CopyFrom(
+            events_pb2.PlayerDisconnected(seat=e.seat, grace_ms=e.grace_ms)
+        )
+    elif isinstance(e, Reconnected):
+        out.player_reconnected.CopyFrom(events_pb2.PlayerReconnected(seat=e.seat))
+    return out
+
+
+def seat_infos_pb(
+    seats: Sequence[SeatPublic] | Sequence[Mapping[str, Any]],
+) -> list[match_pb2.SeatInfo]:
+    """Seats of a match, record or room: ``SeatPublic`` values or their documents (seat
+    documents of a match summary also carry the fault counts and notes)."""
+    out = []
+    for s in seats:
+        d: Mapping[str, Any] = (
+            s
+            if isinstance(s, Mapping)
+            else {
+                "seat": s.seat,
+                "side": s.side,
+                "name": s.name,
+                "version": s.version,
+                "connected": s.connected,
+            }
+        )
+        out.append(
+            match_pb2.SeatInfo(
+                seat=d["seat"],
+                side=d["side"],
+                name=d["name"],
+                version=d.get("version", ""),
+                connected=d.get("connected", False),
+                notes=d.get("notes", []),
+                timeouts=d.get("timeouts", 0),
+                illegal_actions=d.get("illegal_actions", 0),
+                forfeits=d.get("forfeits", 0),
+                disconnects=d.get("disconnects", 0),
+            )
+        )
+    return out
+
+
+@functools.lru_cache(maxsize=4096)
+def _seat_state(
+    seat: int, side: int, name: str, hand_count: int, declared: int, connected: bool
+) -> game_pb2.SeatState:
+    return game_pb2.SeatState(
+        seat=seat,
+        side=side,
+        name=name,
+        hand_count=hand_count,
+        declared_cards=cards_to_proto(declared),
+        connected=connected,
+    )
+
+
+@functools.lru_cache(maxsize=4096)
+def _side_state(
+    players: int, side: int, captured: int, scope: int, total: int
+) -> game_pb2.SideState:
+    """A side's pile changes only when it captures: one message serves many views."""
+    return game_pb2.SideState(
+        side=side,
+        seats=seats_of_side(side, players),
+        captured=cards_to_proto(captured),
+        scope=scope,
+        game_total=total,
+    )
+
+
+def view_pb(msg: ViewMsg, out: game_pb2.View | None = None) -> game_pb2.View:
+    """The wire view; fills ``out`` in place when given (no copy into the parent)."""
+    v = msg.view
+    players = v.options.players
+    if out is None:
+        out = game_pb2.View()
+    out.players = players
+    out.game_number = msg.game_number
+    out.deal_number = v.deal
+    out.round = v.round
+    out.dealer = v.dealer
+    out.hand.extend(cards_to_proto(v.hand))
+    out.table.extend(cards_to_proto(v.table))
+    out.stock_count = v.stock
+    out.event_sequence = msg.sequence
+    if v.seat is not None:
+        out.seat = v.seat
+    if v.to_move is not None:
+        out.to_move = v.to_move
+    if v.wild_value:
+        out.wild_value = v.wild_value
+    if v.last_taker is not None:
+        out.last_taker_side = v.last_taker
+    seats = msg.seats
+    out.seats.extend(
+        [
+            _seat_state(
+                s,
+                seats[s].side,
+                seats[s].name,
+                v.hand_sizes[s],
+                v.declared[s],
+                seats[s].connected,
+            )
+            for s in range(players)
+        ]
+    )
+    out.sides.extend(
+        [
+            _side_state(players, side, v.captured[side], v.scope[side], v.totals[side])
+            for side in range(v.options.sides)
+        ]
+    )
+    return out
+
+
+def _clock_pb(clock: ClockState | None) -> game_pb2.Clock:
+    out = game_pb2.Clock()
+    if clock is not None:
+        if clock.move_left_ms is not None:
+            out.move_time_left_ms = clock.move_left_ms
+        if clock.bank_left_ms is not None:
+            out.bank_time_left_ms = clock.bank_left_ms
+        if clock.increment_ms is not None:
+            out.increment_ms = clock.increment_ms
+    return out
+
+
+def decision_pb(
+    msg: DecisionMsg, out: play_pb2.DecisionRequest | None = None
+) -> play_pb2.DecisionRequest:
+    """The DecisionRequest; fills ``out`` in place when given (no copy into the parent)."""
+    if out is None:
+        out = play_pb2.DecisionRequest()
+    out.decision_id = msg.decision_id
+    view_pb(msg.view, out.view)
+    add = out.legal_actions.add
+    for i, code in enumerate(msg.legal_codes):
+        action, text = _legal_parts(code)
+        add(index=i, action=action, notation=text)
+    out.clock.SetInParent()
+    clock = msg.clock
+    if clock is not None:
+        if clock.move_left_ms is not None:
+            out.clock.move_time_left_ms = clock.move_left_ms
+        if clock.bank_left_ms is not None:
+            out.clock.bank_time_left_ms = clock.bank_left_ms
+        if clock.increment_ms is not None:
+            out.clock.increment_ms = clock.increment_ms
+    out.default_action_index = msg.default_index
+    return out
+
+
+_REJECT_PB: dict[str, play_pb2.RejectReason] = {
+    "stale_decision": play_pb2.REJECT_REASON_STALE_DECISION,
+    "not_your_turn": play_pb2.REJECT_REASON_NOT_YOUR_TURN,
+    "index_out_of_range": play_pb2.REJECT_REASON_INDEX_OUT_OF_RANGE,
+    "invalid": play_pb2.REJECT_REASON_INVALID,
+    "illegal": play_pb2.REJECT_REASON_ILLEGAL,
+}
+_GOODBYE_PB: dict[str, play_pb2.GoodbyeReason] = {
+    "client_quit": play_pb2.GOODBYE_REASON_CLIENT_QUIT,
+    "match_finished": play_pb2.GOODBYE_REASON_MATCH_FINISHED,
+    "server_shutdown": play_pb2.GOODBYE_REASON_SERVER_SHUTDOWN,
+    "replaced": play_pb2.GOODBYE_REASON_REPLACED,
+    "protocol_error": play_pb2.GOODBYE_REASON_PROTOCOL_ERROR,
+    "aborted": play_pb2.GOODBYE_REASON_ABORTED,
+}
+
+
+def welcome_pb(msg: WelcomeMsg) -> play_pb2.Welcome:
+    out = play_pb2.Welcome(
+        server_name=SERVER_NAME,
+        server_version=__version__,
+        protocol_version=PROTOCOL_VERSION,
+        capabilities=CAPABILITIES,
+        match_id=msg.match_id,
+        room_id=msg.room_id,
+        settings=settings_pb(msg.settings),
+        seats=seat_infos_pb(msg.seats),
+        resumed=msg.resumed,
+    )
+    if msg.seat is not None:
+        out.seat = msg.seat
+        out.side = msg.side or 0
+    return out
+
+
+def new_game_pb(msg: NewGameMsg) -> play_pb2.NewGame:
+    return play_pb2.NewGame(
+        game_number=msg.game_number,
+        rules=options_to_proto(msg.options),
+        seats=seat_infos_pb(msg.seats),
+        dealer=msg.dealer,
+        games_won=msg.games_won,
+        best_of=msg.best_of,
+    )
+
+
+def match_result_pb(msg: MatchResultMsg) -> match_pb2.MatchResult:
+    out = match_pb2.MatchResult(
+        match_id=msg.match_id, games_won=msg.games_won, games=[game_result_pb(g) for g in msg.games]
+    )
+    if msg.winner is not None:
+        out.winner_side = msg.winner
+    return out
+
+
+# Messages sent to several streams (events, spectator views, new game, result) are the
+# same object on every queue: encode each once. Keyed by identity; the entry keeps the
+# message alive so the id cannot be reused while it is cached.
+_SHARED = (EventMsg, ViewMsg, NewGameMsg, MatchResultMsg)
+_ENCODED: OrderedDict[tuple[int, str], tuple[Any, Any]] = OrderedDict()
+_ENCODED_MAX = 1024
+
+
+def _encoded(msg: Any, kind: str, build: Any) -> Any:
+    key = (id(msg), kind)
+    hit = _ENCODED.get(key)
+    if hit is not None and hit[0] is msg:
+        return hit[1]
+    out = build()
+    _ENCODED[key] = (msg, out)
+    if len(_ENCODED) > _ENCODED_MAX:
+        _ENCODED.popitem(last=False)
+    return out
+
+
+def play_response(msg: Any, players: int) -> match_service_pb2.PlayResponse:
+    """The PlayResponse for one domain message of a seat's stream (shared, read-only)."""
+    if isinstance(msg, _SHARED):
+        return _encoded(msg, "play", lambda: _play_response(msg, players))
+    return _play_response(msg, players)
+
+
+def play_response_bytes(msg: Any, players: int) -> bytes:
+    """The serialized PlayResponse of one domain message; a message sent to several
+    streams (an event) is serialized once."""
+    if isinstance(msg, _SHARED):
+        return _encoded(msg, "play-bytes", lambda: _play_response(msg, players).SerializeToString())
+    return _play_response(msg, players).SerializeToString()
+
+
+# PlayResponse.batch is field 11 and PlayResponseBatch.responses field 1, both
+# length-delimited: a batch is written from its parts' bytes without copying messages.
+_BATCH_TAG = bytes([11 << 3 | 2])
+_RESPONSE_TAG = bytes([1 << 3 | 2])
+
+
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while n > 0x7F:
+        out.append(n & 0x7F | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def play_responses(msgs: Sequence[Any], players: int) -> bytes:
+    """One serialized stream message for consecutive domain messages: a batch unless
+    there is one (the bytes of ``PlayResponse(batch=PlayResponseBatch(...))``)."""
+    if len(msgs) == 1:
+        return play_response_bytes(msgs[0], players)
+    inner = b"".join(
+        _RESPONSE_TAG + _varint(len(part)) + part
+        for part in (play_response_bytes(msg, players) for msg in msgs)
+    )
+    return _BATCH_TAG + _varint(len(inner)) + inner
+
+
+def _play_response(msg: Any, players: int) -> match_service_pb2.PlayResponse:
+    R = match_service_pb2.PlayResponse
+    if isinstance(msg, EventMsg):
+        return R(event=event_pb(msg, players))
+    if isinstance(msg, DecisionMsg):
+        out = R()
+        decision_pb(msg, out.decision_request)
+        return out
+    if isinstance(msg, AcceptedMsg):
+        return R(
+            action_accepted=play_pb2.ActionAccepted(
+                decision_id=msg.decision_id, legal_action_index=msg.index, elapsed_ms=msg.elapsed_ms
+            )
+        )
+    if isinstance(msg, RejectedMsg):
+        rej = play_pb2.ActionRejected(
+            decision_id=msg.decision_id,
+            reason=_REJECT_PB[msg.reason],
+            rule=msg.rule,
+            message=msg.message,
+            clock=_clock_pb(msg.clock),
+        )
+        if msg.open_decision_id is not None:
+            rej.open_decision_id = msg.open_decision_id
+        return R(action_rejected=rej)
+    if isinstance(msg, ViewMsg):
+        return R(view=view_pb(msg))
+    if isinstance(msg, NewGameMsg):
+        return R(new_game=new_game_pb(msg))
+    if isinstance(msg, WelcomeMsg):
+        return R(welcome=welcome_pb(msg))
+    if isinstance(msg, MatchResultMsg):
+        return R(match_result=match_result_pb(msg))
+    if isinstance(msg, CommandListMsg):
+        return R(command_list=play_pb2.CommandList(commands=msg.commands))
+    if isinstance(msg, GoodbyeMsg):
+        return R(goodbye=play_pb2.Goodbye(reason=_GOODBYE_PB[msg.reason], message=msg.message))
+    raise TypeError(f"no PlayResponse for {type(msg).__name__}")
+
+
+def spectate_response(msg: Any, players: int) -> match_service_pb2.SpectateResponse | None:
+    """The SpectateResponse for a domain message; None for messages spectators never get."""
+    if isinstance(msg, _SHARED):
+        return _encoded(msg, "spectate", lambda: _spectate_response(msg, players))
+    return _spectate_response(msg, players)
+
+
+def _spectate_response(msg: Any, players: int) -> match_service_pb2.SpectateResponse | None:
+    R = match_service_pb2.SpectateResponse
+    if isinstance(msg, EventMsg):
+        return R(event=event_pb(msg, players))
+    if isinstance(msg, ViewMsg):
+        return R(view=view_pb(msg))
+    if isinstance(msg, NewGameMsg):
+        return R(new_game=new_game_pb(msg))
+    if isinstance(msg, WelcomeMsg):
+        return R(welcome=welcome_pb(msg))
+    if isinstance(msg, MatchResultMsg):
+        return R(match_result=match_result_pb(msg))
+    if isinstance(msg, GoodbyeMsg):
+        return R(goodbye=play_pb2.Goodbye(reason=_GOODBYE_PB[msg.reason], message=msg.message))
+    return None
+
+
+# ---------------------------------------------------------------------- matches, rooms, records
+
+_STATUS_PB: dict[str, match_pb2.MatchStatus] = {
+    "waiting": match_pb2.MATCH_STATUS_WAITING,
+    "in_progress": match_pb2.MATCH_STATUS_IN_PROGRESS,
+    "finished": match_pb2.MATCH_STATUS_FINISHED,
+    "aborted": match_pb2.MATCH_STATUS_ABORTED,
+}
+
+
+def timestamp(iso: str) -> Timestamp:
+    ts = Timestamp()
+    if iso:
+        ts.FromDatetime(datetime.fromisoformat(iso))
+    return ts
+
+
+def match_pb(summary: MatchSummary) -> match_pb2.Match:
+    games = [game_result_pb(g) for g in summary["games"]]
+    out = match_pb2.Match(
+        match_id=summary["match_id"],
+        settings=settings_pb(summary["config"]),
+        status=_STATUS_PB[summary["status"]],
+        seats=seat_infos_pb(summary["seats"]),
+        current_game=summary["current_game"],
+        games=games,
+        room_id=summary["room_id"],
+        create_time=timestamp(summary["create_time"]),
+        abort_reason=summary.get("abort_reason", ""),
+    )
+    if summary["status"] == "finished":
+        res = match_pb2.MatchResult(
+            match_id=summary["match_id"], games_won=summary["games_won"], games=games
+        )
+        winner = summary.get("winner")
+        if winner is not None:
+            res.winner_side = winner
+        out.result.CopyFrom(res)
+    return out
+
+
+def game_summary_pb(record: RecordSummary) -> match_pb2.GameSummary:
+    return match_pb2.GameSummary(
+        record_id=record["record_id"],
+        match_id=record["match_id"],
+        room_id=record["room_id"],
+        game_number=record["game_number"],
+        seats=seat_infos_pb(record["seats"]),
+        result=game_result_pb(record["result"]),
+        finish_time=timestamp(record["finish_time"]),
+    )
+
+
+def record_pb(record: GameRecord) -> match_pb2.Record:
+    options = Options(**record["options"])
+    players = options.players
+    out = match_pb2.Record(
+        record_id=record["record_id"],
+        match_id=record["match_id"],
+        room_id=record["room_id"],
+        game_number=record["game_number"],
+        settings=settings_pb(record["config"]),
+        rules=options_to_proto(options),
+        seats=seat_infos_pb(record["seats"]),
+        result=game_result_pb(record["result"]),
+        start_time=timestamp(record["start_time"]),
+        finish_time=timestamp(record["finish_time"]),
+    )
+    decks = record["decks"]
+    at = 0
+    deal_infos = {d["deal"]: d for d in record["deals"]}
+    deal_numbers = sorted({a["deal"] for a in record["actions"]} | set(deal_infos))
+    for deal in deal_numbers:
+        info = deal_infos.get(deal)
+        n_decks = info["decks"] if info else len(decks) - at
+        dr = match_pb2.DealRecord(deal_number=deal, dealer=info["dealer"] if info else 0)
+        for deck in decks[at : at + n_decks]:
+            dr.decks.append(match_settings_pb2.DeckOrder(cards=[CARD_MESSAGES[c] for c in deck]))
+        at += n_decks
+        for a in record["actions"]:
+            if a["deal"] == deal:
+                dr.actions.append(
+                    match_pb2.ActionRecord(
+                        decision_id=a["decision_id"],
+                        seat=a["seat"],
+                        action=wire.action_to_proto(a["code"]),
+                        notation=wire.notation(a["code"]),
+                        elapsed_ms=a["elapsed_ms"],
+                        by_timeout=a["by_timeout"],
+                        rejected_attempts=a["rejected_attempts"],
+                        auto_played=a.get("auto_played", False),
+                    )
+                )
+        if info:
+            dr.result.CopyFrom(
+                deal_result_pb(
+                    record["game_number"],
+                    deal,
+                    info["score"],
+                    info["totals"],
+                    players,
+                    info.get("counts"),
+                )
+            )
+        out.deals.append(dr)
+    out.events.extend([event_pb(m, players) for m in record_events(record)])
+    return out
+
+
+def room_pb(summary: RoomSummary) -> match_pb2.Room:
+    return match_pb2.Room(
+        room_id=summary["room_id"],
+        display_name=summary["display_name"],
+        settings=settings_pb(summary["config"]),
+        seats=seat_infos_pb(summary["seats"]),
+        current_match_id=summary["current_match_id"],
+        history=[game_summary_pb(r) for r in summary["history"]],
+        create_time=timestamp(summary["create_time"]),
+    )

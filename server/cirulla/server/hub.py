@@ -1,0 +1,601 @@
+"""The server's registry: live matches and rooms, joining seats, admin checks, persistence.
+
+The servicer asks the hub for everything; the hub owns the store and decides which session
+a stream belongs to (a room moves its seats from one finished game to the next).
+
+A match that has ended stays in memory for ``keep_finished_s`` seconds (late spectators,
+streams still saying goodbye), then only in the database: a ladder server runs for weeks,
+and a finished session holds every event and position of its games.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import dataclasses
+import logging
+import secrets
+import sqlite3
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from cirulla.server.connection import Connection
+from cirulla.server.dealgroups import DealGroups, check_group
+from cirulla.server.documents import (
+    GameRecord,
+    MatchSummary,
+    RecordSummary,
+    RoomSummary,
+    record_summary,
+)
+from cirulla.server.errors import (
+    AlreadyExists,
+    FailedPrecondition,
+    InvalidArgument,
+    NotFound,
+    PermissionDenied,
+    ResourceExhausted,
+    Unauthenticated,
+)
+from cirulla.server.limits import (
+    MAX_ID,
+    MAX_NAME,
+    MAX_PROTOCOL_VERSION,
+    MAX_REASON,
+    MAX_TOKEN,
+    MAX_VERSION,
+    Limits,
+    RateGate,
+    check_text,
+    peer_host,
+)
+from cirulla.server.match_config import MatchConfig, public_config
+from cirulla.server.recordkeeping import now_iso
+from cirulla.server.seats import new_seat_token, token_seat
+from cirulla.server.session import MatchSession, RecordBuilder
+from cirulla.server.store import Store
+from cirulla.version import PROTOCOL_VERSION, protocol_compatible
+
+log = logging.getLogger("cirulla.server")
+#: Default time an ended (finished or aborted) match stays in memory, in seconds.
+KEEP_FINISHED_S = 300.0
+#: Abort reason of the matches a previous server process left waiting or running.
+INTERRUPTED = "the server stopped while this match was waiting or in progress"
+#: Match statuses after which nothing changes any more.
+ENDED = ("finished", "aborted")
+
+
+class Room:
+    """Fixed settings; one game after another while every seat has a live stream."""
+
+    def __init__(self, hub: Hub, room_id: str, name: str, config: MatchConfig) -> None:
+        self.hub = hub
+        self.room_id = room_id
+        self.display_name = name
+        self.config = dataclasses.replace(config, best_of=1, seed=None, decks=None)
+        n = config.options.players
+        self.tokens = [new_seat_token() for _ in range(n)]
+        self.conns: list[Connection | None] = [None] * n
+        self.names = [""] * n
+        self.versions = [""] * n
+        self.current: MatchSession | None = None
+        self.spectators: set[Connection] = set()
+        self.history: list[RecordSummary] = []
+        self.create_time = now_iso()
+        self.idle_since = time.monotonic()  # no seat connected since
+
+    def seat_for_token(self, token: str) -> int:
+        if not token:
+            raise Unauthenticated("Hello.seat_token is empty: send the token from CreateRoom")
+        seat = token_seat(self.tokens, token)
+        if seat is None:
+            raise Unauthenticated(f"Hello.seat_token is not a token of room {self.room_id}")
+        return seat
+
+    def join(
+        self,
+        seat: int,
+        conn: Connection,
+        name: str,
+        version: str,
+        resume: int | None,
+        takeover: bool,
+    ) -> None:
+        old = self.conns[seat]
+        if old is not None and old is not conn and not takeover:
+            raise AlreadyExists(f"seat {seat} of room {self.room_id} already has a live stream")
+        self.conns[seat] = conn
+        self.names[seat] = name
+        self.versions[seat] = version or self.versions[seat]
+        conn.room = self
+        session = self.current
+        if session is None or session.settled_status() in ENDED:
+            session = self._next_session()
+        session.attach(
+            seat, conn, name=name, version=version, resume_after=resume, takeover=takeover
+        )
+
+    def leave(self, conn: Connection) -> None:
+        if conn.seat is not None and self.conns[conn.seat] is conn:
+            self.conns[conn.seat] = None
+            if all(c is None for c in self.conns):
+                self.idle_since = time.monotonic()
+                if self.hub.limits.room_idle_s > 0:
+                    self.hub._later(self.hub.limits.room_idle_s, self.hub._room_idle, self.room_id)
+
+    def _next_session(self) -> MatchSession:
+        session = self.hub.create_match(self.config, room_id=self.room_id, room=self)
+        self.current = session
+        for spec in self.spectators:
+            session.add_spectator(spec)
+        return session
+
+    def game_finished(self, session: MatchSession) -> None:
+        """Start the next game if every seat is still connected."""
+        if all(c is not None and not c.closed for c in self.conns):
+            nxt = self._next_session()
+            for seat, conn in enumerate(self.conns):
+                assert conn is not None
+                nxt.attach(
+                    seat, conn, name=self.names[seat], version=self.versions[seat], welcome=False
+                )
+
+    def summary(self) -> RoomSummary:
+        n = self.config.options.players
+        return {
+            "room_id": self.room_id,
+            "display_name": self.display_name,
+            "config": public_config(self.config),
+            "seats": [
+                {
+                    "seat": s,
+                    "side": self.config.options.side_of(s),
+                    "name": self.names[s],
+                    "connected": self.conns[s] is not None,
+                }
+                for s in range(n)
+            ],
+            "current_match_id": self.current.match_id
+            if self.current is not None and self.current.settled_status() == "in_progress"
+            else "",
+            "history": self.history,
+            "create_time": self.create_time,
+        }
+
+
+class Hub:
+    def __init__(
+        self,
+        store: Store,
+        *,
+        admin_token: str | None = None,
+        default_grace_ms: int = 30_000,
+        keep_finished_s: float = KEEP_FINISHED_S,
+        limits: Limits | None = None,
+    ) -> None:
+        self.store = store
+        self.limits = limits or Limits()
+        #: Counts of notable events (slow consumers dropped, undecodable frames, ...).
+        self.stats: collections.Counter[str] = collections.Counter()
+        self._creations = RateGate(self.limits.create_rate, self.limits.create_burst)
+        #: One thread builds and writes records, in the order the games ended.
+        self._writer = ThreadPoolExecutor(1, thread_name_prefix="cirulla-records")
+        self._pending: set[asyncio.Future[Any]] = set()
+        self.admin_token = admin_token
+        self.default_grace_ms = default_grace_ms
+        self.keep_finished_s = keep_finished_s
+        #: Live matches, and ended ones until their eviction (``_evictions``) is due.
+        self.matches: dict[str, MatchSession] = {}
+        self._evictions: dict[str, asyncio.TimerHandle] = {}
+        self.rooms: dict[str, Room] = {}
+        # Ids go on from the matches already stored, so a restart never reuses one.
+        self._counter = store.count_matches()
+        interrupted = store.abort_interrupted(INTERRUPTED)
+        if interrupted:
+            log.info("matches_interrupted count=%d aborted (server restart)", len(interrupted))
+        self.groups = DealGroups(store.group_members)
+
+    # ------------------------------------------------------------------ admin
+
+    def check_admin(self, metadata: dict[str, str]) -> None:
+        """With an admin token configured, require ``authorization: Bearer TOKEN``."""
+        if not self.admin_token:
+            return
+        token = self._bearer(metadata, "the admin token")
+        if token_seat([self.admin_token], token) is None:
+            raise PermissionDenied("the admin token in 'authorization' metadata is wrong")
+
+    @staticmethod
+    def _bearer(metadata: dict[str, str], what: str) -> str:
+        value = metadata.get("authorization", "")
+        if not value:
+            raise Unauthenticated(
+                f"this call needs {what}: send call metadata 'authorization: Bearer <token>'"
+            )
+        scheme, _, token = value.partition(" ")
+        if scheme.lower() != "bearer":
+            raise PermissionDenied("the 'authorization' metadata must be 'Bearer <token>'")
+        return token.strip()
+
+    def check_create(self, metadata: dict[str, str], peer: str) -> None:
+        """May this caller create a match or room now? The admin token when there is one;
+        on an open server a creation rate per client address. Always the live cap."""
+        if self.admin_token:
+            self.check_admin(metadata)
+        elif not self._creations.take(peer_host(peer)):
+            self.stats["creations_refused"] += 1
+            raise ResourceExhausted(
+                f"too many matches created from this address: at most "
+                f"{self.limits.create_rate:g} per second (bursts of "
+                f"{self.limits.create_burst}); retry later"
+            )
+        live = sum(1 for m in self.matches.values() if m.settled_status() not in ENDED)
+        if live >= self.limits.max_live_matches:
+            self.stats["creations_refused"] += 1
+            raise ResourceExhausted(
+                f"the server holds {live} waiting or running matches, its limit; retry later"
+            )
+
+    def check_abort(self, metadata: dict[str, str], match_id: str) -> None:
+        """The admin when there is one; on an open server the match's creator, who proves
+        it with one of the match's (or its room's) seat tokens."""
+        if self.admin_token:
+            self.check_admin(metadata)
+            return
+        session = self.matches.get(match_id)
+        if session is None:
+            stored = self.store.get_match(match_id) if len(match_id) <= MAX_ID else None
+            if stored is not None and stored["status"] not in ENDED:
+                raise PermissionDenied(
+                    f"match {match_id} is not live on this server: only the admin may abort it"
+                )
+            return  # abort_match answers: ended (as GetMatch shows anyone), or not found
+        token = self._bearer(metadata, "one of the match's seat tokens (or the admin token)")
+        room = self.rooms.get(session.room_id)
+        tokens = session.tokens + (room.tokens if room is not None else [])
+        if token_seat(tokens, token) is None:
+            raise PermissionDenied(
+                f"only the creator of match {match_id} (holding one of its seat tokens) "
+                "or the admin may abort it"
+            )
+
+    def is_admin(self, metadata: dict[str, str]) -> bool:
+        """Whether the call carries this server's admin token (never true without one)."""
+        if not self.admin_token:
+            return False
+        scheme, _, token = metadata.get("authorization", "").partition(" ")
+        return scheme.lower() == "bearer" and secrets.compare_digest(
+            token.strip().encode(), self.admin_token.encode()
+        )
+
+    # ------------------------------------------------------------------ deal groups
+
+    def record_withheld(self, record: GameRecord) -> bool:
+        """Whether ``record``'s decks may still be in play in a twin (dealgroups.py)."""
+        return self.groups.is_open(record.get("deal_group", ""))
+
+    def check_record_readable(self, record: GameRecord, metadata: dict[str, str]) -> None:
+        group = record.get("deal_group", "")
+        if self.record_withheld(record) and not self.is_admin(metadata):
+            raise FailedPrecondition(self.groups.withheld_message(group))
+
+    def check_spectatable(self, session: MatchSession, metadata: dict[str, str]) -> None:
+        group = session.deal_group
+        if self.groups.is_open(group, excluding=session.match_id) and not self.is_admin(metadata):
+            raise FailedPrecondition(
+                f"match {session.match_id} cannot be watched: its deal_group {group} has "
+                "other games in play that share its deck orders"
+            )
+
+    # ------------------------------------------------------------------ matches
+
+    def _new_id(self, prefix: str) -> str:
+        """``m-<n>-<8 hex>``: n counts on across restarts; the store refuses a taken id."""
+        self._counter += 1
+        return f"{prefix}-{self._counter}-{secrets.token_hex(4)}"
+
+    def create_match(
+        self,
+        config: MatchConfig,
+        *,
+        room_id: str = "",
+        room: Room | None = None,
+        deal_group: str = "",
+        deal_group_size: int = 0,
+    ) -> MatchSession:
+        problem = check_group(deal_group, deal_group_size)
+        if problem:
+            raise InvalidArgument(problem)
+        match_id = self._new_id("m")
+        while match_id in self.matches or self.store.get_match(match_id) is not None:
+            match_id = self._new_id("m")
+        session = MatchSession(
+            match_id,
+            config,
+            room_id=room_id,
+            default_grace_ms=self.default_grace_ms,
+            on_record=lambda record: self._record(record, room),
+            on_change=self._save_match,
+            on_finished=room.game_finished if room is not None else None,
+            close_on_finish=room is None,
+            deal_group=deal_group,
+            deal_group_size=deal_group_size,
+        )
+        if not self.store.insert_match(session.summary()):
+            raise FailedPrecondition(f"match id {match_id} is already stored; try again")
+        self.matches[session.match_id] = session
+        if room is None and self.limits.waiting_timeout_s > 0:
+            self._later(self.limits.waiting_timeout_s, self._expire_waiting, match_id)
+        if deal_group:
+            self.groups.add(deal_group, deal_group_size, session.match_id, session.status)
+        log.info(
+            "match_created match=%s room=%s players=%d best_of=%d",
+            session.match_id,
+            room_id or "-",
+            config.options.players,
+            config.best_of,
+        )
+        return session
+
+    def _record(self, build: RecordBuilder, room: Room | None) -> None:
+        """Build and store a finished game's record on the writer thread.
+
+        Building a record (every event of the game) and writing it takes milliseconds;
+        on the event loop that would stall every other match's decisions. The loop only
+        keeps the pending write, which ``records_written`` awaits before a read.
+        """
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # no server running (a script driving the hub): write now
+            self._recorded(self._write_record(build), room)
+            return
+        future = loop.run_in_executor(self._writer, self._write_record, build)
+        self._pending.add(future)
+
+        def done(future: asyncio.Future[RecordSummary | None]) -> None:
+            self._pending.discard(future)
+            if not future.cancelled() and future.exception() is None:
+                self._recorded(future.result(), room)
+
+        future.add_done_callback(done)
+
+    def _write_record(self, build: RecordBuilder) -> RecordSummary | None:
+        """(writer thread) The record's summary once stored; None if it was refused."""
+        record = build()
+        try:
+            self.store.save_record(record)
+        except sqlite3.IntegrityError:
+            log.error("record_conflict record=%s: already stored, kept", record["record_id"])
+            return None
+        return record_summary(record)
+
+    def _recorded(self, summary: RecordSummary | None, room: Room | None) -> None:
+        if room is not None and summary is not None:
+            room.history.append(summary)
+            del room.history[: -self.limits.room_history]  # older games: in ListRecords
+            self.store.save_room(room.summary())
+
+    async def records_written(self) -> None:
+        """Wait until every finished game so far is in the database."""
+        while self._pending:
+            await asyncio.gather(*list(self._pending), return_exceptions=True)
+
+    @staticmethod
+    def _later(delay: float, callback: Any, *args: Any) -> None:
+        """Run ``callback(*args)`` after ``delay`` s (nothing without a running loop: a
+        script driving the hub directly keeps everything)."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        loop.call_later(delay, callback, *args)
+
+    def _expire_waiting(self, match_id: str) -> None:
+        """Abort a match whose players never all came (an open server would fill up)."""
+        session = self.matches.get(match_id)
+        if session is not None and session.settled_status() == "waiting":
+            self.stats["waiting_expired"] += 1
+            session.abort(
+                "aborted",
+                f"not every seat joined within {self.limits.waiting_timeout_s:g} s",
+            )
+
+    def _room_idle(self, room_id: str) -> None:
+        """Drop a room nobody is connected to from memory (the database keeps it)."""
+        room = self.rooms.get(room_id)
+        if room is None or any(c is not None for c in room.conns):
+            return
+        idle = time.monotonic() - room.idle_since
+        if idle < self.limits.room_idle_s:
+            self._later(self.limits.room_idle_s - idle, self._room_idle, room_id)
+            return
+        del self.rooms[room_id]
+        for spec in list(room.spectators):
+            spec.close("aborted", f"room {room_id} was closed after being idle")
+        if room.current is not None and room.current.settled_status() == "waiting":
+            room.current.abort("aborted", f"room {room_id} was closed after being idle")
+        self.stats["rooms_evicted"] += 1
+        log.info("room_evicted room=%s games=%d", room_id, len(room.history))
+
+    def _save_match(self, session: MatchSession) -> None:
+        summary = session.summary()
+        self.store.save_match(summary)
+        self.groups.update(session.deal_group, session.match_id, summary["status"])
+        if summary["status"] in ENDED:
+            self._schedule_eviction(session.match_id)
+
+    def _schedule_eviction(self, match_id: str) -> None:
+        if match_id in self._evictions or match_id not in self.matches:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # no server running (a script driving the hub): keep it
+            return
+        self._evictions[match_id] = loop.call_later(self.keep_finished_s, self._evict, match_id)
+
+    def _evict(self, match_id: str) -> None:
+        """Drop an ended match from memory; from now on the database answers for it."""
+        self._evictions.pop(match_id, None)
+        session = self.matches.pop(match_id, None)
+        if session is not None:
+            self.store.save_match(session.summary())
+            log.info("match_evicted match=%s status=%s", match_id, session.status)
+
+    def _not_live(self, match_id: str) -> FailedPrecondition | NotFound:
+        """The error for a match this server no longer (or never) holds in memory."""
+        stored = self.store.get_match(match_id)
+        if stored is None:
+            return NotFound(f"no match {match_id!r}")
+        if stored["status"] in ENDED:
+            return FailedPrecondition(
+                f"match {match_id} is {stored['status']}: it can no longer be joined or "
+                "watched (GetMatch, ListRecords and GetRecord still serve it)"
+            )
+        return FailedPrecondition(
+            f"match {match_id} is no longer live on this server (it was "
+            f"{stored['status']} when the server stopped)"
+        )
+
+    def match_summary(self, match_id: str) -> MatchSummary:
+        check_text(match_id, "GetMatchRequest.match_id", MAX_ID)
+        session = self.matches.get(match_id)
+        if session is not None:
+            return session.summary()
+        stored = self.store.get_match(match_id)
+        if stored is None:
+            raise NotFound(f"no match {match_id!r}")
+        return stored
+
+    def abort_match(self, match_id: str, reason: str) -> MatchSummary:
+        """End a waiting or running match as aborted; its summary afterwards.
+
+        A match only in the database (the server was restarted while it ran) is marked
+        aborted there, so no match is left looking alive forever.
+        """
+        if not match_id:
+            raise InvalidArgument("AbortMatchRequest.match_id is empty")
+        check_text(match_id, "AbortMatchRequest.match_id", MAX_ID)
+        check_text(reason, "AbortMatchRequest.reason", MAX_REASON)
+        message = reason.strip() or "aborted by the server's administrator"
+        session = self.matches.get(match_id)
+        summary = session.summary() if session is not None else self.store.get_match(match_id)
+        if summary is None:
+            raise NotFound(f"no match {match_id!r}")
+        if summary["status"] == "finished":
+            raise FailedPrecondition(
+                f"match {match_id} is finished: only a waiting or in-progress match can be aborted"
+            )
+        if summary["status"] == "aborted":
+            return summary
+        if session is not None:
+            session.abort("aborted", message)
+            return session.summary()
+        summary = {**summary, "status": "aborted", "abort_reason": message}  # a copy
+        self.store.save_match(summary)
+        self.groups.update(summary.get("deal_group", ""), match_id, "aborted")
+        log.info("match_aborted match=%s reason=%r (not live)", match_id, message)
+        return summary
+
+    def create_room(self, name: str, config: MatchConfig) -> Room:
+        check_text(name, "CreateRoomRequest.display_name", MAX_NAME)
+        room = Room(self, self._new_id("r"), name, config)
+        self.rooms[room.room_id] = room
+        if self.limits.room_idle_s > 0:
+            self._later(self.limits.room_idle_s, self._room_idle, room.room_id)
+        self.store.save_room(room.summary())
+        log.info("room_created room=%s players=%d", room.room_id, config.options.players)
+        return room
+
+    def room(self, room_id: str, field: str = "room_id") -> Room:
+        check_text(room_id, field, MAX_ID)
+        room = self.rooms.get(room_id)
+        if room is None:
+            raise NotFound(f"no room {room_id!r}")
+        return room
+
+    # ------------------------------------------------------------------ streams
+
+    def join(
+        self,
+        conn: Connection,
+        *,
+        protocol_version: str,
+        match_id: str,
+        room_id: str,
+        token: str,
+        name: str,
+        version: str,
+        resume: int | None,
+    ) -> None:
+        for value, field, limit in (
+            (protocol_version, "protocol_version", MAX_PROTOCOL_VERSION),
+            (match_id, "match_id", MAX_ID),
+            (room_id, "room_id", MAX_ID),
+            (token, "seat_token", MAX_TOKEN),
+            (name, "name", MAX_NAME),
+            (version, "version", MAX_VERSION),
+        ):
+            check_text(value, f"Hello.{field}", limit)
+        if protocol_version and not protocol_compatible(protocol_version):
+            raise FailedPrecondition(
+                f"Hello.protocol_version {protocol_version!r} is not supported; "
+                f"this server speaks {PROTOCOL_VERSION}"
+            )
+        takeover = resume is not None
+        if room_id:
+            room = self.room(room_id, "Hello.room_id")
+            room.join(room.seat_for_token(token), conn, name, version, resume, takeover)
+            return
+        if not match_id:
+            raise NotFound("Hello names neither match_id nor room_id")
+        session = self.matches.get(match_id)
+        if session is None:
+            raise self._not_live(match_id)
+        seat = session.seat_for_token(token)
+        session.attach(
+            seat, conn, name=name, version=version, resume_after=resume, takeover=takeover
+        )
+
+    def leave(self, conn: Connection, *, quit: bool = False) -> None:
+        if conn.room is not None:
+            conn.room.leave(conn)
+            conn.room.spectators.discard(conn)
+        if conn.session is not None:
+            conn.session.detach(conn, quit=quit)
+
+    def spectate(
+        self,
+        conn: Connection,
+        *,
+        match_id: str,
+        room_id: str,
+        after: int,
+        metadata: dict[str, str] | None = None,
+    ) -> None:
+        check_text(match_id, "SpectateRequest.match_id", MAX_ID)
+        if room_id:
+            room = self.room(room_id, "SpectateRequest.room_id")
+            room.spectators.add(conn)
+            conn.room = room
+            if room.current is not None:
+                room.current.add_spectator(conn, after)
+            return
+        if not match_id:
+            raise InvalidArgument("SpectateRequest.match_id is empty")
+        session = self.matches.get(match_id)
+        if session is None:
+            raise self._not_live(match_id)
+        self.check_spectatable(session, metadata or {})
+        session.add_spectator(conn, after)
+
+    def close(self) -> None:
+        """After ``records_written``: stop the writer thread."""
+        self._writer.shutdown(wait=True)
+
+    def shutdown(self) -> None:
+        for handle in self._evictions.values():
+            handle.cancel()
+        self._evictions.clear()
+        for session in list(self.matches.values()):
+            session.abort("server_shutdown", "the server is shutting down")

@@ -1,0 +1,224 @@
+"""The server's SQLite database: the one module that knows the schema.
+
+Records of finished games must outlive the server process (the tournament runner and
+``cirulla replay`` read them later), so every finished game is written here as a JSON
+document beside a few indexed columns. WAL mode lets readers (``cirulla replay --db``)
+open the file while a server is writing to it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any, cast
+
+from cirulla.server.documents import GameRecord, MatchSummary, RoomSummary
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS matches (
+    match_id    TEXT PRIMARY KEY,
+    room_id     TEXT NOT NULL DEFAULT '',
+    created     TEXT NOT NULL,
+    status      TEXT NOT NULL,
+    summary     TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS rooms (
+    room_id     TEXT PRIMARY KEY,
+    created     TEXT NOT NULL,
+    summary     TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS records (
+    seq         INTEGER PRIMARY KEY AUTOINCREMENT,
+    record_id   TEXT UNIQUE NOT NULL,
+    match_id    TEXT NOT NULL,
+    room_id     TEXT NOT NULL DEFAULT '',
+    game_number INTEGER NOT NULL,
+    finished    TEXT NOT NULL,
+    record      TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS records_match ON records (match_id);
+CREATE INDEX IF NOT EXISTS records_room ON records (room_id);
+-- deal-group lookups after a restart (server/cirulla/server/dealgroups.py): no full scan per group
+CREATE INDEX IF NOT EXISTS matches_deal_group ON matches (json_extract(summary, '$.deal_group'));
+"""
+
+#: Records kept decoded after they are written: a tournament reads each record once,
+#: right after its game, and decoding its JSON again cost more of the server's time than
+#: anything else a record read does. Records never change once stored.
+RECENT_RECORDS = 128
+
+
+class Store:
+    """Thread-safe access to one database file (``:memory:`` works for tests)."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = str(path)
+        self._lock = threading.Lock()
+        #: The last records written, decoded (shared: callers must not change them).
+        self._recent: OrderedDict[str, GameRecord] = OrderedDict()
+        try:
+            if self.path != ":memory:" and not os.path.exists(self.path):
+                # records hold every hand and deck: readable by the owner only (SQLite
+                # gives its -wal and -shm files the same mode)
+                os.close(os.open(self.path, os.O_CREAT | os.O_WRONLY, 0o600))
+            self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.executescript(SCHEMA)
+        except (OSError, sqlite3.Error) as exc:
+            detail = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            raise OSError(f"database {self.path}: {detail}") from None
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    # ------------------------------------------------------------------ records
+
+    def save_record(self, record: GameRecord) -> None:
+        """Store a finished game; a record id already stored raises ``sqlite3.IntegrityError``
+        (records are never overwritten)."""
+        with self._lock:
+            self._db.execute(
+                "INSERT INTO records "
+                "(record_id, match_id, room_id, game_number, finished, record) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (
+                    record["record_id"],
+                    record["match_id"],
+                    record.get("room_id", ""),
+                    record["game_number"],
+                    record.get("finish_time", ""),
+                    json.dumps(record, separators=(",", ":")),
+                ),
+            )
+            self._recent[record["record_id"]] = record
+            if len(self._recent) > RECENT_RECORDS:
+                self._recent.popitem(last=False)
+
+    def get_record(self, record_id: str) -> GameRecord | None:
+        """The stored record (do not change it: a recent one is shared)."""
+        with self._lock:
+            recent = self._recent.get(record_id)
+            if recent is not None:
+                return recent
+            row = self._db.execute(
+                "SELECT record FROM records WHERE record_id = ?", (record_id,)
+            ).fetchone()
+        return cast(GameRecord, json.loads(row[0])) if row else None
+
+    def list_records(
+        self, *, match_id: str = "", room_id: str = "", limit: int = 100, offset: int = 0
+    ) -> list[GameRecord]:
+        """Newest first (do not change them: recent ones are shared)."""
+        sql = "SELECT record_id, record FROM records WHERE 1=1"
+        args: list[Any] = []
+        if match_id:
+            sql += " AND match_id = ?"
+            args.append(match_id)
+        if room_id:
+            sql += " AND room_id = ?"
+            args.append(room_id)
+        sql += " ORDER BY seq DESC LIMIT ? OFFSET ?"
+        args += [limit, offset]
+        with self._lock:
+            rows = self._db.execute(sql, args).fetchall()
+            recent = [self._recent.get(record_id) for record_id, _ in rows]
+        return [
+            known if known is not None else cast(GameRecord, json.loads(text))
+            for known, (_, text) in zip(recent, rows, strict=True)
+        ]
+
+    # ------------------------------------------------------------------ matches and rooms
+
+    def insert_match(self, summary: MatchSummary) -> bool:
+        """Store a new match; False (and nothing written) if its id is already taken."""
+        try:
+            with self._lock:
+                self._db.execute(
+                    "INSERT INTO matches (match_id, room_id, created, status, summary) "
+                    "VALUES (?, ?, ?, ?, ?)",
+                    (
+                        summary["match_id"],
+                        summary.get("room_id", ""),
+                        summary["create_time"],
+                        summary["status"],
+                        json.dumps(summary, separators=(",", ":")),
+                    ),
+                )
+        except sqlite3.IntegrityError:
+            return False
+        return True
+
+    def save_match(self, summary: MatchSummary) -> None:
+        """Update a stored match (``insert_match`` created it): status and summary."""
+        with self._lock:
+            self._db.execute(
+                "UPDATE matches SET status = ?, summary = ? WHERE match_id = ?",
+                (
+                    summary["status"],
+                    json.dumps(summary, separators=(",", ":")),
+                    summary["match_id"],
+                ),
+            )
+
+    def count_matches(self) -> int:
+        with self._lock:
+            return int(self._db.execute("SELECT count(*) FROM matches").fetchone()[0])
+
+    def abort_interrupted(self, reason: str) -> list[str]:
+        """Mark every waiting or in-progress match aborted with ``reason``; their ids.
+
+        At start-up nothing is live yet, so such a match was cut off when a previous
+        server process stopped (or was killed): it can never go on.
+        """
+        with self._lock:
+            rows = self._db.execute(
+                "UPDATE matches SET status = 'aborted', "
+                "summary = json_set(summary, '$.status', 'aborted', '$.abort_reason', ?) "
+                "WHERE status IN ('waiting', 'in_progress') RETURNING match_id",
+                (reason,),
+            ).fetchall()
+        return [r[0] for r in rows]
+
+    def get_match(self, match_id: str) -> MatchSummary | None:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT summary FROM matches WHERE match_id = ?", (match_id,)
+            ).fetchone()
+        return cast(MatchSummary, json.loads(row[0])) if row else None
+
+    def list_matches(
+        self, *, status: str = "", limit: int = 100, offset: int = 0
+    ) -> list[MatchSummary]:
+        sql = "SELECT summary FROM matches"
+        args: list[Any] = []
+        if status:
+            sql += " WHERE status = ?"
+            args.append(status)
+        sql += " ORDER BY created DESC, rowid DESC LIMIT ? OFFSET ?"
+        args += [limit, offset]
+        with self._lock:
+            rows = self._db.execute(sql, args).fetchall()
+        return [cast(MatchSummary, json.loads(r[0])) for r in rows]
+
+    def group_members(self, group: str) -> list[MatchSummary]:
+        """Summaries of the stored matches created with ``deal_group`` ``group``."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT summary FROM matches WHERE json_extract(summary, '$.deal_group') = ?",
+                (group,),
+            ).fetchall()
+        return [cast(MatchSummary, json.loads(r[0])) for r in rows]
+
+    def save_room(self, summary: RoomSummary) -> None:
+        with self._lock:
+            self._db.execute(
+                "INSERT INTO rooms (room_id, created, summary) VALUES (?, ?, ?) "
+                "ON CONFLICT (room_id) DO UPDATE SET summary = excluded.summary",
+                (summary["room_id"], summary["create_time"], json.dumps(summary)),
+            )
