@@ -27,7 +27,7 @@ from typing import Any
 import grpc
 
 from cirulla.bots.kit import BotError, MatchOutcome, open_channel, reconnect_delay, run_bot
-from cirulla.bots.policy import Policy
+from cirulla.bots.policy import DecisionFunction, Policy
 from cirulla.v1 import ladder_pb2, ladder_pb2_grpc
 from cirulla.version import __version__
 
@@ -79,7 +79,9 @@ class Played:
 class LadderBot:
     """A connect-in bot: one Enroll stream, up to ``capacity`` matches at once."""
 
-    make_policy: Callable[[], Policy]
+    #: Makes the policy of one match: a ``Policy`` or a plain decision function
+    #: ``(view, legal, time_left) -> index``, as ``run_bot`` takes.
+    make_policy: Callable[[], Policy | DecisionFunction]
     ladder: str
     bot_name: str
     bot_key: str
@@ -111,9 +113,12 @@ class LadderBot:
             return sum(1 for t in self._active.values() if t.is_alive())
 
     def _play(self, assignment: ladder_pb2.Assignment, record: Played) -> None:
-        policy = self.make_policy()
+        policy: Policy | DecisionFunction | None = None
         options = {"tls_ca": self.tls_ca, **self.play_options}
         try:
+            # made inside the try: a policy that fails to start (a text engine that will
+            # not answer) is this match's error, the enrollment goes on
+            policy = self.make_policy()
             record.outcome = run_bot(
                 policy,
                 server=assignment.server_address,
@@ -130,7 +135,7 @@ class LadderBot:
             record.error = f"{type(exc).__name__}: {exc}"
             log.exception("match %s failed", assignment.match_id)
         finally:
-            close = getattr(policy, "close", None)
+            close = getattr(policy, "close", None) if policy is not None else None
             if close is not None:
                 close()
 
@@ -267,7 +272,7 @@ def add_ladder_arguments(p: Any) -> None:
     )
 
 
-def run_from_args(args: Any, make_policy: Callable[[], Policy]) -> int:
+def run_from_args(args: Any, make_policy: Callable[[], Policy | DecisionFunction]) -> int:
     """The ``--ladder`` branch of ``cirulla bot``: runs until interrupted."""
     import sys
 

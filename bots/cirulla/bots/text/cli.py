@@ -7,6 +7,7 @@ import argparse
 import logging
 import signal
 import sys
+import threading
 from typing import TYPE_CHECKING
 
 from cirulla.bots.seat_args import add_kind_arguments, play_seat, policy_from_args
@@ -83,6 +84,8 @@ def run_text_bot(args: argparse.Namespace, engine: list[str]) -> int:
         )
         return 2
     setup_logging(args.log_level, args.name or "text")
+    if getattr(args, "ladder", None):
+        return _run_text_ladder_bot(args, engine)
     try:
         policy = TextEnginePolicy(
             engine,
@@ -100,6 +103,61 @@ def run_text_bot(args: argparse.Namespace, engine: list[str]) -> int:
         policy.close()
         return 1
     return play_seat(policy, args, "cirulla bot text")
+
+
+def _run_text_ladder_bot(args: argparse.Namespace, engine: list[str]) -> int:
+    """``cirulla bot text --ladder HOST:PORT --bot-name NAME -- CMD``: the engine sits on
+    the ladder as a connect-in bot, a fresh engine process for each assigned match (an
+    engine keeps no state from one match to the next, as a managed ``text:`` bot).
+
+    The engine is started once first, so a wrong command or protocol is one line and
+    exit 1 before enrolling; SIGTERM stops every engine playing, then the process."""
+    from cirulla.bots import enroll
+    from cirulla.bots.text.bridge import TextEnginePolicy
+    from cirulla.bots.text.engine_io import COMMAND_TIMEOUT, STOP_GRACE, EngineError
+    from cirulla.bots.text.limits import limits_from_args
+
+    live: set[TextEnginePolicy] = set()
+    lock = threading.Lock()
+
+    class LadderEngine(TextEnginePolicy):
+        """An engine of one assigned match, known to the SIGTERM handler until closed."""
+
+        def close(self, quit_first: bool = True, grace: float = STOP_GRACE) -> int | None:
+            with lock:
+                live.discard(self)
+            return super().close(quit_first, grace)
+
+    def make_policy() -> TextEnginePolicy:
+        policy = LadderEngine(
+            engine,
+            command_timeout=getattr(args, "command_timeout", COMMAND_TIMEOUT),
+            limits=limits_from_args(args),
+        )
+        with lock:
+            live.add(policy)
+        try:
+            policy.start()
+        except BaseException:
+            policy.close()
+            raise
+        return policy
+
+    try:
+        make_policy().close()  # the engine starts and speaks the protocol
+    except EngineError as exc:
+        print(f"cirulla bot text: {exc}", file=sys.stderr)
+        return 1
+
+    def stop(signum: int, frame: object) -> None:
+        with lock:
+            playing = list(live)
+        for policy in playing:
+            policy.close(quit_first=False, grace=TERM_GRACE)
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, stop)
+    return enroll.run_from_args(args, make_policy)
 
 
 def run_check(args: argparse.Namespace, rest: list[str]) -> int:
