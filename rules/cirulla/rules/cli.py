@@ -136,7 +136,6 @@ def cmd_options(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({p: o.to_dict() for p, o in PRESETS.items()}, indent=2))
         return 0
-    from rich.console import Console
     from rich.table import Table
 
     table = Table(title="Cirulla rule options (defaults = standard)")
@@ -152,7 +151,9 @@ def cmd_options(args: argparse.Namespace) -> int:
             text = _fmt(value)
             cells.append(f"[bold]{text}[/bold]" if value != getattr(default, name) else text)
         table.add_row(name, *cells, OPTION_HELP[name])
-    console = Console()
+    from cirulla.console import output_console  # the commands' one console (src/)
+
+    console = output_console()
     console.print(table)
     console.print("fantacarte is for 2 players only. Override with --rule OPTION=VALUE.")
     return 0

@@ -215,7 +215,20 @@ def register(commands: argparse._SubParsersAction, bench: argparse._SubParsersAc
 
 
 def add_safety_arguments(p: argparse.ArgumentParser) -> None:
-    """``--no-sandbox`` and the TLS options of ``serve`` and ``worker``."""
+    """``--no-sandbox``, the TLS options, ``--http`` and ``--metrics`` of ``serve`` and
+    ``worker``."""
+    p.add_argument(
+        "--http",
+        metavar="HOST:PORT",
+        help="serve the web view here: standings, bots, matches, replays and live games "
+        "(public information only; docs/ladder.md, 'The web view')",
+    )
+    p.add_argument(
+        "--metrics",
+        metavar="HOST:PORT",
+        help="serve Prometheus metrics (cirulla_*, the match server's and the ladder's) at "
+        "http://HOST:PORT/metrics",
+    )
     p.add_argument(
         "--no-sandbox",
         action="store_true",
@@ -448,6 +461,8 @@ def run_serve(args: argparse.Namespace) -> int:
             tls_cert=args.tls_cert,
             tls_key=args.tls_key,
             tls_ca=args.tls_ca,
+            http=args.http,
+            metrics=args.metrics,
             config=MatchConfig(
                 preset=args.preset,
                 rules=overrides,
@@ -488,10 +503,10 @@ def run_add(args: argparse.Namespace) -> int:
 
 @run_command
 def run_standings(args: argparse.Namespace) -> int:
-    from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
+    from cirulla.console import output_console
     from cirulla.v1 import ladder_pb2
 
     response = call(
@@ -520,7 +535,7 @@ def run_standings(args: argparse.Namespace) -> int:
             rate,
             plain(state_text(e.bot)),
         )
-    console = Console()
+    console = output_console()
     console.print(table)
     console.print("rating = mu - 3 sigma; ? = provisional (fewer than 10 rated games)")
     for e in response.entries:
@@ -532,8 +547,7 @@ def run_standings(args: argparse.Namespace) -> int:
 
 @run_command
 def run_history(args: argparse.Namespace) -> int:
-    from rich.console import Console
-
+    from cirulla.console import output_console
     from cirulla.v1 import ladder_pb2
 
     response = call(
@@ -546,7 +560,7 @@ def run_history(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(to_json(response), indent=1))
         return 0
-    console = Console(markup=False, highlight=False, emoji=False)
+    console = output_console(markup=False, highlight=False, emoji=False)
     bot = response.bot
     say(console, f"{bot.name} version {bot.version}: {bot.spec} — {state_text(bot)}")
     if bot.last_failure:
@@ -566,15 +580,14 @@ def run_history(args: argparse.Namespace) -> int:
 
 @run_command
 def run_match(args: argparse.Namespace) -> int:
-    from rich.console import Console
-
+    from cirulla.console import output_console
     from cirulla.v1 import ladder_pb2
 
     m = call(args, "GetLadderMatch", ladder_pb2.GetLadderMatchRequest(match_id=args.match_id)).match
     if args.json:
         print(json.dumps(to_json(m), indent=1))
         return 0
-    console = Console(markup=False, highlight=False, emoji=False)
+    console = output_console(markup=False, highlight=False, emoji=False)
     match_id, created, status, _seats, result = match_line(m)
     say(console, f"{match_id} ({ladder_pb2.LadderQueue.Name(m.queue)}) {status}")
     say(
@@ -601,8 +614,7 @@ def run_match(args: argparse.Namespace) -> int:
 
 @run_command
 def run_h2h(args: argparse.Namespace) -> int:
-    from rich.console import Console
-
+    from cirulla.console import output_console
     from cirulla.v1 import ladder_pb2
 
     h = call(
@@ -615,7 +627,7 @@ def run_h2h(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(to_json(h), indent=1))
         return 0
-    console = Console(markup=False, highlight=False, emoji=False)
+    console = output_console(markup=False, highlight=False, emoji=False)
     say(
         console,
         f"{h.bot_a} vs {h.bot_b}: {h.games} games, {h.a_wins}-{h.b_wins}-{h.draws} (W-L-D), "

@@ -28,8 +28,14 @@ from cirulla.clients.matches.supervise import COMMAND_PREFIX, PLACEHOLDERS, vali
 from cirulla.clients.tournament.bench import register_bench
 from cirulla.clients.tournament.botsfile import load_bots_file
 from cirulla.clients.tournament.deals import load_deals
-from cirulla.clients.tournament.runner import RunOptions, Tournament, schedule_of
+from cirulla.clients.tournament.runner import (
+    START_FAILURES,
+    RunOptions,
+    Tournament,
+    schedule_of,
+)
 from cirulla.clients.tournament.stats import Sprt
+from cirulla.console import output_console
 from cirulla.rules import OptionError, Options
 from cirulla.rules.cli import add_rule_arguments, rule_overrides
 
@@ -264,6 +270,14 @@ def register(commands: argparse._SubParsersAction, bench: argparse._SubParsersAc
         help="play at most N games in this run (continue later with --resume)",
     )
     parser.add_argument(
+        "--recover",
+        action="store_true",
+        help="go on when a bot never joins its first games (it crashes at start or its "
+        f"command is wrong): its games are forfeits, its log's last lines are printed "
+        f"once and the run ends with status 1 (default: the tournament stops after "
+        f"{START_FAILURES} such games in a row); like cutechess's and fastchess's -recover",
+    )
+    parser.add_argument(
         "--db",
         metavar="URL",
         help="play the games on the worker pool of this PostgreSQL ladder database "
@@ -400,7 +414,7 @@ def _interrupt(signum: int, frame: object) -> None:
 
 
 def run_tournament(args: argparse.Namespace) -> int:
-    console = Console()
+    console = output_console()
     out: Path = (
         args.resume
         or args.out
@@ -465,7 +479,14 @@ def _run_locked(args: argparse.Namespace, settings: Settings, out: Path, console
     schedule = schedule_of(settings)
     admin_token = args.admin_token or os.environ.get("CIRULLA_ADMIN_TOKEN")
     run = RunOptions(
-        out, args.concurrency, args.server, admin_token, args.max_games, args.report_every, args.db
+        out,
+        args.concurrency,
+        args.server,
+        admin_token,
+        args.max_games,
+        args.report_every,
+        args.db,
+        recover=args.recover,
     )
     tournament = Tournament(settings, run, console)
     per_set = games_per_set(settings.players)
@@ -485,4 +506,10 @@ def _run_locked(args: argparse.Namespace, settings: Settings, out: Path, console
     )
     if left:
         console.print(f"{left} games left; continue with: cirulla tournament --resume {out}")
+    if tournament.broken_bots:
+        console.print(
+            f"[red]{', '.join(tournament.broken_bots)} never joined their games (--recover: "
+            "played as forfeits, see above); exit status 1[/]"
+        )
+        return 1
     return 0

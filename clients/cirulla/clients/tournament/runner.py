@@ -45,6 +45,7 @@ from cirulla.clients.tournament.results import (
     standings,
 )
 from cirulla.clients.tournament.stats import Sprt
+from cirulla.console import output_console
 
 if TYPE_CHECKING:
     from cirulla.clients.ladder.pool import PoolReferee
@@ -63,6 +64,10 @@ class RunOptions:
     report_every: int | None = None
     #: The worker pool's database (``--db``): its workers play the games (contract H).
     db: str | None = None
+    #: ``--recover`` (cutechess's and fastchess's ``-recover``): a bot that never joins
+    #: START_FAILURES games in a row does not stop the tournament; its games go on as
+    #: forfeits, its log's tail is printed once, and the run ends with status 1.
+    recover: bool = False
 
 
 #: The standings behind the progress line and ``results.json`` are refreshed at most this
@@ -124,7 +129,7 @@ class Tournament:
         self.settings = settings
         self.run_options = run
         self.out = run.out
-        self.console = console or Console()
+        self.console = console or output_console()
         self.journal = Journal(self.out)
         self.schedule = schedule_of(settings)
         self.done: dict[int, GameResult] = self.journal.read()
@@ -132,6 +137,8 @@ class Tournament:
         self.stop = threading.Event()
         self.record_errors: list[str] = []
         self.start_failures: dict[str, int] = {}
+        #: Bots reported as never joining (``--recover``), each printed once.
+        self.broken_bots: list[str] = []
         self.started_sets: set[tuple[tuple[str, ...], int]] = {
             (r.group, r.deal_set) for r in self.done.values()
         }
@@ -307,7 +314,7 @@ class Tournament:
                                 style="yellow",
                                 markup=False,
                             )
-                        self._check_start_failures(result)
+                        self._check_start_failures(result, progress.console)
                     now = time.monotonic()
                     if stale and (report_due or not running or now - refreshed >= interval):
                         st = standings(self.settings, self.done.values())
@@ -342,23 +349,37 @@ class Tournament:
         if st.head_to_head:
             console.print(pairs_table(st))
 
-    def _check_start_failures(self, result: GameResult) -> None:
-        """Stop the tournament once a bot has not joined START_FAILURES games in a row."""
+    def _check_start_failures(self, result: GameResult, console: Console | None = None) -> None:
+        """Stop the tournament once a bot has not joined START_FAILURES games in a row;
+        with ``--recover``, say so once (with its log's tail) and go on."""
         for bot in set(result.seats):
             seats = [s for s, name in enumerate(result.seats) if name == bot]
             if all(s in result.unjoined for s in seats):
                 self.start_failures[bot] = self.start_failures.get(bot, 0) + 1
             else:
                 self.start_failures[bot] = 0
-            if self.start_failures[bot] >= START_FAILURES:
-                log = result.logs[seats[0]] if len(result.logs) > seats[0] else ""
-                where = self.out / log if log else None
-                tail = log_tail(where) if where is not None else "  (no log)"
+            if self.start_failures[bot] < START_FAILURES or bot in self.broken_bots:
+                continue
+            log = result.logs[seats[0]] if len(result.logs) > seats[0] else ""
+            where = self.out / log if log else None
+            tail = log_tail(where) if where is not None else "  (no log)"
+            what = (
+                f"bot {bot} did not join its last {START_FAILURES} games (it crashes at "
+                f"start, or its command is wrong)"
+            )
+            if not self.run_options.recover:
                 raise BotNeverJoins(
-                    f"bot {bot} did not join its last {START_FAILURES} games (it crashes at "
-                    f"start, or its command is wrong); the tournament is stopped. "
-                    f"Last lines of {where or 'its log'}:\n{tail}"
+                    f"{what}; the tournament is stopped (--recover plays on with its games "
+                    f"as forfeits). Last lines of {where or 'its log'}:\n{tail}"
                 )
+            self.broken_bots.append(bot)
+            (console or self.console).print(
+                f"{what}; --recover: its games go on as forfeits, the run will end with "
+                f"status 1. Last lines of {where or 'its log'}:\n{tail}",
+                style="red",
+                markup=False,
+                highlight=False,
+            )
 
 
 def timed(fn: Callable[[], Standings]) -> tuple[Standings, float]:
