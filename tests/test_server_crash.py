@@ -16,7 +16,7 @@ from pathlib import Path
 
 import grpc
 
-from cirulla.clients.matches.supervise import cirulla_command
+from cirulla.bots.processes import cirulla_command
 from cirulla.server.client import ManualSeat, hello, play_seat, random_choice
 from cirulla.v1 import match_pb2, match_service_pb2_grpc, match_settings_pb2, rules_pb2
 from cirulla.v1 import match_service_pb2 as ms

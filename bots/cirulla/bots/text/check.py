@@ -14,14 +14,13 @@ from __future__ import annotations
 
 import logging
 import shlex
-import tempfile
 import threading
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import grpc
 
 from cirulla.bots.kit import BotClient, BotError, MatchOutcome
+from cirulla.bots.processes import local_server
 from cirulla.bots.simple import RandomPolicy
 from cirulla.bots.text.bridge import TextEnginePolicy
 from cirulla.bots.text.engine_io import EngineError
@@ -117,18 +116,11 @@ def _play(client: BotClient, errors: list[str], box: list[MatchOutcome]) -> None
 
 
 def check_engine(spec: str, seed: int = 1, games: int = len(CHECK_GAMES)) -> CheckReport:
-    from cirulla.clients.matches.supervise import LocalServer
-
     argv = engine_argv(spec)
     report = CheckReport()
-    with tempfile.TemporaryDirectory(prefix="cirulla-check-") as tmp:
-        server = LocalServer(Path(tmp) / "check.sqlite3", Path(tmp) / "server.log")
-        address = server.start()
-        try:
-            for n, (players, seat, target) in enumerate(CHECK_GAMES[:games]):
-                _check_match(address, argv, players, seat, target, seed + n, report)
-        finally:
-            server.stop()
+    with local_server() as address:
+        for n, (players, seat, target) in enumerate(CHECK_GAMES[:games]):
+            _check_match(address, argv, players, seat, target, seed + n, report)
     return report
 
 

@@ -86,7 +86,7 @@ class EngineProcess:
     ) -> None:
         if not argv:
             raise EngineError("no engine command given (cirulla bot text -- CMD ARGS...)")
-        from cirulla.clients.matches.supervise import die_with_parent
+        from cirulla.bots.processes import die_with_parent
 
         self.argv = list(argv)
         self.violations = Violations(on_violation)

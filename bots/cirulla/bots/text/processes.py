@@ -16,11 +16,11 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import sys
 import time
 from pathlib import Path
 
-PR_SET_CHILD_SUBREAPER = 36
+from cirulla.bots.processes import PR_SET_CHILD_SUBREAPER, prctl
+
 #: Rounds of SIGKILL at most (a process may fork between a scan and its signal).
 KILL_ROUNDS = 50
 
@@ -31,12 +31,7 @@ _LEADERS: set[int] = set()
 
 def become_subreaper() -> bool:
     """Make this process adopt its orphaned descendants (Linux only); True if it does."""
-    if not sys.platform.startswith("linux"):
-        return False
-    import ctypes
-
-    libc = ctypes.CDLL(None, use_errno=True)
-    return int(libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)) == 0
+    return prctl(PR_SET_CHILD_SUBREAPER, 1)
 
 
 def _processes() -> dict[int, tuple[int, bool]]:

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from cirulla.bots.processes import cirulla_command, die_with_parent, read_port, server_argv
 from cirulla.clients.matches.sandbox import Confinement
 
 #: Prefix of a bot spec that is a command line rather than a built-in kind.
@@ -51,11 +52,6 @@ PYTHON_PLACEHOLDER = "{python}"
 KILL_GRACE = 3.0
 #: Seconds a kept-alive bot may take to start and say it is ready.
 READY_TIMEOUT = 60.0
-
-
-def cirulla_command() -> list[str]:
-    """How to run this installation's ``cirulla`` without relying on PATH."""
-    return [sys.executable, "-m", "cirulla"]
 
 
 def is_command_spec(spec: str) -> bool:
@@ -190,30 +186,6 @@ def _attach_dash_values(args: list[str]) -> list[str]:
 
 #: Options of ``cirulla bot`` that take a value (which may start with a dash).
 _VALUE_OPTIONS = ("--server", "--match", "--token", "--name", "--seed", "--option")
-
-
-def die_with_parent() -> Callable[[], None]:
-    """A preexec_fn: the child gets SIGKILL when the thread that started it exits, even
-    by SIGKILL of the runner (Linux PR_SET_PDEATHSIG; elsewhere a no-op). Start children
-    that should outlive one game from a thread that lives as long as the run."""
-    runner = os.getpid()
-    if not sys.platform.startswith("linux"):
-        return lambda: None
-    import ctypes
-
-    # resolved here, in the parent: between fork and exec the child must not import or
-    # load anything (another thread of the parent may hold the import lock)
-    prctl = ctypes.CDLL(None, use_errno=True).prctl
-
-    def tie() -> None:
-        prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-        if os.getppid() != runner:  # the runner died before prctl: do not run at all
-            os._exit(1)
-
-    return tie
-
-
-_PR_SET_PDEATHSIG = 1
 
 
 def _spawn(
@@ -661,19 +633,7 @@ class LocalServer:
 
     def start(self, timeout: float = 30.0) -> str:
         self.port_file.unlink(missing_ok=True)
-        argv = [
-            *cirulla_command(),
-            "server",
-            "--listen",
-            "127.0.0.1:0",
-            "--port-file",
-            str(self.port_file),
-            "--db",
-            str(self.db),
-            # the server stops by itself if this runner dies (even by SIGKILL)
-            "--parent-pid",
-            str(os.getpid()),
-        ]
+        argv = server_argv(self.port_file, self.db)
         # the server is trusted (it gets its admin token) but not the operator's secrets
         env = program_env()
         if self.admin_token:  # in the environment, not on the command line (`ps`)
@@ -681,9 +641,9 @@ class LocalServer:
         self.child = Child(argv, self.log_path, env=env)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            text = self.port_file.read_text().strip() if self.port_file.exists() else ""
-            if text.isdigit():
-                self.address = f"127.0.0.1:{int(text)}"
+            port = read_port(self.port_file)
+            if port is not None:
+                self.address = f"127.0.0.1:{port}"
                 return self.address
             code = self.child.poll()
             if code is not None:
