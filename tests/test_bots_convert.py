@@ -19,7 +19,7 @@ from cirulla.bots.convert import (
 )
 from cirulla.bots.kit import time_budget
 from cirulla.rules import Action, Game, Options
-from cirulla.server.convert import decision_pb
+from cirulla.server.convert.live import decision_pb
 from cirulla.server.messages import ClockState, DecisionMsg, SeatPublic, ViewMsg
 from cirulla.v1 import cards_pb2, game_pb2
 from cirulla.wire import action_from_proto, action_to_proto, options_from_proto, options_to_proto

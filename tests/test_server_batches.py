@@ -120,16 +120,21 @@ def test_a_batch_written_from_bytes_is_the_protobuf_message() -> None:
     """The server writes a batch from its parts' serialized bytes: the same bytes as the
     PlayResponse protobuf builds, including parts longer than 127 bytes (multi-byte
     lengths)."""
-    from cirulla.server import convert
+    from cirulla.server.convert.live import (
+        CAPABILITIES,
+        play_response,
+        play_response_bytes,
+        play_responses,
+    )
     from cirulla.server.messages import AcceptedMsg, CommandListMsg
 
-    msgs = [AcceptedMsg(7, 2, 150), CommandListMsg(convert.CAPABILITIES * 20)]
-    packed = convert.play_responses(msgs, 2)
+    msgs = [AcceptedMsg(7, 2, 150), CommandListMsg(CAPABILITIES * 20)]
+    packed = play_responses(msgs, 2)
     expected = ms.PlayResponse(
-        batch=ms.PlayResponseBatch(responses=[convert.play_response(m, 2) for m in msgs])
+        batch=ms.PlayResponseBatch(responses=[play_response(m, 2) for m in msgs])
     )
     assert packed == expected.SerializeToString()
     assert ms.PlayResponse.FromString(packed) == expected
-    assert len(convert.play_response_bytes(msgs[1], 2)) > 127
-    single = convert.play_responses(msgs[:1], 2)
+    assert len(play_response_bytes(msgs[1], 2)) > 127
+    single = play_responses(msgs[:1], 2)
     assert ms.PlayResponse.FromString(single).action_accepted.decision_id == 7

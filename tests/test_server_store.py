@@ -101,8 +101,8 @@ def test_recent_records_read_back_the_same_as_decoded_from_the_file(tmp_path: Pa
     import asyncio
     import random
 
-    from cirulla.server import convert
     from cirulla.server.client import play_seat, random_choice
+    from cirulla.server.convert.records import game_summary_pb, record_pb
     from cirulla.server.documents import record_summary
     from cirulla.v1 import match_service_pb2 as ms
     from cirulla.v1 import match_settings_pb2, rules_pb2
@@ -135,9 +135,9 @@ def test_recent_records_read_back_the_same_as_decoded_from_the_file(tmp_path: Pa
     assert not cold._recent
     decoded = cold.get_record(got.record.record_id)
     assert decoded is not None
-    assert convert.record_pb(decoded) == got.record
+    assert record_pb(decoded) == got.record
     assert [
-        convert.game_summary_pb(record_summary(r)) for r in cold.list_records(match_id=match_id)
+        game_summary_pb(record_summary(r)) for r in cold.list_records(match_id=match_id)
     ] == list(listed.records)
 
 

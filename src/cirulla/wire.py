@@ -7,7 +7,7 @@ was wrong (``SubmitAction.action.captures[2]: unknown card code 'ZZ'``); callers
 the field path of the message they decode.
 
 Only values live here. What is specific to one side stays there: the server's events,
-views and records (``cirulla.server.convert``), the bot's views and clocks
+views and records (``cirulla.server.convert.*``), the bot's views and clocks
 (``cirulla.bots.convert``).
 """
 

@@ -166,6 +166,11 @@ def register(commands: argparse._SubParsersAction, bench: argparse._SubParsersAc
         "(a SQLite file or postgresql:// URL) with each bot's rating over time, at /ladder",
     )
     p.add_argument(
+        "--metrics",
+        metavar="HOST:PORT",
+        help="serve Prometheus metrics (cirulla_*) at http://HOST:PORT/metrics",
+    )
+    p.add_argument(
         "--log-level",
         default="INFO",
         choices=("DEBUG", "INFO", "WARNING"),
@@ -280,6 +285,7 @@ def run_server_command(args: argparse.Namespace) -> int:
                 keep_finished_s=args.keep_finished,
                 http=args.http,
                 ladder_db=args.ladder_db,
+                metrics=args.metrics,
             )
         )
     except (OSError, ValueError) as exc:
@@ -303,7 +309,7 @@ def check_listen(address: str) -> None:
 
 def run_replay_command(args: argparse.Namespace) -> int:
     from cirulla.server import records
-    from cirulla.server.convert import record_pb
+    from cirulla.server.convert.records import record_pb
     from cirulla.server.replay import load_record, public_records, replay_document
     from cirulla.server.store import Store
 

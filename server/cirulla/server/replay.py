@@ -113,7 +113,7 @@ def public_records(doc: Mapping[str, Any]) -> list[Any]:
     if records.is_public_document(doc):
         return records.records_from_document(doc)
     if doc.get("format") == RECORD_FORMAT:
-        from cirulla.server.convert import record_pb
+        from cirulla.server.convert.records import record_pb
         from cirulla.server.documents import GameRecord
 
         return [record_pb(cast(GameRecord, doc))]  # the server's own format

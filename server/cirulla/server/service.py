@@ -18,8 +18,10 @@ from google.protobuf.message import DecodeError
 from google.protobuf.message_factory import GetMessageClass
 
 from cirulla.rules import CirullaError
-from cirulla.server import convert
 from cirulla.server.connection import Connection
+from cirulla.server.convert.live import CAPABILITIES, play_responses, spectate_response
+from cirulla.server.convert.records import game_summary_pb, match_pb, record_pb, room_pb
+from cirulla.server.convert.settings import choice_from_pb, config_from_pb
 from cirulla.server.documents import record_summary
 from cirulla.server.errors import (
     FailedPrecondition,
@@ -132,7 +134,7 @@ def _choice(submit: Any) -> Any:
             f"SubmitAction.notation has {len(submit.notation)} characters; "
             f"the limit is {MAX_NOTATION}",
         )
-    return convert.choice_from_pb(submit)
+    return choice_from_pb(submit)
 
 
 def _metadata(context: grpc.aio.ServicerContext) -> dict[str, str]:
@@ -146,12 +148,12 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
     @_guard
     async def CreateMatch(self, request: Any, context: grpc.aio.ServicerContext) -> Any:
         self.hub.check_create(_metadata(context), context.peer())
-        config = convert.config_from_pb(request.settings)
+        config = config_from_pb(request.settings)
         session = self.hub.create_match(
             config, deal_group=request.deal_group, deal_group_size=request.deal_group_size
         )
         return match_service_pb2.CreateMatchResponse(
-            match=convert.match_pb(session.summary()),
+            match=match_pb(session.summary()),
             seat_tokens=[
                 match_pb2.SeatToken(seat=i, token=t) for i, t in enumerate(session.tokens)
             ],
@@ -160,17 +162,17 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
     @_guard
     async def CreateRoom(self, request: Any, context: grpc.aio.ServicerContext) -> Any:
         self.hub.check_create(_metadata(context), context.peer())
-        config = convert.config_from_pb(request.settings)
+        config = config_from_pb(request.settings)
         room = self.hub.create_room(request.display_name, config)
         return match_service_pb2.CreateRoomResponse(
-            room=convert.room_pb(room.summary()),
+            room=room_pb(room.summary()),
             seat_tokens=[match_pb2.SeatToken(seat=i, token=t) for i, t in enumerate(room.tokens)],
         )
 
     @_guard
     async def GetMatch(self, request: Any, context: grpc.aio.ServicerContext) -> Any:
         return match_service_pb2.GetMatchResponse(
-            match=convert.match_pb(self.hub.match_summary(request.match_id))
+            match=match_pb(self.hub.match_summary(request.match_id))
         )
 
     @_guard
@@ -183,7 +185,7 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
         rows = self.hub.store.list_matches(status=status, limit=size + 1, offset=offset)
         more = len(rows) > size
         return match_service_pb2.ListMatchesResponse(
-            matches=[convert.match_pb(r) for r in rows[:size]],
+            matches=[match_pb(r) for r in rows[:size]],
             next_page_token=str(offset + size) if more else "",
         )
 
@@ -191,7 +193,7 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
     async def GetRoom(self, request: Any, context: grpc.aio.ServicerContext) -> Any:
         await self.hub.records_written()  # the room's history lists written games
         return match_service_pb2.GetRoomResponse(
-            room=convert.room_pb(self.hub.room(request.room_id, "GetRoomRequest.room_id").summary())
+            room=room_pb(self.hub.room(request.room_id, "GetRoomRequest.room_id").summary())
         )
 
     @_guard
@@ -202,7 +204,7 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
         rooms = list(self.hub.rooms.values())[::-1]
         page = rooms[offset : offset + size]
         return match_service_pb2.ListRoomsResponse(
-            rooms=[convert.room_pb(r.summary()) for r in page],
+            rooms=[room_pb(r.summary()) for r in page],
             next_page_token=str(offset + size) if offset + size < len(rooms) else "",
         )
 
@@ -220,7 +222,7 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
         admin = self.hub.is_admin(_metadata(context))
         shown = [r for r in rows[:size] if admin or not self.hub.record_withheld(r)]
         return match_service_pb2.ListRecordsResponse(
-            records=[convert.game_summary_pb(record_summary(r)) for r in shown],
+            records=[game_summary_pb(record_summary(r)) for r in shown],
             next_page_token=str(offset + size) if len(rows) > size else "",
         )
 
@@ -241,13 +243,13 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
                 )
             raise NotFound(f"no record {request.record_id!r}")
         self.hub.check_record_readable(record, _metadata(context))
-        return match_service_pb2.GetRecordResponse(record=convert.record_pb(record))
+        return match_service_pb2.GetRecordResponse(record=record_pb(record))
 
     @_guard
     async def AbortMatch(self, request: Any, context: grpc.aio.ServicerContext) -> Any:
         self.hub.check_abort(_metadata(context), request.match_id)
         summary = self.hub.abort_match(request.match_id, request.reason)
-        return match_service_pb2.AbortMatchResponse(match=convert.match_pb(summary))
+        return match_service_pb2.AbortMatchResponse(match=match_pb(summary))
 
     # ------------------------------------------------------------------ streams
 
@@ -341,7 +343,7 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
                     if conn.defer and len(msgs) < MAX_BATCH and _deferrable(msgs[held:]):
                         continue  # nothing the seat must read now: wait for more
                 players = conn.session.options.players if conn.session is not None else 2
-                yield convert.play_responses(msgs, players)
+                yield play_responses(msgs, players)
                 msg = msgs[-1]
                 msgs = []
                 if isinstance(msg, GoodbyeMsg):
@@ -368,7 +370,7 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
                     if session is not None:
                         session.submit(conn, sa.decision_id, _choice(sa))
                 elif kind == "list_commands":
-                    conn.send(CommandListMsg(convert.CAPABILITIES))
+                    conn.send(CommandListMsg(CAPABILITIES))
                 elif kind == "quit":
                     conn.quit = True
                     reason = req.quit.reason[:MAX_QUIT_REASON]
@@ -427,7 +429,7 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
             while True:
                 msg = await conn.queue.get()
                 players = conn.session.options.players if conn.session is not None else 2
-                out = convert.spectate_response(msg, players)
+                out = spectate_response(msg, players)
                 if out is not None:
                     yield out
                 if isinstance(msg, GoodbyeMsg):

@@ -380,7 +380,12 @@ def state_text(bot: Any) -> str:
     from cirulla.v1 import ladder_pb2
 
     state = ladder_pb2.BotState.Name(bot.state).removeprefix("BOT_STATE_").lower()
-    if bot.state == ladder_pb2.BOT_STATE_ACTIVE and bot.validation_games_left:
+    if bot.state == ladder_pb2.BOT_STATE_ACTIVE and bot.offline:
+        # not "validating": nothing is played until the bot connects in again
+        state = "offline (not connected)"
+        if bot.validation_games_left:
+            state += f", {bot.validation_games_left} validation games left"
+    elif bot.state == ladder_pb2.BOT_STATE_ACTIVE and bot.validation_games_left:
         state = f"validating ({bot.validation_games_left} left)"
     return f"{state}: {bot.state_reason}" if bot.state_reason else state
 

@@ -87,6 +87,7 @@ def bot_pb(bot: dict[str, Any]) -> ladder_pb2.LadderBot:
         last_log=bot["last_log"],
         create_time=timestamp(bot["created_at"]),
         connect_in=bot["connect_in"],
+        offline=bot.get("offline", False),
     )
 
 

@@ -448,6 +448,18 @@ class LadderStore:
             and self._pair_in_play(conn, version["last_log_match_id"])
         ):
             last_log = "(withheld until the other game of its duplicate pair is over)"
+        connect_in = bot["bot_key_hash"] is not None
+        offline = connect_in and (
+            conn.execute(
+                select(func.count())
+                .select_from(enrollments)
+                .where(
+                    enrollments.c.bot_id == bot_id,
+                    enrollments.c.heartbeat_at >= self.now() - ENROLLMENT_TIMEOUT,
+                )
+            ).scalar_one()
+            == 0
+        )
         return {
             "id": bot["id"],
             "name": bot["name"],
@@ -455,7 +467,9 @@ class LadderStore:
             "state_reason": bot["state_reason"],
             "max_concurrency": bot["max_concurrency"],
             "created_at": bot["created_at"],
-            "connect_in": bot["bot_key_hash"] is not None,
+            "connect_in": connect_in,
+            # a connect-in bot without a live enrollment: not scheduled until it enrolls
+            "offline": offline,
             "version_id": version["id"] if version is not None else None,
             "version": version["version"] if version is not None else 0,
             "spec": version["spec"] if version is not None else "",
@@ -1051,7 +1065,7 @@ class LadderStore:
                 # scheduled on its word has waited out its join timeout.
                 conn.execute(delete(enrollments).where(enrollments.c.bot_id == seat["bot_id"]))
             if failures >= FAILURES_TO_DEACTIVATE:
-                conn.execute(
+                deactivated = conn.execute(
                     update(bots)
                     .where(bots.c.id == seat["bot_id"], bots.c.state == "active")
                     .values(
@@ -1059,6 +1073,10 @@ class LadderStore:
                         state_reason=f"{failures} failures in a row; last: {what}",
                     )
                 )
+                if deactivated.rowcount:
+                    from cirulla.clients.ladder.metrics import DEACTIVATIONS
+
+                    DEACTIVATIONS.inc()
         elif not void:
             conn.execute(
                 update(bot_versions)

@@ -1,9 +1,8 @@
-"""protobuf <-> server domain: the session's messages, summaries and records on the wire.
+"""protobuf <-> server domain, the live streams: events, views, decisions and the other
+messages of a Play or Spectate stream, with the hand-written framing that sends a batch
+without copying its messages.
 
-Keeping every conversion here means the session never builds a protobuf message and the
-servicer never looks inside a rules object; a field added to the protocol is filled in
-one place. Plain values (cards, actions, rule options) go through ``cirulla.wire``, the
-implementation the bots decode with.
+Names: ``X_pb`` builds a protobuf message (``convert.settings`` has the conventions).
 """
 
 from __future__ import annotations
@@ -11,13 +10,9 @@ from __future__ import annotations
 import functools
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
-from datetime import datetime
 from typing import Any
 
-from google.protobuf.timestamp_pb2 import Timestamp
-
 from cirulla import wire
-from cirulla.rules import DeckError, Options, parse_deck
 from cirulla.rules.cards import WILD
 from cirulla.rules.events import (
     CardPlayed,
@@ -30,19 +25,11 @@ from cirulla.rules.events import (
     Redeal,
     RoundDealt,
 )
-from cirulla.rules.match import check_best_of
 from cirulla.rules.options import seats_of_side
-from cirulla.server.clock import TimeControl
+from cirulla.server.convert.settings import POLICY_PB, legal_parts, settings_pb
 from cirulla.server.documents import (
-    GameRecord,
     GameResultDoc,
-    MatchSummary,
-    PublicConfig,
-    RecordSummary,
-    RoomSummary,
 )
-from cirulla.server.errors import InvalidArgument
-from cirulla.server.match_config import MatchConfig, public_config
 from cirulla.server.messages import (
     AcceptedMsg,
     ClockState,
@@ -61,15 +48,12 @@ from cirulla.server.messages import (
     ViewMsg,
     WelcomeMsg,
 )
-from cirulla.server.replay import record_events
 from cirulla.v1 import (
     events_pb2,
     game_pb2,
     match_pb2,
     match_service_pb2,
-    match_settings_pb2,
     play_pb2,
-    rules_pb2,
 )
 from cirulla.version import PROTOCOL_VERSION, __version__
 from cirulla.wire import CARD_MESSAGES, cards_to_proto, options_to_proto
@@ -85,119 +69,6 @@ CAPABILITIES = (
     "batch",
     "auto_play_forced",
 )
-
-# ---------------------------------------------------------------------- settings
-
-_POLICY = {0: "play_default_action", 1: "forfeit_game", 2: "play_default_action"}
-_POLICY_PB: dict[str, match_settings_pb2.TimeoutPolicy] = {
-    "forfeit_game": match_settings_pb2.TIMEOUT_POLICY_FORFEIT_GAME,
-    "play_default_action": match_settings_pb2.TIMEOUT_POLICY_PLAY_DEFAULT_ACTION,
-}
-
-
-def time_control(tc: match_settings_pb2.TimeControl) -> TimeControl:
-    """The server's TimeControl; an increment without a bank has nothing to add to."""
-    if tc.increment_ms and not tc.game_bank_ms:
-        raise InvalidArgument(
-            "MatchSettings.time_control.increment_ms: an increment is added to the game "
-            "bank, so it needs game_bank_ms > 0"
-        )
-    return TimeControl(tc.move_limit_ms, tc.game_bank_ms, tc.increment_ms, tc.margin_ms)
-
-
-def config_from_pb(settings: match_settings_pb2.MatchSettings) -> MatchConfig:
-    """Validate and resolve requested settings; raises WireError/DeckError/InvalidArgument."""
-    preset, overrides, options = wire.rules_from_proto(settings.rules, "MatchSettings.rules")
-    decks = None
-    seed = None
-    source = settings.WhichOneof("deck_source")
-    if source == "seed":
-        seed = settings.seed
-    elif source == "deck_orders":
-        field = "MatchSettings.deck_orders.decks"
-        decks = [
-            wire.cards_from_proto(deck.cards, f"{field}[{i}].cards")
-            for i, deck in enumerate(settings.deck_orders.decks)
-        ]
-        if not decks:
-            raise InvalidArgument(f"{field}: deck_orders is set but lists no deck")
-        for i, deck_cards in enumerate(decks):
-            try:
-                parse_deck(deck_cards)
-            except DeckError as exc:
-                raise InvalidArgument(f"{field}[{i}]: {exc}") from None
-    first_dealer = settings.first_dealer if settings.HasField("first_dealer") else None
-    if first_dealer is not None and first_dealer >= options.players:
-        raise InvalidArgument(
-            f"MatchSettings.first_dealer: {first_dealer} is not a seat 0..{options.players - 1}"
-        )
-    check_best_of(settings.best_of or 1)
-    policy = _POLICY.get(settings.timeout_policy)
-    if policy is None:
-        raise InvalidArgument(f"MatchSettings.timeout_policy: {settings.timeout_policy} is unknown")
-    return MatchConfig(
-        options=options,
-        preset=preset,
-        overrides=overrides,
-        best_of=settings.best_of or 1,
-        time=time_control(settings.time_control),
-        timeout_policy=policy,
-        seed=seed,
-        decks=decks,
-        first_dealer=first_dealer,
-        disconnect_grace_ms=settings.disconnect_grace_ms,
-    )
-
-
-def settings_pb(config: PublicConfig | MatchConfig) -> match_settings_pb2.MatchSettings:
-    """Public settings (deck source always cleared) from a MatchConfig or its public dict."""
-    if isinstance(config, MatchConfig):
-        config = public_config(config)
-    out = match_settings_pb2.MatchSettings(
-        rules=wire.rules_to_proto(config["preset"], config["overrides"]),
-        effective_rules=rules_pb2.RuleOptions(**config["options"]),
-        best_of=config["best_of"],
-        time_control=match_settings_pb2.TimeControl(
-            move_limit_ms=config["move_limit_ms"],
-            game_bank_ms=config["game_bank_ms"],
-            # Records saved before the increment and margin existed have neither.
-            increment_ms=config.get("increment_ms", 0),
-            margin_ms=config.get("margin_ms", 0),
-        ),
-        timeout_policy=_POLICY_PB[config["timeout_policy"]],
-        disconnect_grace_ms=config["disconnect_grace_ms"],
-    )
-    first_dealer = config.get("first_dealer")
-    if first_dealer is not None:
-        out.first_dealer = first_dealer
-    return out
-
-
-# ---------------------------------------------------------------------- actions
-
-
-@functools.lru_cache(maxsize=8192)
-def _legal_parts(code: int) -> tuple[game_pb2.Action, str]:
-    """Wire action and notation of a code (shared; every decision lists a few codes)."""
-    return wire.action_to_proto(code), wire.notation(code)
-
-
-def choice_from_pb(submit: play_pb2.SubmitAction) -> Any:
-    """int index, Action, or the decoding error (the session reports it as INVALID)."""
-    kind = submit.WhichOneof("choice")
-    try:
-        if kind == "legal_action_index":
-            return submit.legal_action_index
-        if kind == "action":
-            return wire.action_from_proto(submit.action, "SubmitAction.action")
-        if kind == "notation":
-            return wire.parse_notation(submit.notation, "SubmitAction.notation")
-    except ValueError as exc:
-        return exc
-    return None
-
-
-# ---------------------------------------------------------------------- events and views
 
 
 def _score_pb(
@@ -360,7 +231,7 @@ def event_pb(msg: EventMsg, players: int) -> events_pb2.Event:
     elif isinstance(e, GameEnded):
         out.game_over.CopyFrom(game_result_pb(e))
     elif isinstance(e, TimedOut):
-        out.timeout.CopyFrom(events_pb2.Timeout(seat=e.seat, policy=_POLICY_PB[e.policy]))
+        out.timeout.CopyFrom(events_pb2.Timeout(seat=e.seat, policy=POLICY_PB[e.policy]))
     elif isinstance(e, Disconnected):
         out.player_disconnected.CopyFrom(
             events_pb2.PlayerDisconnected(seat=e.seat, grace_ms=e.grace_ms)
@@ -501,7 +372,7 @@ def decision_pb(
     view_pb(msg.view, out.view)
     add = out.legal_actions.add
     for i, code in enumerate(msg.legal_codes):
-        action, text = _legal_parts(code)
+        action, text = legal_parts(code)
         add(index=i, action=action, notation=text)
     out.clock.SetInParent()
     clock = msg.clock
@@ -695,124 +566,3 @@ def _spectate_response(msg: Any, players: int) -> match_service_pb2.SpectateResp
     if isinstance(msg, GoodbyeMsg):
         return R(goodbye=play_pb2.Goodbye(reason=_GOODBYE_PB[msg.reason], message=msg.message))
     return None
-
-
-# ---------------------------------------------------------------------- matches, rooms, records
-
-_STATUS_PB: dict[str, match_pb2.MatchStatus] = {
-    "waiting": match_pb2.MATCH_STATUS_WAITING,
-    "in_progress": match_pb2.MATCH_STATUS_IN_PROGRESS,
-    "finished": match_pb2.MATCH_STATUS_FINISHED,
-    "aborted": match_pb2.MATCH_STATUS_ABORTED,
-}
-
-
-def timestamp(iso: str) -> Timestamp:
-    ts = Timestamp()
-    if iso:
-        ts.FromDatetime(datetime.fromisoformat(iso))
-    return ts
-
-
-def match_pb(summary: MatchSummary) -> match_pb2.Match:
-    games = [game_result_pb(g) for g in summary["games"]]
-    out = match_pb2.Match(
-        match_id=summary["match_id"],
-        settings=settings_pb(summary["config"]),
-        status=_STATUS_PB[summary["status"]],
-        seats=seat_infos_pb(summary["seats"]),
-        current_game=summary["current_game"],
-        games=games,
-        room_id=summary["room_id"],
-        create_time=timestamp(summary["create_time"]),
-        abort_reason=summary.get("abort_reason", ""),
-    )
-    if summary["status"] == "finished":
-        res = match_pb2.MatchResult(
-            match_id=summary["match_id"], games_won=summary["games_won"], games=games
-        )
-        winner = summary.get("winner")
-        if winner is not None:
-            res.winner_side = winner
-        out.result.CopyFrom(res)
-    return out
-
-
-def game_summary_pb(record: RecordSummary) -> match_pb2.GameSummary:
-    return match_pb2.GameSummary(
-        record_id=record["record_id"],
-        match_id=record["match_id"],
-        room_id=record["room_id"],
-        game_number=record["game_number"],
-        seats=seat_infos_pb(record["seats"]),
-        result=game_result_pb(record["result"]),
-        finish_time=timestamp(record["finish_time"]),
-    )
-
-
-def record_pb(record: GameRecord) -> match_pb2.Record:
-    options = Options(**record["options"])
-    players = options.players
-    out = match_pb2.Record(
-        record_id=record["record_id"],
-        match_id=record["match_id"],
-        room_id=record["room_id"],
-        game_number=record["game_number"],
-        settings=settings_pb(record["config"]),
-        rules=options_to_proto(options),
-        seats=seat_infos_pb(record["seats"]),
-        result=game_result_pb(record["result"]),
-        start_time=timestamp(record["start_time"]),
-        finish_time=timestamp(record["finish_time"]),
-    )
-    decks = record["decks"]
-    at = 0
-    deal_infos = {d["deal"]: d for d in record["deals"]}
-    deal_numbers = sorted({a["deal"] for a in record["actions"]} | set(deal_infos))
-    for deal in deal_numbers:
-        info = deal_infos.get(deal)
-        n_decks = info["decks"] if info else len(decks) - at
-        dr = match_pb2.DealRecord(deal_number=deal, dealer=info["dealer"] if info else 0)
-        for deck in decks[at : at + n_decks]:
-            dr.decks.append(match_settings_pb2.DeckOrder(cards=[CARD_MESSAGES[c] for c in deck]))
-        at += n_decks
-        for a in record["actions"]:
-            if a["deal"] == deal:
-                dr.actions.append(
-                    match_pb2.ActionRecord(
-                        decision_id=a["decision_id"],
-                        seat=a["seat"],
-                        action=wire.action_to_proto(a["code"]),
-                        notation=wire.notation(a["code"]),
-                        elapsed_ms=a["elapsed_ms"],
-                        by_timeout=a["by_timeout"],
-                        rejected_attempts=a["rejected_attempts"],
-                        auto_played=a.get("auto_played", False),
-                    )
-                )
-        if info:
-            dr.result.CopyFrom(
-                deal_result_pb(
-                    record["game_number"],
-                    deal,
-                    info["score"],
-                    info["totals"],
-                    players,
-                    info.get("counts"),
-                )
-            )
-        out.deals.append(dr)
-    out.events.extend([event_pb(m, players) for m in record_events(record)])
-    return out
-
-
-def room_pb(summary: RoomSummary) -> match_pb2.Room:
-    return match_pb2.Room(
-        room_id=summary["room_id"],
-        display_name=summary["display_name"],
-        settings=settings_pb(summary["config"]),
-        seats=seat_infos_pb(summary["seats"]),
-        current_match_id=summary["current_match_id"],
-        history=[game_summary_pb(r) for r in summary["history"]],
-        create_time=timestamp(summary["create_time"]),
-    )

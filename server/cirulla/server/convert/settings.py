@@ -1,0 +1,138 @@
+"""protobuf <-> server domain, match settings and submitted actions: what a client asks
+for, validated into a ``MatchConfig`` (every refusal names its field), and back.
+
+One of three conversion modules (``convert.settings``, ``convert.live``,
+``convert.records``): the session never builds a protobuf message and the servicer never
+looks inside a rules object. Names: ``X_pb`` builds a protobuf message, ``X_from_pb``
+reads one. Plain values (cards, actions, rule options) go through ``cirulla.wire``, the
+implementation the bots decode with.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from cirulla import wire
+from cirulla.rules import DeckError, parse_deck
+from cirulla.rules.match import check_best_of
+from cirulla.server.clock import TimeControl
+from cirulla.server.documents import (
+    PublicConfig,
+)
+from cirulla.server.errors import InvalidArgument
+from cirulla.server.match_config import MatchConfig, public_config
+from cirulla.v1 import (
+    game_pb2,
+    match_settings_pb2,
+    play_pb2,
+    rules_pb2,
+)
+
+_POLICY = {0: "play_default_action", 1: "forfeit_game", 2: "play_default_action"}
+POLICY_PB: dict[str, match_settings_pb2.TimeoutPolicy] = {
+    "forfeit_game": match_settings_pb2.TIMEOUT_POLICY_FORFEIT_GAME,
+    "play_default_action": match_settings_pb2.TIMEOUT_POLICY_PLAY_DEFAULT_ACTION,
+}
+
+
+def time_control_from_pb(tc: match_settings_pb2.TimeControl) -> TimeControl:
+    """The server's TimeControl; an increment without a bank has nothing to add to."""
+    if tc.increment_ms and not tc.game_bank_ms:
+        raise InvalidArgument(
+            "MatchSettings.time_control.increment_ms: an increment is added to the game "
+            "bank, so it needs game_bank_ms > 0"
+        )
+    return TimeControl(tc.move_limit_ms, tc.game_bank_ms, tc.increment_ms, tc.margin_ms)
+
+
+def config_from_pb(settings: match_settings_pb2.MatchSettings) -> MatchConfig:
+    """Validate and resolve requested settings; raises WireError/DeckError/InvalidArgument."""
+    preset, overrides, options = wire.rules_from_proto(settings.rules, "MatchSettings.rules")
+    decks = None
+    seed = None
+    source = settings.WhichOneof("deck_source")
+    if source == "seed":
+        seed = settings.seed
+    elif source == "deck_orders":
+        field = "MatchSettings.deck_orders.decks"
+        decks = [
+            wire.cards_from_proto(deck.cards, f"{field}[{i}].cards")
+            for i, deck in enumerate(settings.deck_orders.decks)
+        ]
+        if not decks:
+            raise InvalidArgument(f"{field}: deck_orders is set but lists no deck")
+        for i, deck_cards in enumerate(decks):
+            try:
+                parse_deck(deck_cards)
+            except DeckError as exc:
+                raise InvalidArgument(f"{field}[{i}]: {exc}") from None
+    first_dealer = settings.first_dealer if settings.HasField("first_dealer") else None
+    if first_dealer is not None and first_dealer >= options.players:
+        raise InvalidArgument(
+            f"MatchSettings.first_dealer: {first_dealer} is not a seat 0..{options.players - 1}"
+        )
+    check_best_of(settings.best_of or 1)
+    policy = _POLICY.get(settings.timeout_policy)
+    if policy is None:
+        raise InvalidArgument(f"MatchSettings.timeout_policy: {settings.timeout_policy} is unknown")
+    return MatchConfig(
+        options=options,
+        preset=preset,
+        overrides=overrides,
+        best_of=settings.best_of or 1,
+        time=time_control_from_pb(settings.time_control),
+        timeout_policy=policy,
+        seed=seed,
+        decks=decks,
+        first_dealer=first_dealer,
+        disconnect_grace_ms=settings.disconnect_grace_ms,
+    )
+
+
+def settings_pb(config: PublicConfig | MatchConfig) -> match_settings_pb2.MatchSettings:
+    """Public settings (deck source always cleared) from a MatchConfig or its public dict."""
+    if isinstance(config, MatchConfig):
+        config = public_config(config)
+    out = match_settings_pb2.MatchSettings(
+        rules=wire.rules_to_proto(config["preset"], config["overrides"]),
+        effective_rules=rules_pb2.RuleOptions(**config["options"]),
+        best_of=config["best_of"],
+        time_control=match_settings_pb2.TimeControl(
+            move_limit_ms=config["move_limit_ms"],
+            game_bank_ms=config["game_bank_ms"],
+            # Records saved before the increment and margin existed have neither.
+            increment_ms=config.get("increment_ms", 0),
+            margin_ms=config.get("margin_ms", 0),
+        ),
+        timeout_policy=POLICY_PB[config["timeout_policy"]],
+        disconnect_grace_ms=config["disconnect_grace_ms"],
+    )
+    first_dealer = config.get("first_dealer")
+    if first_dealer is not None:
+        out.first_dealer = first_dealer
+    return out
+
+
+# ---------------------------------------------------------------------- actions
+
+
+@functools.lru_cache(maxsize=8192)
+def legal_parts(code: int) -> tuple[game_pb2.Action, str]:
+    """Wire action and notation of a code (shared; every decision lists a few codes)."""
+    return wire.action_to_proto(code), wire.notation(code)
+
+
+def choice_from_pb(submit: play_pb2.SubmitAction) -> Any:
+    """int index, Action, or the decoding error (the session reports it as INVALID)."""
+    kind = submit.WhichOneof("choice")
+    try:
+        if kind == "legal_action_index":
+            return submit.legal_action_index
+        if kind == "action":
+            return wire.action_from_proto(submit.action, "SubmitAction.action")
+        if kind == "notation":
+            return wire.parse_notation(submit.notation, "SubmitAction.notation")
+    except ValueError as exc:
+        return exc
+    return None
