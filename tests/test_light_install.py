@@ -49,6 +49,7 @@ REFUSED = (
     "onnxruntime",
     "grpc_health",
     "grpc_reflection",
+    "prometheus_client",
 )
 #: The same libraries as distributions: none may be a requirement outside an extra.
 HEAVY_DISTRIBUTIONS = {
@@ -67,6 +68,7 @@ HEAVY_DISTRIBUTIONS = {
     "onnxruntime",
     "grpcio-health-checking",
     "grpcio-reflection",
+    "prometheus-client",
 }
 
 SITECUSTOMIZE = f"""

@@ -18,9 +18,18 @@ from collections.abc import Iterable
 #: What each extra adds, as the import names of its libraries (an extra that includes
 #: another lists only its own: ``INCLUDES`` gives the rest).
 MODULES: dict[str, tuple[str, ...]] = {
-    # the match server with health and reflection, and its web view (--http; with
-    # --ladder-db the view reads the ladder's database: SQLAlchemy and its migrations)
-    "server": ("grpc_health", "grpc_reflection", "sqlalchemy", "alembic", "starlette", "uvicorn"),
+    # the match server with health and reflection, its web view (--http), its Prometheus
+    # metrics (--metrics; the ladder's too) and SQLAlchemy with its migrations (the
+    # ladder's database)
+    "server": (
+        "grpc_health",
+        "grpc_reflection",
+        "sqlalchemy",
+        "alembic",
+        "starlette",
+        "uvicorn",
+        "prometheus_client",
+    ),
     # the tournament runner starts a local server and rates the bots (openskill)
     "tournament": ("openskill",),
     # the ladder: the runner's parts and PostgreSQL

@@ -156,30 +156,44 @@ async def serve(
     port_file: str | Path | None = None,
     http: str | None = None,
     ladder_db: str | None = None,
+    metrics: str | None = None,
     parent_pid: int | None = None,
     **kwargs: object,
 ) -> int:
     """Run until SIGINT/SIGTERM (or until ``parent_pid`` exits); returns the bound port.
 
     With ``http`` (HOST:PORT) the web view (``cirulla.server.web``) is served too, on the
-    same event loop, as a client of this server's own gRPC port.
+    same event loop, as a client of this server's own gRPC port (and with ``ladder``, a
+    ladder's address, of its LadderService). With ``metrics`` (HOST:PORT) Prometheus
+    metrics are served at ``/metrics`` there (``cirulla.server.metrics``).
     """
     if http and kwargs.get("tls_cert"):
         raise ValueError(
             "--http with --tls-cert is not supported: serve the web view from a plaintext server"
         )
+    if metrics:
+        from cirulla.server.metrics import parse_address
+
+        parse_address(metrics)  # a bad address fails before anything starts
     running = await start_server(listen, db, **kwargs)  # type: ignore[arg-type]
     web = None
-    if http:
-        from cirulla.server.web.app import start_web
+    exporter = None
+    try:
+        if http:
+            from cirulla.server.web.app import start_web
 
-        host = listen.rpartition(":")[0].strip("[]")
-        local = "127.0.0.1" if host in ("", "0.0.0.0", "::") else host
-        try:
+            host = listen.rpartition(":")[0].strip("[]")
+            local = "127.0.0.1" if host in ("", "0.0.0.0", "::") else host
             web = await start_web(http, f"{local}:{running.port}", ladder_db)
-        except BaseException:
-            await running.stop()
-            raise
+        if metrics:
+            from cirulla.server.metrics import start_metrics
+
+            exporter = start_metrics(metrics)
+    except BaseException:
+        if web is not None:
+            await web.stop()
+        await running.stop()
+        raise
     if port_file:
         tmp = Path(str(port_file) + ".tmp")
         tmp.write_text(f"{running.port}\n")
@@ -199,5 +213,7 @@ async def serve(
         log.info("server_stopping port=%d", running.port)
         if web is not None:
             await web.stop()
+        if exporter is not None:
+            exporter.stop()
         await running.stop()
     return running.port

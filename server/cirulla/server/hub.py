@@ -20,6 +20,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from cirulla.server import metrics
 from cirulla.server.connection import Connection
 from cirulla.server.dealgroups import DealGroups, check_group
 from cirulla.server.documents import (
@@ -368,6 +369,7 @@ class Hub:
         except sqlite3.IntegrityError:
             log.error("record_conflict record=%s: already stored, kept", record["record_id"])
             return None
+        metrics.RECORDS_WRITTEN.inc()
         return record_summary(record)
 
     def _recorded(self, summary: RecordSummary | None, room: Room | None) -> None:

@@ -33,6 +33,7 @@ from cirulla.rules.errors import DeckError
 from cirulla.rules.events import Event, GameOver
 from cirulla.rules.game import DeckSource
 from cirulla.rules.match import match_winner
+from cirulla.server import metrics
 from cirulla.server.connection import Connection
 from cirulla.server.decisions import Decision, Turns, chosen_code
 from cirulla.server.delivery import Delivery
@@ -291,6 +292,7 @@ class MatchSession:
 
     def _start(self) -> None:
         self.status = "in_progress"
+        metrics.match_started()
         log.info("match_started match=%s players=%d", self.match_id, self.options.players)
         self._new_game()
 
@@ -353,6 +355,7 @@ class MatchSession:
             return
         seat = decision.seat
         self.seats[seat].timeouts += 1
+        metrics.TIMEOUTS.inc()
         policy = self.config.timeout_policy
         log.info("timeout match=%s seat=%d policy=%s", self.match_id, seat, policy)
         self._publish([TimedOut(seat, policy)])
@@ -360,6 +363,7 @@ class MatchSession:
             self.turns.clocks[seat].stop()
             self.turns.decision = None
             self.seats[seat].forfeits += 1
+            metrics.FORFEITS.inc()
             self._finish_game(run, "forfeit", self._forfeit_winner(run, seat), forfeit_seat=seat)
         else:
             self._play(run, decision, decision.codes[0], by_timeout=True)
@@ -390,6 +394,7 @@ class MatchSession:
         )
         run.result = ended
         self.results.append(ended)
+        metrics.GAMES_FINISHED.labels(reason).inc()
         self._publish([ended])
         log.info(
             "game_over match=%s game=%d winner_side=%d totals=%s reason=%s",
@@ -416,6 +421,7 @@ class MatchSession:
 
     def _finish_match(self) -> None:
         self.status = "finished"
+        metrics.match_finished()
         log.info(
             "match_over match=%s winner_side=%s games_won=%s",
             self.match_id,
@@ -443,6 +449,7 @@ class MatchSession:
         ended = self.status in ("waiting", "in_progress") and reason != "server_shutdown"
         if ended:
             self.turns.drop(stop_clock=True)
+            metrics.match_aborted(was_running=self.status == "in_progress")
             self.status = "aborted"
             self.abort_reason = message
             log.info("match_aborted match=%s reason=%r", self.match_id, message)
@@ -478,6 +485,7 @@ class MatchSession:
             # An index outside the list is a rejected action like any other: counted.
             if reason in ("illegal", "index_out_of_range") and seat is not None:
                 self.seats[seat].illegal += 1
+                metrics.ILLEGAL_ACTIONS.inc()
                 if decision is not None:
                     decision.rejected += 1
             open_id = decision.id if decision is not None else None
@@ -513,6 +521,7 @@ class MatchSession:
             self._out_of_decks(exc)
             return
         elapsed = self.turns.close(decision, answered=not by_timeout)
+        metrics.decision(elapsed, answered=not by_timeout and not auto)
         index = decision.codes.index(code)
         text = str(Action.from_int(code))
         run.actions.append(

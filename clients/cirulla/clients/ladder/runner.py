@@ -26,6 +26,7 @@ from typing import Any
 
 import grpc
 
+from cirulla.clients.ladder import metrics
 from cirulla.clients.ladder.defaults import LEASE_SECONDS
 from cirulla.clients.ladder.store import (
     ClaimedMatch,
@@ -187,6 +188,10 @@ class LadderBotPool(BotPool):
                     return served
             self.discard(served, 0.0)  # it played the other twin: a fresh process
 
+    def _spawn(self, bot: str, argv: list[str], number: int) -> ServedBot:
+        metrics.bot_started(number)  # number > 1: this bot had a process here before
+        return super()._spawn(bot, argv, number)
+
 
 #: Seconds a kept-alive bot may stay idle before its worker stops it.
 BOT_IDLE_SECONDS = 120.0
@@ -286,6 +291,7 @@ class MatchRunner:
         remote = frozenset(s.seat for s in match.seats if s.connect_in)
         outcome = outcome_of(result, self.out, remote)
         if self.store.finish(match.id, outcome):
+            metrics.match_played(match.queue, (s.outcome for s in outcome.seats))
             log.info(
                 "ladder_match_finished match=%s server_match=%s winner=%s totals=%s",
                 match.id,

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cirulla.clients.ladder import metrics as ladder_metrics
 from cirulla.clients.ladder.db import database_url, display_url, open_database
 from cirulla.clients.ladder.defaults import DEFAULT_DATA, DEFAULT_DB, DEFAULT_LISTEN, STATE_FILE
 from cirulla.clients.ladder.leases import reaper_loop
@@ -97,6 +98,11 @@ class ServeOptions:
     #: the CA this process checks other ladder processes' TLS match servers against
     #: (redelivery asks the one hosting a seat); default $CIRULLA_TLS_CA
     tls_ca: Path | None = None
+    #: the web view (``cirulla.server.web``) on HOST:PORT, a client of this process's
+    #: MatchService and LadderService; its bound address goes to the state file
+    http: str | None = None
+    #: Prometheus metrics at http://HOST:PORT/metrics (match server's and ladder's)
+    metrics: str | None = None
 
 
 def read_token(path: Path) -> str:
@@ -358,11 +364,39 @@ def client_ca(options: ServeOptions) -> Path | None:
     return Path(given) if given else None
 
 
+async def start_views(options: ServeOptions, store: LadderStore, dial: str) -> tuple[Any, Any]:
+    """``--http`` (the web view, reading this process's own ports) and ``--metrics``."""
+    web = exporter = None
+    if options.http:
+        from cirulla.server.web.app import start_web
+
+        web = await start_web(options.http, dial, ladder=dial)
+    if options.metrics:
+        from cirulla.server.metrics import start_metrics
+
+        ladder_metrics.watch(store, options.lease_seconds)
+        try:
+            exporter = start_metrics(options.metrics)
+        except OSError:
+            if web is not None:
+                await web.stop()
+            raise
+    return web, exporter
+
+
 async def serve(options: ServeOptions) -> int:
     """Run the ladder until SIGINT/SIGTERM."""
     from cirulla.server.app import start_server
 
     database_url(options.db)  # a bad --db fails before anything starts
+    if options.metrics:
+        from cirulla.server.metrics import parse_address
+
+        parse_address(options.metrics)
+    if options.http:
+        from cirulla.server.metrics import parse_address
+
+        parse_address(options.http, "--http")
     if bool(options.tls_cert) != bool(options.tls_key):
         raise ValueError("TLS needs both --tls-cert and --tls-key")
     check_sandbox(options)
@@ -428,6 +462,7 @@ async def serve(options: ServeOptions) -> int:
         ladder = Ladder(store, options, address, match_admin, dial=dial, confinement=confinement)
         service.served_by = ladder.worker_id
         ladder.start()
+        web, exporter = await start_views(options, store, dial)
         if options.role == "serve":
             state: dict[str, Any] = {
                 "address": address,
@@ -436,6 +471,10 @@ async def serve(options: ServeOptions) -> int:
                 "pid": os.getpid(),
                 "admin_token_file": str(token_file.resolve()),
             }
+            if web is not None:
+                state["http"] = local_address(options.http or "", web.port)
+            if exporter is not None:
+                state["metrics"] = local_address(options.metrics or "", exporter.port)
             if options.tls_cert:
                 # the operator's commands here speak TLS, checked against this file
                 # unless they are given another CA (--tls-ca, $CIRULLA_TLS_CA)
@@ -459,6 +498,11 @@ async def serve(options: ServeOptions) -> int:
         finally:
             log.info("ladder_stopping")
             service.stopping.set()  # connect-in bots are told goodbye
+            if web is not None:
+                await web.stop()
+            if exporter is not None:
+                exporter.stop()
+                ladder_metrics.unwatch(store)
             await asyncio.to_thread(ladder.shutdown)
             await running.stop()
             engine.dispose()

@@ -101,6 +101,8 @@ def run_worker(args: argparse.Namespace) -> int:
             tls_cert=args.tls_cert,
             tls_key=args.tls_key,
             tls_ca=args.tls_ca,
+            http=args.http,
+            metrics=args.metrics,
         )
         asyncio.run(serve(options))
     except (OSError, ValueError) as exc:

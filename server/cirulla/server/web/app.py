@@ -198,7 +198,9 @@ def parse_listen(listen: str) -> tuple[str, int]:
     return host.strip("[]"), int(port)
 
 
-async def start_web(listen: str, grpc_target: str, ladder_db: str | None = None) -> WebServer:
+async def start_web(
+    listen: str, grpc_target: str, ladder_db: str | None = None, *, ladder: str | None = None
+) -> WebServer:
     """Serve the web view on ``listen`` (port 0 picks one) in the running event loop."""
     host, port = parse_listen(listen)
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
