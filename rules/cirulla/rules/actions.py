@@ -122,7 +122,24 @@ def decode(code: int) -> tuple[int, int, int]:
 
 @dataclass(frozen=True, slots=True)
 class Action:
-    """A complete turn. ``capture`` is a card mask (0 = the card stays on the table)."""
+    """A complete turn. ``capture`` is a card mask (0 = the card stays on the table).
+
+    The text form is the protocol's notation: the card, ``:`` and what it takes, after
+    any declaration.
+
+    >>> from cirulla.rules import Action, card_name, parse_card
+    >>> take = Action.parse("7D:JC")
+    >>> take.card == parse_card("7D"), [card_name(c) for c in take.captured]
+    (True, ['JC'])
+    >>> Action.from_int(take.to_int()) == take
+    True
+    >>> str(Action.parse("low:7h=1 7H:4C+KS"))  # declare a low hand, the wild 7 as an ace
+    'low:7H=1 7H:4C+KS'
+    >>> Action.parse("7D:XX")
+    Traceback (most recent call last):
+    ...
+    cirulla.rules.errors.InvalidActionError: cannot parse action '7D:XX': unknown card code ...
+    """
 
     card: int
     capture: int = 0

@@ -123,5 +123,26 @@ def _subset_shape(values: tuple[int, ...], pairing_precedence: bool) -> Shape:
 def legal_captures(
     table: int, played_value: int, wild_value: int = 0, pairing_precedence: bool = False
 ) -> tuple[int, ...]:
-    """Capture masks for one played value; ``()`` when the card cannot capture."""
+    """Capture masks for one played value; ``()`` when the card cannot capture.
+
+    A card takes a card of its value, cards summing to its value, or cards summing with
+    it to 15 (with AH 4C 5D 7S on the table, a king (10) takes AH 4C or 5D for 15, or all
+    three for a sum of 10):
+
+    >>> from cirulla.rules import format_cards, legal_captures, parse_mask
+    >>> table = parse_mask("AH 4C 5D 7S")
+    >>> [format_cards(m) for m in legal_captures(table, 10)]
+    ['AH 4C', '5D', 'AH 4C 5D']
+    >>> legal_captures(parse_mask("2S 3S"), 6)
+    ()
+
+    With ``pairing_precedence`` (a variant), a card that can pair must take its pair:
+
+    >>> table = parse_mask("5C 5D 2S 3S")
+    >>> "2S 3S" in [format_cards(m) for m in legal_captures(table, 5)]
+    True
+    >>> paired = legal_captures(table, 5, pairing_precedence=True)
+    >>> "2S 3S" in [format_cards(m) for m in paired]
+    False
+    """
     return captures_by_value(table, wild_value, pairing_precedence)[played_value]

@@ -56,7 +56,16 @@ PRIMIERA_POINTS: tuple[int, ...] = tuple(
 
 
 def parse_card(text: str) -> int:
-    """``"7d"`` -> 25-ish int; case-insensitive, surrounding blanks ignored."""
+    """A card from its code, case-insensitive, surrounding blanks ignored.
+
+    >>> from cirulla.rules import card_name, card_value, parse_card
+    >>> parse_card("7h"), card_name(25), card_value(parse_card("KS"))
+    (25, '7H', 10)
+    >>> parse_card("8D")
+    Traceback (most recent call last):
+    ...
+    cirulla.rules.errors.CardError: unknown card code '8D': expected rank A/2/3/4/5/6/7/J/Q/K ...
+    """
     card = _BY_NAME.get(text.strip().upper()) if isinstance(text, str) else None
     if card is None:
         raise CardError(
@@ -127,7 +136,15 @@ def parse_mask(text: str | Iterable[str]) -> int:
 
 
 class CardSet:
-    """A read-only, set-like view of a card mask for humans and tests (the core uses ints)."""
+    """A read-only, set-like view of a card mask for humans and tests (the core uses ints).
+
+    >>> from cirulla.rules import CardSet, parse_card, parse_mask
+    >>> hand = CardSet.parse("KS 7H ad")
+    >>> hand, len(hand), parse_card("7H") in hand
+    (CardSet.parse('AD 7H KS'), 3, True)
+    >>> str(hand), hand.mask == parse_mask("AD 7H KS")
+    ('AD 7H KS', True)
+    """
 
     __slots__ = ("mask",)
 

@@ -170,6 +170,31 @@ class Game:
 
     ``deal_only`` stops after the current deal instead of dealing the next (tree search
     evaluates deals). Seats are 0..N-1; sides are seats, or seat % 2 with four players.
+
+    The same seed deals the same game, on either core:
+
+    >>> from cirulla.rules import Game, Options, format_cards
+    >>> game = Game(Options.preset("standard", players=2), seed=7)
+    >>> game
+    <Game deal=1 dealer=1 turn=0 table=[AH 2H 3H JC] hands=[6C 7D QH | 6S 7S KS] stock=30 ...>
+    >>> [str(action) for action in game.legal_actions()]
+    ['6C:AH+2H+3H', '6C:AH+JC', '7D:JC', 'QH:AH+2H+3H', 'QH:AH+JC']
+
+    An illegal action names the rule it breaks and changes nothing:
+
+    >>> game.apply("7D")
+    Traceback (most recent call last):
+    ...
+    cirulla.rules.errors.IllegalActionError: 7D can capture, and a card that can capture must ...
+    >>> [event] = game.apply("7D:JC")
+    >>> event.seat, event.value, format_cards(event.captured), event.scopa
+    (0, 7, 'JC', False)
+
+    A seat's view holds only what that seat may know: its own hand, the others' sizes.
+
+    >>> view = game.view(1)
+    >>> format_cards(view.hand), view.hand_sizes, format_cards(view.table), view.to_move
+    ('6S 7S KS', (2, 3), 'AH 2H 3H', 1)
     """
 
     __slots__ = _SLOTS

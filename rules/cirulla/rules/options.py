@@ -106,6 +106,14 @@ class Options:
 def parse_overrides(assignments: Iterable[str]) -> dict[str, Any]:
     """``name=value`` strings as typed on a command line, as typed option overrides.
 
+    >>> from cirulla.rules import parse_overrides
+    >>> parse_overrides(["target=31", "must_capture=false"])
+    {'target': 31, 'must_capture': False}
+    >>> parse_overrides(["target=abc"])
+    Traceback (most recent call last):
+    ...
+    cirulla.rules.errors.OptionError: option target takes an integer, not 'abc'
+
     Pass the result to ``Options.preset(name, **overrides)`` so that the preset's own
     checks (fantacarte is for 2 players) apply to the overridden options too.
     """
