@@ -127,7 +127,8 @@ def register(commands: argparse._SubParsersAction, bench: argparse._SubParsersAc
         "'connect' for a bot that connects in with `cirulla bot KIND --ladder`). The same "
         "NAME with a new SPEC or queues is a new version: its history stays, its rating "
         "starts from the old mean with a wide uncertainty, and it plays validation games "
-        "first.",
+        "first. Relative paths in SPEC are made absolute here, in this folder (a missing "
+        "one is refused): the ladder starts the bot in its workers' folders.",
     )
     a.add_argument("name")
     a.add_argument("spec")
@@ -484,11 +485,17 @@ def run_serve(args: argparse.Namespace) -> int:
 
 @run_command
 def run_add(args: argparse.Namespace) -> int:
+    from cirulla.clients.ladder.spec_paths import SpecPathError, resolve_spec_paths
     from cirulla.v1 import ladder_pb2
 
+    try:
+        # resolved here, where the operator typed it: the bot runs in a worker's folder
+        spec = resolve_spec_paths(args.spec)
+    except SpecPathError as exc:
+        raise CommandError(str(exc)) from None
     request = ladder_pb2.AddBotRequest(
         bot_name=args.name,
-        spec=args.spec,
+        spec=spec,
         queues=[queue_pb(q) for q in (args.queue or ["2p"])],
         max_concurrency=args.max_concurrency,
     )
@@ -570,6 +577,9 @@ def run_history(args: argparse.Namespace) -> int:
     say(console, f"{bot.name} version {bot.version}: {bot.spec} — {state_text(bot)}")
     if bot.last_failure:
         say(console, f"last failure: {bot.last_failure}")
+    if bot.last_log and bot.state == ladder_pb2.BOT_STATE_DEACTIVATED:
+        say(console, "last log (the bot's own output in that match):")
+        say(console, bot.last_log[-1500:])
     for v in response.versions:
         say(console, f"  v{v.version} {when(v.create_time)}  {v.spec}")
     for r in response.ratings:

@@ -260,7 +260,9 @@ class LadderService(ladder_pb2_grpc.LadderServiceServicer):
             version.spec = v["spec"]
             del version.queues[:]
             version.queues.extend(QUEUE_TO_PB[q] for q in v["queues"])
-            version.create_time.CopyFrom(timestamp(v["created_at"]))
+            created = timestamp(v["created_at"])
+            if created is not None:
+                version.create_time.CopyFrom(created)
             versions.append(version)
         return ladder_pb2.GetBotHistoryResponse(
             bot=bot,
