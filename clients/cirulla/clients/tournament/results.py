@@ -283,7 +283,7 @@ def bots_table(st: Standings, title: str = "Standings") -> Table:
     return table
 
 
-def pairs_table(st: Standings) -> Table:
+def pairs_table(st: Standings, sprt: Sprt | None = None) -> Table:
     table = Table(title="Head to head (first bot's view)")
     table.add_column("pairing")
     table.add_column("W-L-D", justify="right")
@@ -295,7 +295,7 @@ def pairs_table(st: Standings) -> Table:
     table.add_column("pts/deal", justify="right")
     show_sprt = any(h.sprt_llr is not None for h in st.head_to_head)
     if show_sprt:
-        table.add_column("SPRT LLR", justify="right")
+        table.add_column("SPRT (bounds) [elo0, elo1]", justify="right")
         table.add_column("SPRT", justify="right")
     for h in st.head_to_head:
         est = elo_interval(h.wdl)
@@ -310,7 +310,10 @@ def pairs_table(st: Standings) -> Table:
             f"{h.points[0] / h.deals:.2f} : {h.points[1] / h.deals:.2f}" if h.deals else "-",
         ]
         if show_sprt:
-            row += [f"{h.sprt_llr:.2f}", h.sprt_decision or "running"]
+            llr = h.sprt_llr or 0.0
+            shown = sprt.describe(llr) if sprt is not None else f"LLR {llr:.2f}"
+            decided = {"H1": "H1 accepted", "H0": "H0 accepted"}
+            row += [shown, decided.get(h.sprt_decision or "", "running")]
         table.add_row(*row)
     return table
 

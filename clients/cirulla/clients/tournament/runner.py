@@ -347,7 +347,7 @@ class Tournament:
         console = console or self.console
         console.print(bots_table(st))
         if st.head_to_head:
-            console.print(pairs_table(st))
+            console.print(pairs_table(st, self.sprt))
 
     def _check_start_failures(self, result: GameResult, console: Console | None = None) -> None:
         """Stop the tournament once a bot has not joined START_FAILURES games in a row;

@@ -23,6 +23,12 @@ from statistics import NormalDist
 #: fishtest's tiny regularization (1e-3) would stop a match after one game; half a win
 #: and half a loss is a weak prior that keeps the early LLR finite and modest.
 SPRT_PRIOR = 0.5
+#: The same prior keeps an interval honest when every outcome so far is the same (five
+#: pairs all split 1-1, or three games all won): the observed variance is then 0, and
+#: fastchess's normal interval would be +0 ±0 from five samples. Like fishtest's
+#: ``regularize`` ("if necessary mix in a small prior ... to avoid the variance being
+#: zero"), the variance is then taken from the counts with ``SPRT_PRIOR`` pseudo-outcomes
+#: added at both extremes; any other counts get the plain formula, as fastchess computes it.
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,13 +156,27 @@ def elo_interval(wdl: Wdl, confidence: float = 0.95) -> EloEstimate:
     The interval is computed on the score and mapped through the Elo curve, so it is
     asymmetric in Elo (as in cutechess's ``elo ± margin`` report, which halves its width).
     """
-    return _interval(wdl.games, wdl.score, score_variance(wdl), confidence)
+    weights = (wdl.losses, wdl.draws, wdl.wins)
+    return _interval(wdl.games, wdl.score, _regular_variance(weights, (0.0, 0.5, 1.0)), confidence)
 
 
 def penta_interval(penta: Penta, confidence: float = 0.95) -> EloEstimate:
     """Elo difference with its interval from pairs (fastchess's pentanomial report): the
     same mapping as ``elo_interval``, with the variance of the pairs' mean scores."""
-    return _interval(penta.pairs, penta.score, _variance(penta.counts, PAIR_SCORES), confidence)
+    variance = _regular_variance(penta.counts, PAIR_SCORES)
+    return _interval(penta.pairs, penta.score, variance, confidence)
+
+
+def _regular_variance(counts: tuple[int, ...], values: tuple[float, ...]) -> float:
+    """The outcomes' variance; when it is 0 (every outcome alike), that of the counts
+    with ``SPRT_PRIOR`` added to the lowest and the highest outcome."""
+    variance = _variance(counts, values)
+    if variance > 0.0 or not sum(counts):
+        return variance
+    weights = [float(c) for c in counts]
+    weights[0] += SPRT_PRIOR
+    weights[-1] += SPRT_PRIOR
+    return _variance(weights, values)
 
 
 def _interval(n: int, s: float, variance: float, confidence: float) -> EloEstimate:
@@ -249,6 +269,11 @@ class Sprt:
         """``"H1"`` (elo >= elo1 accepted), ``"H0"`` (elo <= elo0 accepted) or None (go on)."""
         llr = self.llr_penta(wdl) if isinstance(wdl, Penta) else self.llr(wdl)
         return self.verdict(llr)
+
+    def describe(self, llr: float) -> str:
+        """The LLR with its bounds and hypotheses, as fastchess prints it:
+        ``LLR 3.92 (-2.94, 2.94) [0, 50]``."""
+        return f"LLR {llr:.2f} ({self.lower:.2f}, {self.upper:.2f}) [{self.elo0:g}, {self.elo1:g}]"
 
     def verdict(self, llr: float) -> str | None:
         """The decision an LLR reaches (see ``decide``)."""
