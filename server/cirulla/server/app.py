@@ -100,7 +100,9 @@ async def start_server(
         creds = grpc.ssl_server_credentials(
             [(Path(tls_key).read_bytes(), Path(tls_cert).read_bytes())]
         )
-        add_port = functools.partial(server.add_secure_port, server_credentials=creds)
+        add_port: Callable[[str], int] = functools.partial(
+            server.add_secure_port, server_credentials=creds
+        )
     else:
         add_port = server.add_insecure_port
     try:

@@ -78,7 +78,8 @@ _PLAIN = {
 }
 
 
-def _plan(descriptor: Descriptor) -> _Plan | None:
+def _plan(descriptor: Descriptor | Any) -> _Plan | None:
+    # Any: upb's own Descriptor class, which the stubs do not unify with descriptor.Descriptor
     name = descriptor.full_name
     if name in _PLANS:
         return _PLANS[name]
@@ -87,10 +88,16 @@ def _plan(descriptor: Descriptor) -> _Plan | None:
         fields = []
         for field in descriptor.fields:
             kind = _PLAIN.get(field.type)
-            if kind is None or (kind == "message" and field.message_type.GetOptions().map_entry):
+            nested = field.message_type
+            if kind is None or (
+                kind == "message" and (nested is None or nested.GetOptions().map_entry)
+            ):
                 break
+            enum_type = field.enum_type
             enum_names = (
-                {v.number: v.name for v in field.enum_type.values} if kind == "enum" else {}
+                {v.number: v.name for v in enum_type.values}
+                if kind == "enum" and enum_type is not None
+                else {}
             )
             repeated = field.is_repeated
             fields.append(

@@ -42,6 +42,10 @@ from cirulla.server.limits import (
 )
 from cirulla.server.messages import AcceptedMsg, CommandListMsg, EventMsg, GoodbyeMsg
 from cirulla.v1 import match_pb2, match_service_pb2, match_service_pb2_grpc
+from cirulla.v1 import match_service_pb2 as ms
+
+#: A servicer method's context, typed by its request and response (grpc's stubs).
+Context = grpc.aio.ServicerContext
 
 log = logging.getLogger("cirulla.server")
 T = TypeVar("T")
@@ -146,7 +150,11 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
         self.hub = hub
 
     @_guard
-    async def CreateMatch(self, request: Any, context: grpc.aio.ServicerContext) -> Any:
+    async def CreateMatch(
+        self,
+        request: ms.CreateMatchRequest,
+        context: Context[ms.CreateMatchRequest, ms.CreateMatchResponse],
+    ) -> ms.CreateMatchResponse:
         self.hub.check_create(_metadata(context), context.peer())
         config = config_from_pb(request.settings)
         session = self.hub.create_match(
@@ -160,7 +168,11 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
         )
 
     @_guard
-    async def CreateRoom(self, request: Any, context: grpc.aio.ServicerContext) -> Any:
+    async def CreateRoom(
+        self,
+        request: ms.CreateRoomRequest,
+        context: Context[ms.CreateRoomRequest, ms.CreateRoomResponse],
+    ) -> ms.CreateRoomResponse:
         self.hub.check_create(_metadata(context), context.peer())
         config = config_from_pb(request.settings)
         room = self.hub.create_room(request.display_name, config)
@@ -170,13 +182,19 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
         )
 
     @_guard
-    async def GetMatch(self, request: Any, context: grpc.aio.ServicerContext) -> Any:
+    async def GetMatch(
+        self, request: ms.GetMatchRequest, context: Context[ms.GetMatchRequest, ms.GetMatchResponse]
+    ) -> ms.GetMatchResponse:
         return match_service_pb2.GetMatchResponse(
             match=match_pb(self.hub.match_summary(request.match_id))
         )
 
     @_guard
-    async def ListMatches(self, request: Any, context: grpc.aio.ServicerContext) -> Any:
+    async def ListMatches(
+        self,
+        request: ms.ListMatchesRequest,
+        context: Context[ms.ListMatchesRequest, ms.ListMatchesResponse],
+    ) -> ms.ListMatchesResponse:
         status = {1: "waiting", 2: "in_progress", 3: "finished", 4: "aborted"}.get(
             request.status, ""
         )
@@ -190,14 +208,20 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
         )
 
     @_guard
-    async def GetRoom(self, request: Any, context: grpc.aio.ServicerContext) -> Any:
+    async def GetRoom(
+        self, request: ms.GetRoomRequest, context: Context[ms.GetRoomRequest, ms.GetRoomResponse]
+    ) -> ms.GetRoomResponse:
         await self.hub.records_written()  # the room's history lists written games
         return match_service_pb2.GetRoomResponse(
             room=room_pb(self.hub.room(request.room_id, "GetRoomRequest.room_id").summary())
         )
 
     @_guard
-    async def ListRooms(self, request: Any, context: grpc.aio.ServicerContext) -> Any:
+    async def ListRooms(
+        self,
+        request: ms.ListRoomsRequest,
+        context: Context[ms.ListRoomsRequest, ms.ListRoomsResponse],
+    ) -> ms.ListRoomsResponse:
         await self.hub.records_written()
         size = self.hub.limits.page_size(request.page_size)
         offset = page_offset(request.page_token, "ListRoomsRequest.page_token")
@@ -209,7 +233,11 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
         )
 
     @_guard
-    async def ListRecords(self, request: Any, context: grpc.aio.ServicerContext) -> Any:
+    async def ListRecords(
+        self,
+        request: ms.ListRecordsRequest,
+        context: Context[ms.ListRecordsRequest, ms.ListRecordsResponse],
+    ) -> ms.ListRecordsResponse:
         size = self.hub.limits.page_size(request.page_size)
         offset = page_offset(request.page_token, "ListRecordsRequest.page_token")
         check_text(request.match_id, "ListRecordsRequest.match_id", MAX_ID)
@@ -227,7 +255,11 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
         )
 
     @_guard
-    async def GetRecord(self, request: Any, context: grpc.aio.ServicerContext) -> Any:
+    async def GetRecord(
+        self,
+        request: ms.GetRecordRequest,
+        context: Context[ms.GetRecordRequest, ms.GetRecordResponse],
+    ) -> ms.GetRecordResponse:
         check_text(request.record_id, "GetRecordRequest.record_id", MAX_ID)
         match_id, _, game = request.record_id.rpartition("-g")
         session = self.hub.matches.get(match_id)
@@ -246,7 +278,11 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
         return match_service_pb2.GetRecordResponse(record=record_pb(record))
 
     @_guard
-    async def AbortMatch(self, request: Any, context: grpc.aio.ServicerContext) -> Any:
+    async def AbortMatch(
+        self,
+        request: ms.AbortMatchRequest,
+        context: Context[ms.AbortMatchRequest, ms.AbortMatchResponse],
+    ) -> ms.AbortMatchResponse:
         self.hub.check_abort(_metadata(context), request.match_id)
         summary = self.hub.abort_match(request.match_id, request.reason)
         return match_service_pb2.AbortMatchResponse(match=match_pb(summary))
@@ -275,8 +311,10 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
         return conn
 
     async def Play(
-        self, request_iterator: AsyncIterator[Any], context: grpc.aio.ServicerContext
-    ) -> AsyncIterator[Any]:
+        self,
+        request_iterator: AsyncIterator[ms.PlayRequest | Undecodable],
+        context: Context[ms.PlayRequest, bytes],
+    ) -> AsyncIterator[bytes]:
         requests = request_iterator.__aiter__()
         # Wait for hello without cancelling the read (a read cancelled inside gRPC may
         # end the call as CANCELLED instead of with the status below).
@@ -405,7 +443,11 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
         )
         conn.close("protocol_error", message)
 
-    async def Spectate(self, request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
+    async def Spectate(
+        self,
+        request: ms.SpectateRequest | Undecodable,
+        context: Context[ms.SpectateRequest, ms.SpectateResponse],
+    ) -> AsyncIterator[ms.SpectateResponse]:
         if isinstance(request, Undecodable):
             self.hub.stats["undecodable_frames"] += 1
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, request.message())

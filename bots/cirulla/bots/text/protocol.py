@@ -271,59 +271,59 @@ def event_text(event: events_pb2.Event) -> str | None:
     None for what has no text form (a PRIVATE hand: that is the ``hand`` command)."""
     kind = event.WhichOneof("body")
     if kind == "deal_started":
-        e = event.deal_started
+        d = event.deal_started
         return (
-            f"deal deal={e.deal_number} dealer={e.dealer} table={_cards(e.table, 'table')} "
-            f"sizes={ints_text(e.hand_sizes)} stock={e.stock_count}"
+            f"deal deal={d.deal_number} dealer={d.dealer} table={_cards(d.table, 'table')} "
+            f"sizes={ints_text(d.hand_sizes)} stock={d.stock_count}"
         )
     if kind == "redeal":
-        e = event.redeal
+        r = event.redeal
         return (
-            f"redeal deal={e.deal_number} dealer={e.dealer} table={_cards(e.table, 'table')} "
-            f"attempt={e.attempt}"
+            f"redeal deal={r.deal_number} dealer={r.dealer} table={_cards(r.table, 'table')} "
+            f"attempt={r.attempt}"
         )
     if kind == "dealer_bonus":
-        e = event.dealer_bonus
+        b = event.dealer_bonus
         return (
-            f"bonus seat={e.dealer} side={e.side} cards={_cards(e.cards, 'cards')} "
-            f"scope={e.scope} wild={_opt(e, 'wild_value')}"
+            f"bonus seat={b.dealer} side={b.side} cards={_cards(b.cards, 'cards')} "
+            f"scope={b.scope} wild={_opt(b, 'wild_value')}"
         )
     if kind == "declaration":
-        e = event.declaration
-        label = DeclarationKind(e.kind).label if e.kind in set(DeclarationKind) else str(e.kind)
+        k = event.declaration
+        label = DeclarationKind(k.kind).label if k.kind in set(DeclarationKind) else str(k.kind)
         return (
-            f"declare seat={e.seat} side={e.side} kind={label} "
-            f"cards={_cards(e.cards, 'cards')} wild={_opt(e, 'wild_value')} scope={e.scope}"
+            f"declare seat={k.seat} side={k.side} kind={label} "
+            f"cards={_cards(k.cards, 'cards')} wild={_opt(k, 'wild_value')} scope={k.scope}"
         )
     if kind == "card_played":
-        e = event.card_played
-        card = _cards([e.card], "card")
-        captured = _cards(e.captured, "captured")
+        p = event.card_played
+        card = _cards([p.card], "card")
+        captured = _cards(p.captured, "captured")
         play = card if captured == NONE else f"{card}:{captured.replace(',', '+')}"
         return (
-            f"play seat={e.seat} side={e.side} action={play} card={card} captured={captured} "
-            f"scopa={int(e.scopa)} ace_sweep={int(e.ace_sweep)} wild={_opt(e, 'wild_value')} "
-            f"timeout={int(e.by_timeout)}"
+            f"play seat={p.seat} side={p.side} action={play} card={card} captured={captured} "
+            f"scopa={int(p.scopa)} ace_sweep={int(p.ace_sweep)} wild={_opt(p, 'wild_value')} "
+            f"timeout={int(p.by_timeout)}"
         )
     if kind == "round_dealt":
-        e = event.round_dealt
-        return f"round round={e.round} sizes={ints_text(e.hand_sizes)} stock={e.stock_count}"
+        n = event.round_dealt
+        return f"round round={n.round} sizes={ints_text(n.hand_sizes)} stock={n.stock_count}"
     if kind == "last_take":
-        e = event.last_take
-        return f"lasttake side={_opt(e, 'side')} cards={_cards(e.cards, 'cards')}"
+        t = event.last_take
+        return f"lasttake side={_opt(t, 'side')} cards={_cards(t.cards, 'cards')}"
     if kind == "deal_scored":
-        e = event.deal_scored
-        points = ints_text(s.total for s in e.scores)
+        sc = event.deal_scored
+        points = ints_text(s.total for s in sc.scores)
         return (
-            f"scored deal={e.deal_number} points={points} totals={ints_text(e.totals)} "
-            f"cappotto={_opt(e, 'cappotto_side')}"
+            f"scored deal={sc.deal_number} points={points} totals={ints_text(sc.totals)} "
+            f"cappotto={_opt(sc, 'cappotto_side')}"
         )
     if kind == "game_over":
-        e = event.game_over
+        g = event.game_over
         return (
-            f"gameover game={e.game_number} winner={_opt(e, 'winner_side')} "
-            f"totals={ints_text(e.totals)} reason={_REASONS.get(e.reason, 'unknown')} "
-            f"games_won={ints_text(e.games_won)}"
+            f"gameover game={g.game_number} winner={_opt(g, 'winner_side')} "
+            f"totals={ints_text(g.totals)} reason={_REASONS.get(g.reason, 'unknown')} "
+            f"games_won={ints_text(g.games_won)}"
         )
     if kind == "timeout":
         return f"timeout seat={event.timeout.seat}"

@@ -186,11 +186,14 @@ class TableState:
                 f"(+{b.scope} scope)"
             )
         if kind == "declaration":
-            d = e.declaration
-            wild = f", 7H counted as {d.wild_value}" if d.HasField("wild_value") else ""
+            declared = e.declaration
+            wild = (
+                f", 7H counted as {declared.wild_value}" if declared.HasField("wild_value") else ""
+            )
             return (
-                f"{self.seat_name(d.seat)} declares {DECLARATIONS.get(d.kind, '?')} "
-                f"{cards(d.cards)}{wild}: +{d.scope} scope"
+                f"{self.seat_name(declared.seat)} declares "
+                f"{DECLARATIONS.get(declared.kind, '?')} {cards(declared.cards)}{wild}: "
+                f"+{declared.scope} scope"
             )
         if kind == "card_played":
             p = e.card_played
