@@ -184,6 +184,12 @@ def register(commands: argparse._SubParsersAction, bench: argparse._SubParsersAc
             c.add_argument("--reason", default="", help="shown in the standings")
         c.set_defaults(func=run_state, action=name)
 
+    for parser in (st, h, m, hh):
+        parser.add_argument(
+            "--db",
+            help="when no ladder answers, read this ladder database instead (default: the "
+            f"one ./{STATE_FILE} names, else {DEFAULT_DB} if it exists)",
+        )
     for parser in sub.choices.values():
         if parser.prog.endswith(" serve"):
             continue
@@ -314,12 +320,82 @@ def open_channel(args: argparse.Namespace, address: str, state: dict[str, Any]) 
     return grpc.secure_channel(address, grpc.ssl_channel_credentials(root_certificates=roots))
 
 
+#: The rpcs that only read: served from the ladder's database when no ladder answers.
+READ_METHODS = frozenset(
+    {"GetStandings", "GetBotHistory", "GetLadderMatch", "GetHeadToHead", "ListMatchRequests"}
+)
+
+
+class _LocalContext:
+    """What the LadderService's read rpcs use of a gRPC context, when this command
+    serves them itself from the database: no metadata, and an abort that is one line."""
+
+    def invocation_metadata(self) -> tuple[tuple[str, str], ...]:
+        return ()
+
+    async def abort(self, code: Any, details: str) -> None:
+        raise CommandError(f"{details} ({code.name})")
+
+
+def database_of(args: argparse.Namespace, state: dict[str, Any]) -> str | None:
+    """The ladder database to read when the ladder is not running: ``--db``, else the one
+    the folder's state file names, else the default file if it exists; None if none."""
+    from sqlalchemy.engine import make_url
+
+    from cirulla.clients.ladder.db import database_url
+
+    db = getattr(args, "db", None) or state.get("db")
+    if not db:
+        return DEFAULT_DB if Path(DEFAULT_DB).exists() else None
+    try:
+        url = make_url(database_url(db))
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
+    if url.password == "***":  # the state file never holds a password
+        raise CommandError(
+            "the ladder is not running, and its state file hides the database password: "
+            "pass --db postgresql://USER:PASSWORD@HOST:PORT/NAME"
+        )
+    if url.drivername.startswith("sqlite") and not Path(url.database or "").exists():
+        raise CommandError(f"the ladder is not running, and there is no database at {db}")
+    return db
+
+
+def read_database(db: str, method: str, request: Any) -> Any:
+    """Serve a read rpc from the database itself (the same code the ladder runs), after
+    one line on stderr saying so."""
+    import asyncio
+
+    from cirulla.clients.ladder.db import database_url, display_url, open_database
+    from cirulla.clients.ladder.service import LadderService
+    from cirulla.clients.ladder.store import LadderStore
+
+    shown = display_url(database_url(db))
+    print(f"ladder not running: read from the database at {shown}", file=sys.stderr)
+    try:
+        engine = open_database(db)
+    except Exception as exc:  # a database that is down or not a ladder's: one line
+        raise CommandError(f"cannot read the database at {shown}: {exc}") from None
+    try:
+        service = LadderService(LadderStore(engine))
+        return asyncio.run(getattr(service, method)(request, _LocalContext()))
+    finally:
+        engine.dispose()
+
+
 def call(args: argparse.Namespace, method: str, request: Any, admin: bool = False) -> Any:
     import grpc
 
     from cirulla.v1 import ladder_pb2_grpc
 
-    address, state = ladder_address(args)
+    reads = method in READ_METHODS and not admin
+    try:
+        address, state = ladder_address(args)
+    except CommandError:
+        db = database_of(args, {}) if reads else None
+        if db is None:
+            raise
+        return read_database(db, method, request)
     metadata = admin_metadata(args, state) if admin else ()
     secure = tls_roots(args, state) is not None
     with open_channel(args, address, state) as channel:
@@ -327,6 +403,12 @@ def call(args: argparse.Namespace, method: str, request: Any, admin: bool = Fals
         try:
             return getattr(stub, method)(request, timeout=30, metadata=metadata)
         except grpc.RpcError as exc:
+            # a ladder named by --server is somewhere else: its database only with --db
+            local = not args.server or getattr(args, "db", None)
+            if exc.code() == grpc.StatusCode.UNAVAILABLE and reads and local:
+                db = database_of(args, state)
+                if db is not None:
+                    return read_database(db, method, request)
             if exc.code() == grpc.StatusCode.UNAVAILABLE:
                 hint = (
                     "if it serves TLS, is --tls-ca the CA of its certificate?"
