@@ -12,18 +12,19 @@ time), the check probes the admin commands: an unknown command must get ``?`` an
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import shlex
-import threading
 from dataclasses import dataclass, field
 
 import grpc
 
-from cirulla.bots.kit import BotClient, BotError, MatchOutcome
+from cirulla.bots.kit import BotClient, BotError, MatchOutcome, open_aio_channel
 from cirulla.bots.processes import local_server
 from cirulla.bots.simple import RandomPolicy
 from cirulla.bots.text.bridge import TextEnginePolicy
 from cirulla.bots.text.engine_io import EngineError
+from cirulla.bots.text.violations import Violations
 from cirulla.v1 import match_service_pb2, match_service_pb2_grpc, match_settings_pb2
 from cirulla.wire import rules_to_proto
 
@@ -34,6 +35,8 @@ TEXT_PREFIX = "text:"
 #: (players, the engine's seat, target points) of each check match: short games.
 CHECK_GAMES = ((2, 0, 11), (2, 1, 11), (3, 2, 1), (4, 1, 1))
 MOVE_LIMIT_MS = 5000
+#: The sign before the count of a repeated violation in the report (U+00D7, times).
+TIMES = "\u00d7"
 MATCH_TIMEOUT = 300.0
 
 
@@ -54,25 +57,43 @@ class CheckReport:
     violations: list[tuple[str, str]] = field(default_factory=list)
     #: Every violation, those not kept included.
     violations_total: int = 0
+    #: How often each distinct problem occurred (bounded: ``Violations.counts``).
+    counts: dict[str, int] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
         return not self.violations_total and not self.violations and not self.errors
 
+    def add(self, violations: Violations) -> None:
+        """One game's violations."""
+        self.violations.extend(violations.kept)
+        self.violations_total += violations.total
+        for problem, n in violations.counts.items():
+            self.counts[problem] = self.counts.get(problem, 0) + n
+
     def text(self) -> str:
+        """Each distinct problem once, with how often it occurred (``xN``) and the
+        exchange of its first occurrence: an engine that repeats one wrong answer a
+        hundred times gets one entry, not a hundred."""
         lines = []
-        for n, (problem, exchange) in enumerate(self.violations, 1):
-            lines.append(f"violation {n}: {problem}")
+        first: dict[str, str] = {}
+        for problem, exchange in self.violations:
+            first.setdefault(problem, exchange)
+        for n, (problem, exchange) in enumerate(first.items(), 1):
+            times = self.counts.get(problem, 1)
+            lines.append(f"violation {n}: {problem}" + (f" {TIMES}{times}" if times > 1 else ""))
             lines.extend(f"    {line}" for line in exchange.splitlines()[-12:])
         total = max(self.violations_total, len(self.violations))
-        if total > len(self.violations):
-            lines.append(f"... and {total - len(self.violations)} more violations, not shown")
+        shown = sum(self.counts.get(p, 1) for p in first)
+        if total > shown:
+            lines.append(f"... and {total - shown} more violations, not shown")
         lines.extend(f"error: {e}" for e in self.errors)
         verdict = "PASS" if self.ok else "FAIL"
+        distinct = f" ({len(first)} distinct)" if total > len(first) and first else ""
         lines.append(
             f"{verdict}: {self.games} games, {self.decisions} decisions by the engine, "
-            f"{total} protocol violations"
+            f"{total} protocol violations{distinct}"
         )
         return "\n".join(lines)
 
@@ -108,9 +129,11 @@ def _abort(address: str, match_id: str, reason: str) -> None:
             log.info("could not abort %s: %s", match_id, exc.details())
 
 
-def _play(client: BotClient, errors: list[str], box: list[MatchOutcome]) -> None:
+async def _play(
+    client: BotClient, channel: grpc.aio.Channel, errors: list[str], box: list[MatchOutcome]
+) -> None:
     try:
-        box.append(client.run())
+        box.append(await client.run_async(channel))
     except (BotError, EngineError, grpc.RpcError) as exc:
         errors.append(f"{client.name}: {exc}")
 
@@ -118,13 +141,46 @@ def _play(client: BotClient, errors: list[str], box: list[MatchOutcome]) -> None
 def check_engine(spec: str, seed: int = 1, games: int = len(CHECK_GAMES)) -> CheckReport:
     argv = engine_argv(spec)
     report = CheckReport()
-    with local_server() as address:
+    # One event loop for every seat of every game: grpc's asyncio layer is bound to the
+    # loop it first ran on, and a loop per seat thread (each closed at its match's end)
+    # left it calling into closed loops: "Event loop is closed" tracebacks after PASS.
+    with local_server() as address, asyncio.Runner() as runner:
         for n, (players, seat, target) in enumerate(CHECK_GAMES[:games]):
-            _check_match(address, argv, players, seat, target, seed + n, report)
+            _check_match(runner, address, argv, players, seat, target, seed + n, report)
     return report
 
 
+async def _play_match(
+    address: str,
+    match_id: str,
+    clients: list[BotClient],
+    engine_seat: int,
+    errors: list[str],
+    outcomes: list[MatchOutcome],
+) -> None:
+    """Every seat on this loop and one channel; the match is aborted if the engine's
+    seat fails or does not finish in time, so the other seats end too."""
+    async with open_aio_channel(address) as channel:
+        tasks = [
+            asyncio.ensure_future(
+                _play(client, channel, errors, outcomes if seat == engine_seat else [])
+            )
+            for seat, client in enumerate(clients)
+        ]
+        await asyncio.wait([tasks[engine_seat]], timeout=MATCH_TIMEOUT)
+        if errors or not tasks[engine_seat].done():
+            await asyncio.to_thread(
+                _abort, address, match_id, "the engine under check could not go on"
+            )
+        _, late = await asyncio.wait(tasks, timeout=MATCH_TIMEOUT)
+        for task in late:
+            task.cancel()
+        if late:
+            await asyncio.wait(late)
+
+
 def _check_match(
+    runner: asyncio.Runner,
     address: str,
     argv: list[str],
     players: int,
@@ -135,10 +191,14 @@ def _check_match(
 ) -> None:
     with grpc.insecure_channel(address) as channel:
         stub = match_service_pb2_grpc.MatchServiceStub(channel)
-        created = stub.CreateMatch(
-            match_service_pb2.CreateMatchRequest(settings=_settings(players, target, seed)),
-            timeout=10,
-        )
+        try:
+            created = stub.CreateMatch(
+                match_service_pb2.CreateMatchRequest(settings=_settings(players, target, seed)),
+                timeout=10,
+            )
+        except grpc.RpcError as exc:
+            report.errors.append(f"the check's server refused the match: {exc.code().name}")
+            return
     match_id = created.match.match_id
     tokens = [t.token for t in sorted(created.seat_tokens, key=lambda t: t.seat)]
     try:
@@ -153,36 +213,28 @@ def _check_match(
     except EngineError as exc:
         report.errors.append(str(exc))
         policy.close()
-        report.violations.extend(policy.violations)
-        report.violations_total += policy.violations_total
+        report.add(policy.engine.violations)
         return
-    threads: list[threading.Thread] = []
     outcomes: list[MatchOutcome] = []
     errors: list[str] = []
     try:
+        clients = []
         for seat in range(players):
             brain = policy if seat == engine_seat else RandomPolicy(seed=seed * 10 + seat)
-            client = BotClient(
-                brain,
-                server=address,
-                match_id=match_id,
-                token=tokens[seat],
-                name=f"{brain.name}-{seat}",
-                join_timeout=60,
+            clients.append(
+                BotClient(
+                    brain,
+                    server=address,
+                    match_id=match_id,
+                    token=tokens[seat],
+                    name=f"{brain.name}-{seat}",
+                    join_timeout=60,
+                )
             )
-            box = outcomes if seat == engine_seat else []
-            thread = threading.Thread(target=_play, args=(client, errors, box), daemon=True)
-            thread.start()
-            threads.append(thread)
-        threads[engine_seat].join(MATCH_TIMEOUT)
-        if errors or threads[engine_seat].is_alive():
-            _abort(address, match_id, "the engine under check could not go on")
-        for thread in threads:
-            thread.join(MATCH_TIMEOUT)
+        runner.run(_play_match(address, match_id, clients, engine_seat, errors, outcomes))
     finally:
         policy.close()
     report.errors.extend(errors)
     report.games += 1
     report.decisions += sum(o.decisions for o in outcomes)
-    report.violations.extend(policy.violations)
-    report.violations_total += policy.violations_total
+    report.add(policy.engine.violations)

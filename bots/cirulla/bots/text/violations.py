@@ -20,6 +20,10 @@ MAX_KEPT = 50
 MAX_LOGGED = 20
 #: Characters kept of each exchange (its last ones: where the problem showed).
 EXCERPT_CHARS = 4000
+#: Distinct problems counted one by one (``Violations.counts``); past them, each new one
+#: is counted under ``OTHER_PROBLEMS``.
+MAX_DISTINCT = 200
+OTHER_PROBLEMS = "other problems (too many distinct ones to count each)"
 #: Characters of an engine's text quoted inside a problem's description.
 QUOTE_CHARS = 120
 
@@ -49,6 +53,7 @@ class Violations:
         #: Set when the engine is being stopped: what it does then is not recorded.
         self.closed = False
         self._kept: list[tuple[str, str]] = []
+        self._counts: dict[str, int] = {}
         self._lock = threading.Lock()
 
     @property
@@ -56,6 +61,12 @@ class Violations:
         """(problem, exchange) of the first ``MAX_KEPT`` violations, in order."""
         with self._lock:
             return list(self._kept)
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """How often each distinct problem occurred (at most ``MAX_DISTINCT`` of them)."""
+        with self._lock:
+            return dict(self._counts)
 
     @property
     def not_kept(self) -> int:
@@ -68,6 +79,10 @@ class Violations:
         with self._lock:
             self.total += 1
             number = self.total
+            if problem in self._counts or len(self._counts) < MAX_DISTINCT:
+                self._counts[problem] = self._counts.get(problem, 0) + 1
+            else:
+                self._counts[OTHER_PROBLEMS] = self._counts.get(OTHER_PROBLEMS, 0) + 1
             keep = len(self._kept) < MAX_KEPT
             if keep:
                 self._kept.append((problem, exchange[-EXCERPT_CHARS:]))
