@@ -1,5 +1,6 @@
 """Build hook only (metadata lives in pyproject.toml): compile proto/ into cirulla.v1,
-and the native rules core rules/cirulla/rules/_native.c into cirulla.rules._native.
+and the three extensions on the native rules core's state machine (rules/cirulla/rules/
+engine.h): cirulla.rules._native, cirulla.bots._search and cirulla.env._native.
 
 The generated modules are never committed or edited by hand; every install, editable or
 not, produces them from the .proto files with grpcio-tools' bundled protoc. The native
@@ -109,14 +110,23 @@ setup(
         Extension(
             "cirulla.rules._native",
             ["rules/cirulla/rules/_native.c"],
-            extra_compile_args=["-O2", "-std=gnu11"],
+            depends=["rules/cirulla/rules/engine.h"],
+            extra_compile_args=["-O2", "-std=gnu11", "-Wno-unused-function"],
             optional=True,  # no compiler: the install still works, on the Python core
         ),
         Extension(
-            # the environments' stepping and encoding, built around the rules core's source
+            # the bots' inference, playouts and ISMCTS loop, on the rules core's state machine
+            "cirulla.bots._search",
+            ["bots/cirulla/bots/_search.c"],
+            depends=["rules/cirulla/rules/engine.h"],
+            extra_compile_args=["-O2", "-std=gnu11", "-Wno-unused-function"],
+            optional=True,  # no compiler: the bots search in Python
+        ),
+        Extension(
+            # the environments' stepping and encoding, on the rules core's state machine
             "cirulla.env._native",
             ["env/cirulla/env/_native_env.c"],
-            depends=["rules/cirulla/rules/_native.c"],
+            depends=["rules/cirulla/rules/engine.h"],
             extra_compile_args=["-O2", "-std=gnu11", "-Wno-unused-function"],
             optional=True,  # no compiler: cirulla.env runs on the Python reference
         ),

@@ -8,6 +8,7 @@ from dataclasses import replace
 
 import pytest
 
+from cirulla.bots.compiled import search_native as native
 from cirulla.bots.inference import (
     Evidence,
     PlayTracker,
@@ -19,7 +20,7 @@ from cirulla.bots.specs import make_policy
 from cirulla.rules import Game, Options, parse_cards, parse_mask
 from cirulla.rules.actions import declaration_codes
 from cirulla.rules.cards import cards_of
-from cirulla.rules.core import native, options_tuple, view_tuple
+from cirulla.rules.core import options_tuple, view_tuple
 
 from .rules_helpers import deal_positions
 

@@ -7,10 +7,10 @@ import time
 
 import pytest
 
+from cirulla.bots.compiled import search_native as native
 from cirulla.bots.mcts import MctsPolicy, search
 from cirulla.bots.specs import parse_bot_spec
 from cirulla.rules import Game, Options
-from cirulla.rules.core import native
 
 from .rules_helpers import deal_positions
 

@@ -6,10 +6,10 @@ import random
 
 import pytest
 
+from cirulla.bots.compiled import search_native as native
 from cirulla.bots.heuristic import SCOPA_POINT, STATIC_WORTH, playout_code, reply_worth
 from cirulla.bots.mcts import MctsPolicy, search
 from cirulla.rules import Game, Options, parse_cards, parse_mask
-from cirulla.rules.core import native
 
 from .rules_helpers import deal_positions
 

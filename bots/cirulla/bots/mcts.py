@@ -17,8 +17,9 @@ the other sides play the playout policy's move there too, so the search plans ag
 club player rather than against an opponent that picks one move for all the worlds of a
 node, knowing the searcher's hand and not its own (docs/bots.md, what it bought).
 
-Two implementations of the same search: the native one (``rules/cirulla/rules/_native.c``, the whole
-loop in C, used whenever the native rules core is built) and this module's Python loop,
+Two implementations of the same search: the native one (``_search.c`` beside this
+module, ``cirulla.bots.compiled``: the whole loop in C, used whenever the native rules
+core is built) and this module's Python loop,
 the readable reference (``core="python"``). They share the root set-up below (legal
 actions, the greedy prior, their order) and every constant; their random streams differ.
 """
@@ -32,6 +33,7 @@ from collections.abc import Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor
 from dataclasses import dataclass, field
 
+from cirulla.bots.compiled import require_search
 from cirulla.bots.heuristic import (
     SCOPA_POINT,
     STATIC_WORTH,
@@ -50,7 +52,7 @@ from cirulla.bots.inference import (
 from cirulla.bots.policy import decision_cancelled
 from cirulla.bots.seeding import decision_seed
 from cirulla.rules.actions import Action
-from cirulla.rules.core import options_tuple, require_native, resolve_core, view_tuple
+from cirulla.rules.core import options_tuple, resolve_core, view_tuple
 from cirulla.rules.game import Game
 from cirulla.rules.views import NO_HANDS, View, sample_world
 
@@ -329,7 +331,7 @@ def search(
     halving = root == "halving"
     if native:
         left = -1.0 if seconds is None else max(seconds - (clock() - start), 0.0)
-        visits, totals, survived, done, _ = require_native().search(
+        visits, totals, survived, done, _ = require_search().search(
             options_tuple(view.options),
             view_tuple(view),
             order,

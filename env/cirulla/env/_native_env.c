@@ -2,16 +2,13 @@
  * cirulla.env.encoding, written straight into caller-owned buffers (NumPy arrays through the
  * buffer protocol; no NumPy C-API).
  *
- * Compiled as its own extension module, cirulla.env._native, around the rules core's source:
- * including rules/cirulla/rules/_native.c gives this file the core's static state machine (G, g_play,
- * legal_codes, ...) without exporting it, and the rules core module stays as it is. The
- * core's own module entry point is renamed out of the way; the one below is this module's.
+ * Compiled as its own extension module, cirulla.env._native, on the rules core's state
+ * machine (rules/cirulla/rules/engine.h, included: every function of it is static, so
+ * this module has its own copy and exports only itself).
  * env/cirulla/env/encoding.py is the reference these functions follow (tests/test_env_vector.py holds
  * both cores to identical observations, masks and rewards).
  */
-#define PyInit__native cirulla_rules_core_entry_unused
-#include "../../../rules/cirulla/rules/_native.c"
-#undef PyInit__native
+#include "../../../rules/cirulla/rules/engine.h"
 
 /* ----------------------------------------------------------- the encoding's layout */
 /* Offsets of env/cirulla/env/encoding.py's OBS_FIELDS (checked against it at import: obs_layout()). */

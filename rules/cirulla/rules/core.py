@@ -139,7 +139,7 @@ def score_deal(options: Options, captured: tuple[int, ...] | list[int], scope: A
 
 
 def event_of(raw: tuple[int, ...]) -> Event:
-    """A native event tuple ``(type, fields...)`` as the Python event (_native.c EV_*)."""
+    """A native event tuple ``(type, fields...)`` as the Python event (engine.h EV_*)."""
     kind, *a = raw
     if kind == 1:
         return DealStarted(a[0], a[1], a[2], (3,) * a[3])

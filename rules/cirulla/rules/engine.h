@@ -1,0 +1,875 @@
+/*
+ * The compiled rules core's state machine, shared by every extension built on it.
+ *
+ * The pure-Python modules of cirulla.rules are the readable reference; this header
+ * re-implements their hot path (captures, declarations, legal actions in the protocol's
+ * order, applying an action, dealing, deal scoring, sampling a world from a seat's view).
+ * Every function mirrors a Python one named in its comment; tests/test_rules_native.py
+ * drives both through the same random games and requires identical actions, events and
+ * states.
+ *
+ * Everything here is static: each extension that includes it (cirulla.rules._native, the
+ * rules core's module in _native.c; cirulla.bots._search, the bots' search on their own
+ * floor; cirulla.env._native, the environments' stepping) gets its own copy and exports
+ * nothing but its module. The Python binding helpers at the end (options, masks, views)
+ * are shared the same way.
+ *
+ * Encodings are the Python ones: a card is rank_index * 4 + suit, a set of cards a 40-bit
+ * mask, an action code card | declaration << 6 | capture << 12 (rules/cirulla/rules/actions.py).
+ */
+#ifndef CIRULLA_RULES_ENGINE_H
+#define CIRULLA_RULES_ENGINE_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+typedef uint64_t u64;
+
+#define NUM_CARDS 40
+#define ALL_CARDS ((1ULL << NUM_CARDS) - 1)
+#define SETTEBELLO 24 /* 7D */
+#define WILD 25       /* 7H */
+#define ACES 0xFULL
+#define MAX_PLAYERS 4
+
+static u64 COINS_MASK, GRANDE_MASK, SUIT_MASK[4];
+static int PRIMIERA_POINTS[NUM_CARDS];
+
+static inline int card_value(int c) { return (c >> 2) + 1; }
+static inline int popc(u64 m) { return __builtin_popcountll(m); }
+
+static int cards_of(u64 m, int *out) {
+    int n = 0;
+    while (m) {
+        out[n++] = __builtin_ctzll(m);
+        m &= m - 1;
+    }
+    return n;
+}
+
+static void init_tables(void) {
+    static const int prim[10] = {16, 12, 13, 14, 15, 18, 21, 10, 10, 10};
+    for (int c = 0; c < NUM_CARDS; c++) {
+        PRIMIERA_POINTS[c] = prim[c >> 2];
+        SUIT_MASK[c & 3] |= 1ULL << c;
+    }
+    COINS_MASK = SUIT_MASK[0];
+    GRANDE_MASK = (1ULL << 28) | (1ULL << 32) | (1ULL << 36);
+}
+
+/* ------------------------------------------------------------------ random numbers */
+
+typedef struct {
+    u64 s;
+} Rng; /* splitmix64: tiny state (one per sampled world), good statistical quality */
+
+static inline u64 rng_next(Rng *r) {
+    u64 z = (r->s += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+static inline uint32_t rng_below(Rng *r, uint32_t n) {
+    return (uint32_t)(((rng_next(r) >> 32) * (u64)n) >> 32);
+}
+static inline double rng_unit(Rng *r) { return (double)(rng_next(r) >> 11) * 0x1.0p-53; }
+
+static void shuffle(uint8_t *a, int n, Rng *r) {
+    for (int i = n - 1; i > 0; i--) {
+        int j = (int)rng_below(r, (uint32_t)(i + 1));
+        uint8_t t = a[i];
+        a[i] = a[j];
+        a[j] = t;
+    }
+}
+
+/* ------------------------------------------------------------------ options */
+
+typedef struct {
+    int players, target, must_capture, pairing_precedence, ace_sweep_scopa;
+    int dealer_low_bonus, primiera_needs_all_suits, piccola_max, cappotto;
+} Opts; /* the fields of rules/cirulla/rules/options.py:Options, in declaration order */
+
+/* ------------------------------------------------------------------ growable scratch */
+
+typedef struct {
+    u64 *sub_mask;
+    uint8_t *sub_sum, *sub_size;
+    int nsub, sub_cap;
+    u64 *caps;
+    int ncaps, caps_cap;
+    u64 *codes;
+    int ncodes, codes_cap;
+    /* small tables (DP_MAX cards or fewer): every subset's value sum and card mask, by
+       position mask; ascending position masks are ascending card masks, so captures come
+       out already in the protocol's order */
+    uint8_t dp_sum[1 << 8];
+    u64 dp_mask[1 << 8];
+} Scratch;
+#define DP_MAX 8
+
+static int grow(void **buf, int *cap, int need, size_t elem) {
+    if (need <= *cap) return 0;
+    int cap2 = *cap ? *cap : 64;
+    while (cap2 < need) cap2 *= 2;
+    void *p = realloc(*buf, (size_t)cap2 * elem);
+    if (!p) return -1;
+    *buf = p;
+    *cap = cap2;
+    return 0;
+}
+
+static int grow_subs(Scratch *s, int need) {
+    if (need <= s->sub_cap) return 0;
+    int cap = s->sub_cap, cap2 = s->sub_cap, cap3 = s->sub_cap;
+    if (grow((void **)&s->sub_mask, &cap, need, sizeof(u64)) ||
+        grow((void **)&s->sub_sum, &cap2, need, 1) || grow((void **)&s->sub_size, &cap3, need, 1))
+        return -1;
+    s->sub_cap = cap;
+    return 0;
+}
+
+static inline int push_code(Scratch *s, u64 code) {
+    if (s->ncodes >= s->codes_cap &&
+        grow((void **)&s->codes, &s->codes_cap, s->ncodes + 1, sizeof(u64)))
+        return -1;
+    s->codes[s->ncodes++] = code;
+    return 0;
+}
+
+static void scratch_free(Scratch *s) {
+    free(s->sub_mask);
+    free(s->sub_sum);
+    free(s->sub_size);
+    free(s->caps);
+    free(s->codes);
+    memset(s, 0, sizeof *s);
+}
+
+/* ------------------------------------------------------------------ captures (captures.py) */
+
+typedef struct {
+    u64 table;
+    int ncards, ace_on_table, err, dp;
+    int vals[NUM_CARDS];
+    int have[11], start[11], len[11];
+} Tab;
+
+static int enum_subsets(Scratch *s, const int *cards, const int *vals, int n, int start,
+                        int total, u64 mask, int size) {
+    for (int j = start; j < n; j++) {
+        int t = total + vals[j];
+        if (t > 14) continue; /* sums above 14 never capture (15 - value >= 5) */
+        u64 m = mask | 1ULL << cards[j];
+        if (s->nsub >= s->sub_cap && grow_subs(s, s->nsub + 1)) return -1;
+        s->sub_mask[s->nsub] = m;
+        s->sub_sum[s->nsub] = (uint8_t)t;
+        s->sub_size[s->nsub] = (uint8_t)(size + 1);
+        s->nsub++;
+        if (enum_subsets(s, cards, vals, n, j + 1, t, m, size + 1)) return -1;
+    }
+    return 0;
+}
+
+/* The table's subsets summing to at most 14, the 7H at its named value (table_entry). */
+static int tab_init(Scratch *s, Tab *t, u64 table, int wild) {
+    int cards[NUM_CARDS], vals[NUM_CARDS];
+    int n = cards_of(table, cards);
+    t->table = table;
+    t->ncards = n;
+    t->ace_on_table = 0;
+    t->err = 0;
+    for (int i = 0; i < n; i++) {
+        vals[i] = cards[i] == WILD && wild ? wild : card_value(cards[i]);
+        if (vals[i] == 1) t->ace_on_table = 1;
+    }
+    memset(t->have, 0, sizeof t->have);
+    s->nsub = 0;
+    s->ncaps = 0;
+    t->dp = n <= DP_MAX;
+    if (t->dp) {
+        memcpy(t->vals, vals, sizeof(int) * (size_t)n);
+        s->dp_sum[0] = 0;
+        s->dp_mask[0] = 0;
+        for (int m = 1; m < 1 << n; m++) {
+            int low = __builtin_ctz((unsigned)m), prev = m & (m - 1);
+            s->dp_sum[m] = (uint8_t)(s->dp_sum[prev] + vals[low]);
+            s->dp_mask[m] = s->dp_mask[prev] | 1ULL << cards[low];
+        }
+    } else if (enum_subsets(s, cards, vals, n, 0, 0, 0, 0)) {
+        t->err = -1;
+    }
+    return t->err;
+}
+
+static void sort_u64(u64 *a, int n) {
+    for (int i = 1; i < n; i++) {
+        u64 x = a[i];
+        int j = i - 1;
+        while (j >= 0 && a[j] > x) {
+            a[j + 1] = a[j];
+            j--;
+        }
+        a[j + 1] = x;
+    }
+}
+
+static int cmp_u64(const void *a, const void *b) {
+    u64 x = *(const u64 *)a, y = *(const u64 *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Capture masks of a played value, ascending (captures._subset_shape); NULL on error. */
+static const u64 *tab_caps(Scratch *s, Tab *t, int v, int pp, int *len) {
+    if (!t->have[v]) {
+        int start = s->ncaps;
+        if (v == 1 && t->ncards && !t->ace_on_table) {
+            if (grow((void **)&s->caps, &s->caps_cap, s->ncaps + 1, sizeof(u64))) return NULL;
+            s->caps[s->ncaps++] = t->table; /* the ace sweep: its only capture */
+        } else if (t->dp) {
+            int pairing = 0, full = 1 << t->ncards;
+            if (pp)
+                for (int i = 0; i < t->ncards; i++)
+                    if (t->vals[i] == v) pairing = 1;
+            int adding_ok = !(pp && pairing);
+            if (grow((void **)&s->caps, &s->caps_cap, s->ncaps + full, sizeof(u64))) return NULL;
+            for (int m = 1; m < full; m++) {
+                int sum = s->dp_sum[m];
+                if ((sum == v && (adding_ok || !(m & (m - 1)))) || sum == 15 - v)
+                    s->caps[s->ncaps++] = s->dp_mask[m];
+            }
+        } else {
+            int pairing = 0;
+            if (pp)
+                for (int i = 0; i < s->nsub; i++)
+                    if (s->sub_size[i] == 1 && s->sub_sum[i] == v) pairing = 1;
+            for (int i = 0; i < s->nsub; i++) {
+                int sum = s->sub_sum[i];
+                if ((sum == v && (s->sub_size[i] == 1 || !(pp && pairing))) || sum == 15 - v) {
+                    if (s->ncaps >= s->caps_cap &&
+                        grow((void **)&s->caps, &s->caps_cap, s->ncaps + 1, sizeof(u64)))
+                        return NULL;
+                    s->caps[s->ncaps++] = s->sub_mask[i];
+                }
+            }
+            int n = s->ncaps - start;
+            if (n < 48)
+                sort_u64(s->caps + start, n);
+            else
+                qsort(s->caps + start, (size_t)n, sizeof(u64), cmp_u64);
+        }
+        t->have[v] = 1;
+        t->start[v] = start;
+        t->len[v] = s->ncaps - start;
+    }
+    static const u64 none[1] = {0};
+    *len = t->len[v];
+    return s->caps ? s->caps + t->start[v] : none; /* NULL only for a memory error */
+}
+
+/* ------------------------------------------------------------------ declarations (actions.py) */
+
+/* Declaration codes of a 3-card hand, ascending (declaration_codes). */
+static int decl_codes(u64 hand, int *out) {
+    int cards[NUM_CARDS];
+    if (cards_of(hand, cards) != 3) return 0;
+    int others[3], k = 0;
+    for (int i = 0; i < 3; i++)
+        if (cards[i] != WILD) others[k++] = card_value(cards[i]);
+    int n = 0;
+    int lo = k == 2 ? 1 : 0, hi = k == 2 ? 10 : 0;
+    int low[10], three[10], nl = 0, nt = 0;
+    for (int w = lo; w <= hi; w++) {
+        int a = others[0], b = others[1], c = k == 2 ? w : others[2];
+        if (a == b && b == c)
+            three[nt++] = 2 << 4 | w;
+        else if (a + b + c <= 9)
+            low[nl++] = 1 << 4 | w;
+    }
+    for (int i = 0; i < nl; i++) out[n++] = low[i];
+    for (int i = 0; i < nt; i++) out[n++] = three[i];
+    return n;
+}
+
+/* ------------------------------------------------------------------ legal actions (game.py) */
+
+/* Game.legal_codes into s->codes; the table entry t must be for (table, wild). */
+static int legal_codes(Scratch *s, Tab *t, u64 hand, int wild, int must, int pp) {
+    int cards[NUM_CARDS], len;
+    int nc = cards_of(hand, cards);
+    s->ncodes = 0;
+    for (int i = 0; i < nc; i++) {
+        int c = cards[i];
+        int v = c == WILD && wild ? wild : card_value(c);
+        const u64 *sets = tab_caps(s, t, v, pp, &len);
+        if (!sets) return -1;
+        if (!len || !must)
+            if (push_code(s, (u64)c)) return -1;
+        for (int j = 0; j < len; j++)
+            if (push_code(s, (u64)c | s->caps[t->start[v] + j] << 12)) return -1;
+    }
+    if (nc == 3) {
+        int decls[10];
+        int nd = decl_codes(hand, decls);
+        for (int d = 0; d < nd; d++) {
+            int named = (decls[d] & 15) ? (decls[d] & 15) : wild;
+            for (int i = 0; i < nc; i++) {
+                int c = cards[i];
+                int v = c == WILD && named ? named : card_value(c);
+                const u64 *sets = tab_caps(s, t, v, pp, &len);
+                if (!sets) return -1;
+                u64 base = (u64)c | (u64)decls[d] << 6;
+                if (!len || !must)
+                    if (push_code(s, base)) return -1;
+                for (int j = 0; j < len; j++)
+                    if (push_code(s, base | s->caps[t->start[v] + j] << 12)) return -1;
+            }
+        }
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------ scoring (scoring.py) */
+
+enum { S_CARDS, S_COINS, S_SETTEBELLO, S_PRIMIERA, S_SCOPE, S_GRANDE, S_PICCOLA, S_ITEMS };
+
+static int unique_top(const int *v, int n) {
+    int best = v[0], at = 0, count = 1;
+    for (int i = 1; i < n; i++) {
+        if (v[i] > best) {
+            best = v[i];
+            at = i;
+            count = 1;
+        } else if (v[i] == best)
+            count++;
+    }
+    return count == 1 ? at : -1;
+}
+
+static int piccola_points(u64 m, int piccola_max) {
+    int run = 0;
+    for (int value = 1; value <= piccola_max; value++) {
+        if (!(m >> ((value - 1) * 4) & 1)) break;
+        run = value;
+    }
+    return run >= 3 ? run : 0;
+}
+
+/* score_deal: items per side, and the cappotto side (-1: none). */
+static int score_deal(const Opts *o, int sides, const u64 *captured, const int *scope,
+                      int items[][S_ITEMS]) {
+    int n_cards[MAX_PLAYERS], n_coins[MAX_PLAYERS], prim[MAX_PLAYERS];
+    for (int i = 0; i < sides; i++) {
+        u64 m = captured[i];
+        n_cards[i] = popc(m);
+        n_coins[i] = popc(m & COINS_MASK);
+        int total = 0, complete = 1;
+        for (int suit = 0; suit < 4; suit++) {
+            u64 sm = m & SUIT_MASK[suit];
+            if (!sm) {
+                complete = 0;
+                continue;
+            }
+            int best = 0;
+            while (sm) {
+                int c = __builtin_ctzll(sm);
+                if (PRIMIERA_POINTS[c] > best) best = PRIMIERA_POINTS[c];
+                sm &= sm - 1;
+            }
+            total += best;
+        }
+        prim[i] = complete || !o->primiera_needs_all_suits ? total : -1;
+    }
+    int cards_w = unique_top(n_cards, sides), coins_w = unique_top(n_coins, sides);
+    int prim_w = unique_top(prim, sides);
+    if (prim_w >= 0 && prim[prim_w] < 0) prim_w = -1;
+    int cappotto = -1;
+    for (int i = 0; i < sides; i++) {
+        u64 m = captured[i];
+        items[i][S_CARDS] = cards_w == i;
+        items[i][S_COINS] = coins_w == i;
+        items[i][S_SETTEBELLO] = (int)(m >> SETTEBELLO & 1);
+        items[i][S_PRIMIERA] = prim_w == i;
+        items[i][S_SCOPE] = scope[i];
+        items[i][S_GRANDE] = (m & GRANDE_MASK) == GRANDE_MASK ? 5 : 0;
+        items[i][S_PICCOLA] = piccola_points(m, o->piccola_max);
+        if (cappotto < 0 && n_coins[i] == 10) cappotto = i;
+    }
+    return o->cappotto ? cappotto : -1;
+}
+
+static int dealer_bonus(u64 table, int low_bonus) {
+    int base = 0, cards[NUM_CARDS];
+    int n = cards_of(table, cards);
+    for (int i = 0; i < n; i++)
+        if (cards[i] != WILD) base += card_value(cards[i]);
+    int wild = (int)(table >> WILD & 1), best = 0;
+    for (int w = wild ? 1 : 0; w <= (wild ? 10 : 0); w++) {
+        int s = base + w;
+        int bonus = s == 15 ? 1 : s == 30 ? 2 : low_bonus && s <= 9 ? 3 : 0;
+        if (bonus > best) best = bonus;
+    }
+    return best;
+}
+
+/* ------------------------------------------------------------------ the game (game.py) */
+
+enum {
+    EV_DEAL_STARTED = 1,
+    EV_REDEAL,
+    EV_HAND_DEALT,
+    EV_ROUND_DEALT,
+    EV_DEALER_BONUS,
+    EV_DECLARED,
+    EV_CARD_PLAYED,
+    EV_LAST_TAKE,
+    EV_DEAL_SCORED,
+    EV_GAME_OVER
+};
+
+typedef int (*EmitFn)(void *ctx, int type, const long long *args, int n);
+typedef int (*DeckFn)(void *ctx, int deal_no, uint8_t *deck);
+
+typedef struct {
+    Opts o;
+    int n, sides, side_of[MAX_PLAYERS];
+    int dealer, deal_no, round, turn, in_hands;
+    int totals[MAX_PLAYERS], winner, cappotto, deal_only, deal_over;
+    u64 hands[MAX_PLAYERS], table, captured[MAX_PLAYERS], declared[MAX_PLAYERS];
+    int scope[MAX_PLAYERS], last_taker, wild;
+    uint8_t stock[NUM_CARDS]; /* like Game.stock: the next card dealt is stock[nstock - 1] */
+    int nstock;
+    int score[MAX_PLAYERS][S_ITEMS], score_cappotto, has_score;
+    EmitFn emit; /* NULL: no events (search) */
+    void *emit_ctx;
+    DeckFn deck;
+    void *deck_ctx;
+} G;
+
+#define EMIT(g, type, ...)                                                    \
+    do {                                                                      \
+        if ((g)->emit) {                                                      \
+            long long a_[] = {__VA_ARGS__};                                   \
+            if ((g)->emit((g)->emit_ctx, type, a_, (int)(sizeof a_ / sizeof a_[0]))) \
+                return -1;                                                    \
+        }                                                                     \
+    } while (0)
+
+static void g_init(G *g, const Opts *o) {
+    memset(g, 0, sizeof *g);
+    g->o = *o;
+    g->n = o->players;
+    g->sides = o->players == 4 ? 2 : o->players;
+    for (int s = 0; s < g->n; s++) g->side_of[s] = o->players == 4 ? s % 2 : s;
+    g->winner = -1;
+    g->last_taker = -1;
+    g->score_cappotto = -1;
+}
+
+static int emit_hands(G *g, int round) {
+    for (int s = 0; s < g->n; s++) EMIT(g, EV_HAND_DEALT, s, round, (long long)g->hands[s]);
+    return 0;
+}
+
+static int g_start_deal(G *g) { /* Game._start_deal */
+    int n = g->n;
+    uint8_t deck[NUM_CARDS];
+    u64 table;
+    g->deal_no++;
+    g->dealer = (g->dealer + 1) % n;
+    int dealer = g->dealer;
+    for (;;) {
+        if (g->deck(g->deck_ctx, g->deal_no, deck)) return -1;
+        memset(g->hands, 0, sizeof g->hands);
+        for (int k = 0; k < 3 * n; k++) g->hands[(dealer + 1 + k) % n] |= 1ULL << deck[k];
+        table = 0;
+        for (int k = 3 * n; k < 3 * n + 4; k++) table |= 1ULL << deck[k];
+        if (popc(table & ACES) < 2) break;
+        EMIT(g, EV_REDEAL, g->deal_no, dealer, (long long)table);
+    }
+    g->table = table;
+    g->nstock = NUM_CARDS - 3 * n - 4;
+    for (int j = 0; j < g->nstock; j++) g->stock[j] = deck[NUM_CARDS - 1 - j];
+    memset(g->captured, 0, sizeof g->captured);
+    memset(g->scope, 0, sizeof g->scope);
+    memset(g->declared, 0, sizeof g->declared);
+    g->last_taker = -1;
+    g->wild = 0;
+    g->round = 1;
+    g->turn = (dealer + 1) % n;
+    g->in_hands = 3 * n;
+    g->deal_over = 0;
+    EMIT(g, EV_DEAL_STARTED, g->deal_no, dealer, (long long)table, n);
+    if (g->emit && emit_hands(g, 1)) return -1;
+    int bonus = dealer_bonus(table, g->o.dealer_low_bonus);
+    if (bonus) {
+        int side = g->side_of[dealer];
+        g->captured[side] |= table;
+        g->scope[side] += bonus;
+        g->last_taker = side;
+        g->table = 0;
+        EMIT(g, EV_DEALER_BONUS, dealer, side, (long long)table, bonus);
+    }
+    return 0;
+}
+
+static int g_end_deal(G *g) { /* Game._end_deal */
+    u64 leftover = g->table;
+    int taker = g->last_taker;
+    if (taker >= 0) {
+        g->captured[taker] |= leftover;
+        g->table = 0;
+    }
+    g->score_cappotto = score_deal(&g->o, g->sides, g->captured, g->scope, g->score);
+    g->has_score = 1;
+    for (int i = 0; i < g->sides; i++) {
+        int t = 0;
+        for (int k = 0; k < S_ITEMS; k++) t += g->score[i][k];
+        g->totals[i] += t;
+    }
+    if (g->emit) {
+        long long a[2 + 2 + MAX_PLAYERS * S_ITEMS + MAX_PLAYERS];
+        int k = 0;
+        EMIT(g, EV_LAST_TAKE, taker, (long long)leftover);
+        a[k++] = g->deal_no;
+        a[k++] = g->score_cappotto;
+        a[k++] = g->sides;
+        for (int i = 0; i < g->sides; i++)
+            for (int j = 0; j < S_ITEMS; j++) a[k++] = g->score[i][j];
+        for (int i = 0; i < g->sides; i++) a[k++] = g->totals[i];
+        if (g->emit(g->emit_ctx, EV_DEAL_SCORED, a, k)) return -1;
+    }
+    if (g->score_cappotto >= 0) {
+        g->winner = g->score_cappotto;
+        g->cappotto = 1;
+    } else {
+        int w = unique_top(g->totals, g->sides);
+        if (w >= 0 && g->totals[w] >= g->o.target) g->winner = w;
+    }
+    if (g->winner >= 0) {
+        g->deal_over = 1;
+        if (g->emit) {
+            long long a[3 + MAX_PLAYERS];
+            int k = 0;
+            a[k++] = g->winner;
+            a[k++] = g->cappotto;
+            a[k++] = g->sides;
+            for (int i = 0; i < g->sides; i++) a[k++] = g->totals[i];
+            if (g->emit(g->emit_ctx, EV_GAME_OVER, a, k)) return -1;
+        }
+    } else if (g->deal_only) {
+        g->deal_over = 1;
+    } else {
+        return g_start_deal(g);
+    }
+    return 0;
+}
+
+static int g_deal_round(G *g) { /* Game._deal_round */
+    int n = g->n, first = g->dealer + 1;
+    for (int k = 0; k < 3 * n; k++) g->hands[(first + k) % n] |= 1ULL << g->stock[--g->nstock];
+    g->in_hands = 3 * n;
+    g->round++;
+    EMIT(g, EV_ROUND_DEALT, g->round, n, g->nstock);
+    if (g->emit && emit_hands(g, g->round)) return -1;
+    return 0;
+}
+
+static inline int ace_on_table(u64 table, int wild) {
+    return (table & ACES) || (wild == 1 && (table >> WILD & 1));
+}
+
+/* Game._play: an action code from legal_codes, unchecked. */
+static int g_play(G *g, u64 code) {
+    int seat = g->turn, side = g->side_of[seat];
+    int card = (int)(code & 63);
+    u64 capture = code >> 12;
+    if (code & 0xFC0) {
+        int decl = (int)(code >> 6 & 63);
+        if (decl & 15) g->wild = decl & 15;
+        int points = decl >> 4 == 2 ? 10 : 3;
+        g->scope[side] += points;
+        g->declared[seat] = g->hands[seat];
+        EMIT(g, EV_DECLARED, seat, side, decl >> 4, (long long)g->hands[seat], decl & 15, points);
+    }
+    u64 bit = 1ULL << card;
+    g->hands[seat] ^= bit;
+    g->declared[seat] &= ~bit;
+    int in_hands = --g->in_hands;
+    int value = card == WILD && g->wild ? g->wild : card_value(card);
+    int scopa = 0, sweep = 0;
+    if (capture) {
+        u64 table = g->table;
+        if (value == 1 && capture == table && !ace_on_table(table, g->wild)) sweep = 1;
+        g->table = table ^= capture;
+        g->captured[side] |= capture | bit;
+        g->last_taker = side;
+        if (!table && (in_hands || g->nstock)) {
+            scopa = !sweep || g->o.ace_sweep_scopa;
+            if (scopa) g->scope[side]++;
+        }
+    } else {
+        g->table |= bit;
+    }
+    EMIT(g, EV_CARD_PLAYED, seat, side, card, value, (long long)capture, scopa, sweep);
+    g->turn = seat + 1 < g->n ? seat + 1 : 0;
+    if (!in_hands) return g->nstock ? g_deal_round(g) : g_end_deal(g);
+    return 0;
+}
+
+/* ------------------------------------------------------------------ views and worlds (views.py) */
+
+typedef struct {
+    int seat, deal, dealer, round, to_move, wild, stock, last_taker;
+    u64 hand, table;
+    int hand_sizes[MAX_PLAYERS];
+    u64 declared[MAX_PLAYERS], captured[MAX_PLAYERS];
+    int scope[MAX_PLAYERS], totals[MAX_PLAYERS];
+} ViewIn;
+
+typedef struct {
+    G base;       /* every public zone filled in, hidden hands holding only declared cards */
+    uint8_t unseen[NUM_CARDS];
+    int nunseen;
+    int need[MAX_PLAYERS];
+} World;
+
+static const char *world_init(World *w, const Opts *o, const ViewIn *v) {
+    G *g = &w->base;
+    g_init(g, o);
+    u64 known = v->hand | v->table;
+    for (int s = 0; s < g->n; s++) known |= v->declared[s];
+    for (int s = 0; s < g->sides; s++) known |= v->captured[s];
+    int cards[NUM_CARDS];
+    w->nunseen = cards_of(ALL_CARDS & ~known, cards);
+    for (int i = 0; i < w->nunseen; i++) w->unseen[i] = (uint8_t)cards[i];
+    int total = 0;
+    for (int s = 0; s < g->n; s++) {
+        g->hands[s] = s == v->seat ? v->hand : v->declared[s];
+        g->declared[s] = v->declared[s];
+        w->need[s] = s == v->seat ? 0 : v->hand_sizes[s] - popc(v->declared[s]);
+        if (w->need[s] < 0) return "a declared hand is larger than its hand size";
+        total += w->need[s];
+    }
+    if (total + v->stock != w->nunseen)
+        return "view is inconsistent: unseen cards do not fill the hidden hands and the stock";
+    if (v->stock % (3 * g->n)) return "view is inconsistent: the stock must deal whole rounds";
+    for (int s = 0; s < g->sides; s++) {
+        g->captured[s] = v->captured[s];
+        g->scope[s] = v->scope[s];
+        g->totals[s] = v->totals[s];
+    }
+    g->table = v->table;
+    g->dealer = v->dealer;
+    g->deal_no = v->deal;
+    g->round = v->round;
+    g->turn = v->to_move >= 0 ? v->to_move : v->seat;
+    g->wild = v->wild;
+    g->last_taker = v->last_taker;
+    g->deal_only = 1;
+    g->nstock = v->stock;
+    g->in_hands = 0;
+    for (int s = 0; s < g->n; s++) g->in_hands += v->hand_sizes[s];
+    return NULL;
+}
+
+/* Deal a shuffled pool of unseen cards: the hands that still need cards (all but
+   ``skip``'s, -1 for none) in seat order, then the stock. */
+static inline void deal_pool(const World *w, G *g, const uint8_t *pool, int skip) {
+    int at = 0;
+    for (int s = 0; s < g->n; s++)
+        if (s != skip)
+            for (int k = 0; k < w->need[s]; k++) g->hands[s] |= 1ULL << pool[at++];
+    for (int j = 0; j < g->nstock; j++) g->stock[j] = pool[at + j];
+}
+
+/* sample_world: the unseen cards dealt at random into the hidden hands and the stock. */
+static void world_sample(const World *w, G *g, Rng *r) {
+    uint8_t pool[NUM_CARDS];
+    memcpy(g, &w->base, sizeof *g);
+    memcpy(pool, w->unseen, (size_t)w->nunseen);
+    shuffle(pool, w->nunseen, r);
+    deal_pool(w, g, pool, -1);
+}
+
+/* ================================================================== Python bindings */
+
+static int parse_opts(PyObject *obj, Opts *o) {
+    int v[9];
+    PyObject *seq = PySequence_Fast(obj, "options must be a tuple of 9 ints");
+    if (!seq) return -1;
+    if (PySequence_Fast_GET_SIZE(seq) != 9) {
+        Py_DECREF(seq);
+        PyErr_SetString(PyExc_ValueError, "options must be a tuple of 9 ints");
+        return -1;
+    }
+    for (int i = 0; i < 9; i++) {
+        v[i] = (int)PyLong_AsLong(PySequence_Fast_GET_ITEM(seq, i));
+        if (v[i] == -1 && PyErr_Occurred()) {
+            Py_DECREF(seq);
+            return -1;
+        }
+    }
+    Py_DECREF(seq);
+    o->players = v[0];
+    o->target = v[1];
+    o->must_capture = v[2];
+    o->pairing_precedence = v[3];
+    o->ace_sweep_scopa = v[4];
+    o->dealer_low_bonus = v[5];
+    o->primiera_needs_all_suits = v[6];
+    o->piccola_max = v[7];
+    o->cappotto = v[8];
+    if (o->players < 2 || o->players > 4) {
+        PyErr_SetString(PyExc_ValueError, "options: players must be 2, 3 or 4");
+        return -1;
+    }
+    return 0;
+}
+
+static int get_mask(PyObject *obj, u64 *out) {
+    unsigned long long m = PyLong_AsUnsignedLongLong(obj);
+    if (m == (unsigned long long)-1 && PyErr_Occurred()) return -1;
+    if (m >> NUM_CARDS) {
+        PyErr_SetString(PyExc_ValueError, "card mask has bits beyond 40 cards");
+        return -1;
+    }
+    *out = m;
+    return 0;
+}
+
+/* a sequence of exactly n ints (masks when ``masks``) */
+static int get_ints(PyObject *obj, int n, long long *out, int masks, const char *what) {
+    PyObject *seq = PySequence_Fast(obj, what);
+    if (!seq) return -1;
+    if (PySequence_Fast_GET_SIZE(seq) != n) {
+        PyErr_Format(PyExc_ValueError, "%s: expected %d values", what, n);
+        Py_DECREF(seq);
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        PyObject *item = PySequence_Fast_GET_ITEM(seq, i);
+        if (masks) {
+            u64 m;
+            if (get_mask(item, &m)) {
+                Py_DECREF(seq);
+                return -1;
+            }
+            out[i] = (long long)m;
+        } else {
+            out[i] = PyLong_AsLongLong(item);
+            if (out[i] == -1 && PyErr_Occurred()) {
+                Py_DECREF(seq);
+                return -1;
+            }
+        }
+    }
+    Py_DECREF(seq);
+    return 0;
+}
+
+static PyObject *codes_list(const Scratch *s) {
+    PyObject *list = PyList_New(s->ncodes);
+    if (!list) return NULL;
+    for (int i = 0; i < s->ncodes; i++) {
+        PyObject *x = PyLong_FromUnsignedLongLong(s->codes[i]);
+        if (!x) {
+            Py_DECREF(list);
+            return NULL;
+        }
+        PyList_SET_ITEM(list, i, x);
+    }
+    return list;
+}
+
+static int parse_view(PyObject *obj, const Opts *o, ViewIn *v) {
+    /* (seat, deal, dealer, round, to_move, hand, table, wild, hand_sizes, declared,
+        captured, scope, stock, totals, last_taker); to_move / last_taker -1 = None */
+    PyObject *hs, *decl, *cap, *scope, *totals;
+    unsigned long long hand, table;
+    if (!PyArg_ParseTuple(obj, "iiiiiKKiOOOOiOi", &v->seat, &v->deal, &v->dealer, &v->round,
+                          &v->to_move, &hand, &table, &v->wild, &hs, &decl, &cap, &scope,
+                          &v->stock, &totals, &v->last_taker))
+        return -1;
+    int n = o->players, sides = n == 4 ? 2 : n;
+    long long a[MAX_PLAYERS];
+    if (v->seat < 0 || v->seat >= n) {
+        PyErr_SetString(PyExc_ValueError, "view: seat out of range");
+        return -1;
+    }
+    v->hand = hand;
+    v->table = table;
+    if (get_ints(hs, n, a, 0, "view.hand_sizes")) return -1;
+    for (int i = 0; i < n; i++) v->hand_sizes[i] = (int)a[i];
+    if (get_ints(decl, n, a, 1, "view.declared")) return -1;
+    for (int i = 0; i < n; i++) v->declared[i] = (u64)a[i];
+    if (get_ints(cap, sides, a, 1, "view.captured")) return -1;
+    for (int i = 0; i < sides; i++) v->captured[i] = (u64)a[i];
+    if (get_ints(scope, sides, a, 0, "view.scope")) return -1;
+    for (int i = 0; i < sides; i++) v->scope[i] = (int)a[i];
+    if (get_ints(totals, sides, a, 0, "view.totals")) return -1;
+    for (int i = 0; i < sides; i++) v->totals[i] = (int)a[i];
+    if ((hand | table) >> NUM_CARDS || v->stock < 0 || v->wild < 0 || v->wild > 10) {
+        PyErr_SetString(PyExc_ValueError, "view: bad masks, stock or wild value");
+        return -1;
+    }
+    if (v->dealer < 0 || v->dealer >= n || v->to_move < -1 || v->to_move >= n ||
+        v->last_taker < -1 || v->last_taker >= sides) {
+        PyErr_SetString(PyExc_ValueError, "view: dealer, to_move or last_taker out of range");
+        return -1;
+    }
+    for (int i = 0; i < n; i++)
+        if (v->hand_sizes[i] < 0 || v->hand_sizes[i] > 3) {
+            PyErr_SetString(PyExc_ValueError, "view: hand sizes are 0..3");
+            return -1;
+        }
+    if (popc(v->hand) != v->hand_sizes[v->seat]) {
+        PyErr_SetString(PyExc_ValueError, "view: the hand does not match its hand size");
+        return -1;
+    }
+    return 0;
+}
+
+/* The zones a sampled world dealt: (hands tuple, stock list in dealing order). */
+static PyObject *zones_tuple(const G *g) {
+    PyObject *hands = PyTuple_New(g->n), *stock = PyList_New(g->nstock);
+    if (!hands || !stock) {
+        Py_XDECREF(hands);
+        Py_XDECREF(stock);
+        return NULL;
+    }
+    for (int s = 0; s < g->n; s++)
+        PyTuple_SET_ITEM(hands, s, PyLong_FromUnsignedLongLong(g->hands[s]));
+    for (int j = 0; j < g->nstock; j++)
+        PyList_SET_ITEM(stock, j, PyLong_FromLong(g->stock[g->nstock - 1 - j]));
+    return Py_BuildValue("(NN)", hands, stock);
+}
+
+/* A deck source for g->deck: shuffled by the Rng in ctx. */
+static int rng_deck(void *ctx, int deal_no, uint8_t *deck) {
+    (void)deal_no;
+    for (int i = 0; i < NUM_CARDS; i++) deck[i] = (uint8_t)i;
+    shuffle(deck, NUM_CARDS, (Rng *)ctx);
+    return 0;
+}
+
+/* Clocks of the search budgets and the benchmarks. */
+static double now_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static double cpu_seconds(void) { /* this thread's CPU time: one core's work, however busy */
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+#endif /* CIRULLA_RULES_ENGINE_H */
