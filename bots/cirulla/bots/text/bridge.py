@@ -157,6 +157,11 @@ class TextEnginePolicy:
         if self._failed is not None:
             raise self._failed
 
+    def alive(self) -> bool:
+        """True while the engine runs and has not failed: it can play another match
+        (``cirulla.bots.text.served`` keeps it between matches while this holds)."""
+        return self._failed is None and self.engine.proc.poll() is None
+
     def _post(self, command: str) -> None:
         """Queue a command for the engine; raises the worker's failure if it had one."""
         self._check()

@@ -1,8 +1,9 @@
 """Child processes of a tournament: the local match server and the bots.
 
-A bot that can play match after match (a built-in kind, or a ``serve:`` command speaking
-the stdin protocol of ``cirulla.bots.loop``) is a ``ServedBot``: started once, kept in a
-``BotPool`` between games and restarted only after a crash or a hang. A ``cmd:`` bot is a
+A bot that can play match after match (a built-in kind, a ``text:`` engine, or a
+``serve:`` command speaking the stdin protocol of ``cirulla.bots.loop``) is a
+``ServedBot``: started once, kept in a ``BotPool`` between games and restarted only
+after a crash or a hang. A ``cmd:`` bot is a
 ``Child`` started for one seat of one game.
 
 Every child runs in its own session (process group), so stopping it also stops whatever
@@ -59,13 +60,11 @@ def is_command_spec(spec: str) -> bool:
 
 
 def is_served_spec(spec: str) -> bool:
-    """True for bots kept alive between games: built-in kinds and ``serve:`` commands.
-
-    A ``text:`` engine is bridged by ``cirulla bot text`` one match at a time, so it takes
-    the one-process-per-game path like a ``cmd:`` bot."""
-    from cirulla.bots.specs import TEXT_PREFIX
-
-    return not spec.startswith((COMMAND_PREFIX, TEXT_PREFIX))
+    """True for bots kept alive between games: built-in kinds, ``serve:`` commands and
+    ``text:`` engines (``cirulla.bots.text.served`` keeps the engine from match to match:
+    the text protocol's ``newgame`` starts each game). Only ``cmd:`` bots are started
+    for every game."""
+    return not spec.startswith(COMMAND_PREFIX)
 
 
 def validate_spec(spec: str) -> None:
@@ -153,6 +152,10 @@ def served_argv(spec: str, name: str) -> list[str]:
     """The command line of a long-lived bot (``cirulla.bots.loop`` for a built-in kind)."""
     if spec.startswith(SERVE_PREFIX):
         return command_argv(spec[len(SERVE_PREFIX) :], {"name": name})
+    from cirulla.bots.specs import TEXT_PREFIX
+
+    if spec.startswith(TEXT_PREFIX):
+        return [sys.executable, "-m", "cirulla.bots.text.served", spec, f"--name={name}"]
     return [sys.executable, "-m", "cirulla.bots.loop", spec, f"--name={name}"]
 
 

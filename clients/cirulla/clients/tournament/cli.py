@@ -51,8 +51,9 @@ move) round-robin, {DEFAULT_GAMES} games per pairing on duplicate deals, 2 games
 on a local server it starts and stops itself; one to two minutes on 2 cores.
 
 Every game is a one-game match created on the server. Each seat is played by a process
-of its own: built-in kinds and `serve:` commands are kept alive between games (one per
-bot and slot, given each match on stdin); a `cmd:` command is started for every game.
+of its own: built-in kinds, `text:` engines and `serve:` commands are kept alive between
+games (one per bot and slot, given each match on stdin); a `cmd:` command is started for
+every game.
 Each deck seed is played once per seat rotation (2 players: A-B then B-A), so both bots
 get the same cards and the luck of the deal cancels out.
 """

@@ -1,0 +1,50 @@
+"""Issue 25 item 3: a ``text:`` engine is kept alive between the games of a tournament,
+like built-in and ``serve:`` bots (the text protocol's ``newgame`` starts each game), so
+a slow-starting engine pays its start once; it is restarted only after a crash, and the
+tournament goes on. The engine (tests/bots/counting_engine.py) counts its own starts."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ENGINE = Path(__file__).parent / "bots" / "counting_engine.py"
+
+
+def tournament(out: Path, engine: str, games: int) -> list[dict[str, object]]:
+    argv = [sys.executable, "-m", "cirulla", "tournament", "--out", str(out)]
+    argv += ["--bot", "greedy", "--bot", f"c=text:{{python}} {ENGINE} {engine}"]
+    argv += ["--games", str(games), "--target", "11", "--concurrency", "1"]
+    argv += ["--seed", "3", "--bot-seed", "3", "--move-limit", "3000"]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = (out / "games.jsonl").read_text().splitlines()
+    return [json.loads(line) for line in lines]
+
+
+def test_a_text_engine_starts_once_for_a_whole_tournament(tmp_path: Path) -> None:
+    starts = tmp_path / "starts"
+    games = tournament(tmp_path / "t", f"--starts {starts} --slow-start 0.5", 8)
+    assert len(games) == 8
+    assert all(g["seat_outcomes"] == ["ok", "ok"] for g in games), games
+    assert starts.read_text().count("started") == 1
+    # one kept process played every game: one log, each game an assignment in it
+    log = (tmp_path / "t" / "logs" / "c-1.log").read_text()
+    assert log.count("assignment: match") == 8
+    assert not (tmp_path / "t" / "logs" / "c-2.log").exists()
+
+
+def test_an_engine_that_crashes_mid_game_is_restarted_and_the_tournament_goes_on(
+    tmp_path: Path,
+) -> None:
+    starts, marker = tmp_path / "starts", tmp_path / "crashed"
+    games = tournament(tmp_path / "t", f"--starts {starts} --crash-once {marker}", 6)
+    assert marker.exists()  # it did crash, at its third genmove
+    assert len(games) == 6
+    outcomes = [g["seat_outcomes"][g["seats"].index("c")] for g in games]
+    assert outcomes[0] == "crash" and outcomes[1:] == ["ok"] * 5, outcomes
+    assert starts.read_text().count("started") == 2  # the first, and one restart
+    log = (tmp_path / "t" / "logs" / "c-1.log").read_text()
+    assert "the engine stopped" in log and "Traceback" not in log
