@@ -16,7 +16,7 @@ from cirulla.rules import Match, OptionError, Options
 from cirulla.rules.match import check_best_of, match_winner
 from cirulla.server.client import play_seat, random_choice
 from cirulla.server.clock import SeatClock, TimeControl
-from cirulla.server.connection import Connection
+from cirulla.server.connections import Connection
 from cirulla.server.match_config import MatchConfig
 from cirulla.server.session import MatchSession
 from cirulla.v1 import match_service_pb2 as ms

@@ -10,7 +10,7 @@ from typing import Any
 
 from cirulla.rules import Options
 from cirulla.rules.events import CardPlayed
-from cirulla.server.connection import Connection
+from cirulla.server.connections import Connection
 from cirulla.server.match_config import MatchConfig
 from cirulla.server.messages import AcceptedMsg, DecisionMsg, EventMsg, ViewMsg
 from cirulla.server.replay import record_events

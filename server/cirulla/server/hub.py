@@ -21,7 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from cirulla.server import metrics
-from cirulla.server.connection import Connection
+from cirulla.server.connections import Connection, new_seat_token, token_seat
 from cirulla.server.dealgroups import DealGroups, check_group
 from cirulla.server.documents import (
     GameRecord,
@@ -53,7 +53,6 @@ from cirulla.server.limits import (
 )
 from cirulla.server.match_config import MatchConfig, public_config
 from cirulla.server.recordkeeping import now_iso
-from cirulla.server.seats import new_seat_token, token_seat
 from cirulla.server.session import MatchSession, RecordBuilder
 from cirulla.server.store import Store
 from cirulla.version import PROTOCOL_VERSION, protocol_compatible

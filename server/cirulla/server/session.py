@@ -34,9 +34,8 @@ from cirulla.rules.events import Event, GameOver
 from cirulla.rules.game import DeckSource
 from cirulla.rules.match import match_winner
 from cirulla.server import metrics
-from cirulla.server.connection import Connection
+from cirulla.server.connections import Connection, Delivery, Seat, new_seat_token, token_seat
 from cirulla.server.decisions import Decision, Turns, chosen_code
-from cirulla.server.delivery import Delivery
 from cirulla.server.documents import GameRecord, MatchSummary
 from cirulla.server.errors import AlreadyExists, FailedPrecondition, Rejection, Unauthenticated
 from cirulla.server.match_config import MatchConfig, public_config
@@ -56,7 +55,6 @@ from cirulla.server.messages import (
     WelcomeMsg,
 )
 from cirulla.server.recordkeeping import GameRun, game_record, note_event, now_iso, result_doc
-from cirulla.server.seats import Seat, new_seat_token, token_seat
 
 log = logging.getLogger("cirulla.server")
 

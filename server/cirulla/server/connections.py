@@ -1,0 +1,171 @@
+"""A live match's connections: its seats (their secret tokens and what each did), the
+live streams attached to them or watching (``Connection``), and who receives what
+(``Delivery``).
+
+A stream is one seat's Play call or a spectator, as the domain sees it: the domain puts
+messages on its queue and the stream's writer (``service``) takes them off in order. The
+queue is bounded: a client that stops reading while messages keep coming is disconnected,
+never buffered without limit.
+
+The hiding rule is applied in ``Delivery.event`` and only there: an event goes to a seat
+only if ``event.visible_to(seat)`` and to spectators only if ``event.visible_to(None)``
+(the rules core decides; ``cirulla.rules.events``). Everything else a match sends
+(welcome, views, decisions, results) is addressed to one stream or built per receiver by
+the session.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from cirulla.server.documents import SeatSummary
+from cirulla.server.messages import EventMsg, GoodbyeMsg, SeatPublic
+
+if TYPE_CHECKING:
+    from cirulla.server.session import MatchSession
+
+
+class Connection:
+    """One live stream: a seat's Play call (``seat`` set) or a spectator (``seat`` None)."""
+
+    def __init__(self, seat: int | None = None, *, limit: int = 0) -> None:
+        self.seat = seat
+        #: The client reads PlayResponse.batch (Hello.accept_batches).
+        self.batches = False
+        #: ... and lets events and acceptances wait for the next such message
+        #: (Hello.defer_events).
+        self.defer = False
+        #: Decisions with one legal action are played for the seat, unasked
+        #: (Hello.auto_play_forced).
+        self.auto_play_forced = False
+        self.queue: asyncio.Queue[Any] = asyncio.Queue()
+        self.limit = limit  # 0 = unbounded
+        self.session: MatchSession | None = None
+        self.room: Any = None
+        self.closed = False
+        self.quit = False
+        self.overflowed = False
+        #: Called once when the queue overflows: the stream's owner ends the call.
+        self.on_overflow: Callable[[Connection], None] | None = None
+
+    def send(self, msg: Any) -> None:
+        if self.closed:
+            return
+        if self.limit and self.queue.qsize() >= self.limit:
+            self.closed = True
+            self.overflowed = True
+            if self.on_overflow is not None:
+                self.on_overflow(self)
+            return
+        self.queue.put_nowait(msg)
+
+    def close(self, reason: str, message: str = "") -> None:
+        if not self.closed:
+            self.queue.put_nowait(GoodbyeMsg(reason, message))
+            self.closed = True
+
+
+def new_seat_token() -> str:
+    """A secret seat token (192 bits, hex): only letters and digits, so it can never start
+    with "-" and be read as an option by a command line that receives it."""
+    return secrets.token_hex(24)
+
+
+def token_seat(tokens: list[str], token: str) -> int | None:
+    """The seat whose token is ``token`` (compared in constant time, any characters)."""
+    given = token.encode("utf-8", "surrogatepass")
+    for seat, t in enumerate(tokens):
+        if secrets.compare_digest(t.encode(), given):
+            return seat
+    return None
+
+
+@dataclass
+class Seat:
+    """One seat: its player's name and software, its live stream, and its faults."""
+
+    name: str = ""
+    version: str = ""
+    conn: Connection | None = None
+    joined: bool = False
+    disconnected_at: float | None = None
+    timeouts: int = 0
+    forfeits: int = 0
+    disconnects: int = 0
+    illegal: int = 0
+    #: Streams of this seat ended for breaking the protocol (e.g. an undecodable frame).
+    protocol_errors: int = 0
+
+    def summary(self, public: SeatPublic) -> SeatSummary:
+        """This seat in a match summary: its public part, its fault counts and notes."""
+        return {
+            "seat": public.seat,
+            "side": public.side,
+            "name": public.name,
+            "version": public.version,
+            "connected": public.connected,
+            "timeouts": self.timeouts,
+            "illegal_actions": self.illegal,
+            "forfeits": self.forfeits,
+            "disconnects": self.disconnects,
+            "notes": self.notes(),
+        }
+
+    def notes(self) -> list[str]:
+        out = []
+        if self.timeouts:
+            out.append(f"timeout: {self.timeouts}")
+        if self.forfeits:
+            out.append("forfeit")
+        if self.disconnects:
+            out.append("disconnected")
+        if self.illegal:
+            out.append(f"illegal actions: {self.illegal}")
+        if self.protocol_errors:
+            out.append(f"protocol errors: {self.protocol_errors}")
+        return out
+
+
+class Delivery:
+    """Sends a match's messages to its seats' live streams and its spectators."""
+
+    def __init__(self, seats: list[Seat]) -> None:
+        self.seats = seats
+        self.spectators: set[Connection] = set()
+
+    def receivers(self) -> list[Connection]:
+        """Every live stream: the seats' (in seat order), then the spectators'."""
+        return [s.conn for s in self.seats if s.conn is not None] + list(self.spectators)
+
+    def to_all(self, msg: Any) -> None:
+        """A message every receiver may see (a new game, the match result)."""
+        for conn in self.receivers():
+            conn.send(msg)
+
+    def to_seat(self, seat: int, msg: Any) -> None:
+        conn = self.seats[seat].conn
+        if conn is not None:
+            conn.send(msg)
+
+    def to_spectators(self, msg: Any) -> None:
+        for spec in self.spectators:
+            spec.send(msg)
+
+    def event(self, msg: EventMsg, exclude: Connection | None = None) -> None:
+        """An event, to each receiver allowed to see it."""
+        event = msg.event
+        for seat, slot in enumerate(self.seats):
+            if slot.conn is not None and slot.conn is not exclude and event.visible_to(seat):
+                slot.conn.send(msg)
+        if event.visible_to(None):
+            for spec in self.spectators:
+                spec.send(msg)
+
+    def close_all(self, reason: str, message: str = "") -> None:
+        """Goodbye ``reason`` to every receiver."""
+        for conn in self.receivers():
+            conn.close(reason, message)
