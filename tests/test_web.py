@@ -153,7 +153,9 @@ async def check_pages(page: Any, base: str, live_id: str, done_id: str, record_i
 
 
 async def visible_cards(page: Any) -> set[str]:
-    return set(await page.eval_on_selector_all(".card", "els => els.map(e => e.textContent)"))
+    """The codes of the face-up cards on the page (a face-down back has none)."""
+    found = await page.eval_on_selector_all("[data-card]", "els => els.map(e => e.dataset.card)")
+    return set(found)
 
 
 async def check_live(

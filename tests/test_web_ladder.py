@@ -1,94 +1,257 @@
-"""The web view's ladder page in a real headless Chromium: standings from the ladder's
-store and each bot's rating over time as a chart."""
+"""The ladder's web view (``cirulla ladder serve --http``) in a real headless Chromium,
+against a real ladder playing real bots: standings (also without JavaScript), a bot's
+page with its rating chart (points with hover titles on a time axis), a replay drawn as
+cards whose timeline jumps to a chosen move, a live view that shows no hand, and the
+first game of an unfinished duplicate pair withheld exactly as the LadderService
+withholds it (no result, no replay: the match server refuses its record)."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import re
+import sys
+import urllib.error
 import urllib.request
 from pathlib import Path
+from typing import Any
 
-from sqlalchemy import insert, update
+import grpc
 
-from cirulla.clients.ladder.db import open_database
-from cirulla.clients.ladder.schema import rating_history, ratings
-from cirulla.clients.ladder.store import LadderStore
-from cirulla.server.web.app import start_web
+from cirulla.v1 import ladder_pb2, match_pb2
+from cirulla.v1 import match_service_pb2 as ms
+from cirulla.v1.match_service_pb2_grpc import MatchServiceStub
 
-from .server_harness import serving
+from .ladder_harness import LadderProcess, wait_for
 from .test_web import CHROMIUM, CHROMIUM_ARGS
 
+SLOW_BOT = """
+import time
+from cirulla.bots.kit import run_bot
 
-def make_ladder(db: Path) -> None:
-    """Two rated bots with a few rating points each, written as the store keeps them."""
-    engine = open_database(str(db))
-    store = LadderStore(engine)
-    store.add_bot("alpha", "greedy", ("2p",))
-    store.add_bot("beta", "random", ("2p",))
-    curves = {"alpha": [25.0, 26.5, 28.0, 29.2], "beta": [25.0, 23.4, 22.1, 21.0]}
-    vids = {name: store.get_bot(name)["version_id"] for name in curves}
-    with engine.begin() as conn:
-        for name, mus in curves.items():
-            vid = vids[name]
-            for n, mu in enumerate(mus):
-                conn.execute(
-                    insert(rating_history).values(
-                        version_id=vid,
-                        queue="2p",
-                        match_id=f"m-{n}",
-                        mu=mu,
-                        sigma=5.0,
-                        at=1000.0 + n,
-                    )
-                )
-            conn.execute(
-                update(ratings)
-                .where(ratings.c.version_id == vid, ratings.c.queue == "2p")
-                .values(mu=mus[-1], sigma=5.0, games=len(mus), wins=3 if name == "alpha" else 1)
-            )
-    engine.dispose()
+def decide(view, legal, time_left):
+    time.sleep(0.12)  # slow enough that a duplicate pair's second game lasts a while
+    return 0
+
+run_bot(decide, name="slow")
+"""
 
 
-def test_ladder_standings_and_rating_chart(tmp_path: Path) -> None:
+def slow_bot_and_db(tmp_path: Path) -> tuple[Path, str]:
+    """The slow bot's file and the ladder's database, in folders of their own (the
+    sandbox never binds a file in the database's folder)."""
+    (tmp_path / "bots").mkdir()
+    (tmp_path / "db").mkdir()
+    bot = tmp_path / "bots" / "slow_bot.py"
+    bot.write_text(SLOW_BOT)
+    return bot, f"sqlite:///{tmp_path / 'db' / 'ladder.sqlite3'}"
+
+
+def get(url: str) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(url, timeout=30) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode()
+
+
+def data_cards(html: str, element_id: str) -> list[str]:
+    """The card codes inside the element with ``element_id`` (no nested element of the
+    same tag closes before it ends: the table's cards div holds only cards)."""
+    start = html.index(f'id="{element_id}"')
+    end = html.index("</div>", start)
+    return re.findall(r'data-card="([^"]+)"', html[start:end])
+
+
+def history(ladder: LadderProcess, name: str) -> Any:
+    return ladder.stub().GetBotHistory(
+        ladder_pb2.GetBotHistoryRequest(bot_name=name, page_size=1000), timeout=10
+    )
+
+
+def check_withheld(ladder: LadderProcess, base: str) -> str:
+    """Catch a duplicate pair between its games; every view of the finished twin says
+    withheld and offers no replay, checked while the rpc still withholds it."""
+    stub = ladder.stub()
+    matches = MatchServiceStub(grpc.insecure_channel(ladder.address))
+    for _ in range(2000):
+        twins = [m for m in history(ladder, "rnd").matches if m.withheld]
+        if not twins:
+            continue
+        twin = twins[0]
+        status, page = get(f"{base}/ladder/matches/{twin.match_id}")
+        record_status, record_page = get(f"{base}/records/{twin.server_match_id}-g1")
+        _, steps = get(f"{base}/api/records/{twin.server_match_id}-g1/steps")
+        _, bot_page = get(f"{base}/ladder/bots/rnd")
+        still = stub.GetLadderMatch(
+            ladder_pb2.GetLadderMatchRequest(match_id=twin.match_id), timeout=10
+        ).match
+        if not still.withheld:
+            continue  # its twin ended while we looked: catch the next pair
+        played = matches.GetMatch(ms.GetMatchRequest(match_id=twin.server_match_id), timeout=10)
+        assert played.match.status == match_pb2.MATCH_STATUS_FINISHED, played
+        assert status == 200
+        assert "withheld" in page and 'class="replay"' not in page
+        assert 'id="lresult"><span class="withheld">' in page
+        assert "won" not in page.split('id="lresult"')[1].split("</p>")[0]
+        assert record_status == 409 and "withheld" in record_page
+        assert "FAILED_PRECONDITION" in json.loads(steps)["error"]
+        row = bot_page.split(f'data-match="{twin.match_id}"')[1].split("</tr>")[0]
+        assert "withheld" in row and "won" not in row
+        return twin.match_id
+    raise AssertionError("never saw the first game of a duplicate pair withheld")
+
+
+def test_ladder_web_view_in_a_real_browser(tmp_path: Path) -> None:
     from playwright.async_api import async_playwright
 
-    db = tmp_path / "ladder.sqlite3"
-    make_ladder(db)
+    bot, db = slow_bot_and_db(tmp_path)
+    ladder = LadderProcess(tmp_path / "ladder", db, "--http", "127.0.0.1:0", "--concurrency", "1")
+    ladder.start()
+    try:
+        state = json.loads((ladder.folder / "cirulla-ladder.json").read_text())
+        base = f"http://{state['http']}"
+        ladder.cli("add", "slow", f"cmd:{sys.executable} {bot}")
+        ladder.cli("add", "rnd", "random")
+        withheld_id = check_withheld(ladder, base)
+        # rated games: the chart has points
+        wait_for(lambda: len(history(ladder, "rnd").rating_history) >= 2, 300, "rated games")
+        h = history(ladder, "rnd")
+        done = [m for m in h.matches if m.status == ladder_pb2.LADDER_MATCH_STATUS_FINISHED]
+        done = [m for m in done if not m.withheld]
+        assert done
+        # the standings are in the HTML itself (no script needed)
+        status, html = get(f"{base}/ladder")
+        assert status == 200
+        assert '<tr class="bot" data-bot="rnd">' in html
+        assert '<tr class="bot" data-bot="slow">' in html
 
-    async def main() -> None:
-        async with serving(":memory:") as (_stub, srv, _ch):
-            web = await start_web("127.0.0.1:0", f"127.0.0.1:{srv.port}", str(db))
-            base = f"http://127.0.0.1:{web.port}"
-            try:
-                raw = await asyncio.to_thread(
-                    lambda: urllib.request.urlopen(base + "/api/ladder?queue=2p").read()
+        async def browse() -> None:
+            async with async_playwright() as pw:
+                browser = await pw.chromium.launch(
+                    executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True
                 )
-                doc = json.loads(raw)
-                assert [r["bot"] for r in doc["standings"]] == ["alpha", "beta"]
-                assert [len(r["history"]) for r in doc["standings"]] == [4, 4]
-                async with async_playwright() as pw:
-                    browser = await pw.chromium.launch(
-                        executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True
-                    )
-                    page = await browser.new_page()
-                    await page.goto(base + "/ladder")
-                    await page.wait_for_selector("polyline.series")
-                    rows = await page.eval_on_selector_all(
-                        "tr.bot", "els => els.map(e => e.textContent)"
-                    )
-                    assert rows[0].startswith("1alpha") and rows[1].startswith("2beta")
-                    lines = await page.eval_on_selector_all(
-                        "polyline.series",
-                        "els => els.map(e => [e.dataset.bot, e.getAttribute('points')])",
-                    )
-                    assert {bot: len(pts.split()) for bot, pts in lines} == {"alpha": 4, "beta": 4}
-                    # alpha climbs: its last point is higher on the chart (smaller y)
-                    alpha = dict(lines)["alpha"].split()
-                    assert float(alpha[-1].split(",")[1]) < float(alpha[0].split(",")[1])
-                    await page.goto(base + "/")
-                    await page.wait_for_selector("#ladderlink:not([hidden])")
-                    await browser.close()
-            finally:
-                await web.stop()
+                # without JavaScript: the standings and a bot's chart are there
+                nojs = await browser.new_context(java_script_enabled=False)
+                page = await nojs.new_page()
+                await page.goto(f"{base}/ladder")
+                names = await page.eval_on_selector_all(
+                    "tr.bot", "els => els.map(e => e.dataset.bot)"
+                )
+                assert sorted(names) == ["rnd", "slow"]
+                await page.goto(f"{base}/ladder/bots/rnd")
+                assert await page.locator("circle.point").count() >= 2
+                await nojs.close()
 
-    asyncio.run(main())
+                page = await browser.new_page()
+                await page.goto(f"{base}/ladder")
+                await page.click('tr.bot[data-bot="rnd"] a.botlink')
+                await page.wait_for_selector("#botname")
+                assert await page.inner_text("#botname") == "rnd"
+                assert "v1" in await page.inner_text("#versions")
+                # the rating chart: one point per rating-history row, on a time axis,
+                # each with a hover title giving its time and values
+                now = history(ladder, "rnd")
+                points = page.locator("circle.point")
+                assert await points.count() == len(now.rating_history)
+                times = [
+                    float(t)
+                    for t in await page.eval_on_selector_all(
+                        "circle.point", "els => els.map(e => e.dataset.at)"
+                    )
+                ]
+                expected = sorted(p.time.seconds + p.time.nanos / 1e9 for p in now.rating_history)
+                assert [round(t, 2) for t in sorted(times)] == [round(t, 2) for t in expected]
+                xs = await page.eval_on_selector_all(
+                    "circle.point", "els => els.map(e => +e.getAttribute('cx'))"
+                )
+                order = sorted(range(len(times)), key=lambda i: times[i])
+                assert [xs[i] for i in order] == sorted(xs)  # later is further right
+                assert await page.locator("text.xtick").count() >= 2
+                await points.first.hover()
+                tip = await page.locator("circle.point >> title").first.text_content()
+                assert tip and "UTC" in tip and "\u03bc" in tip and "rating" in tip
+                # the withheld twin, once its pair is over, is a plain finished match now
+                await page.goto(f"{base}/ladder/matches/{withheld_id}")
+                await page.wait_for_selector("#lstatus")
+                # a finished match: its page links its replay
+                await page.goto(f"{base}/ladder/matches/{done[0].match_id}")
+                await page.click("a.replay")
+                await page.wait_for_selector("body[data-steps]")
+                steps = int(await page.get_attribute("body", "data-steps") or 0)
+                assert steps > 10
+                record_url = page.url.split("?")[0]
+                record_id = record_url.rsplit("/", 1)[1]
+                _, raw = get(f"{base}/api/records/{record_id}/steps")
+                data = json.loads(raw)
+                shown0 = await page.eval_on_selector_all(
+                    "#tablecards .card[data-card]", "els => els.map(e => e.dataset.card)"
+                )
+                assert sorted(shown0) == sorted(data["steps"][0]["table"])
+                assert await page.locator(".hand .card[data-card]").count() > 0  # a record
+                # jump to a chosen move through the timeline: the cards follow
+                opening = data["steps"][0]["table"]
+                k = next(i for i in range(5, steps) if data["steps"][i]["table"] != opening)
+                await page.click(f'#timeline a[data-step="{k}"]')
+                await page.wait_for_selector(f'body[data-step="{k}"]')
+                shown = await page.eval_on_selector_all(
+                    "#tablecards .card[data-card]", "els => els.map(e => e.dataset.card)"
+                )
+                assert sorted(shown) == sorted(data["steps"][k]["table"]) != sorted(shown0)
+                hands = await page.eval_on_selector_all(
+                    ".seat",
+                    "els => els.map(e => [...e.querySelectorAll('.card[data-card]')]"
+                    ".map(c => c.dataset.card).sort())",
+                )
+                assert hands == [sorted(h) for h in data["steps"][k]["hands"]]
+                assert await page.locator("#timeline a.cur").inner_text() == str(k)
+                assert f"move {k} of {steps - 1}" in await page.inner_text("#pos")
+                # the same move without JavaScript: the server draws the same cards
+                _, at_k = get(f"{record_url}?step={k}")
+                assert sorted(data_cards(at_k, "tablecards")) == sorted(shown)
+                # the wild 7 and whose turn are on the table
+                info = await page.inner_text("#info")
+                assert "wild 7" in info and "deal" in info
+                await page.keyboard.press("End")
+                assert "Result:" in await page.inner_text("#result")
+                await browser.close()
+
+        asyncio.run(browse())
+        # every ladder match is listed, with its result
+        status, listing = get(f"{base}/ladder/matches")
+        assert status == 200
+        for m in history(ladder, "rnd").matches:
+            assert f'data-match="{m.match_id}"' in listing
+    finally:
+        ladder.stop()
+
+
+def test_live_ladder_match_shows_no_hand(tmp_path: Path) -> None:
+    """The live view of a running ladder match, first state rendered by the server:
+    hands are backs only; its table cards are the spectator's view."""
+    bot, db = slow_bot_and_db(tmp_path)
+    ladder = LadderProcess(tmp_path / "ladder", db, "--http", "127.0.0.1:0")
+    ladder.start()
+    try:
+        base = "http://" + json.loads((ladder.folder / "cirulla-ladder.json").read_text())["http"]
+        ladder.cli("add", "slow", f"cmd:{sys.executable} {bot}")
+        ladder.cli("add", "slow2", f"cmd:{sys.executable} {bot}")
+        for _ in range(3000):
+            running = [
+                m
+                for m in history(ladder, "slow").matches
+                if m.status == ladder_pb2.LADDER_MATCH_STATUS_RUNNING and m.server_match_id
+            ]
+            if not running:
+                continue
+            status, page = get(f"{base}/matches/{running[0].server_match_id}")
+            if status == 200 and 'class="felt"' in page:
+                break
+        else:
+            raise AssertionError("never saw a running ladder match's table")
+        hands = re.findall(r'<div class="hand"[^>]*>(.*?)</div>', page)
+        assert hands and all("data-card" not in h for h in hands)
+        assert any('class="card back"' in h for h in hands)
+        assert "wild 7" in page
+    finally:
+        ladder.stop()

@@ -157,7 +157,7 @@ async def serve(
     *,
     port_file: str | Path | None = None,
     http: str | None = None,
-    ladder_db: str | None = None,
+    ladder: str | None = None,
     metrics: str | None = None,
     parent_pid: int | None = None,
     **kwargs: object,
@@ -186,7 +186,7 @@ async def serve(
 
             host = listen.rpartition(":")[0].strip("[]")
             local = "127.0.0.1" if host in ("", "0.0.0.0", "::") else host
-            web = await start_web(http, f"{local}:{running.port}", ladder_db)
+            web = await start_web(http, f"{local}:{running.port}", ladder)
         if metrics:
             from cirulla.server.metrics import start_metrics
 

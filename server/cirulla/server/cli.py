@@ -160,10 +160,11 @@ def register(commands: argparse._SubParsersAction, bench: argparse._SubParsersAc
         "information only), e.g. 127.0.0.1:8080",
     )
     p.add_argument(
-        "--ladder-db",
-        metavar="URL",
-        help="with --http: also show the standings of the ladder in this database "
-        "(a SQLite file or postgresql:// URL) with each bot's rating over time, at /ladder",
+        "--ladder",
+        metavar="HOST:PORT",
+        help="with --http: also show the ladder served at this address (read through its "
+        "LadderService: standings, bots, matches) at /ladder; `cirulla ladder serve --http` "
+        "does this for its own ladder",
     )
     p.add_argument(
         "--metrics",
@@ -284,7 +285,7 @@ def run_server_command(args: argparse.Namespace) -> int:
                 disconnect_grace_ms=args.disconnect_grace_ms,
                 keep_finished_s=args.keep_finished,
                 http=args.http,
-                ladder_db=args.ladder_db,
+                ladder=args.ladder,
                 metrics=args.metrics,
             )
         )

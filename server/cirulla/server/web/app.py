@@ -7,7 +7,9 @@ admin token: what the server would not show a spectator, the web view cannot sho
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
+import html
 import json
 import logging
 import socket
@@ -23,7 +25,8 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from cirulla.server.web import pages
+from cirulla.server.web import pages, table
+from cirulla.server.web import replay as replay_view
 from cirulla.server.web.steps import replay_steps
 from cirulla.v1 import match_pb2, match_service_pb2, match_service_pb2_grpc
 
@@ -55,12 +58,38 @@ def _error(exc: grpc.aio.AioRpcError) -> JSONResponse:
     )
 
 
-def build_app(grpc_target: str, ladder_db: str | None = None) -> Starlette:
+def _index_rows(matches: list[dict[str, Any]]) -> str:
+    """The match list's rows (the same markup the page's script refreshes them with)."""
+    from html import escape
+    from urllib.parse import quote
+
+    rows = []
+    for m in matches:
+        links = []
+        if m["status"] in ("in progress", "waiting"):
+            links.append(f'<a class="live" href="/matches/{quote(m["match_id"])}">watch live</a>')
+        links += [
+            f'<a class="replay" href="/records/{quote(r)}">replay {escape(r)}</a>'
+            for r in m["records"]
+        ]
+        rows.append(
+            f'<tr data-match="{escape(m["match_id"])}"><td>{escape(m["match_id"])}</td>'
+            f'<td class="status">{escape(m["status"])}</td>'
+            f"<td>{' vs '.join(escape(p) for p in m['players'])}</td>"
+            f"<td>{escape(m['games_won'])}</td><td>{' · '.join(links)}</td></tr>"
+        )
+    return "".join(rows) or '<tr><td colspan=5 class="muted">no matches yet</td></tr>'
+
+
+def build_app(grpc_target: str, ladder: str | None = None) -> Starlette:
     """The ASGI app; ``grpc_target`` is the match server to ask (its own port).
 
-    With ``ladder_db`` (a ladder database URL or file) the /ladder page is added.
+    With ``ladder`` (the address of a LadderService, e.g. the ladder's own port) the
+    ladder's pages are added under /ladder (``cirulla.server.web.ladder``).
     """
     channel: grpc.aio.Channel | None = None
+    #: replay steps of records already served (a served record never changes)
+    steps_cache: collections.OrderedDict[str, dict[str, Any]] = collections.OrderedDict()
 
     def stub() -> match_service_pb2_grpc.MatchServiceStub:
         nonlocal channel
@@ -68,66 +97,169 @@ def build_app(grpc_target: str, ladder_db: str | None = None) -> Starlette:
             channel = grpc.aio.insecure_channel(grpc_target)
         return match_service_pb2_grpc.MatchServiceStub(channel)
 
-    async def index(_request: Request) -> Response:
-        return HTMLResponse(pages.INDEX)
-
-    async def match_page(_request: Request) -> Response:
-        return HTMLResponse(pages.LIVE)
-
-    async def record_page(_request: Request) -> Response:
-        return HTMLResponse(pages.REPLAY)
-
-    async def api_matches(_request: Request) -> Response:
-        try:
-            listed = await stub().ListMatches(
-                match_service_pb2.ListMatchesRequest(page_size=100), timeout=RPC_TIMEOUT
-            )
-            recs = await stub().ListRecords(
-                match_service_pb2.ListRecordsRequest(page_size=200), timeout=RPC_TIMEOUT
-            )
-        except grpc.aio.AioRpcError as exc:
-            return _error(exc)
+    async def list_matches() -> list[dict[str, Any]]:
+        listed = await stub().ListMatches(
+            match_service_pb2.ListMatchesRequest(page_size=100), timeout=RPC_TIMEOUT
+        )
+        recs = await stub().ListRecords(
+            match_service_pb2.ListRecordsRequest(page_size=200), timeout=RPC_TIMEOUT
+        )
         by_match: dict[str, list[str]] = {}
         for r in recs.records:
             by_match.setdefault(r.match_id, []).append(r.record_id)
         out = []
         for m in listed.matches:
-            games_won = "-".join(str(n) for n in m.result.games_won)
             out.append(
                 {
                     "match_id": m.match_id,
                     "status": _STATUS.get(m.status, "unknown"),
                     "players": [s.name or f"seat {s.seat}" for s in m.seats],
                     "current_game": m.current_game,
-                    "games_won": games_won,
+                    "games_won": "-".join(str(n) for n in m.result.games_won),
                     "created": m.create_time.ToJsonString() if m.HasField("create_time") else "",
                     "records": sorted(by_match.get(m.match_id, [])),
                 }
             )
-        return JSONResponse({"matches": out})
+        return out
+
+    async def index(_request: Request) -> Response:
+        try:
+            rows = _index_rows(await list_matches())
+        except grpc.aio.AioRpcError as exc:
+            err = html.escape(f"{exc.code().name}: {exc.details()}")
+            rows = f'<tr><td colspan=5 class="error">{err}</td></tr>'
+        link = '<p id="ladderlink"><a href="/ladder">ladder standings</a></p>' if ladder else ""
+        return HTMLResponse(pages.INDEX.replace("<!--ROWS-->", rows).replace("<!--LADDER-->", link))
+
+    async def steps_of(record_id: str) -> dict[str, Any]:
+        if record_id in steps_cache:
+            steps_cache.move_to_end(record_id)
+            return steps_cache[record_id]
+        got = await stub().GetRecord(
+            match_service_pb2.GetRecordRequest(record_id=record_id), timeout=RPC_TIMEOUT
+        )
+        data = replay_steps(got.record)
+        steps_cache[record_id] = data
+        while len(steps_cache) > 32:
+            steps_cache.popitem(last=False)
+        return data
+
+    async def match_page(request: Request) -> Response:
+        """The live view's first state: the Spectate stream read up to its first view."""
+        match_id = request.path_params["match_id"]
+        call = stub().Spectate(match_service_pb2.SpectateRequest(match_id=match_id))
+        played: table.Played | None = None
+        board = '<p class="muted">waiting for the first deal</p>'
+        status = "connecting…"
+        try:
+            async with asyncio.timeout(5):
+                async for msg in call:
+                    kind = msg.WhichOneof("body")
+                    if kind == "event":
+                        if msg.event.WhichOneof("body") == "deal_started":
+                            played = None
+                        played = table.played_from_event(msg.event) or played
+                    elif kind == "view":
+                        board = table.render(table.from_view(msg.view, played))
+                        status = "watching"
+                        break
+                    elif kind in ("match_result", "goodbye"):
+                        status = "the match is over"
+                        break
+        except TimeoutError:
+            pass
+        except grpc.aio.AioRpcError as exc:
+            code = _HTTP.get(exc.code(), 502)
+            body = (
+                f'<h1>Live: {html.escape(match_id)}</h1><p><a href="/">all matches</a></p>'
+                f'<p class="error" id="status">{html.escape(exc.code().name)}: '
+                f"{html.escape(exc.details() or '')}</p>"
+            )
+            return HTMLResponse(pages.page("Cirulla live", body), status_code=code)
+        finally:
+            call.cancel()
+        return HTMLResponse(pages.live_page(match_id, board, status))
+
+    def _step(request: Request, total: int) -> int:
+        raw = request.query_params.get("step", "0")
+        k = int(raw) if raw.isdigit() else 0
+        return min(k, total - 1)
+
+    async def record_page(request: Request) -> Response:
+        record_id = request.path_params["record_id"]
+        try:
+            data = await steps_of(record_id)
+        except grpc.aio.AioRpcError as exc:
+            body = (
+                f'<h1>Replay: {html.escape(record_id)}</h1><p><a href="/">all matches</a></p>'
+                f'<p class="error" id="action">{html.escape(exc.code().name)}: '
+                f"{html.escape(exc.details() or '')}</p>"
+            )
+            return HTMLResponse(
+                pages.page("Cirulla replay", body), status_code=_HTTP.get(exc.code(), 502)
+            )
+        k = _step(request, len(data["steps"]))
+        return HTMLResponse(
+            pages.replay_page(
+                record_id,
+                k,
+                len(data["steps"]),
+                replay_view.board(data, k),
+                replay_view.controls(data, k),
+                replay_view.timeline(data, k),
+            )
+        )
+
+    async def api_matches(_request: Request) -> Response:
+        try:
+            out = await list_matches()
+        except grpc.aio.AioRpcError as exc:
+            return _error(exc)
+        return JSONResponse({"matches": out, "rows_html": _index_rows(out)})
 
     async def api_steps(request: Request) -> Response:
         record_id = request.path_params["record_id"]
         try:
-            got = await stub().GetRecord(
-                match_service_pb2.GetRecordRequest(record_id=record_id), timeout=RPC_TIMEOUT
-            )
+            return JSONResponse(await steps_of(record_id))
         except grpc.aio.AioRpcError as exc:
             return _error(exc)
-        try:
-            return JSONResponse(replay_steps(got.record))
         except ValueError as exc:
             return JSONResponse({"error": f"record {record_id}: {exc}"}, status_code=500)
 
+    async def api_boards(request: Request) -> Response:
+        """Every step's board and controls, for the replay page's script."""
+        record_id = request.path_params["record_id"]
+        try:
+            data = await steps_of(record_id)
+        except grpc.aio.AioRpcError as exc:
+            return _error(exc)
+        n = len(data["steps"])
+        return JSONResponse(
+            {
+                "boards": [replay_view.board(data, k) for k in range(n)],
+                "controls": [replay_view.controls(data, k) for k in range(n)],
+            }
+        )
+
     async def api_stream(request: Request) -> Response:
-        """Server-Sent Events: every SpectateResponse of the match, as JSON."""
+        """Server-Sent Events: every SpectateResponse of the match, as JSON; each view
+        also as the table the server draws of it (``table_html``)."""
         match_id = request.path_params["match_id"]
         call = stub().Spectate(match_service_pb2.SpectateRequest(match_id=match_id))
 
         async def events() -> AsyncIterator[str]:
+            played: table.Played | None = None
             try:
                 async for msg in call:
-                    yield f"data: {json.dumps(as_dict(msg), separators=(',', ':'))}\n\n"
+                    out = as_dict(msg)
+                    kind = msg.WhichOneof("body")
+                    if kind == "event":
+                        if msg.event.WhichOneof("body") == "deal_started":
+                            played = None
+                        played = table.played_from_event(msg.event) or played
+                    elif kind == "view":
+                        out["table_html"] = table.render(table.from_view(msg.view, played))
+                    yield f"data: {json.dumps(out, separators=(',', ':'))}\n\n"
             except grpc.aio.AioRpcError as exc:
                 if exc.code() != grpc.StatusCode.CANCELLED:
                     err = {"error": f"{exc.code().name}: {exc.details()}"}
@@ -142,17 +274,22 @@ def build_app(grpc_target: str, ladder_db: str | None = None) -> Starlette:
             headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
         )
 
+    reader = None
+    extra: list[Route] = []
+    if ladder:
+        from cirulla.server.web.ladder import LadderReader, ladder_routes
+
+        reader = LadderReader(ladder, grpc_target)
+        extra = ladder_routes(reader)
+
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
         yield
         if channel is not None:
             await channel.close(grace=None)
+        if reader is not None:
+            await reader.close()
 
-    extra: list[Route] = []
-    if ladder_db:
-        from cirulla.server.web.ladder import ladder_routes
-
-        extra = ladder_routes(ladder_db)
     return Starlette(
         routes=[
             *extra,
@@ -162,6 +299,7 @@ def build_app(grpc_target: str, ladder_db: str | None = None) -> Starlette:
             Route("/api/matches", api_matches),
             Route("/api/matches/{match_id}/stream", api_stream),
             Route("/api/records/{record_id}/steps", api_steps),
+            Route("/api/records/{record_id}/boards", api_boards),
         ],
         lifespan=lifespan,
     )
@@ -198,9 +336,7 @@ def parse_listen(listen: str) -> tuple[str, int]:
     return host.strip("[]"), int(port)
 
 
-async def start_web(
-    listen: str, grpc_target: str, ladder_db: str | None = None, *, ladder: str | None = None
-) -> WebServer:
+async def start_web(listen: str, grpc_target: str, ladder: str | None = None) -> WebServer:
     """Serve the web view on ``listen`` (port 0 picks one) in the running event loop."""
     host, port = parse_listen(listen)
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
@@ -214,7 +350,7 @@ async def start_web(
     sock.listen(128)
     sock.setblocking(False)
     config = uvicorn.Config(
-        build_app(grpc_target, ladder_db), log_level="warning", access_log=False, lifespan="on"
+        build_app(grpc_target, ladder), log_level="warning", access_log=False, lifespan="on"
     )
     server = _Uvicorn(config)
     task = asyncio.create_task(server.serve(sockets=[sock]))

@@ -1,114 +1,445 @@
-# ruff: noqa: E501  (embedded HTML and JavaScript)
-"""The ladder's standings with each bot's rating over time, for ``--ladder-db``.
+# ruff: noqa: E501  (HTML written inline)
+"""The ladder's pages: standings, every bot's page, every match, each match's page.
 
-Read from the ladder's own store (``cirulla.clients.ladder.store``), which already
-leaves out the rating points of games whose duplicate pair is still in play. Database
-calls run in a worker thread so the event loop keeps serving gRPC.
+Everything is read through the ladder's public ``LadderService`` (proto/cirulla/v1/
+ladder.proto), without the admin token, exactly as any client reads it: the first game of
+a duplicate pair whose twin is still in play comes back ``withheld`` (no result, points,
+outcomes or rating points), and its record and live stream are refused by the match
+server too, so no page can show more than the rpc does. The server area never imports
+the ladder; it only speaks its protocol.
+
+Pages are rendered on the server (they read without JavaScript); the standings page's
+script only refreshes itself every few seconds.
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
+from collections.abc import Callable, Coroutine
+from html import escape
 from typing import Any
+from urllib.parse import quote
 
+import grpc
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
-from cirulla.server.web.pages import _HEAD
+from cirulla.server.web.chart import Point, rating_chart, utc
+from cirulla.server.web.pages import page
+from cirulla.v1 import ladder_pb2, ladder_pb2_grpc, match_service_pb2, match_service_pb2_grpc
 
-
-def ladder_routes(db: str) -> list[Route]:
-    from cirulla.clients.ladder.db import open_database
-    from cirulla.clients.ladder.store import QUEUES, LadderStore
-
-    store: LadderStore | None = None
-
-    def get_store() -> LadderStore:
-        nonlocal store
-        if store is None:
-            store = LadderStore(open_database(db))
-        return store
-
-    def read(queue: str) -> dict[str, Any]:
-        st = get_store()
-        rows = []
-        for entry in st.standings(queue):
-            name = entry["bot"]["name"]
-            history = st.bot_history(name, queue)["rating_history"]
-            rows.append(
-                {
-                    "rank": entry["rank"],
-                    "bot": name,
-                    "mu": round(entry["mu"], 2),
-                    "sigma": round(entry["sigma"], 2),
-                    "score": round(entry["score"], 2),
-                    "games": entry["games"],
-                    "wins": entry["wins"],
-                    "provisional": entry["provisional"],
-                    "history": [
-                        {"at": p["at"], "mu": round(p["mu"], 2), "version": p["version"]}
-                        for p in history
-                    ],
-                }
-            )
-        return {"queue": queue, "queues": list(QUEUES), "standings": rows}
-
-    async def api(request: Request) -> Response:
-        queue = request.query_params.get("queue", "2p")
-        if queue not in QUEUES:
-            return JSONResponse({"error": f"queue {queue!r}: one of {', '.join(QUEUES)}"}, 400)
-        return JSONResponse(await asyncio.to_thread(read, queue))
-
-    async def page(_request: Request) -> Response:
-        return HTMLResponse(LADDER)
-
-    return [Route("/ladder", page), Route("/api/ladder", api)]
-
-
-LADDER = (
-    _HEAD.format(title="Cirulla ladder")
-    + """<h1>Ladder standings</h1>
-<p><a href="/">matches</a> · queue: <span id="queues"></span></p>
-<div class="box"><table id="standings"><thead><tr><th>#</th><th>bot</th><th>rating (mu - 3 sigma)</th>
-<th>mu</th><th>sigma</th><th>games</th><th>wins</th></tr></thead><tbody></tbody></table></div>
-<div class="box"><div class="big">Rating (mu) over time</div>
-<svg id="chart" width="860" height="320" style="background:#fff"></svg><div id="legend"></div></div>
-<script>
-const COLORS = ['#c00','#05a','#080','#a50','#609','#077','#555','#d60'];
-function esc(s) { return String(s).replace(/[&<>"]/g, ch => ({'&':'&amp;','<':'&lt;','>':'&gt;','"':'&quot;'}[ch])); }
-async function load() {
-  const queue = new URLSearchParams(location.search).get('queue') || '2p';
-  const d = await (await fetch('/api/ladder?queue=' + encodeURIComponent(queue))).json();
-  if (d.error) { document.getElementById('queues').textContent = d.error; return; }
-  document.getElementById('queues').innerHTML = d.queues.map(q => q === queue ? '<b>' + q + '</b>' :
-    '<a href="/ladder?queue=' + q + '">' + q + '</a>').join(' · ');
-  document.querySelector('#standings tbody').innerHTML = d.standings.map(r => '<tr class="bot"><td>' + r.rank +
-    '</td><td>' + esc(r.bot) + (r.provisional ? ' <span class="muted">(provisional)</span>' : '') + '</td><td>' +
-    r.score + '</td><td>' + r.mu + '</td><td>' + r.sigma + '</td><td>' + r.games + '</td><td>' + r.wins +
-    '</td></tr>').join('') || '<tr><td colspan=7 class="muted">no rated bot yet</td></tr>';
-  const pts = d.standings.flatMap(r => r.history);
-  const svg = document.getElementById('chart'); const W = 860, H = 320, P = 40;
-  if (!pts.length) { svg.innerHTML = '<text x="20" y="40">no rated games yet</text>'; return; }
-  const t0 = Math.min(...pts.map(p => p.at)), t1 = Math.max(...pts.map(p => p.at));
-  const m0 = Math.min(...pts.map(p => p.mu)) - 1, m1 = Math.max(...pts.map(p => p.mu)) + 1;
-  const x = t => P + (t1 > t0 ? (t - t0) / (t1 - t0) : 0.5) * (W - 2 * P);
-  const y = m => H - P - (m - m0) / (m1 - m0) * (H - 2 * P);
-  let h = '<line x1="' + P + '" y1="' + (H - P) + '" x2="' + (W - P) + '" y2="' + (H - P) + '" stroke="#999"/>' +
-    '<line x1="' + P + '" y1="' + P + '" x2="' + P + '" y2="' + (H - P) + '" stroke="#999"/>' +
-    '<text x="4" y="' + (y(m1) + 4) + '" font-size="11">' + m1.toFixed(0) + '</text>' +
-    '<text x="4" y="' + (y(m0) + 4) + '" font-size="11">' + m0.toFixed(0) + '</text>';
-  d.standings.forEach((r, i) => {
-    if (!r.history.length) return;
-    const c = COLORS[i % COLORS.length];
-    h += '<polyline class="series" data-bot="' + esc(r.bot) + '" fill="none" stroke="' + c + '" stroke-width="2" points="' +
-      r.history.map(p => x(p.at).toFixed(1) + ',' + y(p.mu).toFixed(1)).join(' ') + '"/>';
-  });
-  svg.innerHTML = h;
-  document.getElementById('legend').innerHTML = d.standings.map((r, i) =>
-    '<span style="color:' + COLORS[i % COLORS.length] + '">■</span> ' + esc(r.bot)).join(' &nbsp; ');
+RPC_TIMEOUT = 10.0
+QUEUES = {
+    "2p": ladder_pb2.LADDER_QUEUE_TWO_PLAYERS,
+    "3p": ladder_pb2.LADDER_QUEUE_THREE_PLAYERS,
+    "4p": ladder_pb2.LADDER_QUEUE_FOUR_PLAYERS,
 }
-load(); setInterval(load, 10000);
-</script></body></html>
-"""
-)
+QUEUE_NAMES = {v: k for k, v in QUEUES.items()}
+STATES = {
+    ladder_pb2.BOT_STATE_ACTIVE: "active",
+    ladder_pb2.BOT_STATE_PAUSED: "paused",
+    ladder_pb2.BOT_STATE_DEACTIVATED: "deactivated",
+    ladder_pb2.BOT_STATE_REMOVED: "removed",
+}
+STATUSES = {
+    ladder_pb2.LADDER_MATCH_STATUS_SCHEDULED: "scheduled",
+    ladder_pb2.LADDER_MATCH_STATUS_CLAIMED: "claimed",
+    ladder_pb2.LADDER_MATCH_STATUS_RUNNING: "running",
+    ladder_pb2.LADDER_MATCH_STATUS_FINISHED: "finished",
+    ladder_pb2.LADDER_MATCH_STATUS_CANCELLED: "cancelled",
+}
+#: a bot's history page size (the rpc's maximum)
+PAGE = 1000
+_HTTP = {
+    grpc.StatusCode.NOT_FOUND: 404,
+    grpc.StatusCode.INVALID_ARGUMENT: 400,
+    grpc.StatusCode.FAILED_PRECONDITION: 409,
+}
+
+
+def seconds(ts: Any) -> float | None:
+    if ts is None or (ts.seconds == 0 and ts.nanos == 0):
+        return None
+    return float(ts.seconds) + ts.nanos / 1e9
+
+
+def when(ts: Any) -> str:
+    at = seconds(ts)
+    return utc(at) if at is not None else ""
+
+
+def bot_link(name: str) -> str:
+    return f'<a class="botlink" href="/ladder/bots/{quote(name, safe="")}">{escape(name)}</a>'
+
+
+def match_link(match_id: str) -> str:
+    return f'<a class="matchlink" href="/ladder/matches/{quote(match_id, safe="")}">{escape(match_id)}</a>'
+
+
+def state_text(bot: Any) -> str:
+    state = STATES.get(bot.state, "unknown")
+    if state == "active" and bot.validation_games_left:
+        state = f"validating ({bot.validation_games_left} left)"
+    return state
+
+
+def result_text(m: Any) -> str:
+    """A match's result as the rpc gives it: withheld twins show nothing more."""
+    status = STATUSES.get(m.status, "unknown")
+    if m.withheld:
+        return '<span class="withheld">withheld until its duplicate twin is over</span>'
+    if status == "cancelled":
+        return f"cancelled: {escape(m.cancel_reason)}"
+    if status != "finished":
+        return escape(status)
+    if not m.HasField("winner_side"):
+        return "no winner" + ("" if m.rated else " (not rated)")
+    winners = [s.bot_name for s in m.seats if s.side == m.winner_side]
+    points = "-".join(str(p) for p in _side_points(m))
+    return (
+        f"side {m.winner_side} ({', '.join(escape(w) for w in winners)}) won"
+        + (f" {points}" if points else "")
+        + ("" if m.rated else " (not rated)")
+    )
+
+
+def _side_points(m: Any) -> list[int]:
+    by_side: dict[int, int] = {}
+    for s in m.seats:
+        if s.HasField("points"):
+            by_side[s.side] = s.points
+    return [by_side[k] for k in sorted(by_side)]
+
+
+def matches_table(matches: list[Any], caption: str = "") -> str:
+    if not matches:
+        return '<p class="muted">no matches yet</p>'
+    rows = []
+    for m in matches:
+        seats = " vs ".join(
+            f"{bot_link(s.bot_name)}<span class=muted> v{s.version}</span>" for s in m.seats
+        )
+        status = STATUSES.get(m.status, "unknown")
+        rows.append(
+            f'<tr class="lmatch" data-match="{escape(m.match_id)}" data-status="{status}"'
+            f"{' data-withheld=1' if m.withheld else ''}><td>{match_link(m.match_id)}</td>"
+            f"<td>{escape(QUEUE_NAMES.get(m.queue, '?'))}</td><td>{seats}</td>"
+            f"<td>{escape(status)}</td><td>{result_text(m)}</td>"
+            f"<td>{escape(when(m.finish_time) or when(m.start_time) or when(m.create_time))}</td></tr>"
+        )
+    cap = f"<caption>{escape(caption)}</caption>" if caption else ""
+    return (
+        f'<table class="matches">{cap}<thead><tr><th>match</th><th>queue</th><th>seats</th>'
+        "<th>status</th><th>result</th><th>time (UTC)</th></tr></thead><tbody>"
+        + "".join(rows)
+        + "</tbody></table>"
+    )
+
+
+def nav(active: str = "") -> str:
+    items = [("/ladder", "standings"), ("/ladder/matches", "matches"), ("/", "match server")]
+    return (
+        '<p class="nav">'
+        + " · ".join(
+            f"<b>{label}</b>" if href == active else f'<a href="{href}">{label}</a>'
+            for href, label in items
+        )
+        + "</p>"
+    )
+
+
+class LadderReader:
+    """The LadderService (and the match server's records) read as a public client."""
+
+    def __init__(self, ladder_target: str, match_target: str) -> None:
+        self.ladder_target = ladder_target
+        self.match_target = match_target
+        self._channels: dict[str, grpc.aio.Channel] = {}
+
+    def _channel(self, target: str) -> grpc.aio.Channel:
+        if target not in self._channels:
+            self._channels[target] = grpc.aio.insecure_channel(target)
+        return self._channels[target]
+
+    @property
+    def ladder(self) -> ladder_pb2_grpc.LadderServiceStub:
+        return ladder_pb2_grpc.LadderServiceStub(self._channel(self.ladder_target))
+
+    @property
+    def matches(self) -> match_service_pb2_grpc.MatchServiceStub:
+        return match_service_pb2_grpc.MatchServiceStub(self._channel(self.match_target))
+
+    async def close(self) -> None:
+        for channel in self._channels.values():
+            await channel.close(grace=None)
+
+    async def standings(self, queue: str, include_inactive: bool = False) -> Any:
+        return await self.ladder.GetStandings(
+            ladder_pb2.GetStandingsRequest(queue=QUEUES[queue], include_inactive=include_inactive),
+            timeout=RPC_TIMEOUT,
+        )
+
+    async def history(self, name: str) -> Any:
+        return await self.ladder.GetBotHistory(
+            ladder_pb2.GetBotHistoryRequest(bot_name=name, page_size=PAGE), timeout=RPC_TIMEOUT
+        )
+
+    async def match(self, match_id: str) -> Any:
+        got = await self.ladder.GetLadderMatch(
+            ladder_pb2.GetLadderMatchRequest(match_id=match_id), timeout=RPC_TIMEOUT
+        )
+        return got.match
+
+    async def every_match(self) -> list[Any]:
+        """Every ladder match: the LadderService has no list of all matches, so this is
+        the union of every listed bot's history (newest first)."""
+        names: set[str] = set()
+        for queue in QUEUES:
+            got = await self.standings(queue, include_inactive=True)
+            names.update(e.bot.name for e in got.entries)
+        histories = await asyncio.gather(
+            *(self.history(n) for n in sorted(names)), return_exceptions=True
+        )
+        found: dict[str, Any] = {}
+        for h in histories:
+            if isinstance(h, BaseException):
+                continue
+            for m in h.matches:
+                found.setdefault(m.match_id, m)
+        return sorted(
+            found.values(),
+            key=lambda m: (seconds(m.create_time) or 0.0, m.match_id),
+            reverse=True,
+        )
+
+    async def records_of(self, server_match_id: str) -> list[str]:
+        """The record ids the match server serves to anyone for one of its matches."""
+        got = await self.matches.ListRecords(
+            match_service_pb2.ListRecordsRequest(match_id=server_match_id, page_size=50),
+            timeout=RPC_TIMEOUT,
+        )
+        return sorted(r.record_id for r in got.records)
+
+
+def _error_page(exc: grpc.aio.AioRpcError, what: str) -> Response:
+    code = _HTTP.get(exc.code(), 502)
+    body = f'<h1>{escape(what)}</h1>{nav()}<p class="error">{escape(exc.code().name)}: {escape(exc.details() or "")}</p>'
+    return HTMLResponse(page(what, body), status_code=code)
+
+
+def standings_table(got: Any) -> str:
+    rows = []
+    for e in got.entries:
+        r = e.rating
+        rows.append(
+            f'<tr class="bot" data-bot="{escape(e.bot.name)}"><td>{e.rank}</td>'
+            f"<td>{bot_link(e.bot.name)}{' <span class=muted>?</span>' if r.provisional else ''}</td>"
+            f"<td>{r.score:.2f}</td><td>{r.mu:.2f}</td><td>{r.sigma:.2f}</td>"
+            f"<td>{r.games}</td><td>{r.wins}</td><td>{r.draws}</td>"
+            f"<td>{escape(state_text(e.bot))}</td><td>v{e.bot.version}</td></tr>"
+        )
+    body = "".join(rows) or '<tr><td colspan=10 class="muted">no bot in this queue yet</td></tr>'
+    return (
+        '<table id="standings"><thead><tr><th>#</th><th>bot</th><th>rating (\u03bc \u2212 3\u03c3)'
+        "</th><th>\u03bc</th><th>\u03c3</th><th>games</th><th>wins</th><th>draws</th>"
+        f"<th>state</th><th>version</th></tr></thead><tbody>{body}</tbody></table>"
+        f'<p class="muted">{got.rated_games} rated games in this queue · ? provisional '
+        "(fewer than 10 rated games)</p>"
+    )
+
+
+def ladder_routes(reader: LadderReader) -> list[Route]:
+    Handler = Callable[[Request], Coroutine[Any, Any, Response]]
+
+    def guarded(what: str, fn: Handler) -> Handler:
+        async def run(request: Request) -> Response:
+            try:
+                return await fn(request)
+            except grpc.aio.AioRpcError as exc:
+                return _error_page(exc, what)
+
+        return run
+
+    def queue_of(request: Request) -> str | None:
+        queue = request.query_params.get("queue", "2p")
+        return queue if queue in QUEUES else None
+
+    async def standings(request: Request) -> Response:
+        queue = queue_of(request)
+        if queue is None:
+            return HTMLResponse(page("Ladder", "<p>queue: one of 2p, 3p, 4p</p>"), 400)
+        got = await reader.standings(queue)
+        tabs = " · ".join(
+            f"<b>{q}</b>" if q == queue else f'<a href="/ladder?queue={q}">{q}</a>' for q in QUEUES
+        )
+        body = (
+            f"<h1>Ladder standings</h1>{nav('/ladder')}<p>queue: {tabs}</p>"
+            f'<div class="box" id="standings-box">{standings_table(got)}</div>'
+            f'<p class="muted">read {escape(utc(time.time()))}; this page refreshes itself '
+            "every 10 s while scripts run</p>"
+            "<script>setInterval(async () => { const r = await fetch(location.href); "
+            "if (!r.ok) return; const d = new DOMParser().parseFromString(await r.text(), "
+            "'text/html'); const box = d.getElementById('standings-box'); if (box) "
+            "document.getElementById('standings-box').innerHTML = box.innerHTML; }, 10000);"
+            "</script>"
+        )
+        return HTMLResponse(page("Cirulla ladder", body))
+
+    async def api_standings(request: Request) -> Response:
+        queue = queue_of(request)
+        if queue is None:
+            return JSONResponse({"error": "queue: one of 2p, 3p, 4p"}, 400)
+        got = await reader.standings(queue)
+        return JSONResponse(
+            {
+                "queue": queue,
+                "rated_games": got.rated_games,
+                "standings": [
+                    {
+                        "rank": e.rank,
+                        "bot": e.bot.name,
+                        "version": e.bot.version,
+                        "state": state_text(e.bot),
+                        "score": round(e.rating.score, 2),
+                        "mu": round(e.rating.mu, 2),
+                        "sigma": round(e.rating.sigma, 2),
+                        "games": e.rating.games,
+                        "wins": e.rating.wins,
+                        "provisional": e.rating.provisional,
+                    }
+                    for e in got.entries
+                ],
+            }
+        )
+
+    async def bot_page(request: Request) -> Response:
+        name = request.path_params["name"]
+        h = await reader.history(name)
+        bot = h.bot
+        points = [
+            Point(
+                seconds(p.time) or 0.0,
+                p.mu,
+                p.sigma,
+                p.version,
+                p.match_id,
+                QUEUE_NAMES.get(p.queue, "?"),
+            )
+            for p in h.rating_history
+        ]
+        versions = "".join(
+            f'<tr class="version"><td>v{v.version}</td><td><code>{escape(v.spec)}</code></td>'
+            f"<td>{escape(', '.join(QUEUE_NAMES.get(q, '?') for q in v.queues))}</td>"
+            f"<td>{escape(when(v.create_time))}</td></tr>"
+            for v in sorted(h.versions, key=lambda v: -v.version)
+        )
+        ratings = "".join(
+            f'<tr class="rating"><td>{escape(QUEUE_NAMES.get(r.queue, "?"))}</td>'
+            f"<td>{r.score:.2f}</td><td>{r.mu:.2f}</td><td>{r.sigma:.2f}</td><td>{r.games}</td>"
+            f"<td>{r.wins}</td><td>{r.draws}</td><td>{'yes' if r.provisional else 'no'}</td></tr>"
+            for r in h.ratings
+        )
+        state = escape(state_text(bot)) + (
+            f" — {escape(bot.state_reason)}" if bot.state_reason else ""
+        )
+        failure = f"<p>last failure: {escape(bot.last_failure)}</p>" if bot.last_failure else ""
+        log_tail = (
+            f"<details><summary>last log</summary><pre>{escape(bot.last_log)}</pre></details>"
+            if bot.last_log
+            else ""
+        )
+        body = (
+            f'<h1>Bot <span id="botname">{escape(bot.name)}</span></h1>{nav()}'
+            f'<div class="box"><p>state: <b id="botstate">{state}</b> · version v{bot.version}'
+            f"{' · connects in' if bot.connect_in else ''} · at most {bot.max_concurrency} "
+            f"matches at once · {bot.consecutive_failures} failures in a row</p>{failure}"
+            f"{log_tail}</div>"
+            '<div class="box"><div class="big">Ratings</div><table id="ratings"><thead><tr>'
+            "<th>queue</th><th>rating</th><th>\u03bc</th><th>\u03c3</th><th>games</th>"
+            f"<th>wins</th><th>draws</th><th>provisional</th></tr></thead><tbody>{ratings}"
+            "</tbody></table></div>"
+            '<div class="box"><div class="big">Rating (\u03bc) over time</div>'
+            f"{rating_chart(points, f'{bot.name}: rating over time')}"
+            '<p class="muted">hover a point for its time, \u03bc, \u03c3 and match</p></div>'
+            '<div class="box"><div class="big">Versions</div><table id="versions"><thead><tr>'
+            "<th>version</th><th>spec</th><th>queues</th><th>registered (UTC)</th></tr></thead>"
+            f"<tbody>{versions}</tbody></table></div>"
+            f'<div class="box"><div class="big">Matches</div>{matches_table(list(h.matches))}</div>'
+        )
+        return HTMLResponse(page(f"Ladder bot {bot.name}", body))
+
+    async def every_match(_request: Request) -> Response:
+        found = await reader.every_match()
+        body = (
+            f"<h1>Ladder matches</h1>{nav('/ladder/matches')}"
+            f'<p class="muted">{len(found)} matches, newest first</p>'
+            f'<div class="box">{matches_table(found)}</div>'
+        )
+        return HTMLResponse(page("Ladder matches", body))
+
+    async def match_page(request: Request) -> Response:
+        m = await reader.match(request.path_params["match_id"])
+        status = STATUSES.get(m.status, "unknown")
+        seats = "".join(
+            f'<tr class="lseat"><td>{s.seat}</td><td>{s.side}</td><td>{bot_link(s.bot_name)}</td>'
+            f"<td>v{s.version}</td><td>{escape(s.outcome)}</td>"
+            f"<td>{s.points if s.HasField('points') else ''}</td>"
+            f"<td>{f'{s.mu_after:.2f}' if s.HasField('mu_after') else ''}</td>"
+            f"<td>{escape(s.fault)}</td></tr>"
+            for s in m.seats
+        )
+        views = ""
+        if m.withheld:
+            views = (
+                '<p class="withheld">This game is the first of a duplicate pair whose twin is '
+                "still in play: its result, record and live view are withheld until the twin "
+                "is over.</p>"
+            )
+        elif m.server_match_id and status == "finished":
+            try:
+                ids = await reader.records_of(m.server_match_id)
+            except grpc.aio.AioRpcError:
+                ids = []
+            views = (
+                "<p>"
+                + " · ".join(
+                    f'<a class="replay" href="/records/{quote(r, safe="")}">replay {escape(r)}</a>'
+                    for r in ids
+                )
+                + "</p>"
+                if ids
+                else '<p class="muted">no record on this match server (it may be held by '
+                "another worker's server)</p>"
+            )
+        elif m.server_match_id and status == "running":
+            views = (
+                f'<p><a class="live" href="/matches/{quote(m.server_match_id, safe="")}">'
+                "watch live</a></p>"
+            )
+        notes = "".join(f"<li>{escape(n)}</li>" for n in m.notes)
+        body = (
+            f'<h1>Ladder match <span id="lmatch">{escape(m.match_id)}</span></h1>{nav()}'
+            f'<div class="box"><p>queue {escape(QUEUE_NAMES.get(m.queue, "?"))} · status '
+            f'<b id="lstatus">{escape(status)}</b>'
+            f"{' · duplicate pair ' + escape(m.pair_id) if m.pair_id else ''}"
+            f"{' · server match ' + escape(m.server_match_id) if m.server_match_id else ''}</p>"
+            f'<p id="lresult">{result_text(m)}</p>'
+            f"<p class=muted>created {escape(when(m.create_time))} · started "
+            f"{escape(when(m.start_time) or '-')} · finished {escape(when(m.finish_time) or '-')}"
+            f"</p>{views}</div>"
+            '<div class="box"><table id="lseats"><thead><tr><th>seat</th><th>side</th>'
+            "<th>bot</th><th>version</th><th>outcome</th><th>points</th><th>\u03bc after</th>"
+            f"<th>fault</th></tr></thead><tbody>{seats}</tbody></table>"
+            f"{'<ul>' + notes + '</ul>' if notes else ''}</div>"
+        )
+        return HTMLResponse(page(f"Ladder match {m.match_id}", body))
+
+    return [
+        Route("/ladder", guarded("Ladder standings", standings)),
+        Route("/api/ladder", guarded("Ladder standings", api_standings)),
+        Route("/ladder/bots/{name}", guarded("Ladder bot", bot_page)),
+        Route("/ladder/matches", guarded("Ladder matches", every_match)),
+        Route("/ladder/matches/{match_id}", guarded("Ladder match", match_page)),
+    ]

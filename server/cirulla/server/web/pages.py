@@ -1,8 +1,9 @@
 # ruff: noqa: E501  (embedded HTML and JavaScript)
-"""The three pages of the web view: plain HTML, CSS and a little JavaScript, no build.
+"""The pages of the web view: plain HTML and CSS rendered on the server, no build.
 
-The pages hold no game data themselves: they fetch it from the JSON and Server-Sent
-Events routes of ``cirulla.server.web.app``.
+Every page shows its content without JavaScript (the first state is in the HTML); the
+scripts only add live updates (the match list, the Server-Sent Events of a live game)
+and stepping through a replay without reloading.
 """
 
 from __future__ import annotations
@@ -25,14 +26,47 @@ tr:nth-child(even) {{ background: #ece9df; }}
 #log {{ max-height: 22rem; overflow-y: auto; font-size: .9rem; }}
 .muted {{ color: #666; }} .big {{ font-size: 1.15rem; font-weight: 600; }}
 button {{ font-size: 1rem; padding: .3rem .8rem; }}
+.card {{ position: relative; width: 2.6em; height: 3.6em; padding: .2em; box-sizing: border-box;
+  vertical-align: top; box-shadow: 0 1px 2px rgba(0,0,0,.25); }}
+.card b {{ display: block; text-align: left; font-size: 1em; line-height: 1; }}
+.card i {{ display: block; font-style: normal; font-size: 1.6em; line-height: 1.2; }}
+.card.back {{ background: repeating-linear-gradient(45deg, #1d4e89, #1d4e89 4px, #2a63a8 4px, #2a63a8 8px);
+  border-color: #123; }}
+.card.last {{ outline: 3px solid #f2b705; outline-offset: 1px; }}
+.felt {{ background: #1f6b3a; color: #f4f1e6; border-radius: .8rem; padding: .8rem 1rem; margin: .5rem 0; }}
+.felt .muted {{ color: #cfe3d3; }} .felt a {{ color: #ffe08a; }}
+.felt .seats, .felt .piles {{ display: flex; gap: .8rem; flex-wrap: wrap; }}
+.felt .seat, .felt .pile {{ flex: 1 1 16rem; background: rgba(0,0,0,.18); border-radius: .5rem; padding: .4rem .6rem; }}
+.felt .seat.turn {{ box-shadow: 0 0 0 3px #f2b705; }}
+.felt .tablecards {{ min-height: 4.2em; margin: .8rem 0; padding: .5rem; border: 2px dashed rgba(255,255,255,.35);
+  border-radius: .6rem; text-align: center; }}
+.felt .pile .taken .card {{ width: 2.1em; height: 2.9em; font-size: .8em; }}
+.felt .pile.lasttake {{ box-shadow: 0 0 0 2px #f2b705; }}
+.felt .lastplay {{ margin: .3rem 0 .8rem; }}
+.badge {{ background: #f2b705; color: #222; border-radius: .3em; padding: 0 .35em; font-size: .8em; font-weight: 600; }}
+#timeline .deal {{ margin: .2rem 0; }} #timeline a {{ display: inline-block; min-width: 1.8em; text-align: center;
+  margin: 1px; padding: 1px 2px; border: 1px solid #ccc; border-radius: .25em; text-decoration: none; font-size: .85em; }}
+#timeline a.cur {{ background: #05a; color: #fff; }}
+.withheld {{ color: #8a4b00; font-weight: 600; }} .error {{ color: #b00; }}
+.nav {{ margin: .2rem 0 .8rem; }}
 </style></head><body>
 """
 
+
+def page(title: str, body: str) -> str:
+    """A whole page: the common head and style, then ``body`` (already escaped HTML)."""
+    from html import escape
+
+    return _HEAD.format(title=escape(title)) + body + "</body></html>"
+
+
 _CARDS_JS = """
 function cardCode(c) { return typeof c === 'string' ? c : (c.code || '?'); }
+const SUIT = {D: '\u2666', H: '\u2665', C: '\u2663', S: '\u2660'};
 function cardHtml(c) {
   const code = cardCode(c); const red = /[HD]$/.test(code);
-  return '<span class="card' + (red ? ' red' : '') + '">' + code + '</span>';
+  return '<span class="card' + (red ? ' red' : '') + '" data-card="' + esc(code) + '" title="' + esc(code) +
+    '"><b>' + esc(code.slice(0, -1)) + '</b><i>' + (SUIT[code.slice(-1)] || '?') + '</i></span>';
 }
 function cardsHtml(cs) {
   return (cs && cs.length) ? cs.map(cardHtml).join('') : '<span class="muted">none</span>';
@@ -54,52 +88,44 @@ function scoreTable(sides, label) {
 INDEX = (
     _HEAD.format(title="Cirulla matches")
     + """<h1>Cirulla matches</h1>
-<p id="ladderlink" hidden><a href="/ladder">ladder standings</a></p>
+<!--LADDER-->
 <p class="muted">Live matches can be watched (public information only); finished games
-can be replayed move by move. This list refreshes every few seconds.</p>
+can be replayed move by move. This list refreshes every few seconds while scripts run.</p>
 <table id="matches"><thead><tr><th>match</th><th>status</th><th>players</th>
-<th>games won</th><th>watch / replay</th></tr></thead><tbody></tbody></table>
+<th>games won</th><th>watch / replay</th></tr></thead><tbody><!--ROWS--></tbody></table>
 <script>
-function esc(s) { return String(s).replace(/[&<>"]/g, ch => ({'&':'&amp;','<':'&lt;','>':'&gt;','"':'&quot;'}[ch])); }
 async function load() {
   const r = await fetch('/api/matches'); const data = await r.json();
-  const body = document.querySelector('#matches tbody');
-  if (data.error) { body.innerHTML = '<tr><td colspan=5>' + esc(data.error) + '</td></tr>'; return; }
-  body.innerHTML = data.matches.map(m => {
-    const links = [];
-    if (m.status === 'in progress' || m.status === 'waiting')
-      links.push('<a class="live" href="/matches/' + encodeURIComponent(m.match_id) + '">watch live</a>');
-    m.records.forEach(id => links.push('<a class="replay" href="/records/' +
-      encodeURIComponent(id) + '">replay ' + esc(id) + '</a>'));
-    return '<tr data-match="' + esc(m.match_id) + '"><td>' + esc(m.match_id) + '</td><td class="status">' +
-      esc(m.status) + '</td><td>' + m.players.map(esc).join(' vs ') + '</td><td>' +
-      esc(m.games_won) + '</td><td>' + links.join(' · ') + '</td></tr>';
-  }).join('') || '<tr><td colspan=5 class="muted">no matches yet</td></tr>';
+  if (data.rows_html !== undefined) document.querySelector('#matches tbody').innerHTML = data.rows_html;
 }
-load(); setInterval(load, 3000);
-fetch('/api/ladder').then(r => { if (r.ok) document.getElementById('ladderlink').hidden = false; });
+setInterval(load, 3000);
 </script></body></html>
 """
 )
 
-LIVE = (
-    _HEAD.format(title="Cirulla live")
-    + """<h1>Live: <span id="match"></span></h1>
-<p><a href="/">all matches</a> · <span id="status" class="big">connecting…</span></p>
-<div class="row">
- <div class="box"><div class="big">Table</div><div id="table"></div>
-  <div id="wild" class="muted"></div><div id="stock" class="muted"></div></div>
- <div class="box"><div class="big">Seats</div><div id="seats"></div></div>
-</div>
-<div class="box"><div class="big">Sides</div><div id="sides"></div></div>
+
+def live_page(match_id: str, board: str, status: str) -> str:
+    """The live view: ``board`` is the server-rendered table of the match as a spectator
+    sees it now (``table.render``); the script follows the Spectate stream over SSE and
+    swaps in the table the server renders with each view."""
+    from html import escape
+
+    return (
+        _HEAD.format(title="Cirulla live")
+        + f"""<h1>Live: <span id="match">{escape(match_id)}</span></h1>
+<p><a href="/">all matches</a> · <span id="status" class="big">{escape(status)}</span></p>
+<div id="board">{board}</div>
 <div class="box"><div class="big">Last deal</div><div id="score" class="muted">no deal scored yet</div></div>
 <div class="box"><div class="big">Events</div><div id="log"></div></div>
 <script>
 """
-    + _CARDS_JS
-    + """
+        + _CARDS_JS
+        + _LIVE_JS
+    )
+
+
+_LIVE_JS = """
 const matchId = decodeURIComponent(location.pathname.split('/').pop());
-document.getElementById('match').textContent = matchId;
 const names = {}; const sideOf = {};
 let events = 0;
 function seatName(s) { return 'seat ' + s + (names[s] ? ' ' + names[s] : ''); }
@@ -112,21 +138,6 @@ function logLine(html) {
   div.innerHTML = html; log.prepend(div);
 }
 function seats(list) { (list || []).forEach(s => { if (s.name) names[s.seat] = s.name; sideOf[s.seat] = s.side; }); }
-function showView(v) {
-  seats(v.seats);
-  document.getElementById('table').innerHTML = cardsHtml(v.table);
-  document.getElementById('wild').textContent = (v.wild_value !== undefined && v.wild_value !== null)
-    ? '7H counted as ' + v.wild_value : '7H (wild): no named value';
-  document.getElementById('stock').textContent = 'deal ' + v.deal_number + ', round ' + v.round +
-    ', dealer ' + seatName(v.dealer) + ', ' + v.stock_count + ' cards in the stock';
-  document.getElementById('seats').innerHTML = (v.seats || []).map(s =>
-    '<div>' + esc(seatName(s.seat)) + ': ' + s.hand_count + ' cards in hand' +
-    (s.declared_cards.length ? ', declared ' + cardsHtml(s.declared_cards) : '') +
-    (v.to_move === s.seat ? ' <b>← to move</b>' : '') + '</div>').join('');
-  document.getElementById('sides').innerHTML = (v.sides || []).map(s =>
-    '<div><b>' + esc(sideName(s.side)) + '</b>: game ' + s.game_total + ', scope ' + s.scope +
-    ', took ' + s.captured.length + '<br>' + cardsHtml(s.captured) + '</div>').join('');
-}
 function describe(e) {
   if (e.card_played) { const p = e.card_played;
     return esc(seatName(p.seat)) + ' plays ' + cardHtml(p.card) +
@@ -156,7 +167,8 @@ source.onmessage = (msg) => {
   if (m.error) { status.textContent = m.error; source.close(); return; }
   if (m.welcome) { seats(m.welcome.seats); status.textContent = 'watching'; }
   if (m.new_game) { seats(m.new_game.seats); logLine('<b>Game ' + m.new_game.game_number + '</b> starts'); }
-  if (m.view) showView(m.view);
+  if (m.view) seats(m.view.seats);
+  if (m.table_html) document.getElementById('board').innerHTML = m.table_html;
   if (m.event) { events += 1; document.body.dataset.events = events;
     const line = describe(m.event); if (line) logLine(line); }
   if (m.match_result) { const r = m.match_result;
@@ -167,65 +179,56 @@ source.onmessage = (msg) => {
 source.onerror = () => { if (!document.body.dataset.over) document.getElementById('status').textContent = 'connection lost'; };
 </script></body></html>
 """
-)
 
-REPLAY = (
-    _HEAD.format(title="Cirulla replay")
-    + """<h1>Replay: <span id="record"></span></h1>
-<p><a href="/">all matches</a> · keys: ← → step, Home / End</p>
-<p><button id="first">« first</button> <button id="prev">◀ back</button>
-<button id="next">next ▶</button> <button id="last">last »</button>
-<span id="pos" class="big"></span></p>
-<div class="box"><div id="action" class="big"></div><div id="events" class="muted"></div></div>
-<div class="row">
- <div class="box"><div class="big">Table</div><div id="table"></div><div id="info" class="muted"></div></div>
- <div class="box"><div class="big">Hands</div><div id="hands"></div></div>
-</div>
-<div class="box"><div class="big">Sides</div><div id="sides"></div></div>
-<div class="box"><div class="big">Deal scores</div><div id="score" class="muted">no deal scored yet</div></div>
-<div class="box" id="resultbox" hidden><div id="result" class="big"></div></div>
+
+def replay_page(
+    record_id: str, step: int, steps: int, board: str, controls: str, timeline: str
+) -> str:
+    """A finished game at move ``step``: everything is in the HTML (links step through
+    it without JavaScript); the script loads every step's board once and then steps,
+    jumps (timeline) and keys (arrows, Home, End) without reloading."""
+    from html import escape
+
+    return (
+        _HEAD.format(title="Cirulla replay")
+        + f"""<h1>Replay: <span id="record">{escape(record_id)}</span></h1>
+<p><a href="/">all matches</a> · keys: \u2190 \u2192 step, Home / End</p>
+<div id="controls">{controls}</div>
+<div id="board" data-step="{step}">{board}</div>
+<div class="box"><div class="big">Timeline</div><nav id="timeline">{timeline}</nav></div>
 <script>
-"""
-    + _CARDS_JS
-    + """
-const recordId = decodeURIComponent(location.pathname.split('/').pop());
-document.getElementById('record').textContent = recordId;
-let data = null; let at = 0;
-function seatName(s) { const x = data.seats.find(q => q.seat === s); return 'seat ' + s + (x && x.name ? ' ' + x.name : ''); }
-function sideName(side) { return 'side ' + side + ' (' + data.seats.filter(q => q.side === side).map(q => seatName(q.seat)).join(', ') + ')'; }
-function show() {
-  const st = data.steps[at]; const n = data.steps.length - 1;
-  document.getElementById('pos').textContent = 'move ' + at + ' of ' + n + ' · deal ' + st.deal;
-  document.getElementById('action').textContent = at === 0 ? 'Opening table of deal 1' : st.action;
-  document.getElementById('events').innerHTML = st.log.map(esc).join('<br>');
-  document.getElementById('table').innerHTML = cardsHtml(st.table);
-  document.getElementById('info').textContent = (st.wild ? '7H counted as ' + st.wild : '7H (wild): no named value') +
-    ' · dealer ' + seatName(st.dealer) + ' · ' + st.stock + ' cards in the stock';
-  document.getElementById('hands').innerHTML = st.hands.map((h, s) => '<div>' + esc(seatName(s)) + ': ' +
-    cardsHtml(h) + (st.to_move === s ? ' <b>← to move</b>' : '') + '</div>').join('');
-  document.getElementById('sides').innerHTML = st.captured.map((c, side) => '<div><b>' + esc(sideName(side)) +
-    '</b>: game ' + st.totals[side] + ', scope ' + st.scope[side] + ', took ' + c.length + '<br>' +
-    cardsHtml(c) + '</div>').join('');
-  const scores = data.steps.slice(0, at + 1).filter(s => s.score).map(s => s.score);
-  document.getElementById('score').innerHTML = scores.length ? scores.map(sc => '<div><b>Deal ' + sc.deal +
-    '</b>' + scoreTable(sc.sides, sideName) + 'game: ' + sc.totals.join(' - ') + '</div>').join('') : 'no deal scored yet';
-  const box = document.getElementById('resultbox'); box.hidden = at !== n;
-  document.getElementById('result').textContent = data.result;
+const recordId = {_js_string(record_id)};
+let boards = null; let controls = null; let at = {step}; const total = {steps};
+function go(k) {{
+  if (!boards) return false;
+  at = Math.max(0, Math.min(total - 1, k));
+  document.getElementById('board').innerHTML = boards[at];
+  document.getElementById('controls').innerHTML = controls[at];
+  document.querySelectorAll('#timeline a').forEach(a => a.classList.toggle('cur', +a.dataset.step === at));
   document.body.dataset.step = at;
-}
-function go(k) { if (!data) return; at = Math.max(0, Math.min(data.steps.length - 1, k)); show(); }
-document.getElementById('first').onclick = () => go(0);
-document.getElementById('prev').onclick = () => go(at - 1);
-document.getElementById('next').onclick = () => go(at + 1);
-document.getElementById('last').onclick = () => go(data.steps.length - 1);
-document.addEventListener('keydown', e => {
+  history.replaceState(null, '', '?step=' + at);
+  return true;
+}}
+document.addEventListener('click', e => {{
+  const a = e.target.closest('a[data-step]');
+  if (a && go(+a.dataset.step)) e.preventDefault();
+}});
+document.addEventListener('keydown', e => {{
   if (e.key === 'ArrowRight') go(at + 1); if (e.key === 'ArrowLeft') go(at - 1);
-  if (e.key === 'Home') go(0); if (e.key === 'End') go(data.steps.length - 1);
-});
-fetch('/api/records/' + encodeURIComponent(recordId) + '/steps').then(r => r.json()).then(d => {
-  if (d.error) { document.getElementById('action').textContent = d.error; return; }
-  data = d; document.body.dataset.steps = d.steps.length; go(0);
-});
+  if (e.key === 'Home') go(0); if (e.key === 'End') go(total - 1);
+}});
+fetch('/api/records/' + encodeURIComponent(recordId) + '/boards').then(r => r.json()).then(d => {{
+  if (d.error) return;
+  boards = d.boards; controls = d.controls; document.body.dataset.step = at;
+  document.body.dataset.steps = boards.length;
+}});
 </script></body></html>
 """
-)
+    )
+
+
+def _js_string(text: str) -> str:
+    """A JavaScript string literal that is safe inside a <script> element."""
+    import json
+
+    return json.dumps(text).replace("<", "\\u003c").replace(">", "\\u003e")

@@ -2,7 +2,8 @@
 
 The record's decks and actions are run through the rules core (as ``cirulla replay``
 does), and after every action the whole table is written down: hands, table, what each
-side took, scope, totals, and at the end of each deal its score breakdown. A record is
+side took, scope, totals, the last card played and what it took, and at the end of each
+deal its score breakdown. A record is
 public once the server serves it, hands included, so the replay shows every hand.
 """
 
@@ -61,11 +62,23 @@ def replay_steps(record: match_pb2.Record) -> dict[str, Any]:
     data = records.replay_input(record)
     game = Game(Options(**data["options"]), decks=data["decks"], first_dealer=data["first_dealer"])
     names = {s.seat: s.name for s in record.seats}
-    steps = [{"action": "", "log": [], "score": None, **_snapshot(game)}]
+    steps = [
+        {"action": "", "log": [], "score": None, "played": None, "move_deal": 1, **_snapshot(game)}
+    ]
+    played: dict[str, Any] | None = None
     for act in data["actions"]:
+        deal = game.deal_no
         events = game.apply(act["code"], act["seat"])
         score = None
         for e in events:
+            if isinstance(e, CardPlayed):
+                played = {
+                    "seat": e.seat,
+                    "card": names_of(1 << e.card)[0],
+                    "captured": names_of(e.captured),
+                    "scopa": e.scopa,
+                    "ace_sweep": e.ace_sweep,
+                }
             if isinstance(e, DealScored):
                 score = {
                     "deal": e.deal,
@@ -75,7 +88,18 @@ def replay_steps(record: match_pb2.Record) -> dict[str, Any]:
                 }
         log = [line for line in (_describe(e, names) for e in events) if line]
         action = f"{_seat_label(names, act['seat'])}: {act['notation']}"
-        steps.append({"action": action, "log": log, "score": score, **_snapshot(game)})
+        if game.deal_no != deal:  # a new deal is on the table: nothing played in it yet
+            played = None
+        steps.append(
+            {
+                "action": action,
+                "log": log,
+                "score": score,
+                "played": played,
+                "move_deal": deal,
+                **_snapshot(game),
+            }
+        )
     return {
         "record_id": record.record_id,
         "match_id": record.match_id,
