@@ -1,4 +1,4 @@
-"""The server's registry: live matches and rooms, joining seats, admin checks, persistence.
+"""The server's registry: live matches and rooms, joining seats, persistence.
 
 The servicer asks the hub for everything; the hub owns the store and decides which session
 a stream belongs to (a room moves its seats from one finished game to the next).
@@ -21,10 +21,10 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from cirulla.server import metrics
+from cirulla.server.authorization import Authorization
 from cirulla.server.connections import Connection, new_seat_token, token_seat
 from cirulla.server.dealgroups import DealGroups, check_group
 from cirulla.server.documents import (
-    GameRecord,
     MatchSummary,
     RecordSummary,
     RoomSummary,
@@ -35,8 +35,6 @@ from cirulla.server.errors import (
     FailedPrecondition,
     InvalidArgument,
     NotFound,
-    PermissionDenied,
-    ResourceExhausted,
     Unauthenticated,
 )
 from cirulla.server.limits import (
@@ -47,9 +45,7 @@ from cirulla.server.limits import (
     MAX_TOKEN,
     MAX_VERSION,
     Limits,
-    RateGate,
     check_text,
-    peer_host,
 )
 from cirulla.server.match_config import MatchConfig, public_config
 from cirulla.server.recordkeeping import now_iso
@@ -178,11 +174,9 @@ class Hub:
         self.limits = limits or Limits()
         #: Counts of notable events (slow consumers dropped, undecodable frames, ...).
         self.stats: collections.Counter[str] = collections.Counter()
-        self._creations = RateGate(self.limits.create_rate, self.limits.create_burst)
         #: One thread builds and writes records, in the order the games ended.
         self._writer = ThreadPoolExecutor(1, thread_name_prefix="cirulla-records")
         self._pending: set[asyncio.Future[Any]] = set()
-        self.admin_token = admin_token
         self.default_grace_ms = default_grace_ms
         self.keep_finished_s = keep_finished_s
         #: Live matches, and ended ones until their eviction (``_evictions``) is due.
@@ -195,98 +189,27 @@ class Hub:
         if interrupted:
             log.info("matches_interrupted count=%d aborted (server restart)", len(interrupted))
         self.groups = DealGroups(store.group_members)
+        #: Who may do what (the admin token, creation rates, aborts, twins withheld).
+        self.auth = Authorization(admin_token, self.limits, self.groups, self.stats)
 
-    # ------------------------------------------------------------------ admin
-
-    def check_admin(self, metadata: dict[str, str]) -> None:
-        """With an admin token configured, require ``authorization: Bearer TOKEN``."""
-        if not self.admin_token:
-            return
-        token = self._bearer(metadata, "the admin token")
-        if token_seat([self.admin_token], token) is None:
-            raise PermissionDenied("the admin token in 'authorization' metadata is wrong")
-
-    @staticmethod
-    def _bearer(metadata: dict[str, str], what: str) -> str:
-        value = metadata.get("authorization", "")
-        if not value:
-            raise Unauthenticated(
-                f"this call needs {what}: send call metadata 'authorization: Bearer <token>'"
-            )
-        scheme, _, token = value.partition(" ")
-        if scheme.lower() != "bearer":
-            raise PermissionDenied("the 'authorization' metadata must be 'Bearer <token>'")
-        return token.strip()
+    # ------------------------------------------------------------------ access
 
     def check_create(self, metadata: dict[str, str], peer: str) -> None:
-        """May this caller create a match or room now? The admin token when there is one;
-        on an open server a creation rate per client address. Always the live cap."""
-        if self.admin_token:
-            self.check_admin(metadata)
-        elif not self._creations.take(peer_host(peer)):
-            self.stats["creations_refused"] += 1
-            raise ResourceExhausted(
-                f"too many matches created from this address: at most "
-                f"{self.limits.create_rate:g} per second (bursts of "
-                f"{self.limits.create_burst}); retry later"
-            )
+        """May this caller create a match or room now (``authorization``)?"""
         live = sum(1 for m in self.matches.values() if m.settled_status() not in ENDED)
-        if live >= self.limits.max_live_matches:
-            self.stats["creations_refused"] += 1
-            raise ResourceExhausted(
-                f"the server holds {live} waiting or running matches, its limit; retry later"
-            )
+        self.auth.check_create(metadata, peer, live)
 
     def check_abort(self, metadata: dict[str, str], match_id: str) -> None:
-        """The admin when there is one; on an open server the match's creator, who proves
-        it with one of the match's (or its room's) seat tokens."""
-        if self.admin_token:
-            self.check_admin(metadata)
-            return
+        """May this caller abort ``match_id`` (``authorization``)?"""
         session = self.matches.get(match_id)
         if session is None:
             stored = self.store.get_match(match_id) if len(match_id) <= MAX_ID else None
-            if stored is not None and stored["status"] not in ENDED:
-                raise PermissionDenied(
-                    f"match {match_id} is not live on this server: only the admin may abort it"
-                )
-            return  # abort_match answers: ended (as GetMatch shows anyone), or not found
-        token = self._bearer(metadata, "one of the match's seat tokens (or the admin token)")
+            unended = stored is not None and stored["status"] not in ENDED
+            self.auth.check_abort(metadata, match_id, None, unended)
+            return
         room = self.rooms.get(session.room_id)
         tokens = session.tokens + (room.tokens if room is not None else [])
-        if token_seat(tokens, token) is None:
-            raise PermissionDenied(
-                f"only the creator of match {match_id} (holding one of its seat tokens) "
-                "or the admin may abort it"
-            )
-
-    def is_admin(self, metadata: dict[str, str]) -> bool:
-        """Whether the call carries this server's admin token (never true without one)."""
-        if not self.admin_token:
-            return False
-        scheme, _, token = metadata.get("authorization", "").partition(" ")
-        return scheme.lower() == "bearer" and secrets.compare_digest(
-            token.strip().encode(), self.admin_token.encode()
-        )
-
-    # ------------------------------------------------------------------ deal groups
-
-    def record_withheld(self, record: GameRecord) -> bool:
-        """Whether ``record``'s decks may still be in play in a twin (dealgroups.py)."""
-        return self.groups.is_open(record.get("deal_group", ""))
-
-    def check_record_readable(self, record: GameRecord, metadata: dict[str, str]) -> None:
-        group = record.get("deal_group", "")
-        if self.record_withheld(record) and not self.is_admin(metadata):
-            raise FailedPrecondition(self.groups.withheld_message(group))
-
-    def check_spectatable(self, session: MatchSession, metadata: dict[str, str]) -> None:
-        group = session.deal_group
-        if self.groups.is_open(group, excluding=session.match_id) and not self.is_admin(metadata):
-            raise FailedPrecondition(
-                f"match {session.match_id} cannot be watched: its deal_group {group} has "
-                "other games in play that share its deck orders"
-            )
+        self.auth.check_abort(metadata, match_id, tokens, False)
 
     # ------------------------------------------------------------------ matches
 
@@ -587,7 +510,7 @@ class Hub:
         session = self.matches.get(match_id)
         if session is None:
             raise self._not_live(match_id)
-        self.check_spectatable(session, metadata or {})
+        self.auth.check_spectatable(session.match_id, session.deal_group, metadata or {})
         session.add_spectator(conn, after)
 
     def close(self) -> None:

@@ -247,8 +247,8 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
             match_id=request.match_id, room_id=request.room_id, limit=size + 1, offset=offset
         )
         # Records of an open deal group are left out (the page may come out short).
-        admin = self.hub.is_admin(_metadata(context))
-        shown = [r for r in rows[:size] if admin or not self.hub.record_withheld(r)]
+        admin = self.hub.auth.is_admin(_metadata(context))
+        shown = [r for r in rows[:size] if admin or not self.hub.auth.record_withheld(r)]
         return match_service_pb2.ListRecordsResponse(
             records=[game_summary_pb(record_summary(r)) for r in shown],
             next_page_token=str(offset + size) if len(rows) > size else "",
@@ -274,7 +274,7 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
                     "every hand) is available once it is"
                 )
             raise NotFound(f"no record {request.record_id!r}")
-        self.hub.check_record_readable(record, _metadata(context))
+        self.hub.auth.check_record_readable(record, _metadata(context))
         return match_service_pb2.GetRecordResponse(record=record_pb(record))
 
     @_guard
