@@ -97,11 +97,17 @@ def register(commands: argparse._SubParsersAction, bench: argparse._SubParsersAc
     )
     add_rule_arguments(s, players=False)  # the queue sets the seats
     s.add_argument(
-        "--move-limit-ms",
+        "--move-limit",
+        dest="move_limit_ms",
         type=int,
         default=10_000,
         metavar="MS",
-        help="time per move; a bot out of time forfeits the game (default %(default)s)",
+        help="per-move clock in milliseconds, as cirulla tournament's; a bot out of time "
+        "forfeits the game (default %(default)s)",
+    )
+    s.add_argument(  # its former name, still accepted
+        "--move-limit-ms", dest="move_limit_ms", type=int, default=argparse.SUPPRESS,
+        help=argparse.SUPPRESS,
     )
     s.add_argument(
         "--game-timeout",
@@ -117,7 +123,9 @@ def register(commands: argparse._SubParsersAction, bench: argparse._SubParsersAc
         metavar="FILE",
         help="where the address is written for the other commands (default %(default)s)",
     )
-    s.add_argument("--log-level", default="INFO", choices=("DEBUG", "INFO", "WARNING"))
+    from cirulla.logs import add_log_level_argument
+
+    add_log_level_argument(s)
     s.set_defaults(func=run_serve)
 
     a = sub.add_parser(
@@ -173,6 +181,33 @@ def register(commands: argparse._SubParsersAction, bench: argparse._SubParsersAc
     hh.add_argument("--json", action="store_true")
     hh.set_defaults(func=run_h2h)
 
+    rq = sub.add_parser(
+        "request",
+        help="request a match or series between named bots, played before scheduled play",
+        description="Queue N games between 2 to 4 registered bots (their number is the queue: "
+        "2p, 3p, 4p), claimed before any scheduled match. Needs the admin token; a bot's "
+        "owner may instead give the bot's key (--bot-key-file, or $CIRULLA_BOT_KEY when no "
+        "admin token is at hand) to request --unrated games of that bot. Follow it with "
+        "`cirulla ladder requests` and `cirulla ladder match ID`.",
+    )
+    rq.add_argument("bots", nargs="+", metavar="BOT", help="2 to 4 bot names, seats in order")
+    rq.add_argument("--games", type=int, default=1, metavar="N", help="games (default 1)")
+    rq.add_argument("--unrated", action="store_true", help="the games never change a rating")
+    rq.add_argument(
+        "--bot-key-file",
+        type=Path,
+        metavar="FILE",
+        help="request as the owner of one of the bots, with its bot key (unrated only)",
+    )
+    rq.add_argument("--json", action="store_true")
+    rq.set_defaults(func=run_request)
+
+    rqs = sub.add_parser("requests", help="requested matches and how far they are, newest first")
+    rqs.add_argument("--bot", help="only requests naming this bot")
+    rqs.add_argument("--limit", type=int, default=20, help="requests listed (default %(default)s)")
+    rqs.add_argument("--json", action="store_true")
+    rqs.set_defaults(func=run_requests)
+
     for name, helptext in (
         ("pause", "stop scheduling a bot (its running matches finish)"),
         ("resume", "schedule a paused or deactivated bot again"),
@@ -184,7 +219,7 @@ def register(commands: argparse._SubParsersAction, bench: argparse._SubParsersAc
             c.add_argument("--reason", default="", help="shown in the standings")
         c.set_defaults(func=run_state, action=name)
 
-    for parser in (st, h, m, hh):
+    for parser in (st, h, m, hh, rqs):
         parser.add_argument(
             "--db",
             help="when no ladder answers, read this ladder database instead (default: the "
@@ -520,7 +555,7 @@ def run_serve(args: argparse.Namespace) -> int:
     from cirulla.rules import OptionError, Options, parse_overrides
     from cirulla.server.logs import setup_logging
 
-    setup_logging(args.log_level)
+    setup_logging(args.log_level, "ladder")
     try:
         overrides = parse_overrides(args.rule)
         if "players" in overrides:
@@ -694,6 +729,8 @@ def run_match(args: argparse.Namespace) -> int:
         say(console, f"  match server: {m.server_address} match {m.server_match_id}")
     if m.pair_id:
         say(console, f"  duplicate pair {m.pair_id}")
+    if m.request_id:
+        say(console, f"  requested: {m.request_id} (cirulla ladder requests)")
     say(console, f"  result: {result or '-'}" + ("" if m.rated else " (unrated)"))
     for s in m.seats:
         points = str(s.points) if s.HasField("points") else "-"
@@ -749,4 +786,119 @@ def run_state(args: argparse.Namespace) -> int:
         method = "RemoveBot"
     bot = call(args, method, request, admin=True).bot
     print(f"{bot.name}: {state_text(bot)}")
+    return 0
+
+
+def request_summary(r: Any) -> str:
+    """``grd 3, rnd 1, 0 drawn`` over the request's finished, not withheld games."""
+    from cirulla.v1 import ladder_pb2
+
+    wins = dict.fromkeys(r.bot_names, 0)
+    drawn = 0
+    for m in r.matches:
+        if m.status != ladder_pb2.LADDER_MATCH_STATUS_FINISHED or m.withheld:
+            continue
+        if not m.HasField("winner_side"):
+            drawn += 1
+            continue
+        for s in m.seats:
+            if s.side == m.winner_side and s.bot_name in wins:
+                wins[s.bot_name] += 1
+    return ", ".join(f"{name} {n}" for name, n in wins.items()) + f", {drawn} drawn"
+
+
+def request_line(r: Any) -> list[str]:
+    from cirulla.clients.ladder.service import PB_TO_QUEUE
+
+    queue = PB_TO_QUEUE.get(r.queue, "?")
+    kind = "unrated" if r.unrated else "rated"
+    left = r.games - r.finished - r.cancelled
+    progress = f"{r.finished}/{r.games} played" + (
+        f", {r.cancelled} cancelled" if r.cancelled else ""
+    )
+    progress += f", {left} to play" if left else ""
+    return [
+        r.request_id,
+        when(r.create_time),
+        r.requested_by,
+        " ".join(r.bot_names) + f" ({queue}, {kind})",
+        progress,
+        request_summary(r),
+    ]
+
+
+@run_command
+def run_request(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from cirulla.clients.ladder.store import MAX_REQUEST_GAMES
+    from cirulla.v1 import ladder_pb2
+
+    if not 1 <= args.games <= MAX_REQUEST_GAMES:  # 0 on the wire means 1
+        raise CommandError(f"--games: 1 to {MAX_REQUEST_GAMES}, not {args.games}")
+    key = ""
+    if args.bot_key_file is not None:
+        try:
+            key = args.bot_key_file.read_text().strip()
+        except OSError as exc:
+            raise CommandError(f"--bot-key-file: {exc.strerror or exc}") from None
+        if not key:
+            raise CommandError(f"--bot-key-file {args.bot_key_file}: the file is empty")
+    request = ladder_pb2.RequestMatchRequest(
+        bot_names=args.bots, games=args.games, unrated=args.unrated, bot_key=key
+    )
+    admin = not key
+    if admin:
+        _, state = ladder_address(args)
+        if not admin_metadata(args, state) and os.environ.get("CIRULLA_BOT_KEY"):
+            request.bot_key = os.environ["CIRULLA_BOT_KEY"].strip()  # an owner's request
+            admin = False
+    r = call(args, "RequestMatch", request, admin=admin).request
+    if args.json:
+        print(json.dumps(to_json(r), indent=1))
+        return 0
+    console = Console(markup=False, highlight=False, emoji=False)
+    ident, _, by, bots, _, _ = request_line(r)
+    say(
+        console,
+        f"request {ident} by {by}: {r.games} games, {bots}; played before scheduled matches",
+    )
+    for m in r.matches:
+        say(console, f"  {m.match_id}  " + " ".join(f"{s.bot_name}(v{s.version})" for s in m.seats))
+    say(
+        console, f"follow it: cirulla ladder requests; cirulla ladder match {r.matches[0].match_id}"
+    )
+    return 0
+
+
+@run_command
+def run_requests(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.table import Table
+
+    from cirulla.v1 import ladder_pb2
+
+    response = call(
+        args,
+        "ListMatchRequests",
+        ladder_pb2.ListMatchRequestsRequest(bot_name=args.bot or "", page_size=args.limit),
+    )
+    if args.json:
+        print(json.dumps(to_json(response), indent=1))
+        return 0
+    table = Table(title="Requested matches, newest first")
+    for column in ("request", "requested", "by", "bots", "games", "wins"):
+        table.add_column(column)
+    for r in response.requests:
+        table.add_row(*(plain(cell) for cell in request_line(r)))
+    console = Console()
+    console.print(table)
+    for r in response.requests:
+        if r.finished + r.cancelled < r.games:
+            waiting = [m.match_id for m in r.matches if m.status in (
+                ladder_pb2.LADDER_MATCH_STATUS_SCHEDULED,
+                ladder_pb2.LADDER_MATCH_STATUS_CLAIMED,
+                ladder_pb2.LADDER_MATCH_STATUS_RUNNING,
+            )]  # fmt: skip
+            console.print(plain(f"{r.request_id} next: cirulla ladder match {waiting[0]}"))
     return 0

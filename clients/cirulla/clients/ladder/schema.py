@@ -21,6 +21,7 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    false,
 )
 
 metadata = MetaData()
@@ -123,8 +124,15 @@ ladder_matches = Table(
     Column("notes", Text, nullable=False, server_default="[]"),
     # times it was claimed (a re-queued match is claimed again)
     Column("attempts", Integer, nullable=False, server_default="0"),
+    # the match request it plays (migration 0005); NULL for a scheduled match
+    Column("request_id", String(64), nullable=True),
+    # claimed before every match of a lower priority: 1 for requested games, 0 scheduled
+    Column("priority", Integer, nullable=False, server_default="0"),
+    # requested unrated: never changes a rating, whatever its result
+    Column("unrated", Boolean, nullable=False, server_default=false()),
 )
 Index("ix_ladder_matches_status", ladder_matches.c.status, ladder_matches.c.created_at)
+Index("ix_ladder_matches_request", ladder_matches.c.request_id)
 Index("ix_ladder_matches_pair", ladder_matches.c.pair_id)
 Index("ix_ladder_matches_server_match", ladder_matches.c.server_match_id)
 
@@ -146,6 +154,22 @@ ladder_seats = Table(
     PrimaryKeyConstraint("match_id", "seat", name="pk_ladder_seats"),
 )
 Index("ix_ladder_seats_version", ladder_seats.c.version_id)
+
+# A match or series requested by an operator or a bot's owner (RequestMatch).
+match_requests = Table(
+    "match_requests",
+    metadata,
+    Column("id", String(64), primary_key=True),
+    Column("queue", String(4), nullable=False),
+    # JSON list of the bot names, in the order requested
+    Column("bots", Text, nullable=False),
+    Column("games", Integer, nullable=False),
+    Column("unrated", Boolean, nullable=False, server_default=false()),
+    # "admin" or "owner of NAME"
+    Column("requested_by", Text, nullable=False, server_default=""),
+    Column("created_at", Float, nullable=False),
+)
+Index("ix_match_requests_created", match_requests.c.created_at)
 
 workers = Table(
     "workers",

@@ -428,6 +428,8 @@ async def serve(options: ServeOptions) -> int:
             admin_token,
             open_registration=options.insecure_open,
             tls_ca=str(ca) if ca and options.tls_cert else None,
+            config=options.config,
+            queues=options.queues,
         )
         internal: list[int] = []
 

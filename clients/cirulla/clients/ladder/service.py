@@ -20,8 +20,10 @@ from google.protobuf.timestamp_pb2 import Timestamp
 from cirulla.clients.ladder import rating
 from cirulla.clients.ladder.store import (
     CONNECT_SPEC,
+    QUEUES,
     LadderError,
     LadderStore,
+    MatchConfig,
     NotFound,
     Refused,
 )
@@ -120,6 +122,7 @@ def match_pb(m: dict[str, Any]) -> ladder_pb2.LadderMatch:
         start_time=timestamp(m["started_at"]),
         finish_time=timestamp(m["finished_at"]),
         notes=m["notes"],
+        request_id=m.get("request_id", ""),
     )
     if m["winner"] is not None:
         out.winner_side = m["winner"]
@@ -140,6 +143,21 @@ def match_pb(m: dict[str, Any]) -> ladder_pb2.LadderMatch:
     return out
 
 
+def request_pb(r: dict[str, Any]) -> ladder_pb2.MatchRequest:
+    return ladder_pb2.MatchRequest(
+        request_id=r["id"],
+        bot_names=r["bots"],
+        queue=QUEUE_TO_PB[r["queue"]],
+        games=r["games"],
+        unrated=r["unrated"],
+        requested_by=r["requested_by"],
+        create_time=timestamp(r["created_at"]),
+        matches=[match_pb(m) for m in r["matches"]],
+        finished=r["finished"],
+        cancelled=r["cancelled"],
+    )
+
+
 def page_size(value: int) -> int:
     return min(value or DEFAULT_PAGE, MAX_PAGE)
 
@@ -156,8 +174,14 @@ class LadderService(ladder_pb2_grpc.LadderServiceServicer):
         served_by: str = "ladder",
         open_registration: bool = False,
         tls_ca: str | None = None,
+        config: MatchConfig | None = None,
+        queues: tuple[str, ...] = QUEUES,
     ) -> None:
         self.store = store
+        #: how requested matches are played (the scheduler's settings), and the queues
+        #: this ladder plays
+        self.config = config or MatchConfig()
+        self.queues = queues
         #: the CA of the ladder's TLS match servers (None: they speak plaintext); the
         #: redelivery of an unjoined seat asks the one hosting it
         self.tls_ca = tls_ca
@@ -364,3 +388,36 @@ class LadderService(ladder_pb2_grpc.LadderServiceServicer):
             context, lambda: self.store.set_state(request.bot_name, "removed", reason)
         )
         return ladder_pb2.RemoveBotResponse(bot=bot_pb(bot))
+
+    async def RequestMatch(
+        self, request: ladder_pb2.RequestMatchRequest, context: grpc.aio.ServicerContext
+    ) -> ladder_pb2.RequestMatchResponse:
+        admin = self._is_admin(context)
+        owner_key: str | None = None
+        if admin is None and request.bot_key:
+            owner_key = request.bot_key  # a bot's owner: checked against the bots named
+        else:
+            await self._check_admin(context)
+        r = await self._call(
+            context,
+            lambda: self.store.request_matches(
+                list(request.bot_names),
+                request.games,
+                unrated=request.unrated,
+                config=self.config,
+                queues=self.queues,
+                owner_key=owner_key,
+            ),
+        )
+        return ladder_pb2.RequestMatchResponse(request=request_pb(r))
+
+    async def ListMatchRequests(
+        self, request: ladder_pb2.ListMatchRequestsRequest, context: grpc.aio.ServicerContext
+    ) -> ladder_pb2.ListMatchRequestsResponse:
+        requests = await self._call(
+            context,
+            lambda: self.store.match_requests(
+                request.bot_name or None, page_size(request.page_size)
+            ),
+        )
+        return ladder_pb2.ListMatchRequestsResponse(requests=[request_pb(r) for r in requests])

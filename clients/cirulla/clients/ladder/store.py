@@ -42,6 +42,7 @@ from cirulla.clients.ladder.schema import (
     enrollments,
     ladder_matches,
     ladder_seats,
+    match_requests,
     rating_history,
     ratings,
     workers,
@@ -63,6 +64,12 @@ ENROLLMENT_TIMEOUT = 30.0
 IN_FLIGHT = ("scheduled", "claimed", "running")
 #: Scheduled matches a claim looks at (oldest first) for one it may start.
 CLAIM_SCAN = 50
+#: Games one request may ask for (an operator's series).
+MAX_REQUEST_GAMES = 100
+#: Games a bot's owner may have requested and not yet played, all requests together.
+OWNER_REQUEST_GAMES = 10
+#: Claim priority of requested games (scheduled matches have 0).
+REQUEST_PRIORITY = 1
 #: Seat outcomes that count as a failure of the bot.
 FAULTS = ("crash", "timeout", "illegal", "disconnect", "no-join", "forfeit")
 
@@ -141,6 +148,10 @@ class MatchPlan:
     config: MatchConfig
     pair_id: str | None = None
     pair_index: int = 0
+    #: the match request it plays (``request_matches``), claimed before scheduled play
+    request_id: str | None = None
+    #: requested unrated: never changes a rating
+    unrated: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -609,6 +620,9 @@ class LadderStore:
                         rated=False,
                         notes="[]",
                         attempts=0,
+                        request_id=plan.request_id,
+                        priority=REQUEST_PRIORITY if plan.request_id else 0,
+                        unrated=plan.unrated,
                     )
                 )
                 conn.execute(
@@ -686,7 +700,12 @@ class LadderStore:
             rows = conn.execute(
                 select(ladder_matches.c.id, ladder_matches.c.pair_id)
                 .where(ladder_matches.c.status == "scheduled")
-                .order_by(ladder_matches.c.created_at, ladder_matches.c.pair_index)
+                # requested games first (aiarena's and lichess's challenges), then by age
+                .order_by(
+                    ladder_matches.c.priority.desc(),
+                    ladder_matches.c.created_at,
+                    ladder_matches.c.pair_index,
+                )
                 .limit(CLAIM_SCAN)
                 .with_for_update(skip_locked=True)
             ).all()
@@ -925,9 +944,12 @@ class LadderStore:
                 .all()
             )
             validating = any(s["validation_games_left"] > 0 for s in seats)
-            rated = not outcome.void and not validating
+            unrated = bool(match["unrated"])
+            rated = not outcome.void and not validating and not unrated
             notes = json.loads(match["notes"] or "[]") + list(outcome.notes)
-            if validating and not outcome.void:
+            if unrated and not outcome.void:
+                notes.append("unrated: requested as an unrated game")
+            elif validating and not outcome.void:
                 notes.append("unrated: validation game of a new bot version")
             done = conn.execute(
                 update(ladder_matches)
@@ -968,7 +990,7 @@ class LadderStore:
                     .where(ladder_seats.c.match_id == match_id, ladder_seats.c.seat == seat["seat"])
                     .values(outcome=result.outcome, fault=result.fault, points=points)
                 )
-                self._count_failure(conn, seat, result, match_id, outcome.void)
+                self._count_failure(conn, seat, result, match_id, outcome.void, unrated)
             if rated and not match["pair_id"]:
                 self._rate(conn, match["queue"], match_id, seats, sides, outcome, now)
             elif match["pair_id"]:
@@ -1036,8 +1058,16 @@ class LadderStore:
                 self._settle_pair(conn, pair, self.now())
 
     def _count_failure(
-        self, conn: Connection, seat: Any, result: SeatOutcome, match_id: str, void: bool
+        self,
+        conn: Connection,
+        seat: Any,
+        result: SeatOutcome,
+        match_id: str,
+        void: bool,
+        unrated: bool = False,
     ) -> None:
+        """A fault counts in any game (an unrated one too: a crash is a crash); a clean
+        game resets the count and, unless requested unrated, is a validation game."""
         version_id = seat["version_id"]
         if result.outcome in FAULTS:
             version = (
@@ -1077,6 +1107,12 @@ class LadderStore:
                     from cirulla.clients.ladder.metrics import DEACTIVATIONS
 
                     DEACTIVATIONS.inc()
+        elif not void and unrated:
+            conn.execute(
+                update(bot_versions)
+                .where(bot_versions.c.id == version_id)
+                .values(consecutive_failures=0)
+            )
         elif not void:
             conn.execute(
                 update(bot_versions)
@@ -1165,6 +1201,221 @@ class LadderStore:
                         at=now,
                     )
                 )
+
+    # -- requested matches -----------------------------------------------------------
+
+    def request_matches(
+        self,
+        names: Sequence[str],
+        games: int = 1,
+        *,
+        unrated: bool = False,
+        config: MatchConfig | None = None,
+        queues: Sequence[str] = QUEUES,
+        owner_key: str | None = None,
+    ) -> dict[str, Any]:
+        """Queue a match or series between ``names`` (2-4 bots; their number is the
+        queue), claimed before any scheduled match; the request as ``match_requests``
+        shows it.
+
+        ``owner_key``: the caller is not the operator but holds the bot key of one of the
+        bots: only unrated games, against active bots, at most ``OWNER_REQUEST_GAMES``
+        of its requests unplayed at once. Series of managed bots in ``2p``/``4p`` are
+        duplicate pairs (an odd last game alone); with a connect-in bot, or in ``3p``,
+        single games whose seats rotate.
+        """
+        from cirulla.clients.ladder.matchmaking import SEED_BITS
+
+        names = [str(n) for n in names]
+        for name in names:
+            try:
+                check_name("bot_names", name)
+            except FieldError as exc:
+                raise LadderError(str(exc)) from None
+        if not 2 <= len(names) <= 4:
+            raise LadderError(f"bot_names: name 2 to 4 bots, not {len(names)}")
+        if len(set(names)) != len(names):
+            raise LadderError("bot_names: a bot may take only one seat")
+        games = games or 1
+        if not 1 <= games <= MAX_REQUEST_GAMES:
+            raise LadderError(f"games: 1 to {MAX_REQUEST_GAMES}, not {games}")
+        queue = {2: "2p", 3: "3p", 4: "4p"}[len(names)]
+        if queue not in queues:
+            raise LadderError(f"bot_names: this ladder does not play the {queue} queue")
+        now = self.now()
+        with self.engine.begin() as conn:
+            infos = [self._bot_info(conn, self._bot_row(conn, n)["id"]) for n in names]
+            requested_by = "admin"
+            if owner_key is not None:
+                owner = next(
+                    (
+                        b
+                        for b in infos
+                        if (row := self._bot_row(conn, b["name"]))["bot_key_hash"]
+                        and secrets.compare_digest(row["bot_key_hash"], hash_key(owner_key))
+                    ),
+                    None,
+                )
+                if owner is None:
+                    raise Refused("bot_key: not the key of any of the bots named")
+                if not unrated:
+                    raise Refused("unrated: a bot's owner may request only unrated games")
+                for bot in infos:
+                    if bot is not owner and bot["state"] != "active":
+                        raise Refused(f"bot {shown(bot['name'])} is {bot['state']}")
+                requested_by = f"owner of {owner['name']}"
+                open_games = conn.execute(
+                    select(func.count())
+                    .select_from(ladder_matches)
+                    .join(match_requests, match_requests.c.id == ladder_matches.c.request_id)
+                    .where(
+                        match_requests.c.requested_by == requested_by,
+                        ladder_matches.c.status.in_(IN_FLIGHT),
+                    )
+                ).scalar_one()
+                if open_games + games > OWNER_REQUEST_GAMES:
+                    raise Refused(
+                        f"games: an owner may have {OWNER_REQUEST_GAMES} requested games "
+                        f"waiting or playing; {open_games} are"
+                    )
+            for bot in infos:
+                if bot["state"] == "removed":
+                    raise LadderError(f"bot {shown(bot['name'])} was removed from the ladder")
+                if bot["connect_in"] and bot["offline"]:
+                    raise LadderError(
+                        f"bot {shown(bot['name'])} is offline (a connect-in bot with no live "
+                        "enrollment): its games could not be played"
+                    )
+                if not unrated and queue not in bot["queues"]:
+                    raise LadderError(
+                        f"bot {shown(bot['name'])} does not play the {queue} queue: request "
+                        "it unrated, or register the bot for that queue"
+                    )
+            request_id = new_id("rq")
+            conn.execute(
+                insert(match_requests).values(
+                    id=request_id,
+                    queue=queue,
+                    bots=json.dumps(names),
+                    games=games,
+                    unrated=unrated,
+                    requested_by=requested_by,
+                    created_at=now,
+                )
+            )
+        versions = [b["version_id"] for b in infos]
+        paired = queue != "3p" and not any(b["connect_in"] for b in infos)
+        plans: list[MatchPlan] = []
+        index = 0
+        while index < games:
+            seed = secrets.randbits(SEED_BITS)
+            if paired and games - index >= 2:
+                order = versions[:]
+                swapped = (
+                    [order[1], order[0]]
+                    if queue == "2p"
+                    else [order[1], order[0], order[3], order[2]]
+                )
+                pair = new_id("lp")
+                for offset, seats in enumerate((order, swapped)):
+                    # pair_index: the game's place in the series (claims go in that order)
+                    plans.append(
+                        self._request_plan(
+                            queue, seats, seed, config, request_id, unrated, pair, index + offset
+                        )
+                    )
+                index += 2
+            else:
+                turn = index % len(versions)
+                seats = versions[turn:] + versions[:turn]
+                plans.append(
+                    self._request_plan(
+                        queue, seats, seed, config, request_id, unrated, pair_index=index
+                    )
+                )
+                index += 1
+        self.schedule(plans)
+        return self.match_request(request_id)
+
+    @staticmethod
+    def _request_plan(
+        queue: str,
+        versions: Sequence[int],
+        seed: int,
+        config: MatchConfig | None,
+        request_id: str,
+        unrated: bool,
+        pair_id: str | None = None,
+        pair_index: int = 0,
+    ) -> MatchPlan:
+        seats = tuple(SeatPlan(i, i % 2 if queue == "4p" else i, v) for i, v in enumerate(versions))
+        return MatchPlan(
+            queue,
+            seats,
+            seed,
+            config or MatchConfig(),
+            pair_id=pair_id,
+            pair_index=pair_index,
+            request_id=request_id,
+            unrated=unrated,
+        )
+
+    def match_request(self, request_id: str) -> dict[str, Any]:
+        """One request with its games (public views: withheld twins stay withheld)."""
+        with self.engine.connect() as conn:
+            row = (
+                conn.execute(select(match_requests).where(match_requests.c.id == request_id))
+                .mappings()
+                .first()
+            )
+            if row is None:
+                raise NotFound(f"no match request {shown(request_id)}")
+            return self._public_request(conn, row)
+
+    def match_requests(self, bot: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
+        """Requests, newest first; with ``bot``, only those naming it."""
+        with self.engine.connect() as conn:
+            if bot is not None:
+                self._bot_row(conn, bot)  # NotFound for an unknown name
+            rows = (
+                conn.execute(
+                    select(match_requests).order_by(
+                        match_requests.c.created_at.desc(), match_requests.c.id
+                    )
+                )
+                .mappings()
+                .all()
+            )
+            out = []
+            for row in rows:
+                if bot is not None and bot not in json.loads(row["bots"]):
+                    continue
+                out.append(self._public_request(conn, row))
+                if len(out) >= limit:
+                    break
+            return out
+
+    def _public_request(self, conn: Connection, row: Any) -> dict[str, Any]:
+        matches = [
+            self._public_match(conn, m)
+            for m in conn.execute(
+                select(ladder_matches)
+                .where(ladder_matches.c.request_id == row["id"])
+                .order_by(ladder_matches.c.pair_index, ladder_matches.c.id)
+            ).mappings()
+        ]
+        return {
+            "id": row["id"],
+            "queue": row["queue"],
+            "bots": json.loads(row["bots"]),
+            "games": row["games"],
+            "unrated": bool(row["unrated"]),
+            "requested_by": row["requested_by"],
+            "created_at": row["created_at"],
+            "matches": matches,
+            "finished": sum(1 for m in matches if m["status"] == "finished"),
+            "cancelled": sum(1 for m in matches if m["status"] == "cancelled"),
+        }
 
     # -- reads -----------------------------------------------------------------------
 
@@ -1298,6 +1549,7 @@ class LadderStore:
             "finished_at": row["finished_at"],
             "winner": result["winner"] if result else None,
             "notes": [] if withheld else json.loads(row["notes"] or "[]"),
+            "request_id": row["request_id"] or "",
             "seats": [
                 {
                     "seat": s["seat"],
