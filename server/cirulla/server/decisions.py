@@ -10,8 +10,9 @@ period) and says what a submission means: the legal action code it chooses, or t
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from cirulla.rules import Action, Game, IllegalActionError
@@ -27,6 +28,9 @@ class Decision:
     codes: list[int]
     rejected: int = 0
     timer: asyncio.TimerHandle | None = None
+    #: when it was opened (perf_counter), for the latency metric at a finer grain than
+    #: the clock's whole milliseconds
+    opened_at: float = field(default_factory=time.perf_counter)
 
 
 class Turns:

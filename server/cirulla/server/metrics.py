@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import socket
+import time
 import threading
 from dataclasses import dataclass
 from wsgiref.simple_server import WSGIServer
@@ -41,8 +42,8 @@ DECISIONS = Counter(
     "cirulla_decisions",
     "Actions played (answered, played on timeout, or forced); rate() gives decisions per second.",
 )
-#: from the decision request sent to the accepted answer (the seat's thinking time plus
-#: the network), as the record's elapsed_ms
+#: from the decision opened (its request sent) to the accepted answer: the seat's
+#: thinking time plus the network, as the record's elapsed_ms but finer than whole ms
 DECISION_SECONDS = Histogram(
     "cirulla_decision_seconds",
     "Time from a decision request to its accepted answer (answered decisions only).",
@@ -74,10 +75,11 @@ def match_aborted(was_running: bool) -> None:
     MATCHES_ABORTED.inc()
 
 
-def decision(elapsed_ms: int, *, answered: bool) -> None:
+def decision(opened_at: float, *, answered: bool) -> None:
+    """A decision opened at ``opened_at`` (``time.perf_counter``) was played now."""
     DECISIONS.inc()
     if answered:
-        DECISION_SECONDS.observe(elapsed_ms / 1000.0)
+        DECISION_SECONDS.observe(time.perf_counter() - opened_at)
 
 
 @dataclass

@@ -519,7 +519,7 @@ class MatchSession:
             self._out_of_decks(exc)
             return
         elapsed = self.turns.close(decision, answered=not by_timeout)
-        metrics.decision(elapsed, answered=not by_timeout and not auto)
+        metrics.decision(decision.opened_at, answered=not by_timeout and not auto)
         index = decision.codes.index(code)
         text = str(Action.from_int(code))
         run.actions.append(

@@ -52,6 +52,8 @@ STATUSES = {
 }
 #: a bot's history page size (the rpc's maximum)
 PAGE = 1000
+#: matches listed on a bot's page (its chart has every rated game)
+BOT_PAGE_MATCHES = 100
 _HTTP = {
     grpc.StatusCode.NOT_FOUND: 404,
     grpc.StatusCode.INVALID_ARGUMENT: 400,
@@ -350,6 +352,12 @@ def ladder_routes(reader: LadderReader) -> list[Route]:
             if bot.last_log
             else ""
         )
+        shown_note = (
+            f'<p class="muted">the newest {BOT_PAGE_MATCHES} of {len(h.matches)}; every match: '
+            '<a href="/ladder/matches">matches</a></p>'
+            if len(h.matches) > BOT_PAGE_MATCHES
+            else ""
+        )
         body = (
             f'<h1>Bot <span id="botname">{escape(bot.name)}</span></h1>{nav()}'
             f'<div class="box"><p>state: <b id="botstate">{state}</b> · version v{bot.version}'
@@ -366,7 +374,8 @@ def ladder_routes(reader: LadderReader) -> list[Route]:
             '<div class="box"><div class="big">Versions</div><table id="versions"><thead><tr>'
             "<th>version</th><th>spec</th><th>queues</th><th>registered (UTC)</th></tr></thead>"
             f"<tbody>{versions}</tbody></table></div>"
-            f'<div class="box"><div class="big">Matches</div>{matches_table(list(h.matches))}</div>'
+            f'<div class="box"><div class="big">Matches</div>{shown_note}'
+            f"{matches_table(list(h.matches)[:BOT_PAGE_MATCHES])}</div>"
         )
         return HTMLResponse(page(f"Ladder bot {bot.name}", body))
 

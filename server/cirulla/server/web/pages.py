@@ -19,7 +19,8 @@ table {{ border-collapse: collapse; }} td, th {{ padding: .25rem .6rem; text-ali
 tr:nth-child(even) {{ background: #ece9df; }}
 .card {{ display: inline-block; min-width: 2.1em; padding: .15em .3em; margin: .1em;
   border: 1px solid #999; border-radius: .3em; background: #fff; font-weight: 600;
-  text-align: center; }}
+  text-align: center; color: #222; }}
+.card.red {{ color: #c00; }}
 .red {{ color: #c00; }} .box {{ background: #fff; border: 1px solid #ccc; border-radius: .4rem;
   padding: .6rem .9rem; margin: .5rem 0; }}
 .row {{ display: flex; gap: 1rem; flex-wrap: wrap; }} .row > .box {{ flex: 1 1 20rem; }}
