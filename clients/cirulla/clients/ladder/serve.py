@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cirulla.clients.ladder import health as ladder_health
 from cirulla.clients.ladder import metrics as ladder_metrics
 from cirulla.clients.ladder.db import database_url, display_url, open_database
 from cirulla.clients.ladder.defaults import DEFAULT_DATA, DEFAULT_DB, DEFAULT_LISTEN, STATE_FILE
@@ -450,6 +451,7 @@ async def serve(options: ServeOptions) -> int:
             disconnect_grace_ms=5_000,
             services=[(SERVICE_NAME, add_ladder)],
         )
+        await ladder_health.starting(running.health)  # NOT_SERVING until recovered
         address = options.advertise or local_address(options.listen, running.port)
         dial = (
             f"127.0.0.1:{internal[0]}" if internal else local_address(options.listen, running.port)
@@ -464,6 +466,8 @@ async def serve(options: ServeOptions) -> int:
         ladder = Ladder(store, options, address, match_admin, dial=dial, confinement=confinement)
         service.served_by = ladder.worker_id
         ladder.start()
+        health_stop = asyncio.Event()
+        health_task = asyncio.create_task(ladder_health.watch(running.health, store, health_stop))
         web, exporter = await start_views(options, store, dial)
         if options.role == "serve":
             state: dict[str, Any] = {
@@ -499,6 +503,9 @@ async def serve(options: ServeOptions) -> int:
             await stop.wait()
         finally:
             log.info("ladder_stopping")
+            health_stop.set()
+            await health_task
+            await running.health.set(SERVICE_NAME, ladder_health.NOT_SERVING)
             service.stopping.set()  # connect-in bots are told goodbye
             if web is not None:
                 await web.stop()
