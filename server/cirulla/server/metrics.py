@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import logging
 import socket
-import time
 import threading
+import time
 from dataclasses import dataclass
 from wsgiref.simple_server import WSGIServer
 
