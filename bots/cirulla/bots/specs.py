@@ -9,12 +9,11 @@ a spec into the ``cirulla bot`` command line that plays it as a separate process
 
 from __future__ import annotations
 
-import shlex
-import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from cirulla.bots.botspec import TEXT_PREFIX, BotSpec
 from cirulla.bots.inference import DEFAULT_INFER
 from cirulla.bots.mcts import (
     DEFAULT_C,
@@ -206,24 +205,28 @@ def get_kind(name: str) -> BotKind:
     return kind
 
 
-#: Prefix of a text-protocol engine spec: ``text:CMD ARGS``.
-TEXT_PREFIX = "text:"
-
-
 def text_engine_argv(spec: str) -> list[str]:
     """The engine command of ``text:CMD ARGS`` (``{python}`` is this interpreter)."""
-    command = spec.strip()[len(TEXT_PREFIX) :]
-    argv = [a.replace("{python}", sys.executable) for a in shlex.split(command)]
-    if not argv:
-        raise ValueError(f"bot spec {spec!r}: the command after 'text:' is empty")
-    return argv
+    parsed = BotSpec.parse(spec)
+    if parsed.form != "text":
+        raise ValueError(f"bot spec {spec!r}: not a text engine ({TEXT_PREFIX}CMD ARGS)")
+    return parsed.args()
 
 
 def parse_bot_spec(spec: str) -> tuple[str, dict[str, Any]]:
     """``"mcts:iterations=500,c=0.7"`` -> ``("mcts", {"iterations": 500, "c": 0.7})``;
-    ``"text:./engine -x"`` -> ``("text", {"command": ["./engine", "-x"]})``."""
-    if spec.strip().startswith(TEXT_PREFIX):
-        return "text", {"command": text_engine_argv(spec)}
+    ``"text:./engine -x"`` -> ``("text", {"command": ["./engine", "-x"]})`` (the kind a
+    ``cirulla bot`` process plays: ``BotSpec.parse`` reads every form)."""
+    parsed = BotSpec.parse(spec)
+    if parsed.form == "text":
+        return "text", {"command": parsed.args()}
+    if parsed.is_command:
+        raise ValueError(f"bot spec {spec!r}: a {parsed.form}: command is not a bot kind")
+    return parsed.kind, dict(parsed.options)
+
+
+def kind_options(spec: str) -> tuple[str, dict[str, Any]]:
+    """The kind form's name and converted options (``BotSpec.parse`` calls this)."""
     name, _, rest = spec.strip().partition(":")
     kind = get_kind(name)
     options: dict[str, Any] = {}

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 import grpc
 
+from cirulla.bots.botspec import TEXT_PREFIX
 from cirulla.bots.kit import BotClient, BotError, MatchOutcome, open_aio_channel
 from cirulla.bots.processes import local_server
 from cirulla.bots.simple import RandomPolicy
@@ -29,8 +30,6 @@ from cirulla.v1 import match_service_pb2, match_service_pb2_grpc, match_settings
 from cirulla.wire import rules_to_proto
 
 log = logging.getLogger("cirulla.bots.text")
-
-TEXT_PREFIX = "text:"
 
 #: (players, the engine's seat, target points) of each check match: short games.
 CHECK_GAMES = ((2, 0, 11), (2, 1, 11), (3, 2, 1), (4, 1, 1))

@@ -15,9 +15,8 @@ import re
 import shlex
 from pathlib import Path
 
-from cirulla.clients.matches.supervise import COMMAND_PREFIX, SERVE_PREFIX
+from cirulla.bots.botspec import COMMAND_PREFIX, SERVE_PREFIX, TEXT_PREFIX
 
-TEXT_PREFIX = "text:"
 #: Endings of the files a bot's command line usually names (programs, models).
 FILE_SUFFIXES = frozenset(
     {

@@ -28,13 +28,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from cirulla.bots.botspec import (
+    BotSpec,
+    spec_form,
+)
 from cirulla.bots.processes import cirulla_command, die_with_parent, read_port, server_argv
 from cirulla.clients.matches.sandbox import Confinement
-
-#: Prefix of a bot spec that is a command line rather than a built-in kind.
-COMMAND_PREFIX = "cmd:"
-#: Prefix of a command that plays many matches, one per assignment line on its stdin.
-SERVE_PREFIX = "serve:"
 
 #: Placeholders a command spec may use; each is replaced inside every argument. The same
 #: values are also in the environment as CIRULLA_SERVER, CIRULLA_MATCH, ... The seat token
@@ -42,12 +41,6 @@ SERVE_PREFIX = "serve:"
 PLACEHOLDERS = ("server", "match", "seat", "name", "seed")
 #: The per-match values a runner puts in a seat's environment as CIRULLA_<KEY>.
 SEAT_KEYS = ("server", "match", "token", "seat", "name", "seed")
-#: A placeholder that used to put the seat token on the command line; a spec using it is
-#: refused before anything starts.
-RETIRED_TOKEN = "{token}"
-#: Replaced in every command (``cmd:`` and ``serve:``): the runner's own interpreter, so
-#: ``{python} my_bot.py`` finds the installed ``cirulla`` without an activated venv.
-PYTHON_PLACEHOLDER = "{python}"
 
 #: Seconds between SIGTERM and SIGKILL when stopping a child.
 KILL_GRACE = 3.0
@@ -56,7 +49,8 @@ READY_TIMEOUT = 60.0
 
 
 def is_command_spec(spec: str) -> bool:
-    return spec.startswith((COMMAND_PREFIX, SERVE_PREFIX))
+    """A ``cmd:`` or ``serve:`` program (``cirulla.bots.botspec``)."""
+    return spec_form(spec) in ("cmd", "serve")
 
 
 def is_served_spec(spec: str) -> bool:
@@ -64,31 +58,12 @@ def is_served_spec(spec: str) -> bool:
     ``text:`` engines (``cirulla.bots.text.served`` keeps the engine from match to match:
     the text protocol's ``newgame`` starts each game). Only ``cmd:`` bots are started
     for every game."""
-    return not spec.startswith(COMMAND_PREFIX)
+    return spec_form(spec) != "cmd"
 
 
 def validate_spec(spec: str) -> None:
     """Fail early (before any game) on a bot spec that could never start."""
-    if is_command_spec(spec):
-        prefix = COMMAND_PREFIX if spec.startswith(COMMAND_PREFIX) else SERVE_PREFIX
-        args = shlex.split(spec[len(prefix) :])
-        if not args:
-            raise ValueError(f"bot spec {spec!r}: the command after {prefix!r} is empty")
-        refuse_token_placeholder(args)
-        return
-    from cirulla.bots import parse_bot_spec
-
-    parse_bot_spec(spec)
-
-
-def refuse_token_placeholder(args: Sequence[str]) -> None:
-    """A seat token never goes on a command line: `ps` shows it to every local user."""
-    if any(RETIRED_TOKEN in arg for arg in args):
-        raise ValueError(
-            f"bot spec: the {RETIRED_TOKEN} placeholder is no longer supported (a command "
-            "line is visible to every local user); read the seat token from the CIRULLA_TOKEN "
-            "environment variable the runner sets"
-        )
+    BotSpec.parse(spec)
 
 
 def seat_values(
@@ -132,8 +107,9 @@ def seat_env(values: dict[str, str]) -> dict[str, str]:
 
 def bot_argv(spec: str, values: dict[str, str]) -> list[str]:
     """The command line that plays one seat: a built-in kind or an external command."""
-    if is_command_spec(spec):
-        return command_argv(spec[len(COMMAND_PREFIX) :], values)
+    parsed = BotSpec.parse(spec)
+    if parsed.is_command:
+        return command_argv(parsed, values)
     from cirulla.bots import bot_command
 
     # No token argument: `cirulla bot` reads it from CIRULLA_TOKEN (``seat_env``).
@@ -150,29 +126,18 @@ def bot_argv(spec: str, values: dict[str, str]) -> list[str]:
 
 def served_argv(spec: str, name: str) -> list[str]:
     """The command line of a long-lived bot (``cirulla.bots.loop`` for a built-in kind)."""
-    if spec.startswith(SERVE_PREFIX):
-        return command_argv(spec[len(SERVE_PREFIX) :], {"name": name})
-    from cirulla.bots.specs import TEXT_PREFIX
-
-    if spec.startswith(TEXT_PREFIX):
+    parsed = BotSpec.parse(spec)
+    if parsed.form == "serve":
+        return command_argv(parsed, {"name": name})
+    if parsed.form == "text":
         return [sys.executable, "-m", "cirulla.bots.text.served", spec, f"--name={name}"]
     return [sys.executable, "-m", "cirulla.bots.loop", spec, f"--name={name}"]
 
 
-def command_argv(command: str, values: dict[str, str]) -> list[str]:
-    """Split ``command`` like a shell (no shell runs it) and fill in the placeholders.
-
-    Raises ValueError for the retired ``{token}`` (a spec stored before it was retired)."""
-    args = shlex.split(command)
-    refuse_token_placeholder(args)
-    argv = []
-    for arg in args:
-        arg = arg.replace(PYTHON_PLACEHOLDER, sys.executable)
-        for key in PLACEHOLDERS:
-            if key in values:
-                arg = arg.replace("{" + key + "}", values[key])
-        argv.append(arg)
-    return argv
+def command_argv(spec: BotSpec, values: dict[str, str]) -> list[str]:
+    """The command's words with ``{python}`` and the placeholders filled in (never the
+    token: it is only in the environment, and ``BotSpec.parse`` refuses ``{token}``)."""
+    return spec.args({key: values[key] for key in PLACEHOLDERS if key in values})
 
 
 def _attach_dash_values(args: list[str]) -> list[str]:

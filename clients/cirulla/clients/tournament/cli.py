@@ -16,6 +16,7 @@ import grpc
 from rich.console import Console
 from rich.markup import escape
 
+from cirulla.bots.botspec import COMMAND_PREFIX
 from cirulla.clients.matches import sandbox
 from cirulla.clients.matches.journal import OutputLock, Settings, load_settings, save_settings
 from cirulla.clients.matches.schedule import (
@@ -24,7 +25,7 @@ from cirulla.clients.matches.schedule import (
     new_bot_seed_base,
     new_tournament_seed,
 )
-from cirulla.clients.matches.supervise import COMMAND_PREFIX, PLACEHOLDERS, validate_spec
+from cirulla.clients.matches.supervise import PLACEHOLDERS, validate_spec
 from cirulla.clients.tournament.bench import register_bench
 from cirulla.clients.tournament.botsfile import load_bots_file
 from cirulla.clients.tournament.deals import load_deals

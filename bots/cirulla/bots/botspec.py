@@ -1,0 +1,121 @@
+"""A bot spec, parsed once: every consumer (the runner, the ladder, the sandbox, the text
+bridge, ``cirulla bot``) reads its form, kind, options and command from ``BotSpec.parse``.
+
+The four forms:
+
+- ``KIND[:key=value,...]``, a built-in kind (``mcts:iterations=500``, ``policy:model=a.npz``);
+- ``cmd:COMMAND``, a program started for every game, which reads its seat from the
+  environment (``CIRULLA_SERVER``, ``CIRULLA_MATCH``, ``CIRULLA_TOKEN``, ...);
+- ``serve:COMMAND``, a program kept alive between games, one assignment per stdin line;
+- ``text:COMMAND``, a text-protocol engine (docs/text-protocol.md), kept alive too.
+
+>>> spec = BotSpec.parse("mcts:iterations=500")
+>>> spec.form, spec.kind, dict(spec.options)
+('kind', 'mcts', {'iterations': 500})
+>>> BotSpec.parse("serve:{python} my_bot.py --fast").args()[1:]
+['my_bot.py', '--fast']
+>>> BotSpec.parse("cmd:").args()
+Traceback (most recent call last):
+...
+ValueError: bot spec 'cmd:': the command after 'cmd:' is empty
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+#: Prefix of a bot spec that is a command line rather than a built-in kind.
+COMMAND_PREFIX = "cmd:"
+#: Prefix of a command that plays many matches, one per assignment line on its stdin.
+SERVE_PREFIX = "serve:"
+#: Prefix of a text-protocol engine spec: ``text:CMD ARGS``.
+TEXT_PREFIX = "text:"
+#: Replaced in every command: the runner's own interpreter, so ``{python} my_bot.py``
+#: finds the installed ``cirulla`` without an activated venv.
+PYTHON_PLACEHOLDER = "{python}"
+#: A placeholder that used to put the seat token on the command line; a spec using it is
+#: refused before anything starts.
+RETIRED_TOKEN = "{token}"
+
+SpecForm = Literal["kind", "cmd", "serve", "text"]
+#: Each command form's prefix.
+PREFIXES: dict[SpecForm, str] = {"cmd": COMMAND_PREFIX, "serve": SERVE_PREFIX, "text": TEXT_PREFIX}
+
+
+def spec_form(spec: str) -> SpecForm:
+    """The form of ``spec`` from its prefix alone (no validation)."""
+    text = spec.strip()
+    for form, prefix in PREFIXES.items():
+        if text.startswith(prefix):
+            return form
+    return "kind"
+
+
+def refuse_token_placeholder(args: Sequence[str]) -> None:
+    """A seat token never goes on a command line: `ps` shows it to every local user."""
+    if any(RETIRED_TOKEN in arg for arg in args):
+        raise ValueError(
+            f"bot spec: the {RETIRED_TOKEN} placeholder is no longer supported (a command "
+            "line is visible to every local user); read the seat token from the CIRULLA_TOKEN "
+            "environment variable the runner sets"
+        )
+
+
+@dataclass(frozen=True)
+class BotSpec:
+    """A parsed bot spec. ``kind``/``options`` for the kind form (``text`` with the engine
+    command for ``text:``); ``command`` for the command forms, as typed after the prefix."""
+
+    text: str
+    form: SpecForm
+    kind: str = ""
+    options: Mapping[str, Any] = field(default_factory=dict)
+    command: str = ""
+
+    @classmethod
+    def parse(cls, spec: str) -> BotSpec:
+        """Parse and check ``spec``; a ValueError names what is wrong (an unknown kind or
+        option, a bad value, an empty command, unbalanced quotes, the retired token)."""
+        form = spec_form(spec)
+        if form == "kind":
+            from cirulla.bots.specs import kind_options
+
+            kind, options = kind_options(spec)
+            return cls(spec, form, kind=kind, options=options)
+        prefix = PREFIXES[form]
+        command = spec.strip()[len(prefix) :]
+        try:
+            args = shlex.split(command)
+        except ValueError as exc:
+            raise ValueError(f"bot spec {spec!r}: {exc}") from None
+        if not args:
+            raise ValueError(f"bot spec {spec!r}: the command after {prefix!r} is empty")
+        refuse_token_placeholder(args)
+        if form == "text":
+            return cls(spec, form, kind="text", command=command)
+        return cls(spec, form, command=command)
+
+    @property
+    def is_command(self) -> bool:
+        """A ``cmd:`` or ``serve:`` program (it speaks the protocol itself)."""
+        return self.form in ("cmd", "serve")
+
+    @property
+    def served(self) -> bool:
+        """Kept alive between games: every form but ``cmd:``."""
+        return self.form != "cmd"
+
+    def args(self, values: Mapping[str, str] | None = None) -> list[str]:
+        """The command's words, split like a shell's (no shell runs them), with
+        ``{python}`` and each ``{key}`` of ``values`` filled in."""
+        argv = []
+        for arg in shlex.split(self.command):
+            arg = arg.replace(PYTHON_PLACEHOLDER, sys.executable)
+            for key, value in (values or {}).items():
+                arg = arg.replace("{" + key + "}", value)
+            argv.append(arg)
+        return argv
