@@ -10,8 +10,11 @@ import sys
 from collections.abc import Sequence
 
 from cirulla.extras import MissingExtraError, extra_of, modules_of, require
+from cirulla.logs import quiet_grpc
 from cirulla.rules.core import CORE
 from cirulla.version import PROTOCOL_VERSION, __version__
+
+quiet_grpc()  # before any area imports grpc: its core's INFO lines are not our logs
 
 # Modules exposing ``register(commands, bench)``: ``commands`` is the top-level subparsers
 # object, ``bench`` the subparsers of ``cirulla bench``. Each sets ``func`` on its parsers.

@@ -289,11 +289,9 @@ def run_from_args(args: Any, make_policy: Callable[[], Policy | DecisionFunction
             tls_ca=args.tls_ca or os.environ.get("CIRULLA_TLS_CA") or None,
             play_options={"retries": args.retries},
         )
-        logging.basicConfig(
-            level=getattr(logging, str(args.log_level).upper(), logging.INFO),
-            format=f"%(asctime)s {args.bot_name} %(levelname)s %(message)s",
-            stream=sys.stderr,
-        )
+        from cirulla.logs import setup_logging
+
+        setup_logging(args.log_level, args.bot_name)
         bot.run()
     except BotError as exc:
         print(f"cirulla bot: {exc}", file=sys.stderr)

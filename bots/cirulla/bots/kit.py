@@ -19,7 +19,6 @@ import logging
 import os
 import queue
 import random
-import sys
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -170,15 +169,9 @@ def open_aio_channel(server: str, tls_ca: str | Path | None = None) -> grpc.aio.
 def setup_logging(level: str | int = "info", name: str = "bot") -> None:
     """Log to stderr at ``level`` unless the program configured logging itself: a bot's
     log (which the tournament keeps per seat) is never empty by accident."""
-    if logging.getLogger().handlers:
-        return
-    if isinstance(level, str):
-        level = getattr(logging, level.upper())
-    logging.basicConfig(
-        level=level,
-        format=f"%(asctime)s {name} %(levelname)s %(message)s",
-        stream=sys.stderr,
-    )
+    from cirulla.logs import setup_logging as logfmt  # one format in every process
+
+    logfmt(level, name, force=False)
 
 
 @dataclass

@@ -47,6 +47,8 @@ from cirulla.bots.kit import (
     setup_logging,
 )
 from cirulla.bots.policy import DecisionFunction, Policy
+from cirulla.logs import add_log_level_argument
+from cirulla.logs import setup_logging as logfmt
 
 log = logging.getLogger("cirulla.bots.loop")
 
@@ -239,9 +241,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("spec", help="bot spec, e.g. random, greedy, mcts:iterations=500")
     parser.add_argument("--name", help="name shown to the other players (default: the kind)")
     parser.add_argument("--retries", type=int, default=8, help="reconnection attempts")
-    parser.add_argument(
-        "--log-level", default="info", choices=("debug", "info", "warning", "error")
-    )
+    add_log_level_argument(parser)
     args = parser.parse_args(argv)
     try:
         kind, options = parse_bot_spec(args.spec)
@@ -249,11 +249,7 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         print(f"cirulla bot loop: {exc}", file=sys.stderr)
         return 2
-    logging.basicConfig(
-        level=getattr(logging, args.log_level.upper()),
-        format=f"%(asctime)s {args.name or kind} %(levelname)s %(message)s",
-        stream=sys.stderr,
-    )
+    logfmt(args.log_level, args.name or kind)
 
     def factory(assignment: Assignment) -> Policy:
         return make_policy(kind, options, seed=assignment.seed)

@@ -44,12 +44,9 @@ def add_connection_arguments(p: argparse.ArgumentParser) -> None:
         metavar="SECONDS",
         help="give up if no game starts this long after joining (default 600)",
     )
-    p.add_argument(
-        "--log-level",
-        default="info",
-        choices=("debug", "info", "warning", "error"),
-        help="stderr logging; debug logs every message sent and received",
-    )
+    from cirulla.logs import add_log_level_argument
+
+    add_log_level_argument(p)  # debug logs every message sent and received
 
 
 def add_kind_arguments(p: argparse.ArgumentParser) -> None:

@@ -171,12 +171,9 @@ def register(commands: argparse._SubParsersAction, bench: argparse._SubParsersAc
         metavar="HOST:PORT",
         help="serve Prometheus metrics (cirulla_*) at http://HOST:PORT/metrics",
     )
-    p.add_argument(
-        "--log-level",
-        default="INFO",
-        choices=("DEBUG", "INFO", "WARNING"),
-        help="log level; logs are key=value lines on stderr (default %(default)s)",
-    )
+    from cirulla.logs import add_log_level_argument
+
+    add_log_level_argument(p)  # logfmt lines on stderr (cirulla.logs)
     p.set_defaults(func=run_server_command)
 
     r = commands.add_parser(

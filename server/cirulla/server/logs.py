@@ -1,32 +1,19 @@
-"""Structured log lines (``ts=... level=... logger=... msg``) for the server.
+"""The server's log setup: the project's one logfmt format (``cirulla.logs``), as process
+``server``.
 
-Messages are already ``key=value`` pairs; this adds the time and level so the lines can be
-grepped and parsed. Hidden cards are never logged at INFO or above: sessions log ids,
-seats and totals only, and actions (public once played) at DEBUG.
+The server's messages are already ``event key=value`` pairs, which the format keeps as
+fields. Hidden cards are never logged at INFO or above: sessions log ids, seats and
+totals only, and actions (public once played) at DEBUG.
 """
 
 from __future__ import annotations
 
-import logging
-import time
+from cirulla.logs import LogfmtFormatter
+from cirulla.logs import setup_logging as _setup
+
+__all__ = ["LogfmtFormatter", "setup_logging"]
 
 
-class KeyValueFormatter(logging.Formatter):
-    def format(self, record: logging.LogRecord) -> str:
-        ts = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created))
-        line = (
-            f"ts={ts}.{int(record.msecs):03d}Z level={record.levelname} "
-            f"logger={record.name} {record.getMessage()}"
-        )
-        if record.exc_info:
-            line += " exc=" + repr(self.formatException(record.exc_info))
-        return line
-
-
-def setup_logging(level: str = "INFO") -> None:
-    handler = logging.StreamHandler()
-    handler.setFormatter(KeyValueFormatter())
-    root = logging.getLogger("cirulla")
-    root.handlers[:] = [handler]
-    root.setLevel(level.upper())
-    root.propagate = False
+def setup_logging(level: str = "info", process: str = "server") -> None:
+    """logfmt lines on stderr for the ``cirulla`` loggers (the server's, the ladder's)."""
+    _setup(level, process, logger="cirulla")

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import argparse
-import logging
 import signal
 import sys
 import threading
@@ -171,7 +170,9 @@ def run_check(args: argparse.Namespace, rest: list[str]) -> int:
             file=sys.stderr,
         )
         return 2
-    logging.basicConfig(level=logging.ERROR, stream=sys.stderr)
+    from cirulla.logs import setup_logging as logfmt
+
+    logfmt("error", "check")
     try:
         report = check_engine(
             rest[0],

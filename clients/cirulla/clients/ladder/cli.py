@@ -106,7 +106,10 @@ def register(commands: argparse._SubParsersAction, bench: argparse._SubParsersAc
         "forfeits the game (default %(default)s)",
     )
     s.add_argument(  # its former name, still accepted
-        "--move-limit-ms", dest="move_limit_ms", type=int, default=argparse.SUPPRESS,
+        "--move-limit-ms",
+        dest="move_limit_ms",
+        type=int,
+        default=argparse.SUPPRESS,
         help=argparse.SUPPRESS,
     )
     s.add_argument(
@@ -520,7 +523,17 @@ def match_line(m: Any) -> list[str]:
     elif m.HasField("winner_side"):
         names = ", ".join(s.bot_name for s in m.seats if s.side == m.winner_side)
         points = {s.side: s.points for s in m.seats}
-        result = f"{names} won " + "-".join(str(points[k]) for k in sorted(points))
+        score = "-".join(str(points[k]) for k in sorted(points))
+        forfeits = [
+            f"{s.bot_name}: {s.outcome}"
+            for s in m.seats
+            if s.side != m.winner_side and s.outcome not in ("", "ok")
+        ]
+        if forfeits:  # the game was not played out: its points are not a score
+            result = f"{names} won by forfeit ({', '.join(forfeits)})"
+            result += f", {score}" if any(points.values()) else ""
+        else:
+            result = f"{names} won {score}"
     elif m.status == ladder_pb2.LADDER_MATCH_STATUS_FINISHED:
         result = "no winner"
     else:
@@ -676,6 +689,7 @@ def run_standings(args: argparse.Namespace) -> int:
 
 @run_command
 def run_history(args: argparse.Namespace) -> int:
+    from cirulla.clients.ladder.service import PB_TO_QUEUE
     from cirulla.console import output_console
     from cirulla.v1 import ladder_pb2
 
@@ -700,7 +714,7 @@ def run_history(args: argparse.Namespace) -> int:
     for v in response.versions:
         say(console, f"  v{v.version} {when(v.create_time)}  {v.spec}")
     for r in response.ratings:
-        queue = ladder_pb2.LadderQueue.Name(r.queue)
+        queue = PB_TO_QUEUE.get(r.queue, str(r.queue))
         say(
             console,
             f"  {queue}: rating {r.score:.1f} (mu {r.mu:.1f}, sigma {r.sigma:.2f}), "
@@ -712,6 +726,7 @@ def run_history(args: argparse.Namespace) -> int:
 
 @run_command
 def run_match(args: argparse.Namespace) -> int:
+    from cirulla.clients.ladder.service import PB_TO_QUEUE
     from cirulla.console import output_console
     from cirulla.v1 import ladder_pb2
 
@@ -721,7 +736,7 @@ def run_match(args: argparse.Namespace) -> int:
         return 0
     console = output_console(markup=False, highlight=False, emoji=False)
     match_id, created, status, _seats, result = match_line(m)
-    say(console, f"{match_id} ({ladder_pb2.LadderQueue.Name(m.queue)}) {status}")
+    say(console, f"{match_id} ({PB_TO_QUEUE.get(m.queue, str(m.queue))}) {status}")
     say(
         console, f"  scheduled {created}, started {when(m.start_time)}, ended {when(m.finish_time)}"
     )

@@ -73,7 +73,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     from cirulla.clients.ladder.cli import add_safety_arguments
 
     add_safety_arguments(w)
-    w.add_argument("--log-level", default="INFO", choices=("DEBUG", "INFO", "WARNING"))
+    from cirulla.logs import add_log_level_argument
+
+    add_log_level_argument(w)
     w.set_defaults(func=run_worker)
 
 
@@ -83,7 +85,7 @@ def run_worker(args: argparse.Namespace) -> int:
     from cirulla.clients.ladder.serve import ServeOptions, serve
     from cirulla.server.logs import setup_logging
 
-    setup_logging(args.log_level)
+    setup_logging(args.log_level, "ladder-worker")
     try:
         if args.concurrency < 1:
             raise ValueError(f"--concurrency must be at least 1, not {args.concurrency}")

@@ -416,6 +416,10 @@ def _interrupt(signum: int, frame: object) -> None:
 
 
 def run_tournament(args: argparse.Namespace) -> int:
+    from cirulla.logs import setup_logging
+
+    # the runner's own warnings (a record not fetched...) as the bots and server log them
+    setup_logging("warning", "tournament", force=False)
     console = output_console()
     out: Path = (
         args.resume
