@@ -1,4 +1,16 @@
-"""Random-policy throughput of the rules core: the budget tree search lives on."""
+"""Random-policy throughput of the rules core: the budget tree search lives on, and what
+a Python program driving ``Game`` sees.
+
+Three loops, reported apart because their rates differ by two orders of magnitude:
+
+* ``native``: the random-play loop runs inside the native core (``_native.c``), never
+  returning to Python: what a search in C (``mcts``) sees;
+* ``python``: the reference core's own loop in Python (``reference_legal_codes`` and
+  ``apply_code``), the core a machine without a C compiler runs;
+* ``api``: a Python program using the public API, ``Game.legal_actions()`` and the
+  checked ``Game.apply()`` (Action objects, events, the referee's checks), on whichever
+  core is built: what a Python bot or environment written against ``Game`` sees.
+"""
 
 from __future__ import annotations
 
@@ -23,7 +35,9 @@ def bench_rules(
         deals, games, actions, elapsed, cpu = require_native().bench_rules(
             options_tuple(options), seconds, seed
         )
-        return _report(options, "native", elapsed, cpu, deals, games, actions)
+        report = _report(options, "native", elapsed, cpu, deals, games, actions)
+        report["loop"] = LOOPS["native"]
+        return report
     rng = random.Random(seed)
     rnd = rng.random
     deals = actions = games = 0
@@ -45,7 +59,49 @@ def bench_rules(
             break
     elapsed = time.perf_counter() - start
     cpu = time.process_time() - cpu
-    return _report(options, "python", elapsed, cpu, deals, games, actions)
+    report = _report(options, "python", elapsed, cpu, deals, games, actions)
+    report["loop"] = LOOPS["python"]
+    return report
+
+
+def bench_api(options: Options, seconds: float = 3.0, seed: int = 1) -> dict:
+    """Random deals through ``Game.legal_actions()`` and ``Game.apply()``, for ``seconds``
+    of CPU time: the rate a Python user of the API sees (``core`` says which one runs
+    underneath ``legal_actions``)."""
+    from cirulla.rules.core import CORE
+
+    rng = random.Random(seed)
+    rnd = rng.random
+    deals = actions = games = 0
+    game = Game(options, seed=seed)
+    cpu = time.process_time()
+    start = time.perf_counter()
+    deadline = cpu + seconds
+    while True:
+        deal_no = game.deal_no
+        while game.deal_no == deal_no and game.winner is None:
+            legal = game.legal_actions()
+            game.apply(legal[int(rnd() * len(legal))])
+            actions += 1
+        deals += 1
+        if game.winner is not None:
+            games += 1
+            game = Game(options, seed=rng.getrandbits(32))
+        if deals % 16 == 0 and time.process_time() >= deadline:
+            break
+    elapsed = time.perf_counter() - start
+    cpu = time.process_time() - cpu
+    report = _report(options, CORE, elapsed, cpu, deals, games, actions)
+    report["loop"] = LOOPS["api"]
+    return report
+
+
+#: What each measured loop is (``loop`` in the JSON).
+LOOPS = {
+    "native": "the random-play loop inside the native core, in C (what mcts's search sees)",
+    "python": "the reference core's loop in Python (reference_legal_codes + apply_code)",
+    "api": "Python calling Game.legal_actions() and Game.apply() (what a Python user sees)",
+}
 
 
 def _report(

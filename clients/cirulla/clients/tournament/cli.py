@@ -49,7 +49,8 @@ Play bots against each other on a match server and print a results table.
 
 With no arguments, runs the demo tournament: random, greedy and mcts (200 iterations per
 move) round-robin, {DEFAULT_GAMES} games per pairing on duplicate deals, 2 games at a time,
-on a local server it starts and stops itself; one to two minutes on 2 cores.
+on a local server it starts and stops itself: 8 to 14 s on a busy 2-core machine
+(docs/tournament.md, "The demo").
 
 Every game is a one-game match created on the server. Each seat is played by a process
 of its own: built-in kinds, `text:` engines and `serve:` commands are kept alive between
@@ -83,7 +84,7 @@ players:
      pair of the others), each seed played in the 3 seat rotations
   4  partnerships: the two bots of a pairing each take two opposite seats (0+2 vs 1+3)
 
-output (--out DIR, default ./{DEFAULT_OUT_ROOT}/<date-time>):
+output, inside --out DIR (default ./{DEFAULT_OUT_ROOT}/<date-time>, printed at the start):
   tournament.json  settings (what --resume rebuilds the schedule from)
   games.jsonl      one line per finished game (the journal)
   results.json     settings, standings with 95% intervals, every game's result and notes
