@@ -48,3 +48,20 @@ def test_an_engine_that_crashes_mid_game_is_restarted_and_the_tournament_goes_on
     assert starts.read_text().count("started") == 2  # the first, and one restart
     log = (tmp_path / "t" / "logs" / "c-1.log").read_text()
     assert "the engine stopped" in log and "Traceback" not in log
+
+
+def test_a_kept_engine_by_relative_path_plays_sandboxed(tmp_path: Path) -> None:
+    """The kept engine's command reaches the sandbox word by word (after --), so its
+    relative path is made absolute and bound, as a cmd: command's is."""
+    (tmp_path / "eng.py").write_text(ENGINE.read_text())
+    argv = [sys.executable, "-m", "cirulla", "tournament", "--out", "t", "--sandbox"]
+    argv += ["--bot", "greedy", "--bot", "e=text:{python} eng.py", "--games", "2"]
+    argv += ["--target", "11", "--concurrency", "1", "--seed", "4", "--bot-seed", "4"]
+    done = subprocess.run(
+        argv, cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    games = [json.loads(x) for x in (tmp_path / "t" / "games.jsonl").read_text().splitlines()]
+    assert [g["seat_outcomes"] for g in games] == [["ok", "ok"]] * 2, games
+    log = (tmp_path / "t" / "logs" / "e-1.log").read_text()
+    assert log.count("assignment: match") == 2 and "speaks text protocol" in log

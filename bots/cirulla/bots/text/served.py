@@ -3,7 +3,7 @@
 Starting an engine can cost more than a game (a JIT, a big table, a network to load),
 and the text protocol already says where one game ends and the next begins (``rules``
 and ``newgame``), so the tournament runner keeps an engine like any built-in or
-``serve:`` bot: it starts ``python -m cirulla.bots.text.served 'text:CMD ARGS'`` once per
+``serve:`` bot: it starts ``python -m cirulla.bots.text.served --name=NAME -- CMD ARGS`` once per
 bot and slot, and hands it one match after another on stdin (the protocol of
 ``cirulla.bots.loop``). This process starts the engine before it says it is ready, so a
 slow start is paid once and never on a game's clock, and plays every assigned match with
@@ -95,20 +95,27 @@ class MatchSeat:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m cirulla.bots.text.served 'text:CMD ARGS' --name NAME``"""
+    """``python -m cirulla.bots.text.served [--name NAME] -- CMD ARGS`` (or a spec,
+    ``text:CMD ARGS``, instead of ``-- CMD ARGS``)."""
     from cirulla.bots.kit import setup_logging
 
+    words = list(sys.argv[1:] if argv is None else argv)
+    engine_argv = words[words.index("--") + 1 :] if "--" in words else []
+    own = words[: words.index("--")] if "--" in words else words
     parser = argparse.ArgumentParser(
         prog="python -m cirulla.bots.text.served",
         description="Play the matches assigned on stdin (cirulla.bots.loop's protocol) "
-        "with one text-protocol engine, kept between matches.",
+        "with one text-protocol engine, kept between matches: ... -- CMD ARGS",
     )
-    parser.add_argument("spec", help=f"the engine: {TEXT_PREFIX}CMD ARGS")
+    parser.add_argument("spec", nargs="?", help=f"the engine as a spec, {TEXT_PREFIX}CMD ARGS")
     parser.add_argument("--name", help="name shown to the other players")
     parser.add_argument("--retries", type=int, default=8, help="reconnection attempts")
-    args = parser.parse_args(argv)
+    args = parser.parse_args(own)
     try:
-        engine_argv = text_engine_argv(args.spec)
+        if args.spec is not None:
+            engine_argv = text_engine_argv(args.spec)
+        if not engine_argv:
+            raise ValueError("give the engine's command after --, or a text: spec")
     except ValueError as exc:
         print(f"cirulla text engine: {exc}", file=sys.stderr)
         return 2

@@ -131,7 +131,10 @@ def served_argv(spec: str, name: str) -> list[str]:
     if parsed.form == "serve":
         return command_argv(parsed, {"name": name})
     if parsed.form == "text":
-        return [sys.executable, "-m", "cirulla.bots.text.served", spec, f"--name={name}"]
+        # the engine's words apart (after --), as a cmd: command's are: the sandbox binds,
+        # and makes absolute, the files a command line names word by word
+        engine = parsed.args()  # {python} replaced
+        return [sys.executable, "-m", "cirulla.bots.text.served", f"--name={name}", "--", *engine]
     return [sys.executable, "-m", "cirulla.bots.loop", spec, f"--name={name}"]
 
 
