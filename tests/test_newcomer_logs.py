@@ -168,6 +168,8 @@ def test_the_ladder_says_2p_and_won_by_forfeit(tmp_path: Path) -> None:
         history = ladder.cli("history", "greedy").stdout
         assert "won by forfeit" in history and "LADDER_QUEUE" not in history, history
         assert "2p: rating" in history, history
+        # piped, the table keeps whole values (issue 25 item 5): the id on one line
+        assert any(match.match_id in line for line in history.splitlines()), history
     finally:
         assert ladder.stop() == 0, ladder.log.read_text()[-3000:]
     for line in ladder.log.read_text().splitlines():
