@@ -844,9 +844,8 @@ def request_line(r: Any) -> list[str]:
 
 @run_command
 def run_request(args: argparse.Namespace) -> int:
-    from rich.console import Console
-
     from cirulla.clients.ladder.store import MAX_REQUEST_GAMES
+    from cirulla.console import output_console
     from cirulla.v1 import ladder_pb2
 
     if not 1 <= args.games <= MAX_REQUEST_GAMES:  # 0 on the wire means 1
@@ -872,7 +871,7 @@ def run_request(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(to_json(r), indent=1))
         return 0
-    console = Console(markup=False, highlight=False, emoji=False)
+    console = output_console(markup=False, highlight=False, emoji=False)
     ident, _, by, bots, _, _ = request_line(r)
     say(
         console,
@@ -888,9 +887,9 @@ def run_request(args: argparse.Namespace) -> int:
 
 @run_command
 def run_requests(args: argparse.Namespace) -> int:
-    from rich.console import Console
     from rich.table import Table
 
+    from cirulla.console import output_console
     from cirulla.v1 import ladder_pb2
 
     response = call(
@@ -906,7 +905,7 @@ def run_requests(args: argparse.Namespace) -> int:
         table.add_column(column)
     for r in response.requests:
         table.add_row(*(plain(cell) for cell in request_line(r)))
-    console = Console()
+    console = output_console()
     console.print(table)
     for r in response.requests:
         if r.finished + r.cancelled < r.games:

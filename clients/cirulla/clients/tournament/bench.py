@@ -20,10 +20,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
-
 from cirulla.clients.matches.journal import Settings
 from cirulla.clients.tournament.runner import RunOptions, Tournament
+from cirulla.console import output_console
 
 MODES = ("both", "served", "per-game")
 
@@ -70,7 +69,7 @@ def measure(settings: Settings, concurrency: int) -> dict[str, Any]:
     time cannot help, only cheaper games can."""
     with tempfile.TemporaryDirectory(prefix="cirulla-bench-") as tmp:
         run = RunOptions(out=Path(tmp), concurrency=concurrency)
-        quiet = Console(file=io.StringIO())
+        quiet = output_console(file=io.StringIO())  # discarded: the JSON is the output
         runner_cpu = cpu_seconds(resource.RUSAGE_SELF)
         children_cpu = cpu_seconds(resource.RUSAGE_CHILDREN)
         start = time.monotonic()
