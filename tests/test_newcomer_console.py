@@ -39,3 +39,18 @@ def test_piped_rule_options_keep_each_meaning_on_its_line() -> None:
     for name, meaning in OPTION_HELP.items():
         rows = [line for line in done.stdout.splitlines() if f" {name} " in line]
         assert rows and meaning in rows[0], (name, done.stdout)
+
+
+def test_every_console_comes_from_the_one_helper() -> None:
+    """rich's ``Console(`` is made in cirulla.console only, so piped output is alike in
+    every command (a new command printing tables gets whole values too)."""
+    root = Path(__file__).resolve().parents[1]
+    found = [
+        f"{path.relative_to(root)}:{n}"
+        for area in ("src", "rules", "server", "bots", "clients", "env")
+        for path in sorted((root / area).rglob("*.py"))
+        if path != root / "src" / "cirulla" / "console.py"
+        for n, line in enumerate(path.read_text().splitlines(), 1)
+        if re.search(r"\bConsole\(", line)
+    ]
+    assert found == [], found
