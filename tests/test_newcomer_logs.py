@@ -175,3 +175,18 @@ def test_the_ladder_says_2p_and_won_by_forfeit(tmp_path: Path) -> None:
     for line in ladder.log.read_text().splitlines():
         if line.startswith("ts="):
             assert logfmt(line)["proc"] == "ladder", line
+
+
+def test_every_log_setup_goes_through_cirulla_logs() -> None:
+    """No process sets up logging by itself (basicConfig, a Formatter of its own): each
+    goes through cirulla.logs, so the format stays one."""
+    root = Path(__file__).resolve().parents[1]
+    found = [
+        f"{path.relative_to(root)}:{n}"
+        for area in ("src", "rules", "server", "bots", "clients", "env")
+        for path in sorted((root / area).rglob("*.py"))
+        if path != root / "src" / "cirulla" / "logs.py"
+        for n, line in enumerate(path.read_text().splitlines(), 1)
+        if re.search(r"basicConfig|logging\.Formatter|%\(asctime\)", line)
+    ]
+    assert found == [], found
