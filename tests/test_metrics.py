@@ -160,6 +160,13 @@ def test_ladder_metrics_after_ladder_matches(tmp_path: Path) -> None:
         assert "cirulla_ladder_queue_depth{queue=2p}" in samples
         assert "cirulla_ladder_worker_leases" in samples
         assert samples["cirulla_ladder_bot_processes_started_total"] >= 2
+        restarts = [
+            f"cirulla_ladder_bot_restarts_total{{reason={r}}}" for r in ("crash", "duplicate_twin")
+        ]
+        assert all(samples[name] >= 0 for name in restarts)
+        assert samples[restarts[0]] == samples.get(
+            "cirulla_ladder_seat_faults_total{kind=crash}", 0
+        )
         assert samples["cirulla_ladder_bot_deactivations_total"] == 0
         # the gauges are the database's: the same counts the store gives (read until
         # nothing moved between the two reads)

@@ -47,9 +47,13 @@ BOT_STARTS = Counter(
 )
 BOT_RESTARTS = Counter(
     "cirulla_ladder_bot_restarts",
-    "Kept-alive bot processes started for a bot that had one before on this worker (after "
-    "a crash or hang, a new version, an idle stop, or a fresh process for a duplicate twin).",
+    "Bot processes replaced by a fresh one, by reason: crash (a seat's process died; its "
+    "next match starts a new one) or duplicate_twin (a process never plays both games of a "
+    "pair).",
+    ["reason"],
 )
+for _reason in ("crash", "duplicate_twin"):  # both series exist from the start (0)
+    BOT_RESTARTS.labels(_reason)
 DEACTIVATIONS = Counter(
     "cirulla_ladder_bot_deactivations",
     "Bots this process deactivated after failures in a row.",
@@ -65,13 +69,8 @@ def match_played(queue: str, seat_kinds: Any) -> None:
     for kind in seat_kinds:
         if kind != "ok":
             SEAT_FAULTS.labels(kind).inc()
-
-
-def bot_started(number: int) -> None:
-    """The ``number``-th process of one bot on this worker was started."""
-    BOT_STARTS.inc()
-    if number > 1:
-        BOT_RESTARTS.inc()
+        if kind == "crash":
+            BOT_RESTARTS.labels("crash").inc()
 
 
 class LadderCollector(Collector):

@@ -187,9 +187,10 @@ class LadderBotPool(BotPool):
                     seen.add(pair_id)
                     return served
             self.discard(served, 0.0)  # it played the other twin: a fresh process
+            metrics.BOT_RESTARTS.labels("duplicate_twin").inc()
 
     def _spawn(self, bot: str, argv: list[str], number: int) -> ServedBot:
-        metrics.bot_started(number)  # number > 1: this bot had a process here before
+        metrics.BOT_STARTS.inc()
         return super()._spawn(bot, argv, number)
 
 
