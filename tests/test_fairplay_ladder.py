@@ -397,19 +397,15 @@ def test_a_kept_alive_process_never_plays_both_twins(tmp_path: Path) -> None:
     pool = LadderBotPool(tmp_path / "logs")
     (tmp_path / "logs").mkdir()
     try:
-        with pool.playing({"r": "random"}, "lp-1"):
-            first = pool.acquire("r")
+        first = pool.acquire("r", spec="random", pair_id="lp-1")
         pool.release("r", first)
-        with pool.playing({"r": "random"}, None):
-            reused = pool.acquire("r")  # not a twin: the kept-alive process is reused
+        reused = pool.acquire("r", spec="random")  # not a twin: the process is reused
         assert reused.pid == first.pid
         pool.release("r", reused)
-        with pool.playing({"r": "random"}, "lp-1"):
-            second = pool.acquire("r")
+        second = pool.acquire("r", spec="random", pair_id="lp-1")
         assert second.pid != first.pid
         pool.release("r", second)
-        with pool.playing({"r": "random"}, "lp-2"):
-            assert pool.acquire("r").pid == second.pid
+        assert pool.acquire("r", spec="random", pair_id="lp-2").pid == second.pid
     finally:
         pool.close()
 

@@ -38,15 +38,12 @@ def test_pool_restarts_a_bot_whose_spec_changed(tmp_path: Path) -> None:
     two = f"serve:{shlex.join([sys.executable, '-c', READY, 'v2'])}"
     pool = LadderBotPool(tmp_path)
     try:
-        with pool.playing({"bot": one}):
-            first = pool.acquire("bot")
+        first = pool.acquire("bot", spec=one)
         pool.release("bot", first)
-        with pool.playing({"bot": one}):
-            again = pool.acquire("bot")
+        again = pool.acquire("bot", spec=one)
         assert again is first  # same version: the idle process is reused
         pool.release("bot", again)
-        with pool.playing({"bot": two}):
-            second = pool.acquire("bot")
+        second = pool.acquire("bot", spec=two)
         assert second is not first and second.argv[-1] == "v2"
         assert first.poll() is not None  # the old version's process was stopped
         assert pool.started("bot") == 2

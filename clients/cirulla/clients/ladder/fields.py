@@ -11,6 +11,9 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+# the shared layer's: one definition for the tournament, the ladder and the pool
+from cirulla.clients.matches.files import printable
+
 if TYPE_CHECKING:
     from rich.text import Text
 
@@ -59,20 +62,6 @@ def check_count(field: str, value: int, low: int, high: int) -> int:
     if not low <= value <= high:
         raise FieldError(f"{field}: between {low} and {high}, not {value}")
     return value
-
-
-#: ESC/CSI/OSC sequences and every other control character but newline and tab
-_SEQUENCE_RE = re.compile(r"\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b\[[0-?]*[ -/]*[@-~]?|\x1b.?")
-_UNPRINTABLE_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
-def printable(text: str) -> str:
-    """A bot's (or any caller's) text with escape sequences and control characters removed.
-
-    What a bot prints is data: it must never move the operator's cursor, clear the screen,
-    set a title or smuggle a hyperlink into a terminal.
-    """
-    return _UNPRINTABLE_RE.sub("", _SEQUENCE_RE.sub("", text))
 
 
 def plain(text: str) -> Text:

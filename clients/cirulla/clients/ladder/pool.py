@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from cirulla.clients.ladder.pool_store import PoolStore
-from cirulla.clients.ladder.runner import safe_name
+from cirulla.clients.matches.files import safe_name
 from cirulla.clients.matches.journal import GameResult, Settings, write_json_atomic
 from cirulla.clients.matches.schedule import ScheduledGame
 

@@ -4,11 +4,12 @@ ladder process) and ``cirulla ladder worker`` (a process per machine on PostgreS
 
 A game is played by the tournament's ``Referee`` (create the match, one process per
 seat, watch it, forfeits and wall-clock limit, abort on the server), so a ladder game
-and a tournament game are judged the same way. The ladder adds two things around it,
-through a thin wrapper of the referee's stub: the match is created with its duplicate
-pair's ``deal_group`` (twins share deck orders, their records stay closed until both are
-over), and its server id and seat tokens are stored (``mark_running``) before any bot
-starts, so a restarted ladder knows what was being played.
+and a tournament game are judged the same way. The ladder adds three things, through the
+referee's ``GameSeam``: the match is created with its duplicate pair's group size (twins
+share deck orders, their records stay closed until both are over); its server id and
+seat tokens are stored (``mark_running``) before any bot starts, so a restarted ladder
+knows what was being played; and its kept-alive bots come from the worker's pool, which
+starts each seat's version and never lets a process play both twins of a pair.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import shlex
 import sys
 import threading
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,8 +35,9 @@ from cirulla.clients.ladder.store import (
     MatchOutcome,
     SeatOutcome,
 )
+from cirulla.clients.matches.files import log_tail, safe_name
 from cirulla.clients.matches.journal import GameResult, Settings
-from cirulla.clients.matches.referee import Referee
+from cirulla.clients.matches.referee import GameSeam, Referee
 from cirulla.clients.matches.sandbox import Confinement
 from cirulla.clients.matches.schedule import ScheduledGame, new_bot_seed_base
 from cirulla.clients.matches.supervise import READY_TIMEOUT, BotPool, ServedBot
@@ -76,35 +78,6 @@ def referee_settings(match: ClaimedMatch) -> Settings:
 CONNECT_IN_SEAT = "cmd:" + shlex.join([sys.executable, "-m", "cirulla.clients.ladder.await_join"])
 
 
-def safe_name(match_id: str) -> str:
-    """How the referee names a match's files (logs/<safe>-<seat>.log)."""
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in match_id)
-
-
-#: How much of a kept-alive bot's log is searched for the match's own part.
-_LOG_WINDOW = 256_000
-
-
-def log_tail(path: Path, chars: int = 4000, match_id: str | None = None) -> str:
-    """The last ``chars`` characters of a bot's log. A kept-alive bot's log spans many
-    matches: with ``match_id`` only the part from that match's assignment line (which
-    ``cirulla.bots.loop`` writes) to the next assignment is kept, so a fault's log is the
-    faulty match's own."""
-    try:
-        with path.open("rb") as f:
-            f.seek(max(0, f.seek(0, 2) - _LOG_WINDOW))
-            text = f.read().decode("utf-8", "replace")
-    except OSError:
-        return ""
-    if match_id:
-        start = text.rfind(f"assignment: match {match_id} ")
-        if start >= 0:
-            start = text.rfind("\n", 0, start) + 1
-            end = text.find("assignment: match ", text.find("\n", start) + 1)
-            text = text[start : None if end < 0 else text.rfind("\n", start, end) + 1]
-    return text[-chars:]
-
-
 def outcome_of(
     result: GameResult, out: Path, connect_in: frozenset[int] = frozenset()
 ) -> MatchOutcome:
@@ -143,40 +116,32 @@ class LadderBotPool(BotPool):
     A bot process is started at its first match here and plays match after match
     (``cirulla.bots.loop``), like the tournament's; a process that crashed or hung is
     stopped by the referee and the next match starts a fresh one. The pool is keyed by
-    bot name, and each match says which spec (version) its seats run
-    (``playing``): a process of an older version is stopped rather than reused. Idle
-    processes stop after ``BOT_IDLE_SECONDS``, so a ladder with many bots keeps only
-    those it is playing. With ``confinement`` every process runs sandboxed.
+    bot name, and each acquisition says which spec (version) the seat runs: a process
+    of an older version is stopped rather than reused. Idle processes stop after
+    ``BOT_IDLE_SECONDS``, so a ladder with many bots keeps only those it is playing.
+    With ``confinement`` every process runs sandboxed.
     """
 
     def __init__(self, logs: Path, confinement: Confinement | None = None) -> None:
         # tied: its processes die with the ladder, even by SIGKILL
         super().__init__({}, logs, tied=True, confinement=confinement)
-        self._local = threading.local()
         #: the duplicate pairs each process has played a twin of: a process never plays
         #: both games of a pair (it could remember game 1's hands, its opponent's in game 2)
         self._pairs: weakref.WeakKeyDictionary[ServedBot, set[str]] = weakref.WeakKeyDictionary()
         self._pairs_lock = threading.Lock()
 
-    @contextlib.contextmanager
-    def playing(self, specs: dict[str, str], pair_id: str | None = None) -> Iterator[None]:
-        """Within it, ``acquire`` (called by this thread's referee) starts ``specs``, for a
-        twin of ``pair_id`` only in a process that has not played the other twin."""
-        self._local.specs = specs
-        self._local.pair_id = pair_id
-        try:
-            yield
-        finally:
-            self._local.specs = None
-            self._local.pair_id = None
-
     def acquire(
-        self, bot: str, timeout: float = READY_TIMEOUT, spec: str | None = None
+        self,
+        bot: str,
+        timeout: float = READY_TIMEOUT,
+        spec: str | None = None,
+        pair_id: str | None = None,
     ) -> ServedBot:
-        specs: dict[str, str] | None = getattr(self._local, "specs", None)
-        pair_id: str | None = getattr(self._local, "pair_id", None)
-        if spec is None and specs is not None:
-            spec = specs[bot]
+        """A process of ``bot`` running ``spec`` (the pool has no specs of its own: each
+        match's seat says its version's); for a twin of ``pair_id`` only one that has
+        not played the other twin."""
+        if spec is None:
+            raise ValueError(f"bot {bot}: the ladder's pool needs the spec the seat runs")
         while True:
             served = super().acquire(bot, timeout, spec)
             if pair_id is None:
@@ -196,20 +161,6 @@ class LadderBotPool(BotPool):
 
 #: Seconds a kept-alive bot may stay idle before its worker stops it.
 BOT_IDLE_SECONDS = 120.0
-
-
-class _LadderStub:
-    """The referee's MatchService stub, with the ladder's CreateMatch."""
-
-    def __init__(self, stub: Any, on_create: Callable[[Any], Any]) -> None:
-        self._stub = stub
-        self._on_create = on_create
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._stub, name)
-
-    def CreateMatch(self, request: Any, **kwargs: Any) -> Any:
-        return self._on_create(self._stub.CreateMatch(request, **kwargs))
 
 
 @dataclass
@@ -274,17 +225,17 @@ class MatchRunner:
             self.out,
             self.admin_token,
             self.stop,
-            group_sizes={match.seed: 2} if match.pair_id else {},
             bot_pool=self.bots,
             confinement=self.confinement,
         )
-        # Duck-typed: the wrapper forwards every call, with the ladder's CreateMatch.
-        referee.stub = _LadderStub(  # type: ignore[assignment]
-            referee.stub, lambda created: self._created(match, referee, created)
+        seam = GameSeam(
+            # twins share deck orders; their records stay closed until both are over
+            deal_group_size=2 if match.pair_id else 0,
+            on_created=lambda created: self._created(match, referee, created),
+            acquire=lambda bot, spec: self.bots.acquire(bot, spec=spec, pair_id=match.pair_id),
         )
         try:
-            with self.bots.playing(settings.bots, match.pair_id):
-                result = referee.play(game)
+            result = referee.play(game, seam)
         finally:
             referee.close()
         if result is None:  # stopping: the restart decides (finished or cancelled)
@@ -302,7 +253,9 @@ class MatchRunner:
             )
         return outcome
 
-    def _created(self, match: ClaimedMatch, referee: Referee, created: Any) -> Any:
+    def _created(self, match: ClaimedMatch, referee: Referee, created: Any) -> None:
+        """Store the server's id and seat tokens before any bot starts (``running``), or
+        abort the match and give up when the claim was lost meanwhile."""
         server_id = created.match.match_id
         tokens = {t.seat: t.token for t in created.seat_tokens}
         if not self.store.mark_running(match.id, self.worker_id, server_id, tokens):
@@ -315,7 +268,6 @@ class MatchRunner:
                     metadata=referee.metadata,
                 )
             raise LeaseLost(f"match {match.id} is no longer claimed by {self.worker_id}")
-        return created
 
     def loop(self) -> None:
         """Play matches until ``stop`` is set; wait a little whenever none is waiting."""

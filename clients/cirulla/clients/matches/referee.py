@@ -17,7 +17,7 @@ import hashlib
 import os
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +25,7 @@ from typing import Protocol
 
 import grpc
 
+from cirulla.clients.matches.files import safe_name
 from cirulla.clients.matches.journal import GameResult, Settings
 from cirulla.clients.matches.sandbox import Confinement
 from cirulla.clients.matches.schedule import ScheduledGame, bot_seed
@@ -194,6 +195,28 @@ class ServedSeat:
         return self.ticket.code if done else None
 
 
+@dataclass(frozen=True)
+class GameSeam:
+    """What a caller other than the tournament brings to one game (the ladder: its
+    duplicate pair's deal group, its record of the created match, its shared pool).
+
+    Every field is optional; the defaults play the game as a tournament does.
+    """
+
+    #: the match server's ``deal_group`` (default: the deck seed's, ``deal_group``)
+    deal_group: str | None = None
+    #: its ``deal_group_size``: games dealt alike (default: ``group_sizes`` of the seed)
+    deal_group_size: int | None = None
+    #: called with the CreateMatch response before any bot is given its seat (the
+    #: ladder stores the server's id and seat tokens first); an exception it raises
+    #: ends the game there, after the hook has done what the match needs (abort it)
+    on_created: Callable[[match_service_pb2.CreateMatchResponse], None] | None = None
+    #: how a kept-alive seat's process is taken, given the bot and the spec it must run
+    #: (default: the referee's pool's ``acquire``); the ladder's pool also keeps a
+    #: process from playing both games of a duplicate pair
+    acquire: Callable[[str, str], ServedBot] | None = None
+
+
 @dataclass
 class Referee:
     """Shared by the worker threads: one channel to the server, the output folder."""
@@ -247,16 +270,23 @@ class Referee:
     def _stopping(self) -> bool:
         return self.stop is not None and self.stop.is_set()
 
-    def play(self, game: ScheduledGame) -> GameResult | None:
-        """Play ``game`` to the end; None if the tournament was interrupted meanwhile."""
+    def play(self, game: ScheduledGame, seam: GameSeam | None = None) -> GameResult | None:
+        """Play ``game`` to the end; None if the tournament was interrupted meanwhile.
+
+        ``seam``: what a caller other than the tournament adds (see ``GameSeam``)."""
+        seam = seam or GameSeam()
         notes: list[str] = []
         # Kept-alive bots first: the match is created once they are ready to join it.
         ready: dict[int, ServedBot | None] = {}
         failed_logs: dict[int, Path | None] = {}
         for seat, bot in enumerate(game.seats):
-            if is_served_spec(self.settings.bots[bot]):
+            spec = self.settings.bots[bot]
+            if is_served_spec(spec):
                 try:
-                    ready[seat] = self.pool.acquire(bot)
+                    if seam.acquire is not None:
+                        ready[seat] = seam.acquire(bot, spec)
+                    else:
+                        ready[seat] = self.pool.acquire(bot, spec=spec)
                 except OSError as exc:
                     ready[seat] = None
                     failed_logs[seat] = exc.log_path if isinstance(exc, BotStartError) else None
@@ -268,12 +298,18 @@ class Referee:
             created = self.stub.CreateMatch(
                 match_service_pb2.CreateMatchRequest(
                     settings=match_settings(self.settings, game.seed, game.deal_set),
-                    deal_group=deal_group(game.seed),
-                    deal_group_size=self.group_sizes.get(game.seed, 0),
+                    deal_group=deal_group(game.seed)
+                    if seam.deal_group is None
+                    else seam.deal_group,
+                    deal_group_size=self.group_sizes.get(game.seed, 0)
+                    if seam.deal_group_size is None
+                    else seam.deal_group_size,
                 ),
                 timeout=RPC_TIMEOUT,
                 metadata=self.metadata,
             )
+            if seam.on_created is not None:
+                seam.on_created(created)
             match_id = created.match.match_id
             tokens = {t.seat: t.token for t in created.seat_tokens}
             wake = threading.Event()
@@ -324,8 +360,7 @@ class Referee:
 
     def _command_seat(self, bot: str, values: dict[str, str]) -> CommandSeat:
         """A ``cmd:`` bot: a fresh process for this seat of this game."""
-        safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in values["match"])
-        log = self.out / "logs" / f"{safe}-{values['seat']}.log"
+        log = self.out / "logs" / f"{safe_name(values['match'])}-{values['seat']}.log"
         argv = bot_argv(self.settings.bots[bot], values)
         # started by this game's thread, which lives until the seat is reaped
         child = Child(argv, log, seat_env(values), tied=True, confinement=self.confinement)
@@ -544,8 +579,7 @@ class Referee:
         return None
 
     def record_path(self, match_id: str) -> Path:
-        safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in match_id)
-        return self.out / "records" / f"{safe}.json"
+        return self.out / "records" / f"{safe_name(match_id)}.json"
 
     def restore_records(self, journaled: Iterable[GameResult]) -> int:
         """Queue the records of journaled games whose record file is missing.

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from cirulla.clients.ladder.fields import printable
+from cirulla.clients.matches.files import printable, read_tail
 from cirulla.clients.matches.journal import (
     RESULTS_FILE,
     GameResult,
@@ -99,8 +99,9 @@ class BotNeverJoins(RuntimeError):
 
 
 def log_tail(path: Path, lines: int = LOG_TAIL) -> str:
+    """The last ``lines`` lines of a bot's log, indented and printable, for the report."""
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        text = read_tail(path)
     except OSError as exc:
         return f"  (cannot read {path}: {exc.strerror})"
     tail = printable(text).splitlines()[-lines:]  # a bot's output is data, not terminal codes
