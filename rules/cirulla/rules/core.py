@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable, Sequence
 from dataclasses import fields
 from functools import lru_cache
 from types import ModuleType
@@ -23,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from cirulla.rules.actions import DeclarationKind
 from cirulla.rules.events import (
+    BY_NATIVE,
     CardPlayed,
     DealerBonus,
     DealScored,
@@ -138,30 +140,33 @@ def score_deal(options: Options, captured: tuple[int, ...] | list[int], scope: A
     return deal_score(*require_native().score_deal(options_tuple(options), captured, scope))
 
 
+def _deal_scored(a: Sequence[int]) -> DealScored:
+    deal, cappotto, sides = a[0], a[1], a[2]
+    items = tuple(tuple(a[3 + 7 * i : 10 + 7 * i]) for i in range(sides))
+    totals = tuple(a[3 + 7 * sides : 3 + 8 * sides])
+    return DealScored(deal, deal_score(cappotto, items), totals)
+
+
+#: How each event type the native core emits is read from its tuple's fields; which
+#: code is which type is the registry's (``cirulla.rules.events.BY_NATIVE``).
+_FROM_NATIVE: dict[type[Event], Callable[[Sequence[int]], Event]] = {
+    DealStarted: lambda a: DealStarted(a[0], a[1], a[2], (3,) * a[3]),
+    Redeal: lambda a: Redeal(a[0], a[1], a[2]),
+    HandDealt: lambda a: HandDealt(a[0], a[1], a[2]),
+    RoundDealt: lambda a: RoundDealt(a[0], (3,) * a[1], a[2]),
+    DealerBonus: lambda a: DealerBonus(a[0], a[1], a[2], a[3]),
+    Declared: lambda a: Declared(a[0], a[1], DeclarationKind(a[2]), a[3], a[4] or None, a[5]),
+    CardPlayed: lambda a: CardPlayed(a[0], a[1], a[2], a[3], a[4], bool(a[5]), bool(a[6])),
+    LastTake: lambda a: LastTake(None if a[0] < 0 else a[0], a[1]),
+    DealScored: _deal_scored,
+    GameOver: lambda a: GameOver(a[0], tuple(a[3 : 3 + a[2]]), bool(a[1])),
+}
+
+
 def event_of(raw: tuple[int, ...]) -> Event:
     """A native event tuple ``(type, fields...)`` as the Python event (engine.h EV_*)."""
     kind, *a = raw
-    if kind == 1:
-        return DealStarted(a[0], a[1], a[2], (3,) * a[3])
-    if kind == 2:
-        return Redeal(a[0], a[1], a[2])
-    if kind == 3:
-        return HandDealt(a[0], a[1], a[2])
-    if kind == 4:
-        return RoundDealt(a[0], (3,) * a[1], a[2])
-    if kind == 5:
-        return DealerBonus(a[0], a[1], a[2], a[3])
-    if kind == 6:
-        return Declared(a[0], a[1], DeclarationKind(a[2]), a[3], a[4] or None, a[5])
-    if kind == 7:
-        return CardPlayed(a[0], a[1], a[2], a[3], a[4], bool(a[5]), bool(a[6]))
-    if kind == 8:
-        return LastTake(None if a[0] < 0 else a[0], a[1])
-    if kind == 9:
-        deal, cappotto, sides = a[0], a[1], a[2]
-        items = tuple(tuple(a[3 + 7 * i : 10 + 7 * i]) for i in range(sides))
-        totals = tuple(a[3 + 7 * sides : 3 + 8 * sides])
-        return DealScored(deal, deal_score(cappotto, items), totals)
-    if kind == 10:
-        return GameOver(a[0], tuple(a[3 : 3 + a[2]]), bool(a[1]))
-    raise ValueError(f"unknown native event type {kind}")
+    entry = BY_NATIVE.get(kind)
+    if entry is None or entry.cls not in _FROM_NATIVE:
+        raise ValueError(f"unknown native event type {kind}")
+    return _FROM_NATIVE[entry.cls](a)

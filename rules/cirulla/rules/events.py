@@ -169,3 +169,75 @@ class GameOver(Event):
     winner: int
     totals: tuple[int, ...]
     cappotto: bool
+
+
+# ---------------------------------------------------------------------- the registry
+
+
+@dataclass(frozen=True, slots=True)
+class EventType:
+    """One event type as every layer names it: the record's ``type`` (the class name), the
+    protocol's field of ``Event.body`` (events.proto; ``""``: never sent as itself), the
+    native core's ``EV_*`` code
+    (engine.h; 0: the native core never emits it) and the text protocol's event word
+    (``""``: not an ``event`` line, e.g. a private hand, sent as the ``hand`` command).
+
+    Adding an event type is: its class, one entry here (``register``), its protobuf
+    builder (``cirulla.server.convert.live``) and its text line
+    (``cirulla.bots.text.protocol``); tests/test_event_registry.py fails until each
+    consumer knows it.
+    """
+
+    cls: type[Event]
+    wire: str
+    native: int = 0
+    text: str = ""
+
+    @property
+    def name(self) -> str:
+        return self.cls.__name__
+
+
+#: Every registered event type, in registration order.
+EVENT_TYPES: list[EventType] = []
+BY_CLASS: dict[type[Event], EventType] = {}
+BY_NAME: dict[str, EventType] = {}
+BY_WIRE: dict[str, EventType] = {}
+BY_NATIVE: dict[int, EventType] = {}
+
+
+def register(entry: EventType) -> EventType:
+    """Add ``entry`` to the registry (the rules' events below; the server registers the
+    events it adds, ``cirulla.server.messages``). Names, wire fields and codes are unique."""
+    clashes = (
+        entry.cls in BY_CLASS
+        or entry.name in BY_NAME
+        or (entry.wire and entry.wire in BY_WIRE)
+        or (entry.native and entry.native in BY_NATIVE)
+    )
+    if clashes:
+        raise ValueError(f"event type {entry.name} ({entry.wire}) is already registered")
+    EVENT_TYPES.append(entry)
+    BY_CLASS[entry.cls] = entry
+    BY_NAME[entry.name] = entry
+    if entry.wire:
+        BY_WIRE[entry.wire] = entry
+    if entry.native:
+        BY_NATIVE[entry.native] = entry
+    return entry
+
+
+for _entry in (
+    EventType(DealStarted, "deal_started", 1, "deal"),
+    EventType(Redeal, "redeal", 2, "redeal"),
+    EventType(HandDealt, "hand_dealt", 3),
+    EventType(RoundDealt, "round_dealt", 4, "round"),
+    EventType(DealerBonus, "dealer_bonus", 5, "bonus"),
+    EventType(Declared, "declaration", 6, "declare"),
+    EventType(CardPlayed, "card_played", 7, "play"),
+    EventType(LastTake, "last_take", 8, "lasttake"),
+    EventType(DealScored, "deal_scored", 9, "scored"),
+    # on the wire the server's GameEnded (which adds why the game ended) stands for it
+    EventType(GameOver, "", 10),
+):
+    register(_entry)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cirulla.rules import Options, View
-from cirulla.rules.events import Event
+from cirulla.rules.events import Event, EventType, register
 
 # ---------------------------------------------------------------------- server events
 
@@ -46,6 +46,16 @@ class GameEnded(Event):
     forfeit_seat: int | None
     deals: int
     games_won: tuple[int, ...]
+
+
+# The events the server adds to the rules core's, in the one registry (rules.events).
+for _entry in (
+    EventType(GameEnded, "game_over", 0, "gameover"),
+    EventType(TimedOut, "timeout", 0, "timeout"),
+    EventType(Disconnected, "player_disconnected", 0, "disconnected"),
+    EventType(Reconnected, "player_reconnected", 0, "reconnected"),
+):
+    register(_entry)
 
 
 # ---------------------------------------------------------------------- outgoing messages

@@ -16,48 +16,17 @@ from typing import Any, cast
 
 from cirulla.rules import CirullaError, Game, Options
 from cirulla.rules.events import (
-    CardPlayed,
-    DealerBonus,
+    BY_NAME,
     DealScored,
-    DealStarted,
-    Declared,
-    Event,
     GameOver,
-    HandDealt,
-    LastTake,
-    Redeal,
-    RoundDealt,
     field_names,
 )
 from cirulla.server.messages import (
-    Disconnected,
     EventMsg,
-    GameEnded,
-    Reconnected,
-    TimedOut,
 )
 
 RECORD_FORMAT = "cirulla-record/1"
 
-_EVENT_TYPES: dict[str, type[Event]] = {
-    cls.__name__: cls
-    for cls in (
-        DealStarted,
-        Redeal,
-        HandDealt,
-        RoundDealt,
-        DealerBonus,
-        Declared,
-        CardPlayed,
-        LastTake,
-        DealScored,
-        GameOver,
-        TimedOut,
-        Disconnected,
-        Reconnected,
-        GameEnded,
-    )
-}
 _ENTRY_KEYS = {"sequence", "deal", "private_to", "type"}
 
 
@@ -222,9 +191,10 @@ def record_events(record: Mapping[str, Any]) -> list[EventMsg]:
     """
     out = []
     for n, entry in enumerate(record.get("events", []), 1):
-        cls = _EVENT_TYPES.get(entry.get("type", ""))
-        if cls is None:
+        registered = BY_NAME.get(entry.get("type", ""))
+        if registered is None:
             raise ValueError(f"record event {n}: unknown type {entry.get('type')!r}")
+        cls = registered.cls
         names = field_names(cls)
         try:
             event = cls.from_dict(entry)

@@ -9,17 +9,21 @@ from __future__ import annotations
 
 import functools
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
+
+from google.protobuf.message import Message
 
 from cirulla import wire
 from cirulla.rules.cards import WILD
 from cirulla.rules.events import (
+    BY_CLASS,
     CardPlayed,
     DealerBonus,
     DealScored,
     DealStarted,
     Declared,
+    Event,
     HandDealt,
     LastTake,
     Redeal,
@@ -146,6 +150,125 @@ def game_result_pb(g: GameEnded | GameResultDoc) -> events_pb2.GameResult:
     return out
 
 
+# One builder per event type, keyed by class; the field of Event.body it fills is the
+# registry's (cirulla.rules.events.BY_CLASS[cls].wire).
+_Builder = Callable[[Any, EventMsg, int], Message]
+
+
+def _deal_started(e: DealStarted, msg: EventMsg, players: int) -> Message:
+    return events_pb2.DealStarted(
+        deal_number=e.deal,
+        dealer=e.dealer,
+        table=cards_to_proto(e.table),
+        hand_sizes=e.hand_sizes,
+        stock_count=msg.extras.get("stock_count", 0),
+    )
+
+
+def _hand_dealt(e: HandDealt, msg: EventMsg, players: int) -> Message:
+    return events_pb2.HandDealt(seat=e.seat, round=e.round, cards=cards_to_proto(e.hand))
+
+
+def _redeal(e: Redeal, msg: EventMsg, players: int) -> Message:
+    return events_pb2.Redeal(
+        deal_number=e.deal,
+        dealer=e.dealer,
+        table=cards_to_proto(e.table),
+        attempt=msg.extras.get("attempt", 1),
+    )
+
+
+def _dealer_bonus(e: DealerBonus, msg: EventMsg, players: int) -> Message:
+    return events_pb2.DealerBonus(
+        dealer=e.dealer, side=e.side, cards=cards_to_proto(e.cards), scope=e.scope
+    )
+
+
+def _declared(e: Declared, msg: EventMsg, players: int) -> Message:
+    d = events_pb2.Declaration(
+        seat=e.seat,
+        side=e.side,
+        kind=wire.DECLARATION_KINDS_PB[e.kind],
+        cards=cards_to_proto(e.cards),
+        scope=e.points,
+    )
+    if e.wild_value is not None:
+        d.wild_value = e.wild_value
+    return d
+
+
+def _card_played(e: CardPlayed, msg: EventMsg, players: int) -> Message:
+    p = events_pb2.CardPlayed(
+        seat=e.seat,
+        side=e.side,
+        card=CARD_MESSAGES[e.card],
+        captured=cards_to_proto(e.captured),
+        scopa=e.scopa,
+        ace_sweep=e.ace_sweep,
+        notation=msg.extras.get("notation", ""),
+        by_timeout=msg.extras.get("by_timeout", False),
+    )
+    if e.card == WILD and e.value != 7:  # 7H counted as a named value
+        p.wild_value = e.value
+    return p
+
+
+def _round_dealt(e: RoundDealt, msg: EventMsg, players: int) -> Message:
+    return events_pb2.RoundDealt(round=e.round, hand_sizes=e.hand_sizes, stock_count=e.stock)
+
+
+def _last_take(e: LastTake, msg: EventMsg, players: int) -> Message:
+    lt = events_pb2.LastTake(cards=cards_to_proto(e.cards))
+    if e.side is not None:
+        lt.side = e.side
+    return lt
+
+
+def _deal_scored(e: DealScored, msg: EventMsg, players: int) -> Message:
+    return deal_result_pb(
+        msg.game_number,
+        e.deal,
+        e.score.to_dict(),
+        list(e.totals),
+        players,
+        msg.extras.get("counts"),
+    )
+
+
+def _game_ended(e: GameEnded, msg: EventMsg, players: int) -> Message:
+    return game_result_pb(e)
+
+
+def _timed_out(e: TimedOut, msg: EventMsg, players: int) -> Message:
+    return events_pb2.Timeout(seat=e.seat, policy=POLICY_PB[e.policy])
+
+
+def _disconnected(e: Disconnected, msg: EventMsg, players: int) -> Message:
+    return events_pb2.PlayerDisconnected(seat=e.seat, grace_ms=e.grace_ms)
+
+
+def _reconnected(e: Reconnected, msg: EventMsg, players: int) -> Message:
+    return events_pb2.PlayerReconnected(seat=e.seat)
+
+
+#: Every event type that goes on the wire, and the builder of its Event.body message.
+EVENT_BUILDERS: dict[type[Event], _Builder] = {
+    DealStarted: _deal_started,
+    HandDealt: _hand_dealt,
+    Redeal: _redeal,
+    DealerBonus: _dealer_bonus,
+    Declared: _declared,
+    CardPlayed: _card_played,
+    RoundDealt: _round_dealt,
+    LastTake: _last_take,
+    DealScored: _deal_scored,
+    GameEnded: _game_ended,
+    TimedOut: _timed_out,
+    Disconnected: _disconnected,
+    Reconnected: _reconnected,
+}
+
+
 def event_pb(msg: EventMsg, players: int) -> events_pb2.Event:
     out = events_pb2.Event(
         sequence=msg.sequence, game_number=msg.game_number, deal_number=msg.deal_number
@@ -153,91 +276,9 @@ def event_pb(msg: EventMsg, players: int) -> events_pb2.Event:
     if msg.private_to is not None:
         out.private_to_seat = msg.private_to
     e = msg.event
-    x = msg.extras
-    if isinstance(e, DealStarted):
-        out.deal_started.CopyFrom(
-            events_pb2.DealStarted(
-                deal_number=e.deal,
-                dealer=e.dealer,
-                table=cards_to_proto(e.table),
-                hand_sizes=e.hand_sizes,
-                stock_count=x.get("stock_count", 0),
-            )
-        )
-    elif isinstance(e, HandDealt):
-        out.hand_dealt.CopyFrom(
-            events_pb2.HandDealt(seat=e.seat, round=e.round, cards=cards_to_proto(e.hand))
-        )
-    elif isinstance(e, Redeal):
-        out.redeal.CopyFrom(
-            events_pb2.Redeal(
-                deal_number=e.deal,
-                dealer=e.dealer,
-                table=cards_to_proto(e.table),
-                attempt=x.get("attempt", 1),
-            )
-        )
-    elif isinstance(e, DealerBonus):
-        out.dealer_bonus.CopyFrom(
-            events_pb2.DealerBonus(
-                dealer=e.dealer, side=e.side, cards=cards_to_proto(e.cards), scope=e.scope
-            )
-        )
-    elif isinstance(e, Declared):
-        d = events_pb2.Declaration(
-            seat=e.seat,
-            side=e.side,
-            kind=wire.DECLARATION_KINDS_PB[e.kind],
-            cards=cards_to_proto(e.cards),
-            scope=e.points,
-        )
-        if e.wild_value is not None:
-            d.wild_value = e.wild_value
-        out.declaration.CopyFrom(d)
-    elif isinstance(e, CardPlayed):
-        p = events_pb2.CardPlayed(
-            seat=e.seat,
-            side=e.side,
-            card=CARD_MESSAGES[e.card],
-            captured=cards_to_proto(e.captured),
-            scopa=e.scopa,
-            ace_sweep=e.ace_sweep,
-            notation=x.get("notation", ""),
-            by_timeout=x.get("by_timeout", False),
-        )
-        if e.card == WILD and e.value != 7:  # 7H counted as a named value
-            p.wild_value = e.value
-        out.card_played.CopyFrom(p)
-    elif isinstance(e, RoundDealt):
-        out.round_dealt.CopyFrom(
-            events_pb2.RoundDealt(round=e.round, hand_sizes=e.hand_sizes, stock_count=e.stock)
-        )
-    elif isinstance(e, LastTake):
-        lt = events_pb2.LastTake(cards=cards_to_proto(e.cards))
-        if e.side is not None:
-            lt.side = e.side
-        out.last_take.CopyFrom(lt)
-    elif isinstance(e, DealScored):
-        out.deal_scored.CopyFrom(
-            deal_result_pb(
-                msg.game_number,
-                e.deal,
-                e.score.to_dict(),
-                list(e.totals),
-                players,
-                x.get("counts"),
-            )
-        )
-    elif isinstance(e, GameEnded):
-        out.game_over.CopyFrom(game_result_pb(e))
-    elif isinstance(e, TimedOut):
-        out.timeout.CopyFrom(events_pb2.Timeout(seat=e.seat, policy=POLICY_PB[e.policy]))
-    elif isinstance(e, Disconnected):
-        out.player_disconnected.CopyFrom(
-            events_pb2.PlayerDisconnected(seat=e.seat, grace_ms=e.grace_ms)
-        )
-    elif isinstance(e, Reconnected):
-        out.player_reconnected.CopyFrom(events_pb2.PlayerReconnected(seat=e.seat))
+    build = EVENT_BUILDERS.get(type(e))
+    if build is not None:
+        getattr(out, BY_CLASS[type(e)].wire).CopyFrom(build(e, msg, players))
     return out
 
 
