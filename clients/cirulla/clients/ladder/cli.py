@@ -32,6 +32,8 @@ Start here:
   cirulla ladder add greedy greedy
   cirulla ladder add mcts mcts:iterations=200
   cirulla ladder standings                     after a minute or two
+  cirulla ladder request greedy mcts --games 4 a series, played before scheduled matches
+  cirulla bot text --ladder 127.0.0.1:50061 --bot-name mine -- ./engine   an engine connects in
 """
 
 QUEUE_CHOICES = ("2p", "3p", "4p")
