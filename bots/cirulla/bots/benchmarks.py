@@ -8,6 +8,7 @@ import math
 import statistics
 import sys
 import time
+from typing import Any
 
 from cirulla.bots.mcts import DEFAULT_C, search
 from cirulla.bots.strength import run_strength
@@ -18,7 +19,7 @@ from cirulla.rules.options import Options
 
 def mcts_speed(
     iterations: int, players: int, seed: int, repeats: int, c: float, core: str | None = None
-) -> dict:
+) -> dict[str, Any]:
     """ISMCTS iterations per second from the opening position of a deal, on one core.
 
     Per wall second and per CPU second of this process (the CPU figure is what one core
@@ -64,7 +65,7 @@ def _bench_mcts(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     first = runs[cores[0]]
-    report: dict = {
+    report: dict[str, Any] = {
         "benchmark": "mcts",
         "position": "opening of a deal (first decision), a full deal left to play out",
         "players": args.players,
@@ -102,7 +103,7 @@ def _bench_strength(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(bench: argparse._SubParsersAction) -> None:
+def register(bench: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = bench.add_parser(
         "mcts",
         help="ISMCTS iterations per second from a deal's opening position (one core)",

@@ -81,7 +81,10 @@ def _run_bot(args: argparse.Namespace) -> int:
     return play_seat(policy, args, "cirulla bot")
 
 
-def register(commands: argparse._SubParsersAction, bench: argparse._SubParsersAction) -> None:
+def register(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser],
+    bench: argparse._SubParsersAction[argparse.ArgumentParser],
+) -> None:
     p = commands.add_parser(
         "bot",
         help="play one seat of a match with a built-in bot (random, greedy, mcts)",

@@ -105,7 +105,7 @@ def _create(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(commands: argparse._SubParsersAction) -> None:
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = commands.add_parser(
         "match",
         help="create a match on a running server and print its seat tokens",

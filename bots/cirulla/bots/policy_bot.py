@@ -23,7 +23,7 @@ import importlib
 import zipfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from cirulla.bots.policy import RawAnswer
 from cirulla.rules.actions import Action
@@ -143,7 +143,7 @@ def load_array_policy(model: str) -> ArrayPolicy:
     found = getattr(imported, func, None)
     if not callable(found):
         raise ValueError(f"policy model {model!r}: {module} has no function {func}")
-    return found
+    return cast(Callable[[Any, Any], int], found)
 
 
 class ArrayPolicyBot:

@@ -14,6 +14,7 @@ import random
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
+from typing import Any
 
 from cirulla.bots.policy import RawAnswer
 from cirulla.bots.specs import make_policy, parse_bot_spec
@@ -42,7 +43,7 @@ def seatings(players: int) -> list[list[str]]:
     return [["a", "b"], ["b", "a"]]
 
 
-def play_one(job: tuple) -> GameOutcome:
+def play_one(job: tuple[Any, ...]) -> GameOutcome:
     """One game of a duplicate group (a module-level function so worker processes can run it)."""
     group, seating, decks, options, spec_a, spec_b, seed = job
     specs = {"a": parse_bot_spec(spec_a), "b": parse_bot_spec(spec_b)}
@@ -109,7 +110,7 @@ def run_strength(
     jobs: int = 1,
     preset: str = "standard",
     base: str | None = None,
-) -> dict:
+) -> dict[str, Any]:
     """Play at least ``games`` games (whole duplicate groups) and summarise them.
 
     With ``base``, the base bot also plays B on the very same games (deck sequences,
@@ -163,7 +164,7 @@ def group_means(outcomes: Sequence[GameOutcome]) -> dict[int, tuple[float, float
     return {g: (sum(d) / len(d), sum(wins[g]) / len(wins[g])) for g, d in deals.items() if d}
 
 
-def paired_difference(a: Sequence[GameOutcome], base: Sequence[GameOutcome]) -> dict:
+def paired_difference(a: Sequence[GameOutcome], base: Sequence[GameOutcome]) -> dict[str, Any]:
     """A minus base, group by group, with normal 95% intervals over the groups."""
     mine, theirs = group_means(a), group_means(base)
     groups = sorted(mine.keys() & theirs.keys())
@@ -182,7 +183,7 @@ def paired_difference(a: Sequence[GameOutcome], base: Sequence[GameOutcome]) -> 
 
 def summarise(
     spec_a: str, spec_b: str, options: Options, seed: int, outcomes: Sequence[GameOutcome]
-) -> dict:
+) -> dict[str, Any]:
     wins = sum(o.a_won for o in outcomes)
     n = len(outcomes)
     low, high = wilson(wins, n)

@@ -9,7 +9,10 @@ import json
 from cirulla.rules.cli import add_rule_arguments, options_from_args
 
 
-def register(commands: argparse._SubParsersAction, bench: argparse._SubParsersAction) -> None:
+def register(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser],
+    bench: argparse._SubParsersAction[argparse.ArgumentParser],
+) -> None:
     del commands  # no top-level command: the environments are a library
     p = bench.add_parser(
         "env",

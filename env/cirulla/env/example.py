@@ -111,7 +111,8 @@ def masked_softmax(logits: Array, masks: Mask) -> Array:
     z = np.where(masks.astype(bool), logits, -np.inf)
     z = z - z.max(axis=1, keepdims=True)
     p = np.exp(z)
-    return p / p.sum(axis=1, keepdims=True)
+    probabilities: Array = p / p.sum(axis=1, keepdims=True)
+    return probabilities
 
 
 def policy_gradient(model: Mlp, x: Array, masks: Mask, acts: Any, adv: Array) -> list[Array]:

@@ -230,7 +230,10 @@ class CirullaState(pyspiel.State):  # type: ignore[misc,unused-ignore]
         return encode_view(self.game.view(player))
 
     def information_state_tensor(self, player: int | None = None) -> list[float]:
-        return self.tensor(self.current_player() if player is None else player).tolist()
+        values: list[float] = self.tensor(
+            self.current_player() if player is None else player
+        ).tolist()
+        return values
 
     def observation_tensor(self, player: int | None = None) -> list[float]:
         return self.information_state_tensor(player)

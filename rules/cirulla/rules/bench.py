@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import random
 import time
+from typing import Any
 
 from cirulla.rules.core import options_tuple, require_native, resolve_core
 from cirulla.rules.game import Game
@@ -24,7 +25,7 @@ from cirulla.rules.options import Options
 
 def bench_rules(
     options: Options, seconds: float = 3.0, seed: int = 1, core: str | None = None
-) -> dict:
+) -> dict[str, Any]:
     """Play random deals (legal generation, declarations, scoring included) for ``seconds``
     of CPU time (one core's work: on a busy machine the wall time is longer).
 
@@ -64,7 +65,7 @@ def bench_rules(
     return report
 
 
-def bench_api(options: Options, seconds: float = 3.0, seed: int = 1) -> dict:
+def bench_api(options: Options, seconds: float = 3.0, seed: int = 1) -> dict[str, Any]:
     """Random deals through ``Game.legal_actions()`` and ``Game.apply()``, for ``seconds``
     of CPU time: the rate a Python user of the API sees (``core`` says which one runs
     underneath ``legal_actions``)."""
@@ -106,7 +107,7 @@ LOOPS = {
 
 def _report(
     options: Options, core: str, elapsed: float, cpu: float, deals: int, games: int, actions: int
-) -> dict:
+) -> dict[str, Any]:
     """Rates per wall second, and per CPU second (one core, whatever else the machine runs)."""
     return {
         "benchmark": "rules",

@@ -9,6 +9,8 @@ smaller space, so it is cached by value tuple and only mapped onto card bits per
 
 from __future__ import annotations
 
+from typing import Any
+
 from cirulla.rules.cards import VALUES, WILD, cards_of
 
 Captures = tuple[tuple[int, ...], ...]
@@ -21,7 +23,7 @@ Shape = tuple[tuple[tuple[int, ...], ...], ...]
 #
 # Search code may use ``table_entry`` + ``entry_captures`` directly (the fast path of
 # ``Game.legal_codes``); they are part of this module's public interface.
-Entry = list
+Entry = list[Any]  # per table: value tables and the capture sets of each played value
 _CACHE: dict[int, Entry] = {}
 _SHAPES: dict[tuple[tuple[int, ...], bool], Shape] = {}
 _CACHE_LIMIT = 400_000
@@ -78,7 +80,8 @@ def captures_by_value(table: int, wild_value: int, pairing_precedence: bool) -> 
     if result is None:
         shifted = [entry_captures(entry, v) for v in range(1, 11)]
         result = entry[11] = ((), *(tuple(m >> 12 for m in sets) for sets in shifted))
-    return result
+    by_value: tuple[tuple[int, ...], ...] = result
+    return by_value
 
 
 def _subset_shape(values: tuple[int, ...], pairing_precedence: bool) -> Shape:

@@ -61,7 +61,7 @@ def core_functions(name: str) -> Core:
     return Core(native.captures, native.declaration_codes, native.dealer_bonus, native_score)
 
 
-def _captures(case: dict, core: Core) -> tuple[Any, Any]:
+def _captures(case: dict[str, Any], core: Core) -> tuple[Any, Any]:
     options = Options.from_dict(case.get("options", {}))
     table = parse_mask(case["table"])
     card = parse_card(case["play"])
@@ -74,7 +74,7 @@ def _captures(case: dict, core: Core) -> tuple[Any, Any]:
     return expected, got
 
 
-def _declarations(case: dict, core: Core) -> tuple[Any, Any]:
+def _declarations(case: dict[str, Any], core: Core) -> tuple[Any, Any]:
     hand = parse_mask(case["hand"])
     got = []
     for code in core.declaration_codes(hand):
@@ -82,13 +82,13 @@ def _declarations(case: dict, core: Core) -> tuple[Any, Any]:
         assert d is not None
         got.append({"kind": d.kind.label, "points": d.points, "wild_value": d.wild_value})
 
-    def key(d: dict) -> tuple:
+    def key(d: dict[str, Any]) -> tuple[Any, ...]:
         return (d["kind"], d["points"], d["wild_value"] or 0)
 
     return sorted(case["expect"], key=key), sorted(got, key=key)
 
 
-def _dealer_bonus(case: dict, core: Core) -> tuple[Any, Any]:
+def _dealer_bonus(case: dict[str, Any], core: Core) -> tuple[Any, Any]:
     options = Options.from_dict(case.get("options", {}))
     table = parse_mask(case["table"])
     got: Any = (
@@ -99,14 +99,14 @@ def _dealer_bonus(case: dict, core: Core) -> tuple[Any, Any]:
     return case["expect"], got
 
 
-def _deal_scoring(case: dict, core: Core) -> tuple[Any, Any]:
+def _deal_scoring(case: dict[str, Any], core: Core) -> tuple[Any, Any]:
     options = Options.from_dict(case.get("options", {}))
     captured = [parse_mask(cards) for cards in case["captured"]]
     score = core.score_deal(options, captured, case["scope"])
     return case["expect"], score.to_dict()
 
 
-SECTIONS: dict[str, Callable[[dict, Core], tuple[Any, Any]]] = {
+SECTIONS: dict[str, Callable[[dict[str, Any], Core], tuple[Any, Any]]] = {
     "captures": _captures,
     "declarations": _declarations,
     "dealer_bonus": _dealer_bonus,
@@ -114,7 +114,7 @@ SECTIONS: dict[str, Callable[[dict, Core], tuple[Any, Any]]] = {
 }
 
 
-def run_cases(data: dict, core: str = "python") -> Iterator[CaseResult]:
+def run_cases(data: dict[str, Any], core: str = "python") -> Iterator[CaseResult]:
     """Every case of a rule-case file against one core (``python`` or ``native``)."""
     functions = core_functions(core)
     if data.get("format") != FORMAT:

@@ -14,7 +14,10 @@ from cirulla.rules.errors import CirullaError
 from cirulla.rules.options import OPTION_HELP, PRESETS, Options, parse_overrides
 
 
-def register(commands: argparse._SubParsersAction, bench: argparse._SubParsersAction) -> None:
+def register(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser],
+    bench: argparse._SubParsersAction[argparse.ArgumentParser],
+) -> None:
     rules = commands.add_parser(
         "rules",
         help="rule options, presets, rule-case checks and a demo game",

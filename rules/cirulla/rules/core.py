@@ -70,7 +70,8 @@ def _load() -> ModuleType | None:
                 "(pip install -e .)"
             ) from None
         return None
-    return _native
+    module: ModuleType = _native
+    return module
 
 
 native: Any = _load()
@@ -108,7 +109,7 @@ def options_tuple(options: Options) -> tuple[int, ...]:
     return tuple(int(getattr(options, f.name)) for f in fields(Options))
 
 
-def view_tuple(view: View) -> tuple:
+def view_tuple(view: View) -> tuple[Any, ...]:
     """A seat's view as the native search and sampler take it (None -> -1)."""
     assert view.seat is not None
     return (

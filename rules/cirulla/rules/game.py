@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import random
 import secrets
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from cirulla.rules.actions import DECLARATION_POINTS, Action, Declaration, declaration_codes
@@ -61,7 +61,9 @@ def parse_deck(deck: Sequence[int | str]) -> list[int]:
 
 
 _DECL_CODES: dict[int, tuple[int, ...]] = {}
-_NATIVE_LEGAL_CODES = native.legal_codes if native is not None else None
+_NATIVE_LEGAL_CODES: Callable[[int, int, int, bool, bool], list[int]] | None = (
+    native.legal_codes if native is not None else None
+)
 
 
 def _check_zones(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 from cirulla.rules.cards import (
     COINS_MASK,
@@ -60,7 +61,7 @@ class DealScore:
     def totals(self) -> tuple[int, ...]:
         return tuple(s.total for s in self.sides)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"sides": [s.to_dict() for s in self.sides], "cappotto": self.cappotto}
 
 

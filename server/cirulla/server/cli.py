@@ -85,7 +85,10 @@ Examples:
 """
 
 
-def register(commands: argparse._SubParsersAction, bench: argparse._SubParsersAction) -> None:
+def register(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser],
+    bench: argparse._SubParsersAction[argparse.ArgumentParser],
+) -> None:
     p = commands.add_parser(
         "server",
         help="run the gRPC match server",

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import random
 from collections.abc import AsyncIterator, Callable
-from typing import Any
+from typing import Any, cast
 
 from cirulla.v1 import match_service_pb2, match_service_pb2_grpc, play_pb2
 from cirulla.version import PROTOCOL_VERSION
@@ -187,7 +187,7 @@ class ManualSeat:
                 raise msg
             self.received.append(msg)
             if not kinds or msg.WhichOneof("body") in kinds:
-                return msg
+                return cast(match_service_pb2.PlayResponse, msg)
 
     async def next_event(self, *bodies: str, timeout: float = 5.0) -> Any:
         while True:

@@ -62,7 +62,7 @@ def load_record(source: str, db: str | None = None) -> Mapping[str, Any]:
         if not path.is_file():
             raise FileNotFoundError(f"no record file {source}")
         try:
-            return json.loads(path.read_text())
+            return cast(Mapping[str, Any], json.loads(path.read_text()))
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise ValueError(f"{source}: not a JSON record file ({exc})") from None
     from cirulla.server.store import Store

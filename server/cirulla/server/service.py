@@ -116,7 +116,7 @@ def _guard(
     """Turn domain and rules errors into a gRPC status with a clear message."""
 
     @functools.wraps(method)
-    async def wrapper(self: Any, request: Any, context: grpc.aio.ServicerContext) -> T:
+    async def wrapper(self: Any, request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> T:
         try:
             if isinstance(request, Undecodable):
                 self.hub.stats["undecodable_frames"] += 1
@@ -141,7 +141,7 @@ def _choice(submit: Any) -> Any:
     return choice_from_pb(submit)
 
 
-def _metadata(context: grpc.aio.ServicerContext) -> dict[str, str]:
+def _metadata(context: grpc.aio.ServicerContext[Any, Any]) -> dict[str, str]:
     return {k.lower(): v for k, v in (context.invocation_metadata() or ()) if isinstance(v, str)}
 
 

@@ -43,7 +43,10 @@ at the address, an aborted match) is one line on stderr and exit status 1.
 """
 
 
-def register(commands: argparse._SubParsersAction, bench: argparse._SubParsersAction) -> None:
+def register(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser],
+    bench: argparse._SubParsersAction[argparse.ArgumentParser],
+) -> None:
     del bench
     p = commands.add_parser(
         "play",

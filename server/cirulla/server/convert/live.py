@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from google.protobuf.message import Message
 
@@ -153,6 +153,7 @@ def game_result_pb(g: GameEnded | GameResultDoc) -> events_pb2.GameResult:
 # One builder per event type, keyed by class; the field of Event.body it fills is the
 # registry's (cirulla.rules.events.BY_CLASS[cls].wire).
 _Builder = Callable[[Any, EventMsg, int], Message]
+_T = TypeVar("_T")
 
 
 def _deal_started(e: DealStarted, msg: EventMsg, players: int) -> Message:
@@ -491,11 +492,11 @@ _ENCODED: OrderedDict[tuple[int, str], tuple[Any, Any]] = OrderedDict()
 _ENCODED_MAX = 1024
 
 
-def _encoded(msg: Any, kind: str, build: Any) -> Any:
+def _encoded(msg: Any, kind: str, build: Callable[[], _T]) -> _T:
     key = (id(msg), kind)
     hit = _ENCODED.get(key)
     if hit is not None and hit[0] is msg:
-        return hit[1]
+        return cast(_T, hit[1])
     out = build()
     _ENCODED[key] = (msg, out)
     if len(_ENCODED) > _ENCODED_MAX:
