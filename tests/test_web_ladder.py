@@ -89,7 +89,8 @@ def check_withheld(ladder: LadderProcess, base: str) -> str:
         if not still.withheld:
             continue  # its twin ended while we looked: catch the next pair
         played = matches.GetMatch(ms.GetMatchRequest(match_id=twin.server_match_id), timeout=10)
-        assert played.match.status == match_pb2.MATCH_STATUS_FINISHED, played
+        if played.match.status != match_pb2.MATCH_STATUS_FINISHED:
+            continue  # a seat never joined: the game was never played, it has no record
         assert status == 200
         assert "withheld" in page and 'class="replay"' not in page
         assert 'id="lresult"><span class="withheld">' in page
@@ -245,7 +246,8 @@ def test_live_ladder_match_shows_no_hand(tmp_path: Path) -> None:
             if not running:
                 continue
             status, page = get(f"{base}/matches/{running[0].server_match_id}")
-            if status == 200 and 'class="felt"' in page:
+            # (between rounds every hand may be empty: wait for a table with cards in hand)
+            if status == 200 and 'class="felt"' in page and 'class="card back"' in page:
                 break
         else:
             raise AssertionError("never saw a running ladder match's table")

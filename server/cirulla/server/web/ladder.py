@@ -54,6 +54,8 @@ STATUSES = {
 PAGE = 1000
 #: matches listed on a bot's page (its chart has every rated game)
 BOT_PAGE_MATCHES = 100
+#: matches listed on the page of every match
+LIST_MATCHES = 500
 _HTTP = {
     grpc.StatusCode.NOT_FOUND: 404,
     grpc.StatusCode.INVALID_ARGUMENT: 400,
@@ -381,10 +383,12 @@ def ladder_routes(reader: LadderReader) -> list[Route]:
 
     async def every_match(_request: Request) -> Response:
         found = await reader.every_match()
+        shown = found[:LIST_MATCHES]
         body = (
             f"<h1>Ladder matches</h1>{nav('/ladder/matches')}"
-            f'<p class="muted">{len(found)} matches, newest first</p>'
-            f'<div class="box">{matches_table(found)}</div>'
+            f'<p class="muted">{len(found)} matches, newest first'
+            f"{f'; the newest {len(shown)} are listed' if len(shown) < len(found) else ''}</p>"
+            f'<div class="box">{matches_table(shown)}</div>'
         )
         return HTMLResponse(page("Ladder matches", body))
 

@@ -35,7 +35,7 @@ button {{ font-size: 1rem; padding: .3rem .8rem; }}
   border-color: #123; }}
 .card.last {{ outline: 3px solid #f2b705; outline-offset: 1px; }}
 .felt {{ background: #1f6b3a; color: #f4f1e6; border-radius: .8rem; padding: .8rem 1rem; margin: .5rem 0; }}
-.felt .muted {{ color: #cfe3d3; }} .felt a {{ color: #ffe08a; }}
+.felt .info {{ margin-bottom: .5rem; }} .felt .muted {{ color: #cfe3d3; }} .felt a {{ color: #ffe08a; }}
 .felt .seats, .felt .piles {{ display: flex; gap: .8rem; flex-wrap: wrap; }}
 .felt .seat, .felt .pile {{ flex: 1 1 16rem; background: rgba(0,0,0,.18); border-radius: .5rem; padding: .4rem .6rem; }}
 .felt .seat.turn {{ box-shadow: 0 0 0 3px #f2b705; }}

@@ -120,7 +120,12 @@ def played_text(state: TableState) -> str:
 
 def render(state: TableState) -> str:
     """The table as one HTML fragment (``<div class="felt">``)."""
-    taken = frozenset(state.played.captured) if state.played else frozenset()
+    # the last capture: the cards taken and the card that took them, in the taker's pile
+    taken = (
+        frozenset([*state.played.captured, state.played.card])
+        if state.played and state.played.captured
+        else frozenset()
+    )
     stayed = (
         frozenset({state.played.card})
         if state.played and not state.played.captured
