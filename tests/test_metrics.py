@@ -131,6 +131,21 @@ def test_cirulla_server_metrics_flag(tmp_path: Path) -> None:
     assert bad.stderr.strip().splitlines() == [
         "cirulla server: --metrics 'nowhere': expected HOST:PORT with a port of 0 to 65535"
     ]
+    for flag in ("--metrics", "--http"):
+        bad = subprocess.run(
+            [sys.executable, "-m", "cirulla", "ladder", "serve", flag, "127.0.0.1:99999"],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert bad.returncode == 2
+        assert bad.stderr.strip().splitlines() == [
+            f"cirulla ladder serve: {flag} '127.0.0.1:99999': expected HOST:PORT with a port "
+            "of 0 to 65535"
+        ]
+        assert not (tmp_path / "cirulla-ladder-data").exists()  # nothing was started
 
 
 def test_ladder_metrics_after_ladder_matches(tmp_path: Path) -> None:

@@ -10,6 +10,8 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import socket
+import subprocess
 import sys
 import urllib.error
 import urllib.request
@@ -23,6 +25,7 @@ from cirulla.v1 import match_service_pb2 as ms
 from cirulla.v1.match_service_pb2_grpc import MatchServiceStub
 
 from .ladder_harness import LadderProcess, wait_for
+from .server_harness import tied_to_this_process
 from .test_web import CHROMIUM, CHROMIUM_ARGS
 
 SLOW_BOT = """
@@ -255,5 +258,28 @@ def test_live_ladder_match_shows_no_hand(tmp_path: Path) -> None:
         assert hands and all("data-card" not in h for h in hands)
         assert any('class="card back"' in h for h in hands)
         assert "wild 7" in page
+        # another process's web view shows this ladder too: cirulla server --ladder
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        argv = [sys.executable, "-m", "cirulla", "server", "--listen", "127.0.0.1:0"]
+        argv += ["--db", str(tmp_path / "web.sqlite3"), "--http", f"127.0.0.1:{port}"]
+        argv += ["--ladder", ladder.address]
+        web = subprocess.Popen(tied_to_this_process(argv), stderr=subprocess.DEVNULL)
+        try:
+
+            def standings() -> str:
+                try:
+                    return get(f"http://127.0.0.1:{port}/ladder")[1]
+                except OSError:
+                    return ""
+
+            html = wait_for(standings, 60, "cirulla server --ladder's standings", every=0.2)
+            assert '<tr class="bot" data-bot="slow">' in html
+            assert '<tr class="bot" data-bot="slow2">' in html
+            assert 'href="/ladder"' in get(f"http://127.0.0.1:{port}/")[1]
+        finally:
+            web.terminate()
+            web.wait(30)
     finally:
         ladder.stop()
