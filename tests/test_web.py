@@ -32,6 +32,8 @@ CHROMIUM_ARGS = [
     "--no-first-run",
 ]
 CODE = re.compile(r'"code":\s*"([0-9AJQK][DHCS])"')
+#: a card the server drew into a payload's table_html (quotes escaped in the JSON)
+DRAWN = re.compile(r'data-card=\\"([0-9AJQK][DHCS])\\"')
 
 
 class GatedSeat:
@@ -177,6 +179,9 @@ async def check_live(
         assert shown, "the live page shows no card"
         assert not shown & hidden, f"hidden cards on the live page: {shown & hidden}"
         streamed = {c for payload in sse for c in CODE.findall(payload)}
+        drawn = {c for payload in sse for c in DRAWN.findall(payload)}
+        assert drawn, "no table drawn in the SSE stream"
+        assert not drawn & hidden, f"hidden cards drawn in the SSE stream: {drawn & hidden}"
         assert not streamed & hidden, f"hidden cards in the SSE stream: {streamed & hidden}"
         before = int(await page.get_attribute("body", "data-events") or 0)
         gate.set()
