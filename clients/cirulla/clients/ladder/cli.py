@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from cirulla.clients.ladder.defaults import DEFAULT_DATA, DEFAULT_DB, DEFAULT_LISTEN, STATE_FILE
 from cirulla.clients.ladder.fields import plain
+from cirulla.clients.matches.journal import Outcome
 from cirulla.rules.cli import add_rule_arguments
 
 if TYPE_CHECKING:
@@ -529,7 +530,7 @@ def match_line(m: Any) -> list[str]:
         forfeits = [
             f"{s.bot_name}: {s.outcome}"
             for s in m.seats
-            if s.side != m.winner_side and s.outcome not in ("", "ok")
+            if s.side != m.winner_side and s.outcome not in ("", Outcome.OK)
         ]
         if forfeits:  # the game was not played out: its points are not a score
             result = f"{names} won by forfeit ({', '.join(forfeits)})"

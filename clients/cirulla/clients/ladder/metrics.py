@@ -27,6 +27,7 @@ from prometheus_client.registry import Collector
 from sqlalchemy import func, select
 
 from cirulla.clients.ladder.schema import bots, enrollments, ladder_matches, workers
+from cirulla.clients.matches.journal import Outcome
 
 log = logging.getLogger("cirulla.ladder")
 
@@ -67,9 +68,9 @@ def match_played(queue: str, seat_kinds: Any) -> None:
     """After a match's result was recorded: one finished match, one fault per bad seat."""
     MATCHES_FINISHED.labels(queue).inc()
     for kind in seat_kinds:
-        if kind != "ok":
+        if kind != Outcome.OK:
             SEAT_FAULTS.labels(kind).inc()
-        if kind == "crash":
+        if kind == Outcome.CRASH:
             BOT_RESTARTS.labels("crash").inc()
 
 

@@ -36,7 +36,7 @@ from cirulla.clients.ladder.store import (
     SeatOutcome,
 )
 from cirulla.clients.matches.files import log_tail, safe_name
-from cirulla.clients.matches.journal import GameResult, Settings
+from cirulla.clients.matches.journal import GameResult, Outcome, Settings
 from cirulla.clients.matches.referee import GameSeam, Referee
 from cirulla.clients.matches.sandbox import Confinement
 from cirulla.clients.matches.schedule import ScheduledGame, new_bot_seed_base
@@ -47,7 +47,7 @@ log = logging.getLogger("cirulla.ladder")
 
 IDLE_SECONDS = 0.2
 #: Referee outcomes -> ladder seat outcomes (a seat that exited before joining is a crash).
-_OUTCOMES = {"forfeit": "timeout"}
+_OUTCOMES: dict[str, str] = {Outcome.FORFEIT: Outcome.TIMEOUT}
 
 
 class LeaseLost(RuntimeError):
@@ -86,11 +86,11 @@ def outcome_of(
     seats: list[SeatOutcome] = []
     for seat, kind in enumerate(result.seat_outcomes):
         kind = _OUTCOMES.get(kind, kind)
-        if seat in connect_in and kind == "crash":
-            kind = "no-join"
+        if seat in connect_in and kind == Outcome.CRASH:
+            kind = Outcome.NO_JOIN
         fault = ""
         tail = ""
-        if kind != "ok":
+        if kind != Outcome.OK:
             fault = "; ".join(n for n in result.notes if n.startswith(f"seat {seat} "))
             logged = result.logs[seat] if seat < len(result.logs) else ""
             if logged:

@@ -55,7 +55,7 @@ from cirulla.clients.ladder.store import (
     MatchOutcome,
     SeatOutcome,
 )
-from cirulla.clients.matches.journal import OutputLock, write_json_atomic
+from cirulla.clients.matches.journal import Outcome, OutputLock, write_json_atomic
 from cirulla.clients.matches.sandbox import Confinement, SandboxUnavailable, ServerRelay, require
 from cirulla.v1 import ladder_pb2_grpc
 
@@ -214,7 +214,7 @@ def outcome_from_record(record: dict[str, Any], players: int) -> MatchOutcome:
     seats = []
     for seat in range(players):
         if seat == forfeit:
-            seats.append(SeatOutcome(seat, "timeout", "forfeited on its clock"))
+            seats.append(SeatOutcome(seat, Outcome.TIMEOUT, "forfeited on its clock"))
         else:
             seats.append(SeatOutcome(seat))
     return MatchOutcome(

@@ -14,6 +14,7 @@ import fcntl
 import json
 import os
 from dataclasses import asdict, dataclass, field
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -22,8 +23,29 @@ JOURNAL_FILE = "games.jsonl"
 RESULTS_FILE = "results.json"
 LOCK_FILE = ".lock"
 
-#: Per-seat outcomes a game result can record; all but "ok" lose the game for that seat.
-SEAT_OUTCOMES = ("ok", "crash", "timeout", "illegal", "forfeit", "disconnect")
+
+class Outcome(StrEnum):
+    """How a seat's game ended for it: every runner's one vocabulary (results files,
+    tables, the ladder's seats and faults). All but ``ok`` lose the game for that seat.
+    StrEnum: each is its own string in JSON and in the database."""
+
+    OK = "ok"
+    #: the seat's process died (or never started)
+    CRASH = "crash"
+    #: it forfeited on its clock
+    TIMEOUT = "timeout"
+    #: illegal actions ran its clock out
+    ILLEGAL = "illegal"
+    #: the server forfeited it (the game was lost on a rule)
+    FORFEIT = "forfeit"
+    #: its stream dropped and did not come back in time
+    DISCONNECT = "disconnect"
+    #: a ladder connect-in bot that never took its seat
+    NO_JOIN = "no-join"
+
+
+#: The outcomes a tournament's game result records (``no-join`` is the ladder's).
+SEAT_OUTCOMES = tuple(o for o in Outcome if o is not Outcome.NO_JOIN)
 
 
 @dataclass(frozen=True, slots=True)

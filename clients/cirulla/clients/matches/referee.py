@@ -26,7 +26,7 @@ from typing import Protocol
 import grpc
 
 from cirulla.clients.matches.files import safe_name
-from cirulla.clients.matches.journal import GameResult, Settings
+from cirulla.clients.matches.journal import GameResult, Outcome, Settings
 from cirulla.clients.matches.sandbox import Confinement
 from cirulla.clients.matches.schedule import ScheduledGame, bot_seed
 from cirulla.clients.matches.supervise import (
@@ -103,16 +103,16 @@ def deck_orders(settings: Settings, deal_set: int | None) -> match_settings_pb2.
     )
 
 
-def forfeit_kind(info: match_pb2.SeatInfo | None, crashed: bool) -> str:
+def forfeit_kind(info: match_pb2.SeatInfo | None, crashed: bool) -> Outcome:
     """Why a seat forfeited on its clock, from the server's typed counts: illegal actions
     first (they are why the clock ran out), then a crash, a dropped stream, plain time."""
     if info is not None and info.illegal_actions:
-        return "illegal"
+        return Outcome.ILLEGAL
     if crashed:
-        return "crash"
+        return Outcome.CRASH
     if info is not None and info.disconnects:
-        return "disconnect"
-    return "timeout"
+        return Outcome.DISCONNECT
+    return Outcome.TIMEOUT
 
 
 def abort_reason(never_joined: set[int], settings: Settings) -> str:
@@ -456,7 +456,7 @@ class Referee:
     ) -> GameResult:
         players = len(game.seats)
         sides = side_count(players)
-        outcomes = ["ok"] * players
+        outcomes: list[str] = [Outcome.OK] * players
         winner: int | None = None
         totals: tuple[int, ...] = (0,) * sides
         deals = 0
@@ -486,7 +486,7 @@ class Referee:
         elif forfeits:
             unjoined |= forfeits
             for seat in sorted(forfeits):
-                outcomes[seat] = "crash"
+                outcomes[seat] = Outcome.CRASH
                 forfeit_sides.add(side_of(seat, players))
                 notes.append(
                     f"seat {seat} ({game.seats[seat]}) exited with code {codes[seat]} "
@@ -500,7 +500,7 @@ class Referee:
             for seat in range(players):
                 if not any(s.seat == seat and (s.name or s.connected) for s in match.seats):
                     unjoined.add(seat)
-                    outcomes[seat] = "timeout"
+                    outcomes[seat] = Outcome.TIMEOUT
                     forfeit_sides.add(side_of(seat, players))
         else:
             notes.append(f"match ended as {match_pb2.MatchStatus.Name(match.status)}; game void")
@@ -509,7 +509,7 @@ class Referee:
             if len(remaining) == 1:
                 winner = remaining.pop()
         for seat, code in enumerate(codes):
-            if code and outcomes[seat] == "ok":
+            if code and outcomes[seat] == Outcome.OK:
                 notes.append(f"seat {seat} ({game.seats[seat]}) exited with code {code}")
         for seat, seat_note in sorted(seat_notes.items()):
             if seat_note:

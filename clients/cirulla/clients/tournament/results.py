@@ -15,7 +15,7 @@ from typing import Any
 
 from rich.table import Table
 
-from cirulla.clients.matches.journal import GameResult, Settings
+from cirulla.clients.matches.journal import GameResult, Outcome, Settings
 from cirulla.clients.tournament.stats import (
     EloEstimate,
     Penta,
@@ -134,8 +134,8 @@ def _record_game(
 ) -> dict[tuple[str, str], Wdl]:
     """Update per-bot totals; return this game's pairwise results by (bot, opponent)."""
     for seat, bot in enumerate(result.seats):
-        outcome = result.seat_outcomes[seat] if seat < len(result.seat_outcomes) else "ok"
-        if outcome != "ok":
+        outcome = result.seat_outcomes[seat] if seat < len(result.seat_outcomes) else Outcome.OK
+        if outcome != Outcome.OK:
             problems = lines[bot].problems
             problems[outcome] = problems.get(outcome, 0) + 1
     sides = side_bots(result, players)
