@@ -11,9 +11,9 @@ from typing import Any
 from cirulla.rules import Options
 from cirulla.rules.events import CardPlayed
 from cirulla.server.connections import Connection
+from cirulla.server.documents import record_events
 from cirulla.server.match_config import MatchConfig
 from cirulla.server.messages import AcceptedMsg, DecisionMsg, EventMsg, ViewMsg
-from cirulla.server.replay import record_events
 from cirulla.server.session import MatchSession
 
 

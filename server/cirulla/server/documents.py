@@ -1,5 +1,6 @@
-"""The JSON documents the server keeps and serves: a match's summary, a game's record, a
-record's summary (lists, room histories) and a room's summary.
+"""The JSON documents the server keeps and serves: a match's summary, a game's record (the
+record format's one home: its name, its shape, how its events are written and read back),
+a record's summary (lists, room histories) and a room's summary.
 
 They are built by the session and the hub, stored as JSON by ``store``, turned into
 protobuf by ``convert`` and read back by ``replay``; these types say, in one place, what
@@ -10,7 +11,18 @@ record stays a plain dict: its keys depend on its type (``cirulla.rules.events``
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, NotRequired, TypedDict
+
+from cirulla.rules import CirullaError
+from cirulla.rules.events import BY_NAME, field_names
+from cirulla.server.messages import EventMsg
+
+#: The name and version of the record document (``GameRecord["format"]``).
+RECORD_FORMAT = "cirulla-record/1"
+#: The keys an event entry of a record holds besides the event's own fields and its wire
+#: extras (``event_entry``).
+EVENT_ENTRY_KEYS = {"sequence", "deal", "private_to", "type"}
 
 
 class PublicConfig(TypedDict):
@@ -172,3 +184,47 @@ def record_summary(record: GameRecord) -> RecordSummary:
         "result": record["result"],
         "finish_time": record["finish_time"],
     }
+
+
+def event_entry(msg: EventMsg) -> dict[str, Any]:
+    """A published event as its record keeps it: ``Event.to_dict()`` with its sequence,
+    deal, receiver (None: public) and wire extras; ``record_events`` reads it back."""
+    return {
+        "sequence": msg.sequence,
+        "deal": msg.deal_number,
+        "private_to": msg.private_to,
+        **msg.extras,
+        **msg.event.to_dict(),
+    }
+
+
+def record_events(record: Mapping[str, Any]) -> list[EventMsg]:
+    """The record's events as the session published them (private ones included).
+
+    The record stores each event as ``Event.to_dict()`` plus its sequence, deal, receiver
+    and wire extras; reading them back into ``EventMsg`` values lets GetRecord encode
+    them with the very code that encoded the live stream.
+    """
+    out = []
+    for n, entry in enumerate(record.get("events", []), 1):
+        registered = BY_NAME.get(entry.get("type", ""))
+        if registered is None:
+            raise ValueError(f"record event {n}: unknown type {entry.get('type')!r}")
+        cls = registered.cls
+        names = field_names(cls)
+        try:
+            event = cls.from_dict(entry)
+        except (KeyError, TypeError, ValueError, CirullaError) as exc:
+            raise ValueError(f"record event {n} ({cls.__name__}): {exc}") from None
+        extras = {k: v for k, v in entry.items() if k not in EVENT_ENTRY_KEYS and k not in names}
+        out.append(
+            EventMsg(
+                entry["sequence"],
+                record["game_number"],
+                entry.get("deal", 0),
+                event,
+                entry.get("private_to"),
+                extras,
+            )
+        )
+    return out

@@ -15,10 +15,17 @@ from typing import Any
 
 from cirulla.rules import Game, Options
 from cirulla.rules.events import DealScored, DealStarted, Event, Redeal
-from cirulla.server.documents import GameRecord, GameResultDoc, RecordAction, RecordDeal, RecordSeat
+from cirulla.server.documents import (
+    RECORD_FORMAT,
+    GameRecord,
+    GameResultDoc,
+    RecordAction,
+    RecordDeal,
+    RecordSeat,
+    event_entry,
+)
 from cirulla.server.match_config import MatchConfig, public_config
 from cirulla.server.messages import EventMsg, GameEnded, SeatPublic
-from cirulla.server.replay import RECORD_FORMAT
 
 
 def now_iso() -> str:
@@ -119,16 +126,7 @@ def game_record(
         "decks": [list(d) for d in run.game.decks_used],
         "seats": record_seats,
         "actions": run.actions,
-        "events": [
-            {
-                "sequence": m.sequence,
-                "deal": m.deal_number,
-                "private_to": m.private_to,
-                **m.extras,
-                **m.event.to_dict(),
-            }
-            for m in run.events
-        ],
+        "events": [event_entry(m) for m in run.events],
         "deals": run.deals,
         "result": result_doc(run.result),
         "start_time": run.start_time,

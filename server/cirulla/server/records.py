@@ -23,10 +23,8 @@ from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import Message
 
 from cirulla import wire
+from cirulla.server.documents import RECORD_FORMAT
 from cirulla.v1 import events_pb2, match_pb2
-
-#: Internal (database) record format understood by ``cirulla.server.replay``.
-INTERNAL_FORMAT = "cirulla-record/1"
 
 _REASONS = {
     events_pb2.GAME_END_REASON_TARGET: "target",
@@ -204,7 +202,7 @@ def replay_input(record: match_pb2.Record) -> dict[str, Any]:
             )
     result = record.result
     return {
-        "format": INTERNAL_FORMAT,
+        "format": RECORD_FORMAT,
         "record_id": record.record_id,
         "options": options.to_dict(),
         "decks": decks,

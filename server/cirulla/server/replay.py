@@ -16,18 +16,10 @@ from typing import Any, cast
 
 from cirulla.rules import CirullaError, Game, Options
 from cirulla.rules.events import (
-    BY_NAME,
     DealScored,
     GameOver,
-    field_names,
 )
-from cirulla.server.messages import (
-    EventMsg,
-)
-
-RECORD_FORMAT = "cirulla-record/1"
-
-_ENTRY_KEYS = {"sequence", "deal", "private_to", "type"}
+from cirulla.server.documents import RECORD_FORMAT
 
 
 @dataclass
@@ -180,35 +172,3 @@ def replay(record: Mapping[str, Any]) -> ReplayReport:
             )
         report.winner = result.get("winner")
     return report
-
-
-def record_events(record: Mapping[str, Any]) -> list[EventMsg]:
-    """The record's events as the session published them (private ones included).
-
-    The record stores each event as ``Event.to_dict()`` plus its sequence, deal, receiver
-    and wire extras; reading them back into ``EventMsg`` values lets GetRecord encode
-    them with the very code that encoded the live stream.
-    """
-    out = []
-    for n, entry in enumerate(record.get("events", []), 1):
-        registered = BY_NAME.get(entry.get("type", ""))
-        if registered is None:
-            raise ValueError(f"record event {n}: unknown type {entry.get('type')!r}")
-        cls = registered.cls
-        names = field_names(cls)
-        try:
-            event = cls.from_dict(entry)
-        except (KeyError, TypeError, ValueError, CirullaError) as exc:
-            raise ValueError(f"record event {n} ({cls.__name__}): {exc}") from None
-        extras = {k: v for k, v in entry.items() if k not in _ENTRY_KEYS and k not in names}
-        out.append(
-            EventMsg(
-                entry["sequence"],
-                record["game_number"],
-                entry.get("deal", 0),
-                event,
-                entry.get("private_to"),
-                extras,
-            )
-        )
-    return out

@@ -19,8 +19,8 @@ from cirulla.server.documents import (
     MatchSummary,
     RecordSummary,
     RoomSummary,
+    record_events,
 )
-from cirulla.server.replay import record_events
 from cirulla.v1 import (
     match_pb2,
     match_settings_pb2,
