@@ -20,9 +20,9 @@ from sqlalchemy import select
 
 from cirulla.cli import main
 from cirulla.clients.ladder.db import open_database
-from cirulla.clients.ladder.pool_store import PoolStore
 from cirulla.clients.ladder.schema import pool_jobs, workers
 from cirulla.clients.matches.journal import Settings
+from cirulla.clients.matches.pool_store import PoolStore
 from cirulla.clients.tournament.runner import schedule_of
 from cirulla.v1 import match_service_pb2, match_service_pb2_grpc
 from tests.test_ladder_workers import start as cirulla

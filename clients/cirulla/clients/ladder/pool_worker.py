@@ -24,9 +24,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cirulla.clients.ladder.pool_store import ClaimedJob, PoolStore
 from cirulla.clients.matches.files import log_tail, safe_name
 from cirulla.clients.matches.journal import GameResult, Settings
+from cirulla.clients.matches.pool_store import ClaimedJob, PoolStore
 from cirulla.clients.matches.referee import Referee
 from cirulla.clients.matches.sandbox import Confinement
 from cirulla.clients.matches.supervise import BotPool

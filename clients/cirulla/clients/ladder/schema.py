@@ -1,8 +1,11 @@
 """The ladder's tables (SQLAlchemy 2 Core): the one place that names columns.
 
-Times are float seconds since the epoch (``time.time()``) on every database, so lease
-and inactivity arithmetic is the same on SQLite and PostgreSQL. Changing a table means a
-new Alembic migration in ``migrations/versions`` as well as the change here.
+The tables are defined on the clients' database's one ``MetaData``
+(``cirulla.clients.matches.database``), beside the worker pool's (``pool_jobs``,
+``pool_tournaments``, defined in ``cirulla.clients.matches.pool_store``). Times are float
+seconds since the epoch (``time.time()``) on every database, so lease and inactivity
+arithmetic is the same on SQLite and PostgreSQL. Changing a table means a new Alembic
+migration in ``cirulla/clients/matches/migrations/versions`` as well as the change here.
 """
 
 from __future__ import annotations
@@ -15,7 +18,6 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
-    MetaData,
     PrimaryKeyConstraint,
     String,
     Table,
@@ -24,7 +26,13 @@ from sqlalchemy import (
     false,
 )
 
-metadata = MetaData()
+from cirulla.clients.matches.database import metadata as metadata
+
+# The pool's tables are defined in the shared layer (the tournament runner queues games in
+# them without importing the ladder); they are named here too, for the ladder's readers.
+from cirulla.clients.matches.pool_store import JOB_STATES as JOB_STATES
+from cirulla.clients.matches.pool_store import pool_jobs as pool_jobs
+from cirulla.clients.matches.pool_store import pool_tournaments as pool_tournaments
 
 #: Bot states; ``removed`` bots keep their matches but leave the standings.
 BOT_STATES = ("active", "paused", "deactivated", "removed")
@@ -193,54 +201,3 @@ enrollments = Table(
     Column("connected_at", Float, nullable=False),
     Column("heartbeat_at", Float, nullable=False),
 )
-
-#: Life cycle of a tournament game on the worker pool (``cirulla.clients.ladder.pool_store``).
-JOB_STATES = ("scheduled", "claimed", "running", "finished", "cancelled")
-
-# A tournament whose games the workers play (``cirulla tournament --db``); its id is
-# kept in the tournament's output folder (pool.json), so --resume finds its jobs again.
-pool_tournaments = Table(
-    "pool_tournaments",
-    metadata,
-    Column("id", String(64), primary_key=True),
-    # the output folder's path on the runner's machine, for people reading the table
-    Column("label", Text, nullable=False, server_default=""),
-    # JSON: the tournament's Settings (bots, rules, time control, ...)
-    Column("settings", Text, nullable=False),
-    Column("created_at", Float, nullable=False),
-    # last time the runner polled its jobs
-    Column("runner_seen_at", Float, nullable=False),
-)
-
-pool_jobs = Table(
-    "pool_jobs",
-    metadata,
-    Column("id", String(64), primary_key=True),
-    Column("tournament_id", String(64), ForeignKey("pool_tournaments.id"), nullable=False),
-    # the game's index in the tournament schedule (its key in games.jsonl)
-    Column("game_index", Integer, nullable=False),
-    # JSON: the ScheduledGame (seats, seed, deal set, group)
-    Column("game", Text, nullable=False),
-    # games of the schedule dealt from this seed: the deal_group_size of the match
-    Column("group_size", Integer, nullable=False, server_default="0"),
-    Column("status", String(16), nullable=False, server_default="scheduled"),
-    Column("worker_id", String(64), nullable=True),
-    Column("lease_expires_at", Float, nullable=True),
-    Column("created_at", Float, nullable=False),
-    Column("claimed_at", Float, nullable=True),
-    Column("finished_at", Float, nullable=True),
-    # times it was claimed (a job whose worker died is claimed again)
-    Column("attempts", Integer, nullable=False, server_default="0"),
-    Column("cancel_reason", Text, nullable=False, server_default=""),
-    # JSON list of notes in words (re-queued because ..., ...)
-    Column("notes", Text, nullable=False, server_default="[]"),
-    # JSON: the GameResult, as the referee on the worker returned it
-    Column("result", Text, nullable=True),
-    # the game's record file (JSON) and its text form, as a local run saves them
-    Column("record", Text, nullable=True),
-    Column("record_text", Text, nullable=True),
-    # JSON list: per seat, the tail of the bot's log on the worker
-    Column("logs", Text, nullable=True),
-    UniqueConstraint("tournament_id", "game_index", name="uq_pool_jobs_game"),
-)
-Index("ix_pool_jobs_status", pool_jobs.c.status, pool_jobs.c.created_at)

@@ -38,7 +38,6 @@ from cirulla.clients.ladder import metrics as ladder_metrics
 from cirulla.clients.ladder.db import database_url, display_url, open_database
 from cirulla.clients.ladder.defaults import DEFAULT_DATA, DEFAULT_DB, DEFAULT_LISTEN, STATE_FILE
 from cirulla.clients.ladder.leases import reaper_loop
-from cirulla.clients.ladder.pool_store import PoolStore
 from cirulla.clients.ladder.pool_worker import PoolRunner, play_loop, pool_heartbeat_loop
 from cirulla.clients.ladder.runner import (
     BOT_IDLE_SECONDS,
@@ -56,6 +55,7 @@ from cirulla.clients.ladder.store import (
     SeatOutcome,
 )
 from cirulla.clients.matches.journal import Outcome, OutputLock, write_json_atomic
+from cirulla.clients.matches.pool_store import PoolStore
 from cirulla.clients.matches.sandbox import Confinement, SandboxUnavailable, ServerRelay, require
 from cirulla.v1 import ladder_pb2_grpc
 

@@ -2,7 +2,7 @@
 
 ``PoolReferee`` has the ``play``/``close`` of the local ``Referee`` (contract H), so
 ``Tournament.run`` is unchanged around it: the same schedule, journal, standings, SPRT
-and ``--resume``. Instead of hosting a game, ``play`` queues it as a job in the ladder
+and ``--resume``. Instead of hosting a game, ``play`` queues it as a job in the clients'
 database (``pool_store.py``) and waits for the ``GameResult`` a ``cirulla ladder worker``
 reports; the worker plays it with the same ``Referee`` a local run uses, so a game's
 result depends only on its seed and its bots, not on where it was played.
@@ -27,9 +27,9 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from cirulla.clients.ladder.pool_store import PoolStore
 from cirulla.clients.matches.files import safe_name
 from cirulla.clients.matches.journal import GameResult, Settings, write_json_atomic
+from cirulla.clients.matches.pool_store import PoolStore
 from cirulla.clients.matches.schedule import ScheduledGame
 
 log = logging.getLogger("cirulla.pool")
@@ -51,7 +51,7 @@ def check_pool_db(db: str) -> str:
     Only PostgreSQL: the point of the pool is workers on other machines, which cannot
     share an SQLite file; on one machine, ``--concurrency`` already plays games at once.
     """
-    from cirulla.clients.ladder.db import database_url
+    from cirulla.clients.matches.database import database_url
 
     url = database_url(db)
     if not url.startswith("postgresql"):
@@ -67,7 +67,7 @@ def open_pool(db: str) -> PoolStore:
     database cannot be reached."""
     from sqlalchemy.exc import SQLAlchemyError
 
-    from cirulla.clients.ladder.db import display_url, open_database
+    from cirulla.clients.matches.database import display_url, open_database
 
     url = check_pool_db(db)
     try:

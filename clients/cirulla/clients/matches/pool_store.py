@@ -1,9 +1,10 @@
-"""Tournament games as jobs in the ladder database: every read and write of the pool.
+"""Tournament games as jobs in the clients' database: the pool's tables and every read and
+write of them.
 
-``cirulla tournament --db`` (the runner, ``cirulla.clients.ladder.pool``) submits one job per
-scheduled game; ``cirulla ladder worker`` processes (``cirulla.clients.ladder.pool_worker``)
+``cirulla tournament --db`` (the runner, ``cirulla.clients.matches.pool``) submits one job
+per scheduled game; ``cirulla ladder worker`` processes (the ladder's ``pool_worker``)
 claim them, play them with the tournament's referee and report the ``GameResult``. The
-rules are the ladder's (``store.py``, ``leases.py``):
+rules are the ladder's (its store and leases):
 
 * **Claiming** is ``SELECT ... FOR UPDATE SKIP LOCKED`` followed by a guarded
   ``UPDATE ... WHERE status = 'scheduled'``: two workers never get the same job.
@@ -25,10 +26,76 @@ import time
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from sqlalchemy import Connection, Engine, insert, select, update
+from sqlalchemy import (
+    Column,
+    Connection,
+    Engine,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+    insert,
+    select,
+    update,
+)
 
-from cirulla.clients.ladder.schema import pool_jobs, pool_tournaments
+from cirulla.clients.matches.database import metadata
 from cirulla.clients.matches.schedule import ScheduledGame
+
+#: Life cycle of a tournament game on the worker pool (this module).
+JOB_STATES = ("scheduled", "claimed", "running", "finished", "cancelled")
+
+# A tournament whose games the workers play (``cirulla tournament --db``); its id is
+# kept in the tournament's output folder (pool.json), so --resume finds its jobs again.
+pool_tournaments = Table(
+    "pool_tournaments",
+    metadata,
+    Column("id", String(64), primary_key=True),
+    # the output folder's path on the runner's machine, for people reading the table
+    Column("label", Text, nullable=False, server_default=""),
+    # JSON: the tournament's Settings (bots, rules, time control, ...)
+    Column("settings", Text, nullable=False),
+    Column("created_at", Float, nullable=False),
+    # last time the runner polled its jobs
+    Column("runner_seen_at", Float, nullable=False),
+)
+
+pool_jobs = Table(
+    "pool_jobs",
+    metadata,
+    Column("id", String(64), primary_key=True),
+    Column("tournament_id", String(64), ForeignKey("pool_tournaments.id"), nullable=False),
+    # the game's index in the tournament schedule (its key in games.jsonl)
+    Column("game_index", Integer, nullable=False),
+    # JSON: the ScheduledGame (seats, seed, deal set, group)
+    Column("game", Text, nullable=False),
+    # games of the schedule dealt from this seed: the deal_group_size of the match
+    Column("group_size", Integer, nullable=False, server_default="0"),
+    Column("status", String(16), nullable=False, server_default="scheduled"),
+    Column("worker_id", String(64), nullable=True),
+    Column("lease_expires_at", Float, nullable=True),
+    Column("created_at", Float, nullable=False),
+    Column("claimed_at", Float, nullable=True),
+    Column("finished_at", Float, nullable=True),
+    # times it was claimed (a job whose worker died is claimed again)
+    Column("attempts", Integer, nullable=False, server_default="0"),
+    Column("cancel_reason", Text, nullable=False, server_default=""),
+    # JSON list of notes in words (re-queued because ..., ...)
+    Column("notes", Text, nullable=False, server_default="[]"),
+    # JSON: the GameResult, as the referee on the worker returned it
+    Column("result", Text, nullable=True),
+    # the game's record file (JSON) and its text form, as a local run saves them
+    Column("record", Text, nullable=True),
+    Column("record_text", Text, nullable=True),
+    # JSON list: per seat, the tail of the bot's log on the worker
+    Column("logs", Text, nullable=True),
+    UniqueConstraint("tournament_id", "game_index", name="uq_pool_jobs_game"),
+)
+Index("ix_pool_jobs_status", pool_jobs.c.status, pool_jobs.c.created_at)
 
 #: Claims of one job after which it is cancelled instead of re-queued (its worker kept
 #: dying or failing on it: the runner stops with the reason rather than loop forever).

@@ -1,1 +1,2 @@
-"""Alembic migrations of the ladder database, run by ``cirulla.clients.ladder.db.migrate``."""
+"""Alembic migrations of the clients' database (the ladder's tables and the worker pool's),
+run by ``cirulla.clients.matches.database.migrate``."""

@@ -1,22 +1,25 @@
 """Alembic environment: always driven programmatically with an open connection.
 
-``cirulla.clients.ladder.db.migrate`` puts the connection in ``config.attributes``; no
-``alembic.ini`` is needed by users.
+``cirulla.clients.matches.database.migrate`` puts the connection in ``config.attributes``;
+no ``alembic.ini`` is needed by users. The target metadata (for ``alembic revision
+--autogenerate`` only) is the database's one ``MetaData``, with the ladder's tables when
+the ladder's schema was imported (give ``target_metadata`` in ``config.attributes``
+otherwise); the shared layer imports nothing of the ladder.
 """
 
 from __future__ import annotations
 
 from alembic import context
 
-from cirulla.clients.ladder.schema import metadata
+from cirulla.clients.matches.database import metadata
 
 connection = context.config.attributes.get("connection")
 if connection is None:  # pragma: no cover - only reachable from a misconfigured caller
-    raise RuntimeError("run ladder migrations through cirulla.clients.ladder.db.migrate")
+    raise RuntimeError("run the migrations through cirulla.clients.matches.database.migrate")
 
 context.configure(
     connection=connection,
-    target_metadata=metadata,
+    target_metadata=context.config.attributes.get("target_metadata", metadata),
     render_as_batch=connection.dialect.name == "sqlite",
 )
 with context.begin_transaction():
