@@ -13,6 +13,7 @@ import re
 import socket
 import subprocess
 import sys
+import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -77,7 +78,9 @@ def check_withheld(ladder: LadderProcess, base: str) -> str:
     withheld and offers no replay, checked while the rpc still withholds it."""
     stub = ladder.stub()
     matches = MatchServiceStub(grpc.insecure_channel(ladder.address))
-    for _ in range(2000):
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline:
+        time.sleep(0.02)
         twins = [m for m in history(ladder, "rnd").matches if m.withheld]
         if not twins:
             continue
@@ -240,7 +243,9 @@ def test_live_ladder_match_shows_no_hand(tmp_path: Path) -> None:
         base = "http://" + json.loads((ladder.folder / "cirulla-ladder.json").read_text())["http"]
         ladder.cli("add", "slow", f"cmd:{sys.executable} {bot}")
         ladder.cli("add", "slow2", f"cmd:{sys.executable} {bot}")
-        for _ in range(3000):
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline:
+            time.sleep(0.05)
             running = [
                 m
                 for m in history(ladder, "slow").matches
