@@ -164,6 +164,9 @@ def test_help_bot_help_and_the_rule_cases_run_on_the_base_install(
         (("bench", "server"), "server"),
         (("bot", "policy", "--option", "model=m.npz", "--server", "127.0.0.1:1"), "env"),
         (("bot", "check", "text:./engine"), "server"),
+        (("train", "--out", "w.npz"), "train"),
+        (("bench", "learned"), "env"),
+        (("bot", "learned", "--server", "127.0.0.1:1"), "env"),
     ],
     ids=[
         "server",
@@ -175,6 +178,9 @@ def test_help_bot_help_and_the_rule_cases_run_on_the_base_install(
         "bench-server",
         "bot-policy",
         "bot-check",
+        "train",
+        "bench-learned",
+        "bot-learned",
     ],
 )
 def test_a_command_whose_extra_is_missing_names_it_in_one_line(

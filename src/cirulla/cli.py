@@ -26,6 +26,7 @@ AREAS = (
     "cirulla.server.cli",
     "cirulla.clients.play.cli",
     "cirulla.env.cli",
+    "cirulla.bots.train_cli",
 )
 
 #: The area that registers each top-level command: ``cirulla COMMAND`` imports that area
@@ -44,6 +45,7 @@ COMMAND_AREAS = {
     "replay": "cirulla.server.cli",
     "play": "cirulla.clients.play.cli",
     "watch": "cirulla.clients.play.cli",
+    "train": "cirulla.bots.train_cli",
 }
 
 #: The extra (pyproject.toml, cirulla.extras) each command needs as a whole, and each
@@ -56,6 +58,7 @@ COMMAND_EXTRAS = {
     "tournament": "tournament",
     "ladder": "ladder",
     "watch": "tui",
+    "train": "train",
 }
 BENCH_EXTRAS = {
     "server": "server",
@@ -64,6 +67,7 @@ BENCH_EXTRAS = {
     "ladder": "ladder",
     "pool": "ladder",
     "env": "env",
+    "learned": "env",
 }
 
 DESCRIPTION = """\

@@ -38,6 +38,8 @@ MODULES: dict[str, tuple[str, ...]] = {
     "tui": ("textual",),
     # the Gymnasium, PettingZoo and OpenSpiel environments (cirulla.env)
     "env": ("numpy", "gymnasium", "pettingzoo", "pyspiel"),
+    # cirulla train: the learned bot's network, trained in NumPy alone
+    "train": ("numpy",),
     # policy:model=PATH.onnx (an exported PyTorch or Stable-Baselines3 policy)
     "onnx": ("onnxruntime",),
 }

@@ -94,6 +94,11 @@ DEAL_SD = 8.6
 # (``PlayTracker.replay_hands``), the evidence only when no hand does.
 POSTERIORS = ("evidence", "replay")
 DEFAULT_POSTERIOR = "evidence"
+# What the root prior (progressive bias) reads (docs/bots.md): ``greedy``, the greedy
+# appraisal of each root action; ``learned``, the learned bot's network's value of it
+# (``cirulla.bots.learned``: the rest of the deal's point difference, from the view).
+GUIDES = ("greedy", "learned")
+DEFAULT_GUIDE = "greedy"
 
 
 class Node:
@@ -225,6 +230,7 @@ def check_search_options(
     reward: str,
     solve: int,
     posterior: str = DEFAULT_POSTERIOR,
+    guide: str = DEFAULT_GUIDE,
 ) -> None:
     """The search's option values, checked once for ``search`` and ``MctsPolicy`` (a bad
     spec fails when the bot is built, before any game): a ValueError names the option."""
@@ -235,6 +241,7 @@ def check_search_options(
         ("opponent", opponent, OPPONENTS),
         ("reward", reward, REWARDS),
         ("posterior", posterior, POSTERIORS),
+        ("guide", guide, GUIDES),
     )
     for option, value, allowed in choices:
         if value not in allowed:
@@ -247,16 +254,25 @@ def check_search_options(
         raise ValueError(f"mcts solve must be 0 or 1, not {solve}")
 
 
-def root_prior(view: View, codes: Sequence[int], weight: float) -> dict[int, float]:
-    """Progressive bias for the root: the greedy appraisal, in reward units, best = 0.
+def root_prior(
+    view: View, codes: Sequence[int], weight: float, guide: str = DEFAULT_GUIDE
+) -> dict[int, float]:
+    """Progressive bias for the root: the greedy appraisal (``guide="greedy"``) or the
+    learned network's value (``"learned"``) of each action, in reward units, best = 0.
 
     Added to a root child's UCB value as ``bias / (visits + 1)``: it orders the first
-    visits like a club player would and fades as the statistics take over.
+    visits like a club player (or the network) would and fades as the statistics take over.
     """
     if weight <= 0:
         return {}
-    appraiser = Appraiser(view)
-    scores = {code: appraiser.score(code) for code in codes}
+    if guide == "learned":
+        from cirulla.bots.learned import WEIGHTS_PATH, WEIGHTS_SHA256, action_values, cached_qnet
+
+        values = action_values(cached_qnet(WEIGHTS_PATH, WEIGHTS_SHA256), view, codes)
+        scores = {code: float(v) for code, v in zip(codes, values, strict=True)}
+    else:
+        appraiser = Appraiser(view)
+        scores = {code: appraiser.score(code) for code in codes}
     best = max(scores.values())
     return {code: weight * (s - best) / (2 * POINT_SCALE) for code, s in scores.items()}
 
@@ -281,6 +297,7 @@ def search(
     reward: str = DEFAULT_REWARD,
     solve: int = 0,
     hands: tuple[int, Sequence[int]] = NO_HANDS,
+    guide: str = DEFAULT_GUIDE,
 ) -> SearchResult:
     """Run ISMCTS from ``view`` until the iteration budget or the time budget is spent.
 
@@ -306,12 +323,13 @@ def search(
     ``solve_rest`` (the searcher's best moves against the playout policy) instead of the
     heuristic. ``hands``: ``(seat, candidates)``, that seat's hidden hand in every world is
     one of the candidate masks (the ``replay`` posterior), and ``evidence`` is not used.
+    ``guide``: what the root prior reads, the greedy appraisal or the learned network.
     """
     if iterations is None and seconds is None:
         raise ValueError("search needs an iteration budget, a time budget, or both")
     if view.seat is None or view.to_move != view.seat:
         raise ValueError("search runs from a view of the seat to move")
-    check_search_options(root, playout, expand, infer, depth, opponent, reward, solve)
+    check_search_options(root, playout, expand, infer, depth, opponent, reward, solve, guide=guide)
     blind = playout == "blind"
     reply = playout == "reply"
     expand_best = expand == "best"
@@ -326,7 +344,7 @@ def search(
     world = sample_world(view, rng, hidden=hands)
     native = resolve_core(core) == "native"
     root_codes = world.legal_codes() if native else world.reference_legal_codes()
-    bias = root_prior(view, root_codes, prior) if prior > 0 else {}
+    bias = root_prior(view, root_codes, prior, guide) if prior > 0 else {}
     order = sorted(root_codes, key=lambda code: -bias.get(code, 0.0))
     halving = root == "halving"
     if native:
@@ -562,6 +580,7 @@ class MctsPolicy:
         reward: str = DEFAULT_REWARD,
         solve: int = 0,
         posterior: str = DEFAULT_POSTERIOR,
+        guide: str = DEFAULT_GUIDE,
     ) -> None:
         if iterations is None and time is None:
             iterations = 1000
@@ -572,8 +591,12 @@ class MctsPolicy:
         if workers < 1:
             raise ValueError(f"mcts workers must be at least 1, not {workers}")
         check_search_options(
-            root, playout, expand, infer, depth, opponent, reward, solve, posterior
+            root, playout, expand, infer, depth, opponent, reward, solve, posterior, guide
         )
+        if guide == "learned":  # the weights load (and are checked) when the bot is built
+            from cirulla.bots.learned import WEIGHTS_PATH, WEIGHTS_SHA256, cached_qnet
+
+            cached_qnet(WEIGHTS_PATH, WEIGHTS_SHA256)
         self.core = resolve_core(core)  # fails here, naming the choices, if unavailable
         self.seed = seed if seed is not None else random.randrange(1 << 62)
         self.iterations = iterations
@@ -591,6 +614,7 @@ class MctsPolicy:
         self.reward = reward
         self.solve = solve
         self.posterior = posterior
+        self.guide = guide
         self._tracker = PlayTracker(positions=posterior == "replay")
         self.last_evidence: Sequence[Evidence] = ()  # what the last decision inferred from
         self.last_hands: tuple[int, Sequence[int]] = NO_HANDS  # the replay posterior's
@@ -663,6 +687,7 @@ class MctsPolicy:
                     self.reward,
                     self.solve,
                     hands,
+                    self.guide,
                 )
             )
         if self.workers == 1:

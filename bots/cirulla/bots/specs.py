@@ -20,6 +20,7 @@ from cirulla.bots.mcts import (
     DEFAULT_DEPTH,
     DEFAULT_EPSILON,
     DEFAULT_EXPAND,
+    DEFAULT_GUIDE,
     DEFAULT_OPPONENT,
     DEFAULT_PLAYOUT,
     DEFAULT_POSTERIOR,
@@ -65,6 +66,15 @@ def _policy_bot(model: str | None = None, seed: int | None = None) -> Policy:
     from cirulla.bots.policy_bot import ArrayPolicyBot
 
     return ArrayPolicyBot(model, seed=seed)
+
+
+def _learned_bot(weights: str | None = None, seed: int | None = None) -> Policy:
+    """The trained action-value network (``cirulla.bots.learned``), NumPy at play time."""
+    if not importable("numpy"):
+        raise MissingExtraError(["env"])
+    from cirulla.bots.learned import LearnedPolicy
+
+    return LearnedPolicy(seed=seed, weights=weights)
 
 
 KINDS: dict[str, BotKind] = {
@@ -162,6 +172,13 @@ KINDS: dict[str, BotKind] = {
                 "(0 = no limit)",
             ),
             KindOption(
+                "guide",
+                str,
+                DEFAULT_GUIDE,
+                "what the root prior reads: greedy (the greedy appraisal), learned (the "
+                "learned bot's network's value of each action)",
+            ),
+            KindOption(
                 "core",
                 str,
                 "auto",
@@ -180,6 +197,19 @@ KINDS: dict[str, BotKind] = {
                 None,
                 "PATH.npz (NumPy MLP), PATH.onnx (ONNX model) or MODULE:FUNC "
                 "(f(observation, action_mask) -> index)",
+            ),
+        ),
+    ),
+    "learned": BotKind(
+        "learned",
+        "a trained network's best action from the seat's view (cirulla train; NumPy)",
+        _learned_bot,
+        (
+            KindOption(
+                "weights",
+                str,
+                None,
+                "PATH.npz written by cirulla train (default: the weights that ship)",
             ),
         ),
     ),

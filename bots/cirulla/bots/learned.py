@@ -1,0 +1,353 @@
+"""The ``learned`` bot: a trained action-value network played with NumPy alone.
+
+The network scores each legal action of a decision, Q(observation, action), in the manner
+of DouZero (Zha et al. 2021, "DouZero: Mastering DouDizhu with Self-Play Deep
+Reinforcement Learning"): the observation and one action's features go in, a value in
+points of the rest of the deal comes out, and the bot plays the legal action of highest
+value. ``cirulla train`` (``cirulla.bots.train``) trains it by expert iteration (the
+values are mcts's root means, as differences between the actions of a decision: the
+shipped weights) or by deep Monte-Carlo (the rest of the deal's point difference as the
+target). The weights that ship are ``data/learned.npz``, whose SHA-256 is
+``WEIGHTS_SHA256`` (checked when they load).
+
+Everything the network reads is computed from the seat's ``View`` (``decision_features``),
+the same function in training and at play time, so it never sees a hidden card:
+
+* the observation: the environments' encoding of the view (``cirulla.env.encoding``,
+  ``encode_view``), with counts and points scaled to about 0..1;
+* per action: the environments' action features (``action_features``: the card, what it
+  takes, the declaration, the value named), the table it leaves (40 cards), and the greedy
+  bot's appraisal of it (``heuristic.Appraiser``, a function of the view): its score in
+  points, the chance-weighted sweep it leaves, and whether it sweeps.
+
+The network: ``h1 = relu(obs @ wo + act @ wa + b1)``, ``h2 = relu(h1 @ w2 + b2)``,
+``q = h2 @ w3 + act @ v + b3``. The observation's half of the first layer is computed once
+per decision, the rest per action; ``v`` is a linear path from the action's features,
+started at the greedy score, so an untrained network plays like greedy and training
+learns what greedy misjudges. A decision costs well under a millisecond.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import zipfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from cirulla.bots.heuristic import SCOPA_POINT, Appraiser
+from cirulla.rules.actions import Action
+from cirulla.rules.cards import NUM_CARDS
+from cirulla.rules.views import View
+
+try:
+    import numpy as np
+    import numpy.typing as npt
+except ImportError:  # pragma: no cover - the base install has no NumPy
+    np = None  # type: ignore[assignment]
+
+#: The weights that ship with the bot, and their SHA-256 (checked on load).
+WEIGHTS_PATH = Path(__file__).resolve().parent / "data" / "learned.npz"
+WEIGHTS_SHA256 = "47ca7d8d0bb923b0405c62aab2cb85a29d31982ec1b2fbc1494c85464948dbed"
+#: The feature layout the weights were trained on: a model of another version is refused.
+FEATURES_VERSION = 1
+
+#: Feature layout of one action (after the environments' 96 action features).
+ACT_EXTRA = ("greedy_score", "sweep_risk", "sweeps")
+#: The network's output is in these points: targets are divided by it in training.
+POINT_SCALE = 4.0
+
+
+def _need_numpy() -> None:
+    if np is None:
+        raise ImportError("the learned bot needs NumPy: pip install 'cirulla[env]'")
+
+
+def obs_size() -> int:
+    from cirulla.env.encoding import OBS_SIZE
+
+    return OBS_SIZE
+
+
+def act_size() -> int:
+    from cirulla.env.encoding import FEATURE_SIZE
+
+    return FEATURE_SIZE + NUM_CARDS + len(ACT_EXTRA)
+
+
+_OBS_SCALE: Any = None
+
+
+def _obs_scale() -> Any:
+    """Per-entry scale of the raw observation: counts and points to about 0..1 (the
+    totals are scaled by the target in ``decision_features``, which this cannot know)."""
+    global _OBS_SCALE
+    if _OBS_SCALE is None:
+        from cirulla.env.encoding import OBS_FIELDS, OBS_SIZE
+
+        scale = np.ones(OBS_SIZE, dtype=np.float32)
+        for name, factor in (
+            ("hand_sizes", 1 / 3),
+            ("scope", 1 / 10),
+            ("stock", 1 / 30),
+            ("round", 1 / 6),
+            ("deal", 1 / 10),
+            ("piccola_max", 1 / 10),
+        ):
+            at, length = OBS_FIELDS[name]
+            scale[at : at + length] = factor
+        at, _ = OBS_FIELDS["rules"]
+        scale[at + 6] = 1 / 100  # the target
+        _OBS_SCALE = scale
+    return _OBS_SCALE
+
+
+_BITS: Any = None
+
+
+def _bits() -> Any:
+    global _BITS
+    if _BITS is None:
+        _BITS = np.arange(NUM_CARDS, dtype=np.int64)
+    return _BITS
+
+
+def decision_features(view: View, codes: Sequence[int]) -> tuple[Any, Any]:
+    """``(obs, acts)``: the scaled observation of ``view`` and one feature row per action
+    code, computed from the view alone (module docstring)."""
+    _need_numpy()
+    from cirulla.env.encoding import FEATURE_SIZE, OBS_FIELDS, encode_view
+
+    obs = encode_view(view)
+    target = max(view.options.target, 1)
+    obs *= _obs_scale()
+    at, length = OBS_FIELDS["totals"]
+    obs[at : at + length] /= target
+    k = len(codes)
+    acts = np.zeros((k, act_size()), dtype=np.float32)
+    c = np.asarray(codes, dtype=np.int64)
+    card = c & 63
+    decl = c >> 6 & 63
+    capture = c >> 12
+    rows = np.arange(k)
+    acts[rows, card] = 1.0
+    bits = _bits()
+    taken = (capture[:, None] >> bits[None, :]) & 1
+    acts[:, 40:80] = taken
+    acts[rows, 80 + (decl >> 4)] = 1.0
+    acts[rows, 83 + (decl & 15)] = 1.0
+    count = taken.sum(axis=1)
+    acts[:, 94] = count / 4.0
+    table = view.table
+    clears = (capture == table) & (capture != 0)
+    acts[:, 95] = clears
+    # The table each action leaves: the captured cards gone, or the played card added.
+    table_bits = (table >> bits) & 1
+    after = np.where(capture[:, None] != 0, table_bits[None, :] - taken, table_bits[None, :])
+    after[rows, card] |= (capture == 0).astype(np.int64)
+    acts[:, FEATURE_SIZE : FEATURE_SIZE + NUM_CARDS] = after
+    appraiser = Appraiser(view)
+    extra = FEATURE_SIZE + NUM_CARDS
+    for i, code in enumerate(codes):
+        score, risk, sweeps = appraise(appraiser, view, int(code))
+        acts[i, extra] = score
+        acts[i, extra + 1] = risk
+        acts[i, extra + 2] = sweeps
+    return obs, acts
+
+
+def appraise(appraiser: Appraiser, view: View, code: int) -> tuple[float, float, float]:
+    """Greedy's score of ``code``, the sweep risk it leaves, and 1 if it sweeps."""
+    score = appraiser.score(code)
+    card, decl, capture = code & 63, code >> 6 & 63, code >> 12
+    wild = decl & 15 if decl & 15 else view.wild_value
+    if capture:
+        after = view.table & ~capture
+        sweeps = float(not after and not appraiser.last_card)
+    else:
+        after = view.table | 1 << card
+        sweeps = 0.0
+    return score, appraiser.sweep_risk(after, wild) / (SCOPA_POINT + 1.0), sweeps
+
+
+# --------------------------------------------------------------------------- the network
+
+PARAMS = ("wo", "wa", "b1", "w2", "b2", "w3", "v", "b3")
+
+
+@dataclass
+class QNet:
+    """The action-value network's arrays (module docstring), float32."""
+
+    wo: Any
+    wa: Any
+    b1: Any
+    w2: Any
+    b2: Any
+    w3: Any
+    v: Any
+    b3: Any
+    meta: dict[str, Any]
+
+    @classmethod
+    def init(cls, hidden: int, hidden2: int, seed: int) -> QNet:
+        """A fresh network (He initialisation) whose linear path is greedy's score."""
+        _need_numpy()
+        rng = np.random.default_rng(seed)
+        n_obs, n_act = obs_size(), act_size()
+
+        def he(n_in: int, n_out: int, fan_in: int) -> Any:
+            return (rng.standard_normal((n_in, n_out)) * np.sqrt(2.0 / fan_in)).astype(np.float32)
+
+        v = np.zeros(n_act, dtype=np.float32)
+        v[n_act - len(ACT_EXTRA)] = 1.0 / POINT_SCALE  # greedy's score, in output units
+        return cls(
+            wo=he(n_obs, hidden, n_obs + n_act),
+            wa=he(n_act, hidden, n_obs + n_act),
+            b1=np.zeros(hidden, dtype=np.float32),
+            w2=he(hidden, hidden2, hidden),
+            b2=np.zeros(hidden2, dtype=np.float32),
+            w3=(rng.standard_normal(hidden2) * 0.01).astype(np.float32),
+            v=v,
+            b3=np.zeros(1, dtype=np.float32),
+            meta={"features": FEATURES_VERSION, "hidden": hidden, "hidden2": hidden2},
+        )
+
+    def arrays(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in PARAMS}
+
+    def q(self, obs: Any, acts: Any) -> Any:
+        """Values of the actions ``acts`` ([k, act]) in the position ``obs`` ([obs]), in
+        output units (points / ``POINT_SCALE``)."""
+        h1 = np.maximum(obs @ self.wo + acts @ self.wa + self.b1, 0.0)
+        h2 = np.maximum(h1 @ self.w2 + self.b2, 0.0)
+        return h2 @ self.w3 + acts @ self.v + self.b3[0]
+
+    def save(self, path: str | Path) -> str:
+        """Write the ``.npz`` (byte for byte the same for the same arrays: fixed zip entry
+        dates and order) and return its SHA-256."""
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+            entries = {**self.arrays(), "meta": np.frombuffer(_meta_bytes(self.meta), np.uint8)}
+            for name, array in entries.items():
+                data = io.BytesIO()
+                np.lib.format.write_array(data, np.ascontiguousarray(array), allow_pickle=False)
+                info = zipfile.ZipInfo(f"{name}.npy", date_time=(1980, 1, 1, 0, 0, 0))
+                info.compress_type = zipfile.ZIP_DEFLATED
+                archive.writestr(info, data.getvalue())
+        blob = buffer.getvalue()
+        target = Path(path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(blob)
+        return hashlib.sha256(blob).hexdigest()
+
+
+def _meta_bytes(meta: dict[str, Any]) -> bytes:
+    return json.dumps(meta, sort_keys=True).encode()
+
+
+def file_sha256(path: str | Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def load_qnet(path: str | Path, sha256: str | None = None) -> QNet:
+    """The network of a ``.npz`` written by ``QNet.save``, checked (``ValueError`` naming
+    the file and what is wrong): its SHA-256 if given, its arrays' shapes, its feature
+    version."""
+    _need_numpy()
+    where = Path(path)
+    if not where.is_file():
+        raise ValueError(f"learned weights {path}: no such file")
+    blob = where.read_bytes()
+    if sha256 is not None and hashlib.sha256(blob).hexdigest() != sha256:
+        raise ValueError(
+            f"learned weights {path}: SHA-256 {hashlib.sha256(blob).hexdigest()[:16]}... is not "
+            f"the recorded {sha256[:16]}..."
+        )
+    try:
+        with np.load(io.BytesIO(blob), allow_pickle=False) as data:
+            arrays = {k: data[k] for k in data.files}
+    except (OSError, EOFError, ValueError, zipfile.BadZipFile) as exc:
+        raise ValueError(f"learned weights {path}: not a .npz file of arrays ({exc})") from None
+    absent = [n for n in (*PARAMS, "meta") if n not in arrays]
+    if absent:
+        raise ValueError(f"learned weights {path}: no array {absent[0]}")
+    try:
+        meta = json.loads(bytes(arrays["meta"].astype(np.uint8)).decode())
+    except (ValueError, UnicodeDecodeError):
+        raise ValueError(f"learned weights {path}: its meta array is not JSON") from None
+    if meta.get("features") != FEATURES_VERSION:
+        raise ValueError(
+            f"learned weights {path}: features version {meta.get('features')}, "
+            f"this bot reads {FEATURES_VERSION}"
+        )
+    net = QNet(**{n: arrays[n].astype(np.float32) for n in PARAMS}, meta=meta)
+    hidden, hidden2 = net.b1.shape[0], net.b2.shape[0]
+    expected = {
+        "wo": (obs_size(), hidden),
+        "wa": (act_size(), hidden),
+        "w2": (hidden, hidden2),
+        "w3": (hidden2,),
+        "v": (act_size(),),
+        "b3": (1,),
+    }
+    for name, shape in expected.items():
+        if getattr(net, name).shape != shape:
+            raise ValueError(
+                f"learned weights {path}: {name} has shape {getattr(net, name).shape}, not {shape}"
+            )
+    return net
+
+
+_CACHE: dict[tuple[str, int, int], QNet] = {}
+
+
+def cached_qnet(path: str | Path, sha256: str | None = None) -> QNet:
+    """``load_qnet`` once per file version and process (strength games build a bot per
+    game)."""
+    where = Path(path).resolve()
+    try:
+        stat = where.stat()
+    except OSError:
+        raise ValueError(f"learned weights {path}: no such file") from None
+    key = (str(where), stat.st_mtime_ns, stat.st_size)
+    net = _CACHE.get(key)
+    if net is None:
+        net = _CACHE[key] = load_qnet(where, sha256)
+    return net
+
+
+def action_values(net: QNet, view: View, codes: Sequence[int]) -> Any:
+    """The network's value of each action code, in points of the rest of the deal."""
+    obs, acts = decision_features(view, codes)
+    values: npt.NDArray[np.float32] = net.q(obs, acts)
+    return values * POINT_SCALE
+
+
+class LearnedPolicy:
+    """Plays the legal action of highest learned value (ties: the first, in legal order).
+
+    Deterministic: the choice depends only on the view and the weights, not on ``seed``.
+    """
+
+    instant = True
+    auto_play_forced = True
+
+    def __init__(self, seed: int | None = None, weights: str | None = None) -> None:
+        _need_numpy()
+        self.seed = seed
+        if weights:
+            self.net = cached_qnet(weights)
+            self.name = f"learned:{Path(weights).stem}"
+        else:
+            self.net = cached_qnet(WEIGHTS_PATH, WEIGHTS_SHA256)
+            self.name = "learned"
+
+    def choose(self, view: View, legal: Sequence[Action], time_left: float | None) -> int:
+        if len(legal) == 1:
+            return 0
+        values = action_values(self.net, view, [a.to_int() for a in legal])
+        return int(np.argmax(values))

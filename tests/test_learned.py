@@ -1,0 +1,234 @@
+"""The ``learned`` bot kind: its shipped weights (checksum, shape), legal and deterministic
+play from the seat's view alone, the ``cirulla train`` command at a tiny scale (both
+methods, reproducible, progress on stderr, bad input in one line), the kind in a real
+tournament and behind ``cirulla engine``, and mcts guided by the network."""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from cirulla.bots.learned import (
+    WEIGHTS_PATH,
+    WEIGHTS_SHA256,
+    LearnedPolicy,
+    decision_features,
+    file_sha256,
+    load_qnet,
+)
+from cirulla.bots.mcts import MctsPolicy, root_prior
+from cirulla.bots.specs import make_policy, parse_bot_spec
+from cirulla.bots.strength import run_strength
+from cirulla.clients.matches.supervise import LocalServer
+from cirulla.rules.game import Game
+from cirulla.rules.options import Options
+from cirulla.rules.views import sample_world
+
+from .test_bots_text import create, finished, moves, play, text_bot
+
+CIRULLA = [sys.executable, "-m", "cirulla"]
+TINY = ["--games", "2", "--chunk", "1", "--hidden", "8", "--hidden2", "4", "--batch", "64"]
+
+
+def run(args: list[str], cwd: Path, timeout: float = 180) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(args, cwd=cwd, capture_output=True, text=True, timeout=timeout)
+
+
+def test_the_shipped_weights_are_small_and_match_their_recorded_checksum() -> None:
+    assert WEIGHTS_PATH.is_file()
+    assert WEIGHTS_PATH.stat().st_size < 3_000_000
+    assert file_sha256(WEIGHTS_PATH) == WEIGHTS_SHA256
+    net = load_qnet(WEIGHTS_PATH, WEIGHTS_SHA256)
+    assert net.meta["trained_by"] == "cirulla train"
+    assert make_policy("learned").name == "learned"
+
+
+def test_altered_or_missing_weights_are_refused_in_one_line(tmp_path: Path) -> None:
+    blob = bytearray(WEIGHTS_PATH.read_bytes())
+    blob[len(blob) // 2] ^= 0xFF
+    altered = tmp_path / "altered.npz"
+    altered.write_bytes(bytes(blob))
+    with pytest.raises(ValueError, match=r"SHA-256 .* is not the recorded"):
+        load_qnet(altered, WEIGHTS_SHA256)
+    with pytest.raises(ValueError, match="no such file"):
+        make_policy("learned", {"weights": str(tmp_path / "absent.npz")})
+    (tmp_path / "junk.npz").write_bytes(b"not a zip")
+    with pytest.raises(ValueError, match=r"not a \.npz file"):
+        make_policy("learned", {"weights": str(tmp_path / "junk.npz")})
+
+
+def test_it_plays_legal_moves_and_the_same_ones_whatever_its_seed() -> None:
+    options = Options.preset("standard", players=2, target=21)
+    one, other = LearnedPolicy(seed=1), LearnedPolicy(seed=99)
+    rng = random.Random(5)
+    decisions = 0
+    for seed in range(3):
+        game = Game(options, seed=seed)
+        while (seat := game.to_move) is not None:
+            legal = game.legal_actions()
+            view = game.view(seat)
+            if seat == 0:
+                choice = one.choose(view, legal, None)
+                assert isinstance(choice, int) and 0 <= choice < len(legal)
+                assert other.choose(view, legal, None) == choice
+                assert one.choose(view, legal, None) == choice  # no state between calls
+                decisions += 1
+            else:
+                choice = rng.randrange(len(legal))
+            game.apply(legal[choice], seat)
+        assert game.winner is not None
+    assert decisions > 50
+
+
+def test_what_it_reads_is_the_same_in_every_world_consistent_with_its_view() -> None:
+    """The bot sees its View only: deal the cards it cannot see again, any way its view
+    allows, and its features and choice do not move."""
+    options = Options.preset("standard", players=2, target=51)
+    bot = LearnedPolicy()
+    rng = random.Random(7)
+    checked = 0
+    for seed in range(4):
+        game = Game(options, seed=seed)
+        while (seat := game.to_move) is not None:
+            legal = game.legal_actions()
+            codes = [a.to_int() for a in legal]
+            view = game.view(seat)
+            if len(codes) > 1 and rng.random() < 0.3:
+                obs, acts = decision_features(view, codes)
+                choice = bot.choose(view, legal, None)
+                for _ in range(3):
+                    world = sample_world(view, rng)
+                    other = world.view(seat)
+                    obs2, acts2 = decision_features(other, codes)
+                    assert np.array_equal(obs, obs2) and np.array_equal(acts, acts2)
+                    assert bot.choose(other, legal, None) == choice
+                checked += 1
+            game.apply(legal[bot.choose(view, legal, None)], seat)
+    assert checked > 20
+
+
+@pytest.mark.parametrize("method", ["dmc", "distill"])
+def test_cirulla_train_at_a_tiny_scale_is_reproducible_and_its_weights_play(
+    tmp_path: Path, method: str
+) -> None:
+    extra = ["--teacher", "mcts:iterations=30"] if method == "distill" else []
+    summaries = []
+    for name in ("a.npz", "b.npz"):
+        done = run([*CIRULLA, "train", *TINY, *extra, "--target", "11", "--out", name], tmp_path)
+        assert done.returncode == 0, done.stderr
+        summary = json.loads(done.stdout)
+        assert summary["games"] == 2 and summary["updates"] >= 1
+        assert summary["sha256"] == file_sha256(tmp_path / name)
+        progress = [json.loads(line) for line in done.stderr.splitlines()]
+        assert [p["games"] for p in progress] == [1, 2]
+        summaries.append(summary)
+    assert summaries[0]["sha256"] == summaries[1]["sha256"]  # same command, same bytes
+    net = load_qnet(tmp_path / "a.npz", summaries[0]["sha256"])
+    assert net.b1.shape == (8,) and net.meta["config"]["games"] == 2
+    result = run_strength(f"learned:weights={tmp_path / 'a.npz'}", "random", 2, target=11)
+    assert result["a_wins"] + result["b_wins"] == 2
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--games", "0"], "games must be at least 1, not 0"),
+        (["--opponents", "gredy=1"], "opponents: 'gredy' is not one of greedy, self, random"),
+        (["--epsilon", "2"], "epsilon must be in [0, 1], not 2.0"),
+        (["--teacher", "greedy"], "teacher must be an mcts spec"),
+    ],
+)
+def test_bad_training_options_are_one_line_and_write_nothing(
+    tmp_path: Path, args: list[str], message: str
+) -> None:
+    done = run([*CIRULLA, "train", "--out", "w.npz", *args], tmp_path)
+    assert done.returncode == 2
+    assert done.stdout == ""
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1 and message in lines[0], done.stderr
+    assert not list(tmp_path.iterdir())
+
+
+def test_it_plays_a_tournament_on_a_real_server(tmp_path: Path) -> None:
+    done = run(
+        [
+            *CIRULLA,
+            "tournament",
+            "--bot",
+            "mine=learned",
+            "--bot",
+            "greedy",
+            "--games",
+            "2",
+            "--target",
+            "11",
+            "--seed",
+            "3",
+            "--out",
+            "out",
+            "--concurrency",
+            "1",
+        ],
+        tmp_path,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    games = json.loads((tmp_path / "out" / "results.json").read_text())["games"]
+    assert len(games) == 2
+    for game in games:
+        assert sorted(game["seats"]) == ["greedy", "mine"]
+        assert game["seat_outcomes"][game["seats"].index("mine")] == "ok", game
+        assert game["winner"] is not None and game["deals"] > 0
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    tmp = tmp_path_factory.mktemp("learned-server")
+    with LocalServer(tmp / "server.sqlite3", tmp / "server.log") as local:
+        yield local.address
+
+
+def test_over_grpc_and_behind_cirulla_engine_it_plays_the_same_moves(
+    server: str, tmp_path: Path
+) -> None:
+    same = ["--players", "2", "--target", "11", "--seed", "78"]
+    opponent = [*CIRULLA, "bot", "random", "--seed", "5"]
+    grpc_id, grpc_tokens = create(server, *same)
+    text_id, text_tokens = create(server, *same)
+    play(server, grpc_id, grpc_tokens, [[*CIRULLA, "bot", "learned"], opponent], tmp_path)
+    engine = text_bot([*CIRULLA, "engine", "learned", "--seed", "3"])
+    play(server, text_id, text_tokens, [engine, opponent], tmp_path)
+    _, over_grpc = finished(server, grpc_id)
+    _, over_text = finished(server, text_id)
+    assert len(moves(over_grpc)) > 20
+    assert moves(over_text) == moves(over_grpc)
+
+
+def test_mcts_takes_the_network_as_its_root_prior() -> None:
+    game = Game(Options.preset("standard", players=2, target=51), seed=11)
+    while len(game.legal_codes()) < 3:
+        game.apply(game.legal_codes()[0])
+    seat = game.to_move
+    assert seat is not None
+    view = game.view(seat)
+    codes = game.legal_codes()
+    learned = root_prior(view, codes, 10.0, "learned")
+    greedy = root_prior(view, codes, 10.0, "greedy")
+    assert set(learned) == set(codes) and max(learned.values()) == 0.0
+    assert learned != greedy
+    assert parse_bot_spec("mcts:guide=learned") == ("mcts", {"guide": "learned"})
+    for core in ("native", "python"):
+        bot = make_policy("mcts", {"guide": "learned", "iterations": 60, "core": core}, seed=2)
+        assert isinstance(bot, MctsPolicy)
+        legal = game.legal_actions()
+        choice = bot.choose(view, legal, None)
+        assert 0 <= choice < len(legal)
+        assert bot.choose(view, legal, None) == choice  # seeded: the same search
+    with pytest.raises(ValueError, match="mcts guide must be one of greedy, learned"):
+        make_policy("mcts", {"guide": "network"})
