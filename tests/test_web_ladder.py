@@ -199,7 +199,7 @@ def test_ladder_web_view_in_a_real_browser(tmp_path: Path) -> None:
                 # jump to a chosen move through the timeline: the cards follow
                 opening = data["steps"][0]["table"]
                 k = next(i for i in range(5, steps) if data["steps"][i]["table"] != opening)
-                await page.click(f'#timeline a[data-step="{k}"]')
+                await page.click(f'#timeline a[data-step="{k}"]:not(.dealjump)')
                 await page.wait_for_selector(f'body[data-step="{k}"]')
                 shown = await page.eval_on_selector_all(
                     "#tablecards .card[data-card]", "els => els.map(e => e.dataset.card)"
@@ -212,10 +212,20 @@ def test_ladder_web_view_in_a_real_browser(tmp_path: Path) -> None:
                 )
                 assert hands == [sorted(h) for h in data["steps"][k]["hands"]]
                 assert await page.locator("#timeline a.cur").inner_text() == str(k)
+                assert "denari" in await page.inner_text(".felt .legend")
                 assert f"move {k} of {steps - 1}" in await page.inner_text("#pos")
                 # the same move without JavaScript: the server draws the same cards
                 _, at_k = get(f"{record_url}?step={k}")
                 assert sorted(data_cards(at_k, "tablecards")) == sorted(shown)
+                # a deal's label jumps to its opening table
+                deal2 = next((i for i, st in enumerate(data["steps"]) if st["deal"] == 2), None)
+                if deal2 is not None:
+                    await page.click('#timeline .deal[data-deal="2"] a.dealjump')
+                    await page.wait_for_selector(f'body[data-step="{deal2}"]')
+                    assert f"move {deal2} of" in await page.inner_text("#pos")
+                    assert "deal 2" in await page.inner_text("#pos")
+                    await page.click(f'#timeline a[data-step="{k}"]:not(.dealjump)')
+                    await page.wait_for_selector(f'body[data-step="{k}"]')
                 # the wild 7 and whose turn are on the table
                 info = await page.inner_text("#info")
                 assert "wild 7" in info and "deal" in info

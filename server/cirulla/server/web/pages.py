@@ -48,6 +48,8 @@ button {{ font-size: 1rem; padding: .3rem .8rem; }}
 #timeline .deal {{ margin: .2rem 0; }} #timeline a {{ display: inline-block; min-width: 1.8em; text-align: center;
   margin: 1px; padding: 1px 2px; border: 1px solid #ccc; border-radius: .25em; text-decoration: none; font-size: .85em; }}
 #timeline a.cur {{ background: #05a; color: #fff; }}
+#timeline a.dealjump {{ border: none; min-width: 4.5em; text-align: left; }}
+.felt .legend {{ margin-top: .5rem; font-size: .85em; }}
 .withheld {{ color: #8a4b00; font-weight: 600; }} .error {{ color: #b00; }}
 .nav {{ margin: .2rem 0 .8rem; }}
 </style></head><body>
@@ -205,7 +207,7 @@ function go(k) {{
   at = Math.max(0, Math.min(total - 1, k));
   document.getElementById('board').innerHTML = boards[at];
   document.getElementById('controls').innerHTML = controls[at];
-  document.querySelectorAll('#timeline a').forEach(a => a.classList.toggle('cur', +a.dataset.step === at));
+  document.querySelectorAll('#timeline a:not(.dealjump)').forEach(a => a.classList.toggle('cur', +a.dataset.step === at));
   document.body.dataset.step = at;
   history.replaceState(null, '', '?step=' + at);
   return true;

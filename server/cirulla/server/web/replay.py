@@ -90,7 +90,16 @@ def timeline(data: dict[str, Any], k: int) -> str:
         rows.setdefault(deal, []).append(
             f'<a href="?step={i}" data-step="{i}" title="{title}"{cur}>{i}</a>'
         )
-    return "".join(
-        f'<div class="deal" data-deal="{deal}"><b>deal {deal}</b> {"".join(links)}</div>'
-        for deal, links in sorted(rows.items())
-    )
+    # a deal's label jumps to its opening table: the first step showing that deal
+    first: dict[int, int] = {}
+    for i, st in enumerate(data["steps"]):
+        first.setdefault(st["deal"], i)
+    out = []
+    for deal, links in sorted(rows.items()):
+        at = first.get(deal, 0)
+        jump = (
+            f'<a class="dealjump" href="?step={at}" data-step="{at}" '
+            f'title="the opening table of deal {deal}"><b>deal {deal}</b></a>'
+        )
+        out.append(f'<div class="deal" data-deal="{deal}">{jump} {"".join(links)}</div>')
+    return "".join(out)

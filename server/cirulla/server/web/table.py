@@ -176,8 +176,16 @@ def render(state: TableState) -> str:
         f'<div class="tablecards" id="tablecards" data-count="{len(state.table)}">'
         f"{cards(state.table, stayed, 'the table is empty')}</div>"
         f'<div class="lastplay" id="lastplay">{played_text(state)}</div>'
-        f'<div class="piles">{"".join(piles)}</div></div>'
+        f'<div class="piles">{"".join(piles)}</div>{LEGEND}</div>'
     )
+
+
+#: the suits as French symbols with their Italian names (the deck's own)
+LEGEND = (
+    '<div class="legend muted">'
+    + " · ".join(f"{sym} {it} ({en})" for sym, it, en in SUITS.values())
+    + "</div>"
+)
 
 
 def _codes(cs: Any) -> list[str]:
