@@ -1,27 +1,31 @@
-"""``cirulla train``: deep Monte-Carlo training of the ``learned`` bot, NumPy alone.
+"""``cirulla train``: training the ``learned`` bot's network, NumPy alone, two methods.
 
-The method is DouZero's (Zha et al. 2021): an action-value network Q(observation, action
-features) (``cirulla.bots.learned``), epsilon-greedy play, and the Monte-Carlo return of
-each decision as its regression target, here the rest of the deal's point difference
-(my side's deal points minus the other side's, less the scope already scored when the
-decision was made). Deals rather than games give every decision a target of its own;
-a deal's points are what a game to 51 is won with.
+Both learn the network of ``cirulla.bots.learned`` (Q(observation, action features)) from
+games to 51 on the rules core (native when built), against an opponent drawn per game
+from the mix: ``greedy`` (the learner holds one seat), ``self`` (both seats are the
+learner's and both give samples) or ``random``. Every sample's features come from
+``learned.decision_features`` of the seat's ``View``: the very function the bot calls at
+play time, so no hidden card reaches the network in training either.
 
-Training alternates two phases, ``chunk`` games at a time:
+**Expert iteration** (``teacher``, the default, how the shipped weights were made): the
+teacher, an mcts bot, plays the labelled seats (a random move instead with probability
+``epsilon``) and searches every decision with a choice; the network learns the
+differences between the teacher's root actions' mean rewards (converted to points), a
+Huber loss on each decision's actions centred on their mean. Every ``chunk`` games the
+decisions join one buffer, and ``epochs`` times the chunk's size in decisions is drawn
+from all of it in minibatches. What the search knows is only the view (it samples the
+hidden cards), so the targets carry no hidden information either.
 
-* **play**: the learner (the current network, epsilon-greedy) plays games to 51 on the
-  rules core (native when built), each against an opponent drawn from the mix: ``greedy``
-  (the learner holds one seat) or ``self`` (the learner holds both seats and both give
-  samples). Every decision with a choice gives one sample: the features of the position
-  and of the action played, computed by ``learned.decision_features`` from the seat's
-  ``View`` — the very function the bot calls at play time, so no hidden card reaches the
-  network in training either.
-* **fit**: ``epochs`` passes over the chunk's samples in minibatches, Huber loss, Adam,
-  backpropagation written out in NumPy.
+**Deep Monte-Carlo** (``teacher=None``; DouZero's method, Zha et al. 2021): the network
+plays epsilon-greedy, and the target of each decision is its Monte-Carlo return, the
+rest of the deal's point difference (my side's deal points minus the other side's, less
+the scope already scored when the decision was made). Every ``chunk`` games, ``epochs``
+passes over the chunk's samples.
 
-Seeded throughout (the deals, the opponent draws, the exploration, the minibatches):
-the same command gives the same weights, byte for byte, on the same NumPy build.
-Progress is one JSON line per chunk on stderr.
+Adam, backpropagation written out in NumPy. Seeded throughout (the deals, the opponent
+draws, the exploration, the teacher's searches, the minibatches): the same command gives
+the same weights, byte for byte, on the same NumPy build. Progress is one JSON line per
+chunk on stderr.
 """
 
 from __future__ import annotations
