@@ -232,3 +232,31 @@ def test_mcts_takes_the_network_as_its_root_prior() -> None:
         assert bot.choose(view, legal, None) == choice  # seeded: the same search
     with pytest.raises(ValueError, match="mcts guide must be one of greedy, learned"):
         make_policy("mcts", {"guide": "network"})
+
+
+def test_its_action_features_are_the_environments_then_the_table_left() -> None:
+    """The first 96 numbers of an action are ``cirulla.env.encoding.action_features``
+    (the capture count scaled by 1/4), the next 40 the table the action leaves."""
+    from cirulla.env.encoding import FEATURE_FIELDS, FEATURE_SIZE, action_features
+    from cirulla.rules.cards import NUM_CARDS
+
+    count_at = FEATURE_FIELDS["extra"][0]
+    game = Game(Options.preset("standard", players=2, target=51), seed=21)
+    checked = 0
+    while (seat := game.to_move) is not None and checked < 200:
+        codes = game.legal_codes()
+        view = game.view(seat)
+        _, acts = decision_features(view, codes)
+        for row, code in zip(acts, codes, strict=True):
+            expected = action_features(code, view.table)
+            expected[count_at] /= 4.0
+            assert np.array_equal(row[:FEATURE_SIZE], expected)
+            capture, card = code >> 12, code & 63
+            left = view.table & ~capture if capture else view.table | 1 << card
+            table = row[FEATURE_SIZE : FEATURE_SIZE + NUM_CARDS]
+            assert [i for i in range(NUM_CARDS) if table[i]] == [
+                i for i in range(NUM_CARDS) if left >> i & 1
+            ]
+            checked += 1
+        game.apply(codes[0])
+    assert checked >= 200
