@@ -118,7 +118,8 @@ def test_what_it_reads_is_the_same_in_every_world_consistent_with_its_view() -> 
 def test_cirulla_train_at_a_tiny_scale_is_reproducible_and_its_weights_play(
     tmp_path: Path, method: str
 ) -> None:
-    extra = ["--teacher", "mcts:iterations=30"] if method == "distill" else []
+    teacher = "mcts:iterations=30" if method == "distill" else "none"
+    extra = ["--teacher", teacher]
     summaries = []
     for name in ("a.npz", "b.npz"):
         done = run([*CIRULLA, "train", *TINY, *extra, "--target", "11", "--out", name], tmp_path)
@@ -132,6 +133,7 @@ def test_cirulla_train_at_a_tiny_scale_is_reproducible_and_its_weights_play(
     assert summaries[0]["sha256"] == summaries[1]["sha256"]  # same command, same bytes
     net = load_qnet(tmp_path / "a.npz", summaries[0]["sha256"])
     assert net.b1.shape == (8,) and net.meta["config"]["games"] == 2
+    assert net.meta["config"]["teacher"] == (None if teacher == "none" else teacher)
     result = run_strength(f"learned:weights={tmp_path / 'a.npz'}", "random", 2, target=11)
     assert result["a_wins"] + result["b_wins"] == 2
 
