@@ -197,7 +197,7 @@ def _run_engine(args: argparse.Namespace) -> int:
     return run_engine(policy, args.name or policy.name)
 
 
-def register_engine(commands: argparse._SubParsersAction) -> None:
+def register_engine(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """``cirulla engine`` (the bridge's own options are on ``cirulla bot``:
     ``add_bridge_arguments``)."""
     p = commands.add_parser(

@@ -266,6 +266,10 @@ def _opt(message: object, field: str) -> str:
     return str(getattr(message, field)) if message.HasField(field) else NONE  # type: ignore[attr-defined]
 
 
+#: The declaration kinds the rules core knows, by code.
+_KIND_CODES = frozenset(int(kind) for kind in DeclarationKind)
+
+
 def event_text(event: events_pb2.Event) -> str | None:
     """A public event as the arguments of an ``event`` command, e.g. ``play seat=1 ...``;
     None for what has no text form (a PRIVATE hand: that is the ``hand`` command)."""
@@ -290,7 +294,7 @@ def event_text(event: events_pb2.Event) -> str | None:
         )
     if kind == "declaration":
         k = event.declaration
-        label = DeclarationKind(k.kind).label if k.kind in set(DeclarationKind) else str(k.kind)
+        label = DeclarationKind(k.kind).label if int(k.kind) in _KIND_CODES else str(k.kind)
         return (
             f"declare seat={k.seat} side={k.side} kind={label} "
             f"cards={_cards(k.cards, 'cards')} wild={_opt(k, 'wild_value')} scope={k.scope}"

@@ -18,10 +18,11 @@ import signal
 import sys
 from collections.abc import Sequence
 
+from cirulla.bots.botspec import TEXT_PREFIX
 from cirulla.bots.kit import BotError
 from cirulla.bots.loop import Assignment, serve
 from cirulla.bots.policy import RawAnswer
-from cirulla.bots.specs import TEXT_PREFIX, text_engine_argv
+from cirulla.bots.specs import text_engine_argv
 from cirulla.bots.text.bridge import TextEnginePolicy
 from cirulla.bots.text.engine_io import EngineError
 from cirulla.rules.actions import Action

@@ -436,7 +436,8 @@ class Referee:
         response = self.stub.GetMatch(
             match_service_pb2.GetMatchRequest(match_id=match_id), timeout=RPC_TIMEOUT
         )
-        return response.match
+        match: match_pb2.Match = response.match
+        return match
 
     def _reap(self, seats: list[SeatPlayer], grace: float) -> list[int | None]:
         """Let the bots leave the match on their own for a moment, then stop what is left."""

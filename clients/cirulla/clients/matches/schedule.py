@@ -66,7 +66,7 @@ def deck_seed(tournament_seed: int, deal_set: int) -> int:
 def new_tournament_seed() -> int:
     """The default tournament seed: random and wide (at least 2**SEED_BITS, so 64-bit
     deck seeds follow), never guessable from a finished game."""
-    return 2**SEED_BITS + secrets.randbelow(2**WIDE_SEED_BITS - 2**SEED_BITS)
+    return (1 << SEED_BITS) + secrets.randbelow((1 << WIDE_SEED_BITS) - (1 << SEED_BITS))
 
 
 def new_bot_seed_base() -> int:
@@ -80,7 +80,7 @@ def bot_seed(base: int, game_index: int, seat: int) -> int:
     ``base`` and everything public still cannot predict a deck."""
     message = f"cirulla-bot-seed:{game_index}:{seat}".encode()
     digest = hmac.new(str(base).encode(), message, hashlib.sha256).digest()
-    return int.from_bytes(digest[:8], "big") % 2**BOT_SEED_BITS
+    return int.from_bytes(digest[:8], "big") % (1 << BOT_SEED_BITS)
 
 
 def groups(bots: Sequence[str], players: int, fmt: str) -> list[tuple[str, ...]]:

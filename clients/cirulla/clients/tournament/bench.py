@@ -27,7 +27,7 @@ from cirulla.console import output_console
 MODES = ("both", "served", "per-game")
 
 
-def register_bench(bench: argparse._SubParsersAction) -> None:
+def register_bench(bench: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = bench.add_parser(
         "tournament",
         help="tournament overhead: games per second, bots kept alive vs one process per game",

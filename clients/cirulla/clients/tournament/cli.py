@@ -128,7 +128,10 @@ def _non_negative_int(text: str) -> int:
     return value
 
 
-def register(commands: argparse._SubParsersAction, bench: argparse._SubParsersAction) -> None:
+def register(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser],
+    bench: argparse._SubParsersAction[argparse.ArgumentParser],
+) -> None:
     parser = commands.add_parser(
         "tournament",
         help="run bots against each other and print a results table (no arguments: demo)",

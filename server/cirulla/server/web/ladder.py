@@ -66,7 +66,7 @@ _HTTP = {
 def seconds(ts: Any) -> float | None:
     if ts is None or (ts.seconds == 0 and ts.nanos == 0):
         return None
-    return float(ts.seconds) + ts.nanos / 1e9
+    return float(ts.seconds) + float(ts.nanos) / 1e9
 
 
 def when(ts: Any) -> str:
