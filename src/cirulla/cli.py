@@ -108,7 +108,7 @@ def build_parser(areas: Sequence[str] = AREAS) -> argparse.ArgumentParser:
     bench_parser = commands.add_parser(
         "bench",
         help="benchmarks that print JSON "
-        "(rules, mcts, strength, server, soak, tournament, ladder, pool, env)",
+        "(rules, mcts, strength, server, soak, tournament, ladder, pool, env, learned)",
         description="Benchmarks. Each prints one JSON object on stdout.",
     )
     bench = bench_parser.add_subparsers(dest="bench", metavar="BENCHMARK", required=True)
