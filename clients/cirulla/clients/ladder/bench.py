@@ -99,10 +99,7 @@ def _quantiles(values: list[float]) -> dict[str, float | None]:
 
 def measure(url: str, workers: int, args: argparse.Namespace, folder: Path) -> dict[str, Any]:
     # Imported here: this module is loaded by every `cirulla` start-up to register the bench.
-    from sqlalchemy import select
-
     from cirulla.clients.ladder.db import open_database
-    from cirulla.clients.ladder.schema import ladder_matches
     from cirulla.clients.ladder.store import LadderStore
 
     store = LadderStore(open_database(url))
@@ -135,40 +132,30 @@ def measure(url: str, workers: int, args: argparse.Namespace, folder: Path) -> d
         end = time.time()
     finally:
         _stop(procs)
-    with store.engine.connect() as conn:
-        rows = conn.execute(
-            select(
-                ladder_matches.c.created_at,
-                ladder_matches.c.claimed_at,
-                ladder_matches.c.started_at,
-                ladder_matches.c.finished_at,
-                ladder_matches.c.status,
-            )
-        ).all()
+    rows = store.matches.times()
     store.engine.dispose()
     finished = [
-        r for r in rows if r.status == "finished" and r.finished_at and start <= r.finished_at < end
+        r
+        for r in rows
+        if r["status"] == "finished" and r["finished_at"] and start <= r["finished_at"] < end
     ]
-    started = [r for r in rows if r.started_at and start <= r.started_at < end]
+    started = [r for r in rows if r["started_at"] and start <= r["started_at"] < end]
     return {
         "workers": workers,
         "matches_per_minute": round(len(finished) * 60.0 / (end - start), 2),
         "finished_in_window": len(finished),
         "latency_scheduled_to_claimed_s": _quantiles(
-            [r.claimed_at - r.created_at for r in started if r.claimed_at]
+            [r["claimed_at"] - r["created_at"] for r in started if r["claimed_at"]]
         ),
         "latency_scheduled_to_started_s": _quantiles(
-            [r.started_at - r.created_at for r in started]
+            [r["started_at"] - r["created_at"] for r in started if r["started_at"]]
         ),
     }
 
 
 def measure_embedded(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
     """``cirulla ladder serve`` on SQLite with its defaults, random and greedy registered."""
-    from sqlalchemy import select
-
     from cirulla.clients.ladder.db import open_database
-    from cirulla.clients.ladder.schema import ladder_matches
     from cirulla.clients.ladder.store import LadderStore
 
     url = f"sqlite:///{folder / 'ladder.sqlite3'}"
@@ -197,17 +184,10 @@ def measure_embedded(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
         end = time.time()
     finally:
         _stop([proc])
-    with engine.connect() as conn:
-        rows = conn.execute(
-            select(
-                ladder_matches.c.started_at,
-                ladder_matches.c.finished_at,
-                ladder_matches.c.rated,
-            ).where(ladder_matches.c.status == "finished")
-        ).all()
+    rows = [r for r in store.matches.times() if r["status"] == "finished"]
     engine.dispose()
-    window = [r for r in rows if r.finished_at and start <= r.finished_at < end]
-    rated = [r for r in window if r.rated]
+    window = [r for r in rows if r["finished_at"] and start <= r["finished_at"] < end]
+    rated = [r for r in window if r["rated"]]
     return {
         "database": "sqlite (embedded, serve's defaults)",
         "bots": "random, greedy",
@@ -215,7 +195,13 @@ def measure_embedded(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
         "rated_games_per_minute": round(len(rated) * 60.0 / (end - start), 2),
         "rated_in_window": len(rated),
         "finished_in_window": len(window),
-        "game_seconds": _quantiles([r.finished_at - r.started_at for r in window if r.started_at]),
+        "game_seconds": _quantiles(
+            [
+                r["finished_at"] - r["started_at"]
+                for r in window
+                if r["started_at"] and r["finished_at"]
+            ]
+        ),
     }
 
 

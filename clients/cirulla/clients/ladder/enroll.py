@@ -26,18 +26,10 @@ from pathlib import Path
 from typing import Any
 
 import grpc
-from sqlalchemy import and_, delete, insert, select, update
 
 from cirulla.clients.ladder.fields import MAX_SOFTWARE_VERSION, FieldError, check_text, shown
-from cirulla.clients.ladder.schema import (
-    bot_versions,
-    bots,
-    enrollments,
-    ladder_matches,
-    ladder_seats,
-)
 from cirulla.clients.ladder.service import QUEUE_TO_PB
-from cirulla.clients.ladder.store import LadderStore, new_id
+from cirulla.clients.ladder.store import LadderStore
 from cirulla.v1 import ladder_pb2, match_pb2, match_service_pb2, match_service_pb2_grpc
 
 log = logging.getLogger("cirulla.ladder.enroll")
@@ -77,153 +69,55 @@ class Delivery:
 
 
 class Enrollments:
-    """The ``enrollments`` rows and assignment deliveries (one short transaction each)."""
+    """A connect-in bot's enrollments and assignment deliveries, as the ``Enroll`` stream
+    uses them: the rows are the store's (``store.enrollments`` writes ``enrollments``,
+    ``store.matches`` the seats' deliveries); this class runs no SQL of its own."""
 
     def __init__(self, store: LadderStore) -> None:
         self.store = store
 
     def open(self, bot_id: int, served_by: str, capacity: int) -> str:
-        now = self.store.now()
-        enrollment_id = new_id("en")
-        with self.store.engine.begin() as conn:
-            conn.execute(
-                insert(enrollments).values(
-                    id=enrollment_id,
-                    bot_id=bot_id,
-                    served_by=served_by,
-                    capacity=capacity,
-                    connected_at=now,
-                    heartbeat_at=now,
-                )
-            )
-        return enrollment_id
+        return self.store.enrollments.open(bot_id, served_by, capacity)
 
     def beat(self, enrollment_id: str) -> None:
-        with self.store.engine.begin() as conn:
-            conn.execute(
-                update(enrollments)
-                .where(enrollments.c.id == enrollment_id)
-                .values(heartbeat_at=self.store.now())
-            )
+        self.store.enrollments.beat(enrollment_id)
 
     def close(self, enrollment_id: str) -> None:
-        with self.store.engine.begin() as conn:
-            conn.execute(delete(enrollments).where(enrollments.c.id == enrollment_id))
+        self.store.enrollments.close(enrollment_id)
 
     def close_served_by(self, served_by: str) -> None:
         """Forget the enrollments a ladder process held (at its start: left by a crash)."""
-        with self.store.engine.begin() as conn:
-            conn.execute(delete(enrollments).where(enrollments.c.served_by == served_by))
+        self.store.enrollments.close_served_by(served_by)
 
     def bot_state(self, bot_id: int) -> tuple[str, int]:
         """(state, current version number) of the bot."""
-        with self.store.engine.connect() as conn:
-            state: str = conn.execute(select(bots.c.state).where(bots.c.id == bot_id)).scalar_one()
-            version = conn.execute(
-                select(bot_versions.c.version)
-                .where(bot_versions.c.bot_id == bot_id)
-                .order_by(bot_versions.c.version.desc())
-                .limit(1)
-            ).scalar_one_or_none()
-        return str(state), int(version or 0)
+        return self.store.bots.bot_state(bot_id)
 
     def running(self, match_ids: set[str]) -> set[str]:
         """Those of ``match_ids`` still claimed or running."""
-        if not match_ids:
-            return set()
-        with self.store.engine.connect() as conn:
-            return set(
-                conn.execute(
-                    select(ladder_matches.c.id).where(
-                        ladder_matches.c.id.in_(sorted(match_ids)),
-                        ladder_matches.c.status.in_(("claimed", "running")),
-                    )
-                ).scalars()
-            )
+        return self.store.matches.still_active(match_ids)
 
     def deliver(self, bot_id: int, limit: int) -> list[Delivery]:
         """Up to ``limit`` undelivered seats of the bot's current version, now delivered."""
-        if limit <= 0:
-            return []
-        now = self.store.now()
-        out: list[Delivery] = []
-        with self.store.engine.begin() as conn:
-            current = (
-                select(bot_versions.c.id)
-                .where(bot_versions.c.bot_id == bot_id)
-                .order_by(bot_versions.c.version.desc())
-                .limit(1)
-                .scalar_subquery()
+        return [
+            Delivery(
+                match_id=d.match_id,
+                server_match_id=d.server_match_id,
+                server_address=d.server_address,
+                seat=d.seat,
+                token=d.token,
+                queue=d.queue,
+                delivered_at=d.delivered_at,
             )
-            rows = conn.execute(
-                select(
-                    ladder_seats.c.match_id,
-                    ladder_seats.c.seat,
-                    ladder_seats.c.token,
-                    ladder_matches.c.server_match_id,
-                    ladder_matches.c.server_address,
-                    ladder_matches.c.queue,
-                )
-                .join(ladder_matches, ladder_matches.c.id == ladder_seats.c.match_id)
-                .where(
-                    ladder_seats.c.version_id == current,
-                    ladder_seats.c.token.is_not(None),
-                    ladder_seats.c.delivered_at.is_(None),
-                    ladder_matches.c.status == "running",
-                )
-                .order_by(ladder_matches.c.started_at, ladder_seats.c.seat)
-                .limit(limit)
-            ).all()
-            for row in rows:
-                taken = conn.execute(
-                    update(ladder_seats)
-                    .where(
-                        and_(
-                            ladder_seats.c.match_id == row.match_id,
-                            ladder_seats.c.seat == row.seat,
-                            ladder_seats.c.delivered_at.is_(None),
-                        )
-                    )
-                    .values(delivered_at=now)
-                ).rowcount
-                if taken == 1:
-                    out.append(
-                        Delivery(
-                            match_id=row.match_id,
-                            server_match_id=row.server_match_id or "",
-                            server_address=row.server_address,
-                            seat=row.seat,
-                            token=row.token,
-                            queue=row.queue,
-                            delivered_at=now,
-                        )
-                    )
-        return out
+            for d in self.store.matches.deliver_seats(bot_id, limit)
+        ]
 
     def undeliver(self, delivery: Delivery) -> bool:
         """Make a delivered seat deliverable again (its bot's stream dropped before the
         bot joined); False if the match is no longer running or the seat changed hands."""
-        with self.store.engine.begin() as conn:
-            running = conn.execute(
-                select(ladder_matches.c.id).where(
-                    ladder_matches.c.id == delivery.match_id,
-                    ladder_matches.c.status == "running",
-                )
-            ).first()
-            if running is None:
-                return False
-            return (
-                conn.execute(
-                    update(ladder_seats)
-                    .where(
-                        ladder_seats.c.match_id == delivery.match_id,
-                        ladder_seats.c.seat == delivery.seat,
-                        ladder_seats.c.delivered_at == delivery.delivered_at,
-                    )
-                    .values(delivered_at=None)
-                ).rowcount
-                == 1
-            )
+        return self.store.matches.undeliver_seat(
+            delivery.match_id, delivery.seat, delivery.delivered_at
+        )
 
 
 def match_server_channel(address: str, tls_ca: str | None) -> grpc.aio.Channel:

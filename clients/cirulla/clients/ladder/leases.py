@@ -18,15 +18,10 @@ to be claimed or running).
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 from dataclasses import dataclass
-from typing import Any
 
-from sqlalchemy import delete, select, update
-
-from cirulla.clients.ladder.schema import enrollments, ladder_matches, workers
 from cirulla.clients.ladder.store import ENROLLMENT_TIMEOUT, LadderStore
 
 log = logging.getLogger("cirulla.ladder.leases")
@@ -47,51 +42,17 @@ def reap(store: LadderStore) -> list[Reaped]:
     """End the leases that expired: re-queue claimed matches, cancel running ones."""
     now = store.now()
     out: list[Reaped] = []
-    with store.engine.connect() as conn:
-        expired = conn.execute(
-            select(
-                ladder_matches.c.id,
-                ladder_matches.c.status,
-                ladder_matches.c.worker_id,
-                ladder_matches.c.notes,
-            ).where(
-                ladder_matches.c.status.in_(("claimed", "running")),
-                ladder_matches.c.lease_expires_at < now,
-            )
-        ).all()
-    for row in expired:
+    for row in store.matches.expired(now):
         worker = row.worker_id or "?"
-        guard = (
-            ladder_matches.c.id == row.id,
-            ladder_matches.c.status == row.status,
-            ladder_matches.c.lease_expires_at < now,
-        )
         if row.status == "claimed":
             reason = f"worker {worker} lost its lease before starting the match; re-queued"
-            notes = [*json.loads(row.notes or "[]"), reason]
-            values: dict[str, Any] = {
-                "status": "scheduled",
-                "worker_id": None,
-                "lease_expires_at": None,
-                "server_address": "",
-                "notes": json.dumps(notes),
-            }
-            action = "requeued"
         else:
             reason = (
                 f"worker {worker} stopped renewing its lease mid-match (dead or cut off); "
                 "its match server is gone with it"
             )
-            values = {
-                "status": "cancelled",
-                "cancel_reason": reason,
-                "finished_at": now,
-                "lease_expires_at": None,
-            }
-            action = "cancelled"
-        with store.engine.begin() as conn:
-            done = conn.execute(update(ladder_matches).where(*guard).values(**values)).rowcount
-        if done == 1:
+        action = store.matches.end_expired(row.id, row.status, now, reason)
+        if action is not None:
             if action == "cancelled":
                 store.settle_pair_of(row.id)  # its twin, if over, is rated now
             log.warning("lease_expired match=%s worker=%s %s", row.id, worker, action)
@@ -103,20 +64,8 @@ def reap(store: LadderStore) -> list[Reaped]:
 def forget_gone(store: LadderStore, now: float) -> None:
     """Delete worker rows long silent and holding nothing, and enrollments whose ladder
     process died without closing them (their heartbeat stopped)."""
-    with store.engine.begin() as conn:
-        holding = select(ladder_matches.c.worker_id).where(
-            ladder_matches.c.status.in_(("claimed", "running")),
-            ladder_matches.c.worker_id.is_not(None),
-        )
-        conn.execute(
-            delete(workers).where(
-                workers.c.heartbeat_at < now - WORKER_GONE_SECONDS,
-                workers.c.id.not_in(holding),
-            )
-        )
-        conn.execute(
-            delete(enrollments).where(enrollments.c.heartbeat_at < now - 2 * ENROLLMENT_TIMEOUT)
-        )
+    store.workers.forget_silent(now - WORKER_GONE_SECONDS)
+    store.enrollments.forget_stale(now - 2 * ENROLLMENT_TIMEOUT)
 
 
 def lost(store: LadderStore, worker_id: str, match_ids: set[str]) -> set[str]:
@@ -124,17 +73,7 @@ def lost(store: LadderStore, worker_id: str, match_ids: set[str]) -> set[str]:
     stops playing them (their result would change nothing)."""
     if not match_ids:
         return set()
-    with store.engine.connect() as conn:
-        held: set[Any] = set(
-            conn.execute(
-                select(ladder_matches.c.id).where(
-                    ladder_matches.c.id.in_(sorted(match_ids)),
-                    ladder_matches.c.worker_id == worker_id,
-                    ladder_matches.c.status.in_(("claimed", "running")),
-                )
-            ).scalars()
-        )
-    return match_ids - held
+    return match_ids - store.matches.held_by(worker_id, match_ids)
 
 
 def reaper_loop(store: LadderStore, stop: threading.Event, every: float) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import secrets
 from collections.abc import AsyncIterator, Callable
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import grpc
 from google.protobuf.timestamp_pb2 import Timestamp
@@ -21,11 +21,16 @@ from cirulla.clients.ladder import rating
 from cirulla.clients.ladder.store import (
     CONNECT_SPEC,
     QUEUES,
+    BotInfo,
     LadderError,
     LadderStore,
     MatchConfig,
+    MatchView,
     NotFound,
+    RatingView,
     Refused,
+    RequestView,
+    Standing,
 )
 from cirulla.v1 import ladder_pb2, ladder_pb2_grpc
 
@@ -74,7 +79,7 @@ def queue_name(value: int, default: str | None = "2p") -> str | None:
 # -------------------------------------------------------------------- store -> protobuf
 
 
-def bot_pb(bot: dict[str, Any]) -> ladder_pb2.LadderBot:
+def bot_pb(bot: BotInfo) -> ladder_pb2.LadderBot:
     return ladder_pb2.LadderBot(
         name=bot["name"],
         version=bot["version"],
@@ -93,7 +98,7 @@ def bot_pb(bot: dict[str, Any]) -> ladder_pb2.LadderBot:
     )
 
 
-def rating_pb(r: dict[str, Any]) -> ladder_pb2.Rating:
+def rating_pb(r: Standing | RatingView) -> ladder_pb2.Rating:
     return ladder_pb2.Rating(
         queue=QUEUE_TO_PB[r["queue"]],
         mu=r["mu"],
@@ -107,7 +112,7 @@ def rating_pb(r: dict[str, Any]) -> ladder_pb2.Rating:
     )
 
 
-def match_pb(m: dict[str, Any]) -> ladder_pb2.LadderMatch:
+def match_pb(m: MatchView) -> ladder_pb2.LadderMatch:
     out = ladder_pb2.LadderMatch(
         match_id=m["id"],
         server_match_id=m["server_match_id"],
@@ -139,11 +144,11 @@ def match_pb(m: dict[str, Any]) -> ladder_pb2.LadderMatch:
             seat.points = s["points"]
         if s["mu_after"] is not None:
             seat.mu_after = s["mu_after"]
-            seat.sigma_after = s["sigma_after"]
+            seat.sigma_after = s["sigma_after"] or 0.0
     return out
 
 
-def request_pb(r: dict[str, Any]) -> ladder_pb2.MatchRequest:
+def request_pb(r: RequestView) -> ladder_pb2.MatchRequest:
     return ladder_pb2.MatchRequest(
         request_id=r["id"],
         bot_names=r["bots"],
@@ -349,7 +354,7 @@ class LadderService(ladder_pb2_grpc.LadderServiceServicer):
         else:
             await self._check_admin(context)
 
-        def add() -> tuple[dict[str, Any], bool, str]:
+        def add() -> tuple[BotInfo, bool, str]:
             queues = [queue_name(q) or "2p" for q in request.queues] or ["2p"]
             return self.store.add_bot(
                 request.bot_name,
