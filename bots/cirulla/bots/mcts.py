@@ -31,7 +31,8 @@ import random
 import time
 from collections.abc import Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal, get_args
 
 from cirulla.bots.compiled import require_search
 from cirulla.bots.heuristic import (
@@ -61,28 +62,33 @@ DEFAULT_EPSILON = 0.1
 DEFAULT_PRIOR = 10.0  # weight of the greedy appraisal as progressive bias at the root
 POINT_SCALE = 20.0  # a deal won by this many points counts as a full win
 WIN_WEIGHT = 0.7  # share of the reward given to winning the game when a side reaches the target
-ROOTS = ("ucb", "halving")  # how the root's visits are allocated (docs/bots.md)
-DEFAULT_ROOT = "ucb"
+Root = Literal["ucb", "halving"]  # how the root's visits are allocated (docs/bots.md)
+ROOTS: tuple[Root, ...] = get_args(Root)
+DEFAULT_ROOT: Root = "ucb"
 # sighted: the playout's mover avoids leaving a sweep to the next player's (sampled) hand;
 # blind: he weighs that risk from what he can see; reply: he weighs the best capture the
 # next hand makes, whatever it takes (docs/bots.md)
-PLAYOUTS = ("sighted", "blind", "reply")
-DEFAULT_PLAYOUT = "sighted"
-EXPANSIONS = ("random", "best")  # which untried action a tree node expands (docs/bots.md)
-DEFAULT_EXPAND = "random"
+Playout = Literal["sighted", "blind", "reply"]
+PLAYOUTS: tuple[Playout, ...] = get_args(Playout)
+DEFAULT_PLAYOUT: Playout = "sighted"
+Expand = Literal["random", "best"]  # which untried action a tree node expands (docs/bots.md)
+EXPANSIONS: tuple[Expand, ...] = get_args(Expand)
+DEFAULT_EXPAND: Expand = "random"
 DEFAULT_DEPTH = 0  # tree plies per iteration at most, the root action included (0: no limit)
 # How the other sides move inside the tree (docs/bots.md): ``tree``, UCB on their own
 # reward (a minimax opponent); ``playout``, the playout policy (a greedy-like opponent),
 # so the tree branches only on the searcher's side's decisions; ``blind``, the same with
 # the blind playout policy for them, in the tree and in the playouts (greedy's own way of
 # weighing a sweep).
-OPPONENTS = ("tree", "playout", "blind")
-DEFAULT_OPPONENT = "playout"  # measured stronger against greedy, even head to head (docs)
+Opponent = Literal["tree", "playout", "blind"]
+OPPONENTS: tuple[Opponent, ...] = get_args(Opponent)
+DEFAULT_OPPONENT: Opponent = "playout"  # measured stronger against greedy, even head to head (docs)
 # What a deal that does not end the game is worth (docs/bots.md): ``points``, its point
 # difference only; ``win``, WIN_WEIGHT of the reward is the chance of winning the game
 # from the totals after it (``win_chance``), as it is exactly when the deal ends the game.
-REWARDS = ("points", "win")
-DEFAULT_REWARD = "points"
+Reward = Literal["points", "win"]
+REWARDS: tuple[Reward, ...] = get_args(Reward)
+DEFAULT_REWARD: Reward = "points"
 # The win-chance model: the game's remaining deals as a random walk. Measured on 300
 # greedy-against-greedy games to 51 (1,601 deals): a side scores 9.0 points per deal on
 # average and the deal's point difference has a standard deviation of 8.6.
@@ -92,13 +98,15 @@ DEAL_SD = 8.6
 # at random and rejected by the evidence of its plays (``infer``); ``replay``, its hand
 # drawn from sampled hands with which greedy would have made each of its plays this round
 # (``PlayTracker.replay_hands``), the evidence only when no hand does.
-POSTERIORS = ("evidence", "replay")
-DEFAULT_POSTERIOR = "evidence"
+Posterior = Literal["evidence", "replay"]
+POSTERIORS: tuple[Posterior, ...] = get_args(Posterior)
+DEFAULT_POSTERIOR: Posterior = "evidence"
 # What the root prior (progressive bias) reads (docs/bots.md): ``greedy``, the greedy
 # appraisal of each root action; ``learned``, the learned bot's network's value of it
 # (``cirulla.bots.learned``: the rest of the deal's point difference, from the view).
-GUIDES = ("greedy", "learned")
-DEFAULT_GUIDE = "greedy"
+Guide = Literal["greedy", "learned"]
+GUIDES: tuple[Guide, ...] = get_args(Guide)
+DEFAULT_GUIDE: Guide = "greedy"
 
 
 class Node:
@@ -277,29 +285,58 @@ def root_prior(
     return {code: weight * (s - best) / (2 * POINT_SCALE) for code, s in scores.items()}
 
 
+@dataclass(frozen=True)
+class SearchConfig:
+    """Every option of one search, with its strategy choices as ``Literal`` types (the
+    fields are documented at ``search``). ``MctsPolicy`` builds one per bot and varies
+    only the budget per decision; ``check`` names the first bad option."""
+
+    iterations: int | None = None
+    seconds: float | None = None
+    c: float = DEFAULT_C
+    epsilon: float = DEFAULT_EPSILON
+    prior: float = DEFAULT_PRIOR
+    core: str | None = None
+    root: Root = DEFAULT_ROOT
+    cpu_clock: bool = False
+    playout: Playout = DEFAULT_PLAYOUT
+    expand: Expand = DEFAULT_EXPAND
+    infer: float = DEFAULT_INFER
+    depth: int = DEFAULT_DEPTH
+    opponent: Opponent = DEFAULT_OPPONENT
+    reward: Reward = DEFAULT_REWARD
+    solve: int = 0
+    guide: Guide = DEFAULT_GUIDE
+
+    def check(self) -> None:
+        if self.iterations is None and self.seconds is None:
+            raise ValueError("search needs an iteration budget, a time budget, or both")
+        check_search_options(
+            self.root,
+            self.playout,
+            self.expand,
+            self.infer,
+            self.depth,
+            self.opponent,
+            self.reward,
+            self.solve,
+            guide=self.guide,
+        )
+
+
 def search(
     view: View,
     seed: int,
-    iterations: int | None = None,
-    seconds: float | None = None,
-    c: float = DEFAULT_C,
-    epsilon: float = DEFAULT_EPSILON,
-    prior: float = DEFAULT_PRIOR,
-    core: str | None = None,
-    root: str = DEFAULT_ROOT,
-    cpu_clock: bool = False,
-    playout: str = DEFAULT_PLAYOUT,
-    expand: str = DEFAULT_EXPAND,
-    infer: float = DEFAULT_INFER,
+    config: SearchConfig | None = None,
+    *,
     evidence: Sequence[Evidence] = (),
-    depth: int = DEFAULT_DEPTH,
-    opponent: str = DEFAULT_OPPONENT,
-    reward: str = DEFAULT_REWARD,
-    solve: int = 0,
     hands: tuple[int, Sequence[int]] = NO_HANDS,
-    guide: str = DEFAULT_GUIDE,
+    **options: Any,
 ) -> SearchResult:
-    """Run ISMCTS from ``view`` until the iteration budget or the time budget is spent.
+    """Run ISMCTS from ``view`` until the iteration budget or the time budget is spent:
+    ``config`` (a ``SearchConfig``) with any of its fields overridden by ``options``
+    (``search(view, 1, iterations=300)``), the evidence of the other sides' plays and the
+    replay posterior's ``hands``.
 
     Deterministic for a given seed when only ``iterations`` bounds it. ``core``: native
     (the default when built), python (the reference loop below), or None/auto. ``root``:
@@ -325,11 +362,32 @@ def search(
     one of the candidate masks (the ``replay`` posterior), and ``evidence`` is not used.
     ``guide``: what the root prior reads, the greedy appraisal or the learned network.
     """
-    if iterations is None and seconds is None:
-        raise ValueError("search needs an iteration budget, a time budget, or both")
+    cfg = replace(config or SearchConfig(), **options)
+    cfg.check()
     if view.seat is None or view.to_move != view.seat:
         raise ValueError("search runs from a view of the seat to move")
-    check_search_options(root, playout, expand, infer, depth, opponent, reward, solve, guide=guide)
+    iterations, seconds, c, epsilon, prior = (
+        cfg.iterations,
+        cfg.seconds,
+        cfg.c,
+        cfg.epsilon,
+        cfg.prior,
+    )
+    core, root, cpu_clock, playout, expand = (
+        cfg.core,
+        cfg.root,
+        cfg.cpu_clock,
+        cfg.playout,
+        cfg.expand,
+    )
+    infer, depth, opponent, reward, solve, guide = (
+        cfg.infer,
+        cfg.depth,
+        cfg.opponent,
+        cfg.reward,
+        cfg.solve,
+        cfg.guide,
+    )
     blind = playout == "blind"
     reply = playout == "reply"
     expand_best = expand == "best"
@@ -543,8 +601,11 @@ def _mean(node: Node | None) -> float:
     return node.total / node.visits
 
 
-def _search_job(args: tuple) -> SearchResult:
-    return search(*args)
+def _search_job(
+    args: tuple[View, int, SearchConfig, Sequence[Evidence], tuple[int, Sequence[int]]],
+) -> SearchResult:
+    view, seed, config, evidence, hands = args
+    return search(view, seed, config, evidence=evidence, hands=hands)
 
 
 class MctsPolicy:
@@ -571,16 +632,16 @@ class MctsPolicy:
         epsilon: float = DEFAULT_EPSILON,
         prior: float = DEFAULT_PRIOR,
         core: str = "auto",
-        root: str = DEFAULT_ROOT,
-        playout: str = DEFAULT_PLAYOUT,
-        expand: str = DEFAULT_EXPAND,
+        root: Root = DEFAULT_ROOT,
+        playout: Playout = DEFAULT_PLAYOUT,
+        expand: Expand = DEFAULT_EXPAND,
         infer: float = DEFAULT_INFER,
         depth: int = DEFAULT_DEPTH,
-        opponent: str = DEFAULT_OPPONENT,
-        reward: str = DEFAULT_REWARD,
+        opponent: Opponent = DEFAULT_OPPONENT,
+        reward: Reward = DEFAULT_REWARD,
         solve: int = 0,
-        posterior: str = DEFAULT_POSTERIOR,
-        guide: str = DEFAULT_GUIDE,
+        posterior: Posterior = DEFAULT_POSTERIOR,
+        guide: Guide = DEFAULT_GUIDE,
     ) -> None:
         if iterations is None and time is None:
             iterations = 1000
@@ -615,6 +676,24 @@ class MctsPolicy:
         self.solve = solve
         self.posterior = posterior
         self.guide = guide
+        #: The search's options; each decision sets only the budget (``_choose``).
+        self.config = SearchConfig(
+            iterations=iterations,
+            seconds=time,
+            c=c,
+            epsilon=epsilon,
+            prior=prior,
+            core=self.core,
+            root=root,
+            playout=playout,
+            expand=expand,
+            infer=infer,
+            depth=depth,
+            opponent=opponent,
+            reward=reward,
+            solve=solve,
+            guide=guide,
+        )
         self._tracker = PlayTracker(positions=posterior == "replay")
         self.last_evidence: Sequence[Evidence] = ()  # what the last decision inferred from
         self.last_hands: tuple[int, Sequence[int]] = NO_HANDS  # the replay posterior's
@@ -666,30 +745,10 @@ class MctsPolicy:
                 iterations = self.iterations // self.workers + (w < self.iterations % self.workers)
                 iterations = max(iterations, 1)
             seed = decision_seed(self.seed, view, salt=w)
-            jobs.append(
-                (
-                    view,
-                    seed,
-                    iterations,
-                    seconds,
-                    self.c,
-                    self.epsilon,
-                    self.prior,
-                    self.core,
-                    self.root,
-                    cpu_clock,
-                    self.playout,
-                    self.expand,
-                    self.infer,
-                    evidence,
-                    self.depth,
-                    self.opponent,
-                    self.reward,
-                    self.solve,
-                    hands,
-                    self.guide,
-                )
+            config = replace(
+                self.config, iterations=iterations, seconds=seconds, cpu_clock=cpu_clock
             )
+            jobs.append((view, seed, config, evidence, hands))
         if self.workers == 1:
             results = [_search_job(jobs[0])]
         else:
