@@ -132,7 +132,7 @@ def measure(url: str, workers: int, args: argparse.Namespace, folder: Path) -> d
         end = time.time()
     finally:
         _stop(procs)
-    rows = store.matches.times()
+    rows = store.views.times()
     store.engine.dispose()
     finished = [
         r
@@ -184,7 +184,7 @@ def measure_embedded(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
         end = time.time()
     finally:
         _stop([proc])
-    rows = [r for r in store.matches.times() if r["status"] == "finished"]
+    rows = [r for r in store.views.times() if r["status"] == "finished"]
     engine.dispose()
     window = [r for r in rows if r["finished_at"] and start <= r["finished_at"] < end]
     rated = [r for r in window if r["rated"]]

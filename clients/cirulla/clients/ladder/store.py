@@ -7,12 +7,14 @@ tables, and returns typed rows (``store_rows``):
 
 * ``store.bots`` (``store_bots``): bots, bot_versions; the matchmaker's candidates;
 * ``store.matches`` (``store_matches``): ladder_matches, ladder_seats: the schedule,
-  claims, leases, connect-in deliveries and the public reads of matches;
+  claims, leases, connect-in deliveries;
 * ``store.results`` (``store_results``): ratings, rating_history: results, standings,
   histories, head to head;
 * ``store.workers`` (``store_workers``): workers;
 * ``store.enrollments`` (``store_enrollments``): enrollments;
-* ``store.requests`` (``store_requests``): match_requests.
+* ``store.requests`` (``store_requests``): match_requests;
+* ``store.views`` (``store_views``): no table: the public reads of matches (withheld
+  twins stay withheld), which the other parts use too.
 
 A change that spans aggregates is still one transaction: the part that starts it calls
 the owning part's ``conn``-taking method (a result's failure counts, a new version's
@@ -79,6 +81,7 @@ from cirulla.clients.ladder.store_rows import (
     new_id,
     parse_queues,
 )
+from cirulla.clients.ladder.store_views import MatchViews
 from cirulla.clients.ladder.store_workers import WorkerStore
 
 __all__ = [
@@ -139,6 +142,7 @@ class LadderStore:
         self.workers = WorkerStore(self)
         self.enrollments = EnrollmentStore(self)
         self.requests = RequestStore(self)
+        self.views = MatchViews(self)
         # bots and versions
         self.add_bot = self.bots.add_bot
         self.set_state = self.bots.set_state
@@ -156,8 +160,8 @@ class LadderStore:
         self.cancel = self.matches.cancel
         self.unfinished_of = self.matches.unfinished_of
         self.seat_tokens = self.matches.seat_tokens
-        self.match = self.matches.match
-        self.bot_matches = self.matches.bot_matches
+        self.match = self.views.match
+        self.bot_matches = self.views.bot_matches
         # results and ratings
         self.finish = self.results.finish
         self.settle_pair_of = self.results.settle_pair_of

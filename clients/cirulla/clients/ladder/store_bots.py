@@ -249,7 +249,7 @@ class BotStore:
         if (
             last_log
             and version["last_log_match_id"]
-            and self.ladder.matches.pair_in_play(conn, version["last_log_match_id"])
+            and self.ladder.views.pair_in_play(conn, version["last_log_match_id"])
         ):
             last_log = "(withheld until the other game of its duplicate pair is over)"
         connect_in = bot["bot_key_hash"] is not None

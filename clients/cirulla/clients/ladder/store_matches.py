@@ -1,12 +1,12 @@
 """Matches and their seats: the only writer of ``ladder_matches`` and ``ladder_seats``.
 
 The schedule, claims, leases (extended by workers' heartbeats, ended by the reaper in
-``leases.py``), connect-in seats' deliveries (``enroll.py``) and the public reads of
-matches. **Claiming** a scheduled match is ``SELECT ... FOR UPDATE SKIP LOCKED``
-(PostgreSQL; SQLite ignores the clause and serialises writers instead) followed by a
-guarded ``UPDATE ... WHERE status = 'scheduled'``: two workers never get the same match.
-Results are recorded by ``store_results``, which calls ``record_result`` and
-``record_seat`` here inside its one transaction.
+``leases.py``) and connect-in seats' deliveries (``enroll.py``). **Claiming** a
+scheduled match is ``SELECT ... FOR UPDATE SKIP LOCKED`` (PostgreSQL; SQLite ignores the
+clause and serialises writers instead) followed by a guarded ``UPDATE ... WHERE status =
+'scheduled'``: two workers never get the same match. Its public reads are
+``store_views``. Results are recorded by ``store_results``, which calls
+``record_result`` and ``record_seat`` here inside its one transaction.
 """
 
 from __future__ import annotations
@@ -15,19 +15,15 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Connection, Select, and_, func, insert, or_, select, update
+from sqlalchemy import Connection, Select, and_, func, insert, select, update
 
-from cirulla.clients.ladder.fields import shown
 from cirulla.clients.ladder.schema import (
     bot_versions,
     bots,
     ladder_matches,
     ladder_seats,
-    match_requests,
-    rating_history,
     workers,
 )
-from cirulla.clients.ladder.store_bots import BotStore
 from cirulla.clients.ladder.store_rows import (
     CLAIM_SCAN,
     IN_FLIGHT,
@@ -37,12 +33,10 @@ from cirulla.clients.ladder.store_rows import (
     DeliveredSeat,
     MatchConfig,
     MatchPlan,
-    MatchTimes,
-    MatchView,
-    NotFound,
     UnfinishedMatch,
     new_id,
 )
+from cirulla.clients.ladder.store_views import MatchViews
 
 if TYPE_CHECKING:
     from cirulla.clients.ladder.store import LadderStore
@@ -300,7 +294,7 @@ class MatchStore:
                 ).rowcount
                 == 1
             )
-            pair = self.pair_of(conn, match_id)
+            pair = MatchViews.pair_of(conn, match_id)
             if done and pair:
                 # its twin's result may be rated now
                 self.ladder.results.settle_pair(conn, pair, now)
@@ -541,192 +535,9 @@ class MatchStore:
             .values(outcome=outcome, fault=fault, points=points)
         )
 
-    # -- reads ------------------------------------------------------------------------
-
     @staticmethod
     def _notes(conn: Connection, match_id: str) -> list[str]:
         text = conn.execute(
             select(ladder_matches.c.notes).where(ladder_matches.c.id == match_id)
         ).scalar_one_or_none()
         return list(json.loads(text)) if text else []
-
-    @staticmethod
-    def pair_of(conn: Connection, match_id: str) -> str | None:
-        pair: str | None = conn.execute(
-            select(ladder_matches.c.pair_id).where(ladder_matches.c.id == match_id)
-        ).scalar_one_or_none()
-        return pair
-
-    @staticmethod
-    def pair_left(conn: Connection, pair_id: str) -> int:
-        """Games of the duplicate pair ``pair_id`` not over yet."""
-        return int(
-            conn.execute(
-                select(func.count())
-                .select_from(ladder_matches)
-                .where(ladder_matches.c.pair_id == pair_id, ladder_matches.c.status.in_(IN_FLIGHT))
-            ).scalar_one()
-        )
-
-    def pair_in_play(self, conn: Connection, match_id: str) -> bool:
-        """Whether a game of ``match_id``'s duplicate pair is not over yet."""
-        pair = self.pair_of(conn, match_id)
-        if not pair:
-            return False
-        return bool(self.pair_left(conn, pair))
-
-    def match(self, match_id: str) -> MatchView:
-        """One match as anyone may read it: no token, no seed; a finished game of a pair
-        still in play has its result withheld."""
-        with self.ladder.engine.connect() as conn:
-            row = (
-                conn.execute(
-                    select(ladder_matches).where(
-                        or_(
-                            ladder_matches.c.id == match_id,
-                            ladder_matches.c.server_match_id == match_id,
-                        )
-                    )
-                )
-                .mappings()
-                .first()
-            )
-            if row is None:
-                raise NotFound(f"no ladder match {shown(match_id)}")
-            return self.public_match(conn, row)
-
-    def of_request(self, conn: Connection, request_id: str) -> list[MatchView]:
-        """The games of a match request, in series order (public views)."""
-        return [
-            self.public_match(conn, m)
-            for m in conn.execute(
-                select(ladder_matches)
-                .where(ladder_matches.c.request_id == request_id)
-                .order_by(ladder_matches.c.pair_index, ladder_matches.c.id)
-            ).mappings()
-        ]
-
-    @staticmethod
-    def open_games_requested_by(conn: Connection, requested_by: str) -> int:
-        """Requested games of ``requested_by`` waiting or playing."""
-        return int(
-            conn.execute(
-                select(func.count())
-                .select_from(ladder_matches)
-                .join(match_requests, match_requests.c.id == ladder_matches.c.request_id)
-                .where(
-                    match_requests.c.requested_by == requested_by,
-                    ladder_matches.c.status.in_(IN_FLIGHT),
-                )
-            ).scalar_one()
-        )
-
-    def public_match(self, conn: Connection, row: Any) -> MatchView:
-        withheld = row["status"] == "finished" and self.pair_in_play(conn, row["id"])
-        seats = conn.execute(
-            select(
-                ladder_seats.c.seat,
-                ladder_seats.c.side,
-                ladder_seats.c.version_id,
-                ladder_seats.c.outcome,
-                ladder_seats.c.points,
-                ladder_seats.c.fault,
-                bots.c.name,
-                bot_versions.c.version,
-                rating_history.c.mu,
-                rating_history.c.sigma,
-            )
-            .join(bot_versions, bot_versions.c.id == ladder_seats.c.version_id)
-            .join(bots, bots.c.id == bot_versions.c.bot_id)
-            .outerjoin(
-                rating_history,
-                and_(
-                    rating_history.c.match_id == ladder_seats.c.match_id,
-                    rating_history.c.version_id == ladder_seats.c.version_id,
-                ),
-            )
-            .where(ladder_seats.c.match_id == row["id"])
-            .order_by(ladder_seats.c.seat)
-        ).mappings()
-        result = json.loads(row["result"]) if row["result"] and not withheld else None
-        return {
-            "id": row["id"],
-            "server_match_id": row["server_match_id"] or "",
-            "server_address": row["server_address"],
-            "queue": row["queue"],
-            "pair_id": row["pair_id"] or "",
-            "status": row["status"],
-            "rated": bool(row["rated"]) and not withheld,
-            "cancel_reason": row["cancel_reason"],
-            "withheld": withheld,
-            "created_at": row["created_at"],
-            "started_at": row["started_at"],
-            "finished_at": row["finished_at"],
-            "winner": result["winner"] if result else None,
-            "notes": [] if withheld else json.loads(row["notes"] or "[]"),
-            "request_id": row["request_id"] or "",
-            "seats": [
-                {
-                    "seat": s["seat"],
-                    "side": s["side"],
-                    "bot": s["name"],
-                    "version": s["version"],
-                    "version_id": s["version_id"],
-                    "outcome": "" if withheld else s["outcome"],
-                    "points": None if withheld else s["points"],
-                    "fault": "" if withheld else s["fault"],
-                    "mu_after": None if withheld else s["mu"],
-                    "sigma_after": None if withheld else s["sigma"],
-                }
-                for s in seats
-            ],
-        }
-
-    def bot_matches(
-        self, name: str, queue: str | None = None, limit: int = 50, versus: str | None = None
-    ) -> list[MatchView]:
-        """Matches of a bot (optionally against ``versus``), newest first."""
-        with self.ladder.engine.connect() as conn:
-            bot = BotStore.row(conn, name)
-            ids = select(ladder_seats.c.match_id).join(
-                bot_versions, bot_versions.c.id == ladder_seats.c.version_id
-            )
-            query = select(ladder_matches).where(
-                ladder_matches.c.id.in_(ids.where(bot_versions.c.bot_id == bot["id"]))
-            )
-            if versus is not None:
-                other = BotStore.row(conn, versus)
-                query = query.where(
-                    ladder_matches.c.id.in_(ids.where(bot_versions.c.bot_id == other["id"]))
-                )
-            if queue:
-                query = query.where(ladder_matches.c.queue == queue)
-            query = query.order_by(ladder_matches.c.created_at.desc(), ladder_matches.c.id).limit(
-                limit
-            )
-            return [self.public_match(conn, r) for r in conn.execute(query).mappings().all()]
-
-    def times(self) -> list[MatchTimes]:
-        """Every match's status and times (``cirulla bench ladder``)."""
-        with self.ladder.engine.connect() as conn:
-            rows = conn.execute(
-                select(
-                    ladder_matches.c.status,
-                    ladder_matches.c.rated,
-                    ladder_matches.c.created_at,
-                    ladder_matches.c.claimed_at,
-                    ladder_matches.c.started_at,
-                    ladder_matches.c.finished_at,
-                )
-            ).all()
-        return [
-            {
-                "status": r.status,
-                "rated": bool(r.rated),
-                "created_at": r.created_at,
-                "claimed_at": r.claimed_at,
-                "started_at": r.started_at,
-                "finished_at": r.finished_at,
-            }
-            for r in rows
-        ]

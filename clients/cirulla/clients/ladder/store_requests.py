@@ -103,7 +103,7 @@ class RequestStore:
                     if bot is not owner and bot["state"] != "active":
                         raise Refused(f"bot {shown(bot['name'])} is {bot['state']}")
                 requested_by = f"owner of {owner['name']}"
-                open_games = self.ladder.matches.open_games_requested_by(conn, requested_by)
+                open_games = self.ladder.views.open_games_requested_by(conn, requested_by)
                 if open_games + games > OWNER_REQUEST_GAMES:
                     raise Refused(
                         f"games: an owner may have {OWNER_REQUEST_GAMES} requested games "
@@ -202,7 +202,7 @@ class RequestStore:
             return out
 
     def _public_request(self, conn: Connection, row: Any) -> RequestView:
-        matches = self.ladder.matches.of_request(conn, row["id"])
+        matches = self.ladder.views.of_request(conn, row["id"])
         return {
             "id": row["id"],
             "queue": row["queue"],

@@ -116,7 +116,7 @@ class ResultStore:
         A game counts as rated already when it has rating history rows (each rating
         update writes them), so calling this again never rates a game twice.
         """
-        if self.ladder.matches.pair_left(conn, pair_id):
+        if self.ladder.views.pair_left(conn, pair_id):
             return
         games = conn.execute(
             select(ladder_matches)
@@ -157,7 +157,7 @@ class ResultStore:
     def settle_pair_of(self, match_id: str) -> None:
         """After a game of a pair ended without a result (cancelled): rate its twin."""
         with self.ladder.engine.begin() as conn:
-            pair = self.ladder.matches.pair_of(conn, match_id)
+            pair = self.ladder.views.pair_of(conn, match_id)
             if pair:
                 self.settle_pair(conn, pair, self.ladder.now())
 
@@ -330,7 +330,7 @@ class ResultStore:
         would tell the result of the withheld game.
         """
         now = self.ladder.now()
-        matches = self.ladder.matches
+        views = self.ladder.views
         with self.ladder.engine.connect() as conn:
             bot = BotStore.row(conn, name)
             versions = (
@@ -376,7 +376,7 @@ class ResultStore:
                     "at": p["at"],
                 }
                 for p in conn.execute(points_query).mappings()
-                if queue in (None, p["queue"]) and not matches.pair_in_play(conn, p["match_id"])
+                if queue in (None, p["queue"]) and not views.pair_in_play(conn, p["match_id"])
             ]
             info = self.ladder.bots.info(conn, bot["id"])
         return {
@@ -392,13 +392,13 @@ class ResultStore:
             ],
             "ratings": current,
             "rating_history": points,
-            "matches": matches.bot_matches(name, queue, limit),
+            "matches": views.bot_matches(name, queue, limit),
         }
 
     def head_to_head(self, a: str, b: str, queue: str | None = None, limit: int = 50) -> HeadToHead:
         """Finished, not withheld games where ``a`` and ``b`` sat on opposite sides."""
         games = a_wins = b_wins = draws = a_points = b_points = 0
-        matches = self.ladder.matches.bot_matches(a, queue, 10_000, versus=b)
+        matches = self.ladder.views.bot_matches(a, queue, 10_000, versus=b)
         for m in matches:
             if m["status"] != "finished" or m["withheld"]:
                 continue
