@@ -4,6 +4,7 @@ and the package list in pyproject.toml is the tree's."""
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import tomllib
 from pathlib import Path
@@ -67,3 +68,56 @@ def test_the_type_checkers_read_the_tree_itself() -> None:
     assert ".cache" not in str(mypy)
     assert PYPROJECT["tool"]["pyright"]["extraPaths"] == list(SOURCE_ROOTS)
     assert "typecheck" not in (ROOT / "setup.py").read_text()
+
+
+#: Which areas each area may import (docs/layout.md): anything else is an edge against
+#: the layering. ``cirulla`` is src/ (the command, wire, version, logs, console, extras).
+ALLOWED = {
+    "rules": set(),
+    "cirulla": {"rules", "v1"},
+    "server": {"rules", "v1", "cirulla"},
+    "bots": {"rules", "v1", "cirulla", "env"},
+    "env": {"rules", "bots", "cirulla"},
+    "clients.matches": {"rules", "bots", "server", "v1", "cirulla"},
+    "clients.tournament": {"clients.matches", "rules", "bots", "server", "env", "v1", "cirulla"},
+    "clients.ladder": {"clients.matches", "rules", "bots", "server", "v1", "cirulla"},
+    "clients.play": {"clients.matches", "rules", "bots", "server", "v1", "cirulla"},
+}
+#: Modules whose job is to reach every area: the ``cirulla`` command's lazy dispatch, and
+#: the rules core's own command, which prints through the commands' one console.
+EXEMPT = {"cirulla.cli": None, "cirulla.__main__": None, "cirulla.rules.cli": {"cirulla"}}
+
+
+def area_of(module: str) -> str:
+    parts = module.split(".")
+    if len(parts) < 2 or parts[1] not in ("rules", "server", "bots", "env", "clients", "v1"):
+        return "cirulla"
+    if parts[1] == "clients":
+        return f"clients.{parts[2]}" if len(parts) > 2 else "clients"
+    return parts[1]
+
+
+def imported_modules(path: Path) -> set[str]:
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            if node.module == "cirulla":
+                found |= {f"cirulla.{a.name}" for a in node.names}
+            elif node.module.startswith("cirulla."):
+                found.add(node.module)
+        elif isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if a.name.startswith("cirulla.")}
+    return found
+
+
+def test_areas_import_one_way() -> None:
+    edges = []
+    for name, path in source_modules().items():
+        if name in EXEMPT and EXEMPT[name] is None:
+            continue
+        area = area_of(name)
+        allowed = ALLOWED.get(area, set()) | {area} | (EXEMPT.get(name) or set())
+        for target in sorted(imported_modules(path)):
+            if area_of(target) not in allowed:
+                edges.append(f"{name} -> {target}")
+    assert edges == [], "imports against the layering (docs/layout.md):\n" + "\n".join(edges)
