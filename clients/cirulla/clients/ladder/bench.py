@@ -104,7 +104,7 @@ def measure(url: str, workers: int, args: argparse.Namespace, folder: Path) -> d
 
     store = LadderStore(open_database(url))
     for i in range(args.bots):
-        store.add_bot(f"r{i}", "random", max_concurrency=workers * args.concurrency)
+        store.bots.add_bot(f"r{i}", "random", max_concurrency=workers * args.concurrency)
     procs = [
         _cirulla(
             [
@@ -162,7 +162,7 @@ def measure_embedded(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
     engine = open_database(url)
     store = LadderStore(engine)
     for name in ("random", "greedy"):
-        store.add_bot(name, name)
+        store.bots.add_bot(name, name)
     state = folder / "cirulla-ladder.json"
     proc = _cirulla(
         [

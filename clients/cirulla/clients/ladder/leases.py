@@ -54,7 +54,7 @@ def reap(store: LadderStore) -> list[Reaped]:
         action = store.matches.end_expired(row.id, row.status, now, reason)
         if action is not None:
             if action == "cancelled":
-                store.settle_pair_of(row.id)  # its twin, if over, is rated now
+                store.results.settle_pair_of(row.id)  # its twin, if over, is rated now
             log.warning("lease_expired match=%s worker=%s %s", row.id, worker, action)
             out.append(Reaped(row.id, worker, action, reason))
     forget_gone(store, now)

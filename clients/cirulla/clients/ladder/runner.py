@@ -199,7 +199,7 @@ class MatchRunner:
     def run_one(self) -> str | None:
         """Claim and play one match; its id, or None when nothing was waiting."""
         self.bots.stop_idle(BOT_IDLE_SECONDS)
-        claimed = self.store.claim(self.worker_id, self.server_address, self.lease_seconds)
+        claimed = self.store.matches.claim(self.worker_id, self.server_address, self.lease_seconds)
         if claimed is None:
             return None
         outcome: MatchOutcome | None = None
@@ -209,7 +209,7 @@ class MatchRunner:
             log.warning("ladder_lease_lost match=%s %s", claimed.id, exc)
         except Exception as exc:  # the ladder goes on; the match ends with the reason
             log.exception("ladder_match_failed match=%s", claimed.id)
-            self.store.cancel(claimed.id, f"the worker failed to play it: {exc}")
+            self.store.matches.cancel(claimed.id, f"the worker failed to play it: {exc}")
         if self.on_done is not None:
             self.on_done(claimed.id, outcome)
         return claimed.id
@@ -242,7 +242,7 @@ class MatchRunner:
             return None
         remote = frozenset(s.seat for s in match.seats if s.connect_in)
         outcome = outcome_of(result, self.out, remote)
-        if self.store.finish(match.id, outcome):
+        if self.store.results.finish(match.id, outcome):
             metrics.match_played(match.queue, (s.outcome for s in outcome.seats))
             log.info(
                 "ladder_match_finished match=%s server_match=%s winner=%s totals=%s",
@@ -258,7 +258,7 @@ class MatchRunner:
         abort the match and give up when the claim was lost meanwhile."""
         server_id = created.match.match_id
         tokens = {t.seat: t.token for t in created.seat_tokens}
-        if not self.store.mark_running(match.id, self.worker_id, server_id, tokens):
+        if not self.store.matches.mark_running(match.id, self.worker_id, server_id, tokens):
             with contextlib.suppress(grpc.RpcError):
                 referee.stub.AbortMatch(
                     match_service_pb2.AbortMatchRequest(
@@ -287,6 +287,6 @@ def heartbeat_loop(
     """Keep the worker's leases alive (every third of a lease) until ``stop``."""
     while not stop.wait(lease_seconds / 3):
         try:
-            store.heartbeat(worker_id, lease_seconds)
+            store.workers.heartbeat(worker_id, lease_seconds)
         except Exception:
             log.exception("ladder_heartbeat_failed worker=%s", worker_id)

@@ -54,15 +54,15 @@ class Scheduler:
         scheduled: list[str] = []
         target = self.target()
         for _ in self.queues:
-            if self.store.waiting() >= target:
+            if self.store.matches.waiting() >= target:
                 break
             queue = next(self._turn)
             need = matchmaking.games_per_plan(queue)
             plans = matchmaking.plan(
-                queue, self.store.candidates(queue, need), self.config, self.rng
+                queue, self.store.bots.candidates(queue, need), self.config, self.rng
             )
             if plans:
-                ids = self.store.schedule(plans)
+                ids = self.store.matches.schedule(plans)
                 log.info("ladder_scheduled queue=%s matches=%s", queue, ",".join(ids))
                 scheduled += ids
         return scheduled
@@ -71,7 +71,7 @@ class Scheduler:
         """Matches to keep waiting: the live workers' slots, at least ``backlog``."""
         now = time.monotonic()
         if now - self._capacity_at >= CAPACITY_SECONDS:
-            self._capacity = self.store.live_slots(self.live_within)
+            self._capacity = self.store.workers.live_slots(self.live_within)
             self._capacity_at = now
         return max(self.backlog, self._capacity)
 

@@ -230,10 +230,12 @@ def outcome_from_record(record: dict[str, Any], players: int) -> MatchOutcome:
 def recover(store: LadderStore, name: str, server_store: Any) -> dict[str, int]:
     """Settle what earlier incarnations of this ladder left claimed or running."""
     counts = {"requeued": 0, "finished": 0, "cancelled": 0}
-    previous = store.workers_named(name)
-    for match in store.unfinished_of(previous):
+    previous = store.workers.workers_named(name)
+    for match in store.matches.unfinished_of(previous):
         if match["status"] == "claimed":
-            if store.requeue(match["id"], "requeued: the ladder restarted before it started"):
+            if store.matches.requeue(
+                match["id"], "requeued: the ladder restarted before it started"
+            ):
                 counts["requeued"] += 1
             continue
         records = (
@@ -243,12 +245,12 @@ def recover(store: LadderStore, name: str, server_store: Any) -> dict[str, int]:
         )
         if records:
             outcome = outcome_from_record(records[0], QUEUE_PLAYERS[match["queue"]])
-            if store.finish(match["id"], outcome):
+            if store.results.finish(match["id"], outcome):
                 counts["finished"] += 1
-        elif store.cancel(match["id"], CRASH_REASON):
+        elif store.matches.cancel(match["id"], CRASH_REASON):
             counts["cancelled"] += 1
     for worker_id in previous:
-        store.remove_worker(worker_id)
+        store.workers.remove_worker(worker_id)
     return counts
 
 
@@ -271,7 +273,7 @@ class Ladder:
         self.store = store
         self.options = options
         self.stop = threading.Event()
-        self.worker_id = store.register_worker(
+        self.worker_id = store.workers.register_worker(
             worker_name(options.data, options.role), address, slots=options.concurrency
         )
         self.runner = MatchRunner(
@@ -343,13 +345,13 @@ class Ladder:
         for thread in self.threads:
             thread.join(timeout=30)
         self.runner.close()
-        for match in self.store.unfinished_of([self.worker_id]):
+        for match in self.store.matches.unfinished_of([self.worker_id]):
             if match["status"] == "claimed":
-                self.store.requeue(match["id"], "requeued: the ladder was shut down")
+                self.store.matches.requeue(match["id"], "requeued: the ladder was shut down")
             else:
-                self.store.cancel(match["id"], STOP_REASON)
+                self.store.matches.cancel(match["id"], STOP_REASON)
         self.pool.close()
-        self.store.remove_worker(self.worker_id)
+        self.store.workers.remove_worker(self.worker_id)
 
 
 #: Under TLS the ladder's own referees, and its sandboxed bots through the relay, reach

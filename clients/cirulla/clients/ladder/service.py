@@ -259,8 +259,8 @@ class LadderService(ladder_pb2_grpc.LadderServiceServicer):
         entries, rated = await self._call(
             context,
             lambda: (
-                self.store.standings(queue, request.include_inactive),
-                self.store.rated_games(queue),
+                self.store.results.standings(queue, request.include_inactive),
+                self.store.results.rated_games(queue),
             ),
         )
         return ladder_pb2.GetStandingsResponse(
@@ -278,7 +278,9 @@ class LadderService(ladder_pb2_grpc.LadderServiceServicer):
         queue = await self._call(context, lambda: queue_name(request.queue, None))
         h = await self._call(
             context,
-            lambda: self.store.bot_history(request.bot_name, queue, page_size(request.page_size)),
+            lambda: self.store.results.bot_history(
+                request.bot_name, queue, page_size(request.page_size)
+            ),
         )
         bot = bot_pb(h["bot"])
         versions = []
@@ -314,7 +316,7 @@ class LadderService(ladder_pb2_grpc.LadderServiceServicer):
     async def GetLadderMatch(
         self, request: ladder_pb2.GetLadderMatchRequest, context: grpc.aio.ServicerContext
     ) -> ladder_pb2.GetLadderMatchResponse:
-        m = await self._call(context, lambda: self.store.match(request.match_id))
+        m = await self._call(context, lambda: self.store.views.match(request.match_id))
         return ladder_pb2.GetLadderMatchResponse(match=match_pb(m))
 
     async def GetHeadToHead(
@@ -323,7 +325,7 @@ class LadderService(ladder_pb2_grpc.LadderServiceServicer):
         queue = await self._call(context, lambda: queue_name(request.queue, None))
         h = await self._call(
             context,
-            lambda: self.store.head_to_head(
+            lambda: self.store.results.head_to_head(
                 request.bot_a, request.bot_b, queue, page_size(request.page_size)
             ),
         )
@@ -356,7 +358,7 @@ class LadderService(ladder_pb2_grpc.LadderServiceServicer):
 
         def add() -> tuple[BotInfo, bool, str]:
             queues = [queue_name(q) or "2p" for q in request.queues] or ["2p"]
-            return self.store.add_bot(
+            return self.store.bots.add_bot(
                 request.bot_name,
                 request.spec,
                 queues,
@@ -373,7 +375,7 @@ class LadderService(ladder_pb2_grpc.LadderServiceServicer):
         await self._check_admin(context)
         reason = request.reason or "paused by an admin"
         bot = await self._call(
-            context, lambda: self.store.set_state(request.bot_name, "paused", reason)
+            context, lambda: self.store.bots.set_state(request.bot_name, "paused", reason)
         )
         return ladder_pb2.PauseBotResponse(bot=bot_pb(bot))
 
@@ -381,7 +383,9 @@ class LadderService(ladder_pb2_grpc.LadderServiceServicer):
         self, request: ladder_pb2.ResumeBotRequest, context: grpc.aio.ServicerContext
     ) -> ladder_pb2.ResumeBotResponse:
         await self._check_admin(context)
-        bot = await self._call(context, lambda: self.store.set_state(request.bot_name, "active"))
+        bot = await self._call(
+            context, lambda: self.store.bots.set_state(request.bot_name, "active")
+        )
         return ladder_pb2.ResumeBotResponse(bot=bot_pb(bot))
 
     async def RemoveBot(
@@ -390,7 +394,7 @@ class LadderService(ladder_pb2_grpc.LadderServiceServicer):
         await self._check_admin(context)
         reason = request.reason or "removed by an admin"
         bot = await self._call(
-            context, lambda: self.store.set_state(request.bot_name, "removed", reason)
+            context, lambda: self.store.bots.set_state(request.bot_name, "removed", reason)
         )
         return ladder_pb2.RemoveBotResponse(bot=bot_pb(bot))
 
@@ -405,7 +409,7 @@ class LadderService(ladder_pb2_grpc.LadderServiceServicer):
             await self._check_admin(context)
         r = await self._call(
             context,
-            lambda: self.store.request_matches(
+            lambda: self.store.requests.request_matches(
                 list(request.bot_names),
                 request.games,
                 unrated=request.unrated,
@@ -421,7 +425,7 @@ class LadderService(ladder_pb2_grpc.LadderServiceServicer):
     ) -> ladder_pb2.ListMatchRequestsResponse:
         requests = await self._call(
             context,
-            lambda: self.store.match_requests(
+            lambda: self.store.requests.match_requests(
                 request.bot_name or None, page_size(request.page_size)
             ),
         )

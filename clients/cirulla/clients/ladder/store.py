@@ -22,8 +22,10 @@ ratings, a heartbeat's leases). The two rules that make the ladder durable are t
 matches' claim (``store_matches``) and the results' exactly-once ``finish``
 (``store_results``).
 
-The facade also names each part's public methods (``store.add_bot`` is
-``store.bots.add_bot``), so callers that need one method need not know which part has it.
+The ladder's own modules call the parts (``store.bots.add_bot``, ``store.matches.claim``),
+so each call names the aggregate it touches. The facade also names each part's public
+methods (``store.add_bot`` is ``store.bots.add_bot``): the tests and scripts written
+against the one-class store keep working, and carry no SQL of their own.
 """
 
 from __future__ import annotations
