@@ -66,6 +66,7 @@ def test_the_type_checkers_read_the_tree_itself() -> None:
     mypy = PYPROJECT["tool"]["mypy"]
     assert mypy["mypy_path"].split(":") == list(SOURCE_ROOTS)
     assert ".cache" not in str(mypy)
+    assert mypy["strict"] is True  # the test command runs mypy --strict on the project
     assert PYPROJECT["tool"]["pyright"]["extraPaths"] == list(SOURCE_ROOTS)
     assert "typecheck" not in (ROOT / "setup.py").read_text()
 

@@ -138,7 +138,9 @@ def build_parser(areas: Sequence[str] = AREAS) -> argparse.ArgumentParser:
     return parser
 
 
-def _unavailable(subparsers: argparse._SubParsersAction, name: str, extra: str) -> None:
+def _unavailable(
+    subparsers: argparse._SubParsersAction[argparse.ArgumentParser], name: str, extra: str
+) -> None:
     """``name`` as a command that only says which extra to install (whatever follows it)."""
     hint = f"needs the {extra} extra: pip install 'cirulla[{extra}]'"
     p = subparsers.add_parser(name, help=f"({hint})", description=hint, add_help=False)

@@ -28,7 +28,10 @@ Play them with the bot kind `learned`; other weights with learned:weights=PATH.
 """
 
 
-def register(commands: argparse._SubParsersAction, bench: argparse._SubParsersAction) -> None:
+def register(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser],
+    bench: argparse._SubParsersAction[argparse.ArgumentParser],
+) -> None:
     from cirulla.bots.train_config import DEFAULTS
 
     b = bench.add_parser(
@@ -94,7 +97,8 @@ def cmd_train(args: argparse.Namespace) -> int:
     # floating-point order (the weights would differ from run to run).
     for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ.setdefault(name, "1")
-    from cirulla.bots.train import TrainConfig, check_config, print_progress, train
+    from cirulla.bots.train import print_progress, train
+    from cirulla.bots.train_config import TrainConfig, check_config
 
     config = TrainConfig(
         games=args.games,

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 
-def register_bench(bench: argparse._SubParsersAction) -> None:
+def register_bench(bench: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = bench.add_parser(
         "ladder",
         help="ladder matches per minute and scheduling latency, 1 and 2 workers (PostgreSQL)",

@@ -40,7 +40,10 @@ Start here:
 QUEUE_CHOICES = ("2p", "3p", "4p")
 
 
-def register(commands: argparse._SubParsersAction, bench: argparse._SubParsersAction) -> None:
+def register(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser],
+    bench: argparse._SubParsersAction[argparse.ArgumentParser],
+) -> None:
     p = commands.add_parser(
         "ladder",
         help="continuous rated matches between registered bots (serve, add, standings...)",
@@ -385,7 +388,7 @@ def database_of(args: argparse.Namespace, state: dict[str, Any]) -> str | None:
 
     from cirulla.clients.ladder.db import database_url
 
-    db = getattr(args, "db", None) or state.get("db")
+    db: str | None = getattr(args, "db", None) or state.get("db")
     if not db:
         return DEFAULT_DB if Path(DEFAULT_DB).exists() else None
     try:

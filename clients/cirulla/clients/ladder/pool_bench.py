@@ -24,7 +24,7 @@ from typing import Any
 from cirulla.clients.ladder.bench import _cirulla, _stop
 
 
-def register_bench(bench: argparse._SubParsersAction) -> None:
+def register_bench(bench: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = bench.add_parser(
         "pool",
         help="a tournament played locally and on N ladder workers (PostgreSQL): time, same results",

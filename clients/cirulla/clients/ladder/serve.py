@@ -36,12 +36,17 @@ from typing import Any
 from cirulla.clients.ladder import health as ladder_health
 from cirulla.clients.ladder import metrics as ladder_metrics
 from cirulla.clients.ladder.db import database_url, display_url, open_database
-from cirulla.clients.ladder.defaults import DEFAULT_DATA, DEFAULT_DB, DEFAULT_LISTEN, STATE_FILE
+from cirulla.clients.ladder.defaults import (
+    DEFAULT_DATA,
+    DEFAULT_DB,
+    DEFAULT_LISTEN,
+    LEASE_SECONDS,
+    STATE_FILE,
+)
 from cirulla.clients.ladder.leases import reaper_loop
 from cirulla.clients.ladder.pool_worker import PoolRunner, play_loop, pool_heartbeat_loop
 from cirulla.clients.ladder.runner import (
     BOT_IDLE_SECONDS,
-    LEASE_SECONDS,
     MatchRunner,
     heartbeat_loop,
 )

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import secrets
 from collections.abc import AsyncIterator, Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import grpc
 from google.protobuf.timestamp_pb2 import Timestamp
@@ -202,7 +202,7 @@ class LadderService(ladder_pb2_grpc.LadderServiceServicer):
     async def Enroll(
         self,
         request_iterator: AsyncIterator[ladder_pb2.EnrollRequest],
-        context: grpc.aio.ServicerContext,
+        context: grpc.aio.ServicerContext[Any, Any],
     ) -> AsyncIterator[ladder_pb2.EnrollResponse]:
         from cirulla.clients.ladder.enroll import enroll_stream
 
@@ -216,7 +216,7 @@ class LadderService(ladder_pb2_grpc.LadderServiceServicer):
         ):
             yield response
 
-    async def _call(self, context: grpc.aio.ServicerContext, fn: Callable[[], T]) -> T:
+    async def _call(self, context: grpc.aio.ServicerContext[Any, Any], fn: Callable[[], T]) -> T:
         """Run a store call in a thread; refusals become one clear gRPC error."""
         try:
             return await asyncio.to_thread(fn)
@@ -228,7 +228,7 @@ class LadderService(ladder_pb2_grpc.LadderServiceServicer):
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
         raise AssertionError("unreachable")
 
-    def _is_admin(self, context: grpc.aio.ServicerContext) -> bool | None:
+    def _is_admin(self, context: grpc.aio.ServicerContext[Any, Any]) -> bool | None:
         """True: the admin token; None: no authorization sent; False: a wrong one."""
         metadata = dict(context.invocation_metadata() or ())
         auth = str(metadata.get("authorization", ""))
@@ -239,7 +239,7 @@ class LadderService(ladder_pb2_grpc.LadderServiceServicer):
         given = auth.removeprefix("Bearer ").strip()
         return secrets.compare_digest(given.encode(), self.admin_token.encode())
 
-    async def _check_admin(self, context: grpc.aio.ServicerContext) -> None:
+    async def _check_admin(self, context: grpc.aio.ServicerContext[Any, Any]) -> None:
         """Every mutating rpc needs the admin token, on loopback too (no token: no admin)."""
         admin = self._is_admin(context)
         if admin is None:
@@ -252,7 +252,7 @@ class LadderService(ladder_pb2_grpc.LadderServiceServicer):
             await context.abort(grpc.StatusCode.PERMISSION_DENIED, "wrong admin token")
 
     async def GetStandings(
-        self, request: ladder_pb2.GetStandingsRequest, context: grpc.aio.ServicerContext
+        self, request: ladder_pb2.GetStandingsRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> ladder_pb2.GetStandingsResponse:
         queue = await self._call(context, lambda: queue_name(request.queue))
         assert queue is not None
@@ -273,7 +273,7 @@ class LadderService(ladder_pb2_grpc.LadderServiceServicer):
         )
 
     async def GetBotHistory(
-        self, request: ladder_pb2.GetBotHistoryRequest, context: grpc.aio.ServicerContext
+        self, request: ladder_pb2.GetBotHistoryRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> ladder_pb2.GetBotHistoryResponse:
         queue = await self._call(context, lambda: queue_name(request.queue, None))
         h = await self._call(
@@ -314,13 +314,13 @@ class LadderService(ladder_pb2_grpc.LadderServiceServicer):
         )
 
     async def GetLadderMatch(
-        self, request: ladder_pb2.GetLadderMatchRequest, context: grpc.aio.ServicerContext
+        self, request: ladder_pb2.GetLadderMatchRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> ladder_pb2.GetLadderMatchResponse:
         m = await self._call(context, lambda: self.store.views.match(request.match_id))
         return ladder_pb2.GetLadderMatchResponse(match=match_pb(m))
 
     async def GetHeadToHead(
-        self, request: ladder_pb2.GetHeadToHeadRequest, context: grpc.aio.ServicerContext
+        self, request: ladder_pb2.GetHeadToHeadRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> ladder_pb2.GetHeadToHeadResponse:
         queue = await self._call(context, lambda: queue_name(request.queue, None))
         h = await self._call(
@@ -342,7 +342,7 @@ class LadderService(ladder_pb2_grpc.LadderServiceServicer):
         )
 
     async def AddBot(
-        self, request: ladder_pb2.AddBotRequest, context: grpc.aio.ServicerContext
+        self, request: ladder_pb2.AddBotRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> ladder_pb2.AddBotResponse:
         only_new = False
         if self.open_registration and self._is_admin(context) is None:
@@ -370,7 +370,7 @@ class LadderService(ladder_pb2_grpc.LadderServiceServicer):
         return ladder_pb2.AddBotResponse(bot=bot_pb(bot), new_version=new, bot_key=key)
 
     async def PauseBot(
-        self, request: ladder_pb2.PauseBotRequest, context: grpc.aio.ServicerContext
+        self, request: ladder_pb2.PauseBotRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> ladder_pb2.PauseBotResponse:
         await self._check_admin(context)
         reason = request.reason or "paused by an admin"
@@ -380,7 +380,7 @@ class LadderService(ladder_pb2_grpc.LadderServiceServicer):
         return ladder_pb2.PauseBotResponse(bot=bot_pb(bot))
 
     async def ResumeBot(
-        self, request: ladder_pb2.ResumeBotRequest, context: grpc.aio.ServicerContext
+        self, request: ladder_pb2.ResumeBotRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> ladder_pb2.ResumeBotResponse:
         await self._check_admin(context)
         bot = await self._call(
@@ -389,7 +389,7 @@ class LadderService(ladder_pb2_grpc.LadderServiceServicer):
         return ladder_pb2.ResumeBotResponse(bot=bot_pb(bot))
 
     async def RemoveBot(
-        self, request: ladder_pb2.RemoveBotRequest, context: grpc.aio.ServicerContext
+        self, request: ladder_pb2.RemoveBotRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> ladder_pb2.RemoveBotResponse:
         await self._check_admin(context)
         reason = request.reason or "removed by an admin"
@@ -399,7 +399,7 @@ class LadderService(ladder_pb2_grpc.LadderServiceServicer):
         return ladder_pb2.RemoveBotResponse(bot=bot_pb(bot))
 
     async def RequestMatch(
-        self, request: ladder_pb2.RequestMatchRequest, context: grpc.aio.ServicerContext
+        self, request: ladder_pb2.RequestMatchRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> ladder_pb2.RequestMatchResponse:
         admin = self._is_admin(context)
         owner_key: str | None = None
@@ -421,7 +421,9 @@ class LadderService(ladder_pb2_grpc.LadderServiceServicer):
         return ladder_pb2.RequestMatchResponse(request=request_pb(r))
 
     async def ListMatchRequests(
-        self, request: ladder_pb2.ListMatchRequestsRequest, context: grpc.aio.ServicerContext
+        self,
+        request: ladder_pb2.ListMatchRequestsRequest,
+        context: grpc.aio.ServicerContext[Any, Any],
     ) -> ladder_pb2.ListMatchRequestsResponse:
         requests = await self._call(
             context,

@@ -22,7 +22,7 @@ from cirulla.clients.ladder.defaults import DEFAULT_DB, LEASE_SECONDS
 DEFAULT_DATA = "cirulla-worker-data"
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     w = sub.add_parser(
         "worker",
         help="play scheduled matches of a (PostgreSQL) ladder on this machine",
