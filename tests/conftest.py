@@ -6,6 +6,13 @@ from pathlib import Path
 
 import pytest
 
+from cirulla.logs import quiet_grpc
+
+# The tests run runners in this process too: the same gRPC settings as the cirulla
+# command's (before any test module imports grpc).
+quiet_grpc()
+
+
 DATA = Path(__file__).parent / "data"
 
 

@@ -48,13 +48,23 @@ _NEEDS_QUOTES = re.compile(r'[\s="\\]|^$')
 #: fork() handlers" each time a process starts a bot while gRPC threads run, which lands
 #: in that bot's log): only its errors. Read when grpc is first imported.
 GRPC_QUIET = ("GRPC_VERBOSITY", "ERROR")
+#: No fork handlers in gRPC's core: a runner starts every bot with fork then exec, and
+#: with them the forked child restarts gRPC's poller over the epoll descriptor that
+#: ``subprocess`` has just closed (close_fds), and aborts before it can exec ("epoll_wait
+#: error: Bad file descriptor", exit -6: seen in about 1.5% of bot starts under load; the
+#: same diagnosis is in the grpc/grpc tracker, #43055). Nothing here uses gRPC in a child
+#: after a fork: every child execs.
+GRPC_NO_FORK_HANDLERS = ("GRPC_ENABLE_FORK_SUPPORT", "false")
+#: The variables ``quiet_grpc`` sets, which runners pass on to what they start.
+GRPC_SETTINGS = (GRPC_QUIET, GRPC_NO_FORK_HANDLERS)
 
 
 def quiet_grpc() -> None:
-    """Keep gRPC's core to its errors, unless the environment says otherwise; call it
-    before grpc is imported (the ``cirulla`` command does, and passes it to the bots and
-    the server it starts)."""
-    os.environ.setdefault(*GRPC_QUIET)
+    """Keep gRPC's core to its errors and without fork handlers, unless the environment
+    says otherwise; call it before grpc is imported (the ``cirulla`` command does, and
+    passes both to the bots and the server it starts)."""
+    for name, value in GRPC_SETTINGS:
+        os.environ.setdefault(name, value)
 
 
 def quote(value: str) -> str:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from cirulla.clients.ladder.defaults import DEFAULT_DATA, DEFAULT_DB, DEFAULT_LISTEN, STATE_FILE
 from cirulla.clients.ladder.fields import plain
 from cirulla.clients.matches.journal import Outcome
+from cirulla.logs import quiet_grpc
 from cirulla.rules.cli import add_rule_arguments
 
 if TYPE_CHECKING:
@@ -466,13 +467,9 @@ def call(args: argparse.Namespace, method: str, request: Any, admin: bool = Fals
             raise CommandError(f"{exc.details()} ({exc.code().name})") from None
 
 
-#: gRPC's own log lines (a failed TLS handshake is one) would come before our one line.
-GRPC_QUIET = ("GRPC_VERBOSITY", "ERROR")
-
-
 def run_command(fn: Any) -> Any:
     def wrapper(args: argparse.Namespace) -> int:
-        os.environ.setdefault(*GRPC_QUIET)  # read when grpc is first imported
+        quiet_grpc()  # read when grpc is first imported
         try:
             return int(fn(args) or 0)
         except CommandError as exc:

@@ -83,7 +83,16 @@ def seat_values(
 #: run: its PATH, HOME, locale and time zone, and how much gRPC's core may print:
 #: ``cirulla.logs.quiet_grpc``); every other one stays with the runner,
 #: above all CIRULLA_ADMIN_TOKEN and whatever secrets the operator's shell holds.
-PASSED_ENV = ("PATH", "HOME", "LANG", "LANGUAGE", "TZ", "TMPDIR", "GRPC_VERBOSITY")
+PASSED_ENV = (
+    "PATH",
+    "HOME",
+    "LANG",
+    "LANGUAGE",
+    "TZ",
+    "TMPDIR",
+    "GRPC_VERBOSITY",
+    "GRPC_ENABLE_FORK_SUPPORT",
+)
 #: Prefixes of passed variables: the locale's LC_*, the CA file a bot needs to reach a
 #: TLS server (CIRULLA_TLS_*) and the rules core choice (CIRULLA_CORE).
 PASSED_PREFIXES = ("LC_", "CIRULLA_TLS_", "CIRULLA_CORE")
