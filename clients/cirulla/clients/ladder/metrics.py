@@ -48,9 +48,9 @@ BOT_STARTS = Counter(
 )
 BOT_RESTARTS = Counter(
     "cirulla_ladder_bot_restarts",
-    "Bot processes replaced by a fresh one, by reason: crash (a seat's process died; its "
-    "next match starts a new one) or duplicate_twin (a process never plays both games of a "
-    "pair).",
+    "Bot processes started in place of one that could not play, by reason: crash (a "
+    "seat's process died; its next match starts a new one) or duplicate_twin (every idle "
+    "process had played the other game of the pair, which a process never plays twice).",
     ["reason"],
 )
 for _reason in ("crash", "duplicate_twin"):  # both series exist from the start (0)

@@ -19,7 +19,6 @@ import logging
 import shlex
 import sys
 import threading
-import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -125,10 +124,6 @@ class LadderBotPool(BotPool):
     def __init__(self, logs: Path, confinement: Confinement | None = None) -> None:
         # tied: its processes die with the ladder, even by SIGKILL
         super().__init__({}, logs, tied=True, confinement=confinement)
-        #: the duplicate pairs each process has played a twin of: a process never plays
-        #: both games of a pair (it could remember game 1's hands, its opponent's in game 2)
-        self._pairs: weakref.WeakKeyDictionary[ServedBot, set[str]] = weakref.WeakKeyDictionary()
-        self._pairs_lock = threading.Lock()
 
     def acquire(
         self,
@@ -139,20 +134,13 @@ class LadderBotPool(BotPool):
     ) -> ServedBot:
         """A process of ``bot`` running ``spec`` (the pool has no specs of its own: each
         match's seat says its version's); for a twin of ``pair_id`` only one that has
-        not played the other twin."""
+        not played the other twin (``BotPool.acquire``'s deal group)."""
         if spec is None:
             raise ValueError(f"bot {bot}: the ladder's pool needs the spec the seat runs")
-        while True:
-            served = super().acquire(bot, timeout, spec)
-            if pair_id is None:
-                return served
-            with self._pairs_lock:
-                seen = self._pairs.setdefault(served, set())
-                if pair_id not in seen:
-                    seen.add(pair_id)
-                    return served
-            self.discard(served, 0.0)  # it played the other twin: a fresh process
-            metrics.BOT_RESTARTS.labels("duplicate_twin").inc()
+        return super().acquire(bot, timeout, spec, deal_group=pair_id)
+
+    def _twin_spawned(self, bot: str) -> None:
+        metrics.BOT_RESTARTS.labels("duplicate_twin").inc()
 
     def _spawn(self, bot: str, argv: list[str], number: int) -> ServedBot:
         metrics.BOT_STARTS.inc()

@@ -286,7 +286,8 @@ class Referee:
                     if seam.acquire is not None:
                         ready[seat] = seam.acquire(bot, spec)
                     else:
-                        ready[seat] = self.pool.acquire(bot, spec=spec)
+                        group = seam.deal_group or deal_group(game.seed)
+                        ready[seat] = self.pool.acquire(bot, spec=spec, deal_group=group)
                 except OSError as exc:
                     ready[seat] = None
                     failed_logs[seat] = exc.log_path if isinstance(exc, BotStartError) else None

@@ -309,6 +309,9 @@ class ServedBot:
         self.matches = 0
         #: When it was last given back to its pool (``BotPool.stop_idle``).
         self.idle_since = time.monotonic()
+        #: the deal groups (duplicate twins) this process has played a game of: it never
+        #: plays another game of one (it could remember its hands, an opponent's there)
+        self.deal_groups: set[str] = set()
         #: Set when the bot said it is ready for matches (or exited: check ``alive``).
         self.ready = threading.Event()
         self.proc = _spawn(
@@ -464,35 +467,49 @@ class BotPool:
         self._started: dict[str, int] = {}
 
     def acquire(
-        self, bot: str, timeout: float = READY_TIMEOUT, spec: str | None = None
+        self,
+        bot: str,
+        timeout: float = READY_TIMEOUT,
+        spec: str | None = None,
+        deal_group: str | None = None,
     ) -> ServedBot:
         """An idle process of ``bot``, or a new one once it said it is ready; OSError if
         it cannot be started, exits first or stays silent for ``timeout`` seconds.
 
         ``spec`` (default: the pool's spec of ``bot``) is what the process must run: an
         idle process started from another spec (a ladder bot's older version) is
-        stopped rather than reused."""
+        stopped rather than reused. ``deal_group``: the game's duplicate-deal group; a
+        process that played a game of it is left idle for other groups, never given this
+        one (a kept-alive bot would otherwise know its twin's hands from the first game)."""
         argv = served_argv(self.specs[bot] if spec is None else spec, bot)
         stale: list[ServedBot] = []
+        played: list[ServedBot] = []
         found: ServedBot | None = None
         number = 0
         with self._lock:
             idle = self._idle.setdefault(bot, [])
             while idle and found is None:
                 served = idle.pop()
-                if served.alive() and served.argv == argv:
-                    found = served
-                else:
+                if not (served.alive() and served.argv == argv):
                     stale.append(served)
+                elif deal_group is not None and deal_group in served.deal_groups:
+                    played.append(served)
+                else:
+                    found = served
+            idle.extend(reversed(played))
             if found is None:
                 number = self._started.get(bot, 0) + 1
                 self._started[bot] = number
         for served in stale:
             self.discard(served, 0.0)
+        if found is None and played:
+            self._twin_spawned(bot)
         # an idle process is ready, or still starting if it was started ahead (prestart)
         served = found or self._spawn(bot, argv, number)
         served.ready.wait(timeout)
         if served.alive() and served.ready.is_set():
+            if deal_group is not None:
+                served.deal_groups.add(deal_group)
             return served
         self.discard(served)
         if served.proc.returncode is not None and served.ready.is_set():
@@ -500,6 +517,9 @@ class BotPool:
         else:
             problem = f'did not write {{"ready": true}} within {timeout:.0f}s'
         raise BotStartError(f"bot {bot} {problem}; see {served.log_path}", served.log_path)
+
+    def _twin_spawned(self, bot: str) -> None:
+        """A new process is started because every idle one played this deal group."""
 
     def _spawn(self, bot: str, argv: list[str], number: int) -> ServedBot:
         safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in bot)
