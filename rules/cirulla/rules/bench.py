@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import random
 import time
+from collections.abc import Callable
 from typing import Any
 
 from cirulla.rules.core import options_tuple, require_native, resolve_core
@@ -39,30 +40,7 @@ def bench_rules(
         report = _report(options, "native", elapsed, cpu, deals, games, actions)
         report["loop"] = LOOPS["native"]
         return report
-    rng = random.Random(seed)
-    rnd = rng.random
-    deals = actions = games = 0
-    game = Game(options, seed=seed)
-    cpu = time.process_time()
-    start = time.perf_counter()
-    deadline = cpu + seconds
-    while True:
-        deal_no = game.deal_no
-        while game.deal_no == deal_no and game.winner is None:
-            codes = game.reference_legal_codes()  # the Python core, even if native is built
-            game.apply_code(codes[int(rnd() * len(codes))])
-            actions += 1
-        deals += 1
-        if game.winner is not None:
-            games += 1
-            game = Game(options, seed=rng.getrandbits(32))
-        if deals % 64 == 0 and time.process_time() >= deadline:
-            break
-    elapsed = time.perf_counter() - start
-    cpu = time.process_time() - cpu
-    report = _report(options, "python", elapsed, cpu, deals, games, actions)
-    report["loop"] = LOOPS["python"]
-    return report
+    return _random_deals(options, seconds, seed, _reference_deal, 64, "python", "python")
 
 
 def bench_api(options: Options, seconds: float = 3.0, seed: int = 1) -> dict[str, Any]:
@@ -71,29 +49,58 @@ def bench_api(options: Options, seconds: float = 3.0, seed: int = 1) -> dict[str
     underneath ``legal_actions``)."""
     from cirulla.rules.core import CORE
 
+    return _random_deals(options, seconds, seed, _api_deal, 16, CORE, "api")
+
+
+def _reference_deal(game: Game, rnd: Callable[[], float]) -> int:
+    """One deal of random play on the Python core (even if native is built); its actions."""
+    deal_no, actions = game.deal_no, 0
+    while game.deal_no == deal_no and game.winner is None:
+        codes = game.reference_legal_codes()
+        game.apply_code(codes[int(rnd() * len(codes))])
+        actions += 1
+    return actions
+
+
+def _api_deal(game: Game, rnd: Callable[[], float]) -> int:
+    """One deal of random play as a Python user writes it; its actions."""
+    deal_no, actions = game.deal_no, 0
+    while game.deal_no == deal_no and game.winner is None:
+        legal = game.legal_actions()
+        game.apply(legal[int(rnd() * len(legal))])
+        actions += 1
+    return actions
+
+
+def _random_deals(
+    options: Options,
+    seconds: float,
+    seed: int,
+    play_deal: Callable[[Game, Callable[[], float]], int],
+    check_every: int,
+    core: str,
+    loop: str,
+) -> dict[str, Any]:
+    """Deals played by ``play_deal`` for ``seconds`` of CPU time (the clock read every
+    ``check_every`` deals), a new seeded game whenever one ends."""
     rng = random.Random(seed)
-    rnd = rng.random
     deals = actions = games = 0
     game = Game(options, seed=seed)
     cpu = time.process_time()
     start = time.perf_counter()
     deadline = cpu + seconds
     while True:
-        deal_no = game.deal_no
-        while game.deal_no == deal_no and game.winner is None:
-            legal = game.legal_actions()
-            game.apply(legal[int(rnd() * len(legal))])
-            actions += 1
+        actions += play_deal(game, rng.random)
         deals += 1
         if game.winner is not None:
             games += 1
             game = Game(options, seed=rng.getrandbits(32))
-        if deals % 16 == 0 and time.process_time() >= deadline:
+        if deals % check_every == 0 and time.process_time() >= deadline:
             break
     elapsed = time.perf_counter() - start
     cpu = time.process_time() - cpu
-    report = _report(options, CORE, elapsed, cpu, deals, games, actions)
-    report["loop"] = LOOPS["api"]
+    report = _report(options, core, elapsed, cpu, deals, games, actions)
+    report["loop"] = LOOPS[loop]
     return report
 
 

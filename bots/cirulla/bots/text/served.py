@@ -6,7 +6,8 @@ and ``newgame``), so the tournament runner keeps an engine like any built-in or
 ``serve:`` bot: it starts ``python -m cirulla.bots.text.served --name=NAME -- CMD ARGS`` once per
 bot and slot, and hands it one match after another on stdin (the protocol of
 ``cirulla.bots.loop``). This process starts the engine before it says it is ready, so a
-slow start is paid once and never on a game's clock, and plays every assigned match with
+slow start is paid once per process and never on a game's clock (a bot runs two: a process
+never plays both games of a duplicate pair), and plays every assigned match with
 that engine. Only after the engine died (a crash, a protocol failure, no answer in time)
 does the next match get a fresh one; ``quit`` is sent when the tournament ends.
 """
