@@ -21,7 +21,7 @@ from cirulla.rules.actions import Action, Declaration, DeclarationKind
 from cirulla.rules.cards import CARD_NAMES, card_suit, card_value, cards_of, make_card, parse_card
 from cirulla.rules.errors import CirullaError
 from cirulla.rules.options import Options
-from cirulla.v1 import cards_pb2, game_pb2, rules_pb2
+from cirulla.v1 import cards_pb2, events_pb2, game_pb2, rules_pb2
 
 __all__ = [
     "CARD_MESSAGES",
@@ -89,6 +89,15 @@ DECLARATION_KINDS_PB: dict[DeclarationKind, game_pb2.DeclarationKind] = {
     DeclarationKind.THREE_OF_A_KIND: game_pb2.DECLARATION_KIND_THREE_OF_A_KIND,
 }
 _DECLARATION_KINDS = {pb: kind for kind, pb in DECLARATION_KINDS_PB.items()}
+#: Why a game ended, as records and the text protocol name it, and as the wire's enum.
+GAME_END_REASONS_PB: dict[str, events_pb2.GameEndReason] = {
+    "target": events_pb2.GAME_END_REASON_TARGET,
+    "cappotto": events_pb2.GAME_END_REASON_CAPPOTTO,
+    "forfeit": events_pb2.GAME_END_REASON_FORFEIT,
+    "aborted": events_pb2.GAME_END_REASON_ABORTED,
+}
+#: The wire's game-end reasons by name (``GAME_END_REASONS_PB`` read backwards).
+GAME_END_REASON_NAMES: dict[int, str] = {pb: name for name, pb in GAME_END_REASONS_PB.items()}
 CARD_MESSAGES: tuple[cards_pb2.Card, ...] = tuple(
     cards_pb2.Card(
         suit=SUITS_PB[card_suit(c)], rank=RANKS_PB[card_value(c) - 1], code=CARD_NAMES[c]

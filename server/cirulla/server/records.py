@@ -26,12 +26,6 @@ from cirulla import wire
 from cirulla.server.documents import RECORD_FORMAT
 from cirulla.v1 import events_pb2, match_pb2
 
-_REASONS = {
-    events_pb2.GAME_END_REASON_TARGET: "target",
-    events_pb2.GAME_END_REASON_CAPPOTTO: "cappotto",
-    events_pb2.GAME_END_REASON_FORFEIT: "forfeit",
-    events_pb2.GAME_END_REASON_ABORTED: "aborted",
-}
 SCORE_ITEMS = ("cards", "coins", "settebello", "primiera", "scope", "grande", "piccola")
 
 
@@ -210,7 +204,7 @@ def replay_input(record: match_pb2.Record) -> dict[str, Any]:
         "actions": actions,
         "deals": deals,
         "result": {
-            "reason": _REASONS.get(result.reason, ""),
+            "reason": wire.GAME_END_REASON_NAMES.get(result.reason, ""),
             "winner": result.winner_side if result.HasField("winner_side") else None,
             "totals": list(result.totals),
             "cappotto": result.cappotto,
@@ -273,7 +267,7 @@ def record_text(record: match_pb2.Record) -> str:
 
 
 def result_line(result: events_pb2.GameResult, record: match_pb2.Record | None = None) -> str:
-    reason = _REASONS.get(result.reason, "unknown")
+    reason = wire.GAME_END_REASON_NAMES.get(result.reason, "unknown")
     totals = "-".join(str(t) for t in result.totals)
     if result.HasField("winner_side"):
         who = side_label(record, result.winner_side) if record else f"side {result.winner_side}"

@@ -20,7 +20,7 @@ from cirulla.rules.errors import CirullaError
 from cirulla.rules.options import Options
 from cirulla.rules.views import View
 from cirulla.v1 import events_pb2
-from cirulla.wire import WireError, mask_from_proto, parse_notation
+from cirulla.wire import GAME_END_REASON_NAMES, WireError, mask_from_proto, parse_notation
 
 #: The protocol version an engine answers to ``protocol_version``; the major number must
 #: match (the same rule as the gRPC protocol's, ``cirulla.protocol_compatible``).
@@ -250,13 +250,6 @@ def read_choice(answer: str, legal: Sequence[Action]) -> Choice:
 
 # ---------------------------------------------------------------------- events
 
-_REASONS = {
-    events_pb2.GAME_END_REASON_TARGET: "target",
-    events_pb2.GAME_END_REASON_CAPPOTTO: "cappotto",
-    events_pb2.GAME_END_REASON_FORFEIT: "forfeit",
-    events_pb2.GAME_END_REASON_ABORTED: "aborted",
-}
-
 
 def _cards(cards: Iterable[object], field: str) -> str:
     return cards_text(mask_from_proto(cards, field))  # type: ignore[arg-type]
@@ -326,7 +319,7 @@ def event_text(event: events_pb2.Event) -> str | None:
         g = event.game_over
         return (
             f"gameover game={g.game_number} winner={_opt(g, 'winner_side')} "
-            f"totals={ints_text(g.totals)} reason={_REASONS.get(g.reason, 'unknown')} "
+            f"totals={ints_text(g.totals)} reason={GAME_END_REASON_NAMES.get(g.reason, 'unknown')} "
             f"games_won={ints_text(g.games_won)}"
         )
     if kind == "timeout":

@@ -125,21 +125,13 @@ def deal_result_pb(
     return out
 
 
-_REASON_PB: dict[str, events_pb2.GameEndReason] = {
-    "target": events_pb2.GAME_END_REASON_TARGET,
-    "cappotto": events_pb2.GAME_END_REASON_CAPPOTTO,
-    "forfeit": events_pb2.GAME_END_REASON_FORFEIT,
-    "aborted": events_pb2.GAME_END_REASON_ABORTED,
-}
-
-
 def game_result_pb(g: GameEnded | GameResultDoc) -> events_pb2.GameResult:
     d: Mapping[str, Any] = g.to_dict() if isinstance(g, GameEnded) else g
     out = events_pb2.GameResult(
         game_number=d["game_number"],
         totals=d["totals"],
         cappotto=d["cappotto"],
-        reason=_REASON_PB.get(d["reason"], events_pb2.GAME_END_REASON_UNSPECIFIED),
+        reason=wire.GAME_END_REASONS_PB.get(d["reason"], events_pb2.GAME_END_REASON_UNSPECIFIED),
         deals=d["deals"],
         games_won=d["games_won"],
     )
