@@ -130,14 +130,17 @@ class LadderBotPool(BotPool):
         bot: str,
         timeout: float = READY_TIMEOUT,
         spec: str | None = None,
+        deal_group: str | None = None,
+        *,
         pair_id: str | None = None,
     ) -> ServedBot:
         """A process of ``bot`` running ``spec`` (the pool has no specs of its own: each
-        match's seat says its version's); for a twin of ``pair_id`` only one that has
-        not played the other twin (``BotPool.acquire``'s deal group)."""
+        match's seat says its version's); for a twin of duplicate pair ``pair_id`` (the
+        ladder's deal group) only one that has not played the other twin."""
         if spec is None:
             raise ValueError(f"bot {bot}: the ladder's pool needs the spec the seat runs")
-        return super().acquire(bot, timeout, spec, deal_group=pair_id)
+        group = pair_id if pair_id is not None else deal_group
+        return super().acquire(bot, timeout, spec, deal_group=group)
 
     def _twin_spawned(self, bot: str) -> None:
         metrics.BOT_RESTARTS.labels("duplicate_twin").inc()
