@@ -27,8 +27,9 @@ play like the model there, so the observation says nothing about its hidden card
 
 from __future__ import annotations
 
+import math
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from cirulla.bots.heuristic import SCOPA_POINT, STATIC_WORTH, best_index, static_worth
@@ -202,22 +203,54 @@ class PlayTracker:
         (``replays_greedy``). Returns ``(seat, hands)``; no hands when there is no such play
         or none of the hands replays them (the opponent did not play like greedy: the
         search then falls back on the evidence)."""
-        if view.options.players != 2 or view.seat is None:
+        drawn = self.candidate_hands(view, rng, tries)
+        if drawn is None:
             return NO_HANDS
+        opp, plays, hands = drawn
+        kept = tuple(h for h in hands if replays_greedy(plays, opp, h))
+        return (opp, kept) if kept else NO_HANDS
+
+    def weighted_hands(
+        self,
+        view: View,
+        rng: random.Random,
+        log_likelihood: Callable[[Sequence[_Play], int, int], float],
+        tries: int = REPLAY_TRIES,
+    ) -> tuple[int, tuple[int, ...]]:
+        """A soft posterior (the ``learned`` one): ``tries`` hands drawn uniformly as for
+        ``replay``, each weighted by ``exp(log_likelihood(plays, seat, hand))``, the chance
+        a model of the opponent gives its plays of this round holding it, then ``tries``
+        hands resampled in proportion to their weights (with replacement, so a likely hand
+        is several of the search's worlds). No hands when there is no play to weigh."""
+        drawn = self.candidate_hands(view, rng, tries)
+        if drawn is None:
+            return NO_HANDS
+        opp, plays, hands = drawn
+        logs = [log_likelihood(plays, opp, h) for h in hands]
+        top = max(logs)
+        if top == -math.inf:
+            return NO_HANDS  # no sampled hand explains the plays
+        weights = [math.exp(v - top) for v in logs]
+        return opp, tuple(rng.choices(hands, weights=weights, k=len(hands)))
+
+    def candidate_hands(
+        self, view: View, rng: random.Random, tries: int
+    ) -> tuple[int, list[_Play], list[int]] | None:
+        """``(seat, plays, hands)``: the opponent's plays of this round that a hand can
+        explain (its position kept) and ``tries`` hidden hands for it drawn uniformly from
+        the cards ``view`` does not see; None when there is nothing to infer from (more
+        than two players, no such play, a declared hand, no hidden card)."""
+        if view.options.players != 2 or view.seat is None:
+            return None
         opp = 1 - view.seat
         plays = [p for p in self._round(view) if p.seat == opp and p.before is not None]
         need = view.hand_sizes[opp] - view.declared[opp].bit_count()
         if not plays or view.declared[opp] or need <= 0:
-            return NO_HANDS
+            return None
         pool = cards_of(view.unseen)
         if need > len(pool):
-            return NO_HANDS
-        kept = []
-        for _ in range(tries):
-            hidden = mask_of(rng.sample(pool, need))
-            if replays_greedy(plays, opp, hidden):
-                kept.append(hidden)
-        return (opp, tuple(kept)) if kept else NO_HANDS
+            return None
+        return opp, plays, [mask_of(rng.sample(pool, need)) for _ in range(tries)]
 
     def _reconstruct(self, last: View, view: View) -> None:
         """Add the opponent's play between ``last`` (this seat then played ``_code``) and

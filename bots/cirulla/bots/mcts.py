@@ -97,8 +97,10 @@ DEAL_SD = 8.6
 # How the opponent's hidden hand is inferred (docs/bots.md): ``evidence``, worlds sampled
 # at random and rejected by the evidence of its plays (``infer``); ``replay``, its hand
 # drawn from sampled hands with which greedy would have made each of its plays this round
-# (``PlayTracker.replay_hands``), the evidence only when no hand does.
-Posterior = Literal["evidence", "replay"]
+# (``PlayTracker.replay_hands``), the evidence only when no hand does; ``learned``, its
+# hand drawn from sampled hands in proportion to how likely the learned network finds its
+# plays of this round holding each (``cirulla.bots.belief``).
+Posterior = Literal["evidence", "replay", "learned"]
 POSTERIORS: tuple[Posterior, ...] = get_args(Posterior)
 DEFAULT_POSTERIOR: Posterior = "evidence"
 # What the root prior (progressive bias) reads (docs/bots.md): ``greedy``, the greedy
@@ -654,10 +656,10 @@ class MctsPolicy:
         check_search_options(
             root, playout, expand, infer, depth, opponent, reward, solve, posterior, guide
         )
-        if guide == "learned":  # the weights load (and are checked) when the bot is built
-            from cirulla.bots.learned import WEIGHTS_PATH, WEIGHTS_SHA256, cached_qnet
+        if "learned" in (guide, posterior):  # the weights load (and are checked) now
+            from cirulla.bots.belief import shipped_net
 
-            cached_qnet(WEIGHTS_PATH, WEIGHTS_SHA256)
+            shipped_net()
         self.core = resolve_core(core)  # fails here, naming the choices, if unavailable
         self.seed = seed if seed is not None else random.randrange(1 << 62)
         self.iterations = iterations
@@ -694,7 +696,7 @@ class MctsPolicy:
             solve=solve,
             guide=guide,
         )
-        self._tracker = PlayTracker(positions=posterior == "replay")
+        self._tracker = PlayTracker(positions=posterior != "evidence")
         self.last_evidence: Sequence[Evidence] = ()  # what the last decision inferred from
         self.last_hands: tuple[int, Sequence[int]] = NO_HANDS  # the replay posterior's
         self._pool: Executor | None = None
@@ -708,13 +710,21 @@ class MctsPolicy:
         return budget
 
     def choose(self, view: View, legal: Sequence[Action], time_left: float | None) -> int:
-        replay = self.posterior == "replay"
-        # ``evidence`` is also what records the opponent's plays, which the replay reads.
-        evidence = self._tracker.evidence(view) if self.infer > 0 or replay else ()
+        posterior = self.posterior != "evidence"
+        # ``evidence`` is also what records the opponent's plays, which the posteriors read.
+        evidence = self._tracker.evidence(view) if self.infer > 0 or posterior else ()
         hands = NO_HANDS
-        if replay and len(legal) > 1:
+        if posterior and len(legal) > 1:
             rng = random.Random(decision_seed(self.seed, view, salt=-1))
-            hands = self._tracker.replay_hands(view, rng)
+            if self.posterior == "replay":
+                hands = self._tracker.replay_hands(view, rng)
+            else:
+                from cirulla.bots.belief import play_log_likelihood, shipped_net
+
+                net = shipped_net()
+                hands = self._tracker.weighted_hands(
+                    view, rng, lambda plays, seat, hand: play_log_likelihood(net, plays, seat, hand)
+                )
         self.last_evidence = evidence
         self.last_hands = hands
         index = self._choose(view, legal, time_left, evidence if self.infer > 0 else (), hands)

@@ -140,7 +140,8 @@ KINDS: dict[str, BotKind] = {
                 DEFAULT_POSTERIOR,
                 "how the opponent's hidden hand is inferred (2 players): evidence (random "
                 "deals rejected by its plays, see infer), replay (hands with which greedy "
-                "would have made its plays this round)",
+                "would have made its plays this round), learned (hands weighed by how "
+                "likely the learned network finds its plays this round)",
             ),
             KindOption(
                 "opponent",
