@@ -4,8 +4,10 @@ of this round holding each (``cirulla.bots.belief``, ``PlayTracker.weighted_hand
 
 from __future__ import annotations
 
+import json
 import random
 import statistics
+from pathlib import Path
 
 import pytest
 
@@ -17,8 +19,7 @@ from cirulla.rules import parse_mask
 from cirulla.rules.views import sample_world
 
 from .test_bots_inference import against_greedy, dropped_on_a_table_it_could_take
-
-pytest.importorskip("numpy")
+from .test_learned import CIRULLA, run
 
 ACES = parse_mask("AD AH AS")  # the ace takes the whole table KS 2C
 THREES = parse_mask("3D 3H 3S")  # 3 + 2 + K(10) = 15 takes it too, a scopa
@@ -103,3 +104,20 @@ def test_it_is_a_bot_spec_option_like_the_others() -> None:
     assert isinstance(bot, MctsPolicy) and bot.posterior == "learned"
     with pytest.raises(ValueError, match="mcts posterior must be one of evidence, replay, learned"):
         make_policy("mcts", {"posterior": "network"})
+
+
+def test_guided_by_the_network_both_ways_it_plays_a_tournament_on_a_real_server(
+    tmp_path: Path,
+) -> None:
+    """The network as root prior and as belief model, in one spec, is a bot like the others:
+    the tournament runner starts it as a process on a real server."""
+    spec = "mcts:iterations=30,guide=learned,posterior=learned"
+    args = ["tournament", "--bot", f"guided={spec}", "--bot", "greedy", "--games", "2"]
+    args += ["--target", "11", "--seed", "3", "--out", "out", "--concurrency", "1"]
+    done = run([*CIRULLA, *args], tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    games = json.loads((tmp_path / "out" / "results.json").read_text())["games"]
+    assert len(games) == 2
+    for game in games:
+        assert game["seat_outcomes"][game["seats"].index("guided")] == "ok", game
+        assert game["winner"] is not None and game["deals"] > 0
