@@ -200,7 +200,28 @@ def _spawn(
         raise
 
 
-class Child:
+class _GroupProcess:
+    """What ``Child`` and ``ServedBot`` share: a command, the log it appends to (opened
+    before the process starts, so a failed start is logged there too), and a process
+    group of its own, signalled as a whole."""
+
+    proc: subprocess.Popen[bytes]
+
+    def __init__(self, argv: Sequence[str], log_path: Path) -> None:
+        self.argv = list(argv)
+        self.log_path = log_path
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        self._log = log_path.open("ab")
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def _signal(self, sig: int) -> None:
+        _killpg(self.proc.pid, sig)
+
+
+class Child(_GroupProcess):
     """One supervised process in its own process group."""
 
     def __init__(
@@ -211,10 +232,7 @@ class Child:
         tied: bool = False,
         confinement: Confinement | None = None,
     ):
-        self.argv = list(argv)
-        self.log_path = log_path
-        log_path.parent.mkdir(parents=True, exist_ok=True)
-        self._log = log_path.open("ab")
+        super().__init__(argv, log_path)
         self.started = time.monotonic()
         self.exited_at: float | None = None
         self.proc = _spawn(
@@ -228,10 +246,6 @@ class Child:
             stderr=subprocess.STDOUT,
         )
         LIVE.add(self)
-
-    @property
-    def pid(self) -> int:
-        return self.proc.pid
 
     def poll(self) -> int | None:
         code = self.proc.poll()
@@ -261,10 +275,6 @@ class Child:
             self._log.close()
         return self.proc.returncode
 
-    def _signal(self, sig: int) -> None:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.proc.pid, sig)
-
 
 @dataclass
 class Ticket:
@@ -287,7 +297,7 @@ class Ticket:
             self.wake.set()
 
 
-class ServedBot:
+class ServedBot(_GroupProcess):
     """A long-lived bot process: assignments go to its stdin, done lines come back on its
     stdout (protocol in ``cirulla.bots.loop``); its stderr and any other output go to its
     log. Runs in its own process group, like a ``Child``."""
@@ -300,10 +310,7 @@ class ServedBot:
         tied: bool = False,
         confinement: Confinement | None = None,
     ):
-        self.argv = list(argv)
-        self.log_path = log_path
-        log_path.parent.mkdir(parents=True, exist_ok=True)
-        self._log = log_path.open("ab")
+        super().__init__(argv, log_path)
         self._lock = threading.Lock()
         self._ticket: Ticket | None = None
         self.matches = 0
@@ -327,10 +334,6 @@ class ServedBot:
         LIVE.add(self)
         self._reader = threading.Thread(target=self._read, name="bot-stdout", daemon=True)
         self._reader.start()
-
-    @property
-    def pid(self) -> int:
-        return self.proc.pid
 
     def poll(self) -> int | None:
         return self.proc.poll()
@@ -398,15 +401,15 @@ class ServedBot:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self.proc.wait(grace)
         if self.poll() is None:
-            _killpg(self.proc.pid, signal.SIGTERM)
+            self._signal(signal.SIGTERM)
             try:
                 self.proc.wait(grace)
             except subprocess.TimeoutExpired:
-                _killpg(self.proc.pid, signal.SIGKILL)
+                self._signal(signal.SIGKILL)
                 with contextlib.suppress(subprocess.TimeoutExpired):
                     self.proc.wait(grace)
         else:
-            _killpg(self.proc.pid, signal.SIGKILL)
+            self._signal(signal.SIGKILL)
         LIVE.discard(self)
         self._reader.join(1.0)
         with self._lock:
