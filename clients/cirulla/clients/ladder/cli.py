@@ -39,6 +39,7 @@ Start here:
 """
 
 QUEUE_CHOICES = ("2p", "3p", "4p")
+MATCH_STATUS_CHOICES = ("scheduled", "claimed", "running", "finished", "cancelled")
 
 
 def register(
@@ -183,6 +184,19 @@ def register(
     m.add_argument("--json", action="store_true")
     m.set_defaults(func=run_match)
 
+    ms = sub.add_parser(
+        "matches",
+        help="every ladder match, newest first (optionally of one queue, status or bot)",
+    )
+    ms.add_argument("--queue", choices=QUEUE_CHOICES, help="only this queue")
+    ms.add_argument("--status", choices=MATCH_STATUS_CHOICES, help="only matches in this state")
+    ms.add_argument("--bot", metavar="NAME", help="only matches this bot has a seat in")
+    ms.add_argument(
+        "--limit", type=int, default=20, metavar="N", help="matches listed (default %(default)s)"
+    )
+    ms.add_argument("--json", action="store_true")
+    ms.set_defaults(func=run_matches)
+
     hh = sub.add_parser("h2h", help="results between two bots")
     hh.add_argument("bot_a")
     hh.add_argument("bot_b")
@@ -229,7 +243,7 @@ def register(
             c.add_argument("--reason", default="", help="shown in the standings")
         c.set_defaults(func=run_state, action=name)
 
-    for parser in (st, h, m, hh, rqs):
+    for parser in (st, h, m, ms, hh, rqs):
         parser.add_argument(
             "--db",
             help="when no ladder answers, read this ladder database instead (default: the "
@@ -367,8 +381,17 @@ def open_channel(args: argparse.Namespace, address: str, state: dict[str, Any]) 
 
 #: The rpcs that only read: served from the ladder's database when no ladder answers.
 READ_METHODS = frozenset(
-    {"GetStandings", "GetBotHistory", "GetLadderMatch", "GetHeadToHead", "ListMatchRequests"}
+    {
+        "GetStandings",
+        "GetBotHistory",
+        "GetLadderMatch",
+        "GetHeadToHead",
+        "ListMatchRequests",
+        "ListLadderMatches",
+    }
 )
+#: The databases a read of this process has already said it reads (said once each).
+_READ_NOTICES: set[str] = set()
 
 
 class _LocalContext:
@@ -416,7 +439,9 @@ def read_database(db: str, method: str, request: Any) -> Any:
     from cirulla.clients.ladder.store import LadderStore
 
     shown = display_url(database_url(db))
-    print(f"ladder not running: read from the database at {shown}", file=sys.stderr)
+    if shown not in _READ_NOTICES:  # a command reading several pages says it once
+        _READ_NOTICES.add(shown)
+        print(f"ladder not running: read from the database at {shown}", file=sys.stderr)
     try:
         engine = open_database(db)
     except Exception as exc:  # a database that is down or not a ladder's: one line
@@ -761,6 +786,47 @@ def run_match(args: argparse.Namespace) -> int:
         )
     for note in m.notes:
         say(console, f"  note: {note}")
+    return 0
+
+
+@run_command
+def run_matches(args: argparse.Namespace) -> int:
+    from cirulla.clients.ladder.service import MAX_PAGE, STATUS_TO_PB
+    from cirulla.console import output_console
+    from cirulla.v1 import ladder_pb2
+
+    if args.limit < 1:
+        raise CommandError(f"--limit: must be at least 1, not {args.limit}")
+    found: list[Any] = []
+    token = ""
+    while len(found) < args.limit:  # the rpc's pages are at most MAX_PAGE long
+        response = call(
+            args,
+            "ListLadderMatches",
+            ladder_pb2.ListLadderMatchesRequest(
+                queue=queue_pb(args.queue),
+                status=(
+                    STATUS_TO_PB[args.status]
+                    if args.status
+                    else ladder_pb2.LADDER_MATCH_STATUS_UNSPECIFIED
+                ),
+                bot_name=args.bot or "",
+                page_size=min(args.limit - len(found), MAX_PAGE),
+                page_token=token,
+            ),
+        )
+        found.extend(response.matches)
+        token = response.next_page_token
+        if not token:
+            break
+    if args.json:
+        out = {"matches": [to_json(m) for m in found], "more": bool(token)}
+        print(json.dumps(out, indent=1))
+        return 0
+    console = output_console(markup=False, highlight=False, emoji=False)
+    say(console, matches_table(found, "matches, newest first"))
+    if token:
+        say(console, f"the newest {len(found)} are listed; older ones: raise --limit")
     return 0
 
 

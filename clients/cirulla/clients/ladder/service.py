@@ -25,6 +25,7 @@ from cirulla.clients.ladder.store import (
     LadderError,
     LadderStore,
     MatchConfig,
+    MatchPage,
     MatchView,
     NotFound,
     RatingView,
@@ -56,6 +57,7 @@ STATUS_TO_PB = {
     "finished": ladder_pb2.LADDER_MATCH_STATUS_FINISHED,
     "cancelled": ladder_pb2.LADDER_MATCH_STATUS_CANCELLED,
 }
+PB_TO_STATUS = {v: k for k, v in STATUS_TO_PB.items()}
 DEFAULT_PAGE = 50
 MAX_PAGE = 1000
 
@@ -74,6 +76,15 @@ def queue_name(value: int, default: str | None = "2p") -> str | None:
     if value not in PB_TO_QUEUE:
         raise LadderError(f"queue: unknown LadderQueue value {value}")
     return PB_TO_QUEUE[value]
+
+
+def status_name(value: int) -> str | None:
+    """A LadderMatchStatus filter: None for unspecified (every status)."""
+    if value == ladder_pb2.LADDER_MATCH_STATUS_UNSPECIFIED:
+        return None
+    if value not in PB_TO_STATUS:
+        raise LadderError(f"status: unknown LadderMatchStatus value {value}")
+    return PB_TO_STATUS[value]
 
 
 # -------------------------------------------------------------------- store -> protobuf
@@ -432,3 +443,22 @@ class LadderService(ladder_pb2_grpc.LadderServiceServicer):
             ),
         )
         return ladder_pb2.ListMatchRequestsResponse(requests=[request_pb(r) for r in requests])
+
+    async def ListLadderMatches(
+        self,
+        request: ladder_pb2.ListLadderMatchesRequest,
+        context: grpc.aio.ServicerContext[Any, Any],
+    ) -> ladder_pb2.ListLadderMatchesResponse:
+        def read() -> MatchPage:
+            return self.store.views.every_match(
+                queue_name(request.queue, None),
+                status_name(request.status),
+                request.bot_name or None,
+                page_size(request.page_size),
+                request.page_token,
+            )
+
+        got = await self._call(context, read)
+        return ladder_pb2.ListLadderMatchesResponse(
+            matches=[match_pb(m) for m in got.matches], next_page_token=got.next_token
+        )

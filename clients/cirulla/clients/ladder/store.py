@@ -83,7 +83,7 @@ from cirulla.clients.ladder.store_rows import (
     new_id,
     parse_queues,
 )
-from cirulla.clients.ladder.store_views import MatchViews
+from cirulla.clients.ladder.store_views import MATCH_STATUSES, MatchPage, MatchViews
 from cirulla.clients.ladder.store_workers import WorkerStore
 
 __all__ = [
@@ -95,6 +95,7 @@ __all__ = [
     "FAULTS",
     "IN_FLIGHT",
     "LOG_TAIL_CHARS",
+    "MATCH_STATUSES",
     "MAX_REQUEST_GAMES",
     "OWNER_REQUEST_GAMES",
     "QUEUES",
@@ -112,6 +113,7 @@ __all__ = [
     "LadderStore",
     "MatchConfig",
     "MatchOutcome",
+    "MatchPage",
     "MatchPlan",
     "MatchTimes",
     "MatchView",
@@ -164,6 +166,7 @@ class LadderStore:
         self.seat_tokens = self.matches.seat_tokens
         self.match = self.views.match
         self.bot_matches = self.views.bot_matches
+        self.every_match = self.views.every_match
         # results and ratings
         self.finish = self.results.finish
         self.settle_pair_of = self.results.settle_pair_of

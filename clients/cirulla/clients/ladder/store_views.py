@@ -4,12 +4,16 @@ duplicate pair; no writes (``store_matches`` writes ``ladder_matches`` and
 
 A finished game whose duplicate twin is still in play is **withheld**: its result,
 seats' outcomes, points and rating changes read as empty until the pair is over, in
-every view (a match, a bot's matches, a request's games, a bot's rating history).
+every view (a match, a bot's matches, a request's games, every match's pages, a bot's
+rating history): each of them builds its matches with ``public_match``.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection, and_, func, or_, select
@@ -24,10 +28,64 @@ from cirulla.clients.ladder.schema import (
     rating_history,
 )
 from cirulla.clients.ladder.store_bots import BotStore
-from cirulla.clients.ladder.store_rows import IN_FLIGHT, MatchTimes, MatchView, NotFound
+from cirulla.clients.ladder.store_rows import (
+    IN_FLIGHT,
+    QUEUES,
+    LadderError,
+    MatchTimes,
+    MatchView,
+    NotFound,
+)
 
 if TYPE_CHECKING:
     from cirulla.clients.ladder.store import LadderStore
+
+#: Every state a ladder match can be in (``ladder_matches.status``).
+MATCH_STATUSES = ("scheduled", "claimed", "running", "finished", "cancelled")
+#: The page token's format: a token of another format is refused, never misread.
+_TOKEN_FORMAT = 1
+
+
+@dataclass(frozen=True)
+class MatchPage:
+    """One page of every match, newest first; ``next_token`` reads the page after it
+    ("" when this page is the last)."""
+
+    matches: list[MatchView]
+    next_token: str
+
+
+def _filters(queue: str | None, status: str | None, bot: str | None) -> list[str]:
+    return [queue or "", status or "", bot or ""]
+
+
+def page_token(created_at: float, match_id: str, filters: list[str]) -> str:
+    """The cursor after the match (``created_at``, ``match_id``), for these filters:
+    keyset paging, so a match scheduled later never shifts the pages after the first."""
+    raw = json.dumps([_TOKEN_FORMAT, created_at, match_id, filters], separators=(",", ":"))
+    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+
+
+def read_page_token(token: str, filters: list[str]) -> tuple[float, str]:
+    """The (created_at, id) a page token continues after; LadderError naming the field
+    for anything this ladder did not hand out with the same filters."""
+    try:
+        raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
+        kind, created_at, match_id, given = json.loads(raw)
+        if kind != _TOKEN_FORMAT or not isinstance(match_id, str) or not match_id:
+            raise ValueError
+        at = float(created_at)
+    except (ValueError, TypeError, binascii.Error, UnicodeDecodeError):
+        raise LadderError(
+            "page_token: not a token this ladder returned (pass next_page_token as it "
+            "came, or nothing for the first page)"
+        ) from None
+    if given != filters:
+        raise LadderError(
+            "page_token: it was returned for other filters (queue, status, bot_name); "
+            "pass the same filters with it, or start again without a token"
+        )
+    return at, match_id
 
 
 class MatchViews:
@@ -191,6 +249,61 @@ class MatchViews:
                 limit
             )
             return [self.public_match(conn, r) for r in conn.execute(query).mappings().all()]
+
+    def every_match(
+        self,
+        queue: str | None = None,
+        status: str | None = None,
+        bot: str | None = None,
+        limit: int = 50,
+        token: str = "",
+    ) -> MatchPage:
+        """Every ladder match, newest first (scheduling time, then id), one page of at
+        most ``limit``; only those of ``queue``, ``status`` and ``bot`` when given.
+        ``token`` is a previous page's ``next_token``. Withheld twins as everywhere."""
+        if queue and queue not in QUEUES:
+            raise LadderError(f"queue: {shown(queue)} is not one of {', '.join(QUEUES)}")
+        if status and status not in MATCH_STATUSES:
+            raise LadderError(f"status: {shown(status)} is not one of {', '.join(MATCH_STATUSES)}")
+        filters = _filters(queue, status, bot)
+        after = read_page_token(token, filters) if token else None
+        limit = max(1, limit)
+        with self.ladder.engine.connect() as conn:
+            query = select(ladder_matches)
+            if bot:
+                try:
+                    bot_id = BotStore.row(conn, bot)["id"]
+                except NotFound as exc:
+                    raise LadderError(f"bot_name: {exc}") from None
+                ids = (
+                    select(ladder_seats.c.match_id)
+                    .join(bot_versions, bot_versions.c.id == ladder_seats.c.version_id)
+                    .where(bot_versions.c.bot_id == bot_id)
+                )
+                query = query.where(ladder_matches.c.id.in_(ids))
+            if queue:
+                query = query.where(ladder_matches.c.queue == queue)
+            if status:
+                query = query.where(ladder_matches.c.status == status)
+            if after is not None:
+                at, match_id = after
+                query = query.where(
+                    or_(
+                        ladder_matches.c.created_at < at,
+                        and_(ladder_matches.c.created_at == at, ladder_matches.c.id < match_id),
+                    )
+                )
+            query = query.order_by(
+                ladder_matches.c.created_at.desc(), ladder_matches.c.id.desc()
+            ).limit(limit + 1)
+            rows = conn.execute(query).mappings().all()
+            page = [self.public_match(conn, r) for r in rows[:limit]]
+        more = len(rows) > limit
+        last = rows[limit - 1] if more else None
+        return MatchPage(
+            page,
+            page_token(float(last["created_at"]), str(last["id"]), filters) if last else "",
+        )
 
     def times(self) -> list[MatchTimes]:
         """Every match's status and times (``cirulla bench ladder``)."""
