@@ -234,9 +234,14 @@ def test_ladder_web_view_in_a_real_browser(tmp_path: Path) -> None:
                 await browser.close()
 
         asyncio.run(browse())
-        # every ladder match is listed, with its result
+        # every ladder match is listed, with its result (page after page: "older matches")
         status, listing = get(f"{base}/ladder/matches")
         assert status == 200
+        more = listing
+        while 'id="older"' in more:
+            older = more.split('id="older" href="')[1].split('"')[0].replace("&amp;", "&")
+            more = get(f"{base}{older}")[1]
+            listing += more
         for m in history(ladder, "rnd").matches:
             assert f'data-match="{m.match_id}"' in listing
     finally:

@@ -372,13 +372,28 @@ def client_ca(options: ServeOptions) -> Path | None:
     return Path(given) if given else None
 
 
-async def start_views(options: ServeOptions, store: LadderStore, dial: str) -> tuple[Any, Any]:
-    """``--http`` (the web view, reading this process's own ports) and ``--metrics``."""
+async def start_views(
+    options: ServeOptions,
+    store: LadderStore,
+    dial: str,
+    address: str = "",
+    ca: Path | None = None,
+) -> tuple[Any, Any]:
+    """``--http`` (the web view, reading this process's own ports) and ``--metrics``.
+
+    The web view reads a match this process hosts (``address``, as its matches carry
+    it) from its own port ``dial``, and one hosted by another worker from that worker's
+    match server: over TLS checked against ``ca`` when this ladder speaks TLS, else in
+    plaintext."""
     web = exporter = None
     if options.http:
         from cirulla.server.web.app import start_web
 
-        web = await start_web(options.http, dial, ladder=dial)
+        tls_ca = ca.read_bytes() if ca is not None and options.tls_cert else None
+        local = {a for a in (address, dial) if a}
+        web = await start_web(
+            options.http, dial, ladder=dial, ladder_local=local, ladder_tls_ca=tls_ca
+        )
     if options.metrics:
         from cirulla.server.metrics import start_metrics
 
@@ -475,7 +490,7 @@ async def serve(options: ServeOptions) -> int:
         ladder.start()
         health_stop = asyncio.Event()
         health_task = asyncio.create_task(ladder_health.watch(running.health, store, health_stop))
-        web, exporter = await start_views(options, store, dial)
+        web, exporter = await start_views(options, store, dial, address, ca)
         if options.role == "serve":
             state: dict[str, Any] = {
                 "address": address,

@@ -7,27 +7,23 @@ admin token: what the server would not show a spectator, the web view cannot sho
 from __future__ import annotations
 
 import asyncio
-import collections
 import contextlib
 import html
-import json
 import logging
 import socket
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Collection, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import grpc
 import uvicorn
-from google.protobuf import json_format
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
+from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
-from cirulla.server.web import pages, table
+from cirulla.server.web import pages
 from cirulla.server.web import replay as replay_view
-from cirulla.server.web.steps import replay_steps
 from cirulla.v1 import match_pb2, match_service_pb2, match_service_pb2_grpc
 
 log = logging.getLogger("cirulla.server.web")
@@ -38,24 +34,8 @@ _STATUS = {
     match_pb2.MATCH_STATUS_FINISHED: "finished",
     match_pb2.MATCH_STATUS_ABORTED: "aborted",
 }
-_HTTP = {
-    grpc.StatusCode.NOT_FOUND: 404,
-    grpc.StatusCode.FAILED_PRECONDITION: 409,
-    grpc.StatusCode.INVALID_ARGUMENT: 400,
-    grpc.StatusCode.PERMISSION_DENIED: 403,
-}
-
-
-def as_dict(message: Any) -> dict[str, Any]:
-    return json_format.MessageToDict(
-        message, preserving_proto_field_name=True, always_print_fields_with_no_presence=True
-    )
-
-
-def _error(exc: grpc.aio.AioRpcError) -> JSONResponse:
-    return JSONResponse(
-        {"error": f"{exc.code().name}: {exc.details()}"}, status_code=_HTTP.get(exc.code(), 502)
-    )
+#: one mapping of gRPC errors to HTTP statuses and JSON errors (``replay``'s)
+_error = replay_view.error_json
 
 
 def _index_rows(matches: list[dict[str, Any]]) -> str:
@@ -81,15 +61,24 @@ def _index_rows(matches: list[dict[str, Any]]) -> str:
     return "".join(rows) or '<tr><td colspan=5 class="muted">no matches yet</td></tr>'
 
 
-def build_app(grpc_target: str, ladder: str | None = None) -> Starlette:
+def build_app(
+    grpc_target: str,
+    ladder: str | None = None,
+    *,
+    ladder_local: Collection[str] = (),
+    ladder_tls_ca: bytes | None = None,
+) -> Starlette:
     """The ASGI app; ``grpc_target`` is the match server to ask (its own port).
 
     With ``ladder`` (the address of a LadderService, e.g. the ladder's own port) the
-    ladder's pages are added under /ladder (``cirulla.server.web.ladder``).
+    ladder's pages are added under /ladder (``cirulla.server.web.ladder``). A ladder
+    match hosted at an address in ``ladder_local`` is read from ``grpc_target``; one
+    hosted elsewhere (another worker's match server) from that server, over TLS checked
+    against ``ladder_tls_ca`` when given, else plaintext.
     """
     channel: grpc.aio.Channel | None = None
     #: replay steps of records already served (a served record never changes)
-    steps_cache: collections.OrderedDict[str, dict[str, Any]] = collections.OrderedDict()
+    steps_cache = replay_view.StepsCache()
 
     def stub() -> match_service_pb2_grpc.MatchServiceStub:
         nonlocal channel
@@ -131,84 +120,12 @@ def build_app(grpc_target: str, ladder: str | None = None) -> Starlette:
         link = '<p id="ladderlink"><a href="/ladder">ladder standings</a></p>' if ladder else ""
         return HTMLResponse(pages.INDEX.replace("<!--ROWS-->", rows).replace("<!--LADDER-->", link))
 
-    async def steps_of(record_id: str) -> dict[str, Any]:
-        if record_id in steps_cache:
-            steps_cache.move_to_end(record_id)
-            return steps_cache[record_id]
-        got = await stub().GetRecord(
-            match_service_pb2.GetRecordRequest(record_id=record_id), timeout=RPC_TIMEOUT
-        )
-        data = replay_steps(got.record)
-        steps_cache[record_id] = data
-        while len(steps_cache) > 32:
-            steps_cache.popitem(last=False)
-        return data
-
     async def match_page(request: Request) -> Response:
-        """The live view's first state: the Spectate stream read up to its first view."""
-        match_id = request.path_params["match_id"]
-        call = stub().Spectate(match_service_pb2.SpectateRequest(match_id=match_id))
-        played: table.Played | None = None
-        board = '<p class="muted">waiting for the first deal</p>'
-        status = "connecting…"
-        try:
-            async with asyncio.timeout(5):
-                async for msg in call:
-                    kind = msg.WhichOneof("body")
-                    if kind == "event":
-                        if msg.event.WhichOneof("body") == "deal_started":
-                            played = None
-                        played = table.played_from_event(msg.event) or played
-                    elif kind == "view":
-                        board = table.render(table.from_view(msg.view, played))
-                        status = "watching"
-                        break
-                    elif kind in ("match_result", "goodbye"):
-                        status = "the match is over"
-                        break
-        except TimeoutError:
-            pass
-        except grpc.aio.AioRpcError as exc:
-            code = _HTTP.get(exc.code(), 502)
-            body = (
-                f'<h1>Live: {html.escape(match_id)}</h1><p><a href="/">all matches</a></p>'
-                f'<p class="error" id="status">{html.escape(exc.code().name)}: '
-                f"{html.escape(exc.details() or '')}</p>"
-            )
-            return HTMLResponse(pages.page("Cirulla live", body), status_code=code)
-        finally:
-            call.cancel()
-        return HTMLResponse(pages.live_page(match_id, board, status))
-
-    def _step(request: Request, total: int) -> int:
-        raw = request.query_params.get("step", "0")
-        k = int(raw) if raw.isdigit() else 0
-        return min(k, total - 1)
+        return await replay_view.live_page(stub(), request.path_params["match_id"])
 
     async def record_page(request: Request) -> Response:
         record_id = request.path_params["record_id"]
-        try:
-            data = await steps_of(record_id)
-        except grpc.aio.AioRpcError as exc:
-            body = (
-                f'<h1>Replay: {html.escape(record_id)}</h1><p><a href="/">all matches</a></p>'
-                f'<p class="error" id="action">{html.escape(exc.code().name)}: '
-                f"{html.escape(exc.details() or '')}</p>"
-            )
-            return HTMLResponse(
-                pages.page("Cirulla replay", body), status_code=_HTTP.get(exc.code(), 502)
-            )
-        k = _step(request, len(data["steps"]))
-        return HTMLResponse(
-            pages.replay_page(
-                record_id,
-                k,
-                len(data["steps"]),
-                replay_view.board(data, k),
-                replay_view.controls(data, k),
-                replay_view.timeline(data, k),
-            )
-        )
+        return await replay_view.record_page(request, stub(), record_id, steps_cache)
 
     async def api_matches(_request: Request) -> Response:
         try:
@@ -220,7 +137,7 @@ def build_app(grpc_target: str, ladder: str | None = None) -> Starlette:
     async def api_steps(request: Request) -> Response:
         record_id = request.path_params["record_id"]
         try:
-            return JSONResponse(await steps_of(record_id))
+            return JSONResponse(await steps_cache.get(stub(), record_id))
         except grpc.aio.AioRpcError as exc:
             return _error(exc)
         except ValueError as exc:
@@ -228,58 +145,18 @@ def build_app(grpc_target: str, ladder: str | None = None) -> Starlette:
 
     async def api_boards(request: Request) -> Response:
         """Every step's board and controls, for the replay page's script."""
-        record_id = request.path_params["record_id"]
-        try:
-            data = await steps_of(record_id)
-        except grpc.aio.AioRpcError as exc:
-            return _error(exc)
-        n = len(data["steps"])
-        return JSONResponse(
-            {
-                "boards": [replay_view.board(data, k) for k in range(n)],
-                "controls": [replay_view.controls(data, k) for k in range(n)],
-            }
-        )
+        return await replay_view.boards(stub(), request.path_params["record_id"], steps_cache)
 
     async def api_stream(request: Request) -> Response:
-        """Server-Sent Events: every SpectateResponse of the match, as JSON; each view
-        also as the table the server draws of it (``table_html``)."""
-        match_id = request.path_params["match_id"]
-        call = stub().Spectate(match_service_pb2.SpectateRequest(match_id=match_id))
-
-        async def events() -> AsyncIterator[str]:
-            played: table.Played | None = None
-            try:
-                async for msg in call:
-                    out = as_dict(msg)
-                    kind = msg.WhichOneof("body")
-                    if kind == "event":
-                        if msg.event.WhichOneof("body") == "deal_started":
-                            played = None
-                        played = table.played_from_event(msg.event) or played
-                    elif kind == "view":
-                        out["table_html"] = table.render(table.from_view(msg.view, played))
-                    yield f"data: {json.dumps(out, separators=(',', ':'))}\n\n"
-            except grpc.aio.AioRpcError as exc:
-                if exc.code() != grpc.StatusCode.CANCELLED:
-                    err = {"error": f"{exc.code().name}: {exc.details()}"}
-                    yield f"data: {json.dumps(err)}\n\n"
-            finally:
-                call.cancel()
-            yield 'data: {"end": true}\n\n'
-
-        return StreamingResponse(
-            events(),
-            media_type="text/event-stream",
-            headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
-        )
+        """Server-Sent Events of the match's Spectate stream (``replay.live_stream``)."""
+        return replay_view.live_stream(stub(), request.path_params["match_id"])
 
     reader = None
     extra: list[Route] = []
     if ladder:
         from cirulla.server.web.ladder import LadderReader, ladder_routes
 
-        reader = LadderReader(ladder, grpc_target)
+        reader = LadderReader(ladder, grpc_target, local=ladder_local, tls_ca=ladder_tls_ca)
         extra = ladder_routes(reader)
 
     @contextlib.asynccontextmanager
@@ -336,8 +213,16 @@ def parse_listen(listen: str) -> tuple[str, int]:
     return host.strip("[]"), int(port)
 
 
-async def start_web(listen: str, grpc_target: str, ladder: str | None = None) -> WebServer:
-    """Serve the web view on ``listen`` (port 0 picks one) in the running event loop."""
+async def start_web(
+    listen: str,
+    grpc_target: str,
+    ladder: str | None = None,
+    *,
+    ladder_local: Collection[str] = (),
+    ladder_tls_ca: bytes | None = None,
+) -> WebServer:
+    """Serve the web view on ``listen`` (port 0 picks one) in the running event loop
+    (the ladder's arguments: ``build_app``)."""
     host, port = parse_listen(listen)
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
@@ -350,7 +235,10 @@ async def start_web(listen: str, grpc_target: str, ladder: str | None = None) ->
     sock.listen(128)
     sock.setblocking(False)
     config = uvicorn.Config(
-        build_app(grpc_target, ladder), log_level="warning", access_log=False, lifespan="on"
+        build_app(grpc_target, ladder, ladder_local=ladder_local, ladder_tls_ca=ladder_tls_ca),
+        log_level="warning",
+        access_log=False,
+        lifespan="on",
     )
     server = _Uvicorn(config)
     task = asyncio.create_task(server.serve(sockets=[sock]))

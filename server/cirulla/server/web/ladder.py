@@ -8,6 +8,13 @@ outcomes or rating points), and its record and live stream are refused by the ma
 server too, so no page can show more than the rpc does. The server area never imports
 the ladder; it only speaks its protocol.
 
+A ladder match is played on the match server of whichever ladder process claimed it
+(``LadderMatch.server_address``): its replay and live view are read from that server,
+the web view's own when the address is one of its own (``local``), else another worker's,
+dialled on demand (a few channels kept, keyed by address; plaintext, or TLS checked
+against the CA the ladder process was given). The routes take the *ladder* match id, so
+the web view only ever dials an address the ladder itself reports.
+
 Pages are rendered on the server (they read without JavaScript); the standings page's
 script only refreshes itself every few seconds.
 """
@@ -15,17 +22,19 @@ script only refreshes itself every few seconds.
 from __future__ import annotations
 
 import asyncio
+import collections
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Collection, Coroutine
 from html import escape
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 import grpc
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
+from cirulla.server.web import replay as replay_view
 from cirulla.server.web.chart import Point, rating_chart, utc
 from cirulla.server.web.pages import page
 from cirulla.v1 import ladder_pb2, ladder_pb2_grpc, match_service_pb2, match_service_pb2_grpc
@@ -50,17 +59,16 @@ STATUSES = {
     ladder_pb2.LADDER_MATCH_STATUS_FINISHED: "finished",
     ladder_pb2.LADDER_MATCH_STATUS_CANCELLED: "cancelled",
 }
+STATUS_VALUES = {v: k for k, v in STATUSES.items()}
 #: a bot's history page size (the rpc's maximum)
 PAGE = 1000
 #: matches listed on a bot's page (its chart has every rated game)
 BOT_PAGE_MATCHES = 100
-#: matches listed on the page of every match
-LIST_MATCHES = 500
-_HTTP = {
-    grpc.StatusCode.NOT_FOUND: 404,
-    grpc.StatusCode.INVALID_ARGUMENT: 400,
-    grpc.StatusCode.FAILED_PRECONDITION: 409,
-}
+#: matches on one page of every match (ListLadderMatches' page_size)
+LIST_MATCHES = 100
+#: channels kept to other workers' match servers (the least recently used is closed)
+REMOTE_CHANNELS = 8
+_HTTP = replay_view.HTTP_OF
 
 
 def seconds(ts: Any) -> float | None:
@@ -155,17 +163,44 @@ def nav(active: str = "") -> str:
 
 
 class LadderReader:
-    """The LadderService (and the match server's records) read as a public client."""
+    """The LadderService, and the records and live streams of the match servers hosting
+    its matches, read as a public client.
 
-    def __init__(self, ladder_target: str, match_target: str) -> None:
+    ``match_target`` is the web view's own match server; a match whose
+    ``server_address`` is in ``local`` is read there. Any other address is another
+    ladder process's match server: dialled with ``tls_ca`` (PEM bytes) when given, in
+    plaintext otherwise, its channel kept among the ``REMOTE_CHANNELS`` used last.
+    """
+
+    def __init__(
+        self,
+        ladder_target: str,
+        match_target: str,
+        *,
+        local: Collection[str] = (),
+        tls_ca: bytes | None = None,
+    ) -> None:
         self.ladder_target = ladder_target
         self.match_target = match_target
+        self.local = frozenset(local)
+        self.tls_ca = tls_ca
         self._channels: dict[str, grpc.aio.Channel] = {}
+        self._remote: collections.OrderedDict[str, grpc.aio.Channel] = collections.OrderedDict()
+        self._closing: set[asyncio.Task[None]] = set()
+        #: replay steps of the records served, by match server and record id
+        self.steps = replay_view.StepsCache()
 
     def _channel(self, target: str) -> grpc.aio.Channel:
         if target not in self._channels:
             self._channels[target] = grpc.aio.insecure_channel(target)
         return self._channels[target]
+
+    def dial(self, address: str) -> grpc.aio.Channel:
+        """A new channel to another ladder process's match server."""
+        if self.tls_ca is None:
+            return grpc.aio.insecure_channel(address)
+        credentials = grpc.ssl_channel_credentials(root_certificates=self.tls_ca)
+        return grpc.aio.secure_channel(address, credentials)
 
     @property
     def ladder(self) -> ladder_pb2_grpc.LadderServiceStub:
@@ -175,9 +210,44 @@ class LadderReader:
     def matches(self) -> match_service_pb2_grpc.MatchServiceStub:
         return match_service_pb2_grpc.MatchServiceStub(self._channel(self.match_target))
 
+    def hosted_here(self, m: Any) -> bool:
+        return not m.server_address or m.server_address in self.local
+
+    def server_of(self, m: Any) -> tuple[str, match_service_pb2_grpc.MatchServiceStub]:
+        """The match server hosting ladder match ``m``: its address ("" for the web
+        view's own) and a stub on a kept channel."""
+        if self.hosted_here(m):
+            return "", self.matches
+        address = m.server_address
+        channel = self._remote.get(address)
+        if channel is None:
+            channel = self._remote[address] = self.dial(address)
+            while len(self._remote) > REMOTE_CHANNELS:
+                _, old = self._remote.popitem(last=False)
+                closing = asyncio.get_running_loop().create_task(old.close(grace=RPC_TIMEOUT))
+                self._closing.add(closing)
+                closing.add_done_callback(self._closing.discard)
+        else:
+            self._remote.move_to_end(address)
+        return address, match_service_pb2_grpc.MatchServiceStub(channel)
+
+    def stream_of(
+        self, m: Any
+    ) -> tuple[match_service_pb2_grpc.MatchServiceStub, Callable[[], Any] | None]:
+        """A stub for a live stream of ``m``, and what to call when the stream ends: a
+        stream from another worker's server has a channel of its own (a long stream
+        never holds a kept channel open, nor is cut when it is let go)."""
+        if self.hosted_here(m):
+            return self.matches, None
+        channel = self.dial(m.server_address)
+        return match_service_pb2_grpc.MatchServiceStub(channel), lambda: channel.close(grace=None)
+
     async def close(self) -> None:
-        for channel in self._channels.values():
+        for channel in [*self._channels.values(), *self._remote.values()]:
             await channel.close(grace=None)
+        self._remote.clear()
+        if self._closing:
+            await asyncio.gather(*self._closing, return_exceptions=True)
 
     async def standings(self, queue: str, include_inactive: bool = False) -> Any:
         return await self.ladder.GetStandings(
@@ -196,32 +266,28 @@ class LadderReader:
         )
         return got.match
 
-    async def every_match(self) -> list[Any]:
-        """Every ladder match: the LadderService has no list of all matches, so this is
-        the union of every listed bot's history (newest first)."""
-        names: set[str] = set()
-        for queue in QUEUES:
-            got = await self.standings(queue, include_inactive=True)
-            names.update(e.bot.name for e in got.entries)
-        histories = await asyncio.gather(
-            *(self.history(n) for n in sorted(names)), return_exceptions=True
-        )
-        found: dict[str, Any] = {}
-        for h in histories:
-            if isinstance(h, BaseException):
-                continue
-            for m in h.matches:
-                found.setdefault(m.match_id, m)
-        return sorted(
-            found.values(),
-            key=lambda m: (seconds(m.create_time) or 0.0, m.match_id),
-            reverse=True,
+    async def list_matches(
+        self, queue: str = "", status: str = "", bot: str = "", token: str = ""
+    ) -> Any:
+        """One page of every ladder match, newest first (ListLadderMatches)."""
+        return await self.ladder.ListLadderMatches(
+            ladder_pb2.ListLadderMatchesRequest(
+                queue=QUEUES[queue] if queue else ladder_pb2.LADDER_QUEUE_UNSPECIFIED,
+                status=(
+                    STATUS_VALUES[status] if status else ladder_pb2.LADDER_MATCH_STATUS_UNSPECIFIED
+                ),
+                bot_name=bot,
+                page_size=LIST_MATCHES,
+                page_token=token,
+            ),
+            timeout=RPC_TIMEOUT,
         )
 
-    async def records_of(self, server_match_id: str) -> list[str]:
-        """The record ids the match server serves to anyone for one of its matches."""
-        got = await self.matches.ListRecords(
-            match_service_pb2.ListRecordsRequest(match_id=server_match_id, page_size=50),
+    async def records_of(self, m: Any) -> list[str]:
+        """The record ids the match server hosting ``m`` serves to anyone for it."""
+        _, stub = self.server_of(m)
+        got = await stub.ListRecords(
+            match_service_pb2.ListRecordsRequest(match_id=m.server_match_id, page_size=50),
             timeout=RPC_TIMEOUT,
         )
         return sorted(r.record_id for r in got.records)
@@ -354,9 +420,10 @@ def ladder_routes(reader: LadderReader) -> list[Route]:
             if bot.last_log
             else ""
         )
+        every = f"/ladder/matches?{urlencode({'bot': bot.name})}"
         shown_note = (
-            f'<p class="muted">the newest {BOT_PAGE_MATCHES} of {len(h.matches)}; every match: '
-            '<a href="/ladder/matches">matches</a></p>'
+            f'<p class="muted">the newest {BOT_PAGE_MATCHES} of {len(h.matches)}; '
+            f'<a id="botmatches" href="{escape(every)}">every match of {escape(bot.name)}</a></p>'
             if len(h.matches) > BOT_PAGE_MATCHES
             else ""
         )
@@ -381,14 +448,46 @@ def ladder_routes(reader: LadderReader) -> list[Route]:
         )
         return HTMLResponse(page(f"Ladder bot {bot.name}", body))
 
-    async def every_match(_request: Request) -> Response:
-        found = await reader.every_match()
-        shown = found[:LIST_MATCHES]
+    async def every_match(request: Request) -> Response:
+        """Every ladder match, newest first, a page at a time: the filters are a plain
+        form and the next page a plain link carrying the rpc's page token."""
+        params = request.query_params
+        queue, status = params.get("queue", ""), params.get("status", "")
+        bot, token = params.get("bot", "").strip(), params.get("page_token", "")
+        if queue and queue not in QUEUES:
+            return HTMLResponse(page("Ladder matches", "<p>queue: one of 2p, 3p, 4p</p>"), 400)
+        if status and status not in STATUS_VALUES:
+            choices = ", ".join(STATUS_VALUES)
+            return HTMLResponse(page("Ladder matches", f"<p>status: one of {choices}</p>"), 400)
+        got = await reader.list_matches(queue, status, bot, token)
+        filters = {k: v for k, v in (("queue", queue), ("status", status), ("bot", bot)) if v}
+
+        def options(current: str, values: Collection[str]) -> str:
+            return '<option value="">any</option>' + "".join(
+                f"<option{' selected' if v == current else ''}>{escape(v)}</option>" for v in values
+            )
+
+        form = (
+            '<form class="box" id="filters" method="get" action="/ladder/matches">'
+            f'queue <select name="queue">{options(queue, QUEUES)}</select> '
+            f'status <select name="status">{options(status, STATUS_VALUES)}</select> '
+            f'bot <input name="bot" size="14" value="{escape(bot, quote=True)}"> '
+            '<button type="submit">show</button></form>'
+        )
+        links = []
+        if token:
+            newest = "/ladder/matches" + (f"?{urlencode(filters)}" if filters else "")
+            links.append(f'<a id="newest" href="{escape(newest)}">\u00ab newest matches</a>')
+        if got.next_page_token:
+            older = f"/ladder/matches?{urlencode({**filters, 'page_token': got.next_page_token})}"
+            links.append(f'<a id="older" href="{escape(older)}">older matches \u00bb</a>')
+        paging = f'<p class="paging">{" · ".join(links)}</p>' if links else ""
+        shown = ", ".join(f"{k} {escape(v)}" for k, v in filters.items())
         body = (
-            f"<h1>Ladder matches</h1>{nav('/ladder/matches')}"
-            f'<p class="muted">{len(found)} matches, newest first'
-            f"{f'; the newest {len(shown)} are listed' if len(shown) < len(found) else ''}</p>"
-            f'<div class="box">{matches_table(shown)}</div>'
+            f"<h1>Ladder matches</h1>{nav('/ladder/matches')}{form}"
+            f'<p class="muted">newest first{f" ({shown})" if shown else ""}, '
+            f"{LIST_MATCHES} a page{'; an older page' if token else ''}</p>"
+            f'<div class="box">{matches_table(list(got.matches))}</div>{paging}'
         )
         return HTMLResponse(page("Ladder matches", body))
 
@@ -411,33 +510,39 @@ def ladder_routes(reader: LadderReader) -> list[Route]:
                 "is over.</p>"
             )
         elif m.server_match_id and status == "finished":
+            here = f"/ladder/matches/{quote(m.match_id, safe='')}"
             try:
-                ids = await reader.records_of(m.server_match_id)
-            except grpc.aio.AioRpcError:
-                ids = []
-            views = (
-                "<p>"
-                + " · ".join(
-                    f'<a class="replay" href="/records/{quote(r, safe="")}">replay {escape(r)}</a>'
-                    for r in ids
+                ids = await reader.records_of(m)
+                views = (
+                    "<p>"
+                    + " · ".join(
+                        f'<a class="replay" href="{here}/records/{quote(r, safe="")}">'
+                        f"replay {escape(r)}</a>"
+                        for r in ids
+                    )
+                    + "</p>"
+                    if ids
+                    else '<p class="muted">its match server has no record of it</p>'
                 )
-                + "</p>"
-                if ids
-                else '<p class="muted">no record on this match server (it may be held by '
-                "another worker's server)</p>"
-            )
+            except grpc.aio.AioRpcError as exc:
+                views = (
+                    f'<p class="error">its match server ({escape(m.server_address)}) did not '
+                    f"answer: {escape(exc.code().name)}: {escape(exc.details() or '')}</p>"
+                )
         elif m.server_match_id and status == "running":
             views = (
-                f'<p><a class="live" href="/matches/{quote(m.server_match_id, safe="")}">'
+                f'<p><a class="live" href="/ladder/matches/{quote(m.match_id, safe="")}/live">'
                 "watch live</a></p>"
             )
         notes = "".join(f"<li>{escape(n)}</li>" for n in m.notes)
+        host = f'<span id="lserver">{escape(m.server_address)}</span>'
         body = (
             f'<h1>Ladder match <span id="lmatch">{escape(m.match_id)}</span></h1>{nav()}'
             f'<div class="box"><p>queue {escape(QUEUE_NAMES.get(m.queue, "?"))} · status '
             f'<b id="lstatus">{escape(status)}</b>'
             f"{' · duplicate pair ' + escape(m.pair_id) if m.pair_id else ''}"
-            f"{' · server match ' + escape(m.server_match_id) if m.server_match_id else ''}</p>"
+            f"{' · server match ' + escape(m.server_match_id) if m.server_match_id else ''}"
+            f"{' on ' + host if m.server_address else ''}</p>"
             f'<p id="lresult">{result_text(m)}</p>'
             f"<p class=muted>created {escape(when(m.create_time))} · started "
             f"{escape(when(m.start_time) or '-')} · finished {escape(when(m.finish_time) or '-')}"
@@ -449,10 +554,93 @@ def ladder_routes(reader: LadderReader) -> list[Route]:
         )
         return HTMLResponse(page(f"Ladder match {m.match_id}", body))
 
+    def refused(m: Any, what: str, record_id: str = "") -> tuple[int, str] | None:
+        """Why the web view will not show a match's record or live view (HTTP status,
+        one line), or None: a withheld twin (whose match server refuses it too), a
+        match not on a match server yet, a record of another match."""
+        if m.withheld:
+            return 409, (
+                f"{what} of {m.match_id} withheld: the other game of its duplicate pair "
+                f"{m.pair_id} is still in play"
+            )
+        if not m.server_match_id:
+            return 404, f"{m.match_id} has not started on a match server yet"
+        if record_id and not record_id.startswith(f"{m.server_match_id}-g"):
+            return 404, f"record {record_id} is not a game of ladder match {m.match_id}"
+        return None
+
+    def back_to(m: Any) -> tuple[str, str]:
+        return f"/ladder/matches/{quote(m.match_id, safe='')}", f"ladder match {m.match_id}"
+
+    def refusal_page(title: str, code: int, line: str, m: Any) -> Response:
+        href, label = back_to(m)
+        body = (
+            f'<h1>{escape(title)}</h1><p><a href="{escape(href)}">{escape(label)}</a></p>'
+            f'<p class="error" id="action">{escape(line)}</p>'
+        )
+        return HTMLResponse(page(title, body), status_code=code)
+
+    async def replay(request: Request) -> Response:
+        """A record of a ladder match, read from the match server hosting it."""
+        m = await reader.match(request.path_params["match_id"])
+        record_id = request.path_params["record_id"]
+        no = refused(m, "the record", record_id)
+        if no is not None:
+            return refusal_page(f"Replay: {record_id}", *no, m)
+        server, stub = reader.server_of(m)
+        here = f"{back_to(m)[0]}/records/{quote(record_id, safe='')}"
+        return await replay_view.record_page(
+            request,
+            stub,
+            record_id,
+            reader.steps,
+            server=server,
+            boards_url=f"{here}/boards",
+            back=back_to(m),
+        )
+
+    async def replay_boards(request: Request) -> Response:
+        m = await reader.match(request.path_params["match_id"])
+        record_id = request.path_params["record_id"]
+        no = refused(m, "the record", record_id)
+        if no is not None:
+            return JSONResponse({"error": no[1]}, status_code=no[0])
+        server, stub = reader.server_of(m)
+        return await replay_view.boards(stub, record_id, reader.steps, server)
+
+    async def live(request: Request) -> Response:
+        """A running ladder match as a spectator sees it, from the server hosting it."""
+        m = await reader.match(request.path_params["match_id"])
+        no = refused(m, "the live view")
+        if no is not None:
+            return refusal_page(f"Live: {m.match_id}", *no, m)
+        _, stub = reader.server_of(m)
+        return await replay_view.live_page(
+            stub,
+            m.server_match_id,
+            stream_url=f"{back_to(m)[0]}/live/stream",
+            back=back_to(m),
+        )
+
+    async def live_stream(request: Request) -> Response:
+        m = await reader.match(request.path_params["match_id"])
+        no = refused(m, "the live view")
+        if no is not None:
+            return JSONResponse({"error": no[1]}, status_code=no[0])
+        stub, on_end = reader.stream_of(m)
+        return replay_view.live_stream(stub, m.server_match_id, on_end)
+
     return [
         Route("/ladder", guarded("Ladder standings", standings)),
         Route("/api/ladder", guarded("Ladder standings", api_standings)),
         Route("/ladder/bots/{name}", guarded("Ladder bot", bot_page)),
         Route("/ladder/matches", guarded("Ladder matches", every_match)),
         Route("/ladder/matches/{match_id}", guarded("Ladder match", match_page)),
+        Route("/ladder/matches/{match_id}/records/{record_id}", guarded("Replay", replay)),
+        Route(
+            "/ladder/matches/{match_id}/records/{record_id}/boards",
+            guarded("Replay", replay_boards),
+        ),
+        Route("/ladder/matches/{match_id}/live", guarded("Live", live)),
+        Route("/ladder/matches/{match_id}/live/stream", guarded("Live", live_stream)),
     ]

@@ -107,20 +107,31 @@ setInterval(load, 3000);
 )
 
 
-def live_page(match_id: str, board: str, status: str) -> str:
+def live_page(
+    match_id: str,
+    board: str,
+    status: str,
+    *,
+    stream_url: str | None = None,
+    back: tuple[str, str] = ("/", "all matches"),
+) -> str:
     """The live view: ``board`` is the server-rendered table of the match as a spectator
-    sees it now (``table.render``); the script follows the Spectate stream over SSE and
-    swaps in the table the server renders with each view."""
+    sees it now (``table.render``); the script follows the Spectate stream over SSE (at
+    ``stream_url``, by default this server's own) and swaps in the table the server
+    renders with each view."""
     from html import escape
+    from urllib.parse import quote
 
+    stream = stream_url or f"/api/matches/{quote(match_id, safe='')}/stream"
     return (
         _HEAD.format(title="Cirulla live")
         + f"""<h1>Live: <span id="match">{escape(match_id)}</span></h1>
-<p><a href="/">all matches</a> · <span id="status" class="big">{escape(status)}</span></p>
+<p><a href="{escape(back[0])}">{escape(back[1])}</a> · <span id="status" class="big">{escape(status)}</span></p>
 <div id="board">{board}</div>
 <div class="box"><div class="big">Last deal</div><div id="score" class="muted">no deal scored yet</div></div>
 <div class="box"><div class="big">Events</div><div id="log"></div></div>
 <script>
+const streamUrl = {_js_string(stream)};
 """
         + _CARDS_JS
         + _LIVE_JS
@@ -128,7 +139,6 @@ def live_page(match_id: str, board: str, status: str) -> str:
 
 
 _LIVE_JS = """
-const matchId = decodeURIComponent(location.pathname.split('/').pop());
 const names = {}; const sideOf = {};
 let events = 0;
 function seatName(s) { return 'seat ' + s + (names[s] ? ' ' + names[s] : ''); }
@@ -162,7 +172,7 @@ function describe(e) {
   if (e.timeout) return esc(seatName(e.timeout.seat)) + ' ran out of time';
   return '';
 }
-const source = new EventSource('/api/matches/' + encodeURIComponent(matchId) + '/stream');
+const source = new EventSource(streamUrl);
 source.onmessage = (msg) => {
   const m = JSON.parse(msg.data);
   const status = document.getElementById('status');
@@ -185,22 +195,33 @@ source.onerror = () => { if (!document.body.dataset.over) document.getElementByI
 
 
 def replay_page(
-    record_id: str, step: int, steps: int, board: str, controls: str, timeline: str
+    record_id: str,
+    step: int,
+    steps: int,
+    board: str,
+    controls: str,
+    timeline: str,
+    *,
+    boards_url: str | None = None,
+    back: tuple[str, str] = ("/", "all matches"),
 ) -> str:
     """A finished game at move ``step``: everything is in the HTML (links step through
-    it without JavaScript); the script loads every step's board once and then steps,
-    jumps (timeline) and keys (arrows, Home, End) without reloading."""
+    it without JavaScript); the script loads every step's board once (from
+    ``boards_url``, by default this server's own) and then steps, jumps (timeline) and
+    keys (arrows, Home, End) without reloading."""
     from html import escape
+    from urllib.parse import quote
 
+    boards = boards_url or f"/api/records/{quote(record_id, safe='')}/boards"
     return (
         _HEAD.format(title="Cirulla replay")
         + f"""<h1>Replay: <span id="record">{escape(record_id)}</span></h1>
-<p><a href="/">all matches</a> · keys: \u2190 \u2192 step, Home / End</p>
+<p><a href="{escape(back[0])}">{escape(back[1])}</a> · keys: \u2190 \u2192 step, Home / End</p>
 <div id="controls">{controls}</div>
 <div id="board" data-step="{step}">{board}</div>
 <div class="box"><div class="big">Timeline</div><nav id="timeline">{timeline}</nav></div>
 <script>
-const recordId = {_js_string(record_id)};
+const boardsUrl = {_js_string(boards)};
 let boards = null; let controls = null; let at = {step}; const total = {steps};
 function go(k) {{
   if (!boards) return false;
@@ -220,7 +241,7 @@ document.addEventListener('keydown', e => {{
   if (e.key === 'ArrowRight') go(at + 1); if (e.key === 'ArrowLeft') go(at - 1);
   if (e.key === 'Home') go(0); if (e.key === 'End') go(total - 1);
 }});
-fetch('/api/records/' + encodeURIComponent(recordId) + '/boards').then(r => r.json()).then(d => {{
+fetch(boardsUrl).then(r => r.json()).then(d => {{
   if (d.error) return;
   boards = d.boards; controls = d.controls; document.body.dataset.step = at;
   document.body.dataset.steps = boards.length;
