@@ -31,6 +31,10 @@ which the tournament runner sets for every bot. Prefer the environment for the t
   cirulla bot greedy --server 127.0.0.1:50051 --match M1 --token=SEAT-TOKEN
   CIRULLA_SERVER=127.0.0.1:50051 CIRULLA_MATCH=M1 CIRULLA_TOKEN=T cirulla bot mcts --iterations 500
 
+Or sit on a ladder as a connect-in bot (docs/ladder.md) and play every match it assigns,
+the bot key in $CIRULLA_BOT_KEY or --bot-key-file:
+  cirulla bot greedy --ladder 127.0.0.1:50061 --bot-name NAME
+
 Kinds:
 {kinds}
 Kind options can also be given as --option key=value (repeatable), the form the
@@ -39,6 +43,8 @@ tournament runner uses: `--option iterations=500 --option c=0.7`.
 Engines in any language (the text protocol, docs/text-protocol.md):
   cirulla bot text [--server ... --match ... --token=...] -- CMD ARGS...
                    play the seat with a text-protocol engine (stdin/stdout)
+  cirulla bot text --ladder ADDR --bot-name NAME [--bot-key-file FILE] -- CMD ARGS...
+                   the engine as a connect-in ladder bot: every match it is assigned
   cirulla bot check 'text:CMD ARGS...'
                    play a few short games with the engine against random on a
                    local server and report every protocol violation
