@@ -212,6 +212,7 @@ def test_few_channels_and_tls_with_the_ladders_ca(tmp_path: Path) -> None:
     view reaches a TLS match server with the ladder's CA, and not without it."""
     from cirulla.server.app import start_server
 
+    from .test_server_play import settings
     from .test_server_tls import self_signed
 
     cert, key = self_signed(tmp_path)
@@ -220,6 +221,8 @@ def test_few_channels_and_tls_with_the_ladders_ca(tmp_path: Path) -> None:
         running = await start_server(
             "127.0.0.1:0", tmp_path / "m.sqlite3", tls_cert=cert, tls_key=key
         )
+        ours = await start_server("127.0.0.1:0", tmp_path / "ours.sqlite3")
+        here = f"127.0.0.1:{ours.port}"
         address = f"127.0.0.1:{running.port}"
         match = ladder_pb2.LadderMatch(
             match_id="lm-x", server_match_id="mt-none", server_address=address
@@ -227,20 +230,34 @@ def test_few_channels_and_tls_with_the_ladders_ca(tmp_path: Path) -> None:
         secure = LadderReader("127.0.0.1:1", "127.0.0.1:1", tls_ca=cert.read_bytes())
         plain = LadderReader("127.0.0.1:1", "127.0.0.1:1")
         local = LadderReader("127.0.0.1:1", "127.0.0.1:1", local={address})
+        restarted = LadderReader("127.0.0.1:1", here)
         try:
             assert await secure.records_of(match) == []  # reached, over TLS
             with pytest.raises(grpc.aio.AioRpcError) as refused:
                 await plain.records_of(match)
             assert refused.value.code() == grpc.StatusCode.UNAVAILABLE
             for port in range(2, 2 + REMOTE_CHANNELS + 3):  # channels connect lazily
-                secure.server_of(ladder_pb2.LadderMatch(server_address=f"127.0.0.1:{port}"))
+                await secure.server_of(ladder_pb2.LadderMatch(server_address=f"127.0.0.1:{port}"))
             assert len(secure._remote) == REMOTE_CHANNELS
             assert address not in secure._remote  # the least recently used went first
-            assert local.server_of(match)[0] == ""  # hosted here: the own server's stub
+            assert (await local.server_of(match))[0] == ""  # hosted here: the own server's
+            # a match our own server knows is ours, whatever address it was hosted under
+            # (a ladder restarted on another port); one it does not know is elsewhere
+            async with grpc.aio.insecure_channel(here) as channel:
+                created = await MatchServiceStub(channel).CreateMatch(
+                    ms.CreateMatchRequest(settings=settings(2, target=11, seed=3))
+                )
+            old = ladder_pb2.LadderMatch(
+                server_match_id=created.match.match_id, server_address="127.0.0.1:9"
+            )
+            assert (await restarted.server_of(old))[0] == ""
+            assert (await restarted.server_of(match))[0] == address
         finally:
             await secure.close()
             await plain.close()
             await local.close()
+            await restarted.close()
+            await ours.stop()
             await running.stop()
 
     asyncio.run(run())

@@ -68,6 +68,8 @@ BOT_PAGE_MATCHES = 100
 LIST_MATCHES = 100
 #: channels kept to other workers' match servers (the least recently used is closed)
 REMOTE_CHANNELS = 8
+#: server match ids remembered as hosted here or not
+KNOWN_HOSTS = 1024
 _HTTP = replay_view.HTTP_OF
 
 
@@ -187,6 +189,8 @@ class LadderReader:
         self._channels: dict[str, grpc.aio.Channel] = {}
         self._remote: collections.OrderedDict[str, grpc.aio.Channel] = collections.OrderedDict()
         self._closing: set[asyncio.Task[None]] = set()
+        #: whether our own match server knows a server match id (it never changes)
+        self._known: collections.OrderedDict[str, bool] = collections.OrderedDict()
         #: replay steps of the records served, by match server and record id
         self.steps = replay_view.StepsCache()
 
@@ -210,13 +214,34 @@ class LadderReader:
     def matches(self) -> match_service_pb2_grpc.MatchServiceStub:
         return match_service_pb2_grpc.MatchServiceStub(self._channel(self.match_target))
 
-    def hosted_here(self, m: Any) -> bool:
-        return not m.server_address or m.server_address in self.local
+    async def hosted_here(self, m: Any) -> bool:
+        """Whether the web view's own match server hosts ``m``: its address is one of
+        ours, or our server knows the match (a ladder restarted on another port hosted
+        it under an older address; match ids are unique, so a match we know is ours)."""
+        if not m.server_address or m.server_address in self.local:
+            return True
+        if not m.server_match_id:
+            return False
+        known = self._known.get(m.server_match_id)
+        if known is None:
+            try:
+                await self.matches.GetMatch(
+                    match_service_pb2.GetMatchRequest(match_id=m.server_match_id), timeout=2.0
+                )
+                known = True
+            except grpc.aio.AioRpcError as exc:
+                if exc.code() != grpc.StatusCode.NOT_FOUND:
+                    return False  # not known for sure: ask again next time
+                known = False
+            self._known[m.server_match_id] = known
+            while len(self._known) > KNOWN_HOSTS:
+                self._known.popitem(last=False)
+        return known
 
-    def server_of(self, m: Any) -> tuple[str, match_service_pb2_grpc.MatchServiceStub]:
+    async def server_of(self, m: Any) -> tuple[str, match_service_pb2_grpc.MatchServiceStub]:
         """The match server hosting ladder match ``m``: its address ("" for the web
         view's own) and a stub on a kept channel."""
-        if self.hosted_here(m):
+        if await self.hosted_here(m):
             return "", self.matches
         address = m.server_address
         channel = self._remote.get(address)
@@ -231,13 +256,13 @@ class LadderReader:
             self._remote.move_to_end(address)
         return address, match_service_pb2_grpc.MatchServiceStub(channel)
 
-    def stream_of(
+    async def stream_of(
         self, m: Any
     ) -> tuple[match_service_pb2_grpc.MatchServiceStub, Callable[[], Any] | None]:
         """A stub for a live stream of ``m``, and what to call when the stream ends: a
         stream from another worker's server has a channel of its own (a long stream
         never holds a kept channel open, nor is cut when it is let go)."""
-        if self.hosted_here(m):
+        if await self.hosted_here(m):
             return self.matches, None
         channel = self.dial(m.server_address)
         return match_service_pb2_grpc.MatchServiceStub(channel), lambda: channel.close(grace=None)
@@ -285,7 +310,7 @@ class LadderReader:
 
     async def records_of(self, m: Any) -> list[str]:
         """The record ids the match server hosting ``m`` serves to anyone for it."""
-        _, stub = self.server_of(m)
+        _, stub = await self.server_of(m)
         got = await stub.ListRecords(
             match_service_pb2.ListRecordsRequest(match_id=m.server_match_id, page_size=50),
             timeout=RPC_TIMEOUT,
@@ -587,7 +612,7 @@ def ladder_routes(reader: LadderReader) -> list[Route]:
         no = refused(m, "the record", record_id)
         if no is not None:
             return refusal_page(f"Replay: {record_id}", *no, m)
-        server, stub = reader.server_of(m)
+        server, stub = await reader.server_of(m)
         here = f"{back_to(m)[0]}/records/{quote(record_id, safe='')}"
         return await replay_view.record_page(
             request,
@@ -605,7 +630,7 @@ def ladder_routes(reader: LadderReader) -> list[Route]:
         no = refused(m, "the record", record_id)
         if no is not None:
             return JSONResponse({"error": no[1]}, status_code=no[0])
-        server, stub = reader.server_of(m)
+        server, stub = await reader.server_of(m)
         return await replay_view.boards(stub, record_id, reader.steps, server)
 
     async def live(request: Request) -> Response:
@@ -614,7 +639,7 @@ def ladder_routes(reader: LadderReader) -> list[Route]:
         no = refused(m, "the live view")
         if no is not None:
             return refusal_page(f"Live: {m.match_id}", *no, m)
-        _, stub = reader.server_of(m)
+        _, stub = await reader.server_of(m)
         return await replay_view.live_page(
             stub,
             m.server_match_id,
@@ -627,7 +652,7 @@ def ladder_routes(reader: LadderReader) -> list[Route]:
         no = refused(m, "the live view")
         if no is not None:
             return JSONResponse({"error": no[1]}, status_code=no[0])
-        stub, on_end = reader.stream_of(m)
+        stub, on_end = await reader.stream_of(m)
         return replay_view.live_stream(stub, m.server_match_id, on_end)
 
     return [
