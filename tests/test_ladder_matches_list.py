@@ -257,3 +257,75 @@ def test_the_rpc_and_the_command(db_url: str, tmp_path: Path) -> None:
         refused = cirulla(*bad)
         assert refused.returncode == 2 and "Traceback" not in refused.stderr
         assert refused.stderr.splitlines()[-1].startswith(f"cirulla ladder matches: {field}")
+
+
+def test_the_web_page_of_every_match_pages_without_script(tmp_path: Path) -> None:
+    """/ladder/matches: 100 a page from ListLadderMatches, an "older matches" link to the
+    next page (and "newest" back), filters as a plain form's query; all in the HTML."""
+    import re
+    import urllib.error
+    import urllib.request
+
+    from cirulla.server.app import start_server
+    from cirulla.server.web.app import start_web
+    from cirulla.server.web.ladder import LIST_MATCHES
+
+    clock = Clock()
+    store = LadderStore(open_database(f"sqlite:///{tmp_path / 'ladder.sqlite3'}"), clock=clock)
+    for name in "ab":
+        store.add_bot(name, "random")
+    a, b = (store.get_bot(n)["version_id"] for n in "ab")
+    for _ in range(LIST_MATCHES + 5):
+        store.schedule([plan2(a, b)])
+        clock.t += 1
+    everything = newest_first(store)
+
+    async def run() -> None:
+        def add(server: Any) -> None:
+            ladder_pb2_grpc.add_LadderServiceServicer_to_server(LadderService(store), server)
+
+        running = await start_server(
+            "127.0.0.1:0",
+            tmp_path / "match.sqlite3",
+            services=[("cirulla.v1.LadderService", add)],
+        )
+        address = f"127.0.0.1:{running.port}"
+        web = await start_web("127.0.0.1:0", address, ladder=address)
+        base = f"http://127.0.0.1:{web.port}"
+
+        def get(path: str) -> tuple[int, str]:
+            try:
+                with urllib.request.urlopen(base + path, timeout=30) as r:
+                    return r.status, r.read().decode()
+            except urllib.error.HTTPError as exc:
+                return exc.code, exc.read().decode()
+
+        def ids(html: str) -> list[str]:
+            return re.findall(r'<tr class="lmatch" data-match="([^"]+)"', html)
+
+        def link(html: str, name: str) -> str:
+            return html.split(f'id="{name}" href="')[1].split('"')[0].replace("&amp;", "&")
+
+        try:
+            status, first = await asyncio.to_thread(get, "/ladder/matches")
+            assert status == 200 and ids(first) == everything[:LIST_MATCHES]
+            assert 'id="newest"' not in first and "<script" not in first
+            status, second = await asyncio.to_thread(get, link(first, "older"))
+            assert status == 200 and ids(second) == everything[LIST_MATCHES:]
+            assert 'id="older"' not in second and link(second, "newest") == "/ladder/matches"
+            status, filtered = await asyncio.to_thread(
+                get, "/ladder/matches?queue=2p&status=scheduled&bot=a"
+            )
+            assert ids(filtered) == everything[:LIST_MATCHES]
+            older = link(filtered, "older")
+            assert "bot=a" in older and "status=scheduled" in older and "page_token=" in older
+            assert "<option selected>scheduled</option>" in filtered
+            assert ids((await asyncio.to_thread(get, older))[1]) == everything[LIST_MATCHES:]
+            assert ids((await asyncio.to_thread(get, "/ladder/matches?status=finished"))[1]) == []
+            for bad in ("?status=lost", "?queue=9p", "?page_token=%25%25", "?bot=nobody"):
+                assert (await asyncio.to_thread(get, "/ladder/matches" + bad))[0] == 400
+        finally:
+            await web.stop()
+            await running.stop()
+
+    asyncio.run(run())
