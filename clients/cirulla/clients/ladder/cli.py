@@ -34,6 +34,7 @@ Start here:
   cirulla ladder add greedy greedy
   cirulla ladder add mcts mcts:iterations=200
   cirulla ladder standings                     after a minute or two
+  cirulla ladder matches --bot greedy          every match, newest first
   cirulla ladder request greedy mcts --games 4 a series, played before scheduled matches
   cirulla bot text --ladder 127.0.0.1:50061 --bot-name mine -- ./engine   an engine connects in
 """
