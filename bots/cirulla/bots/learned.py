@@ -51,7 +51,7 @@ except ImportError:  # pragma: no cover - the base install has no NumPy
 
 #: The weights that ship with the bot, and their SHA-256 (checked on load).
 WEIGHTS_PATH = Path(__file__).resolve().parent / "data" / "learned.npz"
-WEIGHTS_SHA256 = "47ca7d8d0bb923b0405c62aab2cb85a29d31982ec1b2fbc1494c85464948dbed"
+WEIGHTS_SHA256 = "81bc71adea6abcd9a090e80931f37de6a93c802dbef319d8cd57a5db30310026"
 #: The feature layout the weights were trained on: a model of another version is refused.
 FEATURES_VERSION = 1
 

@@ -22,7 +22,7 @@ SHA-256) on stdout. Seeded: the same command gives the same weights.
 
 The committed weights (bots/cirulla/bots/data/learned.npz) were made with the defaults:
   cirulla train --out bots/cirulla/bots/data/learned.npz
-(--games 6000 --seed 0 --teacher mcts:iterations=400: expert iteration, about 21
+(--games 15000 --seed 0 --teacher mcts:iterations=400: expert iteration, about 45
 minutes on one core). Deep Monte-Carlo instead: --teacher none.
 Play them with the bot kind `learned`; other weights with learned:weights=PATH.
 """

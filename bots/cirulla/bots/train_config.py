@@ -13,7 +13,7 @@ OPPONENTS = ("greedy", "self", "random")
 class TrainConfig:
     """One training run; every field is a flag of ``cirulla train``."""
 
-    games: int = 6_000
+    games: int = 15_000
     seed: int = 0
     hidden: int = 256
     hidden2: int = 128
