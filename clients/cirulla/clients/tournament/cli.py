@@ -415,7 +415,11 @@ def check_pool_args(db: str, server: str | None) -> None:
 
 
 def _interrupt(signum: int, frame: object) -> None:
-    """SIGTERM stops the tournament like Ctrl-C: bots and server are stopped, not orphaned."""
+    """Ctrl-C and SIGTERM stop the tournament: bots and server are stopped, not orphaned.
+    The flag is for the game loop, in case this KeyboardInterrupt lands in a finalizer."""
+    from cirulla.clients.tournament.runner import INTERRUPTED
+
+    INTERRUPTED.set()
     raise KeyboardInterrupt
 
 
@@ -430,7 +434,12 @@ def run_tournament(args: argparse.Namespace) -> int:
         or args.out
         or DEFAULT_OUT_ROOT / datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     )
+    # Imported before the handlers are installed: the handler's import only finds it.
+    from cirulla.clients.tournament.runner import INTERRUPTED
+
+    INTERRUPTED.clear()
     previous = signal.signal(signal.SIGTERM, _interrupt)
+    previous_int = signal.signal(signal.SIGINT, _interrupt)
     try:
         if args.db is not None:
             if args.sandbox:
@@ -483,6 +492,7 @@ def run_tournament(args: argparse.Namespace) -> int:
         return 1
     finally:
         signal.signal(signal.SIGTERM, previous)
+        signal.signal(signal.SIGINT, previous_int)
 
 
 def _run_locked(args: argparse.Namespace, settings: Settings, out: Path, console: Console) -> int:

@@ -77,6 +77,10 @@ class RunOptions:
 #: counts are still recomputed after every game (without the ratings, most of the cost),
 #: so no decided pairing starts a new deck set.
 REFRESH_SECONDS = 1.0
+#: Set by the command's Ctrl-C and SIGTERM handler. The handler also raises
+#: KeyboardInterrupt, but one raised while the main thread runs a finalizer (``__del__``)
+#: is printed and dropped by Python, so the game loop checks this flag as well.
+INTERRUPTED = threading.Event()
 #: ... and at most this share of the runner's main thread (which also starts the games):
 #: past some thousands of games a refresh takes a good part of a second.
 REFRESH_SHARE = 0.1
@@ -298,6 +302,8 @@ class Tournament:
                     if not running:
                         break
                     finished, _ = wait(running, timeout=0.5, return_when=FIRST_COMPLETED)
+                    if INTERRUPTED.is_set():
+                        raise KeyboardInterrupt
                     report_due = False
                     for future in finished:
                         game = running.pop(future)
