@@ -22,6 +22,7 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from cirulla.bots.inference import positions_held
 from cirulla.bots.learned import WEIGHTS_PATH, WEIGHTS_SHA256, QNet, action_values, cached_qnet
 
 if TYPE_CHECKING:
@@ -46,15 +47,9 @@ def play_log_likelihood(
     temperature: float = BELIEF_TEMPERATURE,
 ) -> float:
     """Log of the chance the network's softmax policy, holding ``hidden`` now, gives
-    ``seat``'s ``plays`` of this round (in order): at each, its hand was ``hidden`` plus
-    the cards it has played since, as ``inference.replays_greedy`` rebuilds it."""
-    held = hidden
+    ``seat``'s ``plays`` of this round, each from its position (``positions_held``)."""
     total = 0.0
-    for p in reversed(plays):
-        held |= 1 << p.card
-        before = p.before
-        assert before is not None
-        before.hands[seat] = held
+    for p, before in positions_held(plays, seat, hidden):
         codes = before.legal_codes()
         if p.code not in codes:
             return -math.inf  # this hand could not have made the play

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
 from cirulla.bots.heuristic import SCOPA_POINT, STATIC_WORTH, best_index, static_worth
@@ -126,17 +126,24 @@ class _Play:
     before: Game | None = None  # the position it was played from, that seat's hand empty
 
 
-def replays_greedy(plays: Sequence[_Play], seat: int, hidden: int) -> bool:
-    """Whether greedy, holding ``hidden`` now, would have made every play in ``plays``
-    (this round's plays of ``seat``, in order): at each, its hand was ``hidden`` plus the
-    cards it has played since, and its choice (``heuristic.best_index`` on the position it
-    faced) must be the action it made."""
+def positions_held(plays: Sequence[_Play], seat: int, hidden: int) -> Iterator[tuple[_Play, Game]]:
+    """Each of ``plays`` (this round's plays of ``seat``, in order; yielded newest first)
+    with the position it was made from, ``seat`` holding there ``hidden`` (its hidden hand
+    now) plus the cards it has played since: how a hypothesis about the hand is replayed."""
     held = hidden
     for p in reversed(plays):
         held |= 1 << p.card
         before = p.before
         assert before is not None
         before.hands[seat] = held
+        yield p, before
+
+
+def replays_greedy(plays: Sequence[_Play], seat: int, hidden: int) -> bool:
+    """Whether greedy, holding ``hidden`` now, would have made every play in ``plays``:
+    at each (``positions_held``), its choice (``heuristic.best_index`` on the position it
+    faced) must be the action it made."""
+    for p, before in positions_held(plays, seat, hidden):
         codes = before.legal_codes()
         if codes[best_index(before.view(seat), codes)] != p.code:
             return False
