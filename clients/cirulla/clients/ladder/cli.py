@@ -14,7 +14,13 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cirulla.clients.ladder.defaults import DEFAULT_DATA, DEFAULT_DB, DEFAULT_LISTEN, STATE_FILE
+from cirulla.clients.ladder.defaults import (
+    DEFAULT_DATA,
+    DEFAULT_DB,
+    DEFAULT_LISTEN,
+    MATCH_STATES,
+    STATE_FILE,
+)
 from cirulla.clients.ladder.fields import plain
 from cirulla.clients.matches.journal import Outcome
 from cirulla.logs import quiet_grpc
@@ -40,7 +46,6 @@ Start here:
 """
 
 QUEUE_CHOICES = ("2p", "3p", "4p")
-MATCH_STATUS_CHOICES = ("scheduled", "claimed", "running", "finished", "cancelled")
 
 
 def register(
@@ -190,7 +195,7 @@ def register(
         help="every ladder match, newest first (optionally of one queue, status or bot)",
     )
     ms.add_argument("--queue", choices=QUEUE_CHOICES, help="only this queue")
-    ms.add_argument("--status", choices=MATCH_STATUS_CHOICES, help="only matches in this state")
+    ms.add_argument("--status", choices=MATCH_STATES, help="only matches in this state")
     ms.add_argument("--bot", metavar="NAME", help="only matches this bot has a seat in")
     ms.add_argument(
         "--limit", type=int, default=20, metavar="N", help="matches listed (default %(default)s)"

@@ -26,7 +26,14 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 from sqlalchemy import func, select
 
-from cirulla.clients.ladder.schema import bots, enrollments, ladder_matches, workers
+from cirulla.clients.ladder.schema import (
+    BOT_STATES,
+    MATCH_STATES,
+    bots,
+    enrollments,
+    ladder_matches,
+    workers,
+)
 from cirulla.clients.matches.journal import Outcome
 
 log = logging.getLogger("cirulla.ladder")
@@ -59,9 +66,6 @@ DEACTIVATIONS = Counter(
     "cirulla_ladder_bot_deactivations",
     "Bots this process deactivated after failures in a row.",
 )
-
-STATUSES = ("scheduled", "claimed", "running", "finished", "cancelled")
-STATES = ("active", "paused", "deactivated", "removed")
 
 
 def match_played(queue: str, seat_kinds: Any) -> None:
@@ -103,13 +107,13 @@ class LadderCollector(Collector):
             "Ladder matches in the database by status (running: being played now).",
             labels=["status"],
         )
-        for status in STATUSES:
+        for status in MATCH_STATES:
             matches.add_metric([status], rows["status"].get(status, 0))
         yield matches
         states = GaugeMetricFamily(
             "cirulla_ladder_bots", "Registered ladder bots by state.", labels=["state"]
         )
-        for state in STATES:
+        for state in BOT_STATES:
             states.add_metric([state], rows["state"].get(state, 0))
         yield states
         yield GaugeMetricFamily(

@@ -26,6 +26,9 @@ from sqlalchemy import (
     false,
 )
 
+# The states' names live where ``cirulla --help`` can read them without the database layer.
+from cirulla.clients.ladder.defaults import BOT_STATES as BOT_STATES
+from cirulla.clients.ladder.defaults import MATCH_STATES as MATCH_STATES
 from cirulla.clients.matches.database import metadata as metadata
 
 # The pool's tables are defined in the shared layer (the tournament runner queues games in
@@ -33,11 +36,6 @@ from cirulla.clients.matches.database import metadata as metadata
 from cirulla.clients.matches.pool_store import JOB_STATES as JOB_STATES
 from cirulla.clients.matches.pool_store import pool_jobs as pool_jobs
 from cirulla.clients.matches.pool_store import pool_tournaments as pool_tournaments
-
-#: Bot states; ``removed`` bots keep their matches but leave the standings.
-BOT_STATES = ("active", "paused", "deactivated", "removed")
-#: Ladder match life cycle.
-MATCH_STATES = ("scheduled", "claimed", "running", "finished", "cancelled")
 
 bots = Table(
     "bots",

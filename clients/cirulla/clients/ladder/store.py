@@ -83,7 +83,7 @@ from cirulla.clients.ladder.store_rows import (
     new_id,
     parse_queues,
 )
-from cirulla.clients.ladder.store_views import MATCH_STATUSES, MatchPage, MatchViews
+from cirulla.clients.ladder.store_views import MatchPage, MatchViews
 from cirulla.clients.ladder.store_workers import WorkerStore
 
 __all__ = [
@@ -95,7 +95,6 @@ __all__ = [
     "FAULTS",
     "IN_FLIGHT",
     "LOG_TAIL_CHARS",
-    "MATCH_STATUSES",
     "MAX_REQUEST_GAMES",
     "OWNER_REQUEST_GAMES",
     "QUEUES",

@@ -20,6 +20,7 @@ from sqlalchemy import Connection, and_, func, or_, select
 
 from cirulla.clients.ladder.fields import shown
 from cirulla.clients.ladder.schema import (
+    MATCH_STATES,
     bot_versions,
     bots,
     ladder_matches,
@@ -40,8 +41,6 @@ from cirulla.clients.ladder.store_rows import (
 if TYPE_CHECKING:
     from cirulla.clients.ladder.store import LadderStore
 
-#: Every state a ladder match can be in (``ladder_matches.status``).
-MATCH_STATUSES = ("scheduled", "claimed", "running", "finished", "cancelled")
 #: The page token's format: a token of another format is refused, never misread.
 _TOKEN_FORMAT = 1
 
@@ -263,8 +262,8 @@ class MatchViews:
         ``token`` is a previous page's ``next_token``. Withheld twins as everywhere."""
         if queue and queue not in QUEUES:
             raise LadderError(f"queue: {shown(queue)} is not one of {', '.join(QUEUES)}")
-        if status and status not in MATCH_STATUSES:
-            raise LadderError(f"status: {shown(status)} is not one of {', '.join(MATCH_STATUSES)}")
+        if status and status not in MATCH_STATES:
+            raise LadderError(f"status: {shown(status)} is not one of {', '.join(MATCH_STATES)}")
         filters = _filters(queue, status, bot)
         after = read_page_token(token, filters) if token else None
         limit = max(1, limit)
