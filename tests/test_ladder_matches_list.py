@@ -29,13 +29,7 @@ from cirulla.clients.ladder.store import (
 )
 from cirulla.v1 import ladder_pb2, ladder_pb2_grpc
 
-
-class Clock:
-    def __init__(self) -> None:
-        self.t = 1_000_000.0
-
-    def __call__(self) -> float:
-        return self.t
+from .test_ladder_store import Clock
 
 
 def plan2(a: int, b: int, pair: str | None = None, index: int = 0) -> MatchPlan:
