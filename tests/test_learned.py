@@ -1,7 +1,7 @@
 """The ``learned`` bot kind: its shipped weights (checksum, shape), legal and deterministic
 play from the seat's view alone, the ``cirulla train`` command at a tiny scale (both
 methods, reproducible, progress on stderr, bad input in one line), the kind in a real
-tournament and behind ``cirulla engine``, and mcts guided by the network."""
+tournament, on a real ladder and behind ``cirulla engine``, and mcts guided by the network."""
 
 from __future__ import annotations
 
@@ -262,3 +262,33 @@ def test_its_action_features_are_the_environments_then_the_table_left() -> None:
             checked += 1
         game.apply(codes[0])
     assert checked >= 200
+
+
+def test_it_and_the_guided_search_play_rated_ladder_matches(tmp_path: Path) -> None:
+    """Registered by spec like any bot, both play real rated matches on a real ladder, with
+    no failure charged to either."""
+    from cirulla.v1 import ladder_pb2
+
+    from .ladder_harness import LadderProcess, wait_for
+
+    ladder = LadderProcess(tmp_path / "ladder", f"sqlite:///{tmp_path / 'ladder.sqlite3'}")
+    ladder.start()
+    try:
+        assert "mine version 1" in ladder.cli("add", "mine", "learned").stdout
+        guided = "mcts:iterations=30,guide=learned,posterior=learned"
+        assert "guided version 1" in ladder.cli("add", "guided", guided).stdout
+        stub = ladder.stub()
+
+        def rated() -> list[ladder_pb2.StandingsEntry]:
+            entries = list(stub.GetStandings(ladder_pb2.GetStandingsRequest()).entries)
+            played = [e for e in entries if e.rating.games >= 2]
+            return entries if len(played) == 2 else []
+
+        entries = wait_for(rated, 240, "two rated games of each bot")
+    finally:
+        assert ladder.stop() == 0, ladder.log.read_text()[-3000:]
+    assert {e.bot.name for e in entries} == {"mine", "guided"}
+    for entry in entries:
+        assert entry.bot.state == ladder_pb2.BOT_STATE_ACTIVE, entry.bot
+        assert entry.bot.consecutive_failures == 0 and not entry.bot.last_failure, entry.bot
+        assert entry.bot.spec in ("learned", guided)
