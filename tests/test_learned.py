@@ -196,15 +196,22 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield local.address
 
 
+GUIDED = ["mcts", "--iterations", "30", "--guide", "learned", "--posterior", "learned"]
+
+
+@pytest.mark.parametrize("kind", [["learned"], GUIDED], ids=["learned", "guided"])
 def test_over_grpc_and_behind_cirulla_engine_it_plays_the_same_moves(
-    server: str, tmp_path: Path
+    server: str, kind: list[str], tmp_path: Path
 ) -> None:
+    """The bot and the search guided by it, each once as a gRPC player and once behind the
+    text protocol, under the same seed: the same moves."""
     same = ["--players", "2", "--target", "11", "--seed", "78"]
     opponent = [*CIRULLA, "bot", "random", "--seed", "5"]
     grpc_id, grpc_tokens = create(server, *same)
     text_id, text_tokens = create(server, *same)
-    play(server, grpc_id, grpc_tokens, [[*CIRULLA, "bot", "learned"], opponent], tmp_path)
-    engine = text_bot([*CIRULLA, "engine", "learned", "--seed", "3"])
+    bot = [*CIRULLA, "bot", *kind, "--seed", "3"]
+    play(server, grpc_id, grpc_tokens, [bot, opponent], tmp_path)
+    engine = text_bot([*CIRULLA, "engine", *kind, "--seed", "3"])
     play(server, text_id, text_tokens, [engine, opponent], tmp_path)
     _, over_grpc = finished(server, grpc_id)
     _, over_text = finished(server, text_id)
