@@ -31,6 +31,7 @@ import math
 import random
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 from cirulla.bots.heuristic import SCOPA_POINT, STATIC_WORTH, best_index, static_worth
 from cirulla.rules.actions import declaration_codes, decode, encode
@@ -300,3 +301,51 @@ class PlayTracker:
             )
         code = encode(opp_card, opp_capture, 0)
         self._plays.append(_Play(opp, view.deal, view.round, opp_card, bad, first, code, before))
+
+
+_COMBOS: dict[tuple[int, int], Any] = {}  # (pool size, hand size): index tuples
+
+
+def hidden_hand_marginals(
+    view: View, evidence: Sequence[Evidence], infer: float = DEFAULT_INFER
+) -> list[float]:
+    """For each card, the chance that the opponent's hidden hand holds it: the belief the
+    search samples from, as numbers a network can read (``learned``'s features).
+
+    Two players only (zeros otherwise, and when the opponent's hand is declared, hence
+    public). Every hidden hand the unseen cards allow is weighed exactly, not sampled: a
+    hand is kept with probability ``1 - infer`` for each of ``evidence``'s ``bad`` masks it
+    meets, as a world is in ``sample_consistent``. The declaration evidence is left out
+    (checking it takes the rules' declaration test per hand, too slow for every decision).
+    """
+    import numpy as np
+
+    out = [0.0] * NUM_CARDS
+    if view.options.players != 2 or view.seat is None:
+        return out
+    opp = 1 - view.seat
+    need = view.hand_sizes[opp]
+    pool = cards_of(view.unseen)
+    if view.declared[opp] or need <= 0 or need > len(pool):
+        return out
+    key = (len(pool), need)
+    combos = _COMBOS.get(key)
+    if combos is None:
+        from itertools import combinations
+
+        combos = _COMBOS[key] = np.array(list(combinations(range(len(pool)), need)), np.int64)
+    index = combos
+    cards = np.asarray(pool, dtype=np.int64)[index]
+    hands = np.bitwise_or.reduce(np.left_shift(1, cards), axis=1)
+    misses = np.zeros(len(hands), dtype=np.float64)
+    for e in evidence:
+        if e.seat == opp and e.bad:
+            misses += (hands & e.bad) != 0
+    weights = (1.0 - infer) ** misses  # numpy's 0.0 ** 0 is 1: certain rejection works
+    total = weights.sum()
+    if total <= 0:
+        weights, total = np.ones(len(hands)), float(len(hands))
+    held = np.bincount(index.ravel(), weights=np.repeat(weights, need), minlength=len(pool))
+    for at, card in enumerate(pool):
+        out[card] = float(held[at] / total)
+    return out
