@@ -22,6 +22,7 @@ from cirulla.bots.learned import (
     decision_features,
     file_sha256,
     load_qnet,
+    obs_size,
 )
 from cirulla.bots.mcts import MctsPolicy, root_prior
 from cirulla.bots.specs import make_policy, parse_bot_spec
@@ -78,7 +79,6 @@ def test_it_plays_legal_moves_and_the_same_ones_whatever_its_seed() -> None:
                 choice = one.choose(view, legal, None)
                 assert isinstance(choice, int) and 0 <= choice < len(legal)
                 assert other.choose(view, legal, None) == choice
-                assert one.choose(view, legal, None) == choice  # no state between calls
                 decisions += 1
             else:
                 choice = rng.randrange(len(legal))
@@ -88,38 +88,48 @@ def test_it_plays_legal_moves_and_the_same_ones_whatever_its_seed() -> None:
 
 
 def test_what_it_reads_is_the_same_in_every_world_consistent_with_its_view() -> None:
-    """The bot sees its View only: deal the cards it cannot see again, any way its view
-    allows, and its features and choice do not move."""
+    """The bot sees its views only: a twin shown, at each of its turns, the view of a world
+    dealt again from the true one (other hidden hands, another stock) reads the same
+    features, infers the same belief over the opponent's hand from its plays, and makes
+    the same moves, against greedy over whole games."""
     options = Options.preset("standard", players=2, target=51)
-    bot = LearnedPolicy()
+    greedy = make_policy("greedy")
     rng = random.Random(7)
-    checked = 0
-    for seed in range(4):
+    checked = believed = 0
+    for seed in range(3):
+        bot, twin = LearnedPolicy(), LearnedPolicy()
         game = Game(options, seed=seed)
         while (seat := game.to_move) is not None:
             legal = game.legal_actions()
-            codes = [a.to_int() for a in legal]
             view = game.view(seat)
-            if len(codes) > 1 and rng.random() < 0.3:
-                obs, acts = decision_features(view, codes)
-                choice = bot.choose(view, legal, None)
-                for _ in range(3):
-                    world = sample_world(view, rng)
-                    other = world.view(seat)
-                    obs2, acts2 = decision_features(other, codes)
-                    assert np.array_equal(obs, obs2) and np.array_equal(acts, acts2)
-                    assert bot.choose(other, legal, None) == choice
+            if seat == 1:
+                game.apply(legal[greedy.choose(view, legal, None)], seat)
+                continue
+            other = sample_world(view, rng).view(seat)
+            choice = bot.choose(view, legal, None)
+            assert twin.choose(other, legal, None) == choice
+            assert twin.last_evidence == bot.last_evidence
+            if len(legal) > 1:
+                codes = [a.to_int() for a in legal]
+                obs, acts = decision_features(view, codes, bot.last_evidence, version=2)
+                obs2, acts2 = decision_features(other, codes, twin.last_evidence, version=2)
+                assert np.array_equal(obs, obs2) and np.array_equal(acts, acts2)
                 checked += 1
-            game.apply(legal[bot.choose(view, legal, None)], seat)
-    assert checked > 20
+                believed += bool(bot.last_evidence)
+            game.apply(legal[choice], seat)
+    assert checked > 50 and believed > 5
 
 
-@pytest.mark.parametrize("method", ["dmc", "distill"])
+@pytest.mark.parametrize("method", ["dmc", "distill", "dagger", "distill-features-1"])
 def test_cirulla_train_at_a_tiny_scale_is_reproducible_and_its_weights_play(
     tmp_path: Path, method: str
 ) -> None:
-    teacher = "mcts:iterations=30" if method == "distill" else "none"
+    teacher = "none" if method == "dmc" else "mcts:iterations=30"
     extra = ["--teacher", teacher]
+    if method == "dagger":
+        extra += ["--student", "0.5"]
+    version = 1 if method == "distill-features-1" else 2
+    extra += ["--features", str(version)]
     summaries = []
     for name in ("a.npz", "b.npz"):
         done = run([*CIRULLA, "train", *TINY, *extra, "--target", "11", "--out", name], tmp_path)
@@ -133,6 +143,8 @@ def test_cirulla_train_at_a_tiny_scale_is_reproducible_and_its_weights_play(
     assert summaries[0]["sha256"] == summaries[1]["sha256"]  # same command, same bytes
     net = load_qnet(tmp_path / "a.npz", summaries[0]["sha256"])
     assert net.b1.shape == (8,) and net.meta["config"]["games"] == 2
+    assert net.version == version and net.wo.shape[0] == obs_size(version)
+    assert net.meta["config"]["student"] == (0.5 if method == "dagger" else 0.0)
     assert net.meta["config"]["teacher"] == (None if teacher == "none" else teacher)
     result = run_strength(f"learned:weights={tmp_path / 'a.npz'}", "random", 2, target=11)
     assert result["a_wins"] + result["b_wins"] == 2
@@ -145,6 +157,8 @@ def test_cirulla_train_at_a_tiny_scale_is_reproducible_and_its_weights_play(
         (["--opponents", "gredy=1"], "opponents: 'gredy' is not one of greedy, self, random"),
         (["--epsilon", "2"], "epsilon must be in [0, 1], not 2.0"),
         (["--teacher", "greedy"], "teacher must be an mcts spec"),
+        (["--student", "1.5"], "student must be in [0, 1], not 1.5"),
+        (["--features", "3"], "features must be 1 or 2, not 3"),
     ],
 )
 def test_bad_training_options_are_one_line_and_write_nothing(

@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from cirulla.bots.heuristic import SCOPA_POINT, Appraiser
+from cirulla.bots.inference import Evidence, PlayTracker, hidden_hand_marginals
 from cirulla.rules.actions import Action
 from cirulla.rules.cards import NUM_CARDS
 from cirulla.rules.views import View
@@ -51,8 +52,13 @@ except ImportError:  # pragma: no cover - the base install has no NumPy
 
 #: The weights that ship with the bot, and their SHA-256 (checked on load).
 WEIGHTS_PATH = Path(__file__).resolve().parent / "data" / "learned.npz"
-WEIGHTS_SHA256 = "81bc71adea6abcd9a090e80931f37de6a93c802dbef319d8cd57a5db30310026"
-#: The feature layout the weights were trained on: a model of another version is refused.
+WEIGHTS_SHA256 = "98874938358bc60cbac2df7f360ed7be64b68d92be35b1f9023c903bec4b3585"
+#: The feature layouts a network can read. 1 (the shipped weights', ``cirulla train``'s
+#: default): the view's encoding and the action features; 2: the same, then the belief over
+#: the opponent's hidden hand (40 numbers, ``inference.hidden_hand_marginals`` of the
+#: evidence of its plays this round). A weights file records its layout and is read with
+#: it; an unknown one is refused.
+FEATURES_VERSIONS = (1, 2)
 FEATURES_VERSION = 1
 
 #: Feature layout of one action (after the environments' 96 action features).
@@ -66,10 +72,10 @@ def _need_numpy() -> None:
         raise ImportError("the learned bot needs NumPy: pip install 'cirulla[env]'")
 
 
-def obs_size() -> int:
+def obs_size(version: int = FEATURES_VERSION) -> int:
     from cirulla.env.encoding import OBS_SIZE
 
-    return OBS_SIZE
+    return OBS_SIZE + (NUM_CARDS if version >= 2 else 0)
 
 
 def act_size() -> int:
@@ -115,9 +121,15 @@ def _bits() -> Any:
     return _BITS
 
 
-def decision_features(view: View, codes: Sequence[int]) -> tuple[Any, Any]:
+def decision_features(
+    view: View,
+    codes: Sequence[int],
+    evidence: Sequence[Evidence] = (),
+    version: int = FEATURES_VERSION,
+) -> tuple[Any, Any]:
     """``(obs, acts)``: the scaled observation of ``view`` and one feature row per action
-    code, computed from the view alone (module docstring)."""
+    code, computed from the view and ``evidence`` (what this seat saw the opponent play this
+    round, ``PlayTracker.evidence``) alone (module docstring), in layout ``version``."""
     _need_numpy()
     from cirulla.env.encoding import FEATURE_SIZE, OBS_FIELDS, encode_view
 
@@ -126,6 +138,9 @@ def decision_features(view: View, codes: Sequence[int]) -> tuple[Any, Any]:
     obs *= _obs_scale()
     at, length = OBS_FIELDS["totals"]
     obs[at : at + length] /= target
+    if version >= 2:
+        belief = np.asarray(hidden_hand_marginals(view, evidence), dtype=np.float32)
+        obs = np.concatenate((obs, belief))
     k = len(codes)
     acts = np.zeros((k, act_size()), dtype=np.float32)
     c = np.asarray(codes, dtype=np.int64)
@@ -193,11 +208,11 @@ class QNet:
     meta: dict[str, Any]
 
     @classmethod
-    def init(cls, hidden: int, hidden2: int, seed: int) -> QNet:
+    def init(cls, hidden: int, hidden2: int, seed: int, version: int = FEATURES_VERSION) -> QNet:
         """A fresh network (He initialisation) whose linear path is greedy's score."""
         _need_numpy()
         rng = np.random.default_rng(seed)
-        n_obs, n_act = obs_size(), act_size()
+        n_obs, n_act = obs_size(version), act_size()
 
         def he(n_in: int, n_out: int, fan_in: int) -> Any:
             return (rng.standard_normal((n_in, n_out)) * np.sqrt(2.0 / fan_in)).astype(np.float32)
@@ -213,8 +228,13 @@ class QNet:
             w3=(rng.standard_normal(hidden2) * 0.01).astype(np.float32),
             v=v,
             b3=np.zeros(1, dtype=np.float32),
-            meta={"features": FEATURES_VERSION, "hidden": hidden, "hidden2": hidden2},
+            meta={"features": version, "hidden": hidden, "hidden2": hidden2},
         )
+
+    @property
+    def version(self) -> int:
+        """The feature layout it reads (``FEATURES_VERSION``)."""
+        return int(self.meta.get("features", 1))
 
     def arrays(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in PARAMS}
@@ -279,15 +299,15 @@ def load_qnet(path: str | Path, sha256: str | None = None) -> QNet:
         meta = json.loads(bytes(arrays["meta"].astype(np.uint8)).decode())
     except (ValueError, UnicodeDecodeError):
         raise ValueError(f"learned weights {path}: its meta array is not JSON") from None
-    if meta.get("features") != FEATURES_VERSION:
+    if meta.get("features") not in FEATURES_VERSIONS:
         raise ValueError(
             f"learned weights {path}: features version {meta.get('features')}, "
-            f"this bot reads {FEATURES_VERSION}"
+            f"this bot reads {', '.join(map(str, FEATURES_VERSIONS))}"
         )
     net = QNet(**{n: arrays[n].astype(np.float32) for n in PARAMS}, meta=meta)
     hidden, hidden2 = net.b1.shape[0], net.b2.shape[0]
     expected = {
-        "wo": (obs_size(), hidden),
+        "wo": (obs_size(net.version), hidden),
         "wa": (act_size(), hidden),
         "w2": (hidden, hidden2),
         "w3": (hidden2,),
@@ -320,9 +340,11 @@ def cached_qnet(path: str | Path, sha256: str | None = None) -> QNet:
     return net
 
 
-def action_values(net: QNet, view: View, codes: Sequence[int]) -> Any:
+def action_values(
+    net: QNet, view: View, codes: Sequence[int], evidence: Sequence[Evidence] = ()
+) -> Any:
     """The network's value of each action code, in points of the rest of the deal."""
-    obs, acts = decision_features(view, codes)
+    obs, acts = decision_features(view, codes, evidence, net.version)
     values: npt.NDArray[np.float32] = net.q(obs, acts)
     return values * POINT_SCALE
 
@@ -330,11 +352,13 @@ def action_values(net: QNet, view: View, codes: Sequence[int]) -> Any:
 class LearnedPolicy:
     """Plays the legal action of highest learned value (ties: the first, in legal order).
 
-    Deterministic: the choice depends only on the view and the weights, not on ``seed``.
+    Deterministic: the choice depends only on the views it was shown and the weights, not
+    on ``seed``. It is asked every move, forced ones too: the belief features read the
+    opponent's plays of the round, which ``PlayTracker`` rebuilds from consecutive views.
     """
 
     instant = True
-    auto_play_forced = True
+    auto_play_forced = False
 
     def __init__(self, seed: int | None = None, weights: str | None = None) -> None:
         _need_numpy()
@@ -345,9 +369,16 @@ class LearnedPolicy:
         else:
             self.net = cached_qnet(WEIGHTS_PATH, WEIGHTS_SHA256)
             self.name = "learned"
+        self._tracker = PlayTracker()
+        #: What the last decision read of the opponent's plays this round (its belief's
+        #: source, ``inference.hidden_hand_marginals``).
+        self.last_evidence: Sequence[Evidence] = ()
 
     def choose(self, view: View, legal: Sequence[Action], time_left: float | None) -> int:
-        if len(legal) == 1:
-            return 0
-        values = action_values(self.net, view, [a.to_int() for a in legal])
-        return int(np.argmax(values))
+        evidence = self.last_evidence = self._tracker.evidence(view)
+        index = 0
+        if len(legal) > 1:
+            values = action_values(self.net, view, [a.to_int() for a in legal], evidence)
+            index = int(np.argmax(values))
+        self._tracker.played(legal[index].to_int())
+        return index

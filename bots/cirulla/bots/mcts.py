@@ -265,7 +265,11 @@ def check_search_options(
 
 
 def root_prior(
-    view: View, codes: Sequence[int], weight: float, guide: str = DEFAULT_GUIDE
+    view: View,
+    codes: Sequence[int],
+    weight: float,
+    guide: str = DEFAULT_GUIDE,
+    evidence: Sequence[Evidence] = (),
 ) -> dict[int, float]:
     """Progressive bias for the root: the greedy appraisal (``guide="greedy"``) or the
     learned network's value (``"learned"``) of each action, in reward units, best = 0.
@@ -278,7 +282,8 @@ def root_prior(
     if guide == "learned":
         from cirulla.bots.learned import WEIGHTS_PATH, WEIGHTS_SHA256, action_values, cached_qnet
 
-        values = action_values(cached_qnet(WEIGHTS_PATH, WEIGHTS_SHA256), view, codes)
+        net = cached_qnet(WEIGHTS_PATH, WEIGHTS_SHA256)
+        values = action_values(net, view, codes, evidence)
         scores = {code: float(v) for code, v in zip(codes, values, strict=True)}
     else:
         appraiser = Appraiser(view)
@@ -404,7 +409,7 @@ def search(
     world = sample_world(view, rng, hidden=hands)
     native = resolve_core(core) == "native"
     root_codes = world.legal_codes() if native else world.reference_legal_codes()
-    bias = root_prior(view, root_codes, prior, guide) if prior > 0 else {}
+    bias = root_prior(view, root_codes, prior, guide, evidence) if prior > 0 else {}
     order = sorted(root_codes, key=lambda code: -bias.get(code, 0.0))
     halving = root == "halving"
     if native:
@@ -730,6 +735,11 @@ class MctsPolicy:
         index = self._choose(view, legal, time_left, evidence if self.infer > 0 else (), hands)
         self._tracker.played(legal[index].to_int())
         return index
+
+    def played_instead(self, code: int) -> None:
+        """The seat played ``code``, not the move this bot last chose (a trainer's
+        exploration): the opponent's next play is then read from the table it left."""
+        self._tracker.played(code)
 
     def _choose(
         self,

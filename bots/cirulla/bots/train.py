@@ -41,7 +41,8 @@ from typing import Any
 import numpy as np
 
 from cirulla.bots.heuristic import best_index
-from cirulla.bots.learned import POINT_SCALE, QNet, decision_features
+from cirulla.bots.inference import PlayTracker
+from cirulla.bots.learned import FEATURES_VERSION, POINT_SCALE, QNet, decision_features
 from cirulla.bots.mcts import POINT_SCALE as MCTS_POINT_SCALE
 from cirulla.bots.mcts import MctsPolicy
 from cirulla.bots.train_config import TrainConfig, check_config, parse_mix
@@ -124,15 +125,18 @@ def play_game(
     banked: list[float] = []  # scope difference already scored at each decision
     diffs: list[int] = []
     my_side = options.side_of(learner_seat)
+    trackers = {s: PlayTracker() for s in range(players) if learner[s]}
     while not game.is_over:
         seat = game.to_move
         assert seat is not None
         codes = game.legal_codes()
+        # The learner's seats see every view of theirs, as the bot at play time does.
+        evidence = trackers[seat].evidence(game.view(seat)) if learner[seat] else ()
         if len(codes) == 1:
             choice = 0
         elif learner[seat]:
             view = game.view(seat)
-            obs, acts = decision_features(view, codes)
+            obs, acts = decision_features(view, codes, evidence, net.version)
             if rng.random() < epsilon:
                 choice = int(rng.integers(len(codes)))
             else:
@@ -148,6 +152,8 @@ def play_game(
             choice = int(rng.integers(len(codes)))
         else:
             choice = best_index(game.view(seat), codes)
+        if learner[seat]:
+            trackers[seat].played(codes[choice])
         for event in game.apply(codes[choice], seat):
             if isinstance(event, DealScored):
                 points = event.score.totals
@@ -187,7 +193,7 @@ def train_dmc(
     weights = np.array([w for _, w in mix], dtype=np.float64)
     weights /= weights.sum()
     options = Options.preset("standard", players=2, target=config.target)
-    net = QNet.init(config.hidden, config.hidden2, config.seed)
+    net = QNet.init(config.hidden, config.hidden2, config.seed, config.features)
     net.meta.update(
         {
             "trained_by": "cirulla train",
@@ -327,12 +333,17 @@ def play_labelled_game(
     teacher: str,
     epsilon: float,
     rng: Any,
+    version: int = FEATURES_VERSION,
+    student: tuple[QNet, float] | None = None,
 ) -> tuple[Decisions, GameStats]:
-    """One game in which the teacher plays (and labels) the learner's seats."""
+    """One game in which the teacher plays (and labels) the learner's seats; with
+    ``student`` ``(net, p)``, the network plays a labelled decision instead with chance
+    ``p`` (DAgger), the teacher still labelling it."""
     game = Game(options, seed=seed)
     players = options.players
     labelled = [kind == "self" or s == learner_seat for s in range(players)]
     teachers = {s: make_teacher(teacher, seed=seed * 8 + s) for s in range(players) if labelled[s]}
+    trackers = {s: PlayTracker() for s in teachers}
     out = Decisions([], [], [], [])
     diffs: list[int] = []
     my_side = options.side_of(learner_seat)
@@ -343,11 +354,12 @@ def play_labelled_game(
         codes = [a.to_int() for a in legal]
         if labelled[seat]:
             view = game.view(seat)
+            evidence = trackers[seat].evidence(view)
             bot = teachers[seat]
             choice = int(bot.choose(view, legal, None))
             result = getattr(bot, "last", None)
             if len(codes) > 1 and result is not None:
-                obs, acts = decision_features(view, codes)
+                obs, acts = decision_features(view, codes, evidence, version)
                 tried = [i for i, c in enumerate(codes) if result.visits.get(c, 0)]
                 # The search's reward is 0.5 + (deal point difference) / 40: its mean per
                 # root action, in points, then in the network's output units.
@@ -362,10 +374,18 @@ def play_labelled_game(
                 out.chosen.append(tried.index(choice))
                 if rng.random() < epsilon:
                     choice = int(rng.integers(len(codes)))
+                elif student is not None and rng.random() < student[1]:
+                    choice = int(np.argmax(student[0].q(obs, acts)))
+                    # The teacher reads the opponent's next play from the table this move
+                    # leaves. (Not after an exploration move: the shipped weights were
+                    # made so, and the same command still writes them byte for byte.)
+                    bot.played_instead(codes[choice])
         elif kind == "random":
             choice = int(rng.integers(len(codes)))
         else:
             choice = best_index(game.view(seat), codes)
+        if labelled[seat]:
+            trackers[seat].played(codes[choice])
         for event in game.apply(codes[choice], seat):
             if isinstance(event, DealScored):
                 points = event.score.totals
@@ -439,7 +459,7 @@ def train_distill(
     weights = np.array([w for _, w in mix], dtype=np.float64)
     weights /= weights.sum()
     options = Options.preset("standard", players=2, target=config.target)
-    net = QNet.init(config.hidden, config.hidden2, config.seed)
+    net = QNet.init(config.hidden, config.hidden2, config.seed, config.features)
     net.meta.update(
         {
             "trained_by": "cirulla train",
@@ -465,7 +485,15 @@ def train_distill(
             seat = (played + g) % 2
             seed = config.seed * 1_000_003 + played + g
             decisions, stats = play_labelled_game(
-                options, seed, kind, seat, config.teacher, config.epsilon, rng
+                options,
+                seed,
+                kind,
+                seat,
+                config.teacher,
+                config.epsilon,
+                rng,
+                config.features,
+                (net, config.student) if config.student > 0 else None,
             )
             for name in ("obs", "acts", "values", "chosen"):
                 getattr(buffer, name).extend(getattr(decisions, name))

@@ -88,6 +88,21 @@ def register(
         f"{DEFAULTS['teacher']}); none: deep Monte-Carlo, the network plays and learns "
         "the rest of each deal's point difference",
     )
+    p.add_argument(
+        "--student",
+        type=float,
+        default=DEFAULTS["student"],
+        help="expert iteration: the chance that a labelled decision is played by the "
+        "network being trained instead of the teacher (DAgger: it then learns the positions "
+        f"its own play leads to; default {DEFAULTS['student']})",
+    )
+    p.add_argument(
+        "--features",
+        type=int,
+        default=DEFAULTS["features"],
+        help="the network's inputs: 1 (the default, the shipped weights' layout) or 2, "
+        "which adds the belief over the opponent's hidden hand from its plays this round",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     p.set_defaults(func=cmd_train)
 
@@ -115,6 +130,8 @@ def cmd_train(args: argparse.Namespace) -> int:
         target=args.target,
         minutes=args.minutes,
         teacher=None if args.teacher.strip().lower() == "none" else args.teacher,
+        student=args.student,
+        features=args.features,
     )
     check_config(config)  # ValueError: one line, exit 2 (cirulla.cli)
     out = Path(args.out)

@@ -31,6 +31,12 @@ class TrainConfig:
     #: the committed weights' method); None: deep Monte-Carlo, the network plays and the
     #: rest of the deal's point difference is the target.
     teacher: str | None = "mcts:iterations=400"
+    #: The network's feature layout (``learned.FEATURES_VERSIONS``): 1, the shipped
+    #: weights'; 2 adds the belief over the opponent's hidden hand.
+    features: int = 1
+    #: Expert iteration: the chance that a labelled decision is played by the network
+    #: being trained (DAgger) instead of the teacher; the teacher labels it either way.
+    student: float = 0.0
 
 
 def parse_mix(text: str) -> list[tuple[str, float]]:
@@ -58,12 +64,16 @@ def check_config(config: TrainConfig) -> None:
     for name in positive:
         if getattr(config, name) < 1:
             raise ValueError(f"{name} must be at least 1, not {getattr(config, name)}")
+    if not 0.0 <= config.student <= 1.0:
+        raise ValueError(f"student must be in [0, 1], not {config.student}")
     if not 0.0 <= config.epsilon <= 1.0:
         raise ValueError(f"epsilon must be in [0, 1], not {config.epsilon}")
     if config.lr <= 0 or config.lr_end <= 0:
         raise ValueError("lr and lr-end must be positive")
     if config.minutes is not None and config.minutes <= 0:
         raise ValueError(f"minutes must be positive, not {config.minutes}")
+    if config.features not in (1, 2):
+        raise ValueError(f"features must be 1 or 2, not {config.features}")
     parse_mix(config.opponents)
     if config.teacher is not None and not config.teacher.startswith("mcts"):
         raise ValueError(
