@@ -313,3 +313,28 @@ def test_it_and_the_guided_search_play_rated_ladder_matches(tmp_path: Path) -> N
         assert entry.bot.state == ladder_pb2.BOT_STATE_ACTIVE, entry.bot
         assert entry.bot.consecutive_failures == 0 and not entry.bot.last_failure, entry.bot
         assert entry.bot.spec in ("learned", guided)
+
+
+@pytest.mark.parametrize("kind", ["learned", "mcts"])
+def test_newgame_behind_cirulla_engine_starts_the_bots_account_of_the_game_afresh(
+    kind: str,
+) -> None:
+    """A kept engine plays game after game in one session: what its bot followed of the
+    opponent's plays must not carry into the next game, whose first views the deal and
+    round numbers cannot tell from a continuation."""
+    from cirulla.bots.text.engine import EngineSession
+
+    bot = make_policy(kind, {"iterations": 20} if kind == "mcts" else {}, seed=1)
+    session = EngineSession(bot, kind)
+    game = Game(Options.preset("standard", players=2, target=11), seed=4)
+    greedy = make_policy("greedy")
+    for _ in range(5):  # into the second round: the opponent's plays of the first followed
+        seat = game.to_move
+        assert seat is not None
+        legal = game.legal_actions()
+        who = bot if seat == 0 else greedy
+        game.apply(legal[who.choose(game.view(seat), legal, None)], seat)
+    tracker = bot._tracker  # type: ignore[attr-defined]
+    assert tracker._last is not None and tracker._plays
+    session.handle("newgame", "game=2 seat=0 side=0")
+    assert tracker._last is None and not tracker._plays

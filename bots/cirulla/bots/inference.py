@@ -171,6 +171,13 @@ class PlayTracker:
         """The code this seat just played from the last view given to ``evidence``."""
         self._code = code
 
+    def reset(self) -> None:
+        """Forget every view: a new game begins (its first views cannot be told from a
+        continuation of the last game's by the deal and round numbers alone)."""
+        self._last = None
+        self._code = 0
+        self._plays.clear()
+
     def evidence(self, view: View) -> tuple[Evidence, ...]:
         """The observations that bear on the hidden hands of ``view``'s current round."""
         last, self._last = self._last, view

@@ -374,6 +374,10 @@ class LearnedPolicy:
         #: source, ``inference.hidden_hand_marginals``).
         self.last_evidence: Sequence[Evidence] = ()
 
+    def new_game(self) -> None:
+        """A new game in the same session (``cirulla engine``'s ``newgame``)."""
+        self._tracker.reset()
+
     def choose(self, view: View, legal: Sequence[Action], time_left: float | None) -> int:
         evidence = self.last_evidence = self._tracker.evidence(view)
         index = 0

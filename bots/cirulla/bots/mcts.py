@@ -736,6 +736,11 @@ class MctsPolicy:
         self._tracker.played(legal[index].to_int())
         return index
 
+    def new_game(self) -> None:
+        """A new game in the same session (``cirulla engine``'s ``newgame``): the plays
+        followed so far belong to the last one."""
+        self._tracker.reset()
+
     def played_instead(self, code: int) -> None:
         """The seat played ``code``, not the move this bot last chose (a trainer's
         exploration): the opponent's next play is then read from the table it left."""

@@ -68,6 +68,10 @@ class EngineSession:
 
     def cmd_newgame(self, args: str) -> str:
         self.view = None
+        # A policy that follows the game from view to view starts its account afresh.
+        new_game = getattr(self.policy, "new_game", None)
+        if callable(new_game):
+            new_game()
         return ""
 
     def cmd_event(self, args: str) -> str:
