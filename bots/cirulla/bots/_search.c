@@ -758,6 +758,110 @@ static int parse_hands(PyObject *obj, const World *w, int seat, int players, u64
     return 0;
 }
 
+/* endgame.best_exact: both sides at their best over the rest of a 2-player deal whose
+   cards are all known (alpha-beta on the search's reward, exact inside (alpha, beta)).
+   The children are taken in legal order, as the Python reference takes them. */
+static int minimax(Scratch *s, const G *g, const SearchParams *sp, int side, double alpha,
+                   double beta, double *value) {
+    if (g->deal_over) {
+        double rw[MAX_PLAYERS];
+        rewards(g, sp, rw);
+        *value = rw[side];
+        return 0;
+    }
+    Tab t;
+    if (tab_init(s, &t, g->table, g->wild) ||
+        legal_codes(s, &t, g->hands[g->turn], g->wild, g->o.must_capture,
+                    g->o.pairing_precedence))
+        return -1;
+    int n = s->ncodes, maximising = g->side_of[g->turn] == side;
+    u64 codes[64];
+    if (n > 64) return -1;
+    memcpy(codes, s->codes, sizeof(u64) * (size_t)n);
+    double best = maximising ? -INFINITY : INFINITY;
+    for (int i = 0; i < n; i++) {
+        G c = *g;
+        double v;
+        g_play(&c, codes[i]);
+        if (minimax(s, &c, sp, side, alpha, beta, &v)) return -1;
+        if (maximising) {
+            if (v > best) best = v;
+            if (best > alpha) alpha = best;
+        } else {
+            if (v < best) best = v;
+            if (best < beta) beta = best;
+        }
+        if (alpha >= beta) break;
+    }
+    *value = best;
+    return 0;
+}
+
+PyDoc_STRVAR(best_exact_doc,
+             "best_exact(options, view, codes, point_scale, win_weight) -> int\n\n"
+             "endgame.best_exact: the index in codes of the move of best minimax value for "
+             "the view's side, ties to the earliest; the view must know every card (2 players, "
+             "no stock).");
+
+static PyObject *py_best_exact(PyObject *self, PyObject *args) {
+    PyObject *opts_obj, *view_obj, *codes_obj;
+    SearchParams sp;
+    Opts o;
+    ViewIn v;
+    World w;
+    G g;
+    Infer inf = {NULL, 0, 1, 0.0, NULL, 0, -1};
+    (void)self;
+    memset(&sp, 0, sizeof sp);
+    if (!PyArg_ParseTuple(args, "OOOdd", &opts_obj, &view_obj, &codes_obj, &sp.point_scale,
+                          &sp.win_weight))
+        return NULL;
+    if (parse_opts(opts_obj, &o) || parse_view(view_obj, &o, &v)) return NULL;
+    if (o.players != 2 || v.to_move != v.seat) {
+        PyErr_SetString(PyExc_ValueError, "best_exact: a 2-player view of the seat to move");
+        return NULL;
+    }
+    const char *err = world_init(&w, &o, &v);
+    if (err) {
+        PyErr_SetString(PyExc_ValueError, err);
+        return NULL;
+    }
+    PyObject *seq = PySequence_Fast(codes_obj, "codes must be a sequence of action codes");
+    if (!seq) return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    if (n < 1 || n > 64) {
+        Py_DECREF(seq);
+        PyErr_SetString(PyExc_ValueError, "best_exact: 1 to 64 codes");
+        return NULL;
+    }
+    u64 codes[64];
+    for (Py_ssize_t i = 0; i < n; i++)
+        codes[i] = PyLong_AsUnsignedLongLong(PySequence_Fast_GET_ITEM(seq, i));
+    Py_DECREF(seq);
+    if (PyErr_Occurred()) return NULL;
+    Rng r = {0};
+    world_sample_consistent(&w, &g, &r, &inf); /* no stock: the only world there is */
+    int side = g.side_of[g.turn], best = 0, failed = 0;
+    Scratch s = {0};
+    double alpha = -INFINITY;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n && !failed; i++) {
+        G c = g;
+        double value;
+        g_play(&c, codes[i]);
+        if (minimax(&s, &c, &sp, side, alpha, INFINITY, &value))
+            failed = 1;
+        else if (value > alpha) {
+            alpha = value;
+            best = (int)i;
+        }
+    }
+    Py_END_ALLOW_THREADS
+    scratch_free(&s);
+    if (failed) return PyErr_NoMemory();
+    return PyLong_FromLong(best);
+}
+
 PyDoc_STRVAR(sample_world_doc,
              "sample_world(options, view, seed, evidence=(), infer=0.0, tries=1, hands=(), seat=-1)"
              " -> (hands, stock)\n\n"
@@ -996,6 +1100,7 @@ static PyMethodDef module_methods[] = {
     {"search", py_search, METH_VARARGS, search_doc},
     {"violations", py_violations, METH_VARARGS, violations_doc},
     {"reply_worth", py_reply_worth, METH_VARARGS, reply_worth_doc},
+    {"best_exact", py_best_exact, METH_VARARGS, best_exact_doc},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module_def = {

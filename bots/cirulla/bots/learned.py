@@ -25,6 +25,11 @@ The network: ``h1 = relu(obs @ wo + act @ wa + b1)``, ``h2 = relu(h1 @ w2 + b2)`
 per decision, the rest per action; ``v`` is a linear path from the action's features,
 started at the greedy score, so an untrained network plays like greedy and training
 learns what greedy misjudges. A decision costs well under a millisecond.
+
+The last round of a 2-player deal hides nothing (the stock is empty: what the seat cannot
+see is the opponent's hand), and there the bot plays the exact minimax move instead
+(``endgame="exact"``, the default; ``cirulla.bots.endgame``), which the network, trained
+to imitate a sampling search, plays worst of all its decisions.
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from cirulla.bots.endgame import best_exact, solvable
 from cirulla.bots.heuristic import SCOPA_POINT, Appraiser
 from cirulla.bots.inference import Evidence, PlayTracker, hidden_hand_marginals
 from cirulla.rules.actions import Action
@@ -61,6 +67,9 @@ WEIGHTS_SHA256 = "98874938358bc60cbac2df7f360ed7be64b68d92be35b1f9023c903bec4b35
 FEATURES_VERSIONS = (1, 2)
 FEATURES_VERSION = 1
 
+#: How the last round of a 2-player deal is played: by the network, or solved exactly
+#: (``cirulla.bots.endgame``: every card is known once the stock is empty).
+ENDGAMES = ("network", "exact")
 #: Feature layout of one action (after the environments' 96 action features).
 ACT_EXTRA = ("greedy_score", "sweep_risk", "sweeps")
 #: The network's output is in these points: targets are divided by it in training.
@@ -350,7 +359,9 @@ def action_values(
 
 
 class LearnedPolicy:
-    """Plays the legal action of highest learned value (ties: the first, in legal order).
+    """Plays the legal action of highest learned value (ties: the first, in legal order),
+    and with ``endgame="exact"`` (the default) the minimax move of a 2-player deal's last
+    round, where every card is known (``cirulla.bots.endgame``).
 
     Deterministic: the choice depends only on the views it was shown and the weights, not
     on ``seed``. It is asked every move, forced ones too: the belief features read the
@@ -360,9 +371,16 @@ class LearnedPolicy:
     instant = True
     auto_play_forced = False
 
-    def __init__(self, seed: int | None = None, weights: str | None = None) -> None:
+    def __init__(
+        self, seed: int | None = None, weights: str | None = None, endgame: str = "exact"
+    ) -> None:
         _need_numpy()
+        if endgame not in ENDGAMES:
+            raise ValueError(
+                f"learned endgame must be one of {', '.join(ENDGAMES)}, not {endgame!r}"
+            )
         self.seed = seed
+        self.endgame = endgame
         if weights:
             self.net = cached_qnet(weights)
             self.name = f"learned:{Path(weights).stem}"
@@ -382,7 +400,10 @@ class LearnedPolicy:
         evidence = self.last_evidence = self._tracker.evidence(view)
         index = 0
         if len(legal) > 1:
-            values = action_values(self.net, view, [a.to_int() for a in legal], evidence)
-            index = int(np.argmax(values))
+            codes = [a.to_int() for a in legal]
+            if self.endgame == "exact" and solvable(view):
+                index = best_exact(view, codes)
+            else:
+                index = int(np.argmax(action_values(self.net, view, codes, evidence)))
         self._tracker.played(legal[index].to_int())
         return index

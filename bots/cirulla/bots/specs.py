@@ -68,13 +68,15 @@ def _policy_bot(model: str | None = None, seed: int | None = None) -> Policy:
     return ArrayPolicyBot(model, seed=seed)
 
 
-def _learned_bot(weights: str | None = None, seed: int | None = None) -> Policy:
+def _learned_bot(
+    weights: str | None = None, endgame: str = "exact", seed: int | None = None
+) -> Policy:
     """The trained action-value network (``cirulla.bots.learned``), NumPy at play time."""
     if not importable("numpy"):
         raise MissingExtraError(["env"])
     from cirulla.bots.learned import LearnedPolicy
 
-    return LearnedPolicy(seed=seed, weights=weights)
+    return LearnedPolicy(seed=seed, weights=weights, endgame=endgame)
 
 
 KINDS: dict[str, BotKind] = {
@@ -211,6 +213,13 @@ KINDS: dict[str, BotKind] = {
                 str,
                 None,
                 "PATH.npz written by cirulla train (default: the weights that ship)",
+            ),
+            KindOption(
+                "endgame",
+                str,
+                "exact",
+                "the last round of a 2-player deal, every card known: exact (solved by "
+                "minimax, the default) or network (played by the network alone)",
             ),
         ),
     ),
