@@ -338,3 +338,28 @@ def test_newgame_behind_cirulla_engine_starts_the_bots_account_of_the_game_afres
     assert tracker._last is not None and tracker._plays
     session.handle("newgame", "game=2 seat=0 side=0")
     assert tracker._last is None and not tracker._plays
+
+
+def test_bench_learned_reports_its_regret_against_a_teacher_by_kind_of_decision(
+    tmp_path: Path,
+) -> None:
+    done = run(
+        [*CIRULLA, "bench", "learned", "--teacher", "mcts:iterations=20", "--games", "1"],
+        tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    groups = report["groups"]
+    assert report["endgame"] == "exact" and report["teacher"] == "mcts:iterations=20"
+    whole = groups["all"]["decisions"]
+    assert whole > 20
+    for pair in (("last_round", "earlier_rounds"), ("capture_possible", "no_capture_possible")):
+        assert sum(groups[name]["decisions"] for name in pair) == whole
+        assert sum(groups[name]["share_of_regret"] for name in pair) == pytest.approx(1, abs=0.01)
+    for bad, message in (
+        (["--teacher", "greedy"], "teacher must be an mcts spec"),
+        (["--endgame", "perfect"], "learned endgame must be one of network, exact"),
+    ):
+        refused = run([*CIRULLA, "bench", "learned", "--games", "1", *bad], tmp_path)
+        assert refused.returncode == 2 and refused.stdout == ""
+        assert len(refused.stderr.splitlines()) == 1 and message in refused.stderr

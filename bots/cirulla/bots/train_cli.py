@@ -45,6 +45,18 @@ def register(
     b.add_argument("--games", type=int, default=20, help="games to 51 (default 20)")
     b.add_argument("--seed", type=int, default=1)
     b.add_argument("--weights", default=None, help="a weights file (default: the shipped one)")
+    b.add_argument(
+        "--endgame",
+        default="exact",
+        help="the last round of a deal: exact (solved, the default) or network",
+    )
+    b.add_argument(
+        "--teacher",
+        default=None,
+        metavar="MCTS_SPEC",
+        help="instead of timing: the bot's regret against this search (e.g. "
+        "mcts:iterations=400) by kind of decision, the search playing against greedy",
+    )
     b.add_argument("--json", action="store_true", help="print JSON (the default)")
     b.set_defaults(func=cmd_bench_learned)
 
@@ -154,7 +166,15 @@ def cmd_bench_learned(args: argparse.Namespace) -> int:
     from cirulla.rules.game import Game
     from cirulla.rules.options import Options
 
-    bot = LearnedPolicy(weights=args.weights)
+    bot = LearnedPolicy(weights=args.weights, endgame=args.endgame)  # checks both
+    if args.teacher is not None:
+        from cirulla.bots.regret import teacher_regret
+        from cirulla.bots.train import make_teacher
+
+        make_teacher(args.teacher, seed=0).close()  # a bad spec: one line, before any game
+        report = teacher_regret(args.teacher, args.games, args.seed, args.weights, args.endgame)
+        print(json.dumps(report, indent=2))
+        return 0
     greedy = GreedyPolicy()
     options = Options.preset("standard", players=2, target=51)
     times: list[float] = []
@@ -177,6 +197,7 @@ def cmd_bench_learned(args: argparse.Namespace) -> int:
     result = {
         "benchmark": "learned",
         "weights": args.weights or "shipped",
+        "endgame": args.endgame,
         "games": args.games,
         "decisions": len(ms),
         "mean_ms": round(sum(ms) / len(ms), 3),
