@@ -758,6 +758,8 @@ static int parse_hands(PyObject *obj, const World *w, int seat, int players, u64
     return 0;
 }
 
+#define EXACT_TIE 1e-9 /* endgame.EXACT_TIE: minimax values this close are equal */
+
 /* endgame.best_exact: both sides at their best over the rest of a 2-player deal whose
    cards are all known (alpha-beta on the search's reward, exact inside (alpha, beta)).
    The children are taken in legal order, as the Python reference takes them. */
@@ -798,14 +800,16 @@ static int minimax(Scratch *s, const G *g, const SearchParams *sp, int side, dou
 }
 
 PyDoc_STRVAR(best_exact_doc,
-             "best_exact(options, view, codes, point_scale, win_weight) -> int\n\n"
+             "best_exact(options, view, codes, point_scale, win_weight, worth, scopa) -> int\n\n"
              "endgame.best_exact: the index in codes of the move of best minimax value for "
-             "the view's side, ties to the earliest; the view must know every card (2 players, "
+             "the view's side; among equal values, the best against the playout policy "
+             "(solve_rest), then the earliest. The view must know every card (2 players, "
              "no stock).");
 
 static PyObject *py_best_exact(PyObject *self, PyObject *args) {
-    PyObject *opts_obj, *view_obj, *codes_obj;
+    PyObject *opts_obj, *view_obj, *codes_obj, *worth_obj;
     SearchParams sp;
+    Playout pl;
     Opts o;
     ViewIn v;
     World w;
@@ -813,9 +817,11 @@ static PyObject *py_best_exact(PyObject *self, PyObject *args) {
     Infer inf = {NULL, 0, 1, 0.0, NULL, 0, -1};
     (void)self;
     memset(&sp, 0, sizeof sp);
-    if (!PyArg_ParseTuple(args, "OOOdd", &opts_obj, &view_obj, &codes_obj, &sp.point_scale,
-                          &sp.win_weight))
+    memset(&pl, 0, sizeof pl); /* the playout policy without random moves, as solve_rest */
+    if (!PyArg_ParseTuple(args, "OOOddOd", &opts_obj, &view_obj, &codes_obj, &sp.point_scale,
+                          &sp.win_weight, &worth_obj, &pl.scopa))
         return NULL;
+    if (parse_worth(worth_obj, pl.worth)) return NULL;
     if (parse_opts(opts_obj, &o) || parse_view(view_obj, &o, &v)) return NULL;
     if (o.players != 2 || v.to_move != v.seat) {
         PyErr_SetString(PyExc_ValueError, "best_exact: a 2-player view of the seat to move");
@@ -843,16 +849,28 @@ static PyObject *py_best_exact(PyObject *self, PyObject *args) {
     world_sample_consistent(&w, &g, &r, &inf); /* no stock: the only world there is */
     int side = g.side_of[g.turn], best = 0, failed = 0;
     Scratch s = {0};
-    double alpha = -INFINITY;
+    double top = -INFINITY, values[64];
     Py_BEGIN_ALLOW_THREADS
+    /* Each move's exact value where it can tie the best so far (a window just below it);
+       a worse move fails low, under the window, and is no candidate. */
     for (Py_ssize_t i = 0; i < n && !failed; i++) {
         G c = g;
+        g_play(&c, codes[i]);
+        if (minimax(&s, &c, &sp, side, top - EXACT_TIE, INFINITY, &values[i]))
+            failed = 1;
+        else if (values[i] > top)
+            top = values[i];
+    }
+    double model = -INFINITY;
+    for (Py_ssize_t i = 0; i < n && !failed; i++) {
+        if (values[i] < top - EXACT_TIE / 2) continue;
+        G c = g, leaf;
         double value;
         g_play(&c, codes[i]);
-        if (minimax(&s, &c, &sp, side, alpha, INFINITY, &value))
+        if (solve_rest(&s, &c, &sp, &pl, side, &leaf, &value))
             failed = 1;
-        else if (value > alpha) {
-            alpha = value;
+        else if (value > model) {
+            model = value;
             best = (int)i;
         }
     }

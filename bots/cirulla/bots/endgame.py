@@ -5,12 +5,16 @@ seat cannot see is exactly the opponent's hand. What is left of the deal is then
 game of perfect information (at most three cards a hand, six plies), and its minimax value
 can be computed outright instead of estimated. ``learned`` plays its last rounds this way
 (``endgame=exact``, the default; ``endgame=network`` leaves them to the network): the
-network's moves there cost it about a third of what it gives up to the search it
+network's moves there cost it more than a quarter of what it gives up to the search it
 imitates (docs/bots.md), and a solver is exact where both fall short.
 
 The value of a finished deal is the search's own reward (``mcts.rewards_of``): the deal's
 point difference, with most of the weight on winning the game when the deal ends it.
 Two players' rewards add up to one, so the opponent minimises what the seat maximises.
+Minimax alone assumes an opponent who never errs; many moves are then equally good, and
+among those the solver takes the one worth most against the search's model of a club
+player (the playout policy, ``mcts.solve_rest``): never worse against best play, better
+against greedy and its like.
 """
 
 from __future__ import annotations
@@ -20,10 +24,14 @@ import random
 from collections.abc import Sequence
 
 from cirulla.bots.compiled import require_search
-from cirulla.bots.mcts import POINT_SCALE, WIN_WEIGHT, rewards_of
+from cirulla.bots.heuristic import SCOPA_POINT, STATIC_WORTH
+from cirulla.bots.mcts import POINT_SCALE, WIN_WEIGHT, rewards_of, solve_rest
 from cirulla.rules.core import options_tuple, resolve_core, view_tuple
 from cirulla.rules.game import Game
 from cirulla.rules.views import View, sample_world
+
+#: Minimax values closer than this are equal (float sums of the same rewards).
+EXACT_TIE = 1e-9
 
 
 def solvable(view: View) -> bool:
@@ -32,27 +40,46 @@ def solvable(view: View) -> bool:
 
 
 def best_exact(view: View, codes: Sequence[int], core: str | None = None) -> int:
-    """The index in ``codes`` of the move of best minimax value for ``view``'s side (ties:
-    the earliest); ``view`` must be ``solvable``. ``core``: native (``_search.c``'s
-    ``best_exact``, the default when built) or python (this module's reference, the same
-    answer in many times the time)."""
+    """The index in ``codes`` of the move of best minimax value for ``view``'s side;
+    ``view`` must be ``solvable``. Among moves of equal value (common: the outcome is often
+    settled whatever is played), the one worth most against the playout policy
+    (``mcts.solve_rest``, the model of a club player the search plays against), then the
+    earliest: no loss against best play, and a better chance against a player who errs.
+    ``core``: native (``_search.c``'s ``best_exact``, the default when built) or python
+    (this module's reference, the same answer in many times the time)."""
     assert view.seat is not None
     if resolve_core(core) == "native":
         return int(
             require_search().best_exact(
-                options_tuple(view.options), view_tuple(view), list(codes), POINT_SCALE, WIN_WEIGHT
+                options_tuple(view.options),
+                view_tuple(view),
+                list(codes),
+                POINT_SCALE,
+                WIN_WEIGHT,
+                STATIC_WORTH,
+                SCOPA_POINT,
             )
         )
     # With no stock and two players the only world this view allows is the true one.
     world = sample_world(view, random.Random(0), deal_only=True)
     side = view.options.side_of(view.seat)
-    best, alpha = 0, -math.inf
-    for index, code in enumerate(codes):
+    top = -math.inf
+    values = []
+    for code in codes:
         after = world.copy()
         after.apply_code(code)
-        value = _value(after, side, alpha, math.inf)
-        if value > alpha:
-            best, alpha = index, value
+        # Exact where it can tie the best so far; a worse move fails low, below the window.
+        values.append(_value(after, side, top - EXACT_TIE, math.inf))
+        top = max(top, values[-1])
+    best, model = 0, -math.inf
+    for index, code in enumerate(codes):
+        if values[index] < top - EXACT_TIE / 2:
+            continue
+        after = world.copy()
+        after.apply_code(code)
+        value = rewards_of(solve_rest(after, side, False, False))[side]
+        if value > model:
+            best, model = index, value
     return best
 
 
