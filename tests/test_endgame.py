@@ -126,3 +126,21 @@ def test_the_option_is_checked_like_the_others() -> None:
     assert make_policy("learned").endgame == "exact"  # type: ignore[attr-defined]
     with pytest.raises(ValueError, match="learned endgame must be one of network, exact"):
         make_policy("learned", {"endgame": "perfect"})
+
+
+def test_mcts_can_play_the_last_round_exactly_too() -> None:
+    """An option of the search (not its default: against greedy its own last round, played
+    against its model of the opponent, measured better)."""
+    bot = make_policy("mcts", {"endgame": "exact", "iterations": 30}, seed=2)
+    searched = make_policy("mcts", {"iterations": 30}, seed=2)
+    assert bot.endgame == "exact" and searched.endgame == "search"  # type: ignore[attr-defined]
+    solved = 0
+    for game, view, codes in last_rounds(3):
+        if view.seat != 0:
+            continue
+        legal = game.legal_actions()
+        assert bot.choose(view, legal, None) == best_exact(view, codes)
+        solved += 1
+    assert solved > 10
+    with pytest.raises(ValueError, match="mcts endgame must be one of search, exact"):
+        make_policy("mcts", {"endgame": "perfect"})

@@ -61,6 +61,10 @@ DEFAULT_C = 0.7
 DEFAULT_EPSILON = 0.1
 DEFAULT_PRIOR = 10.0  # weight of the greedy appraisal as progressive bias at the root
 POINT_SCALE = 20.0  # a deal won by this many points counts as a full win
+#: How MctsPolicy plays a 2-player deal's last round, every card known: by the search
+#: (the default: it plays the one true world against its model of the opponent), or
+#: solved exactly (``cirulla.bots.endgame``; measured worse against greedy, docs/bots.md).
+ENDGAMES = ("search", "exact")
 WIN_WEIGHT = 0.7  # share of the reward given to winning the game when a side reaches the target
 Root = Literal["ucb", "halving"]  # how the root's visits are allocated (docs/bots.md)
 ROOTS: tuple[Root, ...] = get_args(Root)
@@ -649,7 +653,10 @@ class MctsPolicy:
         solve: int = 0,
         posterior: Posterior = DEFAULT_POSTERIOR,
         guide: Guide = DEFAULT_GUIDE,
+        endgame: str = "search",
     ) -> None:
+        if endgame not in ENDGAMES:
+            raise ValueError(f"mcts endgame must be one of {', '.join(ENDGAMES)}, not {endgame!r}")
         if iterations is None and time is None:
             iterations = 1000
         if iterations is not None and iterations < 1:
@@ -683,6 +690,7 @@ class MctsPolicy:
         self.solve = solve
         self.posterior = posterior
         self.guide = guide
+        self.endgame = endgame
         #: The search's options; each decision sets only the budget (``_choose``).
         self.config = SearchConfig(
             iterations=iterations,
@@ -732,6 +740,14 @@ class MctsPolicy:
                 )
         self.last_evidence = evidence
         self.last_hands = hands
+        if self.endgame == "exact" and len(legal) > 1:
+            from cirulla.bots.endgame import best_exact, solvable
+
+            if solvable(view):
+                self.last = None
+                index = best_exact(view, [a.to_int() for a in legal], self.core)
+                self._tracker.played(legal[index].to_int())
+                return index
         index = self._choose(view, legal, time_left, evidence if self.infer > 0 else (), hands)
         self._tracker.played(legal[index].to_int())
         return index

@@ -182,6 +182,13 @@ KINDS: dict[str, BotKind] = {
                 "learned bot's network's value of each action)",
             ),
             KindOption(
+                "endgame",
+                str,
+                "search",
+                "the last round of a 2-player deal, every card known: search (the default) "
+                "or exact (solved by minimax, as learned does)",
+            ),
+            KindOption(
                 "core",
                 str,
                 "auto",
