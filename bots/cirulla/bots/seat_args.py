@@ -58,23 +58,35 @@ def add_kind_arguments(p: argparse.ArgumentParser) -> None:
         metavar="KEY=VALUE",
         help="kind option in generic form, e.g. iterations=500 (repeatable)",
     )
+    # One flag per option name: an option several kinds have (learned's and mcts's
+    # --endgame) is listed under the first, its help naming each kind's meaning.
+    helps: dict[str, list[str]] = {}
     for name, kind in KINDS.items():
-        if not kind.options:
+        for opt in kind.options:
+            helps.setdefault(opt.name, []).append(f"{name}: {opt.help}")
+    for name, kind in KINDS.items():
+        fresh = [opt for opt in kind.options if helps.get(opt.name)]
+        if not fresh:
             continue
         group = p.add_argument_group(f"{name} options")
-        for opt in kind.options:
+        for opt in fresh:
+            texts = helps.pop(opt.name)
             group.add_argument(
                 f"--{opt.name}",
                 dest=f"opt_{opt.name}",
                 type=opt.type,
                 metavar=opt.name.upper(),
-                help=opt.help,
+                help=opt.help if len(texts) == 1 else "; ".join(texts),
             )
 
 
 def _kind_options() -> list[Any]:
-    """Every kind's options, each once (a flag per option name)."""
-    return [opt for kind in KINDS.values() for opt in kind.options]
+    """Every kind's options, each name once (a flag per option name)."""
+    seen: dict[str, Any] = {}
+    for kind in KINDS.values():
+        for opt in kind.options:
+            seen.setdefault(opt.name, opt)
+    return list(seen.values())
 
 
 def policy_from_args(args: argparse.Namespace) -> Policy:

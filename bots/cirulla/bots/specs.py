@@ -212,7 +212,8 @@ KINDS: dict[str, BotKind] = {
     ),
     "learned": BotKind(
         "learned",
-        "a trained network's best action from the seat's view (cirulla train; NumPy)",
+        "a trained network's best action from the seat's view (cirulla train; NumPy), "
+        "a 2-player deal's last round solved exactly",
         _learned_bot,
         (
             KindOption(
