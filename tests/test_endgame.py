@@ -21,10 +21,12 @@ from cirulla.rules.options import Options
 from cirulla.rules.views import View, sample_world
 
 
-def last_rounds(games: int, players: int = 2) -> Iterator[tuple[Game, View, list[int]]]:
+def last_rounds(
+    games: int, players: int = 2, preset: str = "standard"
+) -> Iterator[tuple[Game, View, list[int]]]:
     """Every decision with a choice once the stock is empty, in greedy's games."""
     for seed in range(games):
-        game = Game(Options(players=players), seed=seed)
+        game = Game(Options.preset(preset, players=players), seed=seed)
         while (seat := game.to_move) is not None:
             view = game.view(seat)
             codes = game.legal_codes()
@@ -45,10 +47,11 @@ def plain_minimax(game: Game, side: int) -> float:
     return max(values) if game.options.side_of(game.turn) == side else min(values)
 
 
-def test_the_view_of_a_last_round_allows_one_world_the_true_one() -> None:
+@pytest.mark.parametrize("preset", ["standard", "genova-home", "fantacarte"])
+def test_the_view_of_a_last_round_allows_one_world_the_true_one(preset: str) -> None:
     """What the solver relies on: no hidden card is guessed, none is needed."""
     checked = 0
-    for game, view, _ in last_rounds(6):
+    for game, view, _ in last_rounds(6, preset=preset):
         assert solvable(view)
         world = sample_world(view, random.Random(checked), deal_only=True)
         assert world.hands == game.hands and world.table == game.table
@@ -56,9 +59,10 @@ def test_the_view_of_a_last_round_allows_one_world_the_true_one() -> None:
     assert checked > 50
 
 
-def test_native_and_python_solvers_choose_the_same_move() -> None:
+@pytest.mark.parametrize("preset", ["standard", "genova-home", "fantacarte"])
+def test_native_and_python_solvers_choose_the_same_move(preset: str) -> None:
     checked = 0
-    for _, view, codes in last_rounds(15):
+    for _, view, codes in last_rounds(15, preset=preset):
         assert best_exact(view, codes, "native") == best_exact(view, codes, "python")
         checked += 1
     assert checked > 150
