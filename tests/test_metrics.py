@@ -42,8 +42,9 @@ def free_port() -> int:
 
 async def one_illegal_then_play(stub: ms.MatchServiceStub) -> None:
     """A match whose seat 0 first answers with an index outside the list (rejected as
-    INDEX_OUT_OF_RANGE, which counts as an illegal action)."""
-    created = await stub.CreateMatch(ms.CreateMatchRequest(settings=settings(2, target=11)))
+    INDEX_OUT_OF_RANGE, which counts as an illegal action). Seeded: an unseeded deal can
+    end the game otherwise than at the target (a cappotto), which the test counts."""
+    created = await stub.CreateMatch(ms.CreateMatchRequest(settings=settings(2, target=11, seed=5)))
     match_id = created.match.match_id
     rejected = asyncio.Event()
 
