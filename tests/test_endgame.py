@@ -101,7 +101,6 @@ def test_only_a_two_player_deal_with_no_stock_is_solved() -> None:
 
 
 def test_learned_plays_the_exact_move_in_the_last_round_and_the_network_before() -> None:
-    exact, network = LearnedPolicy(), LearnedPolicy(endgame="network")
     greedy = make_policy("greedy")
     solved = differed = before = 0
     for seed in range(8):
