@@ -19,6 +19,7 @@ from cirulla.bots.learned import (
     WEIGHTS_PATH,
     WEIGHTS_SHA256,
     LearnedPolicy,
+    QNet,
     decision_features,
     file_sha256,
     load_qnet,
@@ -87,7 +88,23 @@ def test_it_plays_legal_moves_and_the_same_ones_whatever_its_seed() -> None:
     assert decisions > 50
 
 
-def test_what_it_reads_is_the_same_in_every_world_consistent_with_its_view() -> None:
+def layout_2_weights(folder: Path) -> str:
+    """An untrained network that reads the belief over the opponent's hand (layout 2):
+    the bot then follows the opponent's plays."""
+    path = folder / "layout2.npz"
+    QNet.init(16, 8, seed=0, version=2).save(path)
+    return str(path)
+
+
+def test_only_a_bot_that_reads_the_opponents_plays_follows_them(tmp_path: Path) -> None:
+    shipped, reading = LearnedPolicy(), LearnedPolicy(weights=layout_2_weights(tmp_path))
+    assert shipped.auto_play_forced and shipped._tracker is None  # the server plays forced moves
+    assert not reading.auto_play_forced and reading._tracker is not None  # it sees every move
+
+
+def test_what_it_reads_is_the_same_in_every_world_consistent_with_its_view(
+    tmp_path: Path,
+) -> None:
     """The bot sees its views only: a twin shown, at each of its turns, the view of a world
     dealt again from the true one (other hidden hands, another stock) reads the same
     features, infers the same belief over the opponent's hand from its plays, and makes
@@ -95,9 +112,10 @@ def test_what_it_reads_is_the_same_in_every_world_consistent_with_its_view() -> 
     options = Options.preset("standard", players=2, target=51)
     greedy = make_policy("greedy")
     rng = random.Random(7)
+    weights = layout_2_weights(tmp_path)
     checked = believed = 0
     for seed in range(3):
-        bot, twin = LearnedPolicy(), LearnedPolicy()
+        bot, twin = LearnedPolicy(weights=weights), LearnedPolicy(weights=weights)
         game = Game(options, seed=seed)
         while (seat := game.to_move) is not None:
             legal = game.legal_actions()
@@ -317,14 +335,15 @@ def test_it_and_the_guided_search_play_rated_ladder_matches(tmp_path: Path) -> N
 
 @pytest.mark.parametrize("kind", ["learned", "mcts"])
 def test_newgame_behind_cirulla_engine_starts_the_bots_account_of_the_game_afresh(
-    kind: str,
+    kind: str, tmp_path: Path
 ) -> None:
     """A kept engine plays game after game in one session: what its bot followed of the
     opponent's plays must not carry into the next game, whose first views the deal and
     round numbers cannot tell from a continuation."""
     from cirulla.bots.text.engine import EngineSession
 
-    bot = make_policy(kind, {"iterations": 20} if kind == "mcts" else {}, seed=1)
+    options = {"iterations": 20} if kind == "mcts" else {"weights": layout_2_weights(tmp_path)}
+    bot = make_policy(kind, options, seed=1)
     session = EngineSession(bot, kind)
     game = Game(Options.preset("standard", players=2, target=11), seed=4)
     greedy = make_policy("greedy")

@@ -364,12 +364,13 @@ class LearnedPolicy:
     round, where every card is known (``cirulla.bots.endgame``).
 
     Deterministic: the choice depends only on the views it was shown and the weights, not
-    on ``seed``. It is asked every move, forced ones too: the belief features read the
-    opponent's plays of the round, which ``PlayTracker`` rebuilds from consecutive views.
+    on ``seed``. Weights of layout 2 read the opponent's plays of the round, which
+    ``PlayTracker`` rebuilds from consecutive views: that bot is asked every move, forced
+    ones too. The shipped layout reads no plays, so it keeps no tracker and lets the
+    server play its forced moves.
     """
 
     instant = True
-    auto_play_forced = False
 
     def __init__(
         self, seed: int | None = None, weights: str | None = None, endgame: str = "exact"
@@ -387,17 +388,22 @@ class LearnedPolicy:
         else:
             self.net = cached_qnet(WEIGHTS_PATH, WEIGHTS_SHA256)
             self.name = "learned"
-        self._tracker = PlayTracker()
+        follows_plays = self.net.version >= 2
+        self._tracker = PlayTracker() if follows_plays else None
+        #: The kit's ``Hello.auto_play_forced``: a bot that follows the plays sees them all.
+        self.auto_play_forced = not follows_plays
         #: What the last decision read of the opponent's plays this round (its belief's
         #: source, ``inference.hidden_hand_marginals``).
         self.last_evidence: Sequence[Evidence] = ()
 
     def new_game(self) -> None:
         """A new game in the same session (``cirulla engine``'s ``newgame``)."""
-        self._tracker.reset()
+        if self._tracker is not None:
+            self._tracker.reset()
 
     def choose(self, view: View, legal: Sequence[Action], time_left: float | None) -> int:
-        evidence = self.last_evidence = self._tracker.evidence(view)
+        tracker = self._tracker
+        evidence = self.last_evidence = tracker.evidence(view) if tracker else ()
         index = 0
         if len(legal) > 1:
             codes = [a.to_int() for a in legal]
@@ -405,5 +411,6 @@ class LearnedPolicy:
                 index = best_exact(view, codes)
             else:
                 index = int(np.argmax(action_values(self.net, view, codes, evidence)))
-        self._tracker.played(legal[index].to_int())
+        if tracker is not None:
+            tracker.played(legal[index].to_int())
         return index

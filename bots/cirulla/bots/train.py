@@ -125,13 +125,15 @@ def play_game(
     banked: list[float] = []  # scope difference already scored at each decision
     diffs: list[int] = []
     my_side = options.side_of(learner_seat)
-    trackers = {s: PlayTracker() for s in range(players) if learner[s]}
+    # Only a network that reads the opponent's plays (layout 2) needs them followed.
+    trackers = {s: PlayTracker() for s in range(players) if learner[s] and net.version >= 2}
     while not game.is_over:
         seat = game.to_move
         assert seat is not None
         codes = game.legal_codes()
         # The learner's seats see every view of theirs, as the bot at play time does.
-        evidence = trackers[seat].evidence(game.view(seat)) if learner[seat] else ()
+        tracker = trackers.get(seat)
+        evidence = tracker.evidence(game.view(seat)) if tracker else ()
         if len(codes) == 1:
             choice = 0
         elif learner[seat]:
@@ -152,8 +154,8 @@ def play_game(
             choice = int(rng.integers(len(codes)))
         else:
             choice = best_index(game.view(seat), codes)
-        if learner[seat]:
-            trackers[seat].played(codes[choice])
+        if tracker is not None:
+            tracker.played(codes[choice])
         for event in game.apply(codes[choice], seat):
             if isinstance(event, DealScored):
                 points = event.score.totals
@@ -343,7 +345,8 @@ def play_labelled_game(
     players = options.players
     labelled = [kind == "self" or s == learner_seat for s in range(players)]
     teachers = {s: make_teacher(teacher, seed=seed * 8 + s) for s in range(players) if labelled[s]}
-    trackers = {s: PlayTracker() for s in teachers}
+    # Only a network that reads the opponent's plays (layout 2) needs them followed.
+    trackers = {s: PlayTracker() for s in teachers if version >= 2}
     out = Decisions([], [], [], [])
     diffs: list[int] = []
     my_side = options.side_of(learner_seat)
@@ -354,7 +357,8 @@ def play_labelled_game(
         codes = [a.to_int() for a in legal]
         if labelled[seat]:
             view = game.view(seat)
-            evidence = trackers[seat].evidence(view)
+            tracker = trackers.get(seat)
+            evidence = tracker.evidence(view) if tracker else ()
             bot = teachers[seat]
             choice = int(bot.choose(view, legal, None))
             result = getattr(bot, "last", None)
@@ -384,7 +388,7 @@ def play_labelled_game(
             choice = int(rng.integers(len(codes)))
         else:
             choice = best_index(game.view(seat), codes)
-        if labelled[seat]:
+        if seat in trackers:
             trackers[seat].played(codes[choice])
         for event in game.apply(codes[choice], seat):
             if isinstance(event, DealScored):
