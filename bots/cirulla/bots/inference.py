@@ -341,8 +341,7 @@ def hidden_hand_marginals(
         from itertools import combinations
 
         combos = _COMBOS[key] = np.array(list(combinations(range(len(pool)), need)), np.int64)
-    index = combos
-    cards = np.asarray(pool, dtype=np.int64)[index]
+    cards = np.asarray(pool, dtype=np.int64)[combos]
     hands = np.bitwise_or.reduce(np.left_shift(1, cards), axis=1)
     misses = np.zeros(len(hands), dtype=np.float64)
     for e in evidence:
@@ -352,7 +351,7 @@ def hidden_hand_marginals(
     total = weights.sum()
     if total <= 0:
         weights, total = np.ones(len(hands)), float(len(hands))
-    held = np.bincount(index.ravel(), weights=np.repeat(weights, need), minlength=len(pool))
+    held = np.bincount(combos.ravel(), weights=np.repeat(weights, need), minlength=len(pool))
     for at, card in enumerate(pool):
         out[card] = float(held[at] / total)
     return out

@@ -143,6 +143,11 @@ class SearchResult:
     survived: dict[int, int] = field(default_factory=dict)
     root: str = DEFAULT_ROOT
 
+    def mean_points(self, code: int) -> float:
+        """A visited root action's mean reward as a deal point difference (the reward is
+        ``0.5 + difference / (2 * POINT_SCALE)``): what training and the regret read."""
+        return (self.totals[code] / self.visits[code] - 0.5) * 2 * POINT_SCALE
+
     def best(self, codes: Sequence[int]) -> int:
         """Index in ``codes`` of the action to play; ties go to the earlier code.
 
@@ -726,31 +731,33 @@ class MctsPolicy:
         posterior = self.posterior != "evidence"
         # ``evidence`` is also what records the opponent's plays, which the posteriors read.
         evidence = self._tracker.evidence(view) if self.infer > 0 or posterior else ()
-        hands = NO_HANDS
-        if posterior and len(legal) > 1:
-            rng = random.Random(decision_seed(self.seed, view, salt=-1))
-            if self.posterior == "replay":
-                hands = self._tracker.replay_hands(view, rng)
-            else:
-                from cirulla.bots.belief import play_log_likelihood, shipped_net
-
-                net = shipped_net()
-                hands = self._tracker.weighted_hands(
-                    view, rng, lambda plays, seat, hand: play_log_likelihood(net, plays, seat, hand)
-                )
         self.last_evidence = evidence
-        self.last_hands = hands
-        if self.endgame == "exact" and len(legal) > 1:
-            from cirulla.bots.endgame import best_exact, solvable
+        self.last_hands = NO_HANDS
+        # (imported here: the endgame module reads this one)
+        from cirulla.bots.endgame import best_exact, solvable
 
-            if solvable(view):
-                self.last = None
-                index = best_exact(view, [a.to_int() for a in legal], self.core)
-                self._tracker.played(legal[index].to_int())
-                return index
-        index = self._choose(view, legal, time_left, evidence if self.infer > 0 else (), hands)
+        if self.endgame == "exact" and len(legal) > 1 and solvable(view):
+            self.last = None  # no search: nothing hidden is left to sample
+            index = best_exact(view, [a.to_int() for a in legal], self.core)
+        else:
+            if posterior and len(legal) > 1:
+                self.last_hands = self._posterior_hands(view)
+            infer_from = evidence if self.infer > 0 else ()
+            index = self._choose(view, legal, time_left, infer_from, self.last_hands)
         self._tracker.played(legal[index].to_int())
         return index
+
+    def _posterior_hands(self, view: View) -> tuple[int, Sequence[int]]:
+        """The opponent's candidate hands of the ``replay`` or ``learned`` posterior."""
+        rng = random.Random(decision_seed(self.seed, view, salt=-1))
+        if self.posterior == "replay":
+            return self._tracker.replay_hands(view, rng)
+        from cirulla.bots.belief import play_log_likelihood, shipped_net
+
+        net = shipped_net()
+        return self._tracker.weighted_hands(
+            view, rng, lambda plays, seat, hand: play_log_likelihood(net, plays, seat, hand)
+        )
 
     def new_game(self) -> None:
         """A new game in the same session (``cirulla engine``'s ``newgame``): the plays

@@ -18,7 +18,7 @@ from typing import Any
 
 from cirulla.bots.heuristic import best_index
 from cirulla.bots.learned import LearnedPolicy
-from cirulla.bots.mcts import POINT_SCALE, MctsPolicy
+from cirulla.bots.mcts import MctsPolicy
 from cirulla.bots.train import make_teacher
 from cirulla.rules.game import Game
 from cirulla.rules.options import Options
@@ -54,11 +54,7 @@ def teacher_regret(
             mine = bot.choose(view, legal, None)
             result = search.last
             if len(codes) > 1 and result is not None:
-                means = {
-                    c: (result.totals[c] / result.visits[c] - 0.5) * 2 * POINT_SCALE
-                    for c in codes
-                    if result.visits.get(c)
-                }
+                means = {c: result.mean_points(c) for c in codes if result.visits.get(c)}
                 best = means[codes[choice]]
                 regret = best - means.get(codes[mine], best)
                 for name in _groups(view, codes):

@@ -43,7 +43,6 @@ import numpy as np
 from cirulla.bots.heuristic import best_index
 from cirulla.bots.inference import PlayTracker
 from cirulla.bots.learned import FEATURES_VERSION, POINT_SCALE, QNet, decision_features
-from cirulla.bots.mcts import POINT_SCALE as MCTS_POINT_SCALE
 from cirulla.bots.mcts import MctsPolicy
 from cirulla.bots.train_config import TrainConfig, check_config, parse_mix
 from cirulla.rules.events import DealScored
@@ -365,13 +364,8 @@ def play_labelled_game(
             if len(codes) > 1 and result is not None:
                 obs, acts = decision_features(view, codes, evidence, version)
                 tried = [i for i, c in enumerate(codes) if result.visits.get(c, 0)]
-                # The search's reward is 0.5 + (deal point difference) / 40: its mean per
-                # root action, in points, then in the network's output units.
-                values = [
-                    (result.totals[codes[i]] / result.visits[codes[i]] - 0.5)
-                    * (2 * MCTS_POINT_SCALE / POINT_SCALE)
-                    for i in tried
-                ]
+                # Each root action's mean, in points, then in the network's output units.
+                values = [result.mean_points(codes[i]) / POINT_SCALE for i in tried]
                 out.obs.append(obs)
                 out.acts.append(acts[tried])
                 out.values.append(np.array(values, dtype=np.float32))
