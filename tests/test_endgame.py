@@ -1,38 +1,92 @@
-"""The exact last round (``cirulla.bots.endgame``): once a 2-player deal's stock is empty
-the seat's view knows every card, and the move of best minimax value is played. The
-native solver and the Python reference agree, the move is optimal against a plain
-minimax with no pruning (and, among equally good moves, the best against the playout
-policy), and ``learned`` plays it (``endgame=exact``, its default)."""
+"""The end of a 2-player deal (``cirulla.bots.endgame``). Once the stock is empty the seat's
+view knows every card, and the move of best minimax value is played: the native solver
+and the Python reference agree, the move is optimal against a plain minimax with no
+pruning (and, among equally good moves, the best against the playout policy). In the
+round before, minimax values are averaged over sampled deals within a node budget: the
+native solver and the reference give the same values and count the same nodes on the
+same deal, the values depend on the view alone, and ``learned`` plays both
+(``endgame=sampled``, its default)."""
 
 from __future__ import annotations
 
 import random
 from collections.abc import Iterator
+from typing import Any
 
+import numpy as np
 import pytest
 
-from cirulla.bots.endgame import best_exact, solvable
+from cirulla.bots.compiled import require_search
+from cirulla.bots.endgame import (
+    best_exact,
+    penultimate,
+    sampled_values,
+    solvable,
+    solve_worlds,
+)
 from cirulla.bots.heuristic import best_index
-from cirulla.bots.learned import LearnedPolicy
-from cirulla.bots.mcts import rewards_of, solve_rest
+from cirulla.bots.learned import LearnedPolicy, action_values
+from cirulla.bots.mcts import POINT_SCALE, WIN_WEIGHT, rewards_of, solve_rest
+from cirulla.bots.seeding import decision_seed
 from cirulla.bots.specs import make_policy
+from cirulla.rules.core import options_tuple, view_tuple
 from cirulla.rules.game import Game
 from cirulla.rules.options import Options
 from cirulla.rules.views import View, sample_world
 
 
 def last_rounds(
-    games: int, players: int = 2, preset: str = "standard"
+    games: int, players: int = 2, preset: str = "standard", stock: int = 0
 ) -> Iterator[tuple[Game, View, list[int]]]:
-    """Every decision with a choice once the stock is empty, in greedy's games."""
+    """Every decision with a choice once the stock holds ``stock`` cards (0: the last
+    round; 6: the round before it, with 2 players), in greedy's games."""
     for seed in range(games):
         game = Game(Options.preset(preset, players=players), seed=seed)
         while (seat := game.to_move) is not None:
             view = game.view(seat)
             codes = game.legal_codes()
-            if view.stock == 0 and len(codes) > 1:
+            if view.stock == stock and len(codes) > 1:
                 yield game, view, codes
             game.apply_code(codes[best_index(view, codes)])
+
+
+def native_world(view: View, seed: int) -> Game:
+    """The first deal the native solver samples from ``view`` with ``seed``, as a Game."""
+    hands, stock = require_search().sample_world(
+        options_tuple(view.options), view_tuple(view), seed
+    )
+    return Game.setup(
+        view.options,
+        hands=list(hands),
+        table=view.table,
+        stock=list(stock),
+        captured=view.captured,
+        scope=view.scope,
+        dealer=view.dealer,
+        turn=view.to_move,
+        wild=view.wild_value,
+        declared=view.declared,
+        totals=view.totals,
+        deal_no=view.deal,
+        round=view.round,
+        last_taker=view.last_taker,
+        seed=0,
+        deal_only=True,
+    )
+
+
+def native_sampled(view: View, codes: list[int], seed: int, worlds: int, nodes: int) -> Any:
+    """``(values, worlds done, nodes)`` of the native solver."""
+    return require_search().sampled_exact(
+        options_tuple(view.options),
+        view_tuple(view),
+        codes,
+        seed,
+        worlds,
+        POINT_SCALE,
+        WIN_WEIGHT,
+        nodes,
+    )
 
 
 def plain_minimax(game: Game, side: int) -> float:
@@ -105,7 +159,7 @@ def test_learned_plays_the_exact_move_in_the_last_round_and_the_network_before()
     solved = differed = before = 0
     for seed in range(8):
         game = Game(Options(), seed=seed)
-        exact, network = LearnedPolicy(), LearnedPolicy(endgame="network")
+        exact, network = LearnedPolicy(endgame="exact"), LearnedPolicy(endgame="network")
         while (seat := game.to_move) is not None:
             legal = game.legal_actions()
             view = game.view(seat)
@@ -124,11 +178,116 @@ def test_learned_plays_the_exact_move_in_the_last_round_and_the_network_before()
     assert solved > 30 and before > 200 and differed > 0
 
 
-def test_the_option_is_checked_like_the_others() -> None:
+def test_the_options_are_checked_like_the_others() -> None:
     assert make_policy("learned", {"endgame": "network"}).endgame == "network"  # type: ignore[attr-defined]
-    assert make_policy("learned").endgame == "exact"  # type: ignore[attr-defined]
-    with pytest.raises(ValueError, match="learned endgame must be one of network, exact"):
+    assert make_policy("learned").endgame == "sampled"  # type: ignore[attr-defined]
+    assert make_policy("learned", {"nodes": 500}).nodes == 500  # type: ignore[attr-defined]
+    with pytest.raises(ValueError, match="learned endgame must be one of network, exact, sampled"):
         make_policy("learned", {"endgame": "perfect"})
+    with pytest.raises(ValueError, match="learned nodes must be at least 1, not 0"):
+        make_policy("learned", {"nodes": 0})
+
+
+@pytest.mark.parametrize("preset", ["standard", "genova-home", "fantacarte"])
+def test_sampled_values_native_and_python_agree_on_the_same_deal(preset: str) -> None:
+    """On the first deal the native solver draws, the reference gives the same value to
+    every move and counts the same nodes: a budget of exactly that count solves the deal,
+    one node less drops it (and with it every value)."""
+    checked = 0
+    for _, view, codes in last_rounds(4, preset=preset, stock=6):
+        assert penultimate(view) and view.seat is not None
+        seed = 1000 + checked
+        values, done, nodes = native_sampled(view, codes, seed, 1, 0)
+        side = view.options.side_of(view.seat)
+        assert done == 1 and nodes > len(codes)
+        assert solve_worlds([native_world(view, seed)], codes, side, 0) == pytest.approx(
+            values, abs=1e-12
+        )
+        assert native_sampled(view, codes, seed, 1, nodes)[0] == values
+        assert native_sampled(view, codes, seed, 1, nodes - 1) == ([], 0, nodes)
+        assert solve_worlds([native_world(view, seed)], codes, side, nodes) == pytest.approx(
+            values, abs=1e-12
+        )
+        assert solve_worlds([native_world(view, seed)], codes, side, nodes - 1) == []
+        checked += 1
+    assert checked > 30
+
+
+def test_sampled_values_keep_to_their_budget_and_average_whole_deals() -> None:
+    checked = moved = 0
+    for _, view, codes in last_rounds(2, stock=6):
+        first, _, one = native_sampled(view, codes, 5, 1, 0)
+        values, done, nodes = native_sampled(view, codes, 5, 1000, 20 * one)
+        assert 1 < done < 1000 and nodes <= 20 * one + 1  # the dropped deal's last node
+        few, _, _ = native_sampled(view, codes, 5, 2, 0)
+        moved += few != first  # a second deal moved the means
+        # Each value is a mean of rewards between 0 and 1.
+        assert all(0.0 <= v <= 1.0 for v in values)
+        assert sampled_values(view, codes, 5, 20 * one) == values
+        assert sampled_values(view, codes, 5, 1) == []
+        python = sampled_values(view, codes, 5, 20 * one, core="python")
+        assert len(python) == len(codes)
+        checked += 1
+    assert checked > 10 and moved > 5
+    four = next(last_rounds(1, players=4, stock=12))[1]
+    assert not penultimate(four)
+    with pytest.raises(ValueError, match="a 2-player view of the seat to move"):
+        sampled_values(four, [0], 1)
+
+
+def test_sampled_values_read_the_view_alone() -> None:
+    """Another deal of the hidden cards with the same view (the opponent's hand, the last
+    round's cards): the same values, natively and in the reference."""
+    rng = random.Random(3)
+    checked = 0
+    for game, view, codes in last_rounds(3, stock=6):
+        assert view.seat is not None
+        other = sample_world(view, rng, deal_only=True)
+        if other.hands == game.hands and other.stock == game.stock:
+            continue
+        twin = other.view(view.seat)
+        assert twin.key() == view.key()
+        assert sampled_values(twin, codes, 9) == sampled_values(view, codes, 9)
+        python = sampled_values(view, codes, 9, 3000, core="python")
+        assert sampled_values(twin, codes, 9, 3000, core="python") == python
+        checked += 1
+    assert checked > 15
+
+
+def test_learned_plays_the_sampled_move_in_the_round_before_the_last() -> None:
+    """endgame=sampled (the default): the exact move in the last round, the move of best
+    mean over sampled deals (drawn from its seed) in the round before, the network's
+    earlier, and the network's there too when not one deal fits the node budget."""
+    greedy = make_policy("greedy")
+    sampled = solved = before = starved = 0
+    for seed in range(6):
+        game = Game(Options(), seed=seed)
+        bot, network = LearnedPolicy(seed=seed), LearnedPolicy(endgame="network")
+        starving = LearnedPolicy(seed=seed, nodes=1)
+        while (seat := game.to_move) is not None:
+            legal = game.legal_actions()
+            view = game.view(seat)
+            if seat == 1:
+                game.apply(legal[greedy.choose(view, legal, None)], seat)
+                continue
+            codes = [a.to_int() for a in legal]
+            mine = bot.choose(view, legal, None)
+            if len(legal) > 1 and solvable(view):
+                assert mine == best_exact(view, codes)
+                solved += 1
+            elif len(legal) > 1 and penultimate(view):
+                values = sampled_values(view, codes, decision_seed(seed, view))
+                assert len(values) == len(codes)
+                assert mine == int(np.argmax(values))
+                fallback = int(np.argmax(action_values(bot.net, view, codes)))
+                assert starving.choose(view, legal, None) == fallback
+                sampled += 1
+                starved += mine != fallback
+            elif len(legal) > 1:
+                assert mine == network.choose(view, legal, None)
+                before += 1
+            game.apply(legal[mine], seat)
+    assert solved > 20 and sampled > 20 and before > 100 and starved > 0
 
 
 def test_mcts_can_play_the_last_round_exactly_too() -> None:

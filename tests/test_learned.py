@@ -66,9 +66,15 @@ def test_altered_or_missing_weights_are_refused_in_one_line(tmp_path: Path) -> N
         make_policy("learned", {"weights": str(tmp_path / "junk.npz")})
 
 
-def test_it_plays_legal_moves_and_the_same_ones_whatever_its_seed() -> None:
+def test_it_plays_legal_moves_and_the_same_ones_under_a_seed() -> None:
+    """Its seed draws the deals it samples in the round before the last; with the last
+    round alone solved (endgame=exact), the seed changes nothing."""
     options = Options.preset("standard", players=2, target=21)
-    one, other = LearnedPolicy(seed=1), LearnedPolicy(seed=99)
+    one, other = LearnedPolicy(seed=1), LearnedPolicy(seed=1)
+    exact, exact_other = (
+        LearnedPolicy(seed=1, endgame="exact"),
+        LearnedPolicy(seed=99, endgame="exact"),
+    )
     rng = random.Random(5)
     decisions = 0
     for seed in range(3):
@@ -80,6 +86,7 @@ def test_it_plays_legal_moves_and_the_same_ones_whatever_its_seed() -> None:
                 choice = one.choose(view, legal, None)
                 assert isinstance(choice, int) and 0 <= choice < len(legal)
                 assert other.choose(view, legal, None) == choice
+                assert exact.choose(view, legal, None) == exact_other.choose(view, legal, None)
                 decisions += 1
             else:
                 choice = rng.randrange(len(legal))
@@ -369,15 +376,18 @@ def test_bench_learned_reports_its_regret_against_a_teacher_by_kind_of_decision(
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     groups = report["groups"]
-    assert report["endgame"] == "exact" and report["teacher"] == "mcts:iterations=20"
+    assert report["endgame"] == "sampled" and report["teacher"] == "mcts:iterations=20"
     whole = groups["all"]["decisions"]
     assert whole > 20
-    for pair in (("last_round", "earlier_rounds"), ("capture_possible", "no_capture_possible")):
-        assert sum(groups[name]["decisions"] for name in pair) == whole
-        assert sum(groups[name]["share_of_regret"] for name in pair) == pytest.approx(1, abs=0.01)
+    for parts in (
+        ("last_round", "round_before_last", "earlier_rounds"),
+        ("capture_possible", "no_capture_possible"),
+    ):
+        assert sum(groups[name]["decisions"] for name in parts) == whole
+        assert sum(groups[name]["share_of_regret"] for name in parts) == pytest.approx(1, abs=0.01)
     for bad, message in (
         (["--teacher", "greedy"], "teacher must be an mcts spec"),
-        (["--endgame", "perfect"], "learned endgame must be one of network, exact"),
+        (["--endgame", "perfect"], "learned endgame must be one of network, exact, sampled"),
     ):
         refused = run([*CIRULLA, "bench", "learned", "--games", "1", *bad], tmp_path)
         assert refused.returncode == 2 and refused.stdout == ""

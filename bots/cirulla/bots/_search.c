@@ -764,7 +764,8 @@ static int parse_hands(PyObject *obj, const World *w, int seat, int players, u64
    cards are all known (alpha-beta on the search's reward, exact inside (alpha, beta)).
    The children are taken in legal order, as the Python reference takes them. */
 static int minimax(Scratch *s, const G *g, const SearchParams *sp, int side, double alpha,
-                   double beta, double *value) {
+                   double beta, double *value, long long *nodes, long long limit) {
+    if (++*nodes > limit) return 1;
     if (g->deal_over) {
         double rw[MAX_PLAYERS];
         rewards(g, sp, rw);
@@ -780,12 +781,21 @@ static int minimax(Scratch *s, const G *g, const SearchParams *sp, int side, dou
     u64 codes[64];
     if (n > 64) return -1;
     memcpy(codes, s->codes, sizeof(u64) * (size_t)n);
+    /* Bigger captures first (a stable insertion sort): they settle the bounds sooner, and
+       the value does not depend on the order. */
+    for (int i = 1; i < n; i++) {
+        u64 x = codes[i];
+        int k = popc(x >> 12), j = i;
+        for (; j > 0 && popc(codes[j - 1] >> 12) < k; j--) codes[j] = codes[j - 1];
+        codes[j] = x;
+    }
     double best = maximising ? -INFINITY : INFINITY;
     for (int i = 0; i < n; i++) {
         G c = *g;
         double v;
         g_play(&c, codes[i]);
-        if (minimax(s, &c, sp, side, alpha, beta, &v)) return -1;
+        int rc = minimax(s, &c, sp, side, alpha, beta, &v, nodes, limit);
+        if (rc) return rc;
         if (maximising) {
             if (v > best) best = v;
             if (best > alpha) alpha = best;
@@ -850,13 +860,14 @@ static PyObject *py_best_exact(PyObject *self, PyObject *args) {
     int side = g.side_of[g.turn], best = 0, failed = 0;
     Scratch s = {0};
     double top = -INFINITY, values[64];
+    long long nodes = 0;
     Py_BEGIN_ALLOW_THREADS
     /* Each move's exact value where it can tie the best so far (a window just below it);
        a worse move fails low, under the window, and is no candidate. */
     for (Py_ssize_t i = 0; i < n && !failed; i++) {
         G c = g;
         g_play(&c, codes[i]);
-        if (minimax(&s, &c, &sp, side, top - EXACT_TIE, INFINITY, &values[i]))
+        if (minimax(&s, &c, &sp, side, top - EXACT_TIE, INFINITY, &values[i], &nodes, LLONG_MAX))
             failed = 1;
         else if (values[i] > top)
             top = values[i];
@@ -878,6 +889,90 @@ static PyObject *py_best_exact(PyObject *self, PyObject *args) {
     scratch_free(&s);
     if (failed) return PyErr_NoMemory();
     return PyLong_FromLong(best);
+}
+
+PyDoc_STRVAR(sampled_exact_doc,
+             "sampled_exact(options, view, codes, seed, worlds, point_scale, win_weight, "
+             "max_nodes) -> (values, worlds_done, nodes)\n\n"
+             "endgame.sampled_values: each code's minimax reward for the view's side, "
+             "averaged over worlds sampled as the search samples them, as many as fit "
+             "max_nodes minimax nodes (0: no budget) up to ``worlds``; a world that would pass "
+             "the budget is dropped, so values is empty when none fits. 2 players.");
+
+static PyObject *py_sampled_exact(PyObject *self, PyObject *args) {
+    PyObject *opts_obj, *view_obj, *codes_obj;
+    unsigned long long seed;
+    int worlds;
+    long long max_nodes, nodes = 0;
+    SearchParams sp;
+    Opts o;
+    ViewIn v;
+    World w;
+    G g;
+    Infer inf = {NULL, 0, 1, 0.0, NULL, 0, -1};
+    (void)self;
+    memset(&sp, 0, sizeof sp);
+    if (!PyArg_ParseTuple(args, "OOOKiddL", &opts_obj, &view_obj, &codes_obj, &seed, &worlds,
+                          &sp.point_scale, &sp.win_weight, &max_nodes))
+        return NULL;
+    if (parse_opts(opts_obj, &o) || parse_view(view_obj, &o, &v)) return NULL;
+    if (o.players != 2 || v.to_move != v.seat || worlds < 1) {
+        PyErr_SetString(PyExc_ValueError,
+                        "sampled_exact: a 2-player view of the seat to move, worlds >= 1");
+        return NULL;
+    }
+    const char *err = world_init(&w, &o, &v);
+    if (err) {
+        PyErr_SetString(PyExc_ValueError, err);
+        return NULL;
+    }
+    PyObject *seq = PySequence_Fast(codes_obj, "codes must be a sequence of action codes");
+    if (!seq) return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    if (n < 1 || n > 64) {
+        Py_DECREF(seq);
+        PyErr_SetString(PyExc_ValueError, "sampled_exact: 1 to 64 codes");
+        return NULL;
+    }
+    u64 codes[64];
+    for (Py_ssize_t i = 0; i < n; i++)
+        codes[i] = PyLong_AsUnsignedLongLong(PySequence_Fast_GET_ITEM(seq, i));
+    Py_DECREF(seq);
+    if (PyErr_Occurred()) return NULL;
+    Rng r = {seed};
+    int failed = 0, done = 0;
+    long long limit = max_nodes > 0 ? max_nodes : LLONG_MAX;
+    Scratch s = {0};
+    double sums[64] = {0};
+    Py_BEGIN_ALLOW_THREADS
+    /* Whole worlds only, every code on each: one that would pass the budget is dropped
+       (even the first: then no world is done, and the caller decides otherwise). */
+    while (done < worlds) {
+        double part[64];
+        int rc = 0;
+        world_sample_consistent(&w, &g, &r, &inf);
+        int side = g.side_of[g.turn];
+        for (Py_ssize_t i = 0; i < n && !rc; i++) {
+            G c = g;
+            g_play(&c, codes[i]);
+            rc = minimax(&s, &c, &sp, side, -INFINITY, INFINITY, &part[i], &nodes, limit);
+        }
+        if (rc) {
+            failed = rc < 0;
+            break;
+        }
+        for (Py_ssize_t i = 0; i < n; i++) sums[i] += part[i];
+        done++;
+        if (nodes >= limit) break;
+    }
+    Py_END_ALLOW_THREADS
+    scratch_free(&s);
+    if (failed) return PyErr_NoMemory();
+    PyObject *out = PyList_New(done ? n : 0);
+    if (!out) return NULL;
+    for (Py_ssize_t i = 0; done && i < n; i++)
+        PyList_SET_ITEM(out, i, PyFloat_FromDouble(sums[i] / done));
+    return Py_BuildValue("(NiL)", out, done, nodes);
 }
 
 PyDoc_STRVAR(sample_world_doc,
@@ -1119,6 +1214,7 @@ static PyMethodDef module_methods[] = {
     {"violations", py_violations, METH_VARARGS, violations_doc},
     {"reply_worth", py_reply_worth, METH_VARARGS, reply_worth_doc},
     {"best_exact", py_best_exact, METH_VARARGS, best_exact_doc},
+    {"sampled_exact", py_sampled_exact, METH_VARARGS, sampled_exact_doc},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module_def = {

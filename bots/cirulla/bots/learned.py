@@ -28,8 +28,12 @@ learns what greedy misjudges. A decision costs well under a millisecond.
 
 The last round of a 2-player deal hides nothing (the stock is empty: what the seat cannot
 see is the opponent's hand), and there the bot plays the exact minimax move instead
-(``endgame="exact"``, the default; ``cirulla.bots.endgame``), which the network, trained
-to imitate a sampling search, plays worst of all its decisions.
+(``cirulla.bots.endgame``), which the network, trained to imitate a sampling search, plays
+worst of all its decisions. In the round before it, where the network gives up most of
+what it still gives up to its teacher, nine cards are hidden, and the bot plays the move of
+best minimax value averaged over deals of them sampled within a fixed node budget
+(``endgame="sampled"``, the default; ``"exact"``: the last round only; ``"network"``: the
+network everywhere).
 """
 
 from __future__ import annotations
@@ -43,9 +47,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cirulla.bots.endgame import best_exact, solvable
+from cirulla.bots.endgame import (
+    SAMPLED_NODES,
+    best_exact,
+    penultimate,
+    sampled_values,
+    solvable,
+)
 from cirulla.bots.heuristic import SCOPA_POINT, Appraiser
 from cirulla.bots.inference import Evidence, PlayTracker, hidden_hand_marginals
+from cirulla.bots.seeding import decision_seed
 from cirulla.rules.actions import Action
 from cirulla.rules.cards import NUM_CARDS
 from cirulla.rules.views import View
@@ -67,9 +78,10 @@ WEIGHTS_SHA256 = "98874938358bc60cbac2df7f360ed7be64b68d92be35b1f9023c903bec4b35
 FEATURES_VERSIONS = (1, 2)
 FEATURES_VERSION = 1
 
-#: How the last round of a 2-player deal is played: by the network, or solved exactly
-#: (``cirulla.bots.endgame``: every card is known once the stock is empty).
-ENDGAMES = ("network", "exact")
+#: How the end of a 2-player deal is played (``cirulla.bots.endgame``): by the network;
+#: the last round solved exactly (every card is known once the stock is empty); or that,
+#: and the round before it by minimax over sampled deals of its nine hidden cards.
+ENDGAMES = ("network", "exact", "sampled")
 #: Feature layout of one action (after the environments' 96 action features).
 ACT_EXTRA = ("greedy_score", "sweep_risk", "sweeps")
 #: The network's output is in these points: targets are divided by it in training.
@@ -359,29 +371,38 @@ def action_values(
 
 
 class LearnedPolicy:
-    """Plays the legal action of highest learned value (ties: the first, in legal order),
-    and with ``endgame="exact"`` (the default) the minimax move of a 2-player deal's last
-    round, where every card is known (``cirulla.bots.endgame``).
+    """Plays the legal action of highest learned value (ties: the first, in legal order);
+    in a 2-player deal's last round, where every card is known, the minimax move
+    (``endgame`` ``"exact"`` or ``"sampled"``), and in the round before it the move of best
+    minimax value over sampled deals, within ``nodes`` minimax nodes (``"sampled"``, the
+    default; the network's move when not even one deal fits).
 
-    Deterministic: the choice depends only on the views it was shown and the weights, not
-    on ``seed``. Weights of layout 2 read the opponent's plays of the round, which
-    ``PlayTracker`` rebuilds from consecutive views: that bot is asked every move, forced
-    ones too. The shipped layout reads no plays, so it keeps no tracker and lets the
-    server play its forced moves.
+    Deterministic: the choice depends only on the views it was shown, the weights and
+    ``seed`` (which draws the sampled deals). Weights of layout 2 read the opponent's plays
+    of the round, which ``PlayTracker`` rebuilds from consecutive views: that bot is asked
+    every move, forced ones too. The shipped layout reads no plays, so it keeps no tracker
+    and lets the server play its forced moves.
     """
 
     instant = True
 
     def __init__(
-        self, seed: int | None = None, weights: str | None = None, endgame: str = "exact"
+        self,
+        seed: int | None = None,
+        weights: str | None = None,
+        endgame: str = "sampled",
+        nodes: int = SAMPLED_NODES,
     ) -> None:
         _need_numpy()
         if endgame not in ENDGAMES:
             raise ValueError(
                 f"learned endgame must be one of {', '.join(ENDGAMES)}, not {endgame!r}"
             )
+        if nodes < 1:
+            raise ValueError(f"learned nodes must be at least 1, not {nodes}")
         self.seed = seed
         self.endgame = endgame
+        self.nodes = nodes
         if weights:
             self.net = cached_qnet(weights)
             self.name = f"learned:{Path(weights).stem}"
@@ -407,10 +428,17 @@ class LearnedPolicy:
         index = 0
         if len(legal) > 1:
             codes = [a.to_int() for a in legal]
-            if self.endgame == "exact" and solvable(view):
+            values: Any = []
+            if self.endgame != "network" and solvable(view):
+                values = None
                 index = best_exact(view, codes)
-            else:
-                index = int(np.argmax(action_values(self.net, view, codes, evidence)))
+            elif self.endgame == "sampled" and penultimate(view):
+                seed = decision_seed(self.seed, view)
+                values = sampled_values(view, codes, seed, self.nodes)
+            if values is not None:
+                if not len(values):  # no sampled deal fit the budget, or not that round
+                    values = action_values(self.net, view, codes, evidence)
+                index = int(np.argmax(values))
         if tracker is not None:
             tracker.played(legal[index].to_int())
         return index

@@ -5,10 +5,11 @@ at each of its decisions with a choice, the bot is asked too (it is shown the sa
 and its *regret* is the teacher's mean reward of its own move minus that of the bot's, in
 points (the teacher's root means, as in training: 0 where they agree). Grouped by kind of
 decision, the figures say which decisions cost the most: the last round of a deal (every
-card known), whether a capture was possible, how many cards were in hand. It motivated
-the exact last round (``cirulla.bots.endgame``). The teacher's means are estimates, so a
-regret is too (noisy, and biased upward where the teacher's best is a lucky estimate);
-compare groups, or two weights files, on the same games.
+card known), the round before it, whether a capture was possible, how many cards were in
+hand. They motivated the exact last round and the sampled round before it
+(``cirulla.bots.endgame``). The teacher's means are estimates, so a regret is too (noisy,
+and biased upward where the teacher's best is a lucky estimate); compare groups, or two
+weights files, on the same games.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from cirulla.bots.endgame import penultimate
 from cirulla.bots.heuristic import best_index
 from cirulla.bots.learned import LearnedPolicy
 from cirulla.bots.mcts import MctsPolicy
@@ -27,13 +29,16 @@ from cirulla.rules.views import View
 
 def _groups(view: View, codes: list[int]) -> Iterator[str]:
     yield "all"
-    yield "last_round" if view.stock == 0 else "earlier_rounds"
+    if view.stock == 0:
+        yield "last_round"
+    else:
+        yield "round_before_last" if penultimate(view) else "earlier_rounds"
     yield "capture_possible" if any(c >> 12 for c in codes) else "no_capture_possible"
     yield f"cards_in_hand_{view.hand.bit_count()}"
 
 
 def teacher_regret(
-    teacher: str, games: int, seed: int, weights: str | None = None, endgame: str = "exact"
+    teacher: str, games: int, seed: int, weights: str | None = None, endgame: str = "sampled"
 ) -> dict[str, Any]:
     """The bot's regret against ``teacher`` over ``games`` games to 51 (module docstring)."""
     options = Options.preset("standard", players=2, target=51)

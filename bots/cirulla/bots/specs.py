@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cirulla.bots.botspec import TEXT_PREFIX, BotSpec
+from cirulla.bots.endgame import SAMPLED_NODES
 from cirulla.bots.inference import DEFAULT_INFER
 from cirulla.bots.mcts import (
     DEFAULT_C,
@@ -69,14 +70,17 @@ def _policy_bot(model: str | None = None, seed: int | None = None) -> Policy:
 
 
 def _learned_bot(
-    weights: str | None = None, endgame: str = "exact", seed: int | None = None
+    weights: str | None = None,
+    endgame: str = "sampled",
+    nodes: int = SAMPLED_NODES,
+    seed: int | None = None,
 ) -> Policy:
     """The trained action-value network (``cirulla.bots.learned``), NumPy at play time."""
     if not importable("numpy"):
         raise MissingExtraError(["env"])
     from cirulla.bots.learned import LearnedPolicy
 
-    return LearnedPolicy(seed=seed, weights=weights, endgame=endgame)
+    return LearnedPolicy(seed=seed, weights=weights, endgame=endgame, nodes=nodes)
 
 
 KINDS: dict[str, BotKind] = {
@@ -212,8 +216,9 @@ KINDS: dict[str, BotKind] = {
     ),
     "learned": BotKind(
         "learned",
-        "a trained network's best action from the seat's view (cirulla train; NumPy), "
-        "a 2-player deal's last round solved exactly",
+        "a trained network's best action from the seat's view (cirulla train; NumPy); "
+        "a 2-player deal's last round solved exactly, the round before by minimax over "
+        "sampled deals",
         _learned_bot,
         (
             KindOption(
@@ -225,9 +230,18 @@ KINDS: dict[str, BotKind] = {
             KindOption(
                 "endgame",
                 str,
-                "exact",
-                "the last round of a 2-player deal, every card known: exact (solved by "
-                "minimax, the default) or network (played by the network alone)",
+                "sampled",
+                "the end of a 2-player deal: sampled (the default: the last round solved "
+                "by minimax, every card known, and the round before by minimax over "
+                "sampled deals of its hidden cards), exact (the last round only) or network "
+                "(the network everywhere)",
+            ),
+            KindOption(
+                "nodes",
+                int,
+                SAMPLED_NODES,
+                "endgame=sampled: minimax nodes for the round before the last, over all "
+                "its sampled deals (a count, not a time: the move is the same on any machine)",
             ),
         ),
     ),

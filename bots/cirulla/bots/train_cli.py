@@ -47,8 +47,9 @@ def register(
     b.add_argument("--weights", default=None, help="a weights file (default: the shipped one)")
     b.add_argument(
         "--endgame",
-        default="exact",
-        help="the last round of a deal: exact (solved, the default) or network",
+        default="sampled",
+        help="the end of a deal: sampled (the last round solved, the round before over "
+        "sampled deals: the default), exact (the last round only) or network",
     )
     b.add_argument(
         "--teacher",
