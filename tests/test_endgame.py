@@ -182,6 +182,10 @@ def test_the_options_are_checked_like_the_others() -> None:
     assert make_policy("learned", {"endgame": "network"}).endgame == "network"  # type: ignore[attr-defined]
     assert make_policy("learned").endgame == "sampled"  # type: ignore[attr-defined]
     assert make_policy("learned", {"nodes": 500}).nodes == 500  # type: ignore[attr-defined]
+    # The kit runs it inline (no thread) only while a move cannot take long.
+    assert make_policy("learned").instant  # type: ignore[attr-defined]
+    assert not make_policy("learned", {"nodes": 10**6}).instant  # type: ignore[attr-defined]
+    assert make_policy("learned", {"nodes": 10**6, "endgame": "exact"}).instant  # type: ignore[attr-defined]
     with pytest.raises(ValueError, match="learned endgame must be one of network, exact, sampled"):
         make_policy("learned", {"endgame": "perfect"})
     with pytest.raises(ValueError, match="learned nodes must be at least 1, not 0"):
