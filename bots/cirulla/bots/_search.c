@@ -809,6 +809,35 @@ static int minimax(Scratch *s, const G *g, const SearchParams *sp, int side, dou
     return 0;
 }
 
+/* The arguments both 2-player solvers share: the options, a view of the seat to move in
+   a 2-player game (its world), and 1 to 64 action codes. Sets a Python error on failure. */
+static int parse_solver(const char *who, PyObject *opts_obj, PyObject *view_obj,
+                        PyObject *codes_obj, Opts *o, ViewIn *v, World *w, u64 *codes,
+                        Py_ssize_t *n) {
+    if (parse_opts(opts_obj, o) || parse_view(view_obj, o, v)) return -1;
+    if (o->players != 2 || v->to_move != v->seat) {
+        PyErr_Format(PyExc_ValueError, "%s: a 2-player view of the seat to move", who);
+        return -1;
+    }
+    const char *err = world_init(w, o, v);
+    if (err) {
+        PyErr_SetString(PyExc_ValueError, err);
+        return -1;
+    }
+    PyObject *seq = PySequence_Fast(codes_obj, "codes must be a sequence of action codes");
+    if (!seq) return -1;
+    *n = PySequence_Fast_GET_SIZE(seq);
+    if (*n < 1 || *n > 64) {
+        Py_DECREF(seq);
+        PyErr_Format(PyExc_ValueError, "%s: 1 to 64 codes", who);
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < *n; i++)
+        codes[i] = PyLong_AsUnsignedLongLong(PySequence_Fast_GET_ITEM(seq, i));
+    Py_DECREF(seq);
+    return PyErr_Occurred() ? -1 : 0;
+}
+
 PyDoc_STRVAR(best_exact_doc,
              "best_exact(options, view, codes, point_scale, win_weight, worth, scopa) -> int\n\n"
              "endgame.best_exact: the index in codes of the move of best minimax value for "
@@ -832,29 +861,10 @@ static PyObject *py_best_exact(PyObject *self, PyObject *args) {
                           &sp.win_weight, &worth_obj, &pl.scopa))
         return NULL;
     if (parse_worth(worth_obj, pl.worth)) return NULL;
-    if (parse_opts(opts_obj, &o) || parse_view(view_obj, &o, &v)) return NULL;
-    if (o.players != 2 || v.to_move != v.seat) {
-        PyErr_SetString(PyExc_ValueError, "best_exact: a 2-player view of the seat to move");
-        return NULL;
-    }
-    const char *err = world_init(&w, &o, &v);
-    if (err) {
-        PyErr_SetString(PyExc_ValueError, err);
-        return NULL;
-    }
-    PyObject *seq = PySequence_Fast(codes_obj, "codes must be a sequence of action codes");
-    if (!seq) return NULL;
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
-    if (n < 1 || n > 64) {
-        Py_DECREF(seq);
-        PyErr_SetString(PyExc_ValueError, "best_exact: 1 to 64 codes");
-        return NULL;
-    }
     u64 codes[64];
-    for (Py_ssize_t i = 0; i < n; i++)
-        codes[i] = PyLong_AsUnsignedLongLong(PySequence_Fast_GET_ITEM(seq, i));
-    Py_DECREF(seq);
-    if (PyErr_Occurred()) return NULL;
+    Py_ssize_t n;
+    if (parse_solver("best_exact", opts_obj, view_obj, codes_obj, &o, &v, &w, codes, &n))
+        return NULL;
     Rng r = {0};
     world_sample_consistent(&w, &g, &r, &inf); /* no stock: the only world there is */
     int side = g.side_of[g.turn], best = 0, failed = 0;
@@ -915,30 +925,14 @@ static PyObject *py_sampled_exact(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "OOOKiddL", &opts_obj, &view_obj, &codes_obj, &seed, &worlds,
                           &sp.point_scale, &sp.win_weight, &max_nodes))
         return NULL;
-    if (parse_opts(opts_obj, &o) || parse_view(view_obj, &o, &v)) return NULL;
-    if (o.players != 2 || v.to_move != v.seat || worlds < 1) {
-        PyErr_SetString(PyExc_ValueError,
-                        "sampled_exact: a 2-player view of the seat to move, worlds >= 1");
-        return NULL;
-    }
-    const char *err = world_init(&w, &o, &v);
-    if (err) {
-        PyErr_SetString(PyExc_ValueError, err);
-        return NULL;
-    }
-    PyObject *seq = PySequence_Fast(codes_obj, "codes must be a sequence of action codes");
-    if (!seq) return NULL;
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
-    if (n < 1 || n > 64) {
-        Py_DECREF(seq);
-        PyErr_SetString(PyExc_ValueError, "sampled_exact: 1 to 64 codes");
+    if (worlds < 1) {
+        PyErr_SetString(PyExc_ValueError, "sampled_exact: worlds must be at least 1");
         return NULL;
     }
     u64 codes[64];
-    for (Py_ssize_t i = 0; i < n; i++)
-        codes[i] = PyLong_AsUnsignedLongLong(PySequence_Fast_GET_ITEM(seq, i));
-    Py_DECREF(seq);
-    if (PyErr_Occurred()) return NULL;
+    Py_ssize_t n;
+    if (parse_solver("sampled_exact", opts_obj, view_obj, codes_obj, &o, &v, &w, codes, &n))
+        return NULL;
     Rng r = {seed};
     int failed = 0, done = 0;
     long long limit = max_nodes > 0 ? max_nodes : LLONG_MAX;
