@@ -32,7 +32,7 @@ from cirulla.bots.specs import make_policy
 from cirulla.rules.core import options_tuple, view_tuple
 from cirulla.rules.game import Game
 from cirulla.rules.options import Options
-from cirulla.rules.views import View, sample_world
+from cirulla.rules.views import View, sample_world, world_of
 
 
 def last_rounds(
@@ -55,24 +55,7 @@ def native_world(view: View, seed: int) -> Game:
     hands, stock = require_search().sample_world(
         options_tuple(view.options), view_tuple(view), seed
     )
-    return Game.setup(
-        view.options,
-        hands=list(hands),
-        table=view.table,
-        stock=list(stock),
-        captured=view.captured,
-        scope=view.scope,
-        dealer=view.dealer,
-        turn=view.to_move,
-        wild=view.wild_value,
-        declared=view.declared,
-        totals=view.totals,
-        deal_no=view.deal,
-        round=view.round,
-        last_taker=view.last_taker,
-        seed=0,
-        deal_only=True,
-    )
+    return world_of(view, hands, stock, seed=0)
 
 
 def native_sampled(view: View, codes: list[int], seed: int, worlds: int, nodes: int) -> Any:
@@ -152,30 +135,6 @@ def test_only_a_two_player_deal_with_no_stock_is_solved() -> None:
         assert not solvable(view)  # the other hands share the unseen cards
     spectator = Game(Options(), seed=1).view(None)
     assert not solvable(spectator)
-
-
-def test_learned_plays_the_exact_move_in_the_last_round_and_the_network_before() -> None:
-    greedy = make_policy("greedy")
-    solved = differed = before = 0
-    for seed in range(8):
-        game = Game(Options(), seed=seed)
-        exact, network = LearnedPolicy(endgame="exact"), LearnedPolicy(endgame="network")
-        while (seat := game.to_move) is not None:
-            legal = game.legal_actions()
-            view = game.view(seat)
-            if seat == 1:
-                game.apply(legal[greedy.choose(view, legal, None)], seat)
-                continue
-            mine, theirs = exact.choose(view, legal, None), network.choose(view, legal, None)
-            if len(legal) > 1 and solvable(view):
-                assert mine == best_exact(view, [a.to_int() for a in legal])
-                solved += 1
-                differed += mine != theirs
-            elif len(legal) > 1:
-                assert mine == theirs
-                before += 1
-            game.apply(legal[mine], seat)
-    assert solved > 30 and before > 200 and differed > 0
 
 
 def test_the_options_are_checked_like_the_others() -> None:
@@ -258,16 +217,17 @@ def test_sampled_values_read_the_view_alone() -> None:
     assert checked > 15
 
 
-def test_learned_plays_the_sampled_move_in_the_round_before_the_last() -> None:
-    """endgame=sampled (the default): the exact move in the last round, the move of best
-    mean over sampled deals (drawn from its seed) in the round before, the network's
-    earlier, and the network's there too when not one deal fits the node budget."""
+def test_learned_plays_each_endgame_where_it_applies_and_the_network_elsewhere() -> None:
+    """In the last round the exact move (endgame sampled, the default, and exact); in the
+    round before, the move of best mean over sampled deals drawn from its seed (sampled),
+    or the network's when not one deal fits the node budget (and with endgame exact);
+    earlier, all three play the network's move."""
     greedy = make_policy("greedy")
-    sampled = solved = before = starved = 0
+    solved = differed = sampled = starved = before = 0
     for seed in range(6):
         game = Game(Options(), seed=seed)
-        bot, network = LearnedPolicy(seed=seed), LearnedPolicy(endgame="network")
-        starving = LearnedPolicy(seed=seed, nodes=1)
+        bot, exact = LearnedPolicy(seed=seed), LearnedPolicy(seed=seed, endgame="exact")
+        network, starving = LearnedPolicy(endgame="network"), LearnedPolicy(seed=seed, nodes=1)
         while (seat := game.to_move) is not None:
             legal = game.legal_actions()
             view = game.view(seat)
@@ -275,23 +235,25 @@ def test_learned_plays_the_sampled_move_in_the_round_before_the_last() -> None:
                 game.apply(legal[greedy.choose(view, legal, None)], seat)
                 continue
             codes = [a.to_int() for a in legal]
-            mine = bot.choose(view, legal, None)
+            mine, theirs = bot.choose(view, legal, None), network.choose(view, legal, None)
             if len(legal) > 1 and solvable(view):
-                assert mine == best_exact(view, codes)
+                assert mine == exact.choose(view, legal, None) == best_exact(view, codes)
                 solved += 1
+                differed += mine != theirs
             elif len(legal) > 1 and penultimate(view):
                 values = sampled_values(view, codes, decision_seed(seed, view))
                 assert len(values) == len(codes)
                 assert mine == int(np.argmax(values))
-                fallback = int(np.argmax(action_values(bot.net, view, codes)))
-                assert starving.choose(view, legal, None) == fallback
+                assert theirs == int(np.argmax(action_values(bot.net, view, codes)))
+                assert starving.choose(view, legal, None) == theirs
+                assert exact.choose(view, legal, None) == theirs
                 sampled += 1
-                starved += mine != fallback
+                starved += mine != theirs
             elif len(legal) > 1:
-                assert mine == network.choose(view, legal, None)
+                assert mine == theirs == exact.choose(view, legal, None)
                 before += 1
             game.apply(legal[mine], seat)
-    assert solved > 20 and sampled > 20 and before > 100 and starved > 0
+    assert solved > 20 and sampled > 20 and before > 100 and differed > 0 and starved > 0
 
 
 def test_mcts_can_play_the_last_round_exactly_too() -> None:

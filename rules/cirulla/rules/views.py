@@ -136,11 +136,27 @@ def sample_world(
         raise ValueError(
             f"view is inconsistent: {len(stock)} unseen cards left for a stock of {view.stock}"
         )
+    # The stock is already in random order; the world is consistent by construction
+    # (checked in the property tests).
+    return world_of(view, hands, stock, rng.getrandbits(64), deal_only, validate=False)
+
+
+def world_of(
+    view: View,
+    hands: Sequence[int],
+    stock: Sequence[int],
+    seed: int,
+    deal_only: bool = True,
+    validate: bool = True,
+) -> Game:
+    """The game ``view`` sees, with the hidden zones filled in: every hand (masks) and the
+    stock in dealing order. ``seed`` shuffles the later deals (unless ``deal_only``)."""
+    assert view.seat is not None
     return Game.setup(
         view.options,
-        hands=hands,
+        hands=list(hands),
         table=view.table,
-        stock=stock,  # already in random order
+        stock=list(stock),
         captured=view.captured,
         scope=view.scope,
         dealer=view.dealer,
@@ -151,7 +167,7 @@ def sample_world(
         deal_no=view.deal,
         round=view.round,
         last_taker=view.last_taker,
-        seed=rng.getrandbits(64),
+        seed=seed,
         deal_only=deal_only,
-        validate=False,  # consistent by construction; checked in the property tests
+        validate=validate,
     )
