@@ -428,22 +428,27 @@ class LearnedPolicy:
         if self._tracker is not None:
             self._tracker.reset()
 
+    def _sampled(self, view: View, codes: list[int]) -> list[float]:
+        """The moves' mean minimax values over sampled deals in the round before a 2-player
+        deal's last (``endgame="sampled"``); empty elsewhere."""
+        if self.endgame != "sampled" or not penultimate(view):
+            return []
+        return sampled_values(view, codes, decision_seed(self.seed, view), self.nodes)
+
     def choose(self, view: View, legal: Sequence[Action], time_left: float | None) -> int:
         tracker = self._tracker
         evidence = self.last_evidence = tracker.evidence(view) if tracker else ()
         index = 0
         if len(legal) > 1:
             codes = [a.to_int() for a in legal]
-            values: Any = []
             if self.endgame != "network" and solvable(view):
-                values = None
                 index = best_exact(view, codes)
-            elif self.endgame == "sampled" and penultimate(view):
-                seed = decision_seed(self.seed, view)
-                values = sampled_values(view, codes, seed, self.nodes)
-            if values is not None:
-                if not len(values):  # no sampled deal fit the budget, or not that round
-                    values = action_values(self.net, view, codes, evidence)
+            else:
+                # The network's values unless the sampled deals valued the moves (none
+                # when not even one deal fits the budget).
+                values = self._sampled(view, codes) or action_values(
+                    self.net, view, codes, evidence
+                )
                 index = int(np.argmax(values))
         if tracker is not None:
             tracker.played(legal[index].to_int())
