@@ -760,9 +760,10 @@ static int parse_hands(PyObject *obj, const World *w, int seat, int players, u64
 
 #define EXACT_TIE 1e-9 /* endgame.EXACT_TIE: minimax values this close are equal */
 
-/* endgame.best_exact: both sides at their best over the rest of a 2-player deal whose
-   cards are all known (alpha-beta on the search's reward, exact inside (alpha, beta)).
-   The children are taken in legal order, as the Python reference takes them. */
+/* endgame._value: both sides at their best over the rest of a 2-player deal whose cards
+   are all known (alpha-beta on the search's reward, exact inside (alpha, beta)), each
+   node counted in *nodes; 1 when the count passes ``limit``, -1 when out of memory. The
+   children are taken bigger captures first, as the Python reference takes them. */
 static int minimax(Scratch *s, const G *g, const SearchParams *sp, int side, double alpha,
                    double beta, double *value, long long *nodes, long long limit) {
     if (++*nodes > limit) return 1;
@@ -853,7 +854,6 @@ static PyObject *py_best_exact(PyObject *self, PyObject *args) {
     ViewIn v;
     World w;
     G g;
-    Infer inf = {NULL, 0, 1, 0.0, NULL, 0, -1};
     (void)self;
     memset(&sp, 0, sizeof sp);
     memset(&pl, 0, sizeof pl); /* the playout policy without random moves, as solve_rest */
@@ -866,7 +866,7 @@ static PyObject *py_best_exact(PyObject *self, PyObject *args) {
     if (parse_solver("best_exact", opts_obj, view_obj, codes_obj, &o, &v, &w, codes, &n))
         return NULL;
     Rng r = {0};
-    world_sample_consistent(&w, &g, &r, &inf); /* no stock: the only world there is */
+    world_sample(&w, &g, &r); /* no stock: the only world there is */
     int side = g.side_of[g.turn], best = 0, failed = 0;
     Scratch s = {0};
     double top = -INFINITY, values[64];
@@ -919,7 +919,6 @@ static PyObject *py_sampled_exact(PyObject *self, PyObject *args) {
     ViewIn v;
     World w;
     G g;
-    Infer inf = {NULL, 0, 1, 0.0, NULL, 0, -1};
     (void)self;
     memset(&sp, 0, sizeof sp);
     if (!PyArg_ParseTuple(args, "OOOKiddL", &opts_obj, &view_obj, &codes_obj, &seed, &worlds,
@@ -944,7 +943,7 @@ static PyObject *py_sampled_exact(PyObject *self, PyObject *args) {
     while (done < worlds) {
         double part[64];
         int rc = 0;
-        world_sample_consistent(&w, &g, &r, &inf);
+        world_sample(&w, &g, &r); /* as sample_world with no evidence samples it */
         int side = g.side_of[g.turn];
         for (Py_ssize_t i = 0; i < n && !rc; i++) {
             G c = g;

@@ -4,9 +4,9 @@ Once the stock is empty in a 2-player game, every card is known to both players:
 seat cannot see is exactly the opponent's hand. What is left of the deal is then a small
 game of perfect information (at most three cards a hand, six plies), and its minimax value
 can be computed outright instead of estimated. ``learned`` plays its last rounds this way
-(``endgame=exact``, the default; ``endgame=network`` leaves them to the network): the
-network's moves there cost it more than a quarter of what it gives up to the search it
-imitates (docs/bots.md), and a solver is exact where both fall short.
+(``endgame=exact``, and ``sampled``, its default; ``endgame=network`` leaves them to the
+network): the network's moves there cost it more than a quarter of what it gives up to the
+search it imitates (docs/bots.md), and a solver is exact where both fall short.
 
 The value of a finished deal is the search's own reward (``mcts.rewards_of``): the deal's
 point difference, with most of the weight on winning the game when the deal ends it.
@@ -95,6 +95,7 @@ def sampled_values(
     if view.options.players != 2 or view.seat is None or view.to_move != view.seat:
         raise ValueError("sampled_values: a 2-player view of the seat to move")
     if resolve_core(core) == "native":
+        values: list[float]
         values, _, _ = require_search().sampled_exact(
             options_tuple(view.options),
             view_tuple(view),
@@ -105,7 +106,7 @@ def sampled_values(
             WIN_WEIGHT,
             nodes,
         )
-        return list(values)
+        return values
     rng = random.Random(seed)
     drawn = (sample_world(view, rng, deal_only=True) for _ in range(worlds))
     return solve_worlds(drawn, codes, view.options.side_of(view.seat), nodes)

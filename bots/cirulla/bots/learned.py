@@ -387,8 +387,6 @@ class LearnedPolicy:
     and lets the server play its forced moves.
     """
 
-    instant = True
-
     def __init__(
         self,
         seed: int | None = None,

@@ -154,9 +154,9 @@ def world_of(
     assert view.seat is not None
     return Game.setup(
         view.options,
-        hands=list(hands),
+        hands=hands,
         table=view.table,
-        stock=list(stock),
+        stock=stock,
         captured=view.captured,
         scope=view.scope,
         dealer=view.dealer,
