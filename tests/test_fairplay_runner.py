@@ -331,7 +331,8 @@ def test_a_sandboxed_command_names_its_files_by_absolute_paths(
 
 
 def test_a_sandboxed_seats_token_is_on_no_command_line() -> None:
-    from cirulla.clients.matches.sandbox import Confinement, ServerRelay
+    from cirulla.clients.matches.relay import ServerRelay
+    from cirulla.clients.matches.sandbox import Confinement
 
     env = {"PATH": os.environ["PATH"], "CIRULLA_TOKEN": "seat-token-3e1f", "CIRULLA_SEAT": "1"}
     with ServerRelay("127.0.0.1:1") as relay:

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from cirulla.clients.matches import sandbox
+from cirulla.clients.matches.relay import ServerRelay
 
 # bubblewrap is installed by .ci/setup.d/15-sandbox.sh: no skip, a missing bwrap fails here
 
@@ -99,7 +100,7 @@ def test_relay_reaches_the_server_and_nothing_else() -> None:
         conn.close()
 
     threading.Thread(target=echo, daemon=True).start()
-    with sandbox.ServerRelay(f"127.0.0.1:{port}") as relay:
+    with ServerRelay(f"127.0.0.1:{port}") as relay:
         assert oct(relay.socket_path.parent.stat().st_mode & 0o777) == "0o700"
         code = (
             "import os, socket\n"

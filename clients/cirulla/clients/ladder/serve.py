@@ -61,7 +61,8 @@ from cirulla.clients.ladder.store import (
 )
 from cirulla.clients.matches.journal import Outcome, OutputLock, write_json_atomic
 from cirulla.clients.matches.pool_store import PoolStore
-from cirulla.clients.matches.sandbox import Confinement, SandboxUnavailable, ServerRelay, require
+from cirulla.clients.matches.relay import ServerRelay
+from cirulla.clients.matches.sandbox import Confinement, SandboxUnavailable, require
 from cirulla.v1 import ladder_pb2_grpc
 
 log = logging.getLogger("cirulla.ladder")

@@ -4,7 +4,7 @@ A bot is someone else's code. Inside the sandbox it sees the Python installation
 project's packages and its own program read-only, a private tmpfs ``/tmp`` (its HOME is
 in it), its own ``/proc`` in a new PID namespace (no other process of the machine), no
 network at all except the match server's unix socket bound at ``SANDBOX_SERVER_SOCKET``
-(a ``ServerRelay`` forwards it to the server's TCP port), and resource limits. bwrap's
+(a ``relay.ServerRelay`` forwards it to the server's TCP port), and resource limits. bwrap's
 ``--die-with-parent`` and the PID namespace make every descendant die with the sandbox:
 when the namespace's first process exits the kernel kills the rest.
 
@@ -18,16 +18,14 @@ import contextlib
 import importlib
 import os
 import resource
-import selectors
 import shutil
-import socket
 import subprocess
 import sys
-import tempfile
-import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from cirulla.clients.matches.relay import ServerRelay
 
 #: Where the match server's unix socket appears inside every sandbox.
 SANDBOX_SERVER_SOCKET = Path("/run/cirulla/server.sock")
@@ -252,90 +250,3 @@ class Confinement:
         )
         sandbox = Sandbox(self.limits, named)
         return sandbox.wrap(argv, env, server_socket=self.relay.socket_path)
-
-
-class ServerRelay:
-    """Listens on a unix socket in a fresh 0700 folder and forwards each connection byte
-    for byte to a TCP address (the match server; TLS passes through untouched). Lets a
-    sandbox without network reach the match server and nothing else."""
-
-    def __init__(self, target: str | None = None) -> None:
-        """``target`` ("host:port") may come later (``point_at``): a runner binds the
-        socket into its first bots' sandboxes while its match server is still starting."""
-        self.target: tuple[str, int] | None = None
-        if target is not None:
-            self.point_at(target)
-        self._folder = Path(tempfile.mkdtemp(prefix="cirulla-relay-"))
-        os.chmod(self._folder, 0o700)
-        self.socket_path = self._folder / "server.sock"
-        self._listener: socket.socket | None = None
-        self._thread: threading.Thread | None = None
-        self._stop = threading.Event()
-
-    def point_at(self, target: str) -> None:
-        host, _, port = target.rpartition(":")
-        self.target = (host.strip("[]") or "127.0.0.1", int(port))
-
-    def start(self) -> None:
-        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        listener.bind(str(self.socket_path))
-        # bwrap binds the socket into the sandbox; the sandbox user must be able to connect
-        os.chmod(self.socket_path, 0o666)
-        listener.listen(64)
-        listener.settimeout(0.2)
-        self._listener = listener
-        self._thread = threading.Thread(target=self._accept, name="server-relay", daemon=True)
-        self._thread.start()
-
-    def _accept(self) -> None:
-        assert self._listener is not None
-        while not self._stop.is_set():
-            try:
-                client, _ = self._listener.accept()
-            except TimeoutError:
-                continue
-            except OSError:
-                return
-            threading.Thread(target=self._pipe, args=(client,), daemon=True).start()
-
-    def _pipe(self, client: socket.socket) -> None:
-        try:
-            if self.target is None:
-                raise OSError("no match server yet")
-            upstream = socket.create_connection(self.target, timeout=10)
-        except OSError:
-            client.close()
-            return
-        client.setblocking(True)
-        upstream.settimeout(None)
-        sel = selectors.DefaultSelector()
-        sel.register(client, selectors.EVENT_READ, upstream)
-        sel.register(upstream, selectors.EVENT_READ, client)
-        try:
-            while not self._stop.is_set():
-                for key, _ in sel.select(0.5):
-                    data = key.fileobj.recv(65536)  # type: ignore[union-attr]
-                    if not data:
-                        return
-                    key.data.sendall(data)
-        except OSError:
-            return
-        finally:
-            sel.close()
-            client.close()
-            upstream.close()
-
-    def stop(self) -> None:
-        self._stop.set()
-        if self._listener is not None:
-            self._listener.close()
-        if self._thread is not None:
-            self._thread.join(2.0)
-        shutil.rmtree(self._folder, ignore_errors=True)
-
-    def __enter__(self) -> ServerRelay:
-        self.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()

@@ -33,7 +33,8 @@ from cirulla.clients.matches.journal import (
     write_json_atomic,
 )
 from cirulla.clients.matches.referee import Referee
-from cirulla.clients.matches.sandbox import Confinement, ServerRelay
+from cirulla.clients.matches.relay import ServerRelay
+from cirulla.clients.matches.sandbox import Confinement
 from cirulla.clients.matches.schedule import ScheduledGame, build_schedule, games_per_set
 from cirulla.clients.matches.supervise import LIVE, BotPool, LocalServer, is_served_spec
 from cirulla.clients.tournament.deals import deal_seeds
