@@ -1,0 +1,114 @@
+"""A hostile bot for the tests: it floods the way it reaches the match server with
+connections, holds every one half-open (a partial HTTP/2 preface, then silence), keeps
+trying for more while it lives, and plays ``random`` meanwhile (so its matches go on and
+the flood lasts as long as its seat does).
+
+Run as a ladder or tournament ``cmd:`` bot (``cmd:{python} tests/bots/relay_flood.py``),
+with CIRULLA_SERVER etc. set by the runner, or by hand:
+``python tests/bots/relay_flood.py --no-play --connections 500``.
+
+* ``--connections N`` (default 400): how many connections it tries to hold at once;
+* ``--no-play``: only flood (until killed), do not play;
+* ``--report FILE``: rewrite FILE (JSON) every second with how many connections it holds,
+  how many attempts failed and how many it opened in all.
+
+Against the old relay (one thread per connection, no limit, an accept loop that died on
+its first error) 309 such connections exhausted the ladder's open files and threads.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import sys
+import threading
+import time
+from pathlib import Path
+
+#: What it sends on each connection: the start of the HTTP/2 preface, never finished.
+PARTIAL_PREFACE = b"PRI * HTTP/2.0\r\n"
+
+
+def address() -> tuple[int, str | tuple[str, int]]:
+    """The match server as this process was told to dial it (CIRULLA_SERVER)."""
+    target = os.environ.get("CIRULLA_SERVER", "")
+    if target.startswith("unix:"):
+        return socket.AF_UNIX, target.removeprefix("unix:")
+    host, _, port = target.rpartition(":")
+    return socket.AF_INET, (host.strip("[]") or "127.0.0.1", int(port or 0))
+
+
+class Flood:
+    """Opens connections until it holds ``wanted``, and keeps trying while it lives."""
+
+    def __init__(self, wanted: int, report: Path | None) -> None:
+        self.wanted = wanted
+        self.report = report
+        self.held: list[socket.socket] = []
+        self.opened = 0
+        self.failed = 0
+        self.last_error = ""
+
+    def one(self) -> None:
+        family, where = address()
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        sock.settimeout(0.5)  # a full backlog must not hang the flood
+        try:
+            sock.connect(where)
+            sock.sendall(PARTIAL_PREFACE)
+        except OSError as exc:
+            sock.close()
+            self.failed += 1
+            self.last_error = f"{type(exc).__name__}: {exc}"
+            time.sleep(0.01)
+            return
+        self.held.append(sock)
+        self.opened += 1
+
+    def run(self) -> None:
+        written = 0.0
+        while True:
+            if len(self.held) < self.wanted:
+                self.one()
+            else:
+                time.sleep(0.05)
+            if self.report is not None and time.monotonic() - written > 1.0:
+                self.write()
+                written = time.monotonic()
+
+    def write(self) -> None:
+        assert self.report is not None
+        state = {
+            "held": len(self.held),
+            "opened": self.opened,
+            "failed": self.failed,
+            "last_error": self.last_error,
+        }
+        temp = self.report.with_name(self.report.name + ".tmp")
+        temp.write_text(json.dumps(state))
+        temp.replace(self.report)
+        print("FLOOD", json.dumps(state), file=sys.stderr, flush=True)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--connections", type=int, default=400)
+    parser.add_argument("--no-play", action="store_true")
+    parser.add_argument("--report", type=Path)
+    args = parser.parse_args()
+    flood = Flood(args.connections, args.report)
+    thread = threading.Thread(target=flood.run, name="flood", daemon=True)
+    thread.start()
+    if args.no_play:
+        thread.join()
+        return 0
+    time.sleep(1.0)  # the flood first: its connections are held while it plays
+    from cirulla.cli import main as cirulla
+
+    return cirulla(["bot", "random"])
+
+
+if __name__ == "__main__":
+    sys.exit(main())
