@@ -196,7 +196,7 @@ def test_kept_alive_bots_die_with_a_sigkilled_runner(tmp_path: Path) -> None:
 
 # A cmd: bot that, sandboxed, tries what a bot author who read our code would: the
 # runner's files (it knows where they are), the machine's other processes, the network
-# beside the match server, more memory than its limit, and a setsid child left behind
+# beside the match server, and a setsid child left behind
 # (marked so that the test finds it on the host); then it plays as `cirulla bot random`.
 SANDBOXED_BOT = """
 import json, os, socket, subprocess, sys
@@ -216,11 +216,6 @@ try:
     seen["network"] = "connected"
 except OSError as exc:
     seen["network"] = "refused: " + type(exc).__name__
-try:
-    hoard = bytearray(3 * 1024**3)
-    seen["memory"] = "got 3 GiB"
-except MemoryError:
-    seen["memory"] = "limited"
 subprocess.Popen(
     [sys.executable, "-c", "import time; time.sleep(600)", MARK], start_new_session=True
 )
@@ -269,7 +264,6 @@ def test_a_sandboxed_bot_reaches_only_the_match_server(tmp_path: Path) -> None:
         assert all(report[name].startswith("refused") for name in ("tournament.json", "logs"))
         assert report["server.sqlite3"].startswith("refused")
         assert report["network"].startswith("refused")
-        assert report["memory"] == "limited"
         assert len(report["processes"]) <= 3  # bwrap's init, the bot, its child: no other
     results = [json.loads(line) for line in (out / "games.jsonl").read_text().splitlines()]
     assert len(results) == 2, results
@@ -337,7 +331,8 @@ def test_a_sandboxed_seats_token_is_on_no_command_line() -> None:
     env = {"PATH": os.environ["PATH"], "CIRULLA_TOKEN": "seat-token-3e1f", "CIRULLA_SEAT": "1"}
     with ServerRelay("127.0.0.1:1") as relay:
         show = [sys.executable, "-c", "import os; print(os.environ['CIRULLA_TOKEN'])"]
-        argv, outer, _ = Confinement(relay).wrap(show, env)
+        wrapped = Confinement(relay).wrap(show, env)
+        argv, outer = wrapped.argv, wrapped.env
         assert not any("seat-token-3e1f" in arg for arg in argv)  # `ps` shows bwrap's argv
         assert outer["CIRULLA_TOKEN"] == "seat-token-3e1f" and outer["HOME"] == "/tmp/home"
         done = subprocess.run(

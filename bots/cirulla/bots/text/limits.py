@@ -6,6 +6,12 @@ process just before it starts (so everything it starts inherits them): its addre
 processes and threads of its user (RLIMIT_NPROC, which the kernel does not enforce for
 root) and no core files. A limit of 0 leaves the one the bridge has. A limit is never
 raised above the bridge's own hard limit (under ``--sandbox`` the sandbox sets those).
+
+There is no address-space limit by default: a JVM reserves a quarter of the machine's
+memory for its heap at start and PyTorch maps gigabytes it never touches, so a default
+of 2 GiB stopped honest engines before their first word. What an engine *uses* is bounded
+where it matters, in a tournament's sandbox or on a ladder, by the bot's memory control
+group (``cirulla.bots.cgroups``).
 """
 
 from __future__ import annotations
@@ -20,10 +26,10 @@ MIB = 1024 * 1024
 
 @dataclass(frozen=True)
 class EngineLimits:
-    """The defaults fit every example engine, Node.js included (V8 reserves about 1 GiB
-    of address space at start)."""
+    """The defaults fit every example engine, the JVM and Node.js included (they reserve
+    far more address space than they use: no address-space limit unless asked)."""
 
-    memory_mib: int = 2048  # RLIMIT_AS, MiB
+    memory_mib: int = 0  # RLIMIT_AS, MiB (0: none)
     cpu_seconds: int = 3600  # RLIMIT_CPU, seconds of CPU time
     processes: int = 1024  # RLIMIT_NPROC: processes and threads of the user
     core: int = 0  # RLIMIT_CORE: no core dumps
@@ -79,7 +85,8 @@ def add_limit_arguments(p: argparse.ArgumentParser) -> argparse._ArgumentGroup:
         type=_count("--memory-limit", "MiB"),
         default=DEFAULT_LIMITS.memory_mib,
         metavar="MIB",
-        help=f"the engine's address space (RLIMIT_AS; default {DEFAULT_LIMITS.memory_mib})",
+        help="the engine's address space (RLIMIT_AS; default none: a JVM or PyTorch "
+        "reserves gigabytes it never uses; memory used is bounded by the sandbox)",
     )
     group.add_argument(
         "--cpu-limit",

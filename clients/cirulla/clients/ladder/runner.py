@@ -26,6 +26,7 @@ from typing import Any
 
 import grpc
 
+from cirulla.bots.cgroups import BotLimits
 from cirulla.clients.ladder import metrics
 from cirulla.clients.ladder.defaults import LEASE_SECONDS
 from cirulla.clients.ladder.store import (
@@ -131,6 +132,7 @@ class LadderBotPool(BotPool):
         timeout: float = READY_TIMEOUT,
         spec: str | None = None,
         deal_group: str | None = None,
+        limits: BotLimits | None = None,
         *,
         pair_id: str | None = None,
     ) -> ServedBot:
@@ -140,14 +142,16 @@ class LadderBotPool(BotPool):
         if spec is None:
             raise ValueError(f"bot {bot}: the ladder's pool needs the spec the seat runs")
         group = pair_id if pair_id is not None else deal_group
-        return super().acquire(bot, timeout, spec, deal_group=group)
+        return super().acquire(bot, timeout, spec, deal_group=group, limits=limits)
 
     def _twin_spawned(self, bot: str) -> None:
         metrics.BOT_RESTARTS.labels("duplicate_twin").inc()
 
-    def _spawn(self, bot: str, argv: list[str], number: int) -> ServedBot:
+    def _spawn(
+        self, bot: str, argv: list[str], number: int, limits: BotLimits | None = None
+    ) -> ServedBot:
         metrics.BOT_STARTS.inc()
-        return super()._spawn(bot, argv, number)
+        return super()._spawn(bot, argv, number, limits)
 
 
 #: Seconds a kept-alive bot may stay idle before its worker stops it.
@@ -223,7 +227,9 @@ class MatchRunner:
             # twins share deck orders; their records stay closed until both are over
             deal_group_size=2 if match.pair_id else 0,
             on_created=lambda created: self._created(match, referee, created),
-            acquire=lambda bot, spec: self.bots.acquire(bot, spec=spec, pair_id=match.pair_id),
+            acquire=lambda bot, spec, limits: self.bots.acquire(
+                bot, spec=spec, pair_id=match.pair_id, limits=limits
+            ),
         )
         try:
             result = referee.play(game, seam)

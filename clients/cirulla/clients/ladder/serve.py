@@ -444,6 +444,11 @@ async def serve(options: ServeOptions) -> int:
         del os.environ[key]
     relay = ServerRelay() if options.sandbox else None
     confinement = Confinement(relay, private=private_paths(options, token_file)) if relay else None
+    if confinement is not None:
+        # one line: what bounds each bot here (control groups, or POSIX limits only)
+        said = confinement.open_groups()
+        print(said, file=sys.stderr, flush=True)
+        log.info("ladder_bot_limits %s", said)
     try:
         engine = await asyncio.to_thread(open_database, options.db)
         store = LadderStore(engine)
@@ -545,5 +550,7 @@ async def serve(options: ServeOptions) -> int:
     finally:
         if relay is not None:
             relay.stop()
+        if confinement is not None:
+            confinement.close_groups()
         lock.__exit__(None, None, None)
     return 0

@@ -77,6 +77,9 @@ class Settings:
     #: Every bot runs in a bubblewrap sandbox (``--sandbox``, ``cirulla.clients.matches.sandbox``);
     #: saved so that a ``--resume`` never drops it.
     sandbox: bool = False
+    #: A bot's own limits in the sandbox (``--bot-limits NAME:memory=4G,...``), the
+    #: ``cirulla.bots.cgroups.parse_limits`` form, by bot name; the others get the defaults.
+    bot_limits: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)

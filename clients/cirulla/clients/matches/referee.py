@@ -25,6 +25,7 @@ from typing import Protocol
 
 import grpc
 
+from cirulla.bots.cgroups import BotLimits, parse_limits
 from cirulla.clients.matches.files import safe_name
 from cirulla.clients.matches.journal import GameResult, Outcome, Settings
 from cirulla.clients.matches.sandbox import Confinement
@@ -152,6 +153,14 @@ class SeatPlayer(Protocol):
         (None when it had to be stopped)."""
         ...
 
+    def check_limits(self) -> str | None:
+        """The hard limit (memory, processes) its process tree ran into, which stops it."""
+        ...
+
+    def killed_by(self) -> str | None:
+        """``killed: memory limit 2 GiB`` when a limit stopped it, else None."""
+        ...
+
 
 class CommandSeat:
     """A ``cmd:`` bot: one process for this seat of this game (None: it could not start)."""
@@ -170,6 +179,12 @@ class CommandSeat:
         code = self.child.poll()
         self.child.stop()
         return code
+
+    def check_limits(self) -> str | None:
+        return self.child.check_limits() if self.child is not None else None
+
+    def killed_by(self) -> str | None:
+        return self.child.killed_by() if self.child is not None else None
 
 
 class ServedSeat:
@@ -194,6 +209,12 @@ class ServedSeat:
         self.pool.discard(self.served)
         return self.ticket.code if done else None
 
+    def check_limits(self) -> str | None:
+        return self.served.check_limits()
+
+    def killed_by(self) -> str | None:
+        return self.served.killed_by()
+
 
 @dataclass(frozen=True)
 class GameSeam:
@@ -211,10 +232,10 @@ class GameSeam:
     #: ladder stores the server's id and seat tokens first); an exception it raises
     #: ends the game there, after the hook has done what the match needs (abort it)
     on_created: Callable[[match_service_pb2.CreateMatchResponse], None] | None = None
-    #: how a kept-alive seat's process is taken, given the bot and the spec it must run
-    #: (default: the referee's pool's ``acquire``); the ladder's pool also keeps a
-    #: process from playing both games of a duplicate pair
-    acquire: Callable[[str, str], ServedBot] | None = None
+    #: how a kept-alive seat's process is taken, given the bot, the spec it must run and
+    #: its limits (default: the referee's pool's ``acquire``); the ladder's pool also
+    #: keeps a process from playing both games of a duplicate pair
+    acquire: Callable[[str, str, BotLimits | None], ServedBot] | None = None
 
 
 @dataclass
@@ -283,11 +304,14 @@ class Referee:
             spec = self.settings.bots[bot]
             if is_served_spec(spec):
                 try:
+                    limits = self.limits_of(bot)
                     if seam.acquire is not None:
-                        ready[seat] = seam.acquire(bot, spec)
+                        ready[seat] = seam.acquire(bot, spec, limits)
                     else:
                         group = seam.deal_group or deal_group(game.seed)
-                        ready[seat] = self.pool.acquire(bot, spec=spec, deal_group=group)
+                        ready[seat] = self.pool.acquire(
+                            bot, spec=spec, deal_group=group, limits=limits
+                        )
                 except OSError as exc:
                     ready[seat] = None
                     failed_logs[seat] = exc.log_path if isinstance(exc, BotStartError) else None
@@ -352,6 +376,10 @@ class Referee:
             # Bots of a finished match leave by themselves; others wait for nothing.
             over = match is not None and match.status in _FINAL
             codes = self._reap(seats, EXIT_GRACE if over else 0.0)
+        for seat, player in enumerate(seats):
+            killed = player.killed_by()
+            if killed:
+                notes.append(f"seat {seat} ({game.seats[seat]}) {killed}")
         result = self._result(game, match_id, match, forfeits, timed_out, codes, notes, started)
         logs = tuple(
             str(p.relative_to(self.out)) if p is not None and p.is_relative_to(self.out) else ""
@@ -364,8 +392,26 @@ class Referee:
         log = self.out / "logs" / f"{safe_name(values['match'])}-{values['seat']}.log"
         argv = bot_argv(self.settings.bots[bot], values)
         # started by this game's thread, which lives until the seat is reaped
-        child = Child(argv, log, seat_env(values), tied=True, confinement=self.confinement)
+        child = Child(
+            argv,
+            log,
+            seat_env(values),
+            tied=True,
+            confinement=self.confinement,
+            bot=bot,
+            limits=self.limits_of(bot),
+        )
         return CommandSeat(child)
+
+    def limits_of(self, bot: str) -> BotLimits | None:
+        """``bot``'s own limits (``Settings.bot_limits``) over the confinement's
+        defaults; None: the defaults."""
+        text = self.settings.bot_limits.get(bot)
+        if not text:
+            return None
+        if self.confinement is not None:
+            return self.confinement.limits_for(text)
+        return parse_limits(text)
 
     def _watch(
         self,
@@ -389,6 +435,7 @@ class Referee:
                 return match, set(), False
             now = time.monotonic()
             for seat, player in enumerate(seats):
+                player.check_limits()  # a tree over a hard limit is stopped now
                 if player.gone():
                     exited_since.setdefault(seat, now)
             if match.status == match_pb2.MATCH_STATUS_WAITING:

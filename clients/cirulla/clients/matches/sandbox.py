@@ -25,6 +25,17 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from cirulla.bots.cgroups import (
+    DEFAULT_LIMITS,
+    BotGroup,
+    BotLimits,
+    HostGroups,
+    RunGroups,
+    base_rlimits,
+    describe_host,
+    fallback_rlimits,
+    parse_limits,
+)
 from cirulla.clients.matches.relay import ServerRelay
 
 #: Where the match server's unix socket appears inside every sandbox.
@@ -50,15 +61,12 @@ PACKAGES = ("cirulla", "cirulla.rules", "cirulla.bots", "cirulla.clients", "ciru
 INSTALL_HINT = "install Debian's bubblewrap (apt-get install bubblewrap)"
 
 
-@dataclass(frozen=True)
-class Limits:
-    """Resource limits of every process in a sandbox."""
-
-    memory_bytes: int = 2 * 1024**3  # RLIMIT_AS of every process in the sandbox
-    cpu_seconds: int = 3600  # RLIMIT_CPU per process
-    processes: int = 256  # RLIMIT_NPROC (not enforced for root: see docs/server.md)
-    output_bytes: int = 16 * 1024**2  # the supervisor stops logging beyond this
-    file_bytes: int = 64 * 1024**2  # RLIMIT_FSIZE (its private tmp, and its log file)
+#: A bot's resource limits (``cirulla.bots.cgroups``: memory, processes and CPU by its
+#: control group, sized tmpfs folders, POSIX limits for the rest).
+Limits = BotLimits
+#: The size of the sandbox's /dev/shm and of its /run (which holds only the server's socket).
+SHM_BYTES = 64 * 1024**2
+RUN_BYTES = 1024**2
 
 
 class SandboxUnavailable(RuntimeError):
@@ -74,7 +82,7 @@ def available() -> str | None:
     path = bwrap_path()
     if path is None:
         return f"--sandbox: bwrap not found; {INSTALL_HINT}"
-    argv = [path, *_base_args(()), "--", "/bin/true"]
+    argv = [path, *_base_args(()), *READ_ONLY_TAIL, "--", "/bin/true"]
     try:
         done = subprocess.run(argv, capture_output=True, timeout=20, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
@@ -106,7 +114,10 @@ def python_paths() -> tuple[Path, ...]:
     return tuple(sorted(paths))
 
 
-def _base_args(readable: Sequence[Path]) -> list[str]:
+def _base_args(readable: Sequence[Path], limits: BotLimits = DEFAULT_LIMITS) -> list[str]:
+    """Every tmpfs a bot can write is sized (its /tmp, /dev/shm, /run), and the sandbox's
+    root and /dev are read-only: what it writes in files is bounded even without a
+    memory group (where there is one, the files count against it too)."""
     args = [
         "--unshare-all",  # net, pid, ipc, uts, cgroup (and user where possible)
         "--die-with-parent",
@@ -115,10 +126,20 @@ def _base_args(readable: Sequence[Path]) -> list[str]:
         "/proc",
         "--dev",
         "/dev",
+        "--size",
+        str(SHM_BYTES),
+        "--tmpfs",
+        "/dev/shm",
+        "--size",
+        str(limits.tmp_bytes),
         "--tmpfs",
         "/tmp",
         "--dir",
         SANDBOX_HOME,
+        "--size",
+        str(RUN_BYTES),
+        "--tmpfs",
+        "/run",
         "--chdir",
         "/tmp",
     ]
@@ -134,15 +155,19 @@ def _base_args(readable: Sequence[Path]) -> list[str]:
     return args
 
 
-def _limiter(limits: Limits) -> Callable[[], None]:
+#: The last arguments before the command: the root and /dev read-only, once every mount
+#: point in them has been made.
+READ_ONLY_TAIL = ["--remount-ro", "/dev", "--remount-ro", "/"]
+
+
+def _limiter(limits: BotLimits, grouped: bool) -> Callable[[], None]:
+    """The POSIX limits of the sandbox's processes: CPU time, file size and no core
+    files always; without a control group (``grouped`` False) also an address-space
+    limit high enough for a JVM and the user's process count (``fallback_rlimits``)."""
+    wanted = base_rlimits(limits) + ([] if grouped else fallback_rlimits(limits))
+
     def apply() -> None:
-        for which, value in (
-            (resource.RLIMIT_AS, limits.memory_bytes),
-            (resource.RLIMIT_CPU, limits.cpu_seconds),
-            (resource.RLIMIT_NPROC, limits.processes),
-            (resource.RLIMIT_FSIZE, limits.file_bytes),
-            (resource.RLIMIT_CORE, 0),
-        ):
+        for which, value in wanted:
             with contextlib.suppress(ValueError, OSError):
                 resource.setrlimit(which, (value, value))
 
@@ -153,14 +178,17 @@ def _limiter(limits: Limits) -> Callable[[], None]:
 class Sandbox:
     """How to run one bot process sandboxed (see the module docstring)."""
 
-    limits: Limits = Limits()
+    limits: BotLimits = DEFAULT_LIMITS
     readable: tuple[Path, ...] = ()  # extra read-only paths (the bot program's own files)
+    #: the control group the sandbox's processes join (None: POSIX limits only)
+    group: BotGroup | None = None
 
     def wrap(
         self, argv: Sequence[str], env: Mapping[str, str], *, server_socket: Path | None
     ) -> tuple[list[str], dict[str, str], Callable[[], None] | None]:
-        """The bwrap command line, its environment and a preexec_fn (rlimits) that
-        together run ``argv`` sandboxed; CIRULLA_SERVER points at the server's socket."""
+        """The bwrap command line, its environment and a preexec_fn (its control group,
+        rlimits) that together run ``argv`` sandboxed; CIRULLA_SERVER points at the
+        server's socket."""
         path = bwrap_path()
         if path is None:
             raise SandboxUnavailable(f"--sandbox: bwrap not found; {INSTALL_HINT}")
@@ -168,7 +196,7 @@ class Sandbox:
         # a path inside one already bound would need a mount point in a read-only tree
         extra = [Path(p).absolute() for p in self.readable]
         readable = (*base, *(p for p in extra if not any(p.is_relative_to(b) for b in base)))
-        args = [path, *_base_args(readable)]
+        args = [path, *_base_args(readable, self.limits)]
         inner = dict(env)
         inner["HOME"] = SANDBOX_HOME
         inner["TMPDIR"] = "/tmp"
@@ -180,8 +208,17 @@ class Sandbox:
         # bwrap hands its own environment to the sandbox: the bot's (allow-listed) one,
         # given to bwrap as its environment, never on its command line, where `ps` would
         # show the seat token to every local user
-        args += ["--", *argv]
-        return args, inner, _limiter(self.limits)
+        args += [*READ_ONLY_TAIL, "--", *argv]
+        limiter = _limiter(self.limits, self.group is not None)
+        if self.group is None:
+            return args, inner, limiter
+        join = self.group.joiner()
+
+        def preexec() -> None:
+            join()  # first: a failure to join stops the start (no unlimited bot)
+            limiter()
+
+        return args, inner, preexec
 
 
 def named_paths(argv: Sequence[str]) -> tuple[Path, ...]:
@@ -224,23 +261,65 @@ def absolute_argv(argv: Sequence[str]) -> list[str]:
 
 
 @dataclass
+class Wrapped:
+    """One bot process as its confinement starts it: the command line, its environment,
+    the preexec_fn, and the control group it joins (its owner closes it)."""
+
+    argv: list[str]
+    env: dict[str, str]
+    preexec: Callable[[], None] | None
+    group: BotGroup | None
+
+
+@dataclass
 class Confinement:
     """How a runner's bots run when they are untrusted: each process in a ``Sandbox``
     that sees its own command's files, reaching the match server only through
-    ``relay`` (the one socket it is given)."""
+    ``relay`` (the one socket it is given), each process tree in a control group of its
+    own under ``groups`` (None where the host gives none: POSIX limits only)."""
 
     relay: ServerRelay
-    limits: Limits = Limits()
+    limits: BotLimits = DEFAULT_LIMITS
     #: Folders never bound into a sandbox, even when a command line names them (or a
     #: folder around them): the runner's output, the ladder's data.
     private: tuple[Path, ...] = ()
+    #: This run's control groups (``cirulla.bots.cgroups.run_groups``).
+    groups: RunGroups | None = None
 
     #: The match server's address as a sandboxed bot must dial it.
     server_address = f"unix:{SANDBOX_SERVER_SOCKET}"
 
+    def open_groups(self, base: str | None = None) -> str:
+        """Make this run's control groups (``cirulla.bots.cgroups``) where the host gives
+        them; the one line to say at start, either way (what bounds each bot)."""
+        host = HostGroups.detect(base)
+        if not isinstance(host, str):
+            try:
+                self.groups = host.new_run()
+            except OSError as exc:
+                host = f"control groups: cannot make a group under {host.bases['memory']} ({exc})"
+        return describe_host(host)
+
+    def close_groups(self) -> None:
+        """Kill what is left in this run's groups and remove them."""
+        if self.groups is not None:
+            self.groups.close()
+            self.groups = None
+
+    def limits_for(self, text: str | None) -> BotLimits:
+        """A bot's own limits (``parse_limits`` form) over the defaults."""
+        return parse_limits(text, self.limits) if text else self.limits
+
     def wrap(
-        self, argv: Sequence[str], env: Mapping[str, str]
-    ) -> tuple[list[str], dict[str, str], Callable[[], None] | None]:
+        self,
+        argv: Sequence[str],
+        env: Mapping[str, str],
+        bot: str = "bot",
+        limits: BotLimits | None = None,
+    ) -> Wrapped:
+        """How to start ``argv`` for ``bot`` under ``limits`` (default: the
+        confinement's): its group is made here, with the limits set, before it starts."""
+        limits = limits or self.limits
         private = [p.absolute() for p in self.private]
         argv = absolute_argv(argv)
         named = tuple(
@@ -248,5 +327,8 @@ class Confinement:
             for path in named_paths(argv)
             if not any(path.is_relative_to(q) or q.is_relative_to(path) for q in private)
         )
-        sandbox = Sandbox(self.limits, named)
-        return sandbox.wrap(argv, env, server_socket=self.relay.socket_path)
+        group = self.groups.bot(bot, limits) if self.groups is not None else None
+        sandbox = Sandbox(limits, named, group)
+        args, inner, preexec = sandbox.wrap(argv, env, server_socket=self.relay.socket_path)
+        return Wrapped(args, inner, preexec, group)
+

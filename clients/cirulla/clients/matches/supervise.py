@@ -32,6 +32,7 @@ from cirulla.bots.botspec import (
     BotSpec,
     spec_form,
 )
+from cirulla.bots.cgroups import BotGroup, BotLimits, format_bytes
 from cirulla.bots.processes import cirulla_command, die_with_parent, read_port, server_argv
 from cirulla.clients.matches.sandbox import Confinement
 
@@ -46,6 +47,8 @@ SEAT_KEYS = ("server", "match", "token", "seat", "name", "seed")
 KILL_GRACE = 3.0
 #: Seconds a kept-alive bot may take to start and say it is ready.
 READY_TIMEOUT = 60.0
+#: The longest piece of a kept-alive bot's stdout read at once (a line, or part of one).
+LINE_BYTES = 64 * 1024
 
 
 def is_command_spec(spec: str) -> bool:
@@ -175,37 +178,52 @@ def _spawn(
     env: dict[str, str] | None,
     tied: bool = False,
     confinement: Confinement | None = None,
+    bot: str = "bot",
+    limits: BotLimits | None = None,
     **streams: Any,
-) -> subprocess.Popen[bytes]:
+) -> tuple[subprocess.Popen[bytes], BotGroup | None]:
     """Start a child in its own session; a command that cannot start says so in its log.
     ``tied``: it dies with the runner (``die_with_parent``); ``confinement``: it runs
-    sandboxed (``cirulla.clients.matches.sandbox``), rlimits applied before bwrap starts."""
+    sandboxed (``cirulla.clients.matches.sandbox``), in a control group of its own under
+    ``limits`` (rlimits and the group joined before bwrap starts); the group is returned."""
     steps: list[Callable[[], None]] = [die_with_parent()] if tied else []
+    group: BotGroup | None = None
     if confinement is not None:
-        argv, env, limiter = confinement.wrap(argv, env if env is not None else program_env())
-        if limiter is not None:
-            steps.append(limiter)
+        wrapped = confinement.wrap(
+            argv, env if env is not None else program_env(), bot=bot, limits=limits
+        )
+        argv, env, group = wrapped.argv, wrapped.env, wrapped.group
+        if wrapped.preexec is not None:
+            steps.append(wrapped.preexec)
 
     def preexec() -> None:
         for step in steps:
             step()
 
     try:
-        return subprocess.Popen(
+        proc = subprocess.Popen(
             argv, start_new_session=True, env=env, preexec_fn=preexec if steps else None, **streams
         )
-    except OSError as exc:
+    except (OSError, subprocess.SubprocessError) as exc:
         log.write(f"cannot start {shlex.join(argv)}: {exc}\n".encode())
         log.close()
-        raise
+        if group is not None:
+            group.close()
+        raise OSError(f"cannot start {argv[0]}: {exc}") from exc
+    return proc, group
 
 
 class _GroupProcess:
     """What ``Child`` and ``ServedBot`` share: a command, the log it appends to (opened
-    before the process starts, so a failed start is logged there too), and a process
-    group of its own, signalled as a whole."""
+    before the process starts, so a failed start is logged there too), a process group
+    of its own, signalled as a whole, and under confinement a control group of its own
+    (``group``), whose hard limits stop the whole tree (``check_limits``)."""
 
     proc: subprocess.Popen[bytes]
+    group: BotGroup | None = None
+    limits: BotLimits = BotLimits()
+    #: the limit that stopped it (None while none did)
+    limit: str | None = None
 
     def __init__(self, argv: Sequence[str], log_path: Path) -> None:
         self.argv = list(argv)
@@ -220,6 +238,45 @@ class _GroupProcess:
     def _signal(self, sig: int) -> None:
         _killpg(self.proc.pid, sig)
 
+    def stop_for(self, limit: str) -> None:
+        """Stop the whole tree now because it ran into ``limit`` (said in its log)."""
+        if self.limit is None:
+            self.limit = limit
+            self._write_note(f"cirulla: killed: {limit}\n")
+        self._signal(signal.SIGKILL)
+        if self.group is not None:
+            self.group.kill()
+
+    def check_limits(self) -> str | None:
+        """The hard limit it ran into (memory, processes), stopping it if it did."""
+        if self.limit is None and self.group is not None:
+            hit = self.group.limit_hit()
+            if hit is not None:
+                self.stop_for(hit)
+        return self.limit
+
+    def killed_by(self) -> str | None:
+        """``killed: memory limit 2 GiB`` (or CPU time, output, ...) once it exited
+        because of a limit; None otherwise."""
+        limit = self.check_limits()
+        code = self.proc.returncode
+        if limit is None and code is not None and code < 0:
+            if -code == signal.SIGXCPU:
+                limit = f"CPU time limit {self.limits.cpu_seconds} s"
+            elif -code == signal.SIGXFSZ:
+                limit = f"file size limit {format_bytes(self.limits.file_bytes)}"
+        return f"killed: {limit}" if limit else None
+
+    def _write_note(self, text: str) -> None:
+        with contextlib.suppress(ValueError, OSError):
+            self._log.write(text.encode())
+            self._log.flush()
+
+    def _close_group(self) -> None:
+        self.check_limits()
+        if self.group is not None:
+            self.group.close()
+
 
 class Child(_GroupProcess):
     """One supervised process in its own process group."""
@@ -231,16 +288,21 @@ class Child(_GroupProcess):
         env: dict[str, str] | None = None,
         tied: bool = False,
         confinement: Confinement | None = None,
+        bot: str = "bot",
+        limits: BotLimits | None = None,
     ):
         super().__init__(argv, log_path)
         self.started = time.monotonic()
         self.exited_at: float | None = None
-        self.proc = _spawn(
+        self.limits = limits or (confinement.limits if confinement is not None else BotLimits())
+        self.proc, self.group = _spawn(
             self.argv,
             self._log,
             env,
             tied,
             confinement,
+            bot,
+            self.limits,
             stdin=subprocess.DEVNULL,
             stdout=self._log,
             stderr=subprocess.STDOUT,
@@ -270,6 +332,7 @@ class Child(_GroupProcess):
         else:
             # the leader is gone; reap anything it left behind in its group
             self._signal(signal.SIGKILL)
+        self._close_group()
         LIVE.discard(self)
         if not self._log.closed:
             self._log.close()
@@ -309,9 +372,14 @@ class ServedBot(_GroupProcess):
         env: dict[str, str] | None = None,
         tied: bool = False,
         confinement: Confinement | None = None,
+        bot: str = "bot",
+        limits: BotLimits | None = None,
     ):
         super().__init__(argv, log_path)
         self._lock = threading.Lock()
+        self.limits = limits or (confinement.limits if confinement is not None else BotLimits())
+        #: bytes of output written to its log (bounded by ``limits.output_bytes``)
+        self.output = 0
         self._ticket: Ticket | None = None
         self.matches = 0
         #: When it was last given back to its pool (``BotPool.stop_idle``).
@@ -321,12 +389,14 @@ class ServedBot(_GroupProcess):
         self.deal_groups: set[str] = set()
         #: Set when the bot said it is ready for matches (or exited: check ``alive``).
         self.ready = threading.Event()
-        self.proc = _spawn(
+        self.proc, self.group = _spawn(
             self.argv,
             self._log,
             env,
             tied,
             confinement,
+            bot,
+            self.limits,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._log,
@@ -365,7 +435,8 @@ class ServedBot(_GroupProcess):
 
     def _read(self) -> None:
         assert self.proc.stdout is not None
-        for raw in self.proc.stdout:
+        # lines read up to LINE_BYTES at a time: a flood without a newline is never held whole
+        for raw in iter(lambda: self.proc.stdout.readline(LINE_BYTES), b""):  # type: ignore[union-attr]
             message = _control_message(raw)
             if message is None:
                 self._write_log(raw)
@@ -388,6 +459,14 @@ class ServedBot(_GroupProcess):
             ticket.finish(code, f"the bot process exited with code {code}", exited=True)
 
     def _write_log(self, raw: bytes) -> None:
+        """Its output to its log, up to ``limits.output_bytes``: a bot that prints more
+        is stopped (``killed: output limit``), never read on at the ladder's expense."""
+        self.output += len(raw)
+        if self.limit is not None:
+            return
+        if self.output > self.limits.output_bytes:
+            self.stop_for(f"output limit {format_bytes(self.limits.output_bytes)}")
+            return
         with contextlib.suppress(ValueError, OSError):
             self._log.write(raw)
             self._log.flush()
@@ -410,6 +489,7 @@ class ServedBot(_GroupProcess):
                     self.proc.wait(grace)
         else:
             self._signal(signal.SIGKILL)
+        self._close_group()
         LIVE.discard(self)
         self._reader.join(1.0)
         with self._lock:
@@ -456,14 +536,17 @@ class BotPool:
         logs: Path,
         tied: bool = False,
         confinement: Confinement | None = None,
+        limits: dict[str, BotLimits] | None = None,
     ) -> None:
         """``tied``: its processes die with the runner (``die_with_parent``), for a
         runner whose game threads live as long as the run; ``confinement``: they run
-        sandboxed, and their assignments name the server as the sandbox reaches it."""
+        sandboxed, and their assignments name the server as the sandbox reaches it;
+        ``limits``: a bot's own limits there (default: the confinement's)."""
         self.specs = specs
         self.logs = logs
         self.tied = tied
         self.confinement = confinement
+        self.limits = dict(limits or {})
         self._lock = threading.Lock()
         self._idle: dict[str, list[ServedBot]] = {}
         self._all: list[ServedBot] = []
@@ -475,9 +558,12 @@ class BotPool:
         timeout: float = READY_TIMEOUT,
         spec: str | None = None,
         deal_group: str | None = None,
+        limits: BotLimits | None = None,
     ) -> ServedBot:
         """An idle process of ``bot``, or a new one once it said it is ready; OSError if
         it cannot be started, exits first or stays silent for ``timeout`` seconds.
+        ``limits`` (default: the pool's for ``bot``): an idle process under other limits
+        is stopped rather than reused.
 
         ``spec`` (default: the pool's spec of ``bot``) is what the process must run: an
         idle process started from another spec (a ladder bot's older version) is
@@ -485,6 +571,7 @@ class BotPool:
         process that played a game of it is left idle for other groups, never given this
         one (a kept-alive bot would otherwise know its twin's hands from the first game)."""
         argv = served_argv(self.specs[bot] if spec is None else spec, bot)
+        wanted = self._limits_of(bot, limits)
         stale: list[ServedBot] = []
         played: list[ServedBot] = []
         found: ServedBot | None = None
@@ -493,7 +580,7 @@ class BotPool:
             idle = self._idle.setdefault(bot, [])
             while idle and found is None:
                 served = idle.pop()
-                if not (served.alive() and served.argv == argv):
+                if not (served.alive() and served.argv == argv and served.limits == wanted):
                     stale.append(served)
                 elif deal_group is not None and deal_group in served.deal_groups:
                     played.append(served)
@@ -508,7 +595,7 @@ class BotPool:
         if found is None and played:
             self._twin_spawned(bot)
         # an idle process is ready, or still starting if it was started ahead (prestart)
-        served = found or self._spawn(bot, argv, number)
+        served = found or self._spawn(bot, argv, number, wanted)
         served.ready.wait(timeout)
         if served.alive() and served.ready.is_set():
             if deal_group is not None:
@@ -524,10 +611,28 @@ class BotPool:
     def _twin_spawned(self, bot: str) -> None:
         """A new process is started because every idle one played this deal group."""
 
-    def _spawn(self, bot: str, argv: list[str], number: int) -> ServedBot:
+    def _limits_of(self, bot: str, limits: BotLimits | None) -> BotLimits:
+        """The limits a process of ``bot`` runs under (what a ``ServedBot`` keeps)."""
+        if limits is not None:
+            return limits
+        if bot in self.limits:
+            return self.limits[bot]
+        return self.confinement.limits if self.confinement is not None else BotLimits()
+
+    def _spawn(
+        self, bot: str, argv: list[str], number: int, limits: BotLimits | None = None
+    ) -> ServedBot:
         safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in bot)
         log = self.logs / f"{safe}-{number}.log"
-        served = ServedBot(argv, log, bot_env(bot), self.tied, self.confinement)
+        served = ServedBot(
+            argv,
+            log,
+            bot_env(bot),
+            self.tied,
+            self.confinement,
+            bot,
+            self._limits_of(bot, limits),
+        )
         with self._lock:
             self._all.append(served)
         return served

@@ -189,6 +189,8 @@ class Tournament:
         try:
             if relay is not None:
                 relay.start()
+            if confinement is not None:
+                self.console.print(confinement.open_groups())
             if self.run_options.db is not None:
                 referee: Referee | PoolReferee = self._pool_referee(self.run_options.db)
             else:
@@ -237,13 +239,26 @@ class Tournament:
                 server.stop()
             if relay is not None:
                 relay.stop()
+            if confinement is not None:
+                confinement.close_groups()
         self.write_results()
         return standings(self.settings, self.done.values())
 
     def _prestarted_pool(self, confinement: Confinement | None) -> BotPool:
         """The kept-alive bots, those of the first games already starting: their start-up
         overlaps the match server's."""
-        pool = BotPool(self.settings.bots, self.out / "logs", tied=True, confinement=confinement)
+        limits = {
+            bot: confinement.limits_for(text)
+            for bot, text in self.settings.bot_limits.items()
+            if confinement is not None
+        }
+        pool = BotPool(
+            self.settings.bots,
+            self.out / "logs",
+            tied=True,
+            confinement=confinement,
+            limits=limits,
+        )
         first = self.pending(standings(self.settings, self.done.values()))
         for game in first[: self.run_options.concurrency]:
             for bot in game.seats:
