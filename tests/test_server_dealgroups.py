@@ -100,7 +100,7 @@ def test_a_cheating_bot_cannot_read_its_twin_mid_match(tmp_path: Path) -> None:
 
         b_id, b_tokens = create(stub, seed=5, group="pair-1", size=2)
         report = tmp_path / "cheater.json"
-        cheater = [sys.executable, str(CHEATER), address, b_id, b_tokens[0], str(report)]
+        cheater = [sys.executable, str(CHEATER), address, b_id, b_tokens[0], str(report), a_id]
         play(address, b_id, b_tokens, [cheater, greedy(address, b_id, b_tokens[1])], tmp_path)
 
         seen = json.loads(report.read_text())
@@ -109,6 +109,18 @@ def test_a_cheating_bot_cannot_read_its_twin_mid_match(tmp_path: Path) -> None:
         assert f"{free_id}-g1" in seen["listed"]
         assert [f["record_id"] for f in seen["fetched"]] == [f"{free_id}-g1"] * 3
         assert record_a not in seen["listed"]
+        # Nor the twin's summary: not listed, and refused by id (names, results, faults).
+        assert a_id not in seen["matches_listed"] and free_id in seen["matches_listed"]
+        assert seen["names_seen"] == []
+        assert (
+            seen["get_match_refused"]
+            == [
+                f"FAILED_PRECONDITION: match {a_id} withheld: its deal_group pair-1 has other "
+                "games in play that share its deck orders (only the admin or its seat tokens "
+                "may read it)"
+            ]
+            * 3
+        )
         assert (
             "FAILED_PRECONDITION: record withheld: its deal_group pair-1 still has games in play"
             in seen["refused"]

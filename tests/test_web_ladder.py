@@ -78,6 +78,9 @@ def check_withheld(ladder: LadderProcess, base: str) -> str:
     withheld and offers no replay, checked while the rpc still withholds it."""
     stub = ladder.stub()
     matches = MatchServiceStub(grpc.insecure_channel(ladder.address))
+    state = json.loads((ladder.folder / "cirulla-ladder.json").read_text())
+    token = Path(state["admin_token_file"]).read_text().strip()
+    admin = (("authorization", f"Bearer {token}"),)
     deadline = time.monotonic() + 240
     while time.monotonic() < deadline:
         time.sleep(0.02)
@@ -89,12 +92,21 @@ def check_withheld(ladder: LadderProcess, base: str) -> str:
         record_status, record_page = get(f"{base}/records/{twin.server_match_id}-g1")
         _, steps = get(f"{base}/api/records/{twin.server_match_id}-g1/steps")
         _, bot_page = get(f"{base}/ladder/bots/rnd")
+        try:
+            matches.GetMatch(ms.GetMatchRequest(match_id=twin.server_match_id), timeout=10)
+            summary = "shown"
+        except grpc.RpcError as exc:
+            summary = f"{exc.code().name}: {exc.details()}"
         still = stub.GetLadderMatch(
             ladder_pb2.GetLadderMatchRequest(match_id=twin.match_id), timeout=10
         ).match
         if not still.withheld:
             continue  # its twin ended while we looked: catch the next pair
-        played = matches.GetMatch(ms.GetMatchRequest(match_id=twin.server_match_id), timeout=10)
+        # The match server withholds the twin's summary from the public as well (read
+        # before ``still``, as the pages); the ladder's admin token reads it.
+        played = matches.GetMatch(
+            ms.GetMatchRequest(match_id=twin.server_match_id), timeout=10, metadata=admin
+        )
         if played.match.status != match_pb2.MATCH_STATUS_FINISHED:
             continue  # a seat never joined: the game was never played, it has no record
         assert status == 200
@@ -102,6 +114,7 @@ def check_withheld(ladder: LadderProcess, base: str) -> str:
         assert 'id="lresult"><span class="withheld">' in page
         assert "won" not in page.split('id="lresult"')[1].split("</p>")[0]
         assert record_status == 409 and "withheld" in record_page
+        assert summary.startswith("FAILED_PRECONDITION: match") and "withheld" in summary
         assert "FAILED_PRECONDITION" in json.loads(steps)["error"]
         row = bot_page.split(f'data-match="{twin.match_id}"')[1].split("</tr>")[0]
         assert "withheld" in row and "won" not in row

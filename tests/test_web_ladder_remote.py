@@ -88,7 +88,7 @@ def test_a_match_on_another_workers_server(tmp_path: Path, postgres_url: str) ->
                 if not live_seen and m.status == ladder_pb2.LADDER_MATCH_STATUS_RUNNING:
                     live_seen = check_live(base, m, own)
                 if not twin_seen and m.withheld:
-                    twin_seen = check_twin(base, m, ladder)
+                    twin_seen = check_twin(base, m, ladder, tmp_path / "worker")
         assert live_seen, "never saw a running match's table on the worker"
         assert twin_seen, "never caught a withheld twin on the worker"
 
@@ -179,11 +179,20 @@ def check_live(base: str, m: Any, own: MatchServiceStub) -> bool:
     return True
 
 
-def check_twin(base: str, m: Any, ladder: LadderProcess) -> bool:
+def check_twin(base: str, m: Any, ladder: LadderProcess, worker_data: Path) -> bool:
     """A withheld twin on the worker: its page offers no replay, the record route
-    refuses it, and so does the worker's match server itself."""
+    refuses it, and so does the worker's match server itself (its summary too, but to
+    the worker's admin token)."""
     worker_server = MatchServiceStub(grpc.insecure_channel(m.server_address))
-    played = worker_server.GetMatch(ms.GetMatchRequest(match_id=m.server_match_id), timeout=10)
+    try:
+        worker_server.GetMatch(ms.GetMatchRequest(match_id=m.server_match_id), timeout=10)
+        summary_code = grpc.StatusCode.OK
+    except grpc.RpcError as exc:
+        summary_code = exc.code()
+    admin = (("authorization", f"Bearer {(worker_data / 'admin-token').read_text().strip()}"),)
+    played = worker_server.GetMatch(
+        ms.GetMatchRequest(match_id=m.server_match_id), timeout=10, metadata=admin
+    )
     if played.match.status != match_pb2.MATCH_STATUS_FINISHED:
         return False  # a seat never joined: the game was never played, it has no record
     record_id = f"{m.server_match_id}-g1"
@@ -203,7 +212,7 @@ def check_twin(base: str, m: Any, ladder: LadderProcess) -> bool:
     assert "withheld" in page and 'class="replay"' not in page
     assert status == 409 and "withheld" in refused
     assert boards_status == 409
-    assert server_code == grpc.StatusCode.FAILED_PRECONDITION
+    assert server_code == summary_code == grpc.StatusCode.FAILED_PRECONDITION
     return True
 
 

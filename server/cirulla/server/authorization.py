@@ -1,5 +1,6 @@
 """Who may do what on this server: the admin token, creation rates on an open server,
-who may abort a match, and what twin games on duplicate deals withhold.
+who may abort a match, and what twin games on duplicate deals withhold (their records,
+their live streams and their summaries, on every rpc that shows them).
 
 Kept out of the registry (``hub``) so that every rule of access reads in one place and is
 tested on its own; the hub supplies what each check needs to know (the live count, a
@@ -13,7 +14,7 @@ import secrets
 
 from cirulla.server.connections import token_seat
 from cirulla.server.dealgroups import DealGroups
-from cirulla.server.documents import GameRecord
+from cirulla.server.documents import GameRecord, MatchSummary
 from cirulla.server.errors import (
     FailedPrecondition,
     PermissionDenied,
@@ -129,3 +130,30 @@ class Authorization:
                 f"match {match_id} cannot be watched: its deal_group {group} has "
                 "other games in play that share its deck orders"
             )
+
+    def match_withheld(self, summary: MatchSummary) -> bool:
+        """Whether a match's summary is withheld from the public: the spectator's rule
+        (another game of its deal group may still be played, dealgroups.py).
+
+        Why the whole summary: every field of it can carry what a seat saw to a twin
+        still in play, not only the names: game totals, fault counts, notes, the abort
+        reason and the moment the status changed are all chosen by the seats' play.
+        """
+        return self.groups.is_open(summary.get("deal_group", ""), excluding=summary["match_id"])
+
+    def check_match_readable(
+        self, summary: MatchSummary, metadata: dict[str, str], tokens: list[str] | None
+    ) -> None:
+        """Refuse a withheld match's summary (``match_withheld``) to all but the admin and
+        the match's creator, who proves it with one of its seat ``tokens`` (None: not
+        live here, only the admin) as for AbortMatch: a referee reads its own game."""
+        if not self.match_withheld(summary) or self.is_admin(metadata):
+            return
+        scheme, _, token = metadata.get("authorization", "").partition(" ")
+        if tokens and scheme.lower() == "bearer" and token_seat(tokens, token.strip()) is not None:
+            return
+        match_id, group = summary["match_id"], summary.get("deal_group", "")
+        raise FailedPrecondition(
+            f"match {match_id} withheld: its deal_group {group} has other games in play "
+            "that share its deck orders (only the admin or its seat tokens may read it)"
+        )

@@ -49,7 +49,7 @@ from cirulla.server.limits import (
 )
 from cirulla.server.match_config import MatchConfig, public_config
 from cirulla.server.recordkeeping import now_iso
-from cirulla.server.session import MatchSession, RecordBuilder
+from cirulla.server.session import MatchSession, RecordBuilder, check_identity
 from cirulla.server.store import Store
 from cirulla.version import PROTOCOL_VERSION, protocol_compatible
 
@@ -101,11 +101,13 @@ class Room:
         old = self.conns[seat]
         if old is not None and old is not conn and not takeover:
             raise AlreadyExists(f"seat {seat} of room {self.room_id} already has a live stream")
+        session = self.current
+        if session is not None and session.settled_status() not in ENDED:
+            check_identity(session.seats[seat], seat, name, version)  # before any change
         self.conns[seat] = conn
-        self.names[seat] = name
+        self.names[seat] = name or self.names[seat]
         self.versions[seat] = version or self.versions[seat]
         conn.room = self
-        session = self.current
         if session is None or session.settled_status() in ENDED:
             session = self._next_session()
         session.attach(
@@ -207,9 +209,27 @@ class Hub:
             unended = stored is not None and stored["status"] not in ENDED
             self.auth.check_abort(metadata, match_id, None, unended)
             return
+        self.auth.check_abort(metadata, match_id, self._tokens(session), False)
+
+    def _tokens(self, session: MatchSession) -> list[str]:
+        """The seat tokens that prove a caller created ``session``: its own, its room's."""
         room = self.rooms.get(session.room_id)
-        tokens = session.tokens + (room.tokens if room is not None else [])
-        self.auth.check_abort(metadata, match_id, tokens, False)
+        return session.tokens + (room.tokens if room is not None else [])
+
+    def check_match_readable(
+        self, metadata: dict[str, str], match_id: str, summary: MatchSummary | None = None
+    ) -> None:
+        """Refuse the summary of a withheld twin to this caller (``authorization``);
+        ``summary``: the match's, when the caller has it already."""
+        session = self.matches.get(match_id)
+        if summary is None:
+            if session is not None:
+                summary = session.summary()
+            elif len(match_id) <= MAX_ID:
+                summary = self.store.get_match(match_id)
+        if summary is not None:
+            tokens = self._tokens(session) if session is not None else None
+            self.auth.check_match_readable(summary, metadata, tokens)
 
     # ------------------------------------------------------------------ matches
 

@@ -185,9 +185,9 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
     async def GetMatch(
         self, request: ms.GetMatchRequest, context: Context[ms.GetMatchRequest, ms.GetMatchResponse]
     ) -> ms.GetMatchResponse:
-        return match_service_pb2.GetMatchResponse(
-            match=match_pb(self.hub.match_summary(request.match_id))
-        )
+        summary = self.hub.match_summary(request.match_id)
+        self.hub.check_match_readable(_metadata(context), request.match_id, summary)
+        return match_service_pb2.GetMatchResponse(match=match_pb(summary))
 
     @_guard
     async def ListMatches(
@@ -202,8 +202,11 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
         offset = page_offset(request.page_token, "ListMatchesRequest.page_token")
         rows = self.hub.store.list_matches(status=status, limit=size + 1, offset=offset)
         more = len(rows) > size
+        # Withheld twins are left out (the page may come out short), as in ListRecords.
+        admin = self.hub.auth.is_admin(_metadata(context))
+        shown = [r for r in rows[:size] if admin or not self.hub.auth.match_withheld(r)]
         return match_service_pb2.ListMatchesResponse(
-            matches=[match_pb(r) for r in rows[:size]],
+            matches=[match_pb(r) for r in shown],
             next_page_token=str(offset + size) if more else "",
         )
 
@@ -283,7 +286,9 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
         request: ms.AbortMatchRequest,
         context: Context[ms.AbortMatchRequest, ms.AbortMatchResponse],
     ) -> ms.AbortMatchResponse:
-        self.hub.check_abort(_metadata(context), request.match_id)
+        metadata = _metadata(context)
+        self.hub.check_abort(metadata, request.match_id)
+        self.hub.check_match_readable(metadata, request.match_id)  # its answer shows it
         summary = self.hub.abort_match(request.match_id, request.reason)
         return match_service_pb2.AbortMatchResponse(match=match_pb(summary))
 

@@ -62,6 +62,24 @@ log = logging.getLogger("cirulla.server")
 RecordBuilder = Callable[[], GameRecord]
 
 
+def check_identity(slot: Seat, seat: int, name: str, version: str) -> None:
+    """A seat's name and version are those of its first Hello: a later Hello (a resume, a
+    reconnect) may repeat them or leave them empty, never change them.
+
+    Why: a seat's name is shown to anyone (GetMatch, records); a bot free to rename its
+    seat mid-game could spell its hand there for its own fresh process playing the twin
+    game dealt alike (dealgroups.py) to read.
+    """
+    if not slot.joined:
+        return
+    for field, given, fixed in (("name", name, slot.name), ("version", version, slot.version)):
+        if given and given != fixed:
+            raise FailedPrecondition(
+                f"Hello.{field} {given!r} differs from {fixed!r}, seat {seat}'s {field} since "
+                "its first Hello: it cannot change (send the same or leave it empty)"
+            )
+
+
 class MatchSession:
     def __init__(
         self,
@@ -184,6 +202,7 @@ class MatchSession:
         if self.status in ("finished", "aborted"):
             raise FailedPrecondition(f"match {self.match_id} is {self.status}")
         slot = self.seats[seat]
+        check_identity(slot, seat, name, version)
         if slot.conn is not None and slot.conn is not conn:
             if not takeover:
                 raise AlreadyExists(
@@ -194,10 +213,11 @@ class MatchSession:
         was_disconnected = slot.disconnected_at is not None
         slot.conn = conn
         self._public = None
+        if not slot.joined:  # fixed from now on (check_identity)
+            slot.name = name or f"seat {seat}"
+            slot.version = version
         slot.joined = True
         slot.disconnected_at = None
-        slot.name = name or slot.name or f"seat {seat}"
-        slot.version = version or slot.version
         conn.seat = seat
         conn.session = self
         if welcome:

@@ -4,7 +4,8 @@ The referee that plays a ladder game watches one process per seat and forfeits a
 whose process exits before it joined. A connect-in bot runs on its owner's machine, so
 for its seat the worker starts this small process instead (``python -m
 cirulla.clients.ladder.await_join``, with the referee's ``CIRULLA_SERVER``,
-``CIRULLA_MATCH`` and ``CIRULLA_SEAT``): it exits 0 as soon as the seat is taken (the
+``CIRULLA_MATCH``, ``CIRULLA_SEAT`` and ``CIRULLA_TOKEN``, which reads the match of a
+duplicate pair while its twin plays): it exits 0 as soon as the seat is taken (the
 bot got its assignment through its Enroll stream and joined) or the match is over, and
 exits 3, saying so, when the seat is still empty after ``--join-timeout`` seconds; the
 referee then forfeits the seat and the ladder counts a ``no-join`` failure.
@@ -29,14 +30,18 @@ NEVER_JOINED = 3
 _FINAL = (match_pb2.MATCH_STATUS_FINISHED, match_pb2.MATCH_STATUS_ABORTED)
 
 
-def wait(server: str, match_id: str, seat: int, timeout: float) -> int:
+def wait(server: str, match_id: str, seat: int, timeout: float, token: str = "") -> int:
     deadline = time.monotonic() + timeout
+    # the seat's token: a duplicate twin's match is withheld from the public (GetMatch)
+    metadata = (("authorization", f"Bearer {token}"),) if token else ()
     with grpc.insecure_channel(server) as channel:
         stub = match_service_pb2_grpc.MatchServiceStub(channel)
         while True:
             try:
                 match = stub.GetMatch(
-                    match_service_pb2.GetMatchRequest(match_id=match_id), timeout=10
+                    match_service_pb2.GetMatchRequest(match_id=match_id),
+                    timeout=10,
+                    metadata=metadata,
                 ).match
             except grpc.RpcError as exc:
                 print(f"await_join: GetMatch failed: {exc.code().name}", flush=True)
@@ -66,6 +71,7 @@ def main(argv: list[str] | None = None) -> int:
         os.environ["CIRULLA_MATCH"],
         int(os.environ["CIRULLA_SEAT"]),
         args.join_timeout,
+        os.environ.get("CIRULLA_TOKEN", ""),
     )
 
 

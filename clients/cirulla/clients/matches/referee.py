@@ -360,7 +360,7 @@ class Referee:
                     except (OSError, ValueError) as exc:  # ValueError: a retired {token}
                         seats.append(CommandSeat(None))
                         notes.append(f"seat {seat} ({bot}) could not start: {exc}")
-            match, forfeits, timed_out = self._watch(match_id, seats, started, wake)
+            match, forfeits, timed_out = self._watch(match_id, tokens[0], seats, started, wake)
             if match is None:
                 return None
             if match.status not in _FINAL:
@@ -416,6 +416,7 @@ class Referee:
     def _watch(
         self,
         match_id: str,
+        seat_token: str,
         seats: list[SeatPlayer],
         started: float,
         wake: threading.Event,
@@ -430,7 +431,7 @@ class Referee:
             if self._stopping():
                 return None, set(), False
             wake.clear()
-            match = self._get_match(match_id)
+            match = self._get_match(match_id, seat_token)
             if match.status in _FINAL:
                 return match, set(), False
             now = time.monotonic()
@@ -472,7 +473,7 @@ class Referee:
         except grpc.RpcError as exc:
             failure = f"match not aborted on the server: {exc.code().name} {exc.details()}"
         try:
-            match = self._get_match(match_id)
+            match = self._get_match(match_id, seat_token)
         except grpc.RpcError:
             match = None
         if match is not None and match.status == match_pb2.MATCH_STATUS_FINISHED:
@@ -480,9 +481,13 @@ class Referee:
         notes.append(failure)
         return None
 
-    def _get_match(self, match_id: str) -> match_pb2.Match:
+    def _get_match(self, match_id: str, seat_token: str) -> match_pb2.Match:
+        """The match's summary, as its creator: a twin's is withheld from the public while
+        its deal group plays (with the admin token, or one of the match's seat tokens)."""
         response = self.stub.GetMatch(
-            match_service_pb2.GetMatchRequest(match_id=match_id), timeout=RPC_TIMEOUT
+            match_service_pb2.GetMatchRequest(match_id=match_id),
+            timeout=RPC_TIMEOUT,
+            metadata=self.metadata or (("authorization", f"Bearer {seat_token}"),),
         )
         match: match_pb2.Match = response.match
         return match

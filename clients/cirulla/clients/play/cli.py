@@ -96,7 +96,7 @@ def run_play(args: argparse.Namespace) -> int:
             return 2
         from cirulla.clients.play.preflight import match_problem
 
-        problem = match_problem(args.server, args.match, joining=True)
+        problem = match_problem(args.server, args.match, joining=True, token=args.token)
         if problem:
             print(f"cirulla play: {problem}", file=sys.stderr)
             return 1

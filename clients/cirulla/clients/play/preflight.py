@@ -14,13 +14,17 @@ from cirulla.v1 import match_pb2, match_service_pb2, match_service_pb2_grpc
 TIMEOUT_S = 10.0
 
 
-def match_problem(address: str, match_id: str, *, joining: bool = False) -> str:
-    """Why ``match_id`` on ``address`` cannot be watched (or joined): "" when it can."""
+def match_problem(address: str, match_id: str, *, joining: bool = False, token: str = "") -> str:
+    """Why ``match_id`` on ``address`` cannot be watched (or joined): "" when it can.
+    ``token``: the seat's, when joining (a duplicate twin is shown to its seats only)."""
+    metadata = (("authorization", f"Bearer {token}"),) if token else ()
     try:
         with grpc.insecure_channel(address) as channel:
             stub = match_service_pb2_grpc.MatchServiceStub(channel)
             match = stub.GetMatch(
-                match_service_pb2.GetMatchRequest(match_id=match_id), timeout=TIMEOUT_S
+                match_service_pb2.GetMatchRequest(match_id=match_id),
+                timeout=TIMEOUT_S,
+                metadata=metadata,
             ).match
     except grpc.RpcError as exc:
         code = exc.code() if hasattr(exc, "code") else None

@@ -230,9 +230,12 @@ class LadderReader:
                 )
                 known = True
             except grpc.aio.AioRpcError as exc:
-                if exc.code() != grpc.StatusCode.NOT_FOUND:
+                if exc.code() == grpc.StatusCode.FAILED_PRECONDITION:
+                    known = True  # a withheld duplicate twin: ours, not shown yet
+                elif exc.code() != grpc.StatusCode.NOT_FOUND:
                     return False  # not known for sure: ask again next time
-                known = False
+                else:
+                    known = False
             self._known[m.server_match_id] = known
             while len(self._known) > KNOWN_HOSTS:
                 self._known.popitem(last=False)
