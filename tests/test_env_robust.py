@@ -48,7 +48,7 @@ def test_the_command_works_without_the_env_extra() -> None:
     assert done.returncode == 2
     said = done.stdout + done.stderr
     assert "Traceback" not in said and len(said.strip().splitlines()) == 1, said
-    assert "cirulla bench env" in said and "pip install 'cirulla[env]'" in said, said
+    assert "cirulla bench env" in said and "pip install -e '.[env]'" in said, said
 
 
 def test_the_package_imports_without_the_extra_and_says_what_is_missing() -> None:
@@ -60,7 +60,7 @@ def test_the_package_imports_without_the_extra_and_says_what_is_missing() -> Non
         "    print(exc)\n"
     )
     assert done.returncode == 0, done.stderr
-    assert "needs the env extra" in done.stdout and "cirulla[env]" in done.stdout
+    assert "needs the env extra" in done.stdout and "'.[env]'" in done.stdout
 
 
 def test_importing_the_package_registers_the_gym_id() -> None:

@@ -189,7 +189,7 @@ def test_a_command_whose_extra_is_missing_names_it_in_one_line(
     run = cirulla(light_env, *args, cwd=tmp_path, timeout=30)
     name = " ".join(args[:2]) if args[0] == "bench" else args[0]
     assert run.returncode == 2, run.stdout + run.stderr
-    hint = f"needs the {extra} extra: pip install 'cirulla[{extra}]'"
+    hint = f"needs the {extra} extra: pip install -e '.[{extra}]' in the clone (docs/install.md)"
     assert run.stderr == f"cirulla {name}: {hint}\n"
     assert run.stdout == ""
     assert not list(tmp_path.iterdir())  # nothing started, nothing written
@@ -198,7 +198,10 @@ def test_a_command_whose_extra_is_missing_names_it_in_one_line(
 def test_play_without_a_server_names_both_extras(light_env: dict[str, str]) -> None:
     run = cirulla(light_env, "play", "--vs", "random")
     assert run.returncode == 2
-    expected = "cirulla play: needs the tui and server extras: pip install 'cirulla[tui,server]'"
+    expected = (
+        "cirulla play: needs the tui and server extras: "
+        "pip install -e '.[tui,server]' in the clone (docs/install.md)"
+    )
     assert run.stderr == expected + "\n"
 
 

@@ -9,7 +9,7 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from cirulla.extras import MissingExtraError, extra_of, modules_of, require
+from cirulla.extras import MissingExtraError, extra_of, install_hint, modules_of, require
 from cirulla.logs import quiet_grpc
 from cirulla.rules.core import CORE
 from cirulla.version import PROTOCOL_VERSION, __version__
@@ -142,7 +142,7 @@ def _unavailable(
     subparsers: argparse._SubParsersAction[argparse.ArgumentParser], name: str, extra: str
 ) -> None:
     """``name`` as a command that only says which extra to install (whatever follows it)."""
-    hint = f"needs the {extra} extra: pip install 'cirulla[{extra}]'"
+    hint = f"needs the {extra} extra: {install_hint(extra)}"
     p = subparsers.add_parser(name, help=f"({hint})", description=hint, add_help=False)
     p.set_defaults(missing_extra=extra)
 

@@ -1,7 +1,7 @@
 """The optional parts of the install (pyproject.toml's extras), and the one line a command
 prints when the part it needs is not installed.
 
-``pip install cirulla`` is the rules core, the bot kit and the protocol: a bot on a
+The base install is the rules core, the bot kit and the protocol: a bot on a
 player's machine needs no web, TUI or database library. The match server, the
 tournament runner, the ladder, the terminal UI and the learning environments are extras.
 A command that needs one checks it here before it starts, so a missing library is one
@@ -52,6 +52,13 @@ INCLUDES: dict[str, tuple[str, ...]] = {
 }
 
 
+def install_hint(*extras: str) -> str:
+    """How to add ``extras`` to an install. The package is not on a public index (and a
+    package of that name there would be someone else's), so the hint is the clone's
+    editable install; docs/install.md gives the wheel's form too."""
+    return f"pip install -e '.[{','.join(extras)}]' in the clone (docs/install.md)"
+
+
 class MissingExtraError(ImportError):
     """A command needs extras that are not installed; ``str()`` is the line to print
     after ``cirulla COMMAND: ``."""
@@ -61,7 +68,7 @@ class MissingExtraError(ImportError):
         names = " and ".join(self.extras)
         plural = "extras" if len(self.extras) > 1 else "extra"
         super().__init__(
-            f"needs the {names} {plural}: pip install 'cirulla[{','.join(self.extras)}]'"
+            f"needs the {names} {plural}: {install_hint(*self.extras)}"
         )
 
 

@@ -57,6 +57,7 @@ from cirulla.bots.endgame import (
 from cirulla.bots.heuristic import SCOPA_POINT, Appraiser
 from cirulla.bots.inference import Evidence, PlayTracker, hidden_hand_marginals
 from cirulla.bots.seeding import decision_seed
+from cirulla.extras import install_hint
 from cirulla.rules.actions import Action
 from cirulla.rules.cards import NUM_CARDS
 from cirulla.rules.views import View
@@ -93,7 +94,7 @@ POINT_SCALE = 4.0
 
 def _need_numpy() -> None:
     if np is None:
-        raise ImportError("the learned bot needs NumPy: pip install 'cirulla[env]'")
+        raise ImportError(f"the learned bot needs NumPy: {install_hint('env')}")
 
 
 def obs_size(version: int = FEATURES_VERSION) -> int:

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from cirulla.bots.policy import RawAnswer
+from cirulla.extras import install_hint
 from cirulla.rules.actions import Action
 from cirulla.rules.views import View
 
@@ -40,7 +41,7 @@ ArrayPolicy = Callable[[Any, Any], int]
 
 def _need_numpy() -> None:
     if np is None:
-        raise ImportError("the policy bot needs NumPy: pip install 'cirulla[env]'")
+        raise ImportError(f"the policy bot needs NumPy: {install_hint('env')}")
 
 
 def save_mlp(path: str | Path, layers: Sequence[tuple[Any, Any]]) -> Path:
@@ -119,7 +120,7 @@ def load_array_policy(model: str) -> ArrayPolicy:
             import onnxruntime  # type: ignore[import-untyped,unused-ignore]
         except ImportError:
             raise ImportError(
-                "an .onnx policy needs onnxruntime: pip install onnxruntime"
+                f"an .onnx policy needs onnxruntime: {install_hint('onnx')}"
             ) from None
         _need_file(model)
         try:

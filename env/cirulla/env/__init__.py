@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from cirulla.extras import install_hint
+
 try:
     import gymnasium as _gymnasium
 except ImportError:  # no env extra: nothing to register, the rest of cirulla still works
@@ -26,7 +28,7 @@ except ImportError:  # no env extra: nothing to register, the rest of cirulla st
 if _gymnasium is not None and "Cirulla-v0" not in _gymnasium.registry:
     _gymnasium.register(id="Cirulla-v0", entry_point="cirulla.env.gym:CirullaGym")
 
-EXTRA_HINT = "pip install 'cirulla[env]'"
+EXTRA_HINT = install_hint("env")
 
 
 def aec_env(players: int = 2, preset: str = "standard", **rules: Any) -> Any:

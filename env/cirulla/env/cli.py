@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 
+from cirulla.extras import install_hint
 from cirulla.rules.cli import add_rule_arguments, options_from_args
 
 
@@ -34,7 +35,7 @@ def cmd_bench_env(args: argparse.Namespace) -> int:
         from cirulla.env.bench import bench_env
     except ImportError as exc:
         missing = exc.name or str(exc)
-        print(f"cirulla bench env: error: {missing} is missing: pip install 'cirulla[env]'")
+        print(f"cirulla bench env: error: {missing} is missing: {install_hint('env')}")
         return 2
     if args.num_envs < 1 or args.seconds <= 0:
         print("cirulla bench env: error: --num-envs and --seconds must be positive")

@@ -64,7 +64,7 @@ With an admin token (--admin-token-file or CIRULLA_ADMIN_TOKEN), CreateMatch, Cr
 and AbortMatch need the call metadata `authorization: Bearer <token>`; without one the
 server is open, within the limits below (docs/server.md, "Limits and trust"). Stop with
 Ctrl-C or SIGTERM: connected players get a Goodbye (reason SERVER_SHUTDOWN) first.
-Needs the server extra: pip install 'cirulla[server]'.
+Needs the server extra (pip install -e '.[server]' in the clone).
 """
 
 REPLAY_HELP = """\
