@@ -93,8 +93,9 @@ def check_floors(out_pkg: Path) -> None:
             shown = ".".join(map(str, needed))
             raise RuntimeError(
                 f"the generated code needs {name}>={shown}, but pyproject.toml admits "
-                f"{name}>={'.'.join(map(str, floor or ()))}: raise the floor, or pin "
-                "grpcio-tools in [build-system] requires to the release the floors match"
+                f"{name}>={'.'.join(map(str, floor or ()))}: the floors in [project] dependencies "
+                "derive from the grpcio-tools pinned exactly in [build-system] requires "
+                "(docs/install.md)"
             )
 
 

@@ -104,7 +104,7 @@ def test_the_wheel_ships_license_types_and_protos(wheel: Path) -> None:
     assert "cirulla/v1/match_service_pb2.pyi" in names
     metadata = next(n for n in names if n.endswith(".dist-info/METADATA"))
     text = zipfile.ZipFile(wheel).read(metadata).decode()
-    assert "License :: OSI Approved :: MIT License" in text and "Typing :: Typed" in text
+    assert "License-Expression: MIT" in text and "Typing :: Typed" in text
 
 
 def installed(python: Path) -> dict[str, str]:
@@ -159,7 +159,8 @@ def test_the_lowest_allowed_protobuf_and_grpcio_work(wheel: Path, tmp_path: Path
     server = run("-m", "cirulla", "server", "--listen", "127.0.0.1:0", "--db", ":memory:")
     assert server.returncode == 2
     assert server.stderr == (
-        "cirulla server: needs the server extra: pip install 'cirulla[server]'\n"
+        "cirulla server: needs the server extra: "
+        "pip install -e '.[server]' in the clone (docs/install.md)\n"
     )
     # the bot kit of that install plays a whole match on a normal server
     bot_env = {k: v for k, v in os.environ.items() if not k.startswith("CIRULLA_")}
@@ -183,22 +184,108 @@ def test_the_lowest_allowed_protobuf_and_grpcio_work(wheel: Path, tmp_path: Path
     assert version_line.startswith("cirulla ")
 
 
-def test_the_readme_commands_install_every_extra() -> None:
-    """The README's main job installs ``.[all]`` (every extra) on one line, its test
-    command ``.[dev]`` (which includes ``cirulla[all]``), and .ci/run runs exactly that."""
+MAIN_JOB = (
+    "python3 -m venv .venv && .venv/bin/pip install -r requirements/all.txt"
+    " && .venv/bin/pip install --no-deps --no-build-isolation -e ."
+    " && .venv/bin/cirulla tournament"
+)
+TEST_INSTALL = (
+    "python3 -m venv .venv && .venv/bin/pip install -q -r requirements/dev.txt"
+    " && .venv/bin/pip install -q --no-deps --no-build-isolation -e ."
+)
+
+
+def test_the_readme_commands_install_every_extra_from_the_lock() -> None:
+    """The README's main job installs the lock of ``.[all]`` (every extra), its test
+    command the lock of ``.[dev]`` (which includes ``cirulla[all]``), each then the project
+    itself with no dependency resolution and no build isolation (the build tools come from
+    the lock too), and .ci/run runs exactly that test command."""
     readme = (ROOT / "README.md").read_text()
     blocks = re.findall(r"```sh\n(.*?)```", readme, re.S)
     main_job = next(b for b in blocks if "cirulla tournament" in b and "venv" in b)
-    assert main_job.strip() == (
-        "python3 -m venv .venv && .venv/bin/pip install -e '.[all]' && .venv/bin/cirulla tournament"
-    )
+    assert main_job.strip() == MAIN_JOB
     tests = next(b for b in blocks if "pytest" in b and "venv" in b).strip()
-    assert "\n" not in tests and ".venv/bin/pip install -q -e '.[dev]'" in tests
+    assert "\n" not in tests and tests.startswith(TEST_INSTALL + " && "), tests
     assert (ROOT / ".ci" / "run").read_text().rstrip().splitlines()[-1] == tests
     extras = project()["optional-dependencies"]
     named = {x for dep in extras["all"] for x in _extras_of(dep)}
     assert named == set(extras) - {"all", "dev"}
     assert "all" in {x for dep in extras["dev"] for x in _extras_of(dep)}
+
+
+def build_requires() -> list[str]:
+    return list(tomllib.loads((ROOT / "pyproject.toml").read_text())["build-system"]["requires"])
+
+
+def test_build_requirements_are_exact_pins() -> None:
+    """A build requirement that generates code (grpcio-tools) or builds the package
+    (setuptools) is ``name==X.Y.Z``: a range lets an upstream release change what every
+    fresh install generates (grpcio-tools 1.85.4 did, on 2026-12-06). The dev extra's
+    grpcio-tools (for tools that compile protos) is the same pin."""
+    pins = {}
+    for requirement in build_requires():
+        found = re.fullmatch(r"([A-Za-z0-9_.-]+)==([0-9]+(?:\.[0-9]+)+)", requirement.strip())
+        assert found, f"[build-system] requires {requirement!r} is not an exact pin"
+        pins[found[1].lower()] = found[2]
+    assert "grpcio-tools" in pins
+    dev = project()["optional-dependencies"]["dev"]
+    dev_tools = [d for d in dev if d.startswith("grpcio-tools")]
+    assert dev_tools == [f"grpcio-tools=={pins['grpcio-tools']}"]
+
+
+def locked(name: str) -> dict[str, list[tuple[str, str]]]:
+    """``requirements/NAME.txt``: package -> [(version, marker)], every entry hashed."""
+    text = (ROOT / "requirements" / f"{name}.txt").read_text()
+    entries: dict[str, list[tuple[str, str]]] = {}
+    for block in re.split(r"\n(?=[A-Za-z0-9])", text):
+        head = block.splitlines()[0]
+        found = re.match(r"([A-Za-z0-9_.-]+)==([^ ;\\]+)\s*(?:;\s*([^\\]+))?", head)
+        if not found:
+            continue
+        assert "--hash=sha256:" in block, f"requirements/{name}.txt: {head} has no hash"
+        key = re.sub(r"[-_.]+", "-", found[1]).lower()
+        entries.setdefault(key, []).append((found[2], (found[3] or "").strip()))
+    return entries
+
+
+@pytest.mark.parametrize("extra", ["all", "dev"])
+def test_the_lock_holds_the_build_tools_and_satisfies_every_range(extra: str) -> None:
+    """Each lock file pins the build tools at their exact pins and, for this machine's
+    Python, a version of every dependency the extra names that its range admits: a lock
+    left behind by an edit of pyproject.toml fails here (refresh it with .ci/lock)."""
+    from packaging.markers import Marker
+    from packaging.requirements import Requirement
+
+    entries = locked(extra)
+
+    def version_here(name: str) -> str:
+        key = re.sub(r"[-_.]+", "-", name).lower()
+        assert key in entries, f"requirements/{extra}.txt lacks {name}: run .ci/lock"
+        here = [v for v, marker in entries[key] if not marker or Marker(marker).evaluate()]
+        assert len(here) == 1, (name, entries[key])
+        return here[0]
+
+    for requirement in build_requires():
+        name, pinned = requirement.split("==")
+        assert version_here(name) == pinned, requirement
+    extras = project()["optional-dependencies"]
+    wanted, todo, seen = list(project()["dependencies"]), [extra], set()
+    while todo:
+        current = todo.pop()
+        seen.add(current)
+        for dep in extras[current]:
+            nested = _extras_of(dep)
+            if nested:
+                todo += sorted(nested - seen)
+            else:
+                wanted.append(dep)
+    for dep in wanted:
+        requirement = Requirement(dep)
+        if requirement.marker and not requirement.marker.evaluate():
+            continue
+        assert requirement.specifier.contains(version_here(requirement.name), prereleases=True), (
+            f"requirements/{extra}.txt pins {requirement.name} outside {dep!r}: run .ci/lock"
+        )
 
 
 def _extras_of(dep: str) -> set[str]:
