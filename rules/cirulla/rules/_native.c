@@ -53,6 +53,78 @@ out:
     return rc;
 }
 
+/* FNV-1a over 64-bit words: the fingerprint of a run of random games */
+static inline u64 fnv_mix(u64 h, u64 x) {
+    for (int i = 0; i < 8; i++) {
+        h ^= (x >> (8 * i)) & 0xff;
+        h *= 0x100000001b3ULL;
+    }
+    return h;
+}
+
+/* bench_run's loop for a fixed number of deals, fingerprinting every action code and every
+   deal's totals: the benchmark's games, so a faster core can show it plays the same ones. */
+static int digest_run(const Opts *o, long long ndeals, u64 seed, u64 *digest,
+                      long long *actions) {
+    Rng rng = {seed}, deck_rng = {seed ^ 0x5bd1e995ULL};
+    Scratch s = {0};
+    G g;
+    Tab t;
+    u64 h = 0xcbf29ce484222325ULL;
+    *actions = 0;
+    g_init(&g, o);
+    g.deck = rng_deck;
+    g.deck_ctx = &deck_rng;
+    g.dealer = o->players - 2;
+    g_start_deal(&g);
+    for (long long d = 0; d < ndeals; d++) {
+        int deal_no = g.deal_no;
+        while (g.deal_no == deal_no && g.winner < 0) {
+            if (tab_init(&s, &t, g.table, g.wild) ||
+                legal_codes(&s, &t, g.hands[g.turn], g.wild, o->must_capture,
+                            o->pairing_precedence)) {
+                scratch_free(&s);
+                return -1;
+            }
+            u64 code = s.codes[rng_below(&rng, (uint32_t)s.ncodes)];
+            h = fnv_mix(h, code);
+            h = fnv_mix(h, (u64)s.ncodes);
+            g_play(&g, code);
+            (*actions)++;
+        }
+        for (int i = 0; i < g.sides; i++) h = fnv_mix(h, (u64)(uint32_t)g.totals[i]);
+        if (g.winner >= 0) {
+            h = fnv_mix(h, (u64)g.winner);
+            g_init(&g, o);
+            g.deck = rng_deck;
+            g.deck_ctx = &deck_rng;
+            g.dealer = o->players - 2;
+            g_start_deal(&g);
+        }
+    }
+    scratch_free(&s);
+    *digest = h;
+    return 0;
+}
+
+PyDoc_STRVAR(random_deals_digest_doc,
+             "random_deals_digest(options, deals, seed) -> (digest, actions)\n\n"
+             "bench_rules's random-play loop for ``deals`` deals: a fingerprint (FNV-1a) of every "
+             "action code, the number of legal actions at each step, and every deal's totals.");
+
+static PyObject *py_random_deals_digest(PyObject *self, PyObject *args) {
+    PyObject *opts_obj;
+    long long deals, actions;
+    unsigned long long seed;
+    u64 digest;
+    Opts o;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "OLK", &opts_obj, &deals, &seed)) return NULL;
+    if (parse_opts(opts_obj, &o)) return NULL;
+    if (digest_run(&o, deals, seed, &digest, &actions)) return PyErr_NoMemory();
+    return Py_BuildValue("(KL)", (unsigned long long)digest, actions);
+}
+
 PyDoc_STRVAR(legal_codes_doc,
              "legal_codes(hand, table, wild, must_capture, pairing_precedence) -> list\n\n"
              "Game.legal_codes for the seat holding ``hand``, in the protocol's order.");
@@ -420,6 +492,7 @@ static PyMethodDef module_methods[] = {
     {"score_deal", py_score_deal, METH_VARARGS, score_deal_doc},
     {"sample_world", py_sample_world, METH_VARARGS, sample_world_doc},
     {"bench_rules", py_bench_rules, METH_VARARGS, bench_rules_doc},
+    {"random_deals_digest", py_random_deals_digest, METH_VARARGS, random_deals_digest_doc},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module_def = {
