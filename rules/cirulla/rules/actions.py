@@ -14,7 +14,7 @@ Search code uses the int encoding (``Action.to_int``); people and logs use the t
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import IntEnum
 
 from cirulla.rules.cards import (
@@ -144,6 +144,8 @@ class Action:
     card: int
     capture: int = 0
     declaration: Declaration | None = None
+    # the int encoding, computed once: the game's legality check is a look-up of it
+    _code: int = field(default=0, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.card, int) or not 0 <= self.card < NUM_CARDS:
@@ -152,18 +154,29 @@ class Action:
             raise InvalidActionError(f"capture mask {self.capture:#x} has bits beyond 40 cards")
         if self.capture >> self.card & 1:
             raise InvalidActionError(f"{CARD_NAMES[self.card]} cannot capture itself")
+        decl = self.declaration.code() if self.declaration else 0
+        object.__setattr__(self, "_code", encode(self.card, self.capture, decl))
 
     @property
     def captured(self) -> list[int]:
         return cards_of(self.capture)
 
     def to_int(self) -> int:
-        return encode(self.card, self.capture, self.declaration.code() if self.declaration else 0)
+        return self._code
 
     @classmethod
     def from_int(cls, code: int) -> Action:
-        card, decl_code, capture = decode(code)
-        return cls(card, capture, Declaration.from_code(decl_code))
+        """The action of a code; actions are immutable, so each code's is built once and
+        shared (``Game.legal_actions`` returns them without building anything)."""
+        action = _INTERNED.get(code)
+        if action is None or cls is not Action:
+            card, decl_code, capture = decode(code)
+            action = cls(card, capture, Declaration.from_code(decl_code))
+            if cls is Action:
+                if len(_INTERNED) >= _INTERNED_LIMIT:
+                    _INTERNED.clear()  # bounded: servers and bots run for days
+                _INTERNED[code] = action
+        return action
 
     @classmethod
     def parse(cls, text: str) -> Action:
@@ -196,6 +209,11 @@ class Action:
 
     def __repr__(self) -> str:
         return f"Action.parse({str(self)!r})"
+
+
+#: Action by code, for ``Action.from_int`` (a few thousand codes occur in practice).
+_INTERNED: dict[int, Action] = {}
+_INTERNED_LIMIT = 200_000
 
 
 def _parse_declaration(token: str, text: str) -> Declaration:

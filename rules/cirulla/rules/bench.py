@@ -1,25 +1,37 @@
 """Random-policy throughput of the rules core: the budget tree search lives on, and what
 a Python program driving ``Game`` sees.
 
-Three loops, reported apart because their rates differ by two orders of magnitude:
+The loops, reported apart because their rates differ by two orders of magnitude:
 
 * ``native``: the random-play loop runs inside the native core (``_native.c``), never
   returning to Python: what a search in C (``mcts``) sees;
 * ``python``: the reference core's own loop in Python (``reference_legal_codes`` and
-  ``apply_code``), the core a machine without a C compiler runs;
+  ``apply_code``), the core a machine without a C compiler runs: the naive pure-Python
+  baseline;
 * ``api``: a Python program using the public API, ``Game.legal_actions()`` and the
   checked ``Game.apply()`` (Action objects, events, the referee's checks), on whichever
-  core is built: what a Python bot or environment written against ``Game`` sees.
+  core is built: what a Python bot or environment written against ``Game`` sees;
+* ``api_before``: the same program on the API as it was before its fast paths (a
+  validated ``Action`` built for every legal code, the legal codes generated again by
+  ``apply``'s check, events through the dataclasses' own constructors), kept as the
+  baseline the ``api`` figure is measured against in the same run;
+* ``search``: the documented fast path for search in Python, ``legal_codes()`` and
+  ``apply_code()`` (no checks, no events).
 """
 
 from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
+from cirulla.rules import events as ev
+from cirulla.rules import game as game_module
+from cirulla.rules.actions import Action, Declaration, decode, encode
 from cirulla.rules.core import options_tuple, require_native, resolve_core
+from cirulla.rules.errors import IllegalActionError
 from cirulla.rules.game import Game
 from cirulla.rules.options import Options
 
@@ -52,6 +64,22 @@ def bench_api(options: Options, seconds: float = 3.0, seed: int = 1) -> dict[str
     return _random_deals(options, seconds, seed, _api_deal, 16, CORE, "api")
 
 
+def bench_api_before(options: Options, seconds: float = 3.0, seed: int = 1) -> dict[str, Any]:
+    """``bench_api``'s program on the API as it was before its fast paths: the baseline."""
+    from cirulla.rules.core import CORE
+
+    with _dataclass_events():
+        return _random_deals(options, seconds, seed, _api_before_deal, 16, CORE, "api_before")
+
+
+def bench_search(options: Options, seconds: float = 3.0, seed: int = 1) -> dict[str, Any]:
+    """Random deals through ``Game.legal_codes()`` and ``Game.apply_code()``: the fast path
+    for search in Python."""
+    from cirulla.rules.core import CORE
+
+    return _random_deals(options, seconds, seed, _search_deal, 16, CORE, "search")
+
+
 def _reference_deal(game: Game, rnd: Callable[[], float]) -> int:
     """One deal of random play on the Python core (even if native is built); its actions."""
     deal_no, actions = game.deal_no, 0
@@ -70,6 +98,84 @@ def _api_deal(game: Game, rnd: Callable[[], float]) -> int:
         game.apply(legal[int(rnd() * len(legal))])
         actions += 1
     return actions
+
+
+def _search_deal(game: Game, rnd: Callable[[], float]) -> int:
+    """One deal of random play on the unchecked int path; its actions."""
+    deal_no, actions = game.deal_no, 0
+    while game.deal_no == deal_no and game.winner is None:
+        codes = game.legal_codes()
+        game.apply_code(codes[int(rnd() * len(codes))])
+        actions += 1
+    return actions
+
+
+def _codes_before(game: Game) -> list[int]:
+    """The legal codes generated afresh, as ``legal_codes`` did at every call."""
+    if game.winner is not None or game.deal_over:
+        return []
+    native_codes = game_module._NATIVE_LEGAL_CODES
+    if native_codes is None:
+        return game.reference_legal_codes()
+    o = game.options
+    return native_codes(
+        game.hands[game.turn], game.table, game.wild, o.must_capture, o.pairing_precedence
+    )
+
+
+def _action_before(code: int) -> Action:
+    """A validated ``Action`` built for one code, as ``legal_actions`` built every one."""
+    card, decl_code, capture = decode(code)
+    return Action(card, capture, Declaration.from_code(decl_code))
+
+
+def _api_before_deal(game: Game, rnd: Callable[[], float]) -> int:
+    """``_api_deal`` on the API's previous paths: ``legal_actions`` built a validated
+    ``Action`` per legal code; ``apply`` encoded the action again, generated the legal
+    codes again for its check, and built its events with the dataclass constructors
+    (``_dataclass_events``); then the same state machine."""
+    deal_no, actions = game.deal_no, 0
+    while game.deal_no == deal_no and game.winner is None:
+        legal = [_action_before(code) for code in _codes_before(game)]
+        action = legal[int(rnd() * len(legal))]
+        decl = action.declaration
+        code = encode(action.card, action.capture, decl.code() if decl else 0)
+        if code not in _codes_before(game):
+            raise IllegalActionError("bench", f"{action} is not legal")
+        events: list[ev.Event] = []
+        game.history.append((game.turn, code))
+        game._play(code, events)
+        actions += 1
+    return actions
+
+
+#: the events game.py builds through ``core.fast_constructor`` (as ``_<name>``)
+_EVENT_TYPES = (
+    "Redeal",
+    "DealStarted",
+    "HandDealt",
+    "DealerBonus",
+    "Declared",
+    "CardPlayed",
+    "RoundDealt",
+    "LastTake",
+    "DealScored",
+    "GameOver",
+)
+
+
+@contextmanager
+def _dataclass_events() -> Iterator[None]:
+    """The state machine builds its events with the dataclasses' generated ``__init__``
+    (as before ``core.fast_constructor``) while the baseline runs."""
+    saved = {name: getattr(game_module, "_" + name) for name in _EVENT_TYPES}
+    try:
+        for name in _EVENT_TYPES:
+            setattr(game_module, "_" + name, getattr(ev, name))
+        yield
+    finally:
+        for name, value in saved.items():
+            setattr(game_module, "_" + name, value)
 
 
 def _random_deals(
@@ -109,6 +215,11 @@ LOOPS = {
     "native": "the random-play loop inside the native core, in C (what mcts's search sees)",
     "python": "the reference core's loop in Python (reference_legal_codes + apply_code)",
     "api": "Python calling Game.legal_actions() and Game.apply() (what a Python user sees)",
+    "api_before": "the api loop on the API's paths before its fast paths (the baseline): a "
+    "validated Action built per legal code, legal codes generated again by apply's check, "
+    "events through the dataclass constructors",
+    "search": "Python calling Game.legal_codes() and Game.apply_code() (the fast path for "
+    "search: no checks, no events)",
 }
 
 

@@ -221,8 +221,51 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def _ratio(a: dict[str, Any], b: dict[str, Any]) -> float | None:
+    """How many times ``a``'s deals per CPU second ``b``'s are (one decimal)."""
+    if not a["deals_per_cpu_s"] or not b["deals_per_cpu_s"]:
+        return None
+    return round(float(a["deals_per_cpu_s"]) / float(b["deals_per_cpu_s"]), 1)
+
+
+def figures(
+    runs: dict[str, dict[str, Any]],
+    api: dict[str, Any],
+    before: dict[str, Any],
+    search: dict[str, Any],
+) -> dict[str, dict[str, Any]]:
+    """Each headline figure beside its baseline measured in the same run (deals per CPU
+    second, one core): docs/performance.md's table reads them."""
+    python = runs["python"]
+    out = {
+        "api": {
+            "deals_per_cpu_s": api["deals_per_cpu_s"],
+            "baseline": "api_before",
+            "baseline_deals_per_cpu_s": before["deals_per_cpu_s"],
+            "ratio": _ratio(api, before),
+            "over_naive_python": _ratio(api, python),
+        },
+        "search": {
+            "deals_per_cpu_s": search["deals_per_cpu_s"],
+            "baseline": "api_before",
+            "baseline_deals_per_cpu_s": before["deals_per_cpu_s"],
+            "ratio": _ratio(search, before),
+            "over_naive_python": _ratio(search, python),
+        },
+    }
+    if "native" in runs:
+        native = runs["native"]
+        out["native"] = {
+            "deals_per_cpu_s": native["deals_per_cpu_s"],
+            "baseline": "cores.python",
+            "baseline_deals_per_cpu_s": python["deals_per_cpu_s"],
+            "ratio": _ratio(native, python),
+        }
+    return out
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
-    from cirulla.rules.bench import bench_api, bench_rules
+    from cirulla.rules.bench import bench_api, bench_api_before, bench_rules, bench_search
 
     try:
         options = options_from_args(args)
@@ -240,20 +283,21 @@ def cmd_bench(args: argparse.Namespace) -> int:
     cores = ["native", "python"] if CORE == "native" else ["python"]
     runs = {core: bench_rules(options, args.seconds, args.seed, core) for core in cores}
     api = bench_api(options, args.seconds, args.seed)
+    before = bench_api_before(options, args.seconds, args.seed)
+    search = bench_search(options, args.seconds, args.seed)
     report = {
         "benchmark": "rules",
         "core": CORE,
         "cores": runs,
         # what a Python program calling Game.legal_actions() and Game.apply() sees
         "api": api,
+        "api_before": before,
+        "search": search,
         "user_sees_deals_per_cpu_s": api["deals_per_cpu_s"],
+        "figures": figures(runs, api, before, search),
     }
     if len(runs) == 2:
-        report["native_over_python"] = round(
-            runs["native"]["deals_per_cpu_s"] / runs["python"]["deals_per_cpu_s"], 1
-        )
-        report["native_loop_over_api"] = round(
-            runs["native"]["deals_per_cpu_s"] / api["deals_per_cpu_s"], 1
-        )
+        report["native_over_python"] = _ratio(runs["native"], runs["python"])
+        report["native_loop_over_api"] = _ratio(runs["native"], api)
     print(json.dumps(report))
     return 0

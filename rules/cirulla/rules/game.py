@@ -12,9 +12,15 @@ import hashlib
 import random
 import secrets
 from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from cirulla.rules.actions import DECLARATION_POINTS, Action, Declaration, declaration_codes
+from cirulla.rules.actions import (
+    _INTERNED,
+    DECLARATION_POINTS,
+    Action,
+    Declaration,
+    declaration_codes,
+)
 from cirulla.rules.captures import _CACHE as _CAPTURE_CACHE
 from cirulla.rules.captures import captures_by_value, resolve, table_entry
 from cirulla.rules.cards import (
@@ -30,7 +36,7 @@ from cirulla.rules.cards import (
     mask_of,
     parse_card,
 )
-from cirulla.rules.core import native
+from cirulla.rules.core import fast_constructor, native
 from cirulla.rules.errors import DeckError, IllegalActionError
 from cirulla.rules.events import (
     CardPlayed,
@@ -60,7 +66,22 @@ def parse_deck(deck: Sequence[int | str]) -> list[int]:
     return cards
 
 
+# the events the state machine builds, through the cheap constructor (one per card played)
+_Redeal = fast_constructor(Redeal)
+_DealStarted = fast_constructor(DealStarted)
+_HandDealt = fast_constructor(HandDealt)
+_DealerBonus = fast_constructor(DealerBonus)
+_Declared = fast_constructor(Declared)
+_CardPlayed = fast_constructor(CardPlayed)
+_RoundDealt = fast_constructor(RoundDealt)
+_LastTake = fast_constructor(LastTake)
+_DealScored = fast_constructor(DealScored)
+_GameOver = fast_constructor(GameOver)
+
 _DECL_CODES: dict[int, tuple[int, ...]] = {}
+_new_game = object.__new__
+_NO_LEGAL: list[Any] = [0, 0, 0, [], []]  # a finished game or deal: nothing to play
+_INTERNED_ACTIONS = _INTERNED
 _NATIVE_LEGAL_CODES: Callable[[int, int, int, bool, bool], list[int]] | None = (
     native.legal_codes if native is not None else None
 )
@@ -164,6 +185,7 @@ _SLOTS = (
     "in_hands",
     "history",
     "last_score",
+    "_legal",
 )
 
 
@@ -232,6 +254,7 @@ class Game:
         self.deal_only = deal_only
         self.history: list[tuple[int, int]] = []  # (seat, action code) through apply()
         self.last_score: DealScore | None = None
+        self._legal: list[Any] | None = None
         self._start_deal(events)
 
     @classmethod
@@ -295,6 +318,7 @@ class Game:
         game.in_hands = sum(h.bit_count() for h in hands)
         game.history = []
         game.last_score = None
+        game._legal = None
         return game
 
     # ------------------------------------------------------------------ queries
@@ -321,20 +345,37 @@ class Game:
         Order: no declaration first, then declarations by code; within each, cards in
         ascending order; for each card, "no capture" (if allowed) then capture masks ascending.
         Computed by the native core when it runs (``rules/cirulla/rules/core.py``), else by
-        ``reference_legal_codes``; the two are held equal by the differential test.
+        ``reference_legal_codes``; the two are held equal by the differential test. Computed
+        once per position: ``legal_actions`` and ``apply`` reuse them (a fresh list each call,
+        the caller's to keep).
+        """
+        codes: list[int] = self._legal_entry()[3]
+        return codes[:]
+
+    def _legal_entry(self) -> list[Any]:
+        """``[hand, table, wild, codes, actions or None]`` of the position to move.
+
+        The legal actions depend only on the mover's hand, the table and the wild value
+        (the options are the game's for good), so the entry is keyed by them and checked on
+        every use: a position changed by any means, even by hand, is never served stale.
         """
         if self.winner is not None or self.deal_over:
-            return []
+            return _NO_LEGAL
+        hand = self.hands[self.turn]
+        table = self.table
+        wild = self.wild
+        entry = self._legal
+        if entry is not None and entry[0] == hand and entry[1] == table and entry[2] == wild:
+            return entry
         if _NATIVE_LEGAL_CODES is not None:
             options = self.options
-            return _NATIVE_LEGAL_CODES(
-                self.hands[self.turn],
-                self.table,
-                self.wild,
-                options.must_capture,
-                options.pairing_precedence,
+            codes = _NATIVE_LEGAL_CODES(
+                hand, table, wild, options.must_capture, options.pairing_precedence
             )
-        return self.reference_legal_codes()
+        else:
+            codes = self.reference_legal_codes()
+        entry = self._legal = [hand, table, wild, codes, None]
+        return entry
 
     def reference_legal_codes(self) -> list[int]:
         """``legal_codes`` in pure Python: the readable reference the native core follows."""
@@ -384,11 +425,18 @@ class Game:
         return out
 
     def legal_actions(self) -> list[Action]:
-        return [Action.from_int(code) for code in self.legal_codes()]
+        """The legal actions, in ``legal_codes``' order: shared immutable ``Action`` objects
+        (one per code, see ``Action.from_int``), built once per position."""
+        entry = self._legal_entry()
+        actions: list[Action] | None = entry[4]
+        if actions is None:
+            interned = _INTERNED_ACTIONS.get
+            actions = entry[4] = [interned(c) or Action.from_int(c) for c in entry[3]]
+        return actions[:]
 
     def is_legal(self, action: Action | int) -> bool:
         code = action if isinstance(action, int) else action.to_int()
-        return code in self.legal_codes()
+        return code in self._legal_entry()[3]
 
     def view(self, seat: int | None) -> View:
         """What ``seat`` may know (None: a spectator). Only views leave the referee."""
@@ -413,7 +461,8 @@ class Game:
             raise IllegalActionError("deal_over", "the deal is over; no more actions")
         if seat is not None and seat != self.turn:
             raise IllegalActionError("turn", f"it is seat {self.turn}'s turn, not seat {seat}'s")
-        if code not in self.legal_codes():
+        # the position's own legal codes, computed once (legal_actions() made them)
+        if code not in self._legal_entry()[3]:
             rule, why = self.explain_illegal(Action.from_int(code))
             raise IllegalActionError(rule, why)
         events: list[Event] = []
@@ -502,7 +551,7 @@ class Game:
             if (table & ACES_MASK).bit_count() < 2:
                 break
             if events is not None:
-                events.append(Redeal(self.deal_no, dealer, table))
+                events.append(_Redeal(self.deal_no, dealer, table))
         self.hands = hands
         self.table = table
         self.stock = deck[3 * n + 4 :][::-1]
@@ -516,8 +565,8 @@ class Game:
         self.in_hands = 3 * n
         self.deal_over = False
         if events is not None:
-            events.append(DealStarted(self.deal_no, dealer, table, (3,) * n))
-            events.extend(HandDealt(s, 1, hands[s]) for s in range(n))
+            events.append(_DealStarted(self.deal_no, dealer, table, (3,) * n))
+            events.extend(_HandDealt(s, 1, hands[s]) for s in range(n))
         bonus = dealer_bonus(table, self.options.dealer_low_bonus)
         if bonus:
             side = self.side_of[dealer]
@@ -526,7 +575,7 @@ class Game:
             self.last_taker = side
             self.table = 0
             if events is not None:
-                events.append(DealerBonus(dealer, side, table, bonus))
+                events.append(_DealerBonus(dealer, side, table, bonus))
 
     def _play(self, code: int, events: list[Event] | None = None) -> None:
         seat = self.turn
@@ -545,7 +594,7 @@ class Game:
             if events is not None:
                 d = Declaration.from_code(decl)
                 assert d is not None
-                events.append(Declared(seat, side, d.kind, hands[seat], d.wild_value, points))
+                events.append(_Declared(seat, side, d.kind, hands[seat], d.wild_value, points))
         bit = 1 << card
         hands[seat] ^= bit
         if self.declared[seat]:
@@ -567,7 +616,7 @@ class Game:
         else:
             self.table |= bit
         if events is not None:
-            events.append(CardPlayed(seat, side, card, value, capture, scopa, sweep))
+            events.append(_CardPlayed(seat, side, card, value, capture, scopa, sweep))
         self.turn = seat + 1 if seat + 1 < self.n else 0
         if not in_hands:
             if self.stock:
@@ -585,8 +634,8 @@ class Game:
         self.in_hands = 3 * n
         self.round += 1
         if events is not None:
-            events.append(RoundDealt(self.round, (3,) * n, len(stock)))
-            events.extend(HandDealt(s, self.round, hands[s]) for s in range(n))
+            events.append(_RoundDealt(self.round, (3,) * n, len(stock)))
+            events.extend(_HandDealt(s, self.round, hands[s]) for s in range(n))
 
     def _end_deal(self, events: list[Event] | None) -> None:
         leftover = self.table
@@ -600,8 +649,8 @@ class Game:
             self.totals[i] += side_score.total
         totals = tuple(self.totals)
         if events is not None:
-            events.append(LastTake(taker, leftover))
-            events.append(DealScored(self.deal_no, score, totals))
+            events.append(_LastTake(taker, leftover))
+            events.append(_DealScored(self.deal_no, score, totals))
         if score.cappotto is not None:
             self.winner = score.cappotto
             self.cappotto = True
@@ -612,7 +661,7 @@ class Game:
         if self.winner is not None:
             self.deal_over = True
             if events is not None:
-                events.append(GameOver(self.winner, totals, self.cappotto))
+                events.append(_GameOver(self.winner, totals, self.cappotto))
         elif self.deal_only:
             self.deal_over = True
         else:
@@ -626,19 +675,37 @@ class Game:
 
     def copy(self, *, deal_only: bool | None = None, history: bool = False) -> Game:
         """A cheap independent copy (search copies drop the history by default)."""
-        new = Game.__new__(Game)
-        for name in _SLOTS:
-            setattr(new, name, getattr(self, name))
+        # every slot spelled out (a loop over _SLOTS with getattr/setattr costs four times
+        # as much, and search copies once per node); test_copy_sets_every_slot keeps the
+        # list whole. The cached legal actions are shared: they are keyed by the position.
+        new = _new_game(Game)
+        new.options = self.options
+        new.n = self.n
+        new.sides = self.sides
+        new.side_of = self.side_of
+        new.deck_source = self.deck_source
+        new.decks_used = self.decks_used[:] if history else []
+        new.dealer = self.dealer
+        new.deal_no = self.deal_no
         new.totals = self.totals[:]
+        new.winner = self.winner
+        new.cappotto = self.cappotto
+        new.deal_only = self.deal_only if deal_only is None else deal_only
+        new.deal_over = self.deal_over
         new.hands = self.hands[:]
+        new.table = self.table
         new.stock = self.stock[:]
         new.captured = self.captured[:]
         new.scope = self.scope[:]
+        new.last_taker = self.last_taker
+        new.wild = self.wild
         new.declared = self.declared[:]
-        new.decks_used = self.decks_used[:] if history else []
+        new.round = self.round
+        new.turn = self.turn
+        new.in_hands = self.in_hands
         new.history = self.history[:] if history else []
-        if deal_only is not None:
-            new.deal_only = deal_only
+        new.last_score = self.last_score
+        new._legal = self._legal
         return new
 
     def cards_accounted(self) -> int:

@@ -1,0 +1,110 @@
+"""The Python API's fast paths give the same answers as the long way round.
+
+``Game`` keeps the legal codes and actions of the position to move (keyed by the mover's
+hand, the table and the wild value), shares one immutable ``Action`` per code, lets
+``apply`` check a move against the position's own list, copies slot by slot, and builds
+its events through ``core.fast_constructor``. Each test here names what could go stale or
+wrong if one of those shortcuts were taken carelessly.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from cirulla.rules import Action, Game, IllegalActionError, Options
+from cirulla.rules.core import fast_constructor, native
+from cirulla.rules.events import CardPlayed, Declared, HandDealt
+from cirulla.rules.game import _SLOTS
+
+
+def test_legal_actions_follow_a_position_changed_by_hand() -> None:
+    """The cache is keyed by what the answer depends on: editing the zones directly (as
+    the hiding tests and the inference do) is never answered from the old position."""
+    game = Game(Options(), seed=5)
+    first = game.legal_codes()
+    other = 1 - game.turn
+    game.hands[game.turn], game.hands[other] = game.hands[other], game.hands[game.turn]
+    assert game.legal_codes() == game.reference_legal_codes()
+    assert game.legal_codes() != first
+    game.table ^= game.table & -game.table  # one card fewer on the table
+    assert game.legal_codes() == game.reference_legal_codes()
+    assert [a.to_int() for a in game.legal_actions()] == game.reference_legal_codes()
+
+
+def test_legal_lists_are_the_callers_and_actions_are_shared() -> None:
+    game = Game(Options(), seed=5)
+    codes, actions = game.legal_codes(), game.legal_actions()
+    codes.clear()
+    actions.reverse()
+    assert game.legal_codes() and [a.to_int() for a in game.legal_actions()] == game.legal_codes()
+    again = game.legal_actions()
+    assert all(a is b for a, b in zip(reversed(actions), again, strict=True))
+    assert all(a is Action.from_int(a.to_int()) for a in again)
+    with pytest.raises(AttributeError):
+        again[0].card = 3  # type: ignore[misc]
+
+
+def test_an_action_from_an_earlier_position_is_checked_again() -> None:
+    """``apply`` trusts only the codes of the position to move: a move that was legal a
+    turn ago is refused once it is not."""
+    rng = random.Random(3)
+    refused = 0
+    for seed in range(20):
+        game = Game(Options(), seed=seed)
+        for _ in range(30):
+            legal = game.legal_actions()
+            old = rng.choice(legal)
+            game.apply(rng.choice(legal))
+            if game.winner is not None:
+                break
+            if old.to_int() not in game.reference_legal_codes():
+                with pytest.raises(IllegalActionError):
+                    game.apply(old)
+                refused += 1
+    assert refused > 50
+
+
+def test_an_action_built_by_hand_equals_the_shared_one() -> None:
+    game = Game(Options(), seed=9)
+    for action in game.legal_actions():
+        rebuilt = Action.parse(str(action))
+        assert rebuilt == action and hash(rebuilt) == hash(action)
+        assert rebuilt.to_int() == action.to_int()
+        assert game.is_legal(rebuilt)
+
+
+def test_copy_sets_every_slot() -> None:
+    """copy() spells the slots out: a slot added to Game but not to copy() fails here."""
+    game = Game(Options(), seed=2)
+    game.apply(game.legal_actions()[0])
+    for history in (False, True):
+        clone = game.copy(history=history)
+        for name in _SLOTS:
+            mine, theirs = getattr(game, name), getattr(clone, name)
+            if name in ("history", "decks_used") and not history:
+                assert theirs == []
+            else:
+                assert theirs == mine, name
+            if isinstance(mine, list) and mine and name != "_legal":
+                assert theirs is not mine, f"{name} is shared between the copies"
+    assert game.copy(deal_only=True).deal_only and not game.deal_only
+
+
+@pytest.mark.skipif(native is None, reason="the native core builds the fast constructors")
+def test_fast_events_are_the_dataclasses() -> None:
+    make = fast_constructor(CardPlayed)
+    fast, slow = (
+        make(0, 1, 5, 3, 1 << 33, False, True),
+        CardPlayed(0, 1, 5, 3, 1 << 33, False, True),
+    )
+    assert fast == slow and hash(fast) == hash(slow) and repr(fast) == repr(slow)
+    assert fast.to_dict() == slow.to_dict() and type(fast) is CardPlayed
+    with pytest.raises(AttributeError):
+        fast.seat = 2  # type: ignore[misc]
+    with pytest.raises(TypeError, match="takes 3 positional arguments"):
+        fast_constructor(HandDealt)(0, 1)
+    assert fast_constructor(Declared) is not Declared
+    with pytest.raises(ValueError, match="not an object slot"):
+        native.frozen_maker(CardPlayed, ("seat", "nope"))
