@@ -56,6 +56,7 @@ from cirulla.bots.endgame import (
 )
 from cirulla.bots.heuristic import SCOPA_POINT, Appraiser
 from cirulla.bots.inference import Evidence, PlayTracker, hidden_hand_marginals
+from cirulla.bots.model_files import ArraySpec, Headers, read_bounded, read_npz
 from cirulla.bots.seeding import decision_seed
 from cirulla.extras import install_hint
 from cirulla.rules.actions import Action
@@ -216,6 +217,14 @@ def appraise(appraiser: Appraiser, view: View, code: int) -> tuple[float, float,
 # --------------------------------------------------------------------------- the network
 
 PARAMS = ("wo", "wa", "b1", "w2", "b2", "w3", "v", "b3")
+#: The arrays of a weights file, checked on their headers before any is read
+#: (``model_files``): the parameters (floats) and ``meta`` (JSON bytes).
+WEIGHT_SPECS = {
+    **{name: ArraySpec(ndim=2 if name in ("wo", "wa", "w2") else 1) for name in PARAMS},
+    "meta": ArraySpec(ndim=1, kinds="u"),
+}
+#: Longest ``meta`` JSON read.
+MAX_META_BYTES = 64 * 1024
 
 
 @dataclass
@@ -303,23 +312,37 @@ def load_qnet(path: str | Path, sha256: str | None = None) -> QNet:
     the file and what is wrong): its SHA-256 if given, its arrays' shapes, its feature
     version."""
     _need_numpy()
-    where = Path(path)
-    if not where.is_file():
-        raise ValueError(f"learned weights {path}: no such file")
-    blob = where.read_bytes()
+    blob = read_bounded(path, "learned weights")
     if sha256 is not None and hashlib.sha256(blob).hexdigest() != sha256:
         raise ValueError(
             f"learned weights {path}: SHA-256 {hashlib.sha256(blob).hexdigest()[:16]}... is not "
             f"the recorded {sha256[:16]}..."
         )
-    try:
-        with np.load(io.BytesIO(blob), allow_pickle=False) as data:
-            arrays = {k: data[k] for k in data.files}
-    except (OSError, EOFError, ValueError, zipfile.BadZipFile) as exc:
-        raise ValueError(f"learned weights {path}: not a .npz file of arrays ({exc})") from None
-    absent = [n for n in (*PARAMS, "meta") if n not in arrays]
-    if absent:
-        raise ValueError(f"learned weights {path}: no array {absent[0]}")
+
+    def check_shapes(headers: Headers) -> None:
+        """The layers fit together, from the headers (the feature version is in ``meta``,
+        so the observation's width may be any version's; checked exactly once read)."""
+        hidden, hidden2 = headers["b1"][0][0], headers["b2"][0][0]
+        widths = {obs_size(v) for v in FEATURES_VERSIONS}
+        expected = {
+            "wa": (act_size(), hidden),
+            "w2": (hidden, hidden2),
+            "w3": (hidden2,),
+            "v": (act_size(),),
+            "b3": (1,),
+        }
+        wo = headers["wo"][0]
+        if wo[0] not in widths or wo[1] != hidden:
+            raise ValueError(f"learned weights {path}: wo has shape {wo}, not (inputs, {hidden})")
+        for name, shape in expected.items():
+            if headers[name][0] != shape:
+                raise ValueError(
+                    f"learned weights {path}: {name} has shape {headers[name][0]}, not {shape}"
+                )
+        if headers["meta"][0][0] > MAX_META_BYTES:
+            raise ValueError(f"learned weights {path}: meta above {MAX_META_BYTES} bytes")
+
+    arrays = read_npz(path, "learned weights", WEIGHT_SPECS, check_shapes, blob=blob)
     try:
         meta = json.loads(bytes(arrays["meta"].astype(np.uint8)).decode())
     except (ValueError, UnicodeDecodeError):

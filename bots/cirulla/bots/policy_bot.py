@@ -20,11 +20,11 @@ outside the mask is submitted as an illegal action, which the server counts and 
 from __future__ import annotations
 
 import importlib
-import zipfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
 
+from cirulla.bots.model_files import read_bounded, read_npz
 from cirulla.bots.policy import RawAnswer
 from cirulla.extras import install_hint
 from cirulla.rules.actions import Action
@@ -63,35 +63,35 @@ def load_mlp(path: str | Path) -> list[tuple[Any, Any]]:
     _need_numpy()
     from cirulla.env.encoding import NUM_ACTIONS, OBS_SIZE
 
-    _need_file(path)
-    try:
-        with np.load(Path(path), allow_pickle=False) as data:
-            arrays = {k: data[k] for k in data.files}
-    except (OSError, EOFError, ValueError, zipfile.BadZipFile) as exc:
-        raise ValueError(f"policy model {path}: not a .npz file of arrays ({exc})") from None
-    count = sum(1 for k in arrays if k.startswith("w"))
-    if count == 0 or any(f"w{i}" not in arrays or f"b{i}" not in arrays for i in range(count)):
-        raise ValueError(f"policy model {path}: expected arrays w0, b0, w1, b1, ...")
-    layers = [(arrays[f"w{i}"], arrays[f"b{i}"]) for i in range(count)]
-    width = OBS_SIZE
-    for i, (w, b) in enumerate(layers):
-        if w.ndim != 2 or w.shape[0] != width or b.shape != (w.shape[1],):
+    def check_layers(shapes: Mapping[str, Any]) -> None:
+        """The layers follow each other (checked on the headers, before any reading)."""
+        count = sum(1 for k in shapes if k.startswith("w"))
+        if count == 0 or any(f"w{i}" not in shapes or f"b{i}" not in shapes for i in range(count)):
+            raise ValueError(f"policy model {path}: expected arrays w0, b0, w1, b1, ...")
+        width = OBS_SIZE
+        for i in range(count):
+            w, b = shape_of(shapes[f"w{i}"]), shape_of(shapes[f"b{i}"])
+            if len(w) != 2 or w[0] != width or b != (w[1],):
+                raise ValueError(
+                    f"policy model {path}: w{i} {w} and b{i} {b} do not follow "
+                    f"{width} inputs (w{i} must be ({width}, n) and b{i} (n,))"
+                )
+            width = w[1]
+        if width != NUM_ACTIONS:
             raise ValueError(
-                f"policy model {path}: w{i} {w.shape} and b{i} {b.shape} do not follow "
-                f"{width} inputs (w{i} must be ({width}, n) and b{i} (n,))"
+                f"policy model {path}: the last layer gives {width} outputs, "
+                f"not the {NUM_ACTIONS} action logits"
             )
-        width = w.shape[1]
-    if width != NUM_ACTIONS:
-        raise ValueError(
-            f"policy model {path}: the last layer gives {width} outputs, "
-            f"not the {NUM_ACTIONS} action logits"
-        )
-    return layers
+
+    arrays = read_npz(path, "policy model", check_shapes=check_layers)
+    check_layers(arrays)  # the arrays read are those the headers described
+    count = sum(1 for k in arrays if k.startswith("w"))
+    return [(arrays[f"w{i}"], arrays[f"b{i}"]) for i in range(count)]
 
 
-def _need_file(path: str | Path) -> None:
-    if not Path(path).is_file():
-        raise ValueError(f"policy model {path}: no such file")
+def shape_of(item: Any) -> tuple[int, ...]:
+    """The shape of an array, or of a header's (shape, dtype)."""
+    return tuple(item.shape) if hasattr(item, "shape") else tuple(item[0])
 
 
 def mlp_logits(layers: Sequence[tuple[Any, Any]], obs: Any) -> Any:
@@ -122,9 +122,11 @@ def load_array_policy(model: str) -> ArrayPolicy:
             raise ImportError(
                 f"an .onnx policy needs onnxruntime: {install_hint('onnx')}"
             ) from None
-        _need_file(model)
+        # Size-checked bytes, not the path: nothing unchecked is read (an ONNX file may
+        # name external data files, which a model given as bytes cannot use).
+        blob = read_bounded(model, "policy model")
         try:
-            session = onnxruntime.InferenceSession(model, providers=["CPUExecutionProvider"])
+            session = onnxruntime.InferenceSession(blob, providers=["CPUExecutionProvider"])
         except Exception as exc:  # onnxruntime raises its own classes for a bad file
             raise ValueError(f"policy model {model}: not a usable ONNX model ({exc})") from None
         name = session.get_inputs()[0].name
