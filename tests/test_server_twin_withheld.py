@@ -202,3 +202,44 @@ def test_a_withheld_twin_shows_nothing_on_any_rpc_or_page_until_its_group_ends()
         assert [s.name for s in got.seats] == ["spells-7D-0", "spells-KC-1"]
 
     run_with_server(body, admin_token=TOKEN)
+
+
+def test_a_withheld_twin_no_longer_in_memory_does_not_say_how_it_ended() -> None:
+    """Evicted at once (keep_finished_s=0): Spectate and Hello answer from the database,
+    and for a withheld twin say nothing of its status (finished or aborted, and when)."""
+
+    async def body(stub: Any, srv: Any) -> None:
+        a, a_tokens = await create(stub, seed=7, group="pair-2", size=2)
+        await play(stub, a, a_tokens, ["a-0", "a-1"])
+        while a in srv.hub.matches:
+            await asyncio.sleep(0.01)
+        answers = []
+        for attempt in range(2):
+            if attempt == 0:
+                call = stub.Spectate(ms.SpectateRequest(match_id=a))
+                with pytest.raises(grpc.aio.AioRpcError) as exc:
+                    async for _ in call:
+                        pass
+            else:
+                seat = ManualSeat(stub)
+                seat.send(hello(a, "not-a-token", "x"))
+                with pytest.raises(grpc.aio.AioRpcError) as exc:
+                    await seat.next()
+                seat.close()
+            assert exc.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+            answers.append(exc.value.details() or "")
+        expected = (
+            f"match {a} is not live on this server (and withheld: its deal_group has other "
+            "games in play)"
+        )
+        assert answers == [expected, expected]
+        # Once its group is over, it says so as for any match.
+        b, b_tokens = await create(stub, seed=7, group="pair-2", size=2)
+        await play(stub, b, b_tokens, ["b-0", "b-1"])
+        call = stub.Spectate(ms.SpectateRequest(match_id=a))
+        with pytest.raises(grpc.aio.AioRpcError) as exc:
+            async for _ in call:
+                pass
+        assert f"match {a} is finished" in (exc.value.details() or "")
+
+    run_with_server(body, admin_token=TOKEN, keep_finished_s=0)

@@ -391,6 +391,11 @@ class Hub:
         stored = self.store.get_match(match_id)
         if stored is None:
             return NotFound(f"no match {match_id!r}")
+        if self.auth.match_withheld(stored):  # its status would tell when it ended
+            return FailedPrecondition(
+                f"match {match_id} is not live on this server (and withheld: its "
+                "deal_group has other games in play)"
+            )
         if stored["status"] in ENDED:
             return FailedPrecondition(
                 f"match {match_id} is {stored['status']}: it can no longer be joined or "
