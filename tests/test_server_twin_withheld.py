@@ -17,6 +17,8 @@ from typing import Any
 import grpc
 import pytest
 
+from cirulla.clients.ladder import await_join
+from cirulla.clients.play.preflight import match_problem
 from cirulla.server.client import ManualSeat, hello, play_seat, random_choice
 from cirulla.server.web.app import start_web
 from cirulla.v1 import match_pb2, match_settings_pb2, rules_pb2
@@ -126,11 +128,11 @@ def test_a_withheld_twin_shows_nothing_on_any_rpc_or_page_until_its_group_ends()
     async def body(stub: Any, srv: Any) -> None:
         web = await start_web("127.0.0.1:0", f"127.0.0.1:{srv.port}")
         try:
-            await check(stub, web.port)
+            await check(stub, web.port, f"127.0.0.1:{srv.port}")
         finally:
             await web.stop()
 
-    async def check(stub: Any, port: int) -> None:
+    async def check(stub: Any, port: int, address: str) -> None:
         free, free_tokens = await create(stub, seed=3)  # no group: anyone's, at once
         await play(stub, free, free_tokens, ["free-0", "free-1"])
         # Twin A is played; twin B (same group, announced size 2) is not even created.
@@ -179,6 +181,15 @@ def test_a_withheld_twin_shows_nothing_on_any_rpc_or_page_until_its_group_ends()
         assert {m.match_id for m in admin_list.matches} == {free, a}
         admin_records = await stub.ListRecords(ms.ListRecordsRequest(), metadata=ADMIN)
         assert {r.match_id for r in admin_records.records} == {free, a}
+
+        # The clients that follow their own match send its seat token: `cirulla play`'s
+        # check before joining, the connect-in seat's stand-in (its match is over: 0).
+        problem = await asyncio.to_thread(match_problem, address, a, joining=True)
+        assert problem.startswith("127.0.0.1") and f"match {a} withheld" in problem
+        assert "is over" in await asyncio.to_thread(
+            match_problem, address, a, joining=True, token=a_tokens[0]
+        )
+        assert await asyncio.to_thread(await_join.wait, address, a, 0, 5.0, a_tokens[0]) == 0
 
         # Twin B is created and played: while it plays A stays withheld. B itself is
         # shown (as Spectate shows it): the other game of its group is over.
