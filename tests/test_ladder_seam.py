@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from cirulla.bots.cgroups import BotLimits
 from cirulla.clients.ladder.runner import LadderBotPool
 from cirulla.clients.matches.journal import Settings
 from cirulla.clients.matches.referee import GameSeam, Referee
@@ -46,9 +47,9 @@ def test_the_seam_creates_hooks_and_acquires(tmp_path: Path) -> None:
     created: list[str] = []
     acquired: list[tuple[str, str]] = []
 
-    def acquire(bot: str, spec: str) -> ServedBot:
+    def acquire(bot: str, spec: str, limits: BotLimits | None) -> ServedBot:
         acquired.append((bot, spec))
-        return pool.acquire(bot, spec=spec, pair_id="lp-1")
+        return pool.acquire(bot, spec=spec, pair_id="lp-1", limits=limits)
 
     def on_created(response: Any) -> None:
         # before any seat is given to its bot: nobody has joined yet
