@@ -37,10 +37,11 @@ def wait_for(check: Callable[[], Any], timeout: float, what: str, every: float =
 class LadderProcess:
     """``cirulla ladder serve`` in ``folder`` on a free port."""
 
-    def __init__(self, folder: Path, db: str, *extra: str) -> None:
+    def __init__(self, folder: Path, db: str, *extra: str, python: str = sys.executable) -> None:
         self.folder = folder
         self.db = db
         self.extra = extra
+        self.python = python  # the ladder's interpreter (a venv of the test's own)
         self.proc: subprocess.Popen[bytes] | None = None
         self.log = folder / "serve.log"
         self.address = ""
@@ -49,7 +50,7 @@ class LadderProcess:
         self.folder.mkdir(parents=True, exist_ok=True)
         state = self.folder / "cirulla-ladder.json"
         state.unlink(missing_ok=True)
-        argv = [sys.executable, "-m", "cirulla", "ladder", "serve", "--db", self.db]
+        argv = [self.python, "-m", "cirulla", "ladder", "serve", "--db", self.db]
         argv += ["--listen", "127.0.0.1:0", *FAST, *self.extra]
         with self.log.open("ab") as log:
             self.proc = subprocess.Popen(

@@ -303,7 +303,7 @@ def test_a_bots_output_reaches_the_operators_terminal_as_data(tmp_path: Path) ->
 def test_a_sandboxed_command_names_its_files_by_absolute_paths(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from cirulla.clients.matches.sandbox import absolute_argv, named_paths
+    from cirulla.clients.matches.binds import absolute_argv, named_paths
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "agent.npz").write_bytes(b"x")

@@ -92,7 +92,8 @@ def test_relay_reaches_the_server_and_nothing_else() -> None:
 
     threading.Thread(target=echo, daemon=True).start()
     with ServerRelay(f"127.0.0.1:{port}") as relay:
-        assert oct(relay.socket_path.parent.stat().st_mode & 0o777) == "0o700"
+        endpoint = relay.endpoint()
+        assert oct(endpoint.path.parent.stat().st_mode & 0o777) == "0o700"
         code = (
             "import os, socket\n"
             "path = os.environ['CIRULLA_SERVER'].removeprefix('unix:')\n"
@@ -101,7 +102,7 @@ def test_relay_reaches_the_server_and_nothing_else() -> None:
         )
         box = sandbox.Sandbox()
         argv, outer, preexec = box.wrap(
-            [sys.executable, "-c", code], {"CIRULLA_SERVER": "x"}, server_socket=relay.socket_path
+            [sys.executable, "-c", code], {"CIRULLA_SERVER": "x"}, server_socket=endpoint.path
         )
         done = subprocess.run(
             argv, env=outer, preexec_fn=preexec, capture_output=True, text=True, timeout=60

@@ -1,16 +1,19 @@
 """A hostile bot for the tests: it floods the way it reaches the match server with
 connections, holds every one half-open (a partial HTTP/2 preface, then silence), keeps
-trying for more while it lives, and plays ``random`` meanwhile (so its matches go on and
-the flood lasts as long as its seat does).
+trying for more while it lives, and plays ``random`` meanwhile: it connects to play first,
+then floods (``--delay`` seconds after its own connection opened), so its matches go on
+and the flood lasts as long as its seat does.
 
 Run as a ladder or tournament ``cmd:`` bot (``cmd:{python} tests/bots/relay_flood.py``),
 with CIRULLA_SERVER etc. set by the runner, or by hand:
 ``python tests/bots/relay_flood.py --no-play --connections 500``.
 
 * ``--connections N`` (default 400): how many connections it tries to hold at once;
-* ``--no-play``: only flood (until killed), do not play;
-* ``--report FILE``: rewrite FILE (JSON) every second with how many connections it holds,
-  how many attempts failed and how many it opened in all.
+* ``--no-play``: only flood (at once, until killed), do not play;
+* ``--delay S`` (default 1): seconds between its own connection and the flood;
+* every second it writes ``FLOOD {"held": ..., "opened": ..., "failed": ...}`` on stderr
+  (its log): how many connections it holds, opened in all, and attempts that failed;
+  ``--report FILE`` rewrites FILE with the same JSON too.
 
 Against the old relay (one thread per connection, no limit, an accept loop that died on
 its first error) 309 such connections exhausted the ladder's open files and threads.
@@ -40,11 +43,31 @@ def address() -> tuple[int, str | tuple[str, int]]:
     return socket.AF_INET, (host.strip("[]") or "127.0.0.1", int(port or 0))
 
 
+def sockets() -> int:
+    """How many sockets this process holds (its gRPC channel's, before the flood)."""
+    count = 0
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            count += os.readlink(f"/proc/self/fd/{fd}").startswith("socket:")
+        except OSError:
+            continue
+    return count
+
+
+def wait_for_own_connection(timeout: float) -> None:
+    """Until the bot's own connection to the match server is open (or ``timeout``): a
+    slow start under load must not let the flood take every slot of its own endpoint."""
+    deadline = time.monotonic() + timeout
+    while sockets() == 0 and time.monotonic() < deadline:
+        time.sleep(0.1)
+
+
 class Flood:
     """Opens connections until it holds ``wanted``, and keeps trying while it lives."""
 
-    def __init__(self, wanted: int, report: Path | None) -> None:
+    def __init__(self, wanted: int, report: Path | None, delay: float = 0.0) -> None:
         self.wanted = wanted
+        self.delay = delay
         self.report = report
         self.held: list[socket.socket] = []
         self.opened = 0
@@ -68,28 +91,32 @@ class Flood:
         self.opened += 1
 
     def run(self) -> None:
+        if self.delay:
+            wait_for_own_connection(30.0)
+            time.sleep(self.delay)
         written = 0.0
         while True:
             if len(self.held) < self.wanted:
                 self.one()
             else:
                 time.sleep(0.05)
-            if self.report is not None and time.monotonic() - written > 1.0:
+            if time.monotonic() - written > 1.0:
                 self.write()
                 written = time.monotonic()
 
     def write(self) -> None:
-        assert self.report is not None
+        """Its state on stderr (the bot's log, sandboxed or not), and in ``--report``."""
         state = {
             "held": len(self.held),
             "opened": self.opened,
             "failed": self.failed,
             "last_error": self.last_error,
         }
-        temp = self.report.with_name(self.report.name + ".tmp")
-        temp.write_text(json.dumps(state))
-        temp.replace(self.report)
         print("FLOOD", json.dumps(state), file=sys.stderr, flush=True)
+        if self.report is not None:
+            temp = self.report.with_name(self.report.name + ".tmp")
+            temp.write_text(json.dumps(state))
+            temp.replace(self.report)
 
 
 def main() -> int:
@@ -97,14 +124,15 @@ def main() -> int:
     parser.add_argument("--connections", type=int, default=400)
     parser.add_argument("--no-play", action="store_true")
     parser.add_argument("--report", type=Path)
+    parser.add_argument("--delay", type=float, default=1.0)
     args = parser.parse_args()
-    flood = Flood(args.connections, args.report)
+    # playing, it connects first; the flood then takes everything else it can get
+    flood = Flood(args.connections, args.report, 0.0 if args.no_play else args.delay)
     thread = threading.Thread(target=flood.run, name="flood", daemon=True)
     thread.start()
     if args.no_play:
         thread.join()
         return 0
-    time.sleep(1.0)  # the flood first: its connections are held while it plays
     from cirulla.cli import main as cirulla
 
     return cirulla(["bot", "random"])

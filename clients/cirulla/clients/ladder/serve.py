@@ -144,10 +144,13 @@ def check_sandbox(options: ServeOptions) -> None:
 
 
 def private_paths(options: ServeOptions, token_file: Path) -> tuple[Path, ...]:
-    """What no sandboxed bot may be given, even when its command line names it (or a
-    folder around it): the data folder (records, logs, the match server's database, the
-    admin token), the ladder database's folder, the token and state files."""
+    """What no sandboxed bot may be shown, even when its command line names it (or a
+    folder around it), nor the installation bound for it: the data folder (records,
+    logs, the match server's database, the admin token), the ladder database's folder,
+    the token and state files, the TLS key."""
     paths = [options.data, token_file, options.state_file]
+    if options.tls_key:
+        paths.append(Path(options.tls_key))
     url = database_url(options.db)
     if url.startswith("sqlite"):
         from sqlalchemy.engine import make_url
@@ -450,6 +453,11 @@ async def serve(options: ServeOptions) -> int:
         print(said, file=sys.stderr, flush=True)
         log.info("ladder_bot_limits %s", said)
     try:
+        if confinement is not None:
+            try:
+                confinement.check()  # the installation binds no private path, or one line
+            except SandboxUnavailable as exc:
+                raise ValueError(str(exc).removeprefix("--sandbox: ")) from None
         engine = await asyncio.to_thread(open_database, options.db)
         store = LadderStore(engine)
         service = LadderService(

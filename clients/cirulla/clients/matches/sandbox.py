@@ -1,10 +1,13 @@
 """Run an untrusted bot process under bubblewrap (``bwrap``).
 
-A bot is someone else's code. Inside the sandbox it sees the Python installation, this
-project's packages and its own program read-only, a private tmpfs ``/tmp`` (its HOME is
-in it), its own ``/proc`` in a new PID namespace (no other process of the machine), no
-network at all except the match server's unix socket bound at ``SANDBOX_SERVER_SOCKET``
-(a ``relay.ServerRelay`` forwards it to the server's TCP port), and resource limits. bwrap's
+A bot is someone else's code. Inside the sandbox it sees read-only what it needs to run
+and nothing else of the machine (``binds``: the system's programs and libraries, the
+Python installation, this project's packages, its own program's folder and the files its
+command line names, each checked against the runner's private paths), a private tmpfs
+``/tmp`` (its HOME is in it), its own ``/proc`` in a new PID namespace (no other process
+of the machine), no network at all except its own endpoint of the match server's relay,
+a unix socket bound at ``SANDBOX_SERVER_SOCKET`` (``relay.ServerRelay`` forwards it to
+the server's TCP port, within bounds per bot), and resource limits. bwrap's
 ``--die-with-parent`` and the PID namespace make every descendant die with the sandbox:
 when the namespace's first process exits the kernel kills the rest.
 
@@ -15,12 +18,10 @@ unprivileged (user namespaces) and as root.
 from __future__ import annotations
 
 import contextlib
-import importlib
 import os
 import resource
 import shutil
 import subprocess
-import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,27 +37,14 @@ from cirulla.bots.cgroups import (
     fallback_rlimits,
     parse_limits,
 )
-from cirulla.clients.matches.relay import ServerRelay
+from cirulla.clients.matches import binds
+from cirulla.clients.matches.binds import Bind
+from cirulla.clients.matches.relay import Endpoint, ServerRelay
 
 #: Where the match server's unix socket appears inside every sandbox.
 SANDBOX_SERVER_SOCKET = Path("/run/cirulla/server.sock")
 #: The private HOME of a sandboxed bot (inside its tmpfs /tmp).
 SANDBOX_HOME = "/tmp/home"
-#: System folders a program needs read-only (those missing on a machine are skipped).
-SYSTEM_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
-#: Files of /etc a program may need (dynamic linker cache, locale, time zone, certificates).
-ETC_PATHS = (
-    "/etc/ld.so.cache",
-    "/etc/ld.so.conf",
-    "/etc/ld.so.conf.d",
-    "/etc/localtime",
-    "/etc/alternatives",
-    "/etc/ssl",
-    "/etc/ca-certificates",
-    "/etc/nsswitch.conf",
-)
-#: The project's packages a bot process imports (those not installed are skipped).
-PACKAGES = ("cirulla", "cirulla.rules", "cirulla.bots", "cirulla.clients", "cirulla.env")
 #: Install hint of the one-line refusal.
 INSTALL_HINT = "install Debian's bubblewrap (apt-get install bubblewrap)"
 
@@ -101,23 +89,14 @@ def require() -> None:
         raise SandboxUnavailable(reason)
 
 
-def python_paths() -> tuple[Path, ...]:
-    """The Python installation and this project's packages (editable installs too)."""
-    paths = {Path(sys.base_prefix), Path(sys.prefix), Path(sys.executable).parent}
-    for name in PACKAGES:
-        try:
-            module = importlib.import_module(name)
-        except ImportError:
-            continue
-        # a namespace package's path also holds the editable finder's hook entry
-        paths.update(Path(p) for p in getattr(module, "__path__", ()) if Path(p).is_absolute())
-    return tuple(sorted(paths))
-
-
-def _base_args(readable: Sequence[Path], limits: BotLimits = DEFAULT_LIMITS) -> list[str]:
+def _base_args(
+    readable: Sequence[Bind], limits: BotLimits = DEFAULT_LIMITS, private: Sequence[Path] = ()
+) -> list[str]:
     """Every tmpfs a bot can write is sized (its /tmp, /dev/shm, /run), and the sandbox's
     root and /dev are read-only: what it writes in files is bounded even without a
-    memory group (where there is one, the files count against it too)."""
+    memory group (where there is one, the files count against it too). The read-only
+    binds are ``binds.bwrap_args``: the installation and ``readable``, each checked
+    against ``private``."""
     args = [
         "--unshare-all",  # net, pid, ipc, uts, cgroup (and user where possible)
         "--die-with-parent",
@@ -143,16 +122,10 @@ def _base_args(readable: Sequence[Path], limits: BotLimits = DEFAULT_LIMITS) -> 
         "--chdir",
         "/tmp",
     ]
-    for name in SYSTEM_PATHS + ETC_PATHS:
-        if not os.path.lexists(name):
-            continue
-        if os.path.islink(name) and name in SYSTEM_PATHS:  # merged /usr: /bin -> usr/bin
-            args += ["--symlink", os.readlink(name), name]
-        else:
-            args += ["--ro-bind", name, name]
-    for extra in readable:
-        args += ["--ro-bind-try", str(extra), str(extra)]
-    return args
+    try:
+        return args + binds.bwrap_args(readable, private)
+    except binds.BindRefused as exc:
+        raise SandboxUnavailable(str(exc)) from None
 
 
 #: The last arguments before the command: the root and /dev read-only, once every mount
@@ -179,24 +152,28 @@ class Sandbox:
     """How to run one bot process sandboxed (see the module docstring)."""
 
     limits: BotLimits = DEFAULT_LIMITS
-    readable: tuple[Path, ...] = ()  # extra read-only paths (the bot program's own files)
+    #: Extra read-only paths (the bot program's own files), each checked like the rest.
+    readable: tuple[Path | Bind, ...] = ()
     #: the control group the sandbox's processes join (None: POSIX limits only)
     group: BotGroup | None = None
+    #: Paths no bound path may show (``binds``): the runner's data, secrets, output.
+    private: tuple[Path, ...] = ()
 
     def wrap(
         self, argv: Sequence[str], env: Mapping[str, str], *, server_socket: Path | None
     ) -> tuple[list[str], dict[str, str], Callable[[], None] | None]:
         """The bwrap command line, its environment and a preexec_fn (its control group,
         rlimits) that together run ``argv`` sandboxed; CIRULLA_SERVER points at the
-        server's socket."""
+        server's socket. SandboxUnavailable (one line) when bwrap is missing or the
+        installation cannot be bound without showing a private path."""
         path = bwrap_path()
         if path is None:
             raise SandboxUnavailable(f"--sandbox: bwrap not found; {INSTALL_HINT}")
-        base = python_paths()
-        # a path inside one already bound would need a mount point in a read-only tree
-        extra = [Path(p).absolute() for p in self.readable]
-        readable = (*base, *(p for p in extra if not any(p.is_relative_to(b) for b in base)))
-        args = [path, *_base_args(readable, self.limits)]
+        extra = [
+            p if isinstance(p, Bind) else Bind(binds.real(p), os.path.abspath(p))
+            for p in self.readable
+        ]
+        args = [path, *_base_args(extra, self.limits, self.private)]
         inner = dict(env)
         inner["HOME"] = SANDBOX_HOME
         inner["TMPDIR"] = "/tmp"
@@ -221,73 +198,49 @@ class Sandbox:
         return args, inner, preexec
 
 
-def named_paths(argv: Sequence[str]) -> tuple[Path, ...]:
-    """The files and folders a command line names (an argument, or the value of a
-    ``--option=value``) that exist: a bot sees its own program and nothing else of the
-    machine's files, so the organiser names what it needs on its command line."""
-    found: list[Path] = []
-    for arg in absolute_argv(argv):
-        for candidate in (arg, arg.partition("=")[2]):
-            if os.path.isabs(candidate) and os.path.exists(candidate) and candidate != "/":
-                found.append(Path(candidate))
-    return tuple(dict.fromkeys(found))
-
-
-def _absolute(candidate: str) -> str | None:
-    """``candidate`` as an absolute path if it names an existing file by a relative path
-    (``agent.npz``, ``bots/mine.py``), else None: inside the sandbox the working folder
-    is its private /tmp, so a relative path would name nothing there."""
-    if not candidate or os.path.isabs(candidate) or not os.path.isfile(candidate):
-        return None
-    if "/" not in candidate and not Path(candidate).suffix:
-        return None  # a bare word ("random") is a name, not a path
-    return str(Path(candidate).absolute())
-
-
-def absolute_argv(argv: Sequence[str]) -> list[str]:
-    """``argv`` with every relative file path (an argument, or a ``key=value``'s value)
-    made absolute, so the sandboxed process finds the files bound for it."""
-    out = []
-    for arg in argv:
-        key, sep, value = arg.partition("=")
-        whole = _absolute(arg)
-        if whole is not None:
-            out.append(whole)
-        elif sep and (found := _absolute(value)) is not None:
-            out.append(f"{key}={found}")
-        else:
-            out.append(arg)
-    return out
-
-
 @dataclass
 class Wrapped:
     """One bot process as its confinement starts it: the command line, its environment,
-    the preexec_fn, and the control group it joins (its owner closes it)."""
+    the preexec_fn, the control group it joins (its owner closes it) and its own relay
+    endpoint: ``started(pid)`` once it runs (the endpoint then closes when the process
+    exits), ``abandon()`` if it could not start."""
 
     argv: list[str]
     env: dict[str, str]
     preexec: Callable[[], None] | None
     group: BotGroup | None
+    endpoint: Endpoint
+
+    def started(self, pid: int) -> None:
+        self.endpoint.watch(pid)
+
+    def abandon(self) -> None:
+        self.endpoint.close()
 
 
 @dataclass
 class Confinement:
     """How a runner's bots run when they are untrusted: each process in a ``Sandbox``
-    that sees its own command's files, reaching the match server only through
-    ``relay`` (the one socket it is given), each process tree in a control group of its
-    own under ``groups`` (None where the host gives none: POSIX limits only)."""
+    that sees its own command's files (``binds.bot_binds``), reaching the match server
+    only through an endpoint of ``relay`` of its own, each process tree in a control
+    group of its own under ``groups`` (None where the host gives none: POSIX limits
+    only)."""
 
     relay: ServerRelay
     limits: BotLimits = DEFAULT_LIMITS
-    #: Folders never bound into a sandbox, even when a command line names them (or a
-    #: folder around them): the runner's output, the ladder's data.
+    #: Paths never shown to a sandbox, even when a command line names them (or a folder
+    #: around them): the runner's output, the ladder's data, databases, token, TLS key.
     private: tuple[Path, ...] = ()
     #: This run's control groups (``cirulla.bots.cgroups.run_groups``).
     groups: RunGroups | None = None
 
     #: The match server's address as a sandboxed bot must dial it.
     server_address = f"unix:{SANDBOX_SERVER_SOCKET}"
+
+    def check(self) -> None:
+        """SandboxUnavailable (one line) unless the installation can be bound without a
+        private path: a runner calls it before anything starts."""
+        _base_args((), self.limits, self.private)
 
     def open_groups(self, base: str | None = None) -> str:
         """Make this run's control groups (``cirulla.bots.cgroups``) where the host gives
@@ -320,15 +273,17 @@ class Confinement:
         """How to start ``argv`` for ``bot`` under ``limits`` (default: the
         confinement's): its group is made here, with the limits set, before it starts."""
         limits = limits or self.limits
-        private = [p.absolute() for p in self.private]
-        argv = absolute_argv(argv)
-        named = tuple(
-            path
-            for path in named_paths(argv)
-            if not any(path.is_relative_to(q) or q.is_relative_to(path) for q in private)
-        )
+        argv = binds.absolute_argv(argv)
+        readable = tuple(binds.bot_binds(argv))
         group = self.groups.bot(bot, limits) if self.groups is not None else None
-        sandbox = Sandbox(limits, named, group)
-        args, inner, preexec = sandbox.wrap(argv, env, server_socket=self.relay.socket_path)
-        return Wrapped(args, inner, preexec, group)
+        sandbox = Sandbox(limits, readable, group, self.private)
+        endpoint = self.relay.endpoint()
+        try:
+            args, inner, preexec = sandbox.wrap(argv, env, server_socket=endpoint.path)
+        except BaseException:
+            endpoint.close()
+            if group is not None:
+                group.close()
+            raise
+        return Wrapped(args, inner, preexec, group, endpoint)
 

@@ -34,7 +34,7 @@ from cirulla.bots.botspec import (
 )
 from cirulla.bots.cgroups import BotGroup, BotLimits, format_bytes
 from cirulla.bots.processes import cirulla_command, die_with_parent, read_port, server_argv
-from cirulla.clients.matches.sandbox import Confinement
+from cirulla.clients.matches.sandbox import Confinement, Wrapped
 
 #: Placeholders a command spec may use; each is replaced inside every argument. The same
 #: values are also in the environment as CIRULLA_SERVER, CIRULLA_MATCH, ... The seat token
@@ -188,6 +188,7 @@ def _spawn(
     ``limits`` (rlimits and the group joined before bwrap starts); the group is returned."""
     steps: list[Callable[[], None]] = [die_with_parent()] if tied else []
     group: BotGroup | None = None
+    wrapped: Wrapped | None = None
     if confinement is not None:
         wrapped = confinement.wrap(
             argv, env if env is not None else program_env(), bot=bot, limits=limits
@@ -207,9 +208,13 @@ def _spawn(
     except (OSError, subprocess.SubprocessError) as exc:
         log.write(f"cannot start {shlex.join(argv)}: {exc}\n".encode())
         log.close()
+        if wrapped is not None:
+            wrapped.abandon()
         if group is not None:
             group.close()
         raise OSError(f"cannot start {argv[0]}: {exc}") from exc
+    if wrapped is not None:
+        wrapped.started(proc.pid)  # its relay endpoint closes when it exits
     return proc, group
 
 

@@ -187,6 +187,8 @@ class Tournament:
         relay = ServerRelay() if self.settings.sandbox and self.run_options.db is None else None
         confinement = Confinement(relay, private=(self.out,)) if relay is not None else None
         try:
+            if confinement is not None:
+                confinement.check()  # the installation binds no private path, or one line
             if relay is not None:
                 relay.start()
             if confinement is not None:
