@@ -286,4 +286,3 @@ class Confinement:
                 group.close()
             raise
         return Wrapped(args, inner, preexec, group, endpoint)
-
