@@ -10,10 +10,10 @@ with CIRULLA_SERVER etc. set by the runner, or by hand:
 
 * ``--connections N`` (default 400): how many connections it tries to hold at once;
 * ``--no-play``: only flood (at once, until killed), do not play;
-* ``--delay S`` (default 1): seconds between its own connection and the flood;
-* every second it writes ``FLOOD {"held": ..., "opened": ..., "failed": ...}`` on stderr
-  (its log): how many connections it holds, opened in all, and attempts that failed;
-  ``--report FILE`` rewrites FILE with the same JSON too.
+* ``--delay S`` (default 0.5): seconds between its own connection and the flood;
+* at every change, and every second, it writes ``FLOOD {"held": ..., "opened": ...,
+  "failed": ...}`` on stderr (its log): how many connections it holds, opened in all, and
+  attempts that failed; ``--report FILE`` rewrites FILE with the same JSON too.
 
 Against the old relay (one thread per connection, no limit, an accept loop that died on
 its first error) 309 such connections exhausted the ladder's open files and threads.
@@ -94,15 +94,16 @@ class Flood:
         if self.delay:
             wait_for_own_connection(30.0)
             time.sleep(self.delay)
-        written = 0.0
+        written, shown = 0.0, -1
         while True:
             if len(self.held) < self.wanted:
                 self.one()
             else:
                 time.sleep(0.05)
-            if time.monotonic() - written > 1.0:
+            # every change of what it holds (a match may be over in a second), and each second
+            if len(self.held) != shown or time.monotonic() - written > 1.0:
                 self.write()
-                written = time.monotonic()
+                written, shown = time.monotonic(), len(self.held)
 
     def write(self) -> None:
         """Its state on stderr (the bot's log, sandboxed or not), and in ``--report``."""
@@ -124,7 +125,7 @@ def main() -> int:
     parser.add_argument("--connections", type=int, default=400)
     parser.add_argument("--no-play", action="store_true")
     parser.add_argument("--report", type=Path)
-    parser.add_argument("--delay", type=float, default=1.0)
+    parser.add_argument("--delay", type=float, default=0.5)
     args = parser.parse_args()
     # playing, it connects first; the flood then takes everything else it can get
     flood = Flood(args.connections, args.report, 0.0 if args.no_play else args.delay)
