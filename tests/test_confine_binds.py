@@ -263,29 +263,50 @@ def external_onnx(folder: Path) -> Path:
     return path
 
 
+ONNX_BOT = """
+import sys
+import numpy as np
+import onnxruntime
+model = sys.argv[1].removeprefix("--model=")
+session = onnxruntime.InferenceSession(model, providers=["CPUExecutionProvider"])
+logits = session.run(None, {"obs": np.ones((1, OBS_SIZE), np.float32)})[0]
+print("ONNX", logits.shape, flush=True)
+try:
+    open(model.rsplit("/", 1)[0] + "/other-secret.txt").read()
+    print("READ the other file", flush=True)
+except OSError:
+    print("blocked the other file", flush=True)
+"""
+
+
 def test_an_onnx_models_external_data_is_bound_with_it(tmp_path: Path) -> None:
-    """Issue 39 item 4: ``policy:model=agent.onnx`` with its weights in
-    ``agent.onnx.data`` plays sandboxed (the model's side files, named by its name, are
-    bound with it); another file of the models' folder is not bound."""
+    """Issue 39 item 4: a bot that runs ``agent.onnx`` whose weights are in
+    ``agent.onnx.data`` (as exporters write large models) finds them in its sandbox: a
+    named file's side files (same folder, its name as prefix) are bound with it; another
+    file of the models' folder is not."""
     models = tmp_path / "models"
     models.mkdir()
     model = external_onnx(models)
     (models / "other-secret.txt").write_text("not for the bot")
     bound = {b.dest for b in binds.bot_binds(["python", "-m", "x", f"policy:model={model}"])}
     assert bound == {str(model), str(model) + ".data"}
-    out = tmp_path / "t"
-    argv = [sys.executable, "-m", "cirulla", "tournament", "--out", str(out), "--sandbox"]
-    argv += ["--bot", f"onnx=policy:model={model}", "--bot", "random"]
-    argv += ["--games", "2", "--target", "11"]
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=240)
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert_played_cleanly(out, "onnx", 2)
-    # the same model without its data file does not load: the weights were external
+    bot = tmp_path / "onnx-bot" / "bot.py"
+    bot.parent.mkdir()
+    bot.write_text(ONNX_BOT.replace("OBS_SIZE", str(OBS_SIZE)))
+    with ServerRelay("127.0.0.1:1") as relay:
+        wrapped = Confinement(relay).wrap([sys.executable, str(bot), f"--model={model}"], {})
+        done = subprocess.run(
+            wrapped.argv, env=wrapped.env, preexec_fn=wrapped.preexec,
+            capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+    assert f"ONNX (1, {NUM_ACTIONS})" in done.stdout, done.stdout + done.stderr
+    assert "blocked the other file" in done.stdout, done.stdout
+    # the weights really are external: without the data file the model does not load
     os.rename(models / "agent.onnx.data", models / "moved.bin")
-    from cirulla.bots.policy_bot import load_array_policy
+    import onnxruntime  # type: ignore[import-untyped,unused-ignore]
 
     with pytest.raises(Exception):  # noqa: B017 - onnxruntime's own error type
-        load_array_policy(str(model))
+        onnxruntime.InferenceSession(str(model), providers=["CPUExecutionProvider"])
 
 
 def test_the_program_folder_rule(tmp_path: Path) -> None:
