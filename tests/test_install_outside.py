@@ -97,8 +97,17 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     env = with_find_links(fake.parent)
     # Control: the offer is visible; an unpinned request takes it.
     run(
-        [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "-d", str(work / "dl"),
-         "grpcio-tools"],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "-q",
+            "--no-deps",
+            "-d",
+            str(work / "dl"),
+            "grpcio-tools",
+        ],
         env=env,
     )
     assert [p.name for p in (work / "dl").iterdir()] == [fake.name]
@@ -130,14 +139,34 @@ def test_the_wheel_with_the_tournament_extra_plays_a_tournament(
     built: dict[str, Path], tmp_path: Path
 ) -> None:
     bin_dir = fresh_venv(tmp_path / "venv")
-    run([str(bin_dir / "pip"), "install", "-q", "-c", str(built["constraints"]),
-         f"{built['wheel']}[tournament]"])
+    run(
+        [
+            str(bin_dir / "pip"),
+            "install",
+            "-q",
+            "-c",
+            str(built["constraints"]),
+            f"{built['wheel']}[tournament]",
+        ]
+    )
     version = run([str(bin_dir / "cirulla"), "--version"])
     assert version.startswith("cirulla ") and "core: native" in version, version
     out = tmp_path / "out"
     table = run(
-        [str(bin_dir / "cirulla"), "tournament", "--bot", "r=random", "--bot", "g=greedy",
-         "--games", "2", "--seed", "1", "--out", str(out)],
+        [
+            str(bin_dir / "cirulla"),
+            "tournament",
+            "--bot",
+            "r=random",
+            "--bot",
+            "g=greedy",
+            "--games",
+            "2",
+            "--seed",
+            "1",
+            "--out",
+            str(out),
+        ],
         timeout=300,
     )
     results = json.loads((out / "results.json").read_text())
@@ -151,8 +180,16 @@ def test_the_wheel_with_the_env_extra_runs_an_episode(
     built: dict[str, Path], tmp_path: Path
 ) -> None:
     bin_dir = fresh_venv(tmp_path / "venv")
-    run([str(bin_dir / "pip"), "install", "-q", "-c", str(built["constraints"]),
-         f"{built['wheel']}[env]"])
+    run(
+        [
+            str(bin_dir / "pip"),
+            "install",
+            "-q",
+            "-c",
+            str(built["constraints"]),
+            f"{built['wheel']}[env]",
+        ]
+    )
     script = (
         "import gymnasium, numpy\n"
         "import cirulla.env\n"
@@ -177,8 +214,17 @@ def test_the_sdist_without_a_c_compiler_installs_the_python_core(
     cores are skipped, the install works and runs the pure-Python core."""
     bin_dir = fresh_venv(tmp_path / "venv")
     env = dict(os.environ, CC="/bin/false", CXX="/bin/false", LDSHARED="/bin/false")
-    run([str(bin_dir / "pip"), "install", "-q", "-c", str(built["constraints"]),
-         str(built["sdist"])], env=env)
+    run(
+        [
+            str(bin_dir / "pip"),
+            "install",
+            "-q",
+            "-c",
+            str(built["constraints"]),
+            str(built["sdist"]),
+        ],
+        env=env,
+    )
     version = run([str(bin_dir / "cirulla"), "--version"])
     assert "core: python" in version, version
     checked = run([str(bin_dir / "cirulla"), "rules", "check"], timeout=300)

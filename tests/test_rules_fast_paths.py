@@ -108,3 +108,44 @@ def test_fast_events_are_the_dataclasses() -> None:
     assert fast_constructor(Declared) is not Declared
     with pytest.raises(ValueError, match="not an object slot"):
         native.frozen_maker(CardPlayed, ("seat", "nope"))
+
+
+def test_apply_explains_every_refusal_as_before() -> None:
+    """The C ``apply`` plays only a legal move of the seat to move; everything else reaches
+    the Python method, which names the rule, and changes nothing."""
+    game = Game(Options.preset("standard", players=2), seed=7)
+    before = repr(game)
+    with pytest.raises(IllegalActionError, match="must capture") as caught:
+        game.apply(Action.parse("7D"))
+    assert caught.value.rule == "must_capture"
+    with pytest.raises(IllegalActionError, match="it is seat 0's turn, not seat 1's"):
+        game.apply(game.legal_actions()[0], 1)
+    with pytest.raises(IllegalActionError, match="not in seat 0's hand"):
+        game.apply(Action.parse("KD"), seat=0)
+    assert repr(game) == before and game.history == []
+    [event] = game.apply("7D:JC", seat=0)  # text, and the seat by keyword
+    assert game.history == [(0, Action.parse("7D:JC").to_int())]
+    assert event.captured == Action.parse("7D:JC").capture
+
+
+def test_apply_on_a_finished_game_names_the_rule() -> None:
+    game = Game(Options(target=1), seed=4)
+    while game.winner is None:
+        game.apply(game.legal_actions()[-1])
+    assert game.legal_actions() == [] and game.legal_codes() == []
+    with pytest.raises(IllegalActionError) as caught:
+        game.apply(0)
+    assert caught.value.rule == "game_over"
+
+
+def test_broken_slots_are_an_error_not_a_crash() -> None:
+    """The C paths read the slots as they are: nonsense there is a ValueError."""
+    assert native is not None
+    game = Game(Options(), seed=1)
+    game.turn = 9
+    with pytest.raises(ValueError, match="turn"):
+        game.legal_codes()
+    game.turn = 0
+    game.hands = [1, 2, 3]
+    with pytest.raises(ValueError, match="one mask per seat"):
+        game.legal_actions()

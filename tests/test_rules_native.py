@@ -15,7 +15,7 @@ import sys
 
 import pytest
 
-from cirulla.rules import PRESETS, Game, Options
+from cirulla.rules import PRESETS, Action, Game, Options
 from cirulla.rules.cards import ALL_CARDS_MASK
 from cirulla.rules.core import CORE, event_of, native, options_tuple, view_tuple
 from cirulla.rules.views import sample_world
@@ -70,24 +70,38 @@ def _play_both(options: Options, seed: int, deal_only: bool = False) -> int:
     ref = Game(
         options, decks=decks, first_dealer=first_dealer, deal_only=deal_only, events=py_events
     )
+    # the same game on Game's fast paths (the card played in C on its slots, _native.c's
+    # bind_game), held to the Python reference step by step like the native Game
+    fast = Game(options, decks=decks, first_dealer=first_dealer, deal_only=deal_only)
     nat = native.Game(options_tuple(options), decks, first_dealer=first_dealer, deal_only=deal_only)
     assert [event_of(e) for e in nat.take_events()] == py_events
-    assert nat.state() == _state(ref)
+    assert nat.state() == _state(ref) == _state(fast)
     steps = 0
     while ref.to_move is not None:
         codes = ref.reference_legal_codes()
         assert nat.legal_codes() == codes, f"seed {seed} step {steps}: {ref!r}"
         assert ref.legal_codes() == codes  # Game's own (native) path gives the same order
+        assert [a.to_int() for a in fast.legal_actions()] == codes
         # prefer declarations and captures now and then, so rare rules come up often
         code = codes[-1] if rng.random() < 0.2 else rng.choice(codes)
         py_events = []
-        ref.apply_code(code, py_events)
+        ref._play(code, py_events)  # the reference state machine, in Python
         nat.apply_code(code)
+        fast_events = (
+            fast.apply(Action.from_int(code), fast.turn) if steps % 2 else _apply_code(fast, code)
+        )
         assert [event_of(e) for e in nat.take_events()] == py_events, f"seed {seed} step {steps}"
-        assert nat.state() == _state(ref), f"seed {seed} step {steps}"
+        assert fast_events == py_events, f"seed {seed} step {steps}"
+        assert nat.state() == _state(ref) == _state(fast), f"seed {seed} step {steps}"
         steps += 1
-    assert nat.legal_codes() == []
+    assert nat.legal_codes() == [] == fast.legal_codes() == fast.legal_actions()
     return steps
+
+
+def _apply_code(game: Game, code: int) -> list:
+    events: list = []
+    game.apply_code(code, events)
+    return events
 
 
 @pytest.mark.parametrize(("preset", "players"), CASES)

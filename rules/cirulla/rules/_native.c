@@ -7,6 +7,11 @@
 #include "engine.h"
 #include <structmember.h>
 
+/* The growable buffers of the module's legal-action functions, kept between calls (they
+   hold the GIL and call no Python meanwhile): allocating them at every call cost more
+   than computing the answer. */
+static Scratch shared_scratch;
+
 /* ------------------------------------------------------------------ random-play benchmark */
 
 /* rules/cirulla/rules/bench.py:bench_rules, the whole loop in C, for ``seconds`` of CPU time. */
@@ -139,15 +144,11 @@ static PyObject *py_legal_codes(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "legal_codes: masks of 40 cards, wild value 0..10");
         return NULL;
     }
-    Scratch s = {0};
     Tab t;
-    PyObject *res = NULL;
-    if (tab_init(&s, &t, table, wild) || legal_codes(&s, &t, hand, wild, must, pp))
-        PyErr_NoMemory();
-    else
-        res = codes_list(&s);
-    scratch_free(&s);
-    return res;
+    if (tab_init(&shared_scratch, &t, table, wild) ||
+        legal_codes(&shared_scratch, &t, hand, wild, must, pp))
+        return PyErr_NoMemory();
+    return codes_list(&shared_scratch);
 }
 
 PyDoc_STRVAR(captures_doc,
@@ -352,6 +353,427 @@ static PyObject *py_frozen_maker(PyObject *self, PyObject *args) {
     PyObject *fn = PyCFunction_New(&make_frozen_def, state);
     Py_DECREF(state);
     return fn;
+}
+
+/* ------------------------------------------------------------------ game.py's Game, fast */
+
+/* game.py's Game keeps its state in Python slots. These methods (bound onto it by
+   game.py through bind_game) run its hot path in C on those slots: the legal codes and
+   actions of the position to move, and playing one action through engine.h's g_play.
+   Anything unusual (a stale or missing cache entry, an action given as text, an illegal
+   action, the end of a round or deal) goes to the Python methods, which stay the
+   reference and produce every error message. */
+
+enum {
+    F_TURN, F_N, F_SIDE_OF, F_HANDS, F_DECLARED, F_IN_HANDS, F_WILD, F_TABLE, F_CAPTURED,
+    F_SCOPE, F_LAST_TAKER, F_STOCK, F_OPTIONS, F_WINNER, F_DEAL_OVER, F_HISTORY, F_LEGAL,
+    F_COUNT
+};
+static const char *const GAME_SLOTS[F_COUNT] = {
+    "turn", "n", "side_of", "hands", "declared", "in_hands", "wild", "table", "captured",
+    "scope", "last_taker", "stock", "options", "winner", "deal_over", "history", "_legal"};
+static Py_ssize_t game_off[F_COUNT], action_code_off;
+static PyTypeObject *action_type;
+static PyObject *bound_game, *card_played_mk, *declared_mk, *decl_kinds, *interned_actions,
+    *action_from_int;
+#define SLOT(o, f) (*(PyObject **)((char *)(o) + game_off[f]))
+
+static Py_ssize_t slot_offset(PyTypeObject *type, const char *name) {
+    PyObject *d = PyDict_GetItemString(type->tp_dict, name);
+    if (!d || !PyObject_TypeCheck(d, &PyMemberDescr_Type) ||
+        ((PyMemberDescrObject *)d)->d_member->type != T_OBJECT_EX) {
+        PyErr_Format(PyExc_ValueError, "%s is not an object slot of %s", name, type->tp_name);
+        return -1;
+    }
+    return ((PyMemberDescrObject *)d)->d_member->offset;
+}
+
+/* a slot's value, or NULL with AttributeError when it is unset */
+static inline PyObject *slot_get(PyObject *self, int f) {
+    PyObject *v = SLOT(self, f);
+    if (!v) PyErr_Format(PyExc_AttributeError, "Game.%s is not set", GAME_SLOTS[f]);
+    return v;
+}
+
+/* replace a slot's value, stealing ``v`` */
+static inline int slot_set(PyObject *self, int f, PyObject *v) {
+    if (!v) return -1;
+    PyObject *old = SLOT(self, f);
+    SLOT(self, f) = v;
+    Py_XDECREF(old);
+    return 0;
+}
+
+static inline int as_mask(PyObject *o, u64 *out) {
+    unsigned long long m = PyLong_AsUnsignedLongLong(o);
+    if (m == (unsigned long long)-1 && PyErr_Occurred()) return -1;
+    *out = m & ALL_CARDS;
+    return 0;
+}
+
+static inline int as_int(PyObject *o, int lo, int hi, const char *what, int *out) {
+    long v = PyLong_AsLong(o);
+    if (v == -1 && PyErr_Occurred()) return -1;
+    if (v < lo || v > hi) {
+        PyErr_Format(PyExc_ValueError, "Game.%s is %ld, out of range", what, v);
+        return -1;
+    }
+    *out = (int)v;
+    return 0;
+}
+
+/* the position's cache entry [hand, table, wild, codes, actions], if it is this position's */
+static PyObject *fresh_entry(PyObject *self, u64 hand, u64 table, int wild) {
+    PyObject *e = SLOT(self, F_LEGAL);
+    if (!e || !PyList_CheckExact(e) || PyList_GET_SIZE(e) != 5) return NULL;
+    u64 h, t;
+    long w;
+    if (as_mask(PyList_GET_ITEM(e, 0), &h) || as_mask(PyList_GET_ITEM(e, 1), &t)) {
+        PyErr_Clear();
+        return NULL;
+    }
+    w = PyLong_AsLong(PyList_GET_ITEM(e, 2));
+    if (w == -1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        return NULL;
+    }
+    return h == hand && t == table && w == wild ? e : NULL;
+}
+
+/* 1 when the game or deal is over (nothing to play), 0 when a seat is to move, -1 error */
+static int game_stopped(PyObject *self) {
+    PyObject *winner = slot_get(self, F_WINNER), *over = slot_get(self, F_DEAL_OVER);
+    if (!winner || !over) return -1;
+    if (winner != Py_None) return 1;
+    int t = PyObject_IsTrue(over);
+    return t;
+}
+
+/* The mover's (hand, table, wild), and the cache entry for them, computed if need be. */
+static PyObject *legal_entry(PyObject *self) {
+    int stopped = game_stopped(self), turn, n, wild;
+    if (stopped) return stopped < 0 ? NULL : PyList_New(0); /* caller tells them apart */
+    PyObject *hands = slot_get(self, F_HANDS), *options = slot_get(self, F_OPTIONS);
+    u64 hand, table;
+    if (!hands || !options || as_int(slot_get(self, F_N), 2, MAX_PLAYERS, "n", &n) ||
+        as_int(slot_get(self, F_TURN), 0, n - 1, "turn", &turn) ||
+        as_int(slot_get(self, F_WILD), 0, 10, "wild", &wild) ||
+        as_mask(slot_get(self, F_TABLE), &table))
+        return NULL;
+    if (!PyList_CheckExact(hands) || PyList_GET_SIZE(hands) != n) {
+        PyErr_SetString(PyExc_ValueError, "Game.hands must be a list of one mask per seat");
+        return NULL;
+    }
+    if (as_mask(PyList_GET_ITEM(hands, turn), &hand)) return NULL;
+    PyObject *e = fresh_entry(self, hand, table, wild);
+    if (e) {
+        Py_INCREF(e);
+        return e;
+    }
+    PyObject *must_obj = PyObject_GetAttrString(options, "must_capture");
+    PyObject *pp_obj = must_obj ? PyObject_GetAttrString(options, "pairing_precedence") : NULL;
+    int must = must_obj ? PyObject_IsTrue(must_obj) : -1, pp = pp_obj ? PyObject_IsTrue(pp_obj) : -1;
+    Py_XDECREF(must_obj);
+    Py_XDECREF(pp_obj);
+    if (must < 0 || pp < 0) return NULL;
+    Tab t;
+    PyObject *codes = NULL;
+    if (tab_init(&shared_scratch, &t, table, wild) ||
+        legal_codes(&shared_scratch, &t, hand, wild, must, pp))
+        PyErr_NoMemory();
+    else
+        codes = codes_list(&shared_scratch);
+    if (!codes) return NULL;
+    e = Py_BuildValue("[KKiNO]", (unsigned long long)hand, (unsigned long long)table, wild, codes,
+                      Py_None);
+    if (!e) return NULL;
+    Py_INCREF(e);
+    slot_set(self, F_LEGAL, e);
+    return e;
+}
+
+static PyObject *fast_legal_codes(PyObject *self, PyObject *unused) {
+    (void)unused;
+    PyObject *e = legal_entry(self);
+    if (!e || PyList_GET_SIZE(e) == 0) return e;
+    PyObject *codes = PyList_GET_ITEM(e, 3);
+    PyObject *out = PyList_GetSlice(codes, 0, PyList_GET_SIZE(codes));
+    Py_DECREF(e);
+    return out;
+}
+
+static PyObject *fast_legal_actions(PyObject *self, PyObject *unused) {
+    (void)unused;
+    PyObject *e = legal_entry(self);
+    if (!e || PyList_GET_SIZE(e) == 0) return e;
+    PyObject *acts = PyList_GET_ITEM(e, 4);
+    if (!PyList_CheckExact(acts)) {
+        PyObject *codes = PyList_GET_ITEM(e, 3);
+        Py_ssize_t k = PyList_GET_SIZE(codes);
+        acts = PyList_New(k);
+        for (Py_ssize_t i = 0; acts && i < k; i++) {
+            PyObject *code = PyList_GET_ITEM(codes, i);
+            PyObject *a = PyDict_GetItemWithError(interned_actions, code);
+            if (a)
+                Py_INCREF(a);
+            else if (!PyErr_Occurred())
+                a = PyObject_CallOneArg(action_from_int, code);
+            if (!a) {
+                Py_CLEAR(acts);
+                break;
+            }
+            PyList_SET_ITEM(acts, i, a);
+        }
+        if (!acts) {
+            Py_DECREF(e);
+            return NULL;
+        }
+        PyList_SetItem(e, 4, acts); /* steals acts; e keeps it */
+    }
+    PyObject *out = PyList_GetSlice(acts, 0, PyList_GET_SIZE(acts));
+    Py_DECREF(e);
+    return out;
+}
+
+static int play_emit(void *ctx, int type, const long long *a, int n) {
+    PyObject *events = ctx, *ev = NULL;
+    (void)n;
+    if (type == EV_CARD_PLAYED) {
+        PyObject *args[7];
+        for (int i = 0; i < 5; i++) args[i] = PyLong_FromLongLong(a[i]);
+        args[5] = PyBool_FromLong((long)a[5]);
+        args[6] = PyBool_FromLong((long)a[6]);
+        int ok = 1;
+        for (int i = 0; i < 7; i++) ok &= args[i] != NULL;
+        if (ok) ev = PyObject_Vectorcall(card_played_mk, args, 7, NULL);
+        for (int i = 0; i < 7; i++) Py_XDECREF(args[i]);
+    } else if (type == EV_DECLARED) {
+        PyObject *args[6] = {PyLong_FromLongLong(a[0]), PyLong_FromLongLong(a[1]),
+                             PySequence_GetItem(decl_kinds, (Py_ssize_t)a[2]),
+                             PyLong_FromLongLong(a[3]),
+                             a[4] ? PyLong_FromLongLong(a[4]) : Py_NewRef(Py_None),
+                             PyLong_FromLongLong(a[5])};
+        int ok = 1;
+        for (int i = 0; i < 6; i++) ok &= args[i] != NULL;
+        if (ok) ev = PyObject_Vectorcall(declared_mk, args, 6, NULL);
+        for (int i = 0; i < 6; i++) Py_XDECREF(args[i]);
+    } else {
+        PyErr_Format(PyExc_RuntimeError, "unexpected event %d while playing a card", type);
+        return -1;
+    }
+    if (!ev) return -1;
+    int rc = PyList_Append(events, ev);
+    Py_DECREF(ev);
+    return rc;
+}
+
+/* Game._play through g_play on the game's slots; the round's end in Python. */
+static int fast_play(PyObject *self, u64 code, PyObject *events) {
+    G g;
+    int n, turn, side, in_hands, wild, last_taker;
+    PyObject *hands = slot_get(self, F_HANDS), *declared = slot_get(self, F_DECLARED),
+             *captured = slot_get(self, F_CAPTURED), *scope = slot_get(self, F_SCOPE),
+             *side_of = slot_get(self, F_SIDE_OF), *stock = slot_get(self, F_STOCK);
+    if (!hands || !declared || !captured || !scope || !side_of || !stock) return -1;
+    if (as_int(slot_get(self, F_N), 2, MAX_PLAYERS, "n", &n) ||
+        as_int(slot_get(self, F_TURN), 0, n - 1, "turn", &turn) ||
+        as_int(slot_get(self, F_IN_HANDS), 1, 3 * MAX_PLAYERS, "in_hands", &in_hands) ||
+        as_int(slot_get(self, F_WILD), 0, 10, "wild", &wild) ||
+        as_int(slot_get(self, F_LAST_TAKER), -1, MAX_PLAYERS - 1, "last_taker", &last_taker))
+        return -1;
+    if (!PyList_CheckExact(hands) || PyList_GET_SIZE(hands) != n ||
+        !PyList_CheckExact(declared) || PyList_GET_SIZE(declared) != n ||
+        !PyList_CheckExact(captured) || !PyList_CheckExact(scope) ||
+        PyList_GET_SIZE(scope) != PyList_GET_SIZE(captured) || !PyTuple_CheckExact(side_of) ||
+        PyTuple_GET_SIZE(side_of) != n || !PyList_CheckExact(stock)) {
+        PyErr_SetString(PyExc_ValueError, "Game's zones are not lists of one entry per seat/side");
+        return -1;
+    }
+    if (as_int(PyTuple_GET_ITEM(side_of, turn), 0, (int)PyList_GET_SIZE(captured) - 1, "side_of",
+               &side))
+        return -1;
+    memset(&g, 0, sizeof g);
+    g.n = n;
+    g.turn = turn;
+    g.side_of[turn] = side;
+    g.in_hands = in_hands;
+    g.wild = wild;
+    g.last_taker = last_taker;
+    g.nstock = (int)PyList_GET_SIZE(stock);
+    g.pause_at_round_end = 1;
+    long sc;
+    if (as_mask(PyList_GET_ITEM(hands, turn), &g.hands[turn]) ||
+        as_mask(PyList_GET_ITEM(declared, turn), &g.declared[turn]) ||
+        as_mask(PyList_GET_ITEM(captured, side), &g.captured[side]) ||
+        as_mask(slot_get(self, F_TABLE), &g.table))
+        return -1;
+    sc = PyLong_AsLong(PyList_GET_ITEM(scope, side));
+    if (sc == -1 && PyErr_Occurred()) return -1;
+    g.scope[side] = (int)sc;
+    if ((code & 63) >= NUM_CARDS) {
+        PyErr_SetString(PyExc_ValueError, "apply_code: card index out of range");
+        return -1;
+    }
+    u64 capture = code >> 12;
+    if (capture && capture == g.table) { /* the table empties: a sweep's scopa may count */
+        PyObject *opt = PyObject_GetAttrString(slot_get(self, F_OPTIONS), "ace_sweep_scopa");
+        if (!opt) return -1;
+        g.o.ace_sweep_scopa = PyObject_IsTrue(opt);
+        Py_DECREF(opt);
+    }
+    g.emit = events ? play_emit : NULL;
+    g.emit_ctx = events;
+    u64 hand0 = g.hands[turn], decl0 = g.declared[turn], cap0 = g.captured[side], table0 = g.table;
+    int scope0 = g.scope[side];
+    if (g_play(&g, code)) return -1;
+    if (g.hands[turn] != hand0 &&
+        PyList_SetItem(hands, turn, PyLong_FromUnsignedLongLong(g.hands[turn])))
+        return -1;
+    if (g.declared[turn] != decl0 &&
+        PyList_SetItem(declared, turn, PyLong_FromUnsignedLongLong(g.declared[turn])))
+        return -1;
+    if (g.captured[side] != cap0 &&
+        PyList_SetItem(captured, side, PyLong_FromUnsignedLongLong(g.captured[side])))
+        return -1;
+    if (g.scope[side] != scope0 && PyList_SetItem(scope, side, PyLong_FromLong(g.scope[side])))
+        return -1;
+    if ((g.table != table0 &&
+         slot_set(self, F_TABLE, PyLong_FromUnsignedLongLong(g.table))) ||
+        (g.wild != wild && slot_set(self, F_WILD, PyLong_FromLong(g.wild))) ||
+        (g.last_taker != last_taker && slot_set(self, F_LAST_TAKER, PyLong_FromLong(g.last_taker))) ||
+        slot_set(self, F_IN_HANDS, PyLong_FromLong(g.in_hands)) ||
+        slot_set(self, F_TURN, PyLong_FromLong(g.turn)))
+        return -1;
+    if (!g.in_hands) {
+        PyObject *r = PyObject_CallMethod(self, g.nstock ? "_deal_round" : "_end_deal", "O",
+                                          events ? events : Py_None);
+        if (!r) return -1;
+        Py_DECREF(r);
+    }
+    return 0;
+}
+
+static PyObject *fast_apply_code(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs < 1 || nargs > 2) {
+        PyErr_SetString(PyExc_TypeError, "apply_code(code, events=None)");
+        return NULL;
+    }
+    PyObject *events = nargs == 2 && args[1] != Py_None ? args[1] : NULL;
+    if (events && !PyList_CheckExact(events))
+        return PyObject_CallMethod(self, "_play", "OO", args[0], events);
+    unsigned long long code = PyLong_AsUnsignedLongLong(args[0]);
+    if (code == (unsigned long long)-1 && PyErr_Occurred()) return NULL;
+    if (fast_play(self, code, events)) return NULL;
+    Py_RETURN_NONE;
+}
+
+/* Game.apply's everyday case in C: an Action or int code from the position's own legal
+   list, the right seat or none; anything else to the Python method (``_apply_checked``),
+   which explains what is wrong. */
+static PyObject *fast_apply(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                            PyObject *kwnames) {
+    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    PyObject *action = nargs >= 1 ? args[0] : NULL, *seat = nargs >= 2 ? args[1] : Py_None;
+    int fast = action && nargs + nkw <= 2;
+    if (fast && nkw == 1) {
+        fast = nargs == 1 && PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, 0),
+                                                              "seat") == 0;
+        seat = args[1];
+    }
+    PyObject *code_obj = NULL;
+    if (fast) {
+        if (PyLong_CheckExact(action))
+            code_obj = action;
+        else if (Py_TYPE(action) == action_type)
+            code_obj = *(PyObject **)((char *)action + action_code_off);
+        fast = code_obj && PyLong_CheckExact(code_obj) && game_stopped(self) == 0;
+        if (PyErr_Occurred()) return NULL;
+    }
+    int turn = -1;
+    if (fast) {
+        PyObject *t = slot_get(self, F_TURN);
+        if (!t) return NULL;
+        turn = (int)PyLong_AsLong(t);
+        if (turn == -1 && PyErr_Occurred()) return NULL;
+        if (seat != Py_None) {
+            long st = PyLong_Check(seat) ? PyLong_AsLong(seat) : -2;
+            if (st == -1 && PyErr_Occurred()) return NULL;
+            fast = st == turn;
+        }
+    }
+    PyObject *e = NULL;
+    if (fast) {
+        e = legal_entry(self);
+        if (!e) return NULL;
+        fast = PyList_GET_SIZE(e) == 5 && PySequence_Contains(PyList_GET_ITEM(e, 3), code_obj) == 1;
+        Py_DECREF(e);
+        if (PyErr_Occurred()) return NULL;
+    }
+    if (!fast) {
+        PyObject *slow = PyObject_GetAttrString(self, "_apply_checked");
+        if (!slow) return NULL;
+        PyObject *r = PyObject_Vectorcall(slow, args, (size_t)nargs, kwnames);
+        Py_DECREF(slow);
+        return r;
+    }
+    unsigned long long code = PyLong_AsUnsignedLongLong(code_obj);
+    if (code == (unsigned long long)-1 && PyErr_Occurred()) return NULL;
+    PyObject *history = slot_get(self, F_HISTORY);
+    if (!history) return NULL;
+    PyObject *entry = Py_BuildValue("(iO)", turn, code_obj);
+    if (!entry || PyList_Append(history, entry)) {
+        Py_XDECREF(entry);
+        return NULL;
+    }
+    Py_DECREF(entry);
+    PyObject *events = PyList_New(0);
+    if (!events) return NULL;
+    if (fast_play(self, code, events)) {
+        Py_DECREF(events);
+        return NULL;
+    }
+    return events;
+}
+
+static PyMethodDef fast_methods[] = {
+    {"legal_codes", fast_legal_codes, METH_NOARGS, NULL},
+    {"legal_actions", fast_legal_actions, METH_NOARGS, NULL},
+    {"apply_code", (PyCFunction)(void (*)(void))fast_apply_code, METH_FASTCALL, NULL},
+    {"apply", (PyCFunction)(void (*)(void))fast_apply, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {NULL, NULL, 0, NULL}};
+
+PyDoc_STRVAR(bind_game_doc,
+             "bind_game(game_cls, action_cls, card_played, declared, kinds, interned, from_int)"
+             " -> dict\n\n"
+             "Method descriptors of game.py's Game running its hot path in C on its slots: "
+             "legal_codes, legal_actions, apply_code, apply (by name; game.py takes over each "
+             "Python method's docstring). card_played/declared build those events, kinds maps "
+             "a declaration kind code to DeclarationKind, interned/from_int give Actions.");
+
+static PyObject *py_bind_game(PyObject *self, PyObject *args) {
+    PyObject *game_cls, *act_cls, *cp, *dec, *kinds, *interned, *from_int;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "O!O!OOOO!O", &PyType_Type, &game_cls, &PyType_Type, &act_cls,
+                          &cp, &dec, &kinds, &PyDict_Type, &interned, &from_int))
+        return NULL;
+    for (int f = 0; f < F_COUNT; f++)
+        if ((game_off[f] = slot_offset((PyTypeObject *)game_cls, GAME_SLOTS[f])) < 0) return NULL;
+    if ((action_code_off = slot_offset((PyTypeObject *)act_cls, "_code")) < 0) return NULL;
+    Py_XSETREF(bound_game, Py_NewRef(game_cls));
+    action_type = (PyTypeObject *)act_cls;
+    Py_INCREF(act_cls);
+    Py_XSETREF(card_played_mk, Py_NewRef(cp));
+    Py_XSETREF(declared_mk, Py_NewRef(dec));
+    Py_XSETREF(decl_kinds, Py_NewRef(kinds));
+    Py_XSETREF(interned_actions, Py_NewRef(interned));
+    Py_XSETREF(action_from_int, Py_NewRef(from_int));
+    PyObject *out = PyDict_New();
+    for (PyMethodDef *m = fast_methods; out && m->ml_name; m++) {
+        PyObject *d = PyDescr_NewMethod((PyTypeObject *)game_cls, m);
+        if (!d || PyDict_SetItemString(out, m->ml_name, d)) Py_CLEAR(out);
+        Py_XDECREF(d);
+    }
+    return out;
 }
 
 /* ------------------------------------------------------------------ the Game type */
@@ -561,6 +983,7 @@ static PyMethodDef module_methods[] = {
     {"bench_rules", py_bench_rules, METH_VARARGS, bench_rules_doc},
     {"random_deals_digest", py_random_deals_digest, METH_VARARGS, random_deals_digest_doc},
     {"frozen_maker", py_frozen_maker, METH_VARARGS, frozen_maker_doc},
+    {"bind_game", py_bind_game, METH_VARARGS, bind_game_doc},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module_def = {

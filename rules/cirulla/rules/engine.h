@@ -446,6 +446,7 @@ typedef struct {
     uint8_t stock[NUM_CARDS]; /* like Game.stock: the next card dealt is stock[nstock - 1] */
     int nstock;
     int score[MAX_PLAYERS][S_ITEMS], score_cappotto, has_score;
+    int pause_at_round_end; /* 1: g_play stops when the hands are empty (the caller deals) */
     EmitFn emit; /* NULL: no events (search) */
     void *emit_ctx;
     DeckFn deck;
@@ -619,7 +620,7 @@ static int g_play(G *g, u64 code) {
     }
     EMIT(g, EV_CARD_PLAYED, seat, side, card, value, (long long)capture, scopa, sweep);
     g->turn = seat + 1 < g->n ? seat + 1 : 0;
-    if (!in_hands) return g->nstock ? g_deal_round(g) : g_end_deal(g);
+    if (!in_hands && !g->pause_at_round_end) return g->nstock ? g_deal_round(g) : g_end_deal(g);
     return 0;
 }
 
