@@ -22,4 +22,6 @@ def data_dir() -> Path:
 
 
 # PostgreSQL fixtures (a real server; one fresh database per test): see tests/postgres.py.
+# The sdist and the wheel, built once per session: see tests/dists.py.
+from .dists import built_dists  # noqa: E402, F401
 from .postgres import db_url, postgres_server, postgres_url  # noqa: E402, F401

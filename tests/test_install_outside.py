@@ -21,102 +21,13 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
-import sys
 import venv
 import zipfile
 from pathlib import Path
 
-import pytest
+from .dists import GROUP, ROOT, run
 
-#: One worker builds the dists once and runs every install (pytest -n with loadgroup).
-pytestmark = pytest.mark.xdist_group("install-outside")
-
-ROOT = Path(__file__).resolve().parent.parent
-FAKE_VERSION = "1.99.0"
-
-
-def run(args: list[str], env: dict[str, str] | None = None, timeout: int = 900) -> str:
-    done = subprocess.run(
-        args, capture_output=True, text=True, timeout=timeout, env=env, check=False
-    )
-    assert done.returncode == 0, f"{args}\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
-    return done.stdout
-
-
-def fake_grpcio_tools(folder: Path) -> Path:
-    """A grpcio-tools wheel newer than any release, whose protoc fails loudly if used."""
-    folder.mkdir(parents=True, exist_ok=True)
-    name = f"grpcio_tools-{FAKE_VERSION}"
-    wheel = folder / f"{name}-py3-none-any.whl"
-    info = f"{name}.dist-info"
-    files = {
-        "grpc_tools/__init__.py": "",
-        "grpc_tools/protoc.py": (
-            "def main(args):\n"
-            f"    raise SystemExit('the fake grpcio-tools {FAKE_VERSION} was used')\n"
-        ),
-        f"{info}/METADATA": (
-            f"Metadata-Version: 2.1\nName: grpcio-tools\nVersion: {FAKE_VERSION}\n"
-        ),
-        f"{info}/WHEEL": (
-            "Wheel-Version: 1.0\nGenerator: cirulla-tests\nRoot-Is-Purelib: true\n"
-            "Tag: py3-none-any\n"
-        ),
-    }
-    record = "".join(f"{path},,\n" for path in [*files, f"{info}/RECORD"])
-    with zipfile.ZipFile(wheel, "w") as archive:
-        for path, text in files.items():
-            archive.writestr(path, text)
-        archive.writestr(f"{info}/RECORD", record)
-    return wheel
-
-
-def with_find_links(folder: Path) -> dict[str, str]:
-    env = dict(os.environ)
-    env["PIP_FIND_LINKS"] = " ".join(filter(None, [env.get("PIP_FIND_LINKS", ""), str(folder)]))
-    return env
-
-
-def lock_constraints(folder: Path) -> Path:
-    """requirements/all.txt as a constraints file (pip takes no hashes there)."""
-    lines = []
-    for line in (ROOT / "requirements" / "all.txt").read_text().splitlines():
-        if re.match(r"^[A-Za-z0-9]", line):
-            lines.append(line.rstrip(" \\"))
-    path = folder / "constraints.txt"
-    path.write_text("\n".join(lines) + "\n")
-    return path
-
-
-@pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """The sdist and the wheel, built by PEP 517 with a newer grpcio-tools on offer."""
-    work = tmp_path_factory.mktemp("dists")
-    fake = fake_grpcio_tools(work / "offer")
-    env = with_find_links(fake.parent)
-    # Control: the offer is visible; an unpinned request takes it.
-    run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "download",
-            "-q",
-            "--no-deps",
-            "-d",
-            str(work / "dl"),
-            "grpcio-tools",
-        ],
-        env=env,
-    )
-    assert [p.name for p in (work / "dl").iterdir()] == [fake.name]
-    out = work / "dist"
-    log = run([sys.executable, "-m", "build", "--outdir", str(out), str(ROOT)], env=env)
-    assert f"grpcio-tools=={FAKE_VERSION}" not in log
-    (sdist,) = out.glob("cirulla-*.tar.gz")
-    (wheel,) = out.glob("cirulla-*.whl")
-    return {"sdist": sdist, "wheel": wheel, "constraints": lock_constraints(work)}
+pytestmark = GROUP
 
 
 def fresh_venv(where: Path) -> Path:
@@ -125,10 +36,10 @@ def fresh_venv(where: Path) -> Path:
 
 
 def test_the_wheel_carries_code_generated_by_the_pinned_grpcio_tools(
-    built: dict[str, Path],
+    built_dists: dict[str, Path],
 ) -> None:
     """The generated stubs name the generator's version: the pin's, not the offer's."""
-    with zipfile.ZipFile(built["wheel"]) as archive:
+    with zipfile.ZipFile(built_dists["wheel"]) as archive:
         grpc_stub = archive.read("cirulla/v1/match_service_pb2_grpc.py").decode()
     pinned = re.search(r'"grpcio-tools==([0-9.]+)"', (ROOT / "pyproject.toml").read_text())
     assert pinned
@@ -136,7 +47,7 @@ def test_the_wheel_carries_code_generated_by_the_pinned_grpcio_tools(
 
 
 def test_the_wheel_with_the_tournament_extra_plays_a_tournament(
-    built: dict[str, Path], tmp_path: Path
+    built_dists: dict[str, Path], tmp_path: Path
 ) -> None:
     bin_dir = fresh_venv(tmp_path / "venv")
     run(
@@ -145,8 +56,8 @@ def test_the_wheel_with_the_tournament_extra_plays_a_tournament(
             "install",
             "-q",
             "-c",
-            str(built["constraints"]),
-            f"{built['wheel']}[tournament]",
+            str(built_dists["constraints"]),
+            f"{built_dists['wheel']}[tournament]",
         ]
     )
     version = run([str(bin_dir / "cirulla"), "--version"])
@@ -177,7 +88,7 @@ def test_the_wheel_with_the_tournament_extra_plays_a_tournament(
 
 
 def test_the_wheel_with_the_env_extra_runs_an_episode(
-    built: dict[str, Path], tmp_path: Path
+    built_dists: dict[str, Path], tmp_path: Path
 ) -> None:
     bin_dir = fresh_venv(tmp_path / "venv")
     run(
@@ -186,8 +97,8 @@ def test_the_wheel_with_the_env_extra_runs_an_episode(
             "install",
             "-q",
             "-c",
-            str(built["constraints"]),
-            f"{built['wheel']}[env]",
+            str(built_dists["constraints"]),
+            f"{built_dists['wheel']}[env]",
         ]
     )
     script = (
@@ -208,7 +119,7 @@ def test_the_wheel_with_the_env_extra_runs_an_episode(
 
 
 def test_the_sdist_without_a_c_compiler_installs_the_python_core(
-    built: dict[str, Path], tmp_path: Path
+    built_dists: dict[str, Path], tmp_path: Path
 ) -> None:
     """No working compiler (CC is a program that always fails): the optional native
     cores are skipped, the install works and runs the pure-Python core."""
@@ -220,8 +131,8 @@ def test_the_sdist_without_a_c_compiler_installs_the_python_core(
             "install",
             "-q",
             "-c",
-            str(built["constraints"]),
-            str(built["sdist"]),
+            str(built_dists["constraints"]),
+            str(built_dists["sdist"]),
         ],
         env=env,
     )

@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-import sys
 import tomllib
 import venv
 import zipfile
@@ -19,11 +18,14 @@ import pytest
 
 import cirulla.v1
 
+from .dists import GROUP
 from .test_light_install import play_a_match
+
+#: The wheel is tests/dists.py's, built once for this module and test_install_outside.py.
+pytestmark = GROUP
 
 ROOT = Path(__file__).resolve().parent.parent
 GENERATED = Path(cirulla.v1.__file__).parent
-PIP_WHEEL = [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation"]
 #: The runtimes whose floors the generated code decides.
 PINNED = ("grpcio", "grpcio-health-checking", "grpcio-reflection", "protobuf")
 
@@ -61,7 +63,8 @@ def floors() -> dict[str, str]:
         deps += [dep for dep in extra if not dep.startswith("cirulla[")]
     out = {}
     for dep in deps:
-        found = re.match(r"([A-Za-z0-9_.-]+)(?:\[[^\]]*\])?\s*>=\s*([0-9.]+)", dep)
+        # a range's floor, or a build tool's exact pin (the dev extra's)
+        found = re.match(r"([A-Za-z0-9_.-]+)(?:\[[^\]]*\])?\s*(?:>=|==)\s*([0-9.]+)", dep)
         assert found, f"dependency {dep!r} has no >= floor"
         out[found[1].lower()] = found[2]
     return out
@@ -82,17 +85,10 @@ def test_floors_admit_no_runtime_older_than_the_generated_code() -> None:
         assert version(declared[name]) >= minimum, (name, declared[name], minimum)
 
 
-@pytest.fixture(scope="module")
-def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("wheel")
-    subprocess.run(
-        [*PIP_WHEEL, "-w", str(out), str(ROOT)],
-        check=True,
-        capture_output=True,
-        timeout=600,
-    )
-    (built,) = out.glob("cirulla-*.whl")
-    return built
+@pytest.fixture
+def wheel(built_dists: dict[str, Path]) -> Path:
+    """The wheel tests/dists.py builds (PEP 517, the pinned build tools)."""
+    return built_dists["wheel"]
 
 
 def test_the_wheel_ships_license_types_and_protos(wheel: Path) -> None:

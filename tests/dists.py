@@ -1,0 +1,103 @@
+"""The sdist and the wheel as any installer builds them (PEP 517, isolated build
+environment, from this tree) while a newer grpcio-tools than the pin is on offer: built once
+per test session (per xdist worker; the modules that use it share one xdist group) for
+tests/test_install_outside.py and tests/test_packaging.py."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+FAKE_VERSION = "1.99.0"
+#: The xdist group of every test that uses the dists: one worker builds them once.
+GROUP = pytest.mark.xdist_group("dists")
+
+
+def run(args: list[str], env: dict[str, str] | None = None, timeout: int = 900) -> str:
+    done = subprocess.run(
+        args, capture_output=True, text=True, timeout=timeout, env=env, check=False
+    )
+    assert done.returncode == 0, f"{args}\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    return done.stdout
+
+
+def fake_grpcio_tools(folder: Path) -> Path:
+    """A grpcio-tools wheel newer than any release, whose protoc fails loudly if used."""
+    folder.mkdir(parents=True, exist_ok=True)
+    name = f"grpcio_tools-{FAKE_VERSION}"
+    wheel = folder / f"{name}-py3-none-any.whl"
+    info = f"{name}.dist-info"
+    files = {
+        "grpc_tools/__init__.py": "",
+        "grpc_tools/protoc.py": (
+            "def main(args):\n"
+            f"    raise SystemExit('the fake grpcio-tools {FAKE_VERSION} was used')\n"
+        ),
+        f"{info}/METADATA": (
+            f"Metadata-Version: 2.1\nName: grpcio-tools\nVersion: {FAKE_VERSION}\n"
+        ),
+        f"{info}/WHEEL": (
+            "Wheel-Version: 1.0\nGenerator: cirulla-tests\nRoot-Is-Purelib: true\n"
+            "Tag: py3-none-any\n"
+        ),
+    }
+    record = "".join(f"{path},,\n" for path in [*files, f"{info}/RECORD"])
+    with zipfile.ZipFile(wheel, "w") as archive:
+        for path, text in files.items():
+            archive.writestr(path, text)
+        archive.writestr(f"{info}/RECORD", record)
+    return wheel
+
+
+def with_find_links(folder: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env["PIP_FIND_LINKS"] = " ".join(filter(None, [env.get("PIP_FIND_LINKS", ""), str(folder)]))
+    return env
+
+
+def lock_constraints(folder: Path) -> Path:
+    """requirements/all.txt as a constraints file (pip takes no hashes there)."""
+    lines = []
+    for line in (ROOT / "requirements" / "all.txt").read_text().splitlines():
+        if re.match(r"^[A-Za-z0-9]", line):
+            lines.append(line.rstrip(" \\"))
+    path = folder / "constraints.txt"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.fixture(scope="session")
+def built_dists(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The sdist and the wheel, built by PEP 517 with a newer grpcio-tools on offer."""
+    work = tmp_path_factory.mktemp("dists")
+    fake = fake_grpcio_tools(work / "offer")
+    env = with_find_links(fake.parent)
+    # Control: the offer is visible; an unpinned request takes it.
+    run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "-q",
+            "--no-deps",
+            "-d",
+            str(work / "dl"),
+            "grpcio-tools",
+        ],
+        env=env,
+    )
+    assert [p.name for p in (work / "dl").iterdir()] == [fake.name]
+    out = work / "dist"
+    log = run([sys.executable, "-m", "build", "--outdir", str(out), str(ROOT)], env=env)
+    assert f"grpcio-tools=={FAKE_VERSION}" not in log
+    (sdist,) = out.glob("cirulla-*.tar.gz")
+    (wheel,) = out.glob("cirulla-*.whl")
+    return {"sdist": sdist, "wheel": wheel, "constraints": lock_constraints(work)}
