@@ -330,3 +330,43 @@ def test_the_program_folder_rule(tmp_path: Path) -> None:
     assert not binds.own_folder_ok(Path("/tmp")) and not binds.own_folder_ok(Path("/"))
     assert not binds.own_folder_ok(Path(os.path.expanduser("~")))
     assert binds.own_folder_ok(bot)
+
+
+def test_relative_folders_are_bound_like_absolute_ones_and_the_tls_key_is_private(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Finding 6: a folder named by a relative path was not bound (only files were made
+    absolute). Finding 4: the ladder's TLS key is one of its private paths."""
+    from cirulla.clients.ladder.serve import ServeOptions, private_paths
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "mybots" / "multi" / "book").mkdir(parents=True)
+    argv = binds.absolute_argv(["python", "bot.py", "--book=mybots/multi/book", "mybots/multi"])
+    assert argv[2:] == [f"--book={tmp_path}/mybots/multi/book", f"{tmp_path}/mybots/multi"]
+    dests = {b.dest for b in binds.bot_binds(argv)}
+    assert str(tmp_path / "mybots" / "multi") in dests
+    key = tmp_path / "tls" / "ladder.key"
+    options = ServeOptions(data=tmp_path / "data", tls_cert=tmp_path / "c.pem", tls_key=key)
+    assert key in private_paths(options, tmp_path / "data" / "admin-token")
+
+
+def test_runners_refuse_an_output_or_data_folder_that_is_the_venv(tmp_path: Path) -> None:
+    """Where masking is impossible (the data or output folder is the venv the bots run
+    from) `ladder serve` and `tournament --sandbox` refuse in one line, before they
+    narrow the folder's permissions (the venv's files stay as they were)."""
+    venv = make_venv(tmp_path)
+    python = str(venv / "bin" / "python")
+    modes = {p: p.stat().st_mode for p in (venv, venv / "pyvenv.cfg", venv / "bin")}
+    commands = {
+        "ladder": [python, "-m", "cirulla", "ladder", "serve", "--data", str(venv),
+                   "--db", f"sqlite:///{tmp_path / 'l.sqlite3'}", "--listen", "127.0.0.1:0"],
+        "tournament": [python, "-m", "cirulla", "tournament", "--out", str(venv), "--sandbox",
+                       "--bot", "random", "--bot", "greedy", "--games", "1"],
+    }  # fmt: skip
+    for name, argv in commands.items():
+        done = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 2, (name, done.stdout, done.stderr)
+        lines = done.stderr.strip().splitlines()
+        assert len(lines) == 1 and str(venv) in lines[0], (name, done.stderr)
+        assert "Traceback" not in done.stderr
+    assert {p: p.stat().st_mode for p in modes} == modes

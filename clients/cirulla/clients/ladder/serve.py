@@ -62,7 +62,12 @@ from cirulla.clients.ladder.store import (
 from cirulla.clients.matches.journal import Outcome, OutputLock, write_json_atomic
 from cirulla.clients.matches.pool_store import PoolStore
 from cirulla.clients.matches.relay import ServerRelay
-from cirulla.clients.matches.sandbox import Confinement, SandboxUnavailable, require
+from cirulla.clients.matches.sandbox import (
+    Confinement,
+    SandboxUnavailable,
+    check_installation,
+    require,
+)
 from cirulla.v1 import ladder_pb2_grpc
 
 log = logging.getLogger("cirulla.ladder")
@@ -427,6 +432,13 @@ async def serve(options: ServeOptions) -> int:
     if bool(options.tls_cert) != bool(options.tls_key):
         raise ValueError("TLS needs both --tls-cert and --tls-key")
     check_sandbox(options)
+    if options.sandbox:
+        # before anything is written or narrowed there: no private path is the installation
+        token = options.admin_token_file or options.data / ADMIN_TOKEN_FILE
+        try:
+            check_installation(private_paths(options, token))
+        except SandboxUnavailable as exc:
+            raise ValueError(str(exc).removeprefix("--sandbox: ")) from None
     # Everything this process writes (records, logs, databases, state) is its own.
     os.umask(0o077)
     private_folder(options.data)
@@ -453,11 +465,6 @@ async def serve(options: ServeOptions) -> int:
         print(said, file=sys.stderr, flush=True)
         log.info("ladder_bot_limits %s", said)
     try:
-        if confinement is not None:
-            try:
-                confinement.check()  # the installation binds no private path, or one line
-            except SandboxUnavailable as exc:
-                raise ValueError(str(exc).removeprefix("--sandbox: ")) from None
         engine = await asyncio.to_thread(open_database, options.db)
         store = LadderStore(engine)
         service = LadderService(

@@ -198,6 +198,16 @@ class Sandbox:
         return args, inner, preexec
 
 
+def check_installation(private: Sequence[Path]) -> None:
+    """SandboxUnavailable (one line) unless the installation bots run from can be bound
+    without showing one of ``private`` (it is one of them: ``--data`` naming the venv).
+    A runner calls it before it writes or narrows anything there."""
+    try:
+        binds.bwrap_args((), private)
+    except binds.BindRefused as exc:
+        raise SandboxUnavailable(str(exc)) from None
+
+
 @dataclass
 class Wrapped:
     """One bot process as its confinement starts it: the command line, its environment,
@@ -239,8 +249,8 @@ class Confinement:
 
     def check(self) -> None:
         """SandboxUnavailable (one line) unless the installation can be bound without a
-        private path: a runner calls it before anything starts."""
-        _base_args((), self.limits, self.private)
+        private path (``check_installation``)."""
+        check_installation(self.private)
 
     def open_groups(self, base: str | None = None) -> str:
         """Make this run's control groups (``cirulla.bots.cgroups``) where the host gives

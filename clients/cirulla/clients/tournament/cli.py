@@ -449,6 +449,8 @@ def run_tournament(args: argparse.Namespace) -> int:
             check_pool_args(args.db, args.server)
         if args.sandbox:
             sandbox.require()
+            # before anything is written there: --out is not the installation bots run from
+            sandbox.check_installation((out,))
         if args.resume is None:
             if (out / "tournament.json").exists():
                 raise ValueError(

@@ -34,7 +34,7 @@ from cirulla.clients.matches.journal import (
 )
 from cirulla.clients.matches.referee import Referee
 from cirulla.clients.matches.relay import ServerRelay
-from cirulla.clients.matches.sandbox import Confinement
+from cirulla.clients.matches.sandbox import Confinement, check_installation
 from cirulla.clients.matches.schedule import ScheduledGame, build_schedule, games_per_set
 from cirulla.clients.matches.supervise import LIVE, BotPool, LocalServer, is_served_spec
 from cirulla.clients.tournament.deals import deal_seeds
@@ -171,6 +171,9 @@ class Tournament:
         """Play the schedule. Every file and folder it (and the local server, and the
         bots it starts) creates is the owner's only: records, logs, the journal, the
         settings with their seeds and the server's database hold hidden cards."""
+        if self.settings.sandbox and self.run_options.db is None:
+            # before the output folder is narrowed: it is not the installation bots run from
+            check_installation((self.out,))
         previous = os.umask(0o077)
         try:
             private_tree(self.out)
@@ -187,8 +190,6 @@ class Tournament:
         relay = ServerRelay() if self.settings.sandbox and self.run_options.db is None else None
         confinement = Confinement(relay, private=(self.out,)) if relay is not None else None
         try:
-            if confinement is not None:
-                confinement.check()  # the installation binds no private path, or one line
             if relay is not None:
                 relay.start()
             if confinement is not None:
