@@ -541,3 +541,47 @@ def run_groups(base: str | None = None) -> Iterator[RunGroups | str]:
         yield run
     finally:
         run.close()
+
+
+#: The files of a delegated v2 folder its owner writes (the kernel's delegation rules).
+V2_DELEGATED_FILES = ("cgroup.procs", "cgroup.subtree_control", "cgroup.threads")
+
+
+def delegate(user: str, base: str | None = None) -> list[Path]:
+    """As root, once: make the delegated folder under each tree (``base``, default
+    ``cirulla``) and give it to ``user``, who can then make and limit bot groups in it
+    without privileges. Idempotent; returns the folders. A ValueError says why not.
+
+    On v2 an unprivileged process may only move processes between groups below a common
+    folder it owns, so a ladder started by ``user`` from outside the folder must be
+    started in it (docs/ladder.md, "Threat model")."""
+    import pwd
+
+    if os.geteuid() != 0:
+        raise ValueError("cgroup-setup: run it as root (it gives a folder of /sys/fs/cgroup)")
+    try:
+        entry = pwd.getpwnam(user)
+    except KeyError:
+        raise ValueError(f"--user: no user named {user!r}") from None
+    name = (base or DEFAULT_BASE).strip("/")
+    if not name or ".." in name.split("/"):
+        raise ValueError(f"--base: {name!r} is not a folder name")
+    host = HostGroups.detect(name)  # as root this makes the folders
+    if isinstance(host, str):
+        raise ValueError(host)
+    folders = list(dict.fromkeys(host.bases.values()))
+    for folder in folders:
+        os.chown(folder, entry.pw_uid, entry.pw_gid)
+        names = V2_DELEGATED_FILES if host.version == 2 else ("cgroup.procs", "tasks")
+        for file in names:
+            with contextlib.suppress(FileNotFoundError):
+                os.chown(folder / file, entry.pw_uid, entry.pw_gid)
+    return folders
+
+
+def undelegate(base: str) -> None:
+    """Remove a delegated folder made by ``delegate`` (with its empty groups)."""
+    host = HostGroups.detect(base)
+    if not isinstance(host, str):
+        for folder in dict.fromkeys(host.bases.values()):
+            _remove_tree(folder)

@@ -172,6 +172,23 @@ def register(
     )
     a.set_defaults(func=run_add)
 
+    cg = sub.add_parser(
+        "cgroup-setup",
+        help="as root, once: give USER a control group folder for its bots' limits",
+        description="Make the control group folder each bot's limits live under "
+        "(/sys/fs/cgroup/<memory|pids|cpu>/BASE on v1, /sys/fs/cgroup/BASE on v2) and give "
+        "it to USER, the user the ladder runs as: it then limits each bot's memory, "
+        "processes and CPU without privileges (docs/ladder.md, 'Threat model'). Idempotent.",
+    )
+    cg.add_argument("--user", required=True, help="the user the ladder and its workers run as")
+    cg.add_argument(
+        "--base",
+        default=None,
+        help="the folder's name (default: $CIRULLA_CGROUP, else cirulla); give the ladder "
+        "the same as CIRULLA_CGROUP",
+    )
+    cg.set_defaults(func=run_cgroup_setup)
+
     st = sub.add_parser("standings", help="ratings of one queue, best first")
     st.add_argument("--queue", choices=QUEUE_CHOICES, default="2p")
     st.add_argument("--all", action="store_true", help="also paused and deactivated bots")
@@ -674,6 +691,19 @@ def run_add(args: argparse.Namespace) -> int:
             "bot key (shown once; keep it secret, give it to the bot as CIRULLA_BOT_KEY):\n"
             + response.bot_key
         )
+    return 0
+
+
+def run_cgroup_setup(args: argparse.Namespace) -> int:
+    from cirulla.bots.cgroups import delegate
+
+    try:
+        folders = delegate(args.user, args.base)
+    except (OSError, ValueError) as exc:
+        print(f"cirulla ladder cgroup-setup: {exc}", file=sys.stderr)
+        return 2
+    for folder in folders:
+        print(f"{folder}: {args.user}'s bots get their limits here")
     return 0
 
 

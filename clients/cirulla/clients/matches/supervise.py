@@ -253,12 +253,22 @@ class _GroupProcess:
             self.group.kill()
 
     def check_limits(self) -> str | None:
-        """The hard limit it ran into (memory, processes), stopping it if it did."""
+        """The hard limit it ran into (memory, processes, its log's size), stopping it
+        if it did."""
         if self.limit is None and self.group is not None:
             hit = self.group.limit_hit()
+            if hit is None and self._log_size() >= self.limits.file_bytes:
+                # it writes its log itself; Python, for one, ignores SIGXFSZ
+                hit = f"output limit {format_bytes(self.limits.file_bytes)}"
             if hit is not None:
                 self.stop_for(hit)
         return self.limit
+
+    def _log_size(self) -> int:
+        try:
+            return self.log_path.stat().st_size
+        except OSError:
+            return 0
 
     def killed_by(self) -> str | None:
         """``killed: memory limit 2 GiB`` (or CPU time, output, ...) once it exited
