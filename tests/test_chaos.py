@@ -3,8 +3,9 @@ user in a control group folder an operator gave it (``cirulla ladder cgroup-setu
 once on SQLite and once on PostgreSQL.
 
 The hostile bots each attack the machine one way (a thread and fork
-bomb, a tmpfs fill, a memory balloon, a CPU burn, a stdout flood: tests/bots/). For 45
-seconds the ladder plays them all, each hostile one first against an honest one. Then:
+bomb, a tmpfs fill, a memory balloon, a CPU burn, a stdout flood: tests/bots/). The
+ladder plays them all, each hostile one first against an honest one, until the stopped
+ones are stopped and honest games have ended (at least 20 s, at most 4 minutes). Then:
 
 * every finished match of an honest bot was played normally by it (its seats all
   ``ok``: no forfeit, no timeout, so every move within its limit) and no honest bot was
@@ -35,7 +36,7 @@ import pytest
 
 from cirulla.bots.cgroups import undelegate
 from cirulla.v1 import ladder_pb2
-from tests.ladder_harness import LadderProcess, open_store
+from tests.ladder_harness import LadderProcess, open_store, wait_for
 
 pytestmark = pytest.mark.slow
 
@@ -60,8 +61,32 @@ STOPPED_BY = {
     "balloon": "killed: memory limit 2 GiB",
     "stdout": "killed: output limit 64 MiB",
 }
-#: Seconds the ladder plays.
-PLAY_SECONDS = 45.0
+#: Seconds the ladder plays at least, and at most until what is checked has happened
+#: (a loaded machine plays slower: the test waits for the games, not for a clock).
+MIN_SECONDS = 20.0
+MAX_SECONDS = 240.0
+
+
+def logs_of(folder: Path) -> list[str]:
+    return [
+        p.read_text(errors="replace")
+        for p in (folder / "ladder" / "cirulla-ladder-data" / "logs").glob("*.log")
+    ]
+
+
+def tmpfs_reported(folder: Path) -> bool:
+    return any("HOSTILE tmpfs" in text for text in logs_of(folder))
+
+
+def finished_honest(stub: Any) -> int:
+    """Finished, shown (not withheld) matches with an honest seat."""
+    seen = set()
+    for name in HONEST:
+        history = stub.GetBotHistory(ladder_pb2.GetBotHistoryRequest(bot_name=name, page_size=200))
+        for match in history.matches:
+            if match.status == ladder_pb2.LADDER_MATCH_STATUS_FINISHED and not match.withheld:
+                seen.add(match.match_id)
+    return len(seen)
 
 
 @pytest.fixture
@@ -215,9 +240,19 @@ def test_honest_bots_play_on_while_hostile_ones_are_stopped(
                 ladder_pb2.RequestMatchRequest(bot_names=[name, honest], games=2),
                 metadata=ladder.admin(),
             )
-        time.sleep(PLAY_SECONDS)
-        threads, files, rss_mib = sampler.peaks()
         store = open_store(db)
+
+        def enough() -> bool:
+            """Every limit-stopped bot named its limit, honest bots finished matches."""
+            named = all(
+                limit in store.bots.get_bot(name)["last_failure"]
+                for name, limit in STOPPED_BY.items()
+            )
+            return named and tmpfs_reported(folder) and finished_honest(stub) >= 6
+
+        time.sleep(MIN_SECONDS)
+        wait_for(enough, MAX_SECONDS, "the hostile bots to be stopped and honest games to end")
+        threads, files, rss_mib = sampler.peaks()
         histories = {
             name: stub.GetBotHistory(
                 ladder_pb2.GetBotHistoryRequest(bot_name=name, page_size=200)
@@ -225,10 +260,7 @@ def test_honest_bots_play_on_while_hostile_ones_are_stopped(
             for name in HONEST
         }
         bots = {name: store.bots.get_bot(name) for name in {**HONEST, **HOSTILE}}
-        logs = [
-            p.read_text(errors="replace")
-            for p in (folder / "ladder" / "cirulla-ladder-data" / "logs").glob("*.log")
-        ]
+        logs = logs_of(folder)
     finally:
         ladder.stop()
     report = {
@@ -239,14 +271,19 @@ def test_honest_bots_play_on_while_hostile_ones_are_stopped(
     finished = 0
     for name, matches in histories.items():
         for match in matches:
-            if match.status != ladder_pb2.LADDER_MATCH_STATUS_FINISHED:
+            # a withheld twin shows no outcome until its pair is over: not counted
+            if match.status != ladder_pb2.LADDER_MATCH_STATUS_FINISHED or match.withheld:
                 continue
             finished += 1
             mine = [s for s in match.seats if s.bot_name == name]
-            assert all(s.outcome == "ok" for s in mine), (name, str(match.seats), str(match.notes))
+            assert all(s.outcome == "ok" for s in mine), (
+                name,
+                [(s.bot_name, s.outcome, s.fault) for s in match.seats],
+                list(match.notes),
+            )
         assert bots[name]["state"] == "active", report
         assert bots[name]["consecutive_failures"] == 0, report
-    assert finished >= 8, (finished, report)
+    assert finished >= 4, (finished, report)
     # hostile bots a limit stops: stopped with the limit named
     for name, named in STOPPED_BY.items():
         text = bots[name]["last_failure"] + " " + bots[name]["state_reason"]
