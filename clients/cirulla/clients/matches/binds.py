@@ -95,9 +95,19 @@ def system_symlinks() -> list[str]:
     return args
 
 
+def jvm_config() -> list[str]:
+    """Debian's JVM configuration folders (``/etc/java-17-openjdk``: ``jvm.cfg``, the
+    security properties), which a JVM reads at start: no secret, and without them a Java
+    bot fails before its first word ("Error loading java.security file")."""
+    import glob
+
+    return sorted(glob.glob("/etc/java-*-openjdk"))
+
+
 def install_binds() -> list[Bind]:
     """The system's programs and libraries, the files of /etc, the Python installation."""
     names = [n for n in SYSTEM_PATHS if not os.path.islink(n)] + list(ETC_PATHS)
+    names += jvm_config()
     binds = [Bind(real(n), n) for n in names if os.path.exists(n)]
     # a path inside one already bound would need a mount point in a read-only tree
     for path in python_paths():
