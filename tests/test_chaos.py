@@ -2,7 +2,7 @@
 user in a control group folder an operator gave it (``cirulla ladder cgroup-setup``),
 once on SQLite and once on PostgreSQL.
 
-The hostile bots each attack the machine one way (a thread and fork
+The hostile bots each attack the machine one way (a relay flood, a thread and fork
 bomb, a tmpfs fill, a memory balloon, a CPU burn, a stdout flood: tests/bots/). The
 ladder plays them all, each hostile one first against an honest one, until the stopped
 ones are stopped and honest games have ended (at least 20 s, at most 4 minutes). Then:
@@ -50,11 +50,10 @@ HOSTILE = {
     "stdout": f"cmd:{{python}} {BOTS / 'hostile.py'} flood",
     "tmpfs": f"cmd:{{python}} {BOTS / 'hostile.py'} tmpfs",
     "burner": f"cmd:{{python}} {BOTS / 'hostile.py'} burn",
+    # holds as many half-open connections to its relay endpoint as it can (issue 37,
+    # finding 1: against the relay of one thread per connection, innocent matches failed)
+    "relay": f"cmd:{{python}} {BOTS / 'relay_flood.py'}",
 }
-#: The relay flood (tests/bots/relay_flood.py) joins HOSTILE once the bounded relay is
-#: on main: against the relay of one thread per connection it still makes an honest
-#: bot's match fail (issue 37, finding 1), which is the relay's part of the issue.
-RELAY_FLOOD = {"relay": f"cmd:{{python}} {BOTS / 'relay_flood.py'}"}
 #: What names the limit in a hostile bot's failure, for those a limit stops.
 STOPPED_BY = {
     "bomb": "killed: process limit 256",

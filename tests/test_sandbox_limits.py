@@ -243,3 +243,38 @@ def test_an_unprivileged_user_without_a_delegated_folder_is_told_in_one_line(
     assert "\n" not in line
     assert line.startswith("per-bot limits: none") and "cgroup-setup --user" in line
     assert describe_host(HostGroups.detect()).startswith("per-bot limits: control groups v")
+
+
+def test_a_tournament_bot_has_its_own_limits_and_is_named_when_killed(tmp_path: Path) -> None:
+    """``--bot-limits NAME:memory=256M`` (cutechess's per-engine form): the balloon is
+    killed at its own limit and the game's notes say so; a bad value is one line."""
+    import json
+
+    balloon = Path(__file__).parent / "bots" / "hostile.py"
+    out = tmp_path / "t"
+    argv = [sys.executable, "-m", "cirulla", "tournament", "--sandbox", "--games", "2"]
+    argv += ["--bot", f"balloon=cmd:{{python}} {balloon} balloon", "--bot", "random"]
+    done = subprocess.run(
+        [*argv, "--bot-limits", "balloon:memory=256M", "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    games = [json.loads(line) for line in (out / "games.jsonl").read_text().splitlines()]
+    notes = [note for game in games for note in game["notes"]]
+    assert sum("(balloon) killed: memory limit 256 MiB" in n for n in notes) == 2, notes
+    settings = json.loads((out / "tournament.json").read_text())
+    assert settings["bot_limits"]["balloon"].startswith("memory=256M,processes=256,cpu=1")
+    for bad, says in (
+        ("balloon:memory=lots", "--bot-limits balloon: memory"),
+        ("nobody:memory=1G", "NAME:KEY=VALUE"),
+    ):
+        refused = subprocess.run(
+            [*argv, "--bot-limits", bad, "--out", str(tmp_path / "x")],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert refused.returncode == 2 and says in refused.stderr, refused.stderr
+        assert len(refused.stderr.strip().splitlines()) == 1, refused.stderr

@@ -76,10 +76,13 @@ class BotLimits:
     file_bytes: int = 64 * MIB  # RLIMIT_FSIZE: one file it writes (its log, a tmp file)
     tmp_bytes: int = 512 * MIB  # the size of its tmpfs /tmp (bubblewrap's --size)
 
-    def text(self) -> str:
-        """``memory=2G,processes=256,cpu=1`` (the form ``parse_limits`` reads)."""
+    def text(self, all_keys: bool = False) -> str:
+        """``memory=2G,processes=256,cpu=1`` (the form ``parse_limits`` reads; with
+        ``all_keys`` output and tmp too)."""
         return ",".join(
-            f"{key}={getter(self)}" for key, (_, getter) in _KEYS.items() if key in SHOWN
+            f"{key}={getter(self)}"
+            for key, (_, getter) in _KEYS.items()
+            if all_keys or key in SHOWN
         )
 
     def describe(self) -> str:

@@ -101,6 +101,7 @@ examples:
 # Settings that define the schedule: given with --resume they would change the tournament.
 _SCHEDULE_ARGS = (
     "bot",
+    "bot_limits",
     "bots_file",
     "preset",
     "rule",
@@ -164,6 +165,15 @@ def register(
         help="run every bot in a bubblewrap sandbox: its own program and Python read-only, "
         "a private /tmp, no other process, no network but the match server, resource "
         "limits (for third-party bots; docs/tournament.md, 'Untrusted bots')",
+    )
+    parser.add_argument(
+        "--bot-limits",
+        action="append",
+        default=[],
+        metavar="NAME:KEY=VALUE,...",
+        help="one bot's own limits under --sandbox, as cutechess's per-engine options: "
+        "memory=4G,processes=64,cpu=2 (keys memory, processes, cpu, output, tmp; the "
+        "others keep the defaults: memory=2G,processes=256,cpu=1); repeatable",
     )
     parser.add_argument(
         "--admin-token",
@@ -339,6 +349,29 @@ def bots_from_args(args: argparse.Namespace) -> dict[str, str]:
     return bots
 
 
+def bot_limits_from_args(given: list[str], bots: dict[str, str], sandbox: bool) -> dict[str, str]:
+    """``--bot-limits NAME:memory=4G,...``, each checked (``parse_limits``) and stored in
+    its text form; a ValueError names the option and what is wrong."""
+    from cirulla.bots.cgroups import parse_limits
+
+    out: dict[str, str] = {}
+    for item in given:
+        name, sep, text = item.partition(":")
+        if not sep or name not in bots:
+            raise ValueError(
+                f"--bot-limits {item!r}: NAME:KEY=VALUE,... with NAME one of the bots "
+                f"({', '.join(bots)})"
+            )
+        try:
+            limits = parse_limits(text)
+        except ValueError as exc:
+            raise ValueError(f"--bot-limits {name}: {exc}") from None
+        out[name] = limits.text(all_keys=True)
+    if out and not sandbox:
+        raise ValueError("--bot-limits needs --sandbox (the limits are the sandbox's)")
+    return out
+
+
 def settings_from_args(args: argparse.Namespace) -> Settings:
     """Every argument checked (bots, rules, schedule, SPRT) before anything is written."""
     bots = bots_from_args(args)
@@ -365,6 +398,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         sprt=tuple(args.sprt) if args.sprt else None,
         deals=load_deals(args.deals) if args.deals is not None else None,
         sandbox=bool(args.sandbox),
+        bot_limits=bot_limits_from_args(args.bot_limits, bots, bool(args.sandbox)),
     )
     schedule_of(settings)  # at least two bots, a known format
     if settings.sprt is not None:
