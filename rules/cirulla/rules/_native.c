@@ -367,15 +367,16 @@ static PyObject *py_frozen_maker(PyObject *self, PyObject *args) {
 enum {
     F_TURN, F_N, F_SIDE_OF, F_HANDS, F_DECLARED, F_IN_HANDS, F_WILD, F_TABLE, F_CAPTURED,
     F_SCOPE, F_LAST_TAKER, F_STOCK, F_OPTIONS, F_WINNER, F_DEAL_OVER, F_HISTORY, F_LEGAL,
-    F_COUNT
+    F_DEALER, F_ROUND, F_COUNT
 };
 static const char *const GAME_SLOTS[F_COUNT] = {
     "turn", "n", "side_of", "hands", "declared", "in_hands", "wild", "table", "captured",
-    "scope", "last_taker", "stock", "options", "winner", "deal_over", "history", "_legal"};
+    "scope", "last_taker", "stock", "options", "winner", "deal_over", "history", "_legal",
+    "dealer", "round"};
 static Py_ssize_t game_off[F_COUNT], action_code_off;
 static PyTypeObject *action_type;
-static PyObject *bound_game, *card_played_mk, *declared_mk, *decl_kinds, *interned_actions,
-    *action_from_int;
+static PyObject *bound_game, *card_played_mk, *declared_mk, *round_dealt_mk, *hand_dealt_mk,
+    *decl_kinds, *interned_actions, *action_from_int;
 #define SLOT(o, f) (*(PyObject **)((char *)(o) + game_off[f]))
 
 static Py_ssize_t slot_offset(PyTypeObject *type, const char *name) {
@@ -557,6 +558,17 @@ static int play_emit(void *ctx, int type, const long long *a, int n) {
         for (int i = 0; i < 6; i++) ok &= args[i] != NULL;
         if (ok) ev = PyObject_Vectorcall(declared_mk, args, 6, NULL);
         for (int i = 0; i < 6; i++) Py_XDECREF(args[i]);
+    } else if (type == EV_ROUND_DEALT) {
+        PyObject *sizes = PyTuple_New((Py_ssize_t)a[1]);
+        for (Py_ssize_t i = 0; sizes && i < a[1]; i++) PyTuple_SET_ITEM(sizes, i, PyLong_FromLong(3));
+        PyObject *args[3] = {PyLong_FromLongLong(a[0]), sizes, PyLong_FromLongLong(a[2])};
+        if (args[0] && args[1] && args[2]) ev = PyObject_Vectorcall(round_dealt_mk, args, 3, NULL);
+        for (int i = 0; i < 3; i++) Py_XDECREF(args[i]);
+    } else if (type == EV_HAND_DEALT) {
+        PyObject *args[3] = {PyLong_FromLongLong(a[0]), PyLong_FromLongLong(a[1]),
+                             PyLong_FromLongLong(a[2])};
+        if (args[0] && args[1] && args[2]) ev = PyObject_Vectorcall(hand_dealt_mk, args, 3, NULL);
+        for (int i = 0; i < 3; i++) Py_XDECREF(args[i]);
     } else {
         PyErr_Format(PyExc_RuntimeError, "unexpected event %d while playing a card", type);
         return -1;
@@ -567,7 +579,8 @@ static int play_emit(void *ctx, int type, const long long *a, int n) {
     return rc;
 }
 
-/* Game._play through g_play on the game's slots; the round's end in Python. */
+/* Game._play through g_play on the game's slots (dealing the next round too); the deal's
+   end in Python. */
 static int fast_play(PyObject *self, u64 code, PyObject *events) {
     G g;
     int n, turn, side, in_hands, wild, last_taker;
@@ -600,7 +613,25 @@ static int fast_play(PyObject *self, u64 code, PyObject *events) {
     g.wild = wild;
     g.last_taker = last_taker;
     g.nstock = (int)PyList_GET_SIZE(stock);
-    g.pause_at_round_end = 1;
+    /* the round's last card with cards in the stock: g_play deals the next round here;
+       the deal's end (scoring, the next deal's deck) is left to Python */
+    int deals = in_hands == 1 && g.nstock > 0;
+    g.pause_at_round_end = !deals;
+    if (deals) {
+        if (g.nstock > NUM_CARDS || g.nstock < 3 * n ||
+            as_int(slot_get(self, F_DEALER), 0, n - 1, "dealer", &g.dealer) ||
+            as_int(slot_get(self, F_ROUND), 1, NUM_CARDS, "round", &g.round)) {
+            if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "Game.stock is too short");
+            return -1;
+        }
+        for (int j = 0; j < g.nstock; j++) {
+            int c;
+            if (as_int(PyList_GET_ITEM(stock, j), 0, NUM_CARDS - 1, "stock", &c)) return -1;
+            g.stock[j] = (uint8_t)c;
+        }
+        for (int k = 0; k < n; k++)
+            if (k != turn && as_mask(PyList_GET_ITEM(hands, k), &g.hands[k])) return -1;
+    }
     long sc;
     if (as_mask(PyList_GET_ITEM(hands, turn), &g.hands[turn]) ||
         as_mask(PyList_GET_ITEM(declared, turn), &g.declared[turn]) ||
@@ -626,8 +657,14 @@ static int fast_play(PyObject *self, u64 code, PyObject *events) {
     u64 hand0 = g.hands[turn], decl0 = g.declared[turn], cap0 = g.captured[side], table0 = g.table;
     int scope0 = g.scope[side];
     if (g_play(&g, code)) return -1;
-    if (g.hands[turn] != hand0 &&
-        PyList_SetItem(hands, turn, PyLong_FromUnsignedLongLong(g.hands[turn])))
+    if (deals) {
+        for (int k = 0; k < n; k++)
+            if (PyList_SetItem(hands, k, PyLong_FromUnsignedLongLong(g.hands[k]))) return -1;
+        if (PyList_SetSlice(stock, g.nstock, PyList_GET_SIZE(stock), NULL) ||
+            slot_set(self, F_ROUND, PyLong_FromLong(g.round)))
+            return -1;
+    } else if (g.hands[turn] != hand0 &&
+               PyList_SetItem(hands, turn, PyLong_FromUnsignedLongLong(g.hands[turn])))
         return -1;
     if (g.declared[turn] != decl0 &&
         PyList_SetItem(declared, turn, PyLong_FromUnsignedLongLong(g.declared[turn])))
@@ -645,8 +682,7 @@ static int fast_play(PyObject *self, u64 code, PyObject *events) {
         slot_set(self, F_TURN, PyLong_FromLong(g.turn)))
         return -1;
     if (!g.in_hands) {
-        PyObject *r = PyObject_CallMethod(self, g.nstock ? "_deal_round" : "_end_deal", "O",
-                                          events ? events : Py_None);
+        PyObject *r = PyObject_CallMethod(self, "_end_deal", "O", events ? events : Py_None);
         if (!r) return -1;
         Py_DECREF(r);
     }
@@ -743,18 +779,18 @@ static PyMethodDef fast_methods[] = {
     {NULL, NULL, 0, NULL}};
 
 PyDoc_STRVAR(bind_game_doc,
-             "bind_game(game_cls, action_cls, card_played, declared, kinds, interned, from_int)"
-             " -> dict\n\n"
+             "bind_game(game_cls, action_cls, card_played, declared, round_dealt, hand_dealt, "
+             "kinds, interned, from_int) -> dict\n\n"
              "Method descriptors of game.py's Game running its hot path in C on its slots: "
              "legal_codes, legal_actions, apply_code, apply (by name; game.py takes over each "
-             "Python method's docstring). card_played/declared build those events, kinds maps "
+             "Python method's docstring). The four makers build those events, kinds maps "
              "a declaration kind code to DeclarationKind, interned/from_int give Actions.");
 
 static PyObject *py_bind_game(PyObject *self, PyObject *args) {
-    PyObject *game_cls, *act_cls, *cp, *dec, *kinds, *interned, *from_int;
+    PyObject *game_cls, *act_cls, *cp, *dec, *rd, *hd, *kinds, *interned, *from_int;
     (void)self;
-    if (!PyArg_ParseTuple(args, "O!O!OOOO!O", &PyType_Type, &game_cls, &PyType_Type, &act_cls,
-                          &cp, &dec, &kinds, &PyDict_Type, &interned, &from_int))
+    if (!PyArg_ParseTuple(args, "O!O!OOOOOO!O", &PyType_Type, &game_cls, &PyType_Type, &act_cls,
+                          &cp, &dec, &rd, &hd, &kinds, &PyDict_Type, &interned, &from_int))
         return NULL;
     for (int f = 0; f < F_COUNT; f++)
         if ((game_off[f] = slot_offset((PyTypeObject *)game_cls, GAME_SLOTS[f])) < 0) return NULL;
@@ -764,6 +800,8 @@ static PyObject *py_bind_game(PyObject *self, PyObject *args) {
     Py_INCREF(act_cls);
     Py_XSETREF(card_played_mk, Py_NewRef(cp));
     Py_XSETREF(declared_mk, Py_NewRef(dec));
+    Py_XSETREF(round_dealt_mk, Py_NewRef(rd));
+    Py_XSETREF(hand_dealt_mk, Py_NewRef(hd));
     Py_XSETREF(decl_kinds, Py_NewRef(kinds));
     Py_XSETREF(interned_actions, Py_NewRef(interned));
     Py_XSETREF(action_from_int, Py_NewRef(from_int));

@@ -758,7 +758,15 @@ def _bind_native() -> None:
         return
     kinds = (None, *sorted(DeclarationKind, key=int))
     methods = native.bind_game(
-        Game, Action, _CardPlayed, _Declared, kinds, _INTERNED_ACTIONS, Action.from_int
+        Game,
+        Action,
+        _CardPlayed,
+        _Declared,
+        _RoundDealt,
+        _HandDealt,
+        kinds,
+        _INTERNED_ACTIONS,
+        Action.from_int,
     )
     for name, method in methods.items():
         setattr(Game, name, method)
