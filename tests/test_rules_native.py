@@ -206,3 +206,13 @@ def test_bench_rules_reports_both_cores_side_by_side() -> None:
     assert set(report["cores"]) == {"native", "python"}
     assert all(run["deals"] > 0 for run in report["cores"].values())
     assert report["native_over_python"] > 0
+    # each headline figure beside its baseline from the same run (docs/performance.md)
+    figures = report["figures"]
+    assert set(figures) == {"api", "search", "native"}
+    assert figures["api"]["baseline_deals_per_cpu_s"] == report["api_before"]["deals_per_cpu_s"]
+    assert (
+        figures["native"]["baseline_deals_per_cpu_s"]
+        == report["cores"]["python"]["deals_per_cpu_s"]
+    )
+    assert all(figure["ratio"] > 0 for figure in figures.values())
+    assert report["search"]["deals"] > 0 and report["api_before"]["deals"] > 0
