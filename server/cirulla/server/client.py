@@ -46,6 +46,7 @@ def hello(
     room_id: str = "",
     resume: int | None = None,
     batches: bool = False,
+    defer_events: bool = False,
     auto_play_forced: bool = False,
 ) -> match_service_pb2.PlayRequest:
     h = play_pb2.Hello(
@@ -54,6 +55,7 @@ def hello(
         version="test",
         seat_token=token,
         accept_batches=batches,
+        defer_events=defer_events,
         auto_play_forced=auto_play_forced,
     )
     if room_id:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import collections
 import multiprocessing
-import os
 import random
 import statistics
 import subprocess
@@ -28,31 +27,12 @@ import grpc
 
 from cirulla.server.bench import _settings, server_process
 from cirulla.server.client import Outbox, hello, submit_index
+from cirulla.server.procstat import cpu_seconds, rss_kib
 from cirulla.v1 import match_service_pb2 as ms
 from cirulla.v1 import match_service_pb2_grpc
 
 #: Play streams that ended with an error status, by status (in this process).
 errors: collections.Counter[str] = collections.Counter()
-
-
-def rss_kib(pid: int) -> int:
-    """Resident memory of process ``pid`` in KiB (Linux ``/proc``), 0 if unknown."""
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    except OSError:
-        pass
-    return 0
-
-
-def cpu_seconds(pid: int) -> float:
-    """User plus system CPU time of process ``pid`` (Linux ``/proc``)."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 async def _seat(
