@@ -23,14 +23,25 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from cirulla.server.documents import SeatSummary
-from cirulla.server.messages import EventMsg, GoodbyeMsg, SeatPublic
+from cirulla.server.limits import MAX_BATCH
+from cirulla.server.messages import AcceptedMsg, EventMsg, GoodbyeMsg, SeatPublic
+
+#: What a stream with Hello.defer_events may receive late: events and acceptances.
+DEFERRABLE = frozenset((EventMsg, AcceptedMsg))
 
 if TYPE_CHECKING:
     from cirulla.server.session import MatchSession
 
 
 class Connection:
-    """One live stream: a seat's Play call (``seat`` set) or a spectator (``seat`` None)."""
+    """One live stream: a seat's Play call (``seat`` set) or a spectator (``seat`` None).
+
+    A stream with ``defer`` set (Hello.defer_events) keeps its events and acceptances in
+    ``held`` instead of on the queue: they reach the queue (with no wake-up of the
+    stream's writer of their own) just before the next message the seat must read at
+    once, or when ``MAX_BATCH`` of them wait. One stream message per decision then costs
+    one wake-up of the writer, not one per event.
+    """
 
     def __init__(self, seat: int | None = None, *, limit: int = 0) -> None:
         self.seat = seat
@@ -43,6 +54,8 @@ class Connection:
         #: (Hello.auto_play_forced).
         self.auto_play_forced = False
         self.queue: asyncio.Queue[Any] = asyncio.Queue()
+        #: Deferred messages not yet on the queue (``defer``), in order.
+        self.held: list[Any] = []
         self.limit = limit  # 0 = unbounded
         self.session: MatchSession | None = None
         self.room: Any = None
@@ -55,16 +68,41 @@ class Connection:
     def send(self, msg: Any) -> None:
         if self.closed:
             return
+        if self.defer:
+            if type(msg) in DEFERRABLE:
+                self.held.append(msg)
+                if len(self.held) < MAX_BATCH:
+                    return
+                msg = None  # a full batch: it goes now
+            self._release()
+            if msg is None:
+                return
         if self.limit and self.queue.qsize() >= self.limit:
-            self.closed = True
-            self.overflowed = True
-            if self.on_overflow is not None:
-                self.on_overflow(self)
+            self._overflow()
             return
         self.queue.put_nowait(msg)
 
+    def _release(self) -> None:
+        """Put the held messages on the queue (in order, before whatever comes next)."""
+        held, self.held = self.held, []
+        for msg in held:
+            if self.limit and self.queue.qsize() >= self.limit:
+                self._overflow()
+                return
+            self.queue.put_nowait(msg)
+
+    def _overflow(self) -> None:
+        self.closed = True
+        self.overflowed = True
+        self.held = []
+        if self.on_overflow is not None:
+            self.on_overflow(self)
+
     def close(self, reason: str, message: str = "") -> None:
         if not self.closed:
+            self._release()
+            if self.closed:  # releasing overflowed the queue
+                return
             self.queue.put_nowait(GoodbyeMsg(reason, message))
             self.closed = True
 

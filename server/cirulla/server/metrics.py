@@ -13,14 +13,18 @@ scraper never delays a move.
 
 from __future__ import annotations
 
+import bisect
 import logging
+import math
 import socket
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from wsgiref.simple_server import WSGIServer
 
-from prometheus_client import Counter, Gauge, Histogram, start_http_server
+from prometheus_client import REGISTRY, Counter, Gauge, start_http_server
+from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily, Metric
 
 log = logging.getLogger("cirulla.server")
 
@@ -38,17 +42,57 @@ GAMES_FINISHED = Counter(
     "Games finished (a best-of-N match has several), by reason.",
     ["reason"],
 )
-DECISIONS = Counter(
-    "cirulla_decisions",
-    "Actions played (answered, played on timeout, or forced); rate() gives decisions per second.",
-)
-#: from the decision opened (its request sent) to the accepted answer: the seat's
-#: thinking time plus the network, as the record's elapsed_ms but finer than whole ms
-DECISION_SECONDS = Histogram(
-    "cirulla_decision_seconds",
-    "Time from a decision request to its accepted answer (answered decisions only).",
-    buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60),
-)
+#: Bounds of the decision latency histogram's buckets, in seconds.
+DECISION_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
+
+
+class _Decisions:
+    """The two per-decision metrics as plain numbers the event loop adds to, read only
+    when ``/metrics`` is scraped: a prometheus-client Counter and Histogram take a lock
+    per update, which every decision of every match paid (the server's cost per decision
+    is a budget of microseconds; a scrape comes every few seconds).
+
+    ``cirulla_decisions``: actions played (answered, played on timeout, or forced);
+    ``cirulla_decision_seconds``: from the decision opened (its request sent) to the
+    accepted answer, the seat's thinking time plus the network (answered decisions only),
+    as the record's elapsed_ms but finer than whole ms.
+    """
+
+    def __init__(self) -> None:
+        self.total = 0
+        self.counts = [0] * (len(DECISION_BUCKETS) + 1)  # the last: above every bound
+        self.sum = 0.0
+        self.created = time.time()
+
+    def observe(self, seconds: float) -> None:
+        self.counts[bisect.bisect_left(DECISION_BUCKETS, seconds)] += 1
+        self.sum += seconds
+
+    def collect(self) -> Iterator[Metric]:
+        # a copy first: the event loop goes on adding while this thread reads
+        counts, total, seconds = list(self.counts), self.total, self.sum
+        played = CounterMetricFamily(
+            "cirulla_decisions",
+            "Actions played (answered, played on timeout, or forced); rate() gives "
+            "decisions per second.",
+            created=self.created,
+        )
+        played.add_metric([], total, created=self.created)
+        yield played
+        buckets, running = [], 0
+        for bound, count in zip((*map(float, DECISION_BUCKETS), math.inf), counts, strict=True):
+            running += count
+            buckets.append(("+Inf" if bound == math.inf else repr(bound), running))
+        latency = HistogramMetricFamily(
+            "cirulla_decision_seconds",
+            "Time from a decision request to its accepted answer (answered decisions only).",
+        )
+        latency.add_metric([], buckets, seconds)
+        yield latency
+
+
+DECISIONS = _Decisions()
+REGISTRY.register(DECISIONS)
 TIMEOUTS = Counter("cirulla_timeouts", "Decisions whose clock ran out.")
 FORFEITS = Counter("cirulla_forfeits", "Games forfeited by a seat (timeout policy forfeit_game).")
 ILLEGAL_ACTIONS = Counter(
@@ -77,9 +121,9 @@ def match_aborted(was_running: bool) -> None:
 
 def decision(opened_at: float, *, answered: bool) -> None:
     """A decision opened at ``opened_at`` (``time.perf_counter``) was played now."""
-    DECISIONS.inc()
+    DECISIONS.total += 1
     if answered:
-        DECISION_SECONDS.observe(time.perf_counter() - opened_at)
+        DECISIONS.observe(time.perf_counter() - opened_at)
 
 
 @dataclass

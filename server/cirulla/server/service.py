@@ -40,7 +40,7 @@ from cirulla.server.limits import (
     check_text,
     page_offset,
 )
-from cirulla.server.messages import AcceptedMsg, CommandListMsg, EventMsg, GoodbyeMsg
+from cirulla.server.messages import CommandListMsg, GoodbyeMsg
 from cirulla.v1 import match_pb2, match_service_pb2, match_service_pb2_grpc
 from cirulla.v1 import match_service_pb2 as ms
 
@@ -369,26 +369,22 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
         reader = asyncio.create_task(self._read(requests, conn))
         protocol_error = ""
         try:
-            msgs: list[Any] = []  # held back (defer_events): events and acceptances only
             while True:
-                held = len(msgs)
-                msgs.append(await conn.queue.get())
+                msgs = [await conn.queue.get()]
                 if conn.batches:
                     # What is ready now goes as one stream message (an action's
                     # acceptance, its events, the next decision): each stream message
-                    # costs far more than its content.
+                    # costs far more than its content. (A stream with defer_events has
+                    # its events held until such a message: ``Connection.send``.)
                     while (
                         len(msgs) < MAX_BATCH
                         and not isinstance(msgs[-1], GoodbyeMsg)
                         and not conn.queue.empty()
                     ):
                         msgs.append(conn.queue.get_nowait())
-                    if conn.defer and len(msgs) < MAX_BATCH and _deferrable(msgs[held:]):
-                        continue  # nothing the seat must read now: wait for more
                 players = conn.session.options.players if conn.session is not None else 2
                 yield play_responses(msgs, players)
                 msg = msgs[-1]
-                msgs = []
                 if isinstance(msg, GoodbyeMsg):
                     if msg.reason == "protocol_error":
                         protocol_error = msg.message
@@ -483,8 +479,3 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
                     break
         finally:
             self.hub.leave(conn)
-
-
-def _deferrable(msgs: list[Any]) -> bool:
-    """Only events and acceptances: what a seat with Hello.defer_events can read later."""
-    return all(isinstance(m, EventMsg | AcceptedMsg) for m in msgs)

@@ -80,6 +80,12 @@ def check_identity(slot: Seat, seat: int, name: str, version: str) -> None:
             )
 
 
+@functools.lru_cache(maxsize=8192)
+def _notation(code: int) -> str:
+    """An action's notation: every move's record entry and card_played event carry it."""
+    return str(Action.from_int(code))
+
+
 class MatchSession:
     def __init__(
         self,
@@ -541,7 +547,7 @@ class MatchSession:
         elapsed = self.turns.close(decision, answered=not by_timeout)
         metrics.decision(decision.opened_at, answered=not by_timeout and not auto)
         index = decision.codes.index(code)
-        text = str(Action.from_int(code))
+        text = _notation(code)
         run.actions.append(
             {
                 "decision_id": decision.id,

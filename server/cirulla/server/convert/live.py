@@ -30,6 +30,7 @@ from cirulla.rules.events import (
     RoundDealt,
 )
 from cirulla.rules.options import seats_of_side
+from cirulla.server.convert import framing
 from cirulla.server.convert.settings import POLICY_PB, legal_parts, settings_pb
 from cirulla.server.documents import (
     GameResultDoc,
@@ -505,9 +506,23 @@ def play_response(msg: Any, players: int) -> match_service_pb2.PlayResponse:
 
 def play_response_bytes(msg: Any, players: int) -> bytes:
     """The serialized PlayResponse of one domain message; a message sent to several
-    streams (an event) is serialized once."""
+    streams (an event) is serialized once. The messages of every move (a decision, an
+    acceptance, a played card) are written from cached bytes (``framing``)."""
+    kind = type(msg)
+    if kind is DecisionMsg:
+        return framing.decision_response(msg)
+    if kind is AcceptedMsg:
+        return framing.accepted_response(msg)
     if isinstance(msg, _SHARED):
-        return _encoded(msg, "play-bytes", lambda: _play_response(msg, players).SerializeToString())
+        return _encoded(msg, "play-bytes", lambda: _shared_bytes(msg, players))
+    return _play_response(msg, players).SerializeToString()
+
+
+def _shared_bytes(msg: Any, players: int) -> bytes:
+    if type(msg) is EventMsg:
+        played = framing.card_played_response(msg)
+        if played is not None:
+            return played
     return _play_response(msg, players).SerializeToString()
 
 

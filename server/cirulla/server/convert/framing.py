@@ -1,0 +1,253 @@
+"""The hot messages of a Play stream written as protobuf bytes from cached pieces.
+
+A decision request (the seat's view and its legal actions), an acceptance and a played
+card are most of what a game sends. Building them as protobuf objects field by field,
+then serializing, cost the server more per decision than the rules; their parts repeat
+endlessly (the same 40 cards, the same few hundred legal actions, the same seat and side
+states), so each part is serialized once by protobuf itself and cached as bytes, and a
+message is the concatenation of its fields in field-number order, exactly as protobuf
+writes it (tests/test_framing.py checks the bytes against protobuf's for whole games).
+
+Wire format used here (protobuf encoding): a field is its tag ``number << 3 | wire type``
+as a varint, then a varint (type 0) or a length and that many bytes (type 2). proto3
+fields without presence are left out when zero; ``optional`` ones are written whenever
+set.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from cirulla.rules.cards import WILD
+from cirulla.rules.events import CardPlayed
+from cirulla.rules.options import seats_of_side
+from cirulla.server.convert.settings import legal_parts
+from cirulla.server.messages import AcceptedMsg, ClockState, DecisionMsg, EventMsg, ViewMsg
+from cirulla.v1 import events_pb2, game_pb2
+from cirulla.wire import CARD_MESSAGES, cards_to_proto
+
+_VARINTS: tuple[bytes, ...]
+
+
+def _make_varint(n: int) -> bytes:
+    out = bytearray()
+    while n > 0x7F:
+        out.append(n & 0x7F | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+_VARINTS = tuple(_make_varint(n) for n in range(1 << 14))
+
+
+def varint(n: int) -> bytes:
+    """``n`` (0 or more) as a protobuf varint."""
+    return _VARINTS[n] if n < 16384 else _make_varint(n)
+
+
+def _tag(number: int, wire_type: int) -> bytes:
+    return varint(number << 3 | wire_type)
+
+
+def uint_field(number: int, value: int) -> bytes:
+    """A varint field without presence: nothing when 0."""
+    return _tag(number, 0) + varint(value) if value else b""
+
+
+def optional_uint(number: int, value: int | None) -> bytes:
+    """A varint field with presence (``optional``): written whenever not None."""
+    return b"" if value is None else _tag(number, 0) + varint(value)
+
+
+def message_field(number: int, payload: bytes) -> bytes:
+    """A length-delimited field (an embedded message, a string, bytes)."""
+    return _tag(number, 2) + varint(len(payload)) + payload
+
+
+_CARD_BYTES = tuple(m.SerializeToString() for m in CARD_MESSAGES)
+
+
+@functools.lru_cache(maxsize=16384)
+def cards_field(number: int, mask: int) -> bytes:
+    """A repeated Card field holding the cards of ``mask``, ascending."""
+    tag = _tag(number, 2)
+    return b"".join(
+        tag + varint(len(_CARD_BYTES[c])) + _CARD_BYTES[c] for c in range(40) if mask >> c & 1
+    )
+
+
+@functools.lru_cache(maxsize=8192)
+def _legal_action(index: int, code: int) -> bytes:
+    """DecisionRequest.legal_actions (field 3) entry ``index`` for ``code``."""
+    action, text = legal_parts(code)
+    return message_field(
+        3, game_pb2.LegalAction(index=index, action=action, notation=text).SerializeToString()
+    )
+
+
+@functools.lru_cache(maxsize=4096)
+def _seat_state(
+    seat: int, side: int, name: str, hand_count: int, declared: int, connected: bool
+) -> bytes:
+    """View.seats (field 11) entry."""
+    return message_field(
+        11,
+        game_pb2.SeatState(
+            seat=seat,
+            side=side,
+            name=name,
+            hand_count=hand_count,
+            declared_cards=cards_to_proto(declared),
+            connected=connected,
+        ).SerializeToString(),
+    )
+
+
+@functools.lru_cache(maxsize=4096)
+def _side_state(players: int, side: int, captured: int, scope: int, total: int) -> bytes:
+    """View.sides (field 12) entry: a side's pile changes only when it captures."""
+    return message_field(
+        12,
+        game_pb2.SideState(
+            side=side,
+            seats=seats_of_side(side, players),
+            captured=cards_to_proto(captured),
+            scope=scope,
+            game_total=total,
+        ).SerializeToString(),
+    )
+
+
+# The View's varint fields' tags (game.proto), and the field values as bytes.
+_V = _VARINTS
+_T1, _T2, _T3, _T4, _T5, _T6, _T7 = (bytes([n << 3]) for n in range(1, 8))
+_T10, _T13, _T14, _T15 = (bytes([n << 3]) for n in (10, 13, 14, 15))
+
+
+def view_bytes(msg: ViewMsg) -> bytes:
+    """The serialized View of ``msg`` (as ``live.view_pb(msg).SerializeToString()``)."""
+    v = msg.view
+    options = v.options
+    players = options.players
+    seats = msg.seats
+    hand_sizes, declared = v.hand_sizes, v.declared
+    captured, scope, totals = v.captured, v.scope, v.totals
+    parts = [
+        b"" if v.seat is None else _T1 + _V[v.seat],
+        _T2 + _V[players],
+        _T3 + varint(msg.game_number) if msg.game_number else b"",
+        _T4 + varint(v.deal) if v.deal else b"",
+        _T5 + _V[v.round] if v.round else b"",
+        _T6 + _V[v.dealer] if v.dealer else b"",
+        b"" if v.to_move is None else _T7 + _V[v.to_move],
+        cards_field(8, v.hand),
+        cards_field(9, v.table),
+        _T10 + _V[v.wild_value] if v.wild_value else b"",
+    ]
+    for s in range(players):
+        info = seats[s]
+        parts.append(
+            _seat_state(s, info.side, info.name, hand_sizes[s], declared[s], info.connected)
+        )
+    for side in range(options.sides):
+        parts.append(_side_state(players, side, captured[side], scope[side], totals[side]))
+    if v.stock:
+        parts.append(_T13 + _V[v.stock])
+    if v.last_taker is not None:
+        parts.append(_T14 + _V[v.last_taker])
+    if msg.sequence:
+        parts.append(_T15 + varint(msg.sequence))
+    return b"".join(parts)
+
+
+def _clock_bytes(clock: ClockState | None) -> bytes:
+    if clock is None:
+        return b""
+    return (
+        optional_uint(1, clock.move_left_ms)
+        + optional_uint(2, clock.bank_left_ms)
+        + optional_uint(3, clock.increment_ms)
+    )
+
+
+def decision_response(msg: DecisionMsg) -> bytes:
+    """PlayResponse{decision_request} (field 6), serialized."""
+    body = b"".join(
+        (
+            uint_field(1, msg.decision_id),
+            message_field(2, view_bytes(msg.view)),
+            *[_legal_action(i, code) for i, code in enumerate(msg.legal_codes)],
+            message_field(4, _clock_bytes(msg.clock)),
+            uint_field(5, msg.default_index),
+        )
+    )
+    return message_field(6, body)
+
+
+def accepted_response(msg: AcceptedMsg) -> bytes:
+    """PlayResponse{action_accepted} (field 7), serialized."""
+    return message_field(
+        7,
+        uint_field(1, msg.decision_id) + uint_field(2, msg.index) + uint_field(3, msg.elapsed_ms),
+    )
+
+
+#: Event.card_played's field number (events.proto).
+_CARD_PLAYED_FIELD = events_pb2.Event.DESCRIPTOR.fields_by_name["card_played"].number
+_CP = events_pb2.CardPlayed.DESCRIPTOR.fields_by_name
+
+
+@functools.lru_cache(maxsize=16384)
+def _card_played_body(
+    seat: int,
+    side: int,
+    card: int,
+    captured: int,
+    scopa: bool,
+    ace_sweep: bool,
+    notation: str,
+    by_timeout: bool,
+    wild_value: int | None,
+) -> bytes:
+    p = events_pb2.CardPlayed(
+        seat=seat,
+        side=side,
+        card=CARD_MESSAGES[card],
+        captured=cards_to_proto(captured),
+        scopa=scopa,
+        ace_sweep=ace_sweep,
+        notation=notation,
+        by_timeout=by_timeout,
+    )
+    if wild_value is not None:
+        p.wild_value = wild_value
+    return message_field(_CARD_PLAYED_FIELD, p.SerializeToString())
+
+
+def card_played_response(msg: EventMsg) -> bytes | None:
+    """PlayResponse{event} (field 4) of a played card, serialized; None for any other
+    event (those are rarer: protobuf builds them)."""
+    e = msg.event
+    if type(e) is not CardPlayed:
+        return None
+    body = b"".join(
+        (
+            uint_field(1, msg.sequence),
+            uint_field(2, msg.game_number),
+            uint_field(3, msg.deal_number),
+            optional_uint(4, msg.private_to),
+            _card_played_body(
+                e.seat,
+                e.side,
+                e.card,
+                e.captured,
+                e.scopa,
+                e.ace_sweep,
+                msg.extras.get("notation", ""),
+                msg.extras.get("by_timeout", False),
+                e.value if e.card == WILD and e.value != 7 else None,
+            ),
+        )
+    )
+    return message_field(4, body)
