@@ -13,6 +13,7 @@ import pytest
 
 from cirulla.server.app import start_server
 from cirulla.server.client import ManualSeat, hello, play_seat, random_choice
+from cirulla.server.limits import Limits
 from cirulla.v1 import match_pb2, match_settings_pb2, rules_pb2
 from cirulla.v1 import match_service_pb2 as ms
 
@@ -117,3 +118,47 @@ def test_keep_finished_must_not_be_negative() -> None:
             await start_server("127.0.0.1:0", ":memory:", keep_finished_s=-1)
 
     asyncio.run(main())
+
+
+async def play(stub: Any, created: Any) -> None:
+    await asyncio.gather(
+        *(
+            play_seat(stub, created.match.match_id, t.token, random_choice(random.Random(t.seat)))
+            for t in created.seat_tokens
+        )
+    )
+
+
+def test_ended_matches_are_kept_by_count_oldest_out_first() -> None:
+    """Hours of --keep-finished, but at most 2 ended matches: memory does not grow with
+    the games played, and an evicted match is still served from the database."""
+
+    async def body(stub: Any, srv: Any) -> None:
+        played = [await create(stub) for _ in range(4)]
+        for created in played:
+            await play(stub, created)
+        ids = [c.match.match_id for c in played]
+        ended_in_memory = [m for m in ids if m in srv.hub.matches]
+        assert ended_in_memory == ids[-2:]
+        for mid in ids[:2]:
+            stored = (await stub.GetMatch(ms.GetMatchRequest(match_id=mid))).match
+            assert stored.status == match_pb2.MATCH_STATUS_FINISHED and stored.HasField("result")
+        assert len(srv.hub._ended) == 2
+
+    run_with_server(body, ":memory:", keep_finished_s=3600, limits=Limits(keep_finished_matches=2))
+
+
+def test_ended_matches_are_kept_by_their_events_too() -> None:
+    """A bound on the events held: one finished game holds more than 10, so none stays."""
+
+    async def body(stub: Any, srv: Any) -> None:
+        waiting = await create(stub)
+        created = await create(stub)
+        await play(stub, created)
+        assert created.match.match_id not in srv.hub.matches
+        assert waiting.match.match_id in srv.hub.matches  # live matches are never evicted
+        assert srv.hub._ended_events == 0 and not srv.hub._ended
+        late = stub.Spectate(ms.SpectateRequest(match_id=created.match.match_id))
+        assert "is finished" in await refused(late.read())
+
+    run_with_server(body, ":memory:", keep_finished_s=3600, limits=Limits(keep_finished_events=10))

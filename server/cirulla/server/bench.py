@@ -23,6 +23,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,8 @@ import grpc
 from cirulla.rules import Game, Options
 from cirulla.server.app import start_server
 from cirulla.server.client import Outbox, hello, submit_index
+from cirulla.server.echo import run_echo
+from cirulla.server.load import run_load
 from cirulla.v1 import match_service_pb2 as ms
 from cirulla.v1 import match_service_pb2_grpc, match_settings_pb2, rules_pb2
 
@@ -111,16 +114,18 @@ def server_process(
     env: dict[str, str] | None = None,
     startup_s: float = 20.0,
     procs: list[subprocess.Popen[bytes]] | None = None,
+    python: str = sys.executable,
 ) -> Iterator[int]:
     """A ``cirulla server`` child on an ephemeral loopback port; yields the port (and
     appends the process to ``procs`` for a caller that watches it).
 
     The server keeps its real settings (INFO logs, a SQLite file in ``workdir``) so the
-    figure includes what a deployed server does per decision.
+    figure includes what a deployed server does per decision. ``python``: the
+    interpreter that runs it (another installation's: a baseline in the same run).
     """
     port_file = workdir / "port"
     log_path = workdir / "server.log"
-    cmd = [sys.executable, "-m", "cirulla", "server", "--listen", "127.0.0.1:0"]
+    cmd = [python, "-m", "cirulla", "server", "--listen", "127.0.0.1:0"]
     cmd += ["--port-file", str(port_file), "--db", str(workdir / "bench.sqlite3")]
     cmd += ["--parent-pid", str(os.getpid())]  # an interrupted benchmark leaves no server
     with open(log_path, "wb") as log_file:
@@ -179,32 +184,113 @@ async def round_trips(port: int, decisions: int) -> dict[str, Any]:
     }
 
 
-def run_bench(decisions: int = 2000, matches: int = 50, target: int = 11) -> dict[str, Any]:
-    result: dict[str, Any] = {"benchmark": "server"}
-    with (
-        tempfile.TemporaryDirectory(prefix="cirulla-bench-") as tmp,
-        server_process(Path(tmp)) as port,
-    ):
-        result["round_trip"] = {
-            "server": "separate process (cirulla server), client in this process",
-            **asyncio.run(round_trips(port, decisions)),
+@dataclass(frozen=True)
+class LoadPlan:
+    """The load of ``cirulla bench server`` (its flags)."""
+
+    matches: int = 100  # at once
+    total: int = 100  # played per mode
+    target: int = 51
+    think_ms: float = 20.0  # the paced run's thinking time per decision
+    processes: int = 2  # client processes
+    baseline_python: str | None = None
+
+
+#: The targets of the server's cost (issue "fast where users touch it").
+TARGET_CPU_MS_PER_DECISION = 0.2
+TARGET_P99_MS = 20.0
+
+
+def _load_runs(plan: LoadPlan, python: str, tmp: Path) -> dict[str, Any]:
+    """The load against one server process run by ``python``: the kit's flags and a
+    plain client at full speed (the CPU per decision), the kit's paced (the latency)."""
+    procs: list[subprocess.Popen[bytes]] = []
+    out: dict[str, Any] = {}
+    with server_process(tmp, procs=procs, python=python) as port:
+        pid = procs[0].pid
+        common = {
+            "concurrency": plan.matches,
+            "total": plan.total,
+            "target": plan.target,
+            "processes": plan.processes,
         }
-    result.update(asyncio.run(_in_process(decisions, matches, target)))
+        out["kit"] = run_load(port, pid, mode="kit", think_ms=0, **common)
+        out["plain"] = run_load(port, pid, mode="plain", think_ms=0, seed=10**6, **common)
+        out["kit_paced"] = run_load(
+            port, pid, mode="kit", think_ms=plan.think_ms, seed=2 * 10**6, **common
+        )
+    return out
+
+
+def run_bench(decisions: int = 2000, plan: LoadPlan | None = None) -> dict[str, Any]:
+    """Every figure of ``cirulla bench server`` with its baseline from the same run."""
+    plan = plan or LoadPlan()
+    result: dict[str, Any] = {
+        "benchmark": "server",
+        "machine": {"cpus": os.cpu_count(), "load_average_start": os.getloadavg()[0]},
+        "load": {
+            "matches_at_once": plan.matches,
+            "matches_per_run": plan.total,
+            "target": plan.target,
+            "client_processes": plan.processes,
+            "paced_think_ms": plan.think_ms,
+            "what": "2-player matches, random legal choices; the server is a cirulla server "
+            "process (SQLite file, INFO logs); CPU per decision = its CPU time / decisions "
+            "answered; latency = a seat's answer to the match's next decision request",
+        },
+    }
+    with tempfile.TemporaryDirectory(prefix="cirulla-bench-") as tmp:
+        (Path(tmp) / "new").mkdir()
+        result["server"] = _load_runs(plan, sys.executable, Path(tmp) / "new")
+        if plan.baseline_python:
+            (Path(tmp) / "base").mkdir()
+            result["baseline_server"] = {
+                "python": plan.baseline_python,
+                **_load_runs(plan, plan.baseline_python, Path(tmp) / "base"),
+            }
+        kit = result["server"]["kit"]
+        reply = int(kit["bytes_per_decision"] or 500)
+        result["wire_baseline"] = run_echo(
+            streams=plan.matches,
+            round_trips=max(1, kit["decisions"] // max(plan.matches, 1)),
+            request_bytes=len(submit_index(1 << 20, 3).SerializeToString()),
+            reply_bytes=reply,
+            processes=plan.processes,
+        )
+        with server_process(Path(tmp) / "new") as port:
+            result["round_trip"] = {
+                "server": "separate process (cirulla server), client in this process",
+                **asyncio.run(round_trips(port, decisions)),
+            }
+    result.update(asyncio.run(_in_process()))
+    cpu = kit["server_cpu_ms_per_decision"]
+    wire = result["wire_baseline"]["server_cpu_ms_per_round_trip"]
+    p99 = result["server"]["kit_paced"]["latency_ms"]["p99"]
+    result["targets"] = {
+        "server_cpu_ms_per_decision": {
+            "value": cpu,
+            "target": TARGET_CPU_MS_PER_DECISION,
+            "met": cpu is not None and cpu <= TARGET_CPU_MS_PER_DECISION,
+            "times_the_wire": round(cpu / wire, 2) if cpu and wire else None,
+        },
+        "p99_decision_latency_ms": {
+            "value": p99,
+            "target": TARGET_P99_MS,
+            "met": p99 is not None and p99 <= TARGET_P99_MS,
+            "wire_p99_ms": result["wire_baseline"]["latency_ms"]["p99"],
+        },
+    }
+    result["machine"]["load_average_end"] = os.getloadavg()[0]
     return result
 
 
-async def _in_process(decisions: int, matches: int, target: int) -> dict[str, Any]:
-    """The figures taken with the server on this process's event loop."""
+async def _in_process() -> dict[str, Any]:
+    """A whole game over gRPC (server on this event loop) vs the same game in process."""
     srv = await start_server("127.0.0.1:0", ":memory:")
     result: dict[str, Any] = {}
     try:
-        result["round_trip_in_process"] = {
-            "server": "same process and event loop as the client",
-            **await round_trips(srv.port, decisions),
-        }
         async with grpc.aio.insecure_channel(f"127.0.0.1:{srv.port}") as ch:
             stub = match_service_pb2_grpc.MatchServiceStub(ch)
-            # One complete game over gRPC vs in process.
             start = time.perf_counter()
             m = await stub.CreateMatch(ms.CreateMatchRequest(settings=_settings(51, 4242)))
             grpc_decisions = sum(
@@ -226,27 +312,6 @@ async def _in_process(decisions: int, matches: int, target: int) -> dict[str, An
                 "in_process_s": round(local_s, 4),
                 "in_process_decisions": local_decisions,
                 "ratio": round(grpc_s / local_s, 1),
-            }
-
-            # Concurrent matches: per-match decision rates.
-            async def timed(i: int) -> float:
-                t0 = time.perf_counter()
-                n = await _match(stub, _settings(target, 1000 + i), 1000 + i)
-                return n / (time.perf_counter() - t0)
-
-            start = time.perf_counter()
-            rates = await asyncio.gather(*[timed(i) for i in range(matches)])
-            wall = time.perf_counter() - start
-            result["concurrent"] = {
-                "matches": matches,
-                "target": target,
-                "wall_s": round(wall, 2),
-                "per_match_decisions_per_s": {
-                    "min": round(min(rates), 1),
-                    "median": round(statistics.median(rates), 1),
-                    "max": round(max(rates), 1),
-                },
-                "starved": sum(1 for r in rates if r < 0.1 * statistics.median(rates)),
             }
     finally:
         await srv.stop()

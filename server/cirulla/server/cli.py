@@ -30,6 +30,18 @@ LIMIT_FLAGS: tuple[tuple[str, str, type, str], ...] = (
         "without the admin token: matches and rooms one client address may create per second",
     ),
     ("--create-burst", "create_burst", int, "... and in a burst"),
+    (
+        "--keep-finished-matches",
+        "keep_finished_matches",
+        int,
+        "ended matches kept in memory at most (the oldest leave first; 0: none)",
+    ),
+    (
+        "--keep-finished-events",
+        "keep_finished_events",
+        int,
+        "... and at most this many of their events in all",
+    ),
     ("--max-live-matches", "max_live_matches", int, "waiting plus running matches at once"),
     (
         "--waiting-timeout",
@@ -199,8 +211,10 @@ def register(
 
     b = bench.add_parser(
         "server",
-        help="gRPC round trips, gRPC vs in-process game, 50 concurrent matches",
-        description="Measure the match server on loopback; prints one JSON object.",
+        help="the server's CPU per decision and latency at 100 concurrent matches, "
+        "against a raw gRPC echo; round trip; gRPC vs in-process game",
+        description="Measure the match server on loopback; prints one JSON object "
+        "(docs/performance.md).",
     )
     b.add_argument("--json", action="store_true", help="print JSON (always on; for symmetry)")
     b.add_argument(
@@ -210,13 +224,32 @@ def register(
         help="decisions timed on one stream (default %(default)s)",
     )
     b.add_argument(
-        "--matches",
-        type=int,
-        default=50,
-        help="concurrent matches in the load test (default %(default)s)",
+        "--matches", type=int, default=100, help="matches at once in the load (default %(default)s)"
     )
     b.add_argument(
-        "--target", type=int, default=11, help="game target for the load test (default %(default)s)"
+        "--total",
+        type=int,
+        default=None,
+        help="matches played per load run (default: --matches)",
+    )
+    b.add_argument(
+        "--target", type=int, default=51, help="game target of the load (default %(default)s)"
+    )
+    b.add_argument(
+        "--think-ms",
+        type=float,
+        default=20.0,
+        help="a seat's thinking time per decision in the paced run, whose latency is "
+        "reported (default %(default)s)",
+    )
+    b.add_argument(
+        "--processes", type=int, default=2, help="client processes (default %(default)s)"
+    )
+    b.add_argument(
+        "--baseline-python",
+        metavar="PYTHON",
+        help="also run the load against a server run by this interpreter (another "
+        "installation: the code before a change, measured in the same run)",
     )
     b.set_defaults(func=run_bench_command)
 
@@ -380,8 +413,23 @@ def run_soak_command(args: argparse.Namespace) -> int:
 
 
 def run_bench_command(args: argparse.Namespace) -> int:
-    from cirulla.server.bench import run_bench
+    from cirulla.server.bench import LoadPlan, run_bench
 
-    result = run_bench(args.decisions, args.matches, args.target)
+    if min(args.matches, args.decisions, args.processes, args.total or 1) < 1:
+        print(
+            "cirulla bench server: --matches, --total, --decisions and --processes must be "
+            "at least 1",
+            file=sys.stderr,
+        )
+        return 2
+    plan = LoadPlan(
+        matches=args.matches,
+        total=args.total or args.matches,
+        target=args.target,
+        think_ms=args.think_ms,
+        processes=args.processes,
+        baseline_python=args.baseline_python,
+    )
+    result = run_bench(args.decisions, plan)
     print(json.dumps(result, indent=1))
     return 0

@@ -10,7 +10,9 @@ without the admin token, and its members cannot be spectated except by the admin
 
 The registry lives in memory; a group the server has not seen since it started is
 rebuilt once from the stored match summaries (a restarted server holds no live match, so
-only the announced size can keep such a group open).
+only the announced size can keep such a group open). Closed groups leave memory once
+more than ``MAX_GROUPS_KEPT`` groups are known (read back from the database if asked
+again), so the registry does not grow with the games a long-running server plays.
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ MAX_GROUP_LEN = 128
 MAX_GROUP_SIZE = 100_000
 #: Statuses of a match whose deck orders are no longer in play.
 ENDED = ("finished", "aborted")
+#: Groups kept in memory before closed ones are dropped (the database keeps them).
+MAX_GROUPS_KEPT = 2000
 
 
 @dataclass
@@ -75,6 +79,16 @@ class DealGroups:
     def update(self, group: str, match_id: str, status: str) -> None:
         if group:
             self._state(group).members[match_id] = status
+            if status in ENDED and len(self._groups) > MAX_GROUPS_KEPT:
+                self._forget_closed()
+
+    def _forget_closed(self) -> None:
+        """Drop the oldest closed groups from memory, down to half the limit: every
+        member ended and the group complete, so nothing about it changes any more."""
+        excess = len(self._groups) - MAX_GROUPS_KEPT // 2
+        closed = [g for g in self._groups if not self.is_open(g)][:excess]
+        for group in closed:
+            del self._groups[group]
 
     def is_open(self, group: str, *, excluding: str = "") -> bool:
         """Whether a game of ``group`` other than ``excluding`` may still be played."""

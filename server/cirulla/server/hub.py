@@ -5,7 +5,10 @@ a stream belongs to (a room moves its seats from one finished game to the next).
 
 A match that has ended stays in memory for ``keep_finished_s`` seconds (late spectators,
 streams still saying goodbye), then only in the database: a ladder server runs for weeks,
-and a finished session holds every event and position of its games.
+and a finished session holds every event and position of its games. Ended matches are
+also kept by count and by size (``Limits.keep_finished_matches`` and
+``keep_finished_events``), oldest out first, so a server playing many short games at once
+does not hold minutes of them: its memory does not grow with the games it has played.
 """
 
 from __future__ import annotations
@@ -184,6 +187,9 @@ class Hub:
         #: Live matches, and ended ones until their eviction (``_evictions``) is due.
         self.matches: dict[str, MatchSession] = {}
         self._evictions: dict[str, asyncio.TimerHandle] = {}
+        #: The ended matches still in memory, oldest first, with their events held.
+        self._ended: collections.OrderedDict[str, int] = collections.OrderedDict()
+        self._ended_events = 0
         self.rooms: dict[str, Room] = {}
         # Ids go on from the matches already stored, so a restart never reuses one.
         self._counter = store.count_matches()
@@ -377,10 +383,22 @@ class Hub:
         except RuntimeError:  # no server running (a script driving the hub): keep it
             return
         self._evictions[match_id] = loop.call_later(self.keep_finished_s, self._evict, match_id)
+        held = sum(len(run.events) for run in self.matches[match_id].runs)
+        self._ended[match_id] = held
+        self._ended_events += held
+        limits = self.limits
+        while self._ended and (
+            len(self._ended) > limits.keep_finished_matches
+            or self._ended_events > limits.keep_finished_events
+        ):
+            self._evict(next(iter(self._ended)))
 
     def _evict(self, match_id: str) -> None:
         """Drop an ended match from memory; from now on the database answers for it."""
-        self._evictions.pop(match_id, None)
+        timer = self._evictions.pop(match_id, None)
+        if timer is not None:
+            timer.cancel()
+        self._ended_events -= self._ended.pop(match_id, 0)
         session = self.matches.pop(match_id, None)
         if session is not None:
             self.store.save_match(session.summary())

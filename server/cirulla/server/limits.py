@@ -73,6 +73,11 @@ class Limits:
     room_idle_s: float = 3600.0
     #: Games kept in a room's history (older ones stay in ListRecords).
     room_history: int = 200
+    #: Ended matches kept in memory at most (besides ``--keep-finished`` seconds): the
+    #: oldest leave first, and the database serves them from then on.
+    keep_finished_matches: int = 100
+    #: ... and at most this many of their events in all (a long game holds thousands).
+    keep_finished_events: int = 100_000
 
     def page_size(self, requested: int) -> int:
         """The page size to serve for a request's ``page_size`` (0 = the default)."""
