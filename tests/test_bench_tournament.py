@@ -36,3 +36,12 @@ def test_bench_tournament_reports_both_modes_and_their_cpu() -> None:
     )
     served, per_game = result["served"], result["per_game"]
     assert result["speedup"] == round(served["games_per_second"] / per_game["games_per_second"], 2)
+    # its baseline from the same run: the same bots and deck seeds in process
+    local = result["in_process"]
+    assert local["games"] == 4 and local["deals"] >= 4 and local["cpu_seconds_per_game"] > 0
+    versus = result["cpu_per_game_vs_in_process"]
+    assert versus["tournament_cpu_seconds_per_game"] == served["cpu_seconds_per_game"]
+    assert versus["ratio"] == round(
+        served["cpu_seconds_per_game"] / local["cpu_seconds_per_game"], 1
+    )
+    assert versus["met"] == (versus["ratio"] <= versus["target"])

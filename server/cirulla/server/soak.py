@@ -33,6 +33,14 @@ from cirulla.v1 import match_service_pb2_grpc
 
 #: Play streams that ended with an error status, by status (in this process).
 errors: collections.Counter[str] = collections.Counter()
+#: Matches ended so far by every client process (shared; set by ``_init``).
+ended: Any = None
+
+
+def _init(counter: Any) -> None:
+    """(client process) The shared count of ended matches, for the memory curve."""
+    global ended
+    ended = counter
 
 
 async def _seat(
@@ -99,6 +107,9 @@ async def _play(
                 finished += 1
             else:
                 failed += 1
+            if ended is not None:
+                with ended.get_lock():
+                    ended.value += 1
 
     # A few channels, as many clients would open: one HTTP/2 connection for hundreds of
     # streams would measure that connection's flow control rather than the server.
@@ -120,6 +131,23 @@ def _client(
     return rtts, finished, failed, dict(errors)
 
 
+def _at(curve: list[tuple[int, int]], games: int) -> int:
+    """The first RSS sample taken once ``games`` matches had ended."""
+    return next((rss for done, rss in curve if done >= games), curve[-1][1])
+
+
+def _slope(curve: list[tuple[int, int]], after: int) -> float | None:
+    """MiB per 1,000 matches ended, fitted over the samples from ``after`` matches on."""
+    points = [(done, rss) for done, rss in curve if done >= after]
+    if len({done for done, _ in points}) < 2:
+        return None
+    mx = sum(d for d, _ in points) / len(points)
+    my = sum(r for _, r in points) / len(points)
+    var = sum((d - mx) ** 2 for d, _ in points)
+    cov = sum((d - mx) * (r - my) for d, r in points)
+    return round(cov / var * 1000 / 1024, 3)
+
+
 def _share(n: int, parts: int, i: int) -> int:
     return n // parts + (1 if i < n % parts else 0)
 
@@ -132,13 +160,18 @@ def run_soak(
     return the figures."""
     procs: list[subprocess.Popen[bytes]] = []
     processes = max(1, min(processes, concurrency))
+    ctx = multiprocessing.get_context("spawn")
+    counter = ctx.Value("i", 0)
     with (
         tempfile.TemporaryDirectory(prefix="cirulla-soak-") as tmp,
         server_process(Path(tmp), procs=procs) as port,
-        ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("spawn")) as pool,
+        ProcessPoolExecutor(
+            processes, mp_context=ctx, initializer=_init, initargs=(counter,)
+        ) as pool,
     ):
         pid = procs[0].pid
         memory = [rss_kib(pid)]
+        curve = [(0, memory[0])]  # (matches ended, server RSS KiB)
         cpu_start = cpu_seconds(pid)
         t0 = time.perf_counter()
         jobs = [
@@ -157,6 +190,7 @@ def run_soak(
         while not all(job.done() for job in jobs):
             wait(jobs, timeout=0.5)
             memory.append(rss_kib(pid))
+            curve.append((counter.value, memory[-1]))
         wall = time.perf_counter() - t0
         cpu = cpu_seconds(pid) - cpu_start
         rtts: list[float] = []
@@ -186,8 +220,15 @@ def run_soak(
         },
         "server_rss_mib": {
             "start": round(memory[0] / 1024, 1),
+            "middle": round(_at(curve, total // 2) / 1024, 1),
             "peak": round(max(memory) / 1024, 1),
             "end": round(memory[-1] / 1024, 1),
+        },
+        "server_rss_mib_per_1000_matches": {
+            "second_half": _slope(curve, total // 2),
+            "whole_run": _slope(curve, 0),
+            "what": "least-squares slope of the server's RSS against matches ended, "
+            "sampled every 0.5 s (the first half includes the warm-up: caches, pools)",
         },
         "server_cpu_s": round(cpu, 1),
         "server_cpu_share": round(cpu / wall, 2),

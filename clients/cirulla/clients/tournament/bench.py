@@ -7,6 +7,11 @@ the runner plays built-in kinds) and with one process per seat and game (how it 
 and where the CPU went (the runner; the server and the bots; per game; cores kept busy).
 With cheap bots a game is almost all overhead: processes started, gRPC handshakes,
 records fetched, the journal written.
+
+Beside it, its baseline from the same run: the same bots on the same deals (the
+tournament's deck seeds) played in process by ``cirulla bench strength``'s loop
+(``strength.play_one``: policies called through the rules core, no gRPC, no processes),
+and the ratio of the tournament's CPU per game to that loop's (docs/performance.md).
 """
 
 from __future__ import annotations
@@ -14,15 +19,19 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import os
 import resource
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
+from cirulla.bots.strength import DECKS_PER_GAME, play_one
 from cirulla.clients.matches.journal import Settings
-from cirulla.clients.tournament.runner import RunOptions, Tournament
+from cirulla.clients.tournament.runner import RunOptions, Tournament, schedule_of
 from cirulla.console import output_console
+from cirulla.rules.game import DeckSource
+from cirulla.rules.options import Options
 
 MODES = ("both", "served", "per-game")
 
@@ -92,6 +101,37 @@ def measure(settings: Settings, concurrency: int) -> dict[str, Any]:
     }
 
 
+#: A tournament game's CPU may be at most this many times the in-process game's
+#: (issue "fast where users touch it").
+TARGET_RATIO = 5.0
+
+
+def in_process(settings: Settings) -> dict[str, Any]:
+    """The tournament's games (bots, seatings, deck seeds) through ``bench strength``'s
+    in-process loop: CPU per game of this process."""
+    options = Options.preset(settings.preset, players=settings.players, **settings.rules)
+    games = schedule_of(settings)
+    jobs = []
+    for game in games:
+        source = DeckSource(game.seed)
+        decks = [source.next_deck(deal) for deal in range(1, DECKS_PER_GAME + 1)]
+        seating = list(game.seats)  # the bots are named "a" and "b", as play_one's
+        jobs.append(
+            (game.index, seating, decks, options, settings.bots["a"], settings.bots["b"], game.seed)
+        )
+    cpu = time.process_time()
+    outcomes = [play_one(job) for job in jobs]
+    cpu = time.process_time() - cpu
+    return {
+        "games": len(outcomes),
+        "deals": sum(len(o.deal_diffs) for o in outcomes),
+        "cpu_seconds": round(cpu, 3),
+        "cpu_seconds_per_game": round(cpu / len(outcomes), 5) if outcomes else None,
+        "what": "bench strength's loop (strength.play_one) on the tournament's bots, "
+        "seatings and deck seeds, in this process",
+    }
+
+
 def run_bench(args: argparse.Namespace) -> int:
     result: dict[str, Any] = {
         "benchmark": "tournament",
@@ -109,5 +149,24 @@ def run_bench(args: argparse.Namespace) -> int:
     if args.mode == "both":
         fast, slow = result["served"]["games_per_second"], result["per_game"]["games_per_second"]
         result["speedup"] = round(fast / slow, 2) if fast and slow else None
+    settings = Settings(
+        bots={"a": args.a, "b": args.b}, games=args.games, seed=1, rules={"target": args.target}
+    )
+    local = result["in_process"] = in_process(settings)
+    first = result[modes[0].replace("-", "_")]
+    ratio = (
+        first["cpu_seconds_per_game"] / local["cpu_seconds_per_game"]
+        if first["cpu_seconds_per_game"] and local["cpu_seconds_per_game"]
+        else None
+    )
+    result["cpu_per_game_vs_in_process"] = {
+        "mode": modes[0],
+        "tournament_cpu_seconds_per_game": first["cpu_seconds_per_game"],
+        "in_process_cpu_seconds_per_game": local["cpu_seconds_per_game"],
+        "ratio": None if ratio is None else round(ratio, 1),
+        "target": TARGET_RATIO,
+        "met": ratio is not None and ratio <= TARGET_RATIO,
+    }
+    result["machine"] = {"cpus": os.cpu_count(), "load_average": os.getloadavg()[0]}
     print(json.dumps(result))
     return 0
