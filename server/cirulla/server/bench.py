@@ -115,19 +115,22 @@ def server_process(
     startup_s: float = 20.0,
     procs: list[subprocess.Popen[bytes]] | None = None,
     python: str = sys.executable,
+    args: tuple[str, ...] = (),
 ) -> Iterator[int]:
     """A ``cirulla server`` child on an ephemeral loopback port; yields the port (and
     appends the process to ``procs`` for a caller that watches it).
 
     The server keeps its real settings (INFO logs, a SQLite file in ``workdir``) so the
     figure includes what a deployed server does per decision. ``python``: the
-    interpreter that runs it (another installation's: a baseline in the same run).
+    interpreter that runs it (another installation's: a baseline in the same run);
+    ``args``: more of its flags.
     """
     port_file = workdir / "port"
     log_path = workdir / "server.log"
     cmd = [python, "-m", "cirulla", "server", "--listen", "127.0.0.1:0"]
     cmd += ["--port-file", str(port_file), "--db", str(workdir / "bench.sqlite3")]
     cmd += ["--parent-pid", str(os.getpid())]  # an interrupted benchmark leaves no server
+    cmd += args
     with open(log_path, "wb") as log_file:
         proc = subprocess.Popen(cmd, stdout=log_file, stderr=log_file, env=env)
     if procs is not None:
@@ -206,7 +209,9 @@ def _load_runs(plan: LoadPlan, python: str, tmp: Path) -> dict[str, Any]:
     plain client at full speed (the CPU per decision), the kit's paced (the latency)."""
     procs: list[subprocess.Popen[bytes]] = []
     out: dict[str, Any] = {}
-    with server_process(tmp, procs=procs, python=python) as port:
+    # one client address creates every match: no creation rate applies to it here
+    unlimited = ("--create-rate", "1000000", "--create-burst", "1000000")
+    with server_process(tmp, procs=procs, python=python, args=unlimited) as port:
         pid = procs[0].pid
         common = {
             "concurrency": plan.matches,

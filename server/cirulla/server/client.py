@@ -86,6 +86,7 @@ async def play_seat(
     batches: bool = False,
     stream_messages: list[int] | None = None,
     auto_play_forced: bool = False,
+    defer_events: bool = False,
 ) -> list[match_service_pb2.PlayResponse]:
     """Play one seat to the end (Goodbye); returns (or appends to ``log``) every message.
 
@@ -101,6 +102,7 @@ async def play_seat(
             name,
             room_id=room_id,
             batches=batches,
+            defer_events=defer_events,
             auto_play_forced=auto_play_forced,
         )
     )

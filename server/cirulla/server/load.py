@@ -56,6 +56,8 @@ class Tally:
     frame_bytes: int = 0  # their serialized size
     matches: int = 0
     failed: int = 0
+    #: Play streams that ended with an error status, by status.
+    errors: dict[str, int] = field(default_factory=dict)
 
 
 def settings(target: int, seed: int) -> match_settings_pb2.MatchSettings:
@@ -82,7 +84,7 @@ async def _seat(
     out.send(hello(match_id, token, "load", batches=kit, defer_events=kit, auto_play_forced=kit))
     result = False
     try:
-        async for frame in stub.Play(out):
+        async for frame in _frames(stub.Play(out), tally):
             tally.frames += 1
             tally.frame_bytes += frame.ByteSize()
             msgs = frame.batch.responses if frame.WhichOneof("body") == "batch" else (frame,)
@@ -105,6 +107,17 @@ async def _seat(
     finally:
         out.send(None)
     return result
+
+
+async def _frames(call: Any, tally: Tally) -> Any:
+    """The stream's messages; a stream that fails ends (counted, not raised: the other
+    matches go on, and the report says how many failed)."""
+    try:
+        async for frame in call:
+            yield frame
+    except grpc.aio.AioRpcError as exc:
+        name = exc.code().name
+        tally.errors[name] = tally.errors.get(name, 0) + 1
 
 
 async def _play(
@@ -219,6 +232,10 @@ def run_load(
         "concurrency": concurrency,
         "matches": sum(t.matches for t in tallies),
         "failed": sum(t.failed for t in tallies),
+        "stream_errors": {
+            name: sum(t.errors.get(name, 0) for t in tallies)
+            for name in sorted({n for t in tallies for n in t.errors})
+        },
         "target": target,
         "think_ms": think_ms,
         "client_processes": processes,
