@@ -68,6 +68,10 @@ def settings(target: int, seed: int) -> match_settings_pb2.MatchSettings:
     )
 
 
+#: Attempts at a seat's stream (and at creating a match) before it counts as failed.
+ATTEMPTS = 4
+
+
 async def _seat(
     stub: Any,
     match_id: str,
@@ -78,35 +82,75 @@ async def _seat(
     think_s: float,
     tally: Tally,
 ) -> bool:
-    """Play one seat to its Goodbye; True if the match ended with a result."""
+    """Play one seat to its Goodbye; True if the match ended with a result.
+
+    A stream that fails is counted and opened again with ``resume`` (a few times), as
+    a bot would: on an overloaded machine the other seat must not wait forever for this
+    one."""
     kit = mode == "kit"
-    out = Outbox()
-    out.send(hello(match_id, token, "load", batches=kit, defer_events=kit, auto_play_forced=kit))
+    for attempt in range(ATTEMPTS):
+        out = Outbox()
+        out.send(
+            hello(
+                match_id,
+                token,
+                "load",
+                resume=0 if attempt else None,
+                batches=kit,
+                defer_events=kit,
+                auto_play_forced=kit,
+            )
+        )
+        try:
+            ended = await _stream(stub.Play(out), out, state, rng, think_s, tally)
+        finally:
+            out.send(None)
+        if ended is not None:
+            return ended
+        await asyncio.sleep(0.2)
+    return False
+
+
+async def _stream(
+    call: Any, out: Outbox, state: _Match, rng: random.Random, think_s: float, tally: Tally
+) -> bool | None:
+    """One stream of a seat: whether the match ended with a result, None if it failed."""
     result = False
-    try:
-        async for frame in _frames(stub.Play(out), tally):
-            tally.frames += 1
-            tally.frame_bytes += frame.ByteSize()
-            msgs = frame.batch.responses if frame.WhichOneof("body") == "batch" else (frame,)
-            for msg in msgs:
-                kind = msg.WhichOneof("body")
-                if kind == "decision_request":
-                    now = time.perf_counter()
-                    if state.submitted:
-                        tally.latencies_ms.append((now - state.submitted) * 1000)
-                    req = msg.decision_request
-                    if think_s:
-                        await asyncio.sleep(think_s)
-                    state.submitted = time.perf_counter()
-                    out.send(submit_index(req.decision_id, rng.randrange(len(req.legal_actions))))
-                    tally.decisions += 1
-                elif kind == "match_result":
-                    result = True
-                elif kind == "goodbye":
-                    return result
-    finally:
-        out.send(None)
-    return result
+    async for frame in _frames(call, tally):
+        tally.frames += 1
+        tally.frame_bytes += frame.ByteSize()
+        msgs = frame.batch.responses if frame.WhichOneof("body") == "batch" else (frame,)
+        for msg in msgs:
+            kind = msg.WhichOneof("body")
+            if kind == "decision_request":
+                now = time.perf_counter()
+                if state.submitted:
+                    tally.latencies_ms.append((now - state.submitted) * 1000)
+                req = msg.decision_request
+                if think_s:
+                    await asyncio.sleep(think_s)
+                state.submitted = time.perf_counter()
+                out.send(submit_index(req.decision_id, rng.randrange(len(req.legal_actions))))
+                tally.decisions += 1
+            elif kind == "match_result":
+                result = True
+            elif kind == "goodbye":
+                return result
+    return None
+
+
+async def create(stub: Any, request: ms.CreateMatchRequest, tally: Tally) -> Any:
+    """CreateMatch, tried again (counted) when the call fails."""
+    for attempt in range(ATTEMPTS):
+        try:
+            return await stub.CreateMatch(request)
+        except grpc.aio.AioRpcError as exc:
+            name = "CreateMatch " + exc.code().name
+            tally.errors[name] = tally.errors.get(name, 0) + 1
+            if attempt == ATTEMPTS - 1:
+                raise
+            await asyncio.sleep(0.2)
+    raise AssertionError("unreachable")
 
 
 async def _frames(call: Any, tally: Tally) -> Any:
@@ -131,7 +175,7 @@ async def _play(
         while started < total:
             started += 1
             seed = seed0 + started
-            m = await stub.CreateMatch(ms.CreateMatchRequest(settings=settings(target, seed)))
+            m = await create(stub, ms.CreateMatchRequest(settings=settings(target, seed)), tally)
             state = _Match()
             done = await asyncio.gather(
                 *[

@@ -64,6 +64,19 @@ async def _seat(
     return False
 
 
+async def _create(stub: Any, request: ms.CreateMatchRequest) -> Any:
+    """CreateMatch, tried again (counted in ``errors``) when the call fails."""
+    for attempt in range(4):
+        try:
+            return await stub.CreateMatch(request)
+        except grpc.aio.AioRpcError as exc:
+            errors["CreateMatch " + exc.code().name] += 1
+            if attempt == 3:
+                raise
+            await asyncio.sleep(0.5)
+    raise AssertionError("unreachable")
+
+
 async def _read(call: Any, out: Outbox, rng: random.Random, rtts: list[float]) -> bool:
     sent: dict[int, float] = {}
     result = False
@@ -96,7 +109,7 @@ async def _play(
         while started < total:
             started += 1
             seed = first_seed + started
-            m = await stub.CreateMatch(ms.CreateMatchRequest(settings=_settings(target, seed)))
+            m = await _create(stub, ms.CreateMatchRequest(settings=_settings(target, seed)))
             done = await asyncio.gather(
                 *[
                     _seat(stub, m.match.match_id, t.token, random.Random(seed * 10 + i), rtts)
