@@ -211,7 +211,7 @@ def _load_runs(plan: LoadPlan, python: str, tmp: Path) -> dict[str, Any]:
     out: dict[str, Any] = {}
     # one client address creates every match: no creation rate applies to it here; a
     # match a seat never joined (its streams all failed) ends in a minute
-    unlimited = ("--create-rate", "1000000", "--create-burst", "1000000")
+    unlimited: tuple[str, ...] = ("--create-rate", "1000000", "--create-burst", "1000000")
     unlimited += ("--waiting-timeout", "60")
     with server_process(tmp, procs=procs, python=python, args=unlimited) as port:
         pid = procs[0].pid
