@@ -264,7 +264,8 @@ def run_bench(decisions: int = 2000, plan: LoadPlan | None = None) -> dict[str, 
             reply_bytes=reply,
             processes=plan.processes,
         )
-        with server_process(Path(tmp) / "new") as port:
+        (Path(tmp) / "round-trip").mkdir()  # a fresh folder: no port file of before
+        with server_process(Path(tmp) / "round-trip") as port:
             result["round_trip"] = {
                 "server": "separate process (cirulla server), client in this process",
                 **asyncio.run(round_trips(port, decisions)),
