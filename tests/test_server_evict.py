@@ -13,9 +13,15 @@ import pytest
 
 from cirulla.server.app import start_server
 from cirulla.server.client import ManualSeat, hello, play_seat, random_choice
+from cirulla.server.connections import Connection
+from cirulla.server.convert.settings import config_from_pb
+from cirulla.server.hub import Hub
 from cirulla.server.limits import Limits
+from cirulla.server.messages import DecisionMsg
+from cirulla.server.store import Store
 from cirulla.v1 import match_pb2, match_settings_pb2, rules_pb2
 from cirulla.v1 import match_service_pb2 as ms
+from cirulla.version import PROTOCOL_VERSION
 
 from .server_harness import run_with_server
 
@@ -162,3 +168,48 @@ def test_ended_matches_are_kept_by_their_events_too() -> None:
         assert "is finished" in await refused(late.read())
 
     run_with_server(body, ":memory:", keep_finished_s=3600, limits=Limits(keep_finished_events=10))
+
+
+def test_a_move_settled_while_matches_are_counted_may_evict_its_match() -> None:
+    """CreateMatch counts the live matches, settling each one's pending move first; a
+    move that ends its match evicts it at once (no ended match kept), from the very
+    registry being counted: the count must survive that (it once failed CreateMatch with
+    "dictionary changed size during iteration")."""
+
+    async def body() -> None:
+        hub = Hub(Store(":memory:"), limits=Limits(keep_finished_matches=0))
+        settings = match_settings_pb2.MatchSettings(
+            rules=rules_pb2.Rules(overrides=rules_pb2.RuleOptions(players=2, target=11)), seed=3
+        )
+        session = hub.create_match(config_from_pb(settings))
+        conns = []
+        for seat, token in enumerate(session.tokens):
+            conn = Connection()  # a plain client: its moves are delivered a step later
+            hub.join(
+                conn,
+                protocol_version=PROTOCOL_VERSION,
+                match_id=session.match_id,
+                room_id="",
+                token=token,
+                name=f"seat {seat}",
+                version="",
+                resume=None,
+            )
+            conns.append(conn)
+        counted = 0
+        while session.match_id in hub.matches:
+            for conn in conns:
+                while not conn.queue.empty():
+                    msg = conn.queue.get_nowait()
+                    if isinstance(msg, DecisionMsg):
+                        session.submit(conn, msg.decision_id, 0)
+                        # the move is pending: counting settles it (the last one ends
+                        # the match, which leaves memory at once)
+                        hub.check_create({}, "ipv4:192.0.2.1")
+                        counted += 1
+            await asyncio.sleep(0)
+        assert counted > 10
+        stored = hub.store.get_match(session.match_id)
+        assert stored is not None and stored["status"] == "finished"
+
+    asyncio.run(body())

@@ -204,7 +204,8 @@ class Hub:
 
     def check_create(self, metadata: dict[str, str], peer: str) -> None:
         """May this caller create a match or room now (``authorization``)?"""
-        live = sum(1 for m in self.matches.values() if m.settled_status() not in ENDED)
+        # a copy: settling a pending move may end its match, and evict it
+        live = sum(1 for m in list(self.matches.values()) if m.settled_status() not in ENDED)
         self.auth.check_create(metadata, peer, live)
 
     def check_abort(self, metadata: dict[str, str], match_id: str) -> None:

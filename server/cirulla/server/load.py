@@ -145,7 +145,7 @@ async def create(stub: Any, request: ms.CreateMatchRequest, tally: Tally) -> Any
         try:
             return await stub.CreateMatch(request)
         except grpc.aio.AioRpcError as exc:
-            name = "CreateMatch " + exc.code().name
+            name = f"CreateMatch {exc.code().name}: {(exc.details() or '')[:80]}"
             tally.errors[name] = tally.errors.get(name, 0) + 1
             if attempt == ATTEMPTS - 1:
                 raise
