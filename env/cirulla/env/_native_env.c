@@ -114,6 +114,94 @@ static int legal_indices(Scratch *s, const G *g, int *idx, int cap) {
     return s->ncodes;
 }
 
+/* ----------------------------------------------------------- rewards */
+/* env/cirulla/env/rewards.py's modes: the game's end (+1/-1), each deal's sign, each deal's
+ * points; a deal's value for a seat is its side's deal points minus the mean of the others'. */
+enum { REWARD_GAME = 0, REWARD_DEAL = 1, REWARD_POINTS = 2 };
+
+static float deal_margin(const G *g, int side) {
+    float mine = 0.0f, others = 0.0f;
+    for (int i = 0; i < g->sides; i++) {
+        int t = 0;
+        for (int k = 0; k < S_ITEMS; k++) t += g->score[i][k];
+        if (i == side) mine = (float)t;
+        else others += (float)t;
+    }
+    return mine - others / (float)(g->sides - 1);
+}
+
+/* Per seat, the reward of a step: ``ended`` the step ended a deal (g->score holds it). */
+static void step_rewards(const G *g, int mode, int ended, float *r) {
+    for (int s = 0; s < MAX_PLAYERS; s++) {
+        float v = 0.0f;
+        if (s < g->n) {
+            if (mode == REWARD_GAME) {
+                if (g->winner >= 0) v = g->side_of[s] == g->winner ? 1.0f : -1.0f;
+            } else if (ended) {
+                v = deal_margin(g, g->side_of[s]);
+                if (mode == REWARD_DEAL) v = v > 0 ? 1.0f : v < 0 ? -1.0f : 0.0f;
+            }
+        }
+        r[s] = v;
+    }
+}
+
+/* A play through g_play that tells whether it ended a deal (scored in g->score). */
+static int play_scored(G *g, u64 code, int *ended) {
+    int deal = g->deal_no, winner = g->winner;
+    if (g_play(g, code)) return -1;
+    *ended = g->deal_no != deal || (g->winner >= 0 && winner < 0) || g->deal_over;
+    return 0;
+}
+
+/* (cappotto or -1, ((cards, coins, settebello, primiera, scope, grande, piccola), ...)) of
+ * the last scored deal, or None before the first */
+static PyObject *score_tuple(const G *g) {
+    if (!g->has_score) Py_RETURN_NONE;
+    PyObject *sides = PyTuple_New(g->sides);
+    if (!sides) return NULL;
+    for (int i = 0; i < g->sides; i++) {
+        PyObject *items = PyTuple_New(S_ITEMS);
+        if (!items) {
+            Py_DECREF(sides);
+            return NULL;
+        }
+        for (int k = 0; k < S_ITEMS; k++) PyTuple_SET_ITEM(items, k, PyLong_FromLong(g->score[i][k]));
+        PyTuple_SET_ITEM(sides, i, items);
+    }
+    return Py_BuildValue("(iN)", g->score_cappotto, sides);
+}
+
+static PyObject *masks_tuple(const u64 *m, int n) {
+    PyObject *t = PyTuple_New(n);
+    if (!t) return NULL;
+    for (int i = 0; i < n; i++) PyTuple_SET_ITEM(t, i, PyLong_FromUnsignedLongLong(m[i]));
+    return t;
+}
+
+static PyObject *ints_tuple(const int *v, int n) {
+    PyObject *t = PyTuple_New(n);
+    if (!t) return NULL;
+    for (int i = 0; i < n; i++) PyTuple_SET_ITEM(t, i, PyLong_FromLong(v[i]));
+    return t;
+}
+
+/* Everything of a game a view is built from (vector.view_of_zones reads it): (deal, dealer,
+ * round, to_move or -1, hands, table, wild, declared, captured, scope, stock count, totals,
+ * last_taker or -1, winner or -1, stock in dealing order) */
+static PyObject *state_tuple(const G *g) {
+    int to_move = g->winner >= 0 || g->deal_over ? -1 : g->turn;
+    PyObject *stock = PyList_New(g->nstock);
+    if (!stock) return NULL;
+    for (int j = 0; j < g->nstock; j++)
+        PyList_SET_ITEM(stock, j, PyLong_FromLong(g->stock[g->nstock - 1 - j]));
+    return Py_BuildValue("(iiiiNKiNNNiNiiN)", g->deal_no, g->dealer, g->round, to_move,
+                         masks_tuple(g->hands, g->n), (unsigned long long)g->table, g->wild,
+                         masks_tuple(g->declared, g->n), masks_tuple(g->captured, g->sides),
+                         ints_tuple(g->scope, g->sides), g->nstock,
+                         ints_tuple(g->totals, g->sides), g->last_taker, g->winner, stock);
+}
+
 /* ----------------------------------------------------------- the games */
 
 /* vector.SplitmixDecks: deck k of an episode seeded ``seed`` is the k-th Fisher-Yates
@@ -128,6 +216,7 @@ typedef struct {
     int *idx;
     Rng policy;
     Scratch s;
+    int reward_mode; /* REWARD_GAME, REWARD_DEAL or REWARD_POINTS */
 } VecObject;
 
 static void start_episode(VecObject *v, int i) {
@@ -235,7 +324,7 @@ static int write_mask(VecObject *v, int i, uint8_t *m) {
 }
 
 /* game i's legal code of fixed index ``index``, played; -1 with ValueError if not legal */
-static int play_index(VecObject *v, int i, long long index) {
+static int play_index(VecObject *v, int i, long long index, int *ended) {
     G *g = &v->g[i];
     if (g->winner >= 0 || g->deal_over) {
         PyErr_Format(PyExc_ValueError, "game %d is over: reset it before stepping", i);
@@ -247,14 +336,9 @@ static int play_index(VecObject *v, int i, long long index) {
         return -1;
     }
     for (int j = 0; j < k; j++)
-        if (v->idx[j] == index) return g_play(g, v->s.codes[j]);
+        if (v->idx[j] == index) return play_scored(g, v->s.codes[j], ended);
     PyErr_Format(PyExc_ValueError, "action index %lld is not legal in game %d", index, i);
     return -1;
-}
-
-static void write_rewards(const G *g, float *r) {
-    for (int s = 0; s < MAX_PLAYERS; s++)
-        r[s] = s < g->n ? (g->side_of[s] == g->winner ? 1.0f : -1.0f) : 0.0f;
 }
 
 static PyObject *Vec_fill(VecObject *self, PyObject *args) {
@@ -304,18 +388,18 @@ static PyObject *Vec_step(VecObject *self, PyObject *args) {
     long long *move = b[5].b.buf;
     for (int i = 0; i < n; i++) {
         G *g = &self->g[i];
-        if (play_index(self, i, act[i])) {
+        int ended = 0;
+        if (play_index(self, i, act[i], &ended)) {
             release(b, 6);
             return NULL;
         }
         float *r = rew + 4 * i;
+        step_rewards(g, self->reward_mode, ended, r);
         if (g->winner >= 0) {
-            write_rewards(g, r);
             term[i] = 1;
             self->episodes[i]++;
             start_episode(self, i);
         } else {
-            r[0] = r[1] = r[2] = r[3] = 0.0f;
             term[i] = 0;
         }
         move[i] = g->turn;
@@ -383,14 +467,14 @@ static PyObject *Vec_mask(VecObject *self, PyObject *args) {
 }
 
 /* play(i, index) -> the seat to move next, or -1 once the game is over (it stays over until
- * reset_game(i, ...)) */
+ * reset_game(i, ...)); plus 16 when the play ended a deal (``score(i)`` tells its points) */
 static PyObject *Vec_play(VecObject *self, PyObject *args) {
-    int i;
+    int i, ended = 0;
     long long index;
     if (!PyArg_ParseTuple(args, "iL", &i, &index) || check_game(self, i)) return NULL;
-    if (play_index(self, i, index)) return NULL;
+    if (play_index(self, i, index, &ended)) return NULL;
     const G *g = &self->g[i];
-    return PyLong_FromLong(g->winner >= 0 || g->deal_over ? -1 : g->turn);
+    return PyLong_FromLong((g->winner >= 0 || g->deal_over ? -1 : g->turn) + 16 * ended);
 }
 
 /* play_code(i, code) -> as play: any legal action code, past the rank bound too */
@@ -410,8 +494,9 @@ static PyObject *Vec_play_code(VecObject *self, PyObject *args) {
         PyErr_Format(PyExc_ValueError, "action code %llu is not legal in game %d", code, i);
         return NULL;
     }
-    if (g_play(g, code)) return NULL;
-    return PyLong_FromLong(g->winner >= 0 || g->deal_over ? -1 : g->turn);
+    int ended = 0;
+    if (play_scored(g, code, &ended)) return NULL;
+    return PyLong_FromLong((g->winner >= 0 || g->deal_over ? -1 : g->turn) + 16 * ended);
 }
 
 /* reset_game(i, seed=None): the next episode of game i, or episode 0 of ``seed`` */
@@ -457,7 +542,34 @@ static PyObject *Vec_status(VecObject *self, PyObject *args) {
     return Py_BuildValue("(ii)", g->winner >= 0 || g->deal_over ? -1 : g->turn, g->winner);
 }
 
+static PyObject *Vec_score(VecObject *self, PyObject *args) {
+    int i;
+    if (!PyArg_ParseTuple(args, "i", &i) || check_game(self, i)) return NULL;
+    return score_tuple(&self->g[i]);
+}
+
+static PyObject *Vec_zones(VecObject *self, PyObject *args) {
+    int i;
+    if (!PyArg_ParseTuple(args, "i", &i) || check_game(self, i)) return NULL;
+    return state_tuple(&self->g[i]);
+}
+
+static PyObject *Vec_set_reward(VecObject *self, PyObject *arg) {
+    long mode = PyLong_AsLong(arg);
+    if (mode == -1 && PyErr_Occurred()) return NULL;
+    if (mode < REWARD_GAME || mode > REWARD_POINTS) {
+        PyErr_Format(PyExc_ValueError, "reward mode %ld: expected 0, 1 or 2", mode);
+        return NULL;
+    }
+    self->reward_mode = (int)mode;
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef Vec_methods[] = {
+    {"score", (PyCFunction)Vec_score, METH_VARARGS,
+     "score(i) -> (cappotto, per-side items) of the last scored deal, or None."},
+    {"zones", (PyCFunction)Vec_zones, METH_VARARGS, "zones(i) -> the state a view is built from."},
+    {"set_reward", (PyCFunction)Vec_set_reward, METH_O, "set_reward(mode): 0 game, 1 deal, 2 points."},
     {"fill", (PyCFunction)Vec_fill, METH_VARARGS, "fill(obs, masks, to_move): every game's."},
     {"step", (PyCFunction)Vec_step, METH_VARARGS,
      "step(actions, obs, masks, rewards, terminated, to_move): one action per game, auto-reset."},
@@ -483,6 +595,455 @@ static PyTypeObject VecType = {
     .tp_methods = Vec_methods,
 };
 
+
+/* ----------------------------------------------------------- the OpenSpiel state */
+/* One position of the OpenSpiel game python_cirulla (env/cirulla/env/openspiel.py wraps it):
+ * the game steps in place on the native core (no copy per step), observations are written
+ * by encode_obs, and a deck is dealt at chance nodes. CHANCE_CARDS: 40 explicit chance
+ * nodes, each the next card of the deck drawn uniformly from those left (exact: every deck
+ * equally likely); CHANCE_SAMPLED: no chance nodes, the state shuffles each deck itself
+ * from its own splitmix64 stream (OpenSpiel's sampled stochastic mode; a clone carries the
+ * stream on, so it deals the same future; reseed() gives it another). The game runs deal
+ * by deal (deal_only): a play that ends a deal leaves it scored and over, and the next deal
+ * starts once its deck is dealt. A deck whose table would hold two aces is dealt again,
+ * as the rules' redeal, by 40 more chance nodes. */
+enum { CHANCE_CARDS = 0, CHANCE_SAMPLED = 1 };
+#define PY_CHANCE (-1)
+#define PY_TERMINAL (-4)
+#define FLOAT_CACHE 2048
+
+static PyObject *float_cache[FLOAT_CACHE]; /* 0.0 .. 2047.0: every observation entry */
+static Scratch spiel_scratch;              /* the GIL serialises every state's use */
+
+typedef struct {
+    PyObject_HEAD G g;
+    int mode, dealing, ndrawn, redeals;
+    uint8_t drawn[NUM_CARDS], ready[NUM_CARDS];
+    Rng rng;
+    u64 *history; /* seat << 56 | code of every play, in order */
+    int nhistory, caphistory;
+    int nlegal, legal_ok;
+    u64 *codes;
+    int *idx;
+    int caplegal;
+} SpielObject;
+
+static PyTypeObject SpielType;
+
+static int ready_deck(void *ctx, int deal_no, uint8_t *deck) {
+    (void)deal_no;
+    SpielObject *st = ctx;
+    if (st->mode == CHANCE_SAMPLED) return rng_deck(&st->rng, deal_no, deck);
+    memcpy(deck, st->ready, NUM_CARDS);
+    return 0;
+}
+
+static int spiel_over(const SpielObject *st) { return st->g.winner >= 0; }
+
+static int spiel_player(const SpielObject *st) {
+    if (spiel_over(st)) return PY_TERMINAL;
+    if (st->dealing) return PY_CHANCE;
+    return st->g.turn;
+}
+
+/* The next deal's deck is needed (or dealt at once, sampled). */
+static void spiel_need_deck(SpielObject *st) {
+    st->legal_ok = 0;
+    if (st->mode == CHANCE_SAMPLED) {
+        g_start_deal(&st->g);
+        st->dealing = 0;
+        return;
+    }
+    st->dealing = 1;
+    st->ndrawn = 0;
+}
+
+static int spiel_legal(SpielObject *st) {
+    if (st->legal_ok) return st->nlegal;
+    Scratch *s = &spiel_scratch;
+    int k = 0;
+    if (!st->dealing && !spiel_over(st)) {
+        int cap = 1 << 16;
+        if (st->caplegal < cap) {
+            int *idx = realloc(st->idx, sizeof(int) * (size_t)cap);
+            if (!idx) return -1;
+            st->idx = idx;
+            u64 *codes = realloc(st->codes, sizeof(u64) * (size_t)cap);
+            if (!codes) return -1;
+            st->codes = codes;
+            st->caplegal = cap;
+        }
+        k = legal_indices(s, &st->g, st->idx, st->caplegal);
+        if (k < 0) return -1;
+        memcpy(st->codes, s->codes, sizeof(u64) * (size_t)k);
+    }
+    st->nlegal = k;
+    st->legal_ok = 1;
+    return k;
+}
+
+static int cmp_int(const void *a, const void *b) {
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+static PyObject *Spiel_new_state(PyTypeObject *type, PyObject *args, PyObject *kw) {
+    static char *names[] = {"options", "mode", "seed", NULL};
+    PyObject *opts_obj;
+    int mode = CHANCE_CARDS;
+    unsigned long long seed = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|iK", names, &opts_obj, &mode, &seed))
+        return NULL;
+    if (mode != CHANCE_CARDS && mode != CHANCE_SAMPLED) {
+        PyErr_Format(PyExc_ValueError, "chance mode %d: expected 0 (cards) or 1 (sampled)", mode);
+        return NULL;
+    }
+    Opts o;
+    if (parse_opts(opts_obj, &o)) return NULL;
+    SpielObject *st = (SpielObject *)type->tp_alloc(type, 0);
+    if (!st) return NULL;
+    g_init(&st->g, &o);
+    st->g.deal_only = 1;
+    st->g.deck = ready_deck;
+    st->g.deck_ctx = st;
+    st->g.dealer = o.players - 2;
+    st->g.deal_over = 1;
+    st->mode = mode;
+    st->rng.s = seed;
+    spiel_need_deck(st);
+    return (PyObject *)st;
+}
+
+static void Spiel_dealloc(SpielObject *st) {
+    free(st->history);
+    free(st->codes);
+    free(st->idx);
+    Py_TYPE(st)->tp_free((PyObject *)st);
+}
+
+static PyObject *Spiel_current_player(SpielObject *st, PyObject *unused) {
+    (void)unused;
+    return PyLong_FromLong(spiel_player(st));
+}
+
+static PyObject *Spiel_is_terminal(SpielObject *st, PyObject *unused) {
+    (void)unused;
+    return PyBool_FromLong(spiel_over(st));
+}
+
+static PyObject *Spiel_is_chance(SpielObject *st, PyObject *unused) {
+    (void)unused;
+    return PyBool_FromLong(!spiel_over(st) && st->dealing);
+}
+
+/* legal_actions() -> the mover's fixed indices, ascending; at a chance node the cards not
+ * drawn yet (OpenSpiel's convention); empty at the end */
+static PyObject *Spiel_legal_actions(SpielObject *st, PyObject *unused) {
+    (void)unused;
+    if (st->dealing && !spiel_over(st)) {
+        u64 used = 0;
+        for (int j = 0; j < st->ndrawn; j++) used |= 1ULL << st->drawn[j];
+        PyObject *out = PyList_New(NUM_CARDS - st->ndrawn);
+        if (!out) return NULL;
+        for (int c = 0, m = 0; c < NUM_CARDS; c++)
+            if (!(used >> c & 1)) PyList_SET_ITEM(out, m++, PyLong_FromLong(c));
+        return out;
+    }
+    int k = spiel_legal(st);
+    if (k < 0) return PyErr_NoMemory();
+    int sorted[4096], m = 0;
+    for (int j = 0; j < k && m < 4096; j++)
+        if (st->idx[j] >= 0) sorted[m++] = st->idx[j];
+    qsort(sorted, (size_t)m, sizeof(int), cmp_int);
+    PyObject *out = PyList_New(m);
+    if (!out) return NULL;
+    for (int j = 0; j < m; j++) PyList_SET_ITEM(out, j, PyLong_FromLong(sorted[j]));
+    return out;
+}
+
+static PyObject *chance_tuples[NUM_CARDS + 1][NUM_CARDS]; /* [cards left][card] */
+
+/* chance_outcomes() -> [(card, 1/left), ...] of the cards not drawn yet */
+static PyObject *Spiel_chance_outcomes(SpielObject *st, PyObject *unused) {
+    (void)unused;
+    if (!st->dealing || spiel_over(st)) return PyList_New(0);
+    u64 used = 0;
+    for (int j = 0; j < st->ndrawn; j++) used |= 1ULL << st->drawn[j];
+    int left = NUM_CARDS - st->ndrawn;
+    PyObject *out = PyList_New(left);
+    if (!out) return NULL;
+    int m = 0;
+    for (int c = 0; c < NUM_CARDS; c++) {
+        if (used >> c & 1) continue;
+        PyObject *t = chance_tuples[left][c];
+        if (!t) {
+            t = Py_BuildValue("(id)", c, 1.0 / left);
+            if (!t) {
+                Py_DECREF(out);
+                return NULL;
+            }
+            chance_tuples[left][c] = t;
+        }
+        Py_INCREF(t);
+        PyList_SET_ITEM(out, m++, t);
+    }
+    return out;
+}
+
+static int spiel_record(SpielObject *st, u64 entry) {
+    if (st->nhistory == st->caphistory) {
+        int cap = st->caphistory ? 2 * st->caphistory : 256;
+        u64 *h = realloc(st->history, sizeof(u64) * (size_t)cap);
+        if (!h) return -1;
+        st->history = h;
+        st->caphistory = cap;
+    }
+    st->history[st->nhistory++] = entry;
+    return 0;
+}
+
+/* apply(action) -> 2 for a chance outcome (the card drawn), else the mover's fixed index
+ * played: 1 when it ended a deal, 0 otherwise */
+static PyObject *Spiel_apply(SpielObject *st, PyObject *arg) {
+    long long a = PyLong_AsLongLong(arg);
+    if (a == -1 && PyErr_Occurred()) return NULL;
+    if (spiel_over(st)) {
+        PyErr_SetString(PyExc_ValueError, "the game is over: no more actions");
+        return NULL;
+    }
+    if (st->dealing) {
+        if (a < 0 || a >= NUM_CARDS) goto illegal;
+        for (int j = 0; j < st->ndrawn; j++)
+            if (st->drawn[j] == a) goto illegal;
+        st->drawn[st->ndrawn++] = (uint8_t)a;
+        if (st->ndrawn < NUM_CARDS) return PyLong_FromLong(2);
+        int n = st->g.n;
+        u64 table = 0;
+        for (int k = 3 * n; k < 3 * n + 4; k++) table |= 1ULL << st->drawn[k];
+        st->ndrawn = 0;
+        if (popc(table & ACES) >= 2) { /* the rules' redeal: a fresh deck */
+            st->redeals++;
+            return PyLong_FromLong(2);
+        }
+        memcpy(st->ready, st->drawn, NUM_CARDS);
+        if (g_start_deal(&st->g)) return NULL;
+        st->dealing = 0;
+        st->legal_ok = 0;
+        return PyLong_FromLong(2);
+    }
+    int k = spiel_legal(st);
+    if (k < 0) return PyErr_NoMemory();
+    for (int j = 0; j < k; j++) {
+        if (st->idx[j] != a) continue;
+        u64 code = st->codes[j];
+        if (spiel_record(st, (u64)st->g.turn << 56 | code)) return PyErr_NoMemory();
+        int ended = 0;
+        if (play_scored(&st->g, code, &ended)) return NULL;
+        st->legal_ok = 0;
+        if (st->g.deal_over && st->g.winner < 0) spiel_need_deck(st);
+        return PyLong_FromLong(ended);
+    }
+illegal:
+    PyErr_Format(PyExc_ValueError, "action %lld is not legal in this position", a);
+    return NULL;
+}
+
+/* code_of(index) -> the mover's action code of a legal fixed index (ValueError if not) */
+static PyObject *Spiel_code_of(SpielObject *st, PyObject *arg) {
+    long long a = PyLong_AsLongLong(arg);
+    if (a == -1 && PyErr_Occurred()) return NULL;
+    int k = spiel_legal(st);
+    if (k < 0) return PyErr_NoMemory();
+    for (int j = 0; j < k; j++)
+        if (st->idx[j] == a) return PyLong_FromUnsignedLongLong(st->codes[j]);
+    PyErr_Format(PyExc_ValueError, "action %lld is not legal in this position", a);
+    return NULL;
+}
+
+static int parse_seat(SpielObject *st, PyObject *arg, int *seat) {
+    long v = PyLong_AsLong(arg);
+    if (v == -1 && PyErr_Occurred()) return -1;
+    if (v < 0 || v >= st->g.n) {
+        PyErr_Format(PyExc_ValueError, "player %ld: expected 0..%d", v, st->g.n - 1);
+        return -1;
+    }
+    *seat = (int)v;
+    return 0;
+}
+
+/* tensor(player) -> the observation of ``player`` as a list of floats (OpenSpiel's type) */
+static PyObject *Spiel_tensor(SpielObject *st, PyObject *arg) {
+    int seat;
+    if (parse_seat(st, arg, &seat)) return NULL;
+    float obs[OBS_SIZE];
+    if (st->g.deal_no == 0) memset(obs, 0, sizeof obs);
+    else encode_obs(&st->g, seat, obs);
+    PyObject *out = PyList_New(OBS_SIZE);
+    if (!out) return NULL;
+    for (int k = 0; k < OBS_SIZE; k++) {
+        float v = obs[k];
+        int iv = (int)v;
+        PyObject *f;
+        if ((float)iv == v && iv >= 0 && iv < FLOAT_CACHE) {
+            f = float_cache[iv];
+            Py_INCREF(f);
+        } else if (!(f = PyFloat_FromDouble(v))) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyList_SET_ITEM(out, k, f);
+    }
+    return out;
+}
+
+/* observe(player, out): the observation written into a float32 buffer */
+static PyObject *Spiel_observe(SpielObject *st, PyObject *args) {
+    PyObject *o_seat, *o_out;
+    int seat;
+    Buf b = {0};
+    if (!PyArg_ParseTuple(args, "OO", &o_seat, &o_out) || parse_seat(st, o_seat, &seat))
+        return NULL;
+    if (get_buf(o_out, &b, OBS_SIZE * 4, "obs")) {
+        release(&b, 1);
+        return NULL;
+    }
+    if (st->g.deal_no == 0) memset(b.b.buf, 0, OBS_SIZE * 4);
+    else encode_obs(&st->g, seat, b.b.buf);
+    release(&b, 1);
+    Py_RETURN_NONE;
+}
+
+/* status() -> (player, winning side or -1, deal number, cards drawn, redeals) */
+static PyObject *Spiel_status(SpielObject *st, PyObject *unused) {
+    (void)unused;
+    return Py_BuildValue("(iiiii)", spiel_player(st), st->g.winner, st->g.deal_no,
+                         st->ndrawn, st->redeals);
+}
+
+/* deal_rewards(mode) -> per seat, the reward of the last scored deal (deal_margin) */
+static PyObject *Spiel_deal_rewards(SpielObject *st, PyObject *arg) {
+    long mode = PyLong_AsLong(arg);
+    if (mode == -1 && PyErr_Occurred()) return NULL;
+    float r[MAX_PLAYERS];
+    step_rewards(&st->g, (int)mode, st->g.has_score, r);
+    PyObject *out = PyList_New(st->g.n);
+    if (!out) return NULL;
+    for (int s = 0; s < st->g.n; s++) PyList_SET_ITEM(out, s, PyFloat_FromDouble(r[s]));
+    return out;
+}
+
+static PyObject *Spiel_zones(SpielObject *st, PyObject *unused) {
+    (void)unused;
+    return state_tuple(&st->g);
+}
+
+static PyObject *Spiel_score(SpielObject *st, PyObject *unused) {
+    (void)unused;
+    return score_tuple(&st->g);
+}
+
+/* history() -> [(seat, code), ...] of every play so far */
+static PyObject *Spiel_history(SpielObject *st, PyObject *unused) {
+    (void)unused;
+    PyObject *out = PyList_New(st->nhistory);
+    if (!out) return NULL;
+    for (int j = 0; j < st->nhistory; j++) {
+        u64 e = st->history[j];
+        PyList_SET_ITEM(out, j, Py_BuildValue("(iK)", (int)(e >> 56), e & ((1ULL << 56) - 1)));
+    }
+    return out;
+}
+
+/* drawn() -> the cards drawn so far of the deck being dealt */
+static PyObject *Spiel_drawn(SpielObject *st, PyObject *unused) {
+    (void)unused;
+    PyObject *out = PyList_New(st->ndrawn);
+    if (!out) return NULL;
+    for (int j = 0; j < st->ndrawn; j++) PyList_SET_ITEM(out, j, PyLong_FromLong(st->drawn[j]));
+    return out;
+}
+
+static PyObject *Spiel_clone(SpielObject *st, PyObject *unused) { /* or deepcopy's memo */
+    (void)unused;
+    SpielObject *c = (SpielObject *)SpielType.tp_alloc(&SpielType, 0);
+    if (!c) return NULL;
+    c->g = st->g;
+    c->g.deck_ctx = c;
+    c->mode = st->mode;
+    c->dealing = st->dealing;
+    c->ndrawn = st->ndrawn;
+    c->redeals = st->redeals;
+    memcpy(c->drawn, st->drawn, sizeof c->drawn);
+    memcpy(c->ready, st->ready, sizeof c->ready);
+    c->rng = st->rng; /* sampled: a clone deals the same future (OpenSpiel's convention) */
+    if (st->nhistory) {
+        c->history = malloc(sizeof(u64) * (size_t)st->caphistory);
+        if (!c->history) {
+            Py_DECREF(c);
+            return PyErr_NoMemory();
+        }
+        memcpy(c->history, st->history, sizeof(u64) * (size_t)st->nhistory);
+        c->nhistory = st->nhistory;
+        c->caphistory = st->caphistory;
+    }
+    return (PyObject *)c;
+}
+
+/* set_hidden(hands, stock): the hidden zones replaced (resample_from_infostate; the caller
+ * deals them consistently with a seat's view: sample_world) */
+static PyObject *Spiel_set_hidden(SpielObject *st, PyObject *args) {
+    PyObject *hands, *stock;
+    if (!PyArg_ParseTuple(args, "OO", &hands, &stock)) return NULL;
+    long long h[MAX_PLAYERS], k[NUM_CARDS];
+    if (get_ints(hands, st->g.n, h, 1, "hands") || get_ints(stock, st->g.nstock, k, 0, "stock"))
+        return NULL;
+    for (int s = 0; s < st->g.n; s++) st->g.hands[s] = (u64)h[s];
+    for (int j = 0; j < st->g.nstock; j++) st->g.stock[st->g.nstock - 1 - j] = (uint8_t)k[j];
+    st->legal_ok = 0;
+    Py_RETURN_NONE;
+}
+
+/* reseed(seed): the future decks of a sampled state from another stream */
+static PyObject *Spiel_reseed(SpielObject *st, PyObject *arg) {
+    unsigned long long seed = PyLong_AsUnsignedLongLongMask(arg);
+    if (PyErr_Occurred()) return NULL;
+    st->rng.s = seed;
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef Spiel_methods[] = {
+    {"reseed", (PyCFunction)Spiel_reseed, METH_O, "reseed(seed): another future (sampled)."},
+    {"current_player", (PyCFunction)Spiel_current_player, METH_NOARGS, "-1 chance, -4 over."},
+    {"is_terminal", (PyCFunction)Spiel_is_terminal, METH_NOARGS, "the game is over."},
+    {"is_chance", (PyCFunction)Spiel_is_chance, METH_NOARGS, "a deck is being dealt."},
+    {"legal_actions", (PyCFunction)Spiel_legal_actions, METH_NOARGS, "ascending indices."},
+    {"chance_outcomes", (PyCFunction)Spiel_chance_outcomes, METH_NOARGS, "[(card, p)]."},
+    {"apply", (PyCFunction)Spiel_apply, METH_O, "apply(action)."},
+    {"code_of", (PyCFunction)Spiel_code_of, METH_O, "code_of(index) -> action code."},
+    {"tensor", (PyCFunction)Spiel_tensor, METH_O, "tensor(player) -> list of floats."},
+    {"observe", (PyCFunction)Spiel_observe, METH_VARARGS, "observe(player, out)."},
+    {"status", (PyCFunction)Spiel_status, METH_NOARGS,
+     "(player, winner, deal, cards drawn, redeals)."},
+    {"deal_rewards", (PyCFunction)Spiel_deal_rewards, METH_O, "deal_rewards(mode)."},
+    {"zones", (PyCFunction)Spiel_zones, METH_NOARGS, "the state a view is built from."},
+    {"score", (PyCFunction)Spiel_score, METH_NOARGS, "the last scored deal's items."},
+    {"history", (PyCFunction)Spiel_history, METH_NOARGS, "[(seat, code)] of every play."},
+    {"drawn", (PyCFunction)Spiel_drawn, METH_NOARGS, "cards drawn of the deck being dealt."},
+    {"clone", (PyCFunction)Spiel_clone, METH_NOARGS, "an independent copy."},
+    {"__deepcopy__", (PyCFunction)Spiel_clone, METH_O, "a clone (copy.deepcopy)."},
+    {"set_hidden", (PyCFunction)Spiel_set_hidden, METH_VARARGS, "set_hidden(hands, stock)."},
+    {NULL, NULL, 0, NULL}};
+
+static PyTypeObject SpielType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "cirulla.env._native.SpielState",
+    .tp_basicsize = sizeof(SpielObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "SpielState(options, mode=0, seed=0): a position of python_cirulla.",
+    .tp_new = Spiel_new_state,
+    .tp_dealloc = (destructor)Spiel_dealloc,
+    .tp_methods = Spiel_methods,
+};
+
 static PyObject *env_layout(PyObject *self, PyObject *unused) {
     (void)self;
     (void)unused;
@@ -503,12 +1064,20 @@ static struct PyModuleDef env_module = {
 
 PyMODINIT_FUNC PyInit__native(void) {
     init_tables();
-    if (PyType_Ready(&VecType) < 0) return NULL;
+    if (PyType_Ready(&VecType) < 0 || PyType_Ready(&SpielType) < 0) return NULL;
+    for (int v = 0; v < FLOAT_CACHE; v++)
+        if (!float_cache[v] && !(float_cache[v] = PyFloat_FromDouble((double)v))) return NULL;
     PyObject *m = PyModule_Create(&env_module);
     if (!m) return NULL;
     Py_INCREF(&VecType);
     if (PyModule_AddObject(m, "Games", (PyObject *)&VecType) < 0) {
         Py_DECREF(&VecType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    Py_INCREF(&SpielType);
+    if (PyModule_AddObject(m, "SpielState", (PyObject *)&SpielType) < 0) {
+        Py_DECREF(&SpielType);
         Py_DECREF(m);
         return NULL;
     }

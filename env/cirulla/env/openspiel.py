@@ -1,59 +1,98 @@
 """OpenSpiel game ``python_cirulla``, registered with ``pyspiel.register_game`` on import.
 
-An imperfect-information, sequential game with explicit chance: every deck is dealt by 40
-chance nodes, each drawing the next card of the deck uniformly from the cards not yet drawn
-(so a deck is a uniformly random permutation, as the rules core's shuffles). A deal that
-needs a fresh deck (the first, each new deal, a redeal of a table with two aces) stops at
-those chance nodes before the move that needs it is applied.
+An imperfect-information, sequential game. Each position is a native state
+(``cirulla.env._native.SpielState``, env/cirulla/env/_native_env.c): the rules core's C state
+machine stepped in place (no copy of the game per step), legality and the observation
+encoded in C. Chance, by the ``chance`` parameter:
 
-Player actions are the fixed indices of ``cirulla.env.encoding`` (``NUM_ACTIONS``), chance
-outcomes the card drawn (0..39). Returns at the end: +1 for every seat of the winning side,
--1 for the others (zero-sum with 2 and 4 players). ``observation_tensor`` is the encoding's
-observation of the seat (``OBS_SIZE``); ``information_state_tensor`` is the same vector (the
-seat's own hand, the public captures and declarations carry what a perfect-recall state adds
-that matters to play); ``information_state_string`` is exact: the public history of plays
-(every play in Cirulla is shown) and the seat's view. ``resample_from_infostate`` deals the
-unseen cards with the rules core's ``sample_world``.
+* ``"cards"`` (the default, exact): every deck is dealt by 40 chance nodes, each drawing the
+  next card uniformly among those not drawn yet (so every deck order is equally likely, as
+  the rules core's shuffle); a deck whose table would show two aces is dealt again by 40
+  more (the rules' redeal). OpenSpiel's explicit-stochastic mode.
+* ``"sampled"``: no chance nodes; the state shuffles each deck itself (OpenSpiel's
+  sampled-stochastic mode), from a stream seeded by the ``seed`` parameter: each initial
+  state draws its own; a clone carries its parent's on (the same future, as OpenSpiel's
+  sampled games do), ``resample_from_infostate`` draws a fresh one (the future decks are
+  hidden too). A deal is then no step at all, not 40 chance steps: the fast mode for
+  simulation and learning.
 
-Parameters: ``players`` (2), ``preset`` ("standard") and each rule option of
-``cirulla.rules.options.Options`` as an integer, -1 meaning the preset's value (booleans 0/1).
+A deal's deck is drawn once the deal before it is scored. Player actions are the fixed
+indices of ``cirulla.env.encoding`` (``NUM_ACTIONS``), chance outcomes the card drawn (0..39).
+Rewards by ``reward`` (``cirulla.env.rewards``): "game" returns +1 for every seat of the
+winning side and -1 for the others at the end (zero-sum with 2 and 4 players); "deal" and
+"points" reward every deal as it ends (``rewards()``; ``returns()`` is their sum).
+``observation_tensor`` is the encoding's observation of the seat (``OBS_SIZE``);
+``information_state_tensor`` is the same vector (the seat's own hand, the public captures and
+declarations carry what a perfect-recall state adds that matters to play);
+``information_state_string`` is exact: the public history of plays (every play in Cirulla is
+shown) and the seat's view. ``resample_from_infostate`` deals the unseen cards with the rules
+core's ``sample_world``.
+
+Parameters: ``players`` (2), ``preset`` ("standard"), ``chance`` ("cards"), ``seed`` (0),
+``reward`` ("game") and each rule option of ``cirulla.rules.options.Options`` as an integer,
+-1 meaning the preset's value (booleans 0/1).
 """
 
 from __future__ import annotations
 
-import copy
 import random
+import sys
 from dataclasses import fields
 from typing import Any
 
 import numpy as np
 import pyspiel  # type: ignore[import-not-found,unused-ignore]
 
-from cirulla.env.encoding import NUM_ACTIONS, OBS_SIZE, encode_view, index_actions
-from cirulla.env.vector import make_options
+from cirulla.env.encoding import NUM_ACTIONS, OBS_SIZE
+from cirulla.env.rewards import REWARD_CODE, check_reward
+from cirulla.env.vector import Splitmix, make_options, view_of_zones
 from cirulla.rules.actions import action_text
-from cirulla.rules.game import DeckSource, Game
+from cirulla.rules.core import options_tuple
 from cirulla.rules.options import Options
-from cirulla.rules.views import sample_world
+from cirulla.rules.views import View, sample_world
+
+try:
+    from cirulla.env import _native  # type: ignore[attr-defined]
+except ImportError:  # built without a compiler: the game says so when loaded
+    _native = None
 
 GAME_NAME = "python_cirulla"
 _RULES = [f.name for f in fields(Options) if f.name != "players"]
-_PARAMS: dict[str, Any] = {"players": 2, "preset": "standard", **dict.fromkeys(_RULES, -1)}
-#: Far above any real game (a game to the highest target plays ~100 deals of ~40 moves).
+_PARAMS: dict[str, Any] = {
+    "players": 2,
+    "preset": "standard",
+    "chance": "cards",
+    "seed": 0,
+    "reward": "game",
+    **dict.fromkeys(_RULES, -1),
+}
+CHANCE_MODES = ("cards", "sampled")
+#: Far above any real game (a game to the highest target plays ~100 deals of ~40 moves,
+#: each deck dealt by 40 chance nodes).
 MAX_GAME_LENGTH = 100_000
+_CHANCE = int(pyspiel.PlayerId.CHANCE)
+_TERMINAL = int(pyspiel.PlayerId.TERMINAL)
 
 
-def _game_type(zero_sum: bool) -> pyspiel.GameType:
+def _game_type(zero_sum: bool, chance: str = "cards", reward: str = "game") -> pyspiel.GameType:
     return pyspiel.GameType(
         short_name=GAME_NAME,
         long_name="Python Cirulla",
         dynamics=pyspiel.GameType.Dynamics.SEQUENTIAL,
-        chance_mode=pyspiel.GameType.ChanceMode.EXPLICIT_STOCHASTIC,
+        chance_mode=(
+            pyspiel.GameType.ChanceMode.EXPLICIT_STOCHASTIC
+            if chance == "cards"
+            else pyspiel.GameType.ChanceMode.SAMPLED_STOCHASTIC
+        ),
         information=pyspiel.GameType.Information.IMPERFECT_INFORMATION,
         utility=(
             pyspiel.GameType.Utility.ZERO_SUM if zero_sum else pyspiel.GameType.Utility.GENERAL_SUM
         ),
-        reward_model=pyspiel.GameType.RewardModel.TERMINAL,
+        reward_model=(
+            pyspiel.GameType.RewardModel.TERMINAL
+            if reward == "game"
+            else pyspiel.GameType.RewardModel.REWARDS
+        ),
         max_num_players=4,
         min_num_players=2,
         provides_information_state_string=True,
@@ -83,43 +122,38 @@ def options_of(params: dict[str, Any]) -> Options:
     )
 
 
-class _NeedDeck(Exception):
-    """Raised by ``_ChanceDecks`` when the game asks for a deck chance has not dealt yet."""
-
-
-class _ChanceDecks(DeckSource):
-    """Decks drawn at chance nodes, handed out in order."""
-
-    def __init__(self) -> None:
-        super().__init__(0)
-        self.ready: list[list[int]] = []
-
-    def next_deck(self, deal_no: int) -> list[int]:
-        if not self.ready:
-            raise _NeedDeck
-        return self.ready.pop(0)
-
-
 class CirullaGame(pyspiel.Game):  # type: ignore[misc,unused-ignore]
     """The OpenSpiel game (see the module docstring)."""
 
     def __init__(self, params: dict[str, Any] | None = None) -> None:
+        if _native is None:
+            raise ValueError(f"{GAME_NAME} needs the native environment (built with a C compiler)")
         merged = {**_PARAMS, **(params or {})}
         self.options = options_of(merged)
+        self.chance = str(merged["chance"])
+        if self.chance not in CHANCE_MODES:
+            raise ValueError(f"parameter chance {self.chance!r}: expected 'cards' or 'sampled'")
+        self.reward = check_reward(merged["reward"])
+        self.reward_code = REWARD_CODE[self.reward]
+        self.options_tuple = options_tuple(self.options)
+        self._seeds = Splitmix(int(merged["seed"]))
         n = self.options.players
+        per_deal = self.reward != "game"
+        zero_sum = n != 3 or self.reward == "points"
         info = pyspiel.GameInfo(
             num_distinct_actions=NUM_ACTIONS,
-            max_chance_outcomes=40,
+            max_chance_outcomes=40 if self.chance == "cards" else 0,
             num_players=n,
-            min_utility=-1.0,
-            max_utility=1.0,
-            utility_sum=0.0 if n != 3 else None,
+            min_utility=-1.0 if not per_deal else -10_000.0,
+            max_utility=1.0 if not per_deal else 10_000.0,
+            utility_sum=0.0 if zero_sum else None,
             max_game_length=MAX_GAME_LENGTH,
         )
-        super().__init__(_game_type(n != 3), info, merged)
+        super().__init__(_game_type(zero_sum, self.chance, self.reward), info, merged)
 
     def new_initial_state(self) -> CirullaState:
-        return CirullaState(self)
+        mode = 0 if self.chance == "cards" else 1
+        return CirullaState(self, _native.SpielState(self.options_tuple, mode, self._seeds.next()))
 
     def make_py_observer(
         self, iig_obs_type: Any = None, params: dict[str, Any] | None = None
@@ -128,134 +162,161 @@ class CirullaGame(pyspiel.Game):  # type: ignore[misc,unused-ignore]
         return CirullaObserver(perfect)
 
 
+#: OpenSpiel's function that walks every state of a game (tabular algorithms: CFR, ...).
+_ENUMERATOR = "_get_subgames_states"
+TOO_LARGE = (
+    f"{GAME_NAME}: OpenSpiel's tabular algorithms (CFR, CFR+, exact best response, "
+    "TabularPolicy, get_all_states) enumerate every state of the game, and a Cirulla game "
+    "has far too many; use sampling ones instead (ISMCTS, MCTS, outcome sampling, NFSP, "
+    "policy gradients), docs/env.md"
+)
+
+
+class _Shared:
+    """What a state shares with its clones (the rules): OpenSpiel copies a Python state's
+    attributes with ``copy.deepcopy`` on every clone, and this one is not copied. The copy
+    is also where a walk over every state shows up first, so it stops it with one clear
+    message instead of a ``RecursionError`` deep in the walk."""
+
+    def __init__(self, options: Options) -> None:
+        self.options = options
+
+    def __deepcopy__(self, memo: Any) -> _Shared:
+        frame = sys._getframe(1)
+        for _ in range(12):
+            if frame.f_code.co_name == _ENUMERATOR:
+                raise ValueError(TOO_LARGE)
+            if frame.f_back is None:
+                break
+            frame = frame.f_back
+        return self
+
+
 class CirullaState(pyspiel.State):  # type: ignore[misc,unused-ignore]
-    """One position: a rules core ``Game`` and the chance draws of the next deck."""
+    """One position: a native state stepped in place (see the module docstring)."""
 
-    def __init__(self, game: CirullaGame) -> None:
+    def __init__(self, game: CirullaGame, native: Any) -> None:
         super().__init__(game)
-        self.options: Options = game.options
-        self.decks = _ChanceDecks()
-        self.game: Game | None = None
-        self.pending: int | None = None  # a play waiting for the deck it needs
-        self.drawn: list[int] = []  # cards of the deck being dealt by chance
-        self.public: list[str] = []  # every play so far, as its text (all plays are shown)
+        self._shared = _Shared(game.options)
+        self._s = native
+        self._reward = game.reward_code
+        self._rewards = [0.0] * game.options.players
+        self._returns = [0.0] * game.options.players
 
-    # -- whose turn -------------------------------------------------------------------
-    def _dealing(self) -> bool:
-        return self.game is None or self.pending is not None
+    @property
+    def options(self) -> Options:
+        return self._shared.options
 
+    # -- whose turn ---------------------------------------------------------------------
     def current_player(self) -> int:
-        if self._dealing():
-            return int(pyspiel.PlayerId.CHANCE)
-        assert self.game is not None
-        seat = self.game.to_move
-        return int(pyspiel.PlayerId.TERMINAL) if seat is None else seat
+        player: int = self._s.current_player()
+        return player
 
     def is_terminal(self) -> bool:
-        return not self._dealing() and self.game is not None and self.game.to_move is None
+        over: bool = self._s.is_terminal()
+        return over
 
-    # -- actions --------------------------------------------------------------------
-    def _legal(self) -> Any:
-        assert self.game is not None
-        return index_actions(self.game.legal_codes(), self.game.hands[self.game.turn])
+    def is_chance_node(self) -> bool:
+        dealing: bool = self._s.is_chance()
+        return dealing
 
+    # -- actions ------------------------------------------------------------------------
     def _legal_actions(self, player: int) -> list[int]:
-        if self.is_terminal() or self._dealing() or player != self.current_player():
+        if player != self._s.current_player():
             return []
-        return sorted(i for i in self._legal().indices if i >= 0)
+        actions: list[int] = self._s.legal_actions()
+        return actions
+
+    def legal_actions(self, player: int | None = None) -> list[int]:
+        if player is None:
+            actions: list[int] = self._s.legal_actions()
+            return actions
+        return self._legal_actions(player)
 
     def chance_outcomes(self) -> list[tuple[int, float]]:
-        left = [c for c in range(40) if c not in self.drawn]
-        return [(c, 1.0 / len(left)) for c in left]
+        outcomes: list[tuple[int, float]] = self._s.chance_outcomes()
+        return outcomes
 
     def _apply_action(self, action: int) -> None:
-        if self._dealing():
-            self.drawn.append(action)
-            if len(self.drawn) == 40:
-                self.decks.ready.append(self.drawn)
-                self.drawn = []
-                self._advance()
-            return
-        code = self._legal().code_of(action)
-        assert self.game is not None
-        self.public.append(f"{self.game.turn}:{action_text(code)}")
-        self.pending = code
-        self._advance()
-
-    def _advance(self) -> None:
-        """Build the game or apply the pending play once every deck it needs is dealt."""
-        saved = list(self.decks.ready)
-        try:  # a trial on a copy: the real state only moves once nothing is missing
-            if self.game is None:
-                Game(self.options, deck_source=self.decks)
-            elif self.pending is not None:
-                self.game.copy().apply(self.pending)
-        except _NeedDeck:
-            self.decks.ready = saved
-            return
-        self.decks.ready = saved
-        if self.game is None:
-            self.game = Game(self.options, deck_source=self.decks)
-        elif self.pending is not None:
-            self.game.apply(self.pending)
-            self.pending = None
+        # rewards() is what the players gained since the last decision: a deal's reward,
+        # earned by the play that ended it, stays through the chance nodes that follow
+        done = self._s.apply(action)
+        if self._reward and done != 2:
+            if done:
+                self._rewards = self._s.deal_rewards(self._reward)
+                self._returns = [a + b for a, b in zip(self._returns, self._rewards, strict=True)]
+            else:
+                self._rewards = [0.0] * len(self._rewards)
 
     def _action_to_string(self, player: int, action: int) -> str:
-        if player == pyspiel.PlayerId.CHANCE:
+        if player == _CHANCE:
             return f"deal card {action}"
-        return action_text(self._legal().code_of(action))
+        return action_text(self._s.code_of(action))
+
+    def rewards(self) -> list[float]:
+        if self._reward:
+            return list(self._rewards)
+        return self.returns() if self._s.is_terminal() else [0.0] * self.options.players
 
     def returns(self) -> list[float]:
+        if self._reward:
+            return list(self._returns)
         n = self.options.players
-        if not self.is_terminal():
+        winner = self._s.status()[1]
+        if winner < 0:
             return [0.0] * n
-        assert self.game is not None and self.game.winner is not None
         side_of = self.options.side_of
-        return [1.0 if side_of(s) == self.game.winner else -1.0 for s in range(n)]
+        return [1.0 if side_of(s) == winner else -1.0 for s in range(n)]
 
-    # -- what a seat knows ------------------------------------------------------------
+    # -- what a seat knows --------------------------------------------------------------
+    def _view(self, seat: int | None) -> View:
+        return view_of_zones(self.options, self._s.zones(), seat)
+
+    def _seat(self, player: int | None) -> int:
+        seat = self._s.current_player() if player is None else player
+        if not 0 <= seat < self.options.players:
+            raise ValueError(f"player {seat}: expected 0..{self.options.players - 1}")
+        return int(seat)
+
     def information_state_string(self, player: int | None = None) -> str:
-        seat = self.current_player() if player is None else player
-        if self.game is None:
+        seat = self._seat(player)
+        if self._s.status()[2] == 0:
             return f"p{seat} dealing"
-        return f"p{seat} {' '.join(self.public)} | {self.game.view(seat)}"
+        public = " ".join(f"{s}:{action_text(code)}" for s, code in self._s.history())
+        return f"p{seat} {public} | {self._view(seat)}"
 
     def observation_string(self, player: int | None = None) -> str:
-        seat = self.current_player() if player is None else player
-        return "dealing" if self.game is None else str(self.game.view(seat))
-
-    def tensor(self, player: int) -> np.ndarray[Any, Any]:
-        if self.game is None:
-            return np.zeros(OBS_SIZE, dtype=np.float32)
-        return encode_view(self.game.view(player))
+        seat = self._seat(player)
+        return "dealing" if self._s.status()[2] == 0 else str(self._view(seat))
 
     def information_state_tensor(self, player: int | None = None) -> list[float]:
-        values: list[float] = self.tensor(
-            self.current_player() if player is None else player
-        ).tolist()
+        values: list[float] = self._s.tensor(self._s.current_player() if player is None else player)
         return values
 
     def observation_tensor(self, player: int | None = None) -> list[float]:
-        return self.information_state_tensor(player)
+        values: list[float] = self._s.tensor(self._s.current_player() if player is None else player)
+        return values
+
+    def observe(self, player: int, out: np.ndarray[Any, Any]) -> None:
+        """The observation written into a float32 array of ``OBS_SIZE`` (no list built)."""
+        self._s.observe(player, out)
 
     def resample_from_infostate(self, player_id: int, probability_sampler: Any) -> CirullaState:
         """A state the seat cannot tell from this one: unseen cards dealt by ``sample_world``."""
-        state = self.clone()
-        if self.game is None or self._dealing() or self.is_terminal():
+        state: CirullaState = self.clone()
+        if self._s.status()[2] == 0 or self._s.is_chance() or self._s.is_terminal():
             return state  # nothing hidden is dealt yet, or the game is over
         rng = random.Random(int(probability_sampler() * (1 << 62)))
-        world = sample_world(self.game.view(player_id), rng, deal_only=False)
-        world.deck_source = state.decks
-        state.game = world
+        world = sample_world(self._view(player_id), rng)
+        state._s.set_hidden(world.hands, world.stock[::-1])
+        state._s.reseed(rng.getrandbits(64))  # sampled: the true future decks stay hidden
         return state
 
-    def clone(self) -> CirullaState:
-        return copy.deepcopy(self)
-
     def __str__(self) -> str:
-        if self.game is None:
-            return f"dealing: {len(self.drawn)} cards drawn"
-        return str(self.game.view(None))
+        status = self._s.status()
+        if status[2] == 0 or self._s.is_chance():
+            return f"dealing: {status[3]} cards drawn"
+        return str(self._view(None))
 
 
 class CirullaObserver:
@@ -267,10 +328,11 @@ class CirullaObserver:
         self.dict = {"observation": self.tensor}
 
     def set_from(self, state: CirullaState, player: int) -> None:
-        self.tensor[:] = state.tensor(player)
+        state.observe(player, self.tensor)
 
     def string_from(self, state: CirullaState, player: int) -> str:
-        if self.perfect_recall:
+        if perfect := self.perfect_recall:
+            del perfect
             return state.information_state_string(player)
         return state.observation_string(player)
 
