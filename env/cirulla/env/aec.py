@@ -5,8 +5,11 @@ one side, 1 and 3 the other). Each agent observes a dict, the convention of Pett
 classic games: ``observation`` (``cirulla.env.encoding``'s ``OBS_SIZE`` float32 vector of
 what that seat may know) and ``action_mask`` (``NUM_ACTIONS`` int8, the dtype that
 ``Discrete.sample`` takes; all zero unless it is that agent's turn). Actions are the
-encoding's fixed indices. Rewards are zero until the game ends, then +1 for every seat of
-the winning side and -1 for every other seat.
+encoding's fixed indices. Rewards by ``reward`` (``cirulla.env.rewards``): "game" (default)
+is zero until the game ends, then +1 for every seat of the winning side and -1 for every other
+seat; "deal" and "points" reward every seat at the end of every deal. When a deal ends, every
+agent's ``info["deal"]`` holds its score breakdown (relative sides, side 0 the agent's).
+``render()``: the view of the agent to move, "ansi" or "rgb_array" (``cirulla.env.render``).
 
 Stepping runs through ``cirulla.env.vector.Env`` (the native core when built, else the
 Python reference; the same trajectories for the same seed).
@@ -21,7 +24,9 @@ import numpy.typing as npt
 from gymnasium import spaces
 from pettingzoo import AECEnv  # type: ignore[import-untyped]
 
+from cirulla.env import render as rendering
 from cirulla.env.encoding import NUM_ACTIONS, OBS_SIZE
+from cirulla.env.rewards import check_reward, deal_info
 from cirulla.env.vector import Env, action_index, make_options
 from cirulla.rules.options import Options
 
@@ -42,7 +47,12 @@ def observation_space() -> spaces.Dict:
 class CirullaAEC(AECEnv):  # type: ignore[misc,unused-ignore]  # pettingzoo is untyped
     """A Cirulla game as a PettingZoo AEC environment (see the module docstring)."""
 
-    metadata = {"name": "cirulla_v0", "render_modes": ["ansi"], "is_parallelizable": False}
+    metadata = {
+        "name": "cirulla_v0",
+        "render_modes": rendering.RENDER_MODES,
+        "render_fps": rendering.RENDER_FPS,
+        "is_parallelizable": False,
+    }
 
     def __init__(
         self,
@@ -51,14 +61,14 @@ class CirullaAEC(AECEnv):  # type: ignore[misc,unused-ignore]  # pettingzoo is u
         seed: int = 0,
         core: str | None = None,
         render_mode: str | None = None,
+        reward: str = "game",
     ) -> None:
         super().__init__()
-        if render_mode not in (None, "ansi"):
-            raise ValueError(f"render_mode {render_mode!r}: expected None or 'ansi'")
-        self.render_mode = render_mode
+        self.render_mode = rendering.check_render_mode(render_mode)
+        self.reward = check_reward(reward)
         self.options = options or Options()
         self.core = core
-        self.game_env = Env(self.options, seed=seed, core=core)
+        self.game_env = Env(self.options, seed=seed, core=core, reward=self.reward)
         self._fresh = True
         self.possible_agents = [f"player_{s}" for s in range(self.options.players)]
         self.agent_name_mapping = {a: s for s, a in enumerate(self.possible_agents)}
@@ -111,29 +121,38 @@ class CirullaAEC(AECEnv):  # type: ignore[misc,unused-ignore]  # pettingzoo is u
         if action is None:
             raise ValueError(f"{agent}: action None while the game is running")
         self._cumulative_rewards[agent] = 0.0
-        self.game_env.step(action_index(action))
-        for a in self.agents:
-            self.rewards[a] = 0.0
-        seat = self.game_env.to_move
-        if seat is None:
-            for a, reward in zip(self.possible_agents, self.game_env.rewards(), strict=True):
+        env = self.game_env
+        env.step(action_index(action))
+        seat = env.to_move
+        if env.deal_ended:
+            score = env.deal_score()
+            assert score is not None
+            for s, a in enumerate(self.possible_agents):
+                self.infos[a] = {"deal": deal_info(self.options, env.ended_deal, score, s)}
+            rewards = env.step_rewards()
+            for a, reward in zip(self.possible_agents, rewards, strict=True):
                 self.rewards[a] = reward
+        else:
+            for a in self.agents:
+                self.rewards[a] = 0.0
+                if self.infos[a]:
+                    self.infos[a] = {}
+        if seat is None:
+            for a in self.possible_agents:
                 self.terminations[a] = True
-                self.infos[a] = {"winner": self.game_env.winner}
+                self.infos[a]["winner"] = env.winner
             self._accumulate_rewards()
             # Dead agents are stepped out in seat order, from the one who just moved.
             self.agent_selection = agent
-        else:
-            self.agent_selection = self.possible_agents[seat]
+            return
+        if env.deal_ended:
+            self._accumulate_rewards()
+        self.agent_selection = self.possible_agents[seat]
 
-    def render(self) -> str | None:
-        if self.render_mode != "ansi":
-            return None
-        game = self.game_env.game
-        if game is not None:
-            return str(game.view(None))
-        seat = self.game_env.to_move
-        return f"cirulla game, to move: {seat if seat is not None else 'nobody (over)'}"
+    def render(self) -> str | npt.NDArray[np.uint8] | None:
+        """The view of the agent to move (the last to move once the game is over)."""
+        seat = self.agent_name_mapping[self.agent_selection]
+        return rendering.render(self.game_env.view(seat), self.render_mode)
 
     def close(self) -> None:
         pass
@@ -146,9 +165,14 @@ def aec_env(
     seed: int = 0,
     core: str | None = None,
     render_mode: str | None = None,
+    reward: str = "game",
     **rules: Any,
 ) -> CirullaAEC:
     """The PettingZoo AEC environment of a preset with a player count and rule overrides."""
     return CirullaAEC(
-        make_options(players, preset, **rules), seed=seed, core=core, render_mode=render_mode
+        make_options(players, preset, **rules),
+        seed=seed,
+        core=core,
+        render_mode=render_mode,
+        reward=reward,
     )

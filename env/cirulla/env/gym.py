@@ -8,10 +8,14 @@ One opponent for all other seats, or a list with one per other seat in seat orde
 
 Observation: a dict of ``observation`` (``OBS_SIZE`` float32) and ``action_mask``
 (``NUM_ACTIONS`` int8); ``action_masks()`` returns the mask too (MaskablePPO's hook).
-Reward: 0 until the game ends, then +1 if the learner's side won, else -1. An action outside
-the mask ends the episode with reward -1 and ``info["illegal"]`` True (``illegal="raise"``
-raises instead), so that samplers ignoring the mask, ``check_env``'s among them, stay inside
-the API.
+Reward: by ``reward`` (``cirulla.env.rewards``): "game" (default) is 0 until the game ends,
+then +1 if the learner's side won, else -1; "deal" and "points" reward every deal that ends
+between two of the learner's decisions. ``info["deal"]`` holds the score breakdown of a deal
+that ended then (``deal_info``: relative sides, side 0 the learner's). An action outside the
+mask ends the episode with reward -1 and ``info["illegal"]`` True (``illegal="raise"`` raises
+instead), so that samplers ignoring the mask, ``check_env``'s among them, stay inside the API.
+Renders (``render_mode``): "ansi", the learner's view as text, and "rgb_array", an image of
+it (``cirulla.env.render``).
 """
 
 from __future__ import annotations
@@ -24,8 +28,10 @@ import gymnasium
 import numpy as np
 import numpy.typing as npt
 
+from cirulla.env import render as rendering
 from cirulla.env.aec import observation_space
 from cirulla.env.encoding import NUM_ACTIONS
+from cirulla.env.rewards import check_reward, deal_info
 from cirulla.env.vector import Env, action_index, make_options
 from cirulla.rules.options import Options
 
@@ -56,7 +62,7 @@ class _SpecOpponent:
 class CirullaGym(gymnasium.Env[dict[str, Any], Any]):
     """A Cirulla game for one learning seat (see the module docstring)."""
 
-    metadata = {"render_modes": ["ansi"]}
+    metadata = {"render_modes": rendering.RENDER_MODES, "render_fps": rendering.RENDER_FPS}
 
     def __init__(
         self,
@@ -68,6 +74,7 @@ class CirullaGym(gymnasium.Env[dict[str, Any], Any]):
         illegal: str = "lose",
         core: str | None = None,
         render_mode: str | None = None,
+        reward: str = "game",
         options: Options | None = None,
         **rules: Any,
     ) -> None:
@@ -77,8 +84,8 @@ class CirullaGym(gymnasium.Env[dict[str, Any], Any]):
             raise ValueError(f"seat {seat}: expected 0..{n - 1}")
         if illegal not in ("lose", "raise"):
             raise ValueError(f"illegal {illegal!r}: expected 'lose' or 'raise'")
-        if render_mode not in (None, "ansi"):
-            raise ValueError(f"render_mode {render_mode!r}: expected None or 'ansi'")
+        self.render_mode = rendering.check_render_mode(render_mode)
+        self.reward = check_reward(reward)
         others = [s for s in range(n) if s != seat]
         if isinstance(opponents, str) or callable(opponents):
             listed: list[Opponent] = [opponents] * len(others)
@@ -96,14 +103,15 @@ class CirullaGym(gymnasium.Env[dict[str, Any], Any]):
             raise ValueError(f"opponents: {len(listed)} given for {len(others)} other seats")
         self.seat = seat
         self.illegal = illegal
-        self.render_mode = render_mode
+        self._gained = 0.0  # the learner's deal rewards since its last decision
+        self._deal: dict[str, Any] | None = None  # the last deal ended since then
         self._rng = random.Random(0)
         self._opponents: dict[int, Opponent] = dict(zip(others, listed, strict=True))
         needs_game = any(isinstance(o, str) and o.strip() != "random" for o in listed)
         self._core = "python" if needs_game else core
         self._spec_seed = 0
         self._bots: dict[int, _SpecOpponent | ArrayPolicy | None] = {}
-        self.game_env = Env(self.options, seed=0, core=self._core)
+        self.game_env = Env(self.options, seed=0, core=self._core, reward=self.reward)
         self._fresh = True
         self.observation_space = observation_space()
         self.action_space = gymnasium.spaces.Discrete(NUM_ACTIONS)
@@ -130,6 +138,17 @@ class CirullaGym(gymnasium.Env[dict[str, Any], Any]):
         """The learner's legal-action mask as booleans (sb3-contrib's MaskablePPO)."""
         return self.game_env.mask().astype(bool)
 
+    def _track(self) -> None:
+        """After any seat's step: the learner's reward and the breakdown of a deal it ended."""
+        env = self.game_env
+        if not env.deal_ended:
+            return
+        score = env.deal_score()
+        assert score is not None
+        self._deal = deal_info(self.options, env.ended_deal, score, self.seat)
+        if self.reward != "game":
+            self._gained += env.step_rewards()[self.seat]
+
     def _play_opponents(self) -> None:
         env = self.game_env
         while (seat := env.to_move) is not None and seat != self.seat:
@@ -142,9 +161,12 @@ class CirullaGym(gymnasium.Env[dict[str, Any], Any]):
             else:
                 mask = env.mask().view(np.int8)
                 env.step(int(bot(env.observe(seat), mask)))
+            self._track()
 
-    def _reward(self) -> float:
-        return float(self.game_env.rewards()[self.seat])
+    def _reward(self, done: bool) -> float:
+        if self.reward == "game":
+            return float(self.game_env.rewards()[self.seat]) if done else 0.0
+        return self._gained
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
@@ -157,6 +179,7 @@ class CirullaGym(gymnasium.Env[dict[str, Any], Any]):
             self.game_env.reset()
         self._fresh = False
         self._play_opponents()
+        self._gained, self._deal = 0.0, None
         return self._obs(), {}
 
     def step(
@@ -170,16 +193,16 @@ class CirullaGym(gymnasium.Env[dict[str, Any], Any]):
             if self.illegal == "raise":
                 raise ValueError(f"action index {index} is not legal in this position")
             return self._obs(), -1.0, True, False, {"illegal": True}
+        self._gained, self._deal = 0.0, None
         env.step(index)
+        self._track()
         self._play_opponents()
         done = env.to_move is None
         info: dict[str, Any] = {"winner": env.winner} if done else {}
-        return self._obs(), self._reward() if done else 0.0, done, False, info
+        if self._deal is not None:
+            info["deal"] = self._deal
+        return self._obs(), self._reward(done), done, False, info
 
-    def render(self) -> str | None:
-        if self.render_mode != "ansi":
-            return None
-        game = self.game_env.game
-        if game is not None:
-            return str(game.view(self.seat))
-        return f"cirulla game, to move: {self.game_env.to_move}"
+    def render(self) -> str | npt.NDArray[np.uint8] | None:
+        """The learner's view in ``render_mode`` (``cirulla.env.render``)."""
+        return rendering.render(self.game_env.view(self.seat), self.render_mode)

@@ -7,8 +7,9 @@ core's own C state machine, stepping, legality and encoding written into NumPy a
 pure-Python core (``CIRULLA_CORE=python``, or no compiler) through ``cirulla.rules.Game`` and
 ``cirulla.env.encoding``, the reference. Both give identical trajectories for the same seeds.
 
-Rewards: zero until the game ends, then +1 for every seat of the winning side and -1 for
-every other seat (a 2- or 4-player game is zero-sum; with 3 players the two losers take -1).
+Rewards: by default zero until the game ends, then +1 for every seat of the winning side and
+-1 for every other seat (a 2- or 4-player game is zero-sum; with 3 players the two losers take
+-1); ``reward="deal"`` or ``"points"`` rewards every deal instead (``cirulla.env.rewards``).
 
 Seeds: episode ``e`` (0, 1, ...) of a game seeded ``seed`` deals its decks from one
 splitmix64 stream seeded ``episode_seed(seed, e)`` (``SplitmixDecks``, the native core's own
@@ -31,9 +32,12 @@ from cirulla.env.encoding import (
     legal_actions,
     observe,
 )
+from cirulla.env.rewards import REWARD_CODE, check_reward, deal_rewards, deal_score_of
 from cirulla.rules.core import CORE, options_tuple
 from cirulla.rules.game import DeckSource, Game
 from cirulla.rules.options import Options
+from cirulla.rules.scoring import DealScore
+from cirulla.rules.views import View
 
 try:
     from cirulla.env import _native  # type: ignore[attr-defined]
@@ -125,18 +129,55 @@ def make_options(players: int = 2, preset: str = "standard", **rules: Any) -> Op
     return Options.preset(preset, players=players, **rules)
 
 
+def view_of_zones(options: Options, zones: tuple[Any, ...], seat: int | None) -> View:
+    """The ``View`` of ``seat`` (None: a spectator) of a native game's ``zones()`` tuple."""
+    (deal, dealer, round_, to_move, hands, table, wild, declared, captured, scope, stock,
+     totals, last_taker, winner, _stock) = zones  # fmt: skip
+    return View(
+        seat=seat,
+        options=options,
+        deal=deal,
+        dealer=dealer,
+        round=round_,
+        to_move=None if to_move < 0 else to_move,
+        hand=hands[seat] if seat is not None else 0,
+        table=table,
+        wild_value=wild,
+        hand_sizes=tuple(h.bit_count() for h in hands),
+        declared=tuple(declared),
+        captured=tuple(captured),
+        scope=tuple(scope),
+        stock=stock,
+        totals=tuple(totals),
+        last_taker=None if last_taker < 0 else last_taker,
+        winner=None if winner < 0 else winner,
+    )
+
+
 class Env:
     """One game for per-step APIs: ``step(index)``, ``observe(seat)``, ``mask()``.
 
     ``core`` is "native" (the C path, no per-step Python objects) or "python" (the rules
-    core's ``Game``, kept as ``game``, reference); default ``ENV_CORE``.
+    core's ``Game``, kept as ``game``, reference); default ``ENV_CORE``. ``reward`` is a mode
+    of ``cirulla.env.rewards`` (what ``step_rewards()`` gives). After each step,
+    ``deal_ended`` tells whether it ended a deal, whose score ``deal_score()`` gives.
     """
 
-    def __init__(self, options: Options | None = None, seed: int = 0, core: str | None = None):
+    def __init__(
+        self,
+        options: Options | None = None,
+        seed: int = 0,
+        core: str | None = None,
+        reward: str = "game",
+    ):
         self.options = options or Options()
         self.core = check_core(core)
+        self.reward = check_reward(reward)
         self.seed = seed = check_seed(seed)
         self.episode = 0
+        self.deal_ended = False
+        #: The number of the deal the last step ended (when ``deal_ended``).
+        self.ended_deal = 0
         self.game: Game | None = None
         self._games = (
             _native.Games(options_tuple(self.options), [seed]) if self.core == "native" else None
@@ -161,6 +202,7 @@ class Env:
             self.episode = 0
         else:
             self.episode += 1
+        self.deal_ended = False
         if self._games is not None:
             self._games.reset_game(0, seed)
             self._to_move = self._games.status(0)[0]
@@ -183,6 +225,40 @@ class Env:
             return None if side < 0 else side
         assert self.game is not None
         return self.game.winner
+
+    def view(self, seat: int | None) -> View:
+        """The rules core's ``View`` of ``seat`` (None: a spectator), on either core."""
+        if self._games is not None:
+            return view_of_zones(self.options, self._games.zones(0), seat)
+        assert self.game is not None
+        return self.game.view(seat)
+
+    @property
+    def deal_no(self) -> int:
+        """The number of the deal being played (of the last one once the game is over)."""
+        if self._games is not None:
+            deal: int = self._games.zones(0)[0]
+            return deal
+        assert self.game is not None
+        return self.game.deal_no
+
+    def deal_score(self) -> DealScore | None:
+        """The score of the last deal that ended (None before the first ends)."""
+        if self._games is not None:
+            native = self._games.score(0)
+            return None if native is None else deal_score_of(native)
+        assert self.game is not None
+        return self.game.last_score
+
+    def step_rewards(self) -> list[float]:
+        """Per seat, the reward of the last step in this environment's ``reward`` mode."""
+        if self.reward == "game":
+            return self.rewards()
+        if not self.deal_ended:
+            return [0.0] * self.options.players
+        score = self.deal_score()
+        assert score is not None
+        return deal_rewards(self.options, score, self.reward)
 
     @property
     def legal(self) -> LegalActions:
@@ -222,24 +298,46 @@ class Env:
         """Play the legal action of fixed index ``index`` (``ValueError`` if not legal)."""
         if self._games is not None:
             try:
-                self._to_move = self._games.play(0, index)
+                seat = self._games.play(0, index)
             except (ValueError, OverflowError, TypeError):
                 raise _not_legal(index) from None
+            if seat >= 8:
+                self._after_native(seat)
+            else:
+                self.deal_ended = False
+                self._to_move = seat
             return
         self.step_code(self.legal.code_of(index))
+
+    def _after_native(self, seat: int) -> None:
+        """The native ``play``'s answer: the seat to move (-1: over), plus 16 if the play
+        ended a deal."""
+        if seat >= 8:
+            self.deal_ended = True
+            self.ended_deal = self._games.zones(0)[0] - (seat != 15)  # type: ignore[union-attr]
+            seat -= 16
+        else:
+            self.deal_ended = False
+        self._to_move = seat
 
     def step_code(self, code: int) -> None:
         """Play any legal action code, one past the index bound too (``ValueError`` on the
         native core, ``IllegalActionError`` naming the broken rule on the Python core)."""
         if self._games is not None:
             try:
-                self._to_move = self._games.play_code(0, code)
+                seat = self._games.play_code(0, code)
             except (ValueError, OverflowError, TypeError):
                 raise ValueError(f"action code {code} is not legal in this position") from None
+            self._after_native(seat)
             return
-        assert self.game is not None
-        self.game.apply(code)
+        game = self.game
+        assert game is not None
+        deal, over = game.deal_no, game.winner is not None
+        game.apply(code)
         self._legal = None
+        self.deal_ended = game.deal_no != deal or (game.winner is not None and not over)
+        if self.deal_ended:
+            self.ended_deal = deal
 
     def rewards(self) -> list[float]:
         """Per seat: 0 while the game runs, then +1 for the winning side, -1 for the others."""
@@ -260,7 +358,8 @@ class VectorEnv:
     ended; an ended game is replaced by its next episode at once, whose first position is what
     ``obs``/``masks`` then show. The arrays are reused from step to step: copy to keep them.
     ``random_actions()`` draws a uniformly random legal index per game (from ``policy_seed``;
-    the same draws on either core).
+    the same draws on either core). ``reward`` is a mode of ``cirulla.env.rewards``: with
+    "deal" or "points", ``rewards[i]`` is nonzero on the step that ended a deal of game ``i``.
     """
 
     def __init__(
@@ -271,7 +370,9 @@ class VectorEnv:
         *,
         policy_seed: int = 0,
         core: str | None = None,
+        reward: str = "game",
     ) -> None:
+        self.reward = check_reward(reward)
         if num_envs < 1:
             raise ValueError(f"num_envs must be at least 1, not {num_envs}")
         self.num_envs = num_envs
@@ -290,10 +391,13 @@ class VectorEnv:
         self._policy = Splitmix(check_seed(policy_seed, "policy_seed"))
         if self.core == "native":
             self._games = _native.Games(options_tuple(self.options), seeds, policy_seed)
+            self._games.set_reward(REWARD_CODE[self.reward])
             self.envs: list[Env] = []
         else:
             self._games = None
-            self.envs = [Env(self.options, seed, core="python") for seed in seeds]
+            self.envs = [
+                Env(self.options, seed, core="python", reward=self.reward) for seed in seeds
+            ]
         self._fill_all()
 
     def reset(
@@ -371,8 +475,9 @@ class VectorEnv:
                 env.step(int(chosen[i]))
             except ValueError:
                 raise ValueError(f"action index {chosen[i]} is not legal in game {i}") from None
+            if env.deal_ended or env.to_move is None:
+                self.rewards[i, :n] = env.step_rewards()
             if env.to_move is None:
-                self.rewards[i, :n] = env.rewards()
                 self.terminated[i] = True
                 env.reset()
             self._fill(i)
