@@ -156,4 +156,7 @@ def test_bench_env_prints_the_three_figures(capsys: pytest.CaptureFixture[str]) 
     for key in ("batched_steps_per_s", "api_steps_per_s", "baseline_steps_per_s"):
         assert result[key] > 0
     assert result["batched_steps_per_s"] > result["baseline_steps_per_s"]
+    spiel = result["openspiel"]
+    for mode in ("cards", "sampled"):
+        assert spiel["player_steps_per_s"][mode] > spiel["baseline_player_steps_per_s"] > 0
     assert main(["bench", "env", "--num-envs", "0"]) == 2

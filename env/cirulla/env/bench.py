@@ -7,7 +7,14 @@ Three loops of the same random policy, one core each, observations and masks inc
 * api: one game per step through the per-step API: the PettingZoo environment
   (``cirulla.env.aec_env``) when it imports, else ``Env`` (observe, mask, step);
 * baseline: today's ``Game`` API, ``legal_actions()``/``apply()``, with the observation of
-  the seat to move built in Python (``encoding.observe``), as a user would without this package.
+  the seat to move built in Python (``encoding.observe``), as a user would without this package;
+* openspiel: OpenSpiel's random simulation loop (its Python example's: ``is_terminal``,
+  ``is_chance_node``/``chance_outcomes``, ``current_player``, ``observation_tensor``,
+  ``information_state_tensor``, ``legal_actions``, ``apply_action``) on ``python_cirulla``,
+  counting the players' steps (chance steps are timed but not counted), in both chance
+  modes; and its baseline in the same run: the same loop on the previous implementation's
+  way of doing it (a rules-core ``Game`` copied to try each play, the observation encoded
+  in Python, a deck dealt by 40 chance nodes), ``baseline_python_cirulla``.
 """
 
 from __future__ import annotations
@@ -26,6 +33,7 @@ from cirulla.rules.options import Options
 
 BATCHED_TARGET = 1_000_000
 API_TARGET = 100_000
+OPENSPIEL_TARGET = 100_000
 
 
 def _clock() -> float:
@@ -120,8 +128,77 @@ def bench_baseline(options: Options, seconds: float, seed: int) -> float:
             return steps / spent
 
 
+def _game_params(options: Options) -> dict[str, Any]:
+    params: dict[str, Any] = {"players": options.players}
+    for key, value in _rule_kwargs(options).items():
+        params[key] = int(value)
+    return params
+
+
+def bench_openspiel(game: Any, seconds: float, seed: int) -> tuple[float, float]:
+    """OpenSpiel's random simulation loop, tensors included: (player steps, all steps) per
+    CPU second."""
+    rng = random.Random(seed)
+    players = chance = 0
+    start = _clock()
+    while True:
+        state = game.new_initial_state()
+        while not state.is_terminal():
+            if state.is_chance_node():
+                outcomes = state.chance_outcomes()
+                action = outcomes[rng.randrange(len(outcomes))][0]
+                chance += 1
+            else:
+                player = state.current_player()
+                state.observation_tensor(player)
+                state.information_state_tensor(player)
+                legal = state.legal_actions()
+                action = legal[rng.randrange(len(legal))]
+                players += 1
+            state.apply_action(action)
+            if players & 255 == 0 and _clock() - start >= seconds:
+                spent = _clock() - start
+                return players / spent, (players + chance) / spent
+
+
+def openspiel_figures(options: Options, seconds: float, seed: int) -> dict[str, Any] | None:
+    """``python_cirulla`` in both chance modes and its baseline (None without OpenSpiel)."""
+    try:
+        import pyspiel  # type: ignore[import-not-found,unused-ignore]
+
+        from cirulla.env import openspiel_baseline
+        from cirulla.env.openspiel import GAME_NAME
+    except ImportError:
+        return None
+    params = _game_params(options)
+    cards, cards_all = bench_openspiel(pyspiel.load_game(GAME_NAME, params), seconds, seed)
+    sampled, _ = bench_openspiel(
+        pyspiel.load_game(GAME_NAME, {**params, "chance": "sampled"}), seconds, seed
+    )
+    base, base_all = bench_openspiel(
+        pyspiel.load_game(openspiel_baseline.GAME_NAME, params), seconds, seed
+    )
+    return {
+        "loop": "OpenSpiel's random simulation: is_terminal, is_chance_node/chance_outcomes, "
+        "current_player, observation_tensor, information_state_tensor, legal_actions, "
+        "apply_action",
+        "player_steps_per_s": {"cards": round(cards), "sampled": round(sampled)},
+        "all_steps_per_s": {"cards": round(cards_all), "sampled": round(sampled)},
+        "baseline_player_steps_per_s": round(base),
+        "baseline_all_steps_per_s": round(base_all),
+        "cards_vs_baseline": round(cards / base, 1),
+        "sampled_vs_baseline": round(sampled / base, 1),
+        "target_player_steps_per_s": OPENSPIEL_TARGET,
+        "target_met": {"cards": cards >= OPENSPIEL_TARGET, "sampled": sampled >= OPENSPIEL_TARGET},
+    }
+
+
 def bench_env(
-    options: Options, seconds: float = 3.0, num_envs: int = 256, seed: int = 1
+    options: Options,
+    seconds: float = 3.0,
+    num_envs: int = 256,
+    seed: int = 1,
+    openspiel: bool = True,
 ) -> dict[str, Any]:
     """Each loop for ``seconds`` of CPU time (one core's work), reported per CPU second."""
     batched = bench_batched(options, seconds, num_envs, seed)
@@ -136,6 +213,7 @@ def bench_env(
         api_source = "pettingzoo"
         api = bench_aec_api(aec_env, options, seconds, seed)
     baseline = bench_baseline(options, seconds, seed)
+    spiel = openspiel_figures(options, seconds, seed) if openspiel else None
     return {
         "benchmark": "env",
         "core": ENV_CORE,
@@ -152,4 +230,5 @@ def bench_env(
         "api_vs_baseline": round(api / baseline, 1),
         "targets": {"batched_steps_per_s": BATCHED_TARGET, "api_steps_per_s": API_TARGET},
         "targets_met": batched >= BATCHED_TARGET and api >= API_TARGET,
+        "openspiel": spiel,
     }

@@ -26,6 +26,11 @@ def register(
     p.add_argument("--seconds", type=float, default=3.0, help="CPU seconds per loop (default 3)")
     p.add_argument("--num-envs", type=int, default=256, help="games per batch (default 256)")
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument(
+        "--no-openspiel",
+        action="store_true",
+        help="skip the OpenSpiel loops (python_cirulla in both chance modes and its baseline)",
+    )
     p.add_argument("--json", action="store_true", help="print JSON (the default; kept for scripts)")
     p.set_defaults(func=cmd_bench_env)
 
@@ -40,6 +45,12 @@ def cmd_bench_env(args: argparse.Namespace) -> int:
     if args.num_envs < 1 or args.seconds <= 0:
         print("cirulla bench env: error: --num-envs and --seconds must be positive")
         return 2
-    result = bench_env(options_from_args(args), args.seconds, args.num_envs, args.seed)
+    result = bench_env(
+        options_from_args(args),
+        args.seconds,
+        args.num_envs,
+        args.seed,
+        openspiel=not args.no_openspiel,
+    )
     print(json.dumps(result, indent=2))
     return 0
