@@ -136,3 +136,55 @@ def test_a_policy_answering_outside_the_mask_stops_bench_strength_in_one_line(
     assert done.returncode == 2, done.stdout + done.stderr
     assert done.stderr.count("\n") == 1 and "not a legal action" in done.stderr, done.stderr
     assert "Traceback" not in done.stderr
+
+
+def _console(tmp_path: Path, *args: str) -> tuple[int, str]:
+    """The installed ``cirulla`` console script (not ``python -m``, which puts the current
+    folder on the path by itself), run in ``tmp_path`` with no PYTHONPATH."""
+    import os
+    import subprocess
+    import sys
+
+    script = Path(sys.executable).parent / "cirulla"
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    done = subprocess.run(
+        [str(script), *args], cwd=tmp_path, capture_output=True, text=True, timeout=180, env=env
+    )
+    return done.returncode, done.stdout + done.stderr
+
+
+MYBOT = "import numpy as np\n\ndef act(obs, mask):\n    return int(np.flatnonzero(mask)[0])\n"
+
+
+def test_a_module_in_the_current_folder_imports_under_every_command(tmp_path: Path) -> None:
+    (tmp_path / "mybot.py").write_text(MYBOT)
+    code, out = _console(
+        tmp_path, "bench", "strength", "--a", "policy:model=mybot:act", "--b", "random",
+        "--games", "2", "--target", "5",
+    )  # fmt: skip
+    assert code == 0 and "cannot import" not in out, out
+    # the bot command imports it too (then fails to reach the absent server, not to import)
+    code, out = _console(
+        tmp_path, "bot", "policy", "--option", "model=mybot:act",
+        "--server", "127.0.0.1:1", "--match", "m", "--token=t", "--retries", "0",
+        "--join-timeout", "1",
+    )  # fmt: skip
+    assert "cannot import" not in out and "Traceback" not in out, out
+
+
+def test_a_python_file_model_loads_with_its_neighbours(tmp_path: Path) -> None:
+    folder = tmp_path / "agents"
+    folder.mkdir()
+    (folder / "helper_for_policy.py").write_text(MYBOT)
+    (folder / "filebot.py").write_text(
+        "from helper_for_policy import act as first\n\ndef act(obs, mask):\n"
+        "    return first(obs, mask)\n\ndef last(obs, mask):\n"
+        "    import numpy as np\n    return int(np.flatnonzero(mask)[-1])\n"
+    )
+    assert play_one(f"policy:model={folder / 'filebot.py'}", seed=2).winner is not None
+    assert play_one(f"policy:model={folder / 'filebot.py'}:last", seed=2).winner is not None
+    with pytest.raises(ValueError, match="no such file"):
+        make_policy("policy", {"model": str(tmp_path / "absent.py")})
+    (folder / "broken.py").write_text("raise RuntimeError('boom')\n")
+    with pytest.raises(ValueError, match=r"broken\.py failed to load \(boom\)"):
+        make_policy("policy", {"model": str(folder / "broken.py")})

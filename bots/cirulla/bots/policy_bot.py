@@ -11,7 +11,17 @@ the same fixed indices (``index_actions``). ``model`` is one of:
   the ``NUM_ACTIONS`` indices (``save_mlp`` writes one);
 * ``PATH.onnx``: an ONNX model with one float32 input of shape ``(batch, OBS_SIZE)`` and the
   logits ``(batch, NUM_ACTIONS)`` as its first output (needs ``onnxruntime``);
-* ``MODULE:FUNC``: a Python function ``f(observation, action_mask) -> index``.
+* ``MODULE:FUNC``: a Python function ``f(observation, action_mask) -> index``;
+* ``PATH.py`` or ``PATH.py:FUNC``: the same function from a Python file (``FUNC`` defaults to
+  ``act``).
+
+Where a function is imported from is one rule under every command (``cirulla bot``, ``bench
+strength``, ``tournament``, the ladder's bot processes): ``MODULE`` is imported with the
+folder the command was started from first on ``sys.path``, as ``python -m`` does, and a
+``PATH.py`` file is loaded from that path (relative to that folder) with its own folder first
+on ``sys.path``, so the modules beside it import too. A sandboxed bot sees only the files its
+command line names, so there the file form is the one that works: ``model=PATH.py`` names
+the file, which the runner binds into the sandbox.
 
 The bot plays the legal index of highest logit (models) or the function's answer; an answer
 outside the mask is submitted as an illegal action, which the server counts and replaces.
@@ -20,6 +30,9 @@ outside the mask is submitted as an illegal action, which the server counts and 
 from __future__ import annotations
 
 import importlib
+import importlib.util
+import os
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
@@ -136,13 +149,56 @@ def load_array_policy(model: str) -> ArrayPolicy:
             return masked_argmax(np.asarray(logits).reshape(-1), mask)
 
         return run
-    module, sep, func = model.partition(":")
-    if not sep or not module or not func:
-        raise ValueError(f"policy model {model!r}: expected PATH.npz, PATH.onnx or MODULE:FUNC")
-    try:
-        imported = importlib.import_module(module)
-    except ImportError as exc:
-        raise ValueError(f"policy model {model!r}: cannot import {module} ({exc})") from None
+    return _load_function(model)
+
+
+#: The function a ``PATH.py`` model names when it names none.
+DEFAULT_FUNCTION = "act"
+
+
+def _first_on_path(folder: str) -> None:
+    if folder in sys.path:
+        sys.path.remove(folder)
+    sys.path.insert(0, folder)
+
+
+def _load_function(model: str) -> ArrayPolicy:
+    """``MODULE:FUNC``, ``PATH.py`` or ``PATH.py:FUNC`` by the module docstring's rule."""
+    head, sep, func = model.rpartition(":") if ".py:" in model else (model, "", "")
+    if head.endswith(".py") or model.endswith(".py"):
+        path = Path(head if sep else model).absolute()
+        func = func if sep else DEFAULT_FUNCTION
+        if not path.is_file():
+            raise ValueError(f"policy model {model!r}: no such file {path}")
+        _first_on_path(str(path.parent))
+        spec = importlib.util.spec_from_file_location(path.stem, path)
+        if spec is None or spec.loader is None:
+            raise ValueError(f"policy model {model!r}: cannot load {path}")
+        imported = importlib.util.module_from_spec(spec)
+        sys.modules[path.stem] = imported
+        try:
+            spec.loader.exec_module(imported)
+        except Exception as exc:  # the user's module: any error is one line
+            sys.modules.pop(path.stem, None)
+            raise ValueError(
+                f"policy model {model!r}: {path.name} failed to load ({exc})"
+            ) from None
+        module = path.name
+    else:
+        module, sep, func = model.partition(":")
+        if not sep or not module or not func:
+            raise ValueError(
+                f"policy model {model!r}: expected PATH.npz, PATH.onnx, PATH.py[:FUNC] "
+                "or MODULE:FUNC"
+            )
+        _first_on_path(os.getcwd())
+        try:
+            imported = importlib.import_module(module)
+        except ImportError as exc:
+            raise ValueError(
+                f"policy model {model!r}: cannot import {module} ({exc}; MODULE is imported "
+                "from the folder the command started in, or name the file: PATH.py:FUNC)"
+            ) from None
     found = getattr(imported, func, None)
     if not callable(found):
         raise ValueError(f"policy model {model!r}: {module} has no function {func}")
@@ -157,7 +213,9 @@ class ArrayPolicyBot:
 
     def __init__(self, model: str | None = None, seed: int | None = None) -> None:
         if not model:
-            raise ValueError("bot kind 'policy' needs model=PATH.npz, PATH.onnx or MODULE:FUNC")
+            raise ValueError(
+                "bot kind 'policy' needs model=PATH.npz, PATH.onnx, PATH.py[:FUNC] or MODULE:FUNC"
+            )
         self.model = model
         self.name = f"policy:{Path(model).stem if '/' in model else model}"
         self.func = load_array_policy(model)

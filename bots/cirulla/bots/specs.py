@@ -209,8 +209,8 @@ KINDS: dict[str, BotKind] = {
                 "model",
                 str,
                 None,
-                "PATH.npz (NumPy MLP), PATH.onnx (ONNX model) or MODULE:FUNC "
-                "(f(observation, action_mask) -> index)",
+                "PATH.npz (NumPy MLP), PATH.onnx (ONNX model), PATH.py[:FUNC] or MODULE:FUNC "
+                "(f(observation, action_mask) -> index; MODULE from the current folder)",
             ),
         ),
     ),
