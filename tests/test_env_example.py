@@ -31,7 +31,7 @@ def run(args: list[str], cwd: Path, timeout: float = 120) -> subprocess.Complete
 
 def test_the_docs_show_the_commands_this_test_runs() -> None:
     text = DOCS.read_text()
-    assert "python -m cirulla.env.example --minutes 3 --out agent.npz" in text
+    assert "python -m cirulla.env.example --deals 15000 --out agent.npz" in text
     assert "cirulla bench strength --a policy:model=agent.npz --b random" in text
     assert "--bot mine='policy:model=agent.npz'" in text
 
@@ -88,3 +88,19 @@ def test_the_worked_example_trains_saves_and_plays_a_tournament(tmp_path: Path) 
         assert game["seat_outcomes"][mine] == "ok", game
         assert game["deals"] > 0 and not game["unjoined"], game
     assert re.search(r"\bmine\b", tournament.stdout)
+
+
+def test_a_budget_in_deals_gives_the_same_model_whatever_the_load(tmp_path: Path) -> None:
+    outs = []
+    for name in ("a.npz", "b.npz"):
+        done = run(
+            [PYTHON, "-m", "cirulla.env.example", "--deals", "40", "--out", name, *TINY], tmp_path
+        )
+        assert done.returncode == 0, done.stderr
+        summary = json.loads(done.stdout)
+        assert 40 <= summary["deals"] < 40 + 16 and summary["updates"] >= 2
+        outs.append(load_mlp(tmp_path / name))
+    for (w1, b1), (w2, b2) in zip(outs[0], outs[1], strict=True):
+        assert np.array_equal(w1, w2) and np.array_equal(b1, b2)
+    bad = run([PYTHON, "-m", "cirulla.env.example", "--deals", "0"], tmp_path)
+    assert bad.returncode == 2 and "must be positive" in bad.stderr

@@ -1,6 +1,7 @@
 """Worked example: train a small agent against random with NumPy only, save it as ``.npz``.
 
-``python -m cirulla.env.example --minutes 3 --out agent.npz`` runs REINFORCE (policy
+``python -m cirulla.env.example --deals 15000 --out agent.npz`` (or ``--minutes 3``) runs
+REINFORCE (policy
 gradient, Adam) on a one-hidden-layer MLP over the documented observation, in a batch of
 games stepped by ``VectorEnv``: the learner holds seat 0, the batch's own uniformly random
 policy moves seat 1. The learning signal is each deal's point difference (my side's deal
@@ -127,15 +128,20 @@ def policy_gradient(model: Mlp, x: Array, masks: Mask, acts: Any, adv: Array) ->
 
 def train(
     *,
-    seconds: float,
+    seconds: float = float("inf"),
+    deals: int | None = None,
     hidden: int = 64,
     envs: int = 64,
     lr: float = 0.003,
     batch_deals: int = 256,
     seed: int = 0,
 ) -> tuple[Mlp, dict[str, Any]]:
-    """Train for ``seconds``; returns the model and a summary (deals, mean point difference
-    per deal against random in the first and the last tenth of training)."""
+    """Train for ``deals`` training deals (a budget that does not depend on the machine's
+    load: the same seed gives the same model) or for ``seconds``, whichever ends first;
+    returns the model and a summary (deals, mean point difference per deal against random in
+    the first and the last tenth of training)."""
+    if deals is None and seconds == float("inf"):
+        raise ValueError("train: give deals or seconds")
     venv = VectorEnv(
         envs,
         make_options(2, target=TRAIN_TARGET),
@@ -153,7 +159,7 @@ def train(
     results: list[float] = []
     updates = 0
     start = time.monotonic()
-    while time.monotonic() - start < seconds:
+    while time.monotonic() - start < seconds and (deals is None or len(results) < deals):
         actions = venv.random_actions().copy()
         mine = np.flatnonzero(venv.to_move == 0)
         if mine.size:
@@ -217,7 +223,16 @@ def main(argv: list[str] | None = None) -> int:
         description="Train a small NumPy MLP against random by policy gradient on each deal's "
         "point difference; save it as .npz for the bot kind policy:model=PATH.npz.",
     )
-    parser.add_argument("--minutes", type=float, default=3.0, help="training time (3)")
+    budget = parser.add_mutually_exclusive_group()
+    budget.add_argument(
+        "--deals",
+        type=int,
+        help="training budget in deals (the same seed and budget, the same model, whatever "
+        "the machine's load)",
+    )
+    budget.add_argument(
+        "--minutes", type=float, help="training budget in wall-clock minutes (default 3)"
+    )
     parser.add_argument("--out", default="agent.npz", help="where to save the model (agent.npz)")
     parser.add_argument("--hidden", type=int, default=64, help="hidden units (64)")
     parser.add_argument("--envs", type=int, default=64, help="games stepped together (64)")
@@ -225,12 +240,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--batch-deals", type=int, default=256, help="deals per update (256)")
     parser.add_argument("--seed", type=int, default=0, help="seed (0)")
     args = parser.parse_args(argv)
-    if args.minutes <= 0 or args.hidden < 1 or args.envs < 1 or args.batch_deals < 1:
-        parser.error("--minutes, --hidden, --envs and --batch-deals must be positive")
+    if args.deals is None and args.minutes is None:
+        args.minutes = 3.0
+    if (args.minutes is not None and args.minutes <= 0) or (
+        args.deals is not None and args.deals < 1
+    ):
+        parser.error("--minutes and --deals must be positive")
+    if args.hidden < 1 or args.envs < 1 or args.batch_deals < 1:
+        parser.error("--hidden, --envs and --batch-deals must be positive")
     if not Path(args.out).name.endswith(".npz"):
         parser.error(f"--out {args.out}: the policy bot reads a .npz model")
     model, summary = train(
-        seconds=args.minutes * 60,
+        seconds=args.minutes * 60 if args.minutes is not None else float("inf"),
+        deals=args.deals,
         hidden=args.hidden,
         envs=args.envs,
         lr=args.lr,
