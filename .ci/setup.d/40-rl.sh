@@ -1,0 +1,30 @@
+# The learning examples' frameworks (examples/rl_*.py; tests/test_env_examples_rl.py): a side
+# virtual environment, .cache/rl-venv, with a CPU build of PyTorch, Stable-Baselines3,
+# sb3-contrib and the ONNX exporter. It stays out of the project's extras and lock: a plain
+# `torch` requirement pulls a CUDA build of several GB, `torch==2.13.0` takes a CPU build.
+# The project itself is not installed twice: a .pth file in the side environment adds the
+# checkout's own .venv (made by .ci/run after these steps) behind the side environment's
+# packages. Exports CIRULLA_RL_PYTHON, which the tests read (they fail, not skip, when it is
+# set and broken). Idempotent: a working side environment is kept as it is.
+rl_venv="$PWD/.cache/rl-venv"
+rl_ok() {
+  "$rl_venv/bin/python" -c "import torch, stable_baselines3, sb3_contrib, onnx, onnxscript" \
+    >/dev/null 2>&1
+}
+if ! rl_ok; then
+  rm -rf "$rl_venv"
+  python3 -m venv "$rl_venv"
+  "$rl_venv/bin/pip" install -q --disable-pip-version-check \
+    'torch==2.13.0' 'stable-baselines3>=2.4,<3' 'sb3-contrib>=2.4,<3' \
+    'onnx>=1.17,<2' 'onnxscript>=0.2,<1'
+fi
+"$rl_venv/bin/python" - "$PWD/.venv" <<'PY'
+import pathlib, sys, sysconfig
+main = pathlib.Path(sys.argv[1])
+line = (
+    "import glob, site; list(map(site.addsitedir, "
+    f"glob.glob({str(main)!r} + '/lib/python*/site-packages')))\n"
+)
+pathlib.Path(sysconfig.get_paths()["purelib"], "cirulla-checkout.pth").write_text(line)
+PY
+export CIRULLA_RL_PYTHON="$rl_venv/bin/python"
