@@ -28,11 +28,11 @@ from torch import nn
 from torch.distributions.categorical import Categorical
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import cirulla.env  # noqa: E402,F401  (registers Cirulla-v0)
-from common import measure, save_tanh_mlp  # noqa: E402
+from common import measure, save_tanh_mlp
 
-from cirulla.env.encoding import NUM_ACTIONS, OBS_SIZE  # noqa: E402
-from cirulla.env.example import input_scale  # noqa: E402
+import cirulla.env  # noqa: F401  (registers Cirulla-v0)
+from cirulla.env.encoding import NUM_ACTIONS, OBS_SIZE
+from cirulla.env.example import input_scale
 
 
 def layer(inputs: int, outputs: int, std: float = float(np.sqrt(2))) -> nn.Linear:

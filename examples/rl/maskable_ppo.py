@@ -26,10 +26,10 @@ import gymnasium
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import cirulla.env  # noqa: E402,F401  (registers Cirulla-v0)
-from common import measure, save_tanh_mlp  # noqa: E402
+from common import measure, save_tanh_mlp
 
-from cirulla.env.example import input_scale  # noqa: E402
+import cirulla.env  # noqa: F401  (registers Cirulla-v0)
+from cirulla.env.example import input_scale
 
 
 class ScaledObservation(gymnasium.ObservationWrapper):  # type: ignore[type-arg]
