@@ -82,7 +82,7 @@ def test_points_rewards_sum_to_the_final_margin_and_info_has_each_deal(
     sides = len(view.totals)
     mine = view.totals[0]
     others = sum(view.totals[1:]) / (sides - 1)
-    if view.winner is not None and not any(d["cappotto"] is not None for d in deals):
+    if view.winner is not None and all(d["cappotto"] == -1 for d in deals):
         assert total == pytest.approx(mine - others)
 
 
@@ -161,3 +161,18 @@ def test_cirulla_v0_is_pettingzoo_classics_form() -> None:
     wrapped.step(bad)  # an illegal move ends the game, PettingZoo's classic way
     assert wrapped.rewards[wrapped.possible_agents[0]] == -1
     assert all(wrapped.terminations.values())
+
+
+def test_infos_gather_in_gymnasiums_vector_env() -> None:
+    """SyncVectorEnv gathers every info value into an array: no None may reach it."""
+    envs = gymnasium.vector.SyncVectorEnv(
+        [lambda: gymnasium.make("Cirulla-v0", reward="points") for _ in range(2)]
+    )
+    obs, _ = envs.reset(seed=1)
+    dealt = 0
+    for _ in range(200):
+        masks = obs["action_mask"]
+        actions = np.array([int(np.flatnonzero(m)[0]) if m.any() else 0 for m in masks])
+        obs, _, _, _, infos = envs.step(actions)
+        dealt += int(np.sum(infos.get("_deal", [False])))
+    assert dealt > 0

@@ -19,7 +19,7 @@ from cirulla.env.example import input_scale
 
 PYTHON = sys.executable
 CIRULLA = [PYTHON, "-m", "cirulla"]
-TINY = ["--envs", "16", "--batch-deals", "16"]  # seconds, not minutes
+TINY = ["--envs", "16", "--batch-deals", "16"]  # a few dozen deals
 FEW = ["--games", "4", "--target", "11", "--json"]
 TWO = ["--games", "2", "--target", "11", "--seed", "3", "--out", "out", "--concurrency", "1"]
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "env.md"
@@ -38,7 +38,7 @@ def test_the_docs_show_the_commands_this_test_runs() -> None:
 
 def test_the_worked_example_trains_saves_and_plays_a_tournament(tmp_path: Path) -> None:
     trained = run(
-        [PYTHON, "-m", "cirulla.env.example", "--minutes", "0.05", "--out", "agent.npz", *TINY],
+        [PYTHON, "-m", "cirulla.env.example", "--deals", "32", "--out", "agent.npz", *TINY],
         tmp_path,
     )
     assert trained.returncode == 0, trained.stderr

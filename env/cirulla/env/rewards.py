@@ -64,7 +64,7 @@ def _items(side: SideScore) -> dict[str, int]:
 
 def deal_info(options: Options, deal: int, score: DealScore, seat: int) -> dict[str, Any]:
     """``info["deal"]`` when a deal ends: its number and each side's items, relative to
-    ``seat`` (side 0 is the seat's own), with the totals and the cappotto side if any."""
+    ``seat`` (side 0 is the seat's own), with the totals and the cappotto side (-1: none)."""
     sides = len(score.sides)
     me = options.side_of(seat)
     order = [(me + k) % sides for k in range(sides)]
@@ -72,5 +72,6 @@ def deal_info(options: Options, deal: int, score: DealScore, seat: int) -> dict[
         "deal": deal,
         "points": [score.sides[s].total for s in order],
         "items": [_items(score.sides[s]) for s in order],
-        "cappotto": None if score.cappotto is None else (score.cappotto - me) % sides,
+        # -1, not None: Gymnasium's vector environments gather info values into arrays
+        "cappotto": -1 if score.cappotto is None else (score.cappotto - me) % sides,
     }
