@@ -91,6 +91,7 @@ class CirullaAEC(AECEnv):  # type: ignore[misc,unused-ignore]  # pettingzoo is u
         self.terminations = {a: False for a in self.agents}
         self.truncations = {a: False for a in self.agents}
         self.infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
+        self._infos_set = False
         seat = self.game_env.to_move
         self.agent_selection = self.possible_agents[seat if seat is not None else 0]
 
@@ -124,7 +125,8 @@ class CirullaAEC(AECEnv):  # type: ignore[misc,unused-ignore]  # pettingzoo is u
         env = self.game_env
         env.step(action_index(action))
         seat = env.to_move
-        if env.deal_ended:
+        ended = env.deal_ended
+        if ended:
             score = env.deal_score()
             assert score is not None
             for s, a in enumerate(self.possible_agents):
@@ -132,11 +134,13 @@ class CirullaAEC(AECEnv):  # type: ignore[misc,unused-ignore]  # pettingzoo is u
             rewards = env.step_rewards()
             for a, reward in zip(self.possible_agents, rewards, strict=True):
                 self.rewards[a] = reward
+            self._infos_set = True
         else:
             for a in self.agents:
                 self.rewards[a] = 0.0
-                if self.infos[a]:
-                    self.infos[a] = {}
+            if self._infos_set:  # the last deal's infos last one step
+                self.infos = {a: {} for a in self.agents}
+                self._infos_set = False
         if seat is None:
             for a in self.possible_agents:
                 self.terminations[a] = True
@@ -145,7 +149,7 @@ class CirullaAEC(AECEnv):  # type: ignore[misc,unused-ignore]  # pettingzoo is u
             # Dead agents are stepped out in seat order, from the one who just moved.
             self.agent_selection = agent
             return
-        if env.deal_ended:
+        if ended:
             self._accumulate_rewards()
         self.agent_selection = self.possible_agents[seat]
 

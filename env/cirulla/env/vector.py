@@ -178,6 +178,8 @@ class Env:
         self.deal_ended = False
         #: The number of the deal the last step ended (when ``deal_ended``).
         self.ended_deal = 0
+        self._deal = 1  # the native core's deal being played
+        self._score: DealScore | None = None  # the native core's last deal score, read once
         self.game: Game | None = None
         self._games = (
             _native.Games(options_tuple(self.options), [seed]) if self.core == "native" else None
@@ -203,6 +205,7 @@ class Env:
         else:
             self.episode += 1
         self.deal_ended = False
+        self._deal, self._score = 1, None
         if self._games is not None:
             self._games.reset_game(0, seed)
             self._to_move = self._games.status(0)[0]
@@ -245,8 +248,10 @@ class Env:
     def deal_score(self) -> DealScore | None:
         """The score of the last deal that ended (None before the first ends)."""
         if self._games is not None:
-            native = self._games.score(0)
-            return None if native is None else deal_score_of(native)
+            if self._score is None:
+                native = self._games.score(0)
+                self._score = None if native is None else deal_score_of(native)
+            return self._score
         assert self.game is not None
         return self.game.last_score
 
@@ -312,9 +317,11 @@ class Env:
     def _after_native(self, seat: int) -> None:
         """The native ``play``'s answer: the seat to move (-1: over), plus 16 if the play
         ended a deal."""
+        self._score = None
         if seat >= 8:
             self.deal_ended = True
-            self.ended_deal = self._games.zones(0)[0] - (seat != 15)  # type: ignore[union-attr]
+            self.ended_deal = self._deal
+            self._deal += 1
             seat -= 16
         else:
             self.deal_ended = False
