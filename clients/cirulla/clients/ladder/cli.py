@@ -170,6 +170,18 @@ def register(
         metavar="N",
         help="matches the bot may play at once (default 4)",
     )
+    a.add_argument("--memory", metavar="SIZE", help="its memory in the sandbox (default 2G)")
+    a.add_argument(
+        "--processes", metavar="N", help="its processes and threads in the sandbox (default 256)"
+    )
+    a.add_argument("--cpu", metavar="CORES", help="its CPU quota in cores (default 1)")
+    a.add_argument(
+        "--limits",
+        metavar="KEY=VALUE,...",
+        default="",
+        help="the same as one list: memory=4G,processes=64,cpu=2,output=32M,tmp=1G "
+        "(docs/ladder.md, 'Per-bot limits'); stored with the version",
+    )
     a.set_defaults(func=run_add)
 
     cg = sub.add_parser(
@@ -476,7 +488,13 @@ def read_database(db: str, method: str, request: Any) -> Any:
         engine.dispose()
 
 
-def call(args: argparse.Namespace, method: str, request: Any, admin: bool = False) -> Any:
+def call(
+    args: argparse.Namespace,
+    method: str,
+    request: Any,
+    admin: bool = False,
+    extra: tuple[tuple[str, str], ...] = (),
+) -> Any:
     import grpc
 
     from cirulla.v1 import ladder_pb2_grpc
@@ -489,7 +507,7 @@ def call(args: argparse.Namespace, method: str, request: Any, admin: bool = Fals
         if db is None:
             raise
         return read_database(db, method, request)
-    metadata = admin_metadata(args, state) if admin else ()
+    metadata = (*(admin_metadata(args, state) if admin else ()), *extra)
     secure = tls_roots(args, state) is not None
     with open_channel(args, address, state) as channel:
         stub = ladder_pb2_grpc.LadderServiceStub(channel)
@@ -680,10 +698,16 @@ def run_add(args: argparse.Namespace) -> int:
         queues=[queue_pb(q) for q in (args.queue or ["2p"])],
         max_concurrency=args.max_concurrency,
     )
-    response = call(args, "AddBot", request, admin=True)
+    from cirulla.clients.ladder.service import LIMITS_METADATA
+
+    limits = add_limits(args)
+    extra = ((LIMITS_METADATA, limits),) if limits else ()
+    response = call(args, "AddBot", request, admin=True, extra=extra)
     bot = response.bot
     if response.new_version:
         print(f"{bot.name} version {bot.version}: {bot.spec} ({state_text(bot)})")
+        if limits:
+            print(f"limits in the sandbox: {limits}")
     else:
         print(f"{bot.name} version {bot.version} is already registered with this spec")
     if response.bot_key:
@@ -705,6 +729,24 @@ def run_cgroup_setup(args: argparse.Namespace) -> int:
     for folder in folders:
         print(f"{folder}: {args.user}'s bots get their limits here")
     return 0
+
+
+def add_limits(args: argparse.Namespace) -> str:
+    """``--memory``, ``--processes``, ``--cpu`` and ``--limits`` as one checked list."""
+    from cirulla.bots.cgroups import parse_limits
+
+    parts = [p for p in args.limits.split(",") if p.strip()]
+    for key in ("memory", "processes", "cpu"):
+        value = getattr(args, key)
+        if value is not None:
+            parts.append(f"{key}={value}")
+    if not parts:
+        return ""
+    try:
+        parse_limits(",".join(parts))
+    except ValueError as exc:
+        raise CommandError(f"--{str(exc).split(':')[0]}: {str(exc).split(': ', 1)[-1]}") from None
+    return ",".join(parts)
 
 
 @run_command

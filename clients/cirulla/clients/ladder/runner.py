@@ -71,6 +71,8 @@ def referee_settings(match: ClaimedMatch) -> Settings:
         # every match its own random base: the bots' CIRULLA_SEED values are neither the
         # same from match to match nor related to the deck
         bot_seed=new_bot_seed_base(),
+        # each seat's version runs under its own limits (``ladder add --memory ...``)
+        bot_limits={s.bot_name: s.limits for s in match.seats if s.limits},
     )
 
 

@@ -58,6 +58,8 @@ bot_versions = Table(
     Column("version", Integer, nullable=False),
     # the tournament --bot SPEC, or "connect" for a connect-in bot
     Column("spec", Text, nullable=False),
+    #: its own limits in the sandbox (``parse_limits`` form); empty: the defaults
+    Column("limits", Text, nullable=False, server_default=""),
     # comma-separated queues, e.g. "2p,3p"
     Column("queues", String(32), nullable=False),
     Column("created_at", Float, nullable=False),

@@ -181,6 +181,12 @@ def page_size(value: int) -> int:
 # -------------------------------------------------------------------- the service
 
 
+#: The metadata key of a version's limits on AddBot (``cirulla ladder add --memory ...``).
+LIMITS_METADATA = "cirulla-bot-limits"
+#: Characters of it read at most (the checked form is far shorter).
+MAX_LIMITS = 200
+
+
 class LadderService(ladder_pb2_grpc.LadderServiceServicer):
     def __init__(
         self,
@@ -367,6 +373,15 @@ class LadderService(ladder_pb2_grpc.LadderServiceServicer):
         else:
             await self._check_admin(context)
 
+        # a version's own limits ride in the metadata (``ladder add --memory ...``): the
+        # published AddBotRequest has no field for them yet
+        metadata = dict(context.invocation_metadata() or ())
+        limits = str(metadata.get(LIMITS_METADATA, ""))[:MAX_LIMITS]
+        if limits and only_new:
+            await context.abort(
+                grpc.StatusCode.PERMISSION_DENIED, "limits: only the admin token sets them"
+            )
+
         def add() -> tuple[BotInfo, bool, str]:
             queues = [queue_name(q) or "2p" for q in request.queues] or ["2p"]
             return self.store.bots.add_bot(
@@ -375,6 +390,7 @@ class LadderService(ladder_pb2_grpc.LadderServiceServicer):
                 queues,
                 request.max_concurrency,
                 only_new=only_new,
+                limits=limits,
             )
 
         bot, new, key = await self._call(context, add)

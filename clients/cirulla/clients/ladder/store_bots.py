@@ -69,6 +69,7 @@ class BotStore:
         max_concurrency: int = 0,
         *,
         only_new: bool = False,
+        limits: str = "",
     ) -> tuple[BotInfo, bool, str]:
         """Register ``name`` or give it a new version; returns (bot, new_version, key).
 
@@ -93,6 +94,7 @@ class BotStore:
             except ValueError as exc:
                 raise LadderError(f"spec: {exc}") from None
         queue_text = ",".join(parse_queues(queues))
+        limits = check_limits(limits, spec)
         if max_concurrency < 0:
             raise LadderError(
                 f"max_concurrency: must be 0 (default) or more, not {max_concurrency}"
@@ -136,6 +138,7 @@ class BotStore:
                     previous is not None
                     and previous["spec"] == spec
                     and previous["queues"] == queue_text
+                    and previous["limits"] == limits
                 ):
                     return self.info(conn, bot_id), False, key
             version = 1 if previous is None else previous["version"] + 1
@@ -144,6 +147,7 @@ class BotStore:
                     bot_id=bot_id,
                     version=version,
                     spec=spec,
+                    limits=limits,
                     queues=queue_text,
                     created_at=now,
                     validation_games_left=VALIDATION_GAMES,
@@ -276,6 +280,7 @@ class BotStore:
             "version_id": version["id"] if version is not None else None,
             "version": version["version"] if version is not None else 0,
             "spec": version["spec"] if version is not None else "",
+            "limits": version["limits"] if version is not None else "",
             "queues": version["queues"].split(",") if version is not None else [],
             "validation_games_left": version["validation_games_left"] if version else 0,
             "consecutive_failures": version["consecutive_failures"] if version else 0,
@@ -449,6 +454,22 @@ class BotStore:
                 )
             )
         return out
+
+
+def check_limits(text: str, spec: str) -> str:
+    """A version's own limits, checked (``parse_limits``) and normalized; empty: the
+    defaults. A connect-in bot runs elsewhere: limits are refused for it."""
+    text = (text or "").strip()
+    if not text:
+        return ""
+    if spec == CONNECT_SPEC:
+        raise LadderError("limits: a connect-in bot runs on its own machine, not in a sandbox")
+    from cirulla.bots.cgroups import parse_limits
+
+    try:
+        return parse_limits(text).text(all_keys=True)
+    except ValueError as exc:
+        raise LadderError(f"limits: {exc}") from None
 
 
 def key_matches(bot: Any, key: str | None) -> bool:

@@ -221,6 +221,7 @@ class MatchStore:
                 bots.c.name,
                 bot_versions.c.version,
                 bot_versions.c.spec,
+                bot_versions.c.limits,
             )
             .join(bot_versions, bot_versions.c.id == ladder_seats.c.version_id)
             .join(bots, bots.c.id == bot_versions.c.bot_id)
@@ -234,7 +235,8 @@ class MatchStore:
             pair_id=match.pair_id,
             config=MatchConfig.from_json(match.settings),
             seats=tuple(
-                ClaimedSeat(s.seat, s.side, s.version_id, s.name, s.version, s.spec) for s in seats
+                ClaimedSeat(s.seat, s.side, s.version_id, s.name, s.version, s.spec, s.limits)
+                for s in seats
             ),
         )
 

@@ -155,6 +155,8 @@ class ClaimedSeat:
     bot_name: str
     version: int
     spec: str
+    #: the version's own limits (``parse_limits`` form); empty: the defaults
+    limits: str = ""
 
     @property
     def connect_in(self) -> bool:
@@ -237,6 +239,8 @@ class BotInfo(TypedDict):
     version_id: int | None
     version: int
     spec: str
+    #: its own limits in the sandbox (``parse_limits`` form); empty: the defaults
+    limits: str
     queues: list[str]
     validation_games_left: int
     consecutive_failures: int
