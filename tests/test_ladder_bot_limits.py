@@ -33,6 +33,7 @@ def test_ladder_add_limits_are_stored_with_the_version_and_applied(tmp_path: Pat
             "add", "balloon", f"cmd:{sys.executable} {BALLOON} balloon", "--limits", "memory=300M"
         )
         assert "version 2" in again.stdout, again.stdout
+        ladder.cli("request", "balloon", "random")  # requested games are played first
 
         def named() -> str:
             failure = str(store.bots.get_bot("balloon")["last_failure"])
