@@ -1,7 +1,9 @@
-# The learning examples' frameworks (examples/rl_*.py; tests/test_env_examples_rl.py): a side
+# The learning examples' frameworks (examples/rl/*.py; tests/test_env_rl_frameworks.py): a side
 # virtual environment, .cache/rl-venv, with a CPU build of PyTorch, Stable-Baselines3,
-# sb3-contrib and the ONNX exporter. It stays out of the project's extras and lock: a plain
-# `torch` requirement pulls a CUDA build of several GB, `torch==2.13.0` takes a CPU build.
+# sb3-contrib and the ONNX exporter, each pinned exactly (the versions docs/env.md reports,
+# so an upstream release cannot change what CI tests). It stays out of the project's extras
+# and lock: a plain `torch` requirement pulls a CUDA build of several GB, `torch==2.13.0`
+# takes a CPU build.
 # The project itself is not installed twice: a .pth file in the side environment adds the
 # checkout's own .venv (made by .ci/run after these steps) behind the side environment's
 # packages. Exports CIRULLA_RL_PYTHON, which the tests read (they fail, not skip, when it is
@@ -20,8 +22,8 @@ if ! rl_ok; then
   rm -rf "$rl_venv"
   python3 -m venv "$rl_venv"
   "$rl_venv/bin/pip" install -q --disable-pip-version-check \
-    'torch==2.13.0' 'stable-baselines3>=2.4,<3' 'sb3-contrib>=2.4,<3' \
-    'onnx>=1.17,<2' 'onnxscript>=0.2,<1'
+    'torch==2.13.0' 'stable-baselines3==2.9.2' 'sb3-contrib==2.9.2' \
+    'onnx==1.23.2' 'onnxscript==0.7.2'
 fi
 "$rl_venv/bin/python" - "$PWD/.venv" <<'PY'
 import pathlib, sys, sysconfig
