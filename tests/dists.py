@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -96,7 +97,15 @@ def built_dists(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     )
     assert [p.name for p in (work / "dl").iterdir()] == [fake.name]
     out = work / "dist"
-    log = run([sys.executable, "-m", "build", "--outdir", str(out), str(ROOT)], env=env)
+    # Built from a copy of the tracked files: `setup.py sdist` stages its files inside the
+    # source folder, where other tests' processes may be writing at the same time.
+    source = work / "source"
+    listed = run(["git", "-C", str(ROOT), "ls-files", "-z"]).split("\0")
+    for name in filter(None, listed):
+        if (ROOT / name).is_file():
+            (source / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, source / name)
+    log = run([sys.executable, "-m", "build", "--outdir", str(out), str(source)], env=env)
     assert f"grpcio-tools=={FAKE_VERSION}" not in log
     (sdist,) = out.glob("cirulla-*.tar.gz")
     (wheel,) = out.glob("cirulla-*.whl")

@@ -143,7 +143,7 @@ def test_disconnect_and_resume_resends_the_pending_decision() -> None:
         # Without resume the seat is free again only after the old stream is gone; with
         # resume it is taken over.
         back = ManualSeat(stub)
-        back.send(hello(mid, tokens[mover].token, resume=last_seq))
+        back.send(hello(mid, tokens[mover].token, name="", resume=last_seq))
         welcome = (await back.next("welcome")).welcome
         assert welcome.resumed and welcome.seat == mover
         await back.next("new_game")
