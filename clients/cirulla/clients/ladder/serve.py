@@ -435,6 +435,10 @@ async def serve(options: ServeOptions) -> int:
     if options.sandbox:
         # before anything is written or narrowed there: no private path is the installation
         token = options.admin_token_file or options.data / ADMIN_TOKEN_FILE
+        # A private folder that does not exist yet cannot be masked (no mount point) and
+        # would show through once written: it is made first (a new folder, nothing of
+        # the installation changed), then the check can mask it.
+        options.data.mkdir(mode=0o700, parents=True, exist_ok=True)
         try:
             check_installation(private_paths(options, token))
         except SandboxUnavailable as exc:
