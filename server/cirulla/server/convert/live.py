@@ -532,25 +532,16 @@ _BATCH_TAG = bytes([11 << 3 | 2])
 _RESPONSE_TAG = bytes([1 << 3 | 2])
 
 
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while n > 0x7F:
-        out.append(n & 0x7F | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
-
-
 def play_responses(msgs: Sequence[Any], players: int) -> bytes:
     """One serialized stream message for consecutive domain messages: a batch unless
     there is one (the bytes of ``PlayResponse(batch=PlayResponseBatch(...))``)."""
     if len(msgs) == 1:
         return play_response_bytes(msgs[0], players)
     inner = b"".join(
-        _RESPONSE_TAG + _varint(len(part)) + part
+        _RESPONSE_TAG + framing.varint(len(part)) + part
         for part in (play_response_bytes(msg, players) for msg in msgs)
     )
-    return _BATCH_TAG + _varint(len(inner)) + inner
+    return _BATCH_TAG + framing.varint(len(inner)) + inner
 
 
 def _play_response(msg: Any, players: int) -> match_service_pb2.PlayResponse:
