@@ -30,9 +30,13 @@ from .dists import GROUP, ROOT, run
 pytestmark = GROUP
 
 
-def fresh_venv(where: Path) -> Path:
+def installed_venv(where: Path, target: str, constraints: Path, **env: str) -> Path:
+    """A clean venv with ``target`` installed at the lock's versions; its bin folder."""
     venv.create(where, with_pip=True)
-    return where / "bin"
+    bin_dir = where / "bin"
+    pip = [str(bin_dir / "pip"), "install", "-q", "-c", str(constraints), target]
+    run(pip, env=dict(os.environ, **env) if env else None)
+    return bin_dir
 
 
 def test_the_wheel_carries_code_generated_by_the_pinned_grpcio_tools(
@@ -49,16 +53,8 @@ def test_the_wheel_carries_code_generated_by_the_pinned_grpcio_tools(
 def test_the_wheel_with_the_tournament_extra_plays_a_tournament(
     built_dists: dict[str, Path], tmp_path: Path
 ) -> None:
-    bin_dir = fresh_venv(tmp_path / "venv")
-    run(
-        [
-            str(bin_dir / "pip"),
-            "install",
-            "-q",
-            "-c",
-            str(built_dists["constraints"]),
-            f"{built_dists['wheel']}[tournament]",
-        ]
+    bin_dir = installed_venv(
+        tmp_path / "venv", f"{built_dists['wheel']}[tournament]", built_dists["constraints"]
     )
     version = run([str(bin_dir / "cirulla"), "--version"])
     assert version.startswith("cirulla ") and "core: native" in version, version
@@ -90,16 +86,8 @@ def test_the_wheel_with_the_tournament_extra_plays_a_tournament(
 def test_the_wheel_with_the_env_extra_runs_an_episode(
     built_dists: dict[str, Path], tmp_path: Path
 ) -> None:
-    bin_dir = fresh_venv(tmp_path / "venv")
-    run(
-        [
-            str(bin_dir / "pip"),
-            "install",
-            "-q",
-            "-c",
-            str(built_dists["constraints"]),
-            f"{built_dists['wheel']}[env]",
-        ]
+    bin_dir = installed_venv(
+        tmp_path / "venv", f"{built_dists['wheel']}[env]", built_dists["constraints"]
     )
     script = (
         "import gymnasium, numpy\n"
@@ -123,18 +111,9 @@ def test_the_sdist_without_a_c_compiler_installs_the_python_core(
 ) -> None:
     """No working compiler (CC is a program that always fails): the optional native
     cores are skipped, the install works and runs the pure-Python core."""
-    bin_dir = fresh_venv(tmp_path / "venv")
-    env = dict(os.environ, CC="/bin/false", CXX="/bin/false", LDSHARED="/bin/false")
-    run(
-        [
-            str(bin_dir / "pip"),
-            "install",
-            "-q",
-            "-c",
-            str(built_dists["constraints"]),
-            str(built_dists["sdist"]),
-        ],
-        env=env,
+    no_compiler = {"CC": "/bin/false", "CXX": "/bin/false", "LDSHARED": "/bin/false"}
+    bin_dir = installed_venv(
+        tmp_path / "venv", str(built_dists["sdist"]), built_dists["constraints"], **no_compiler
     )
     version = run([str(bin_dir / "cirulla"), "--version"])
     assert "core: python" in version, version
