@@ -698,16 +698,17 @@ def run_add(args: argparse.Namespace) -> int:
         queues=[queue_pb(q) for q in (args.queue or ["2p"])],
         max_concurrency=args.max_concurrency,
     )
-    from cirulla.clients.ladder.service import LIMITS_METADATA
+    from cirulla.clients.ladder.limits import compact
 
-    limits = add_limits(args)
-    extra = ((LIMITS_METADATA, limits),) if limits else ()
-    response = call(args, "AddBot", request, admin=True, extra=extra)
+    limits, limits_pb = add_limits(args)
+    if limits_pb is not None:
+        request.limits.CopyFrom(limits_pb)
+    response = call(args, "AddBot", request, admin=True)
     bot = response.bot
     if response.new_version:
         print(f"{bot.name} version {bot.version}: {bot.spec} ({state_text(bot)})")
         if limits:
-            print(f"limits in the sandbox: {limits}")
+            print(f"limits in the sandbox: {limits} ({compact(bot.limits)})")
     else:
         print(f"{bot.name} version {bot.version} is already registered with this spec")
     if response.bot_key:
@@ -731,9 +732,14 @@ def run_cgroup_setup(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_limits(args: argparse.Namespace) -> str:
-    """``--memory``, ``--processes``, ``--cpu`` and ``--limits`` as one checked list."""
-    from cirulla.bots.cgroups import parse_limits
+def add_limits(args: argparse.Namespace) -> tuple[str, Any]:
+    """``--memory``, ``--processes``, ``--cpu`` and ``--limits`` as one checked list and
+    as the request's ``BotLimits`` (the fields given; None when none is): ("", None)
+    without any. A bad value is one line naming the option."""
+    from cirulla.bots.cgroups import BotLimits, parse_limits
+    from cirulla.clients.ladder.limits import text_from_pb
+    from cirulla.clients.ladder.store_rows import LadderError
+    from cirulla.v1 import ladder_pb2
 
     parts = [p for p in args.limits.split(",") if p.strip()]
     for key in ("memory", "processes", "cpu"):
@@ -741,12 +747,36 @@ def add_limits(args: argparse.Namespace) -> str:
         if value is not None:
             parts.append(f"{key}={value}")
     if not parts:
-        return ""
+        return "", None
+    # over a base of zeros: a field still 0 afterwards was not given (the ladder's default)
+    unset = BotLimits(memory_bytes=0, processes=0, cpu=0, output_bytes=0, tmp_bytes=0)
     try:
-        parse_limits(",".join(parts))
+        given = parse_limits(",".join(parts), unset)
     except ValueError as exc:
         raise CommandError(f"--{str(exc).split(':')[0]}: {str(exc).split(': ', 1)[-1]}") from None
-    return ",".join(parts)
+    cpu_given = any(p.split("=", 1)[0].strip().lower() == "cpu" for p in parts)
+    if cpu_given and given.cpu == 0:
+        raise CommandError("--cpu: a ladder bot always has a CPU quota: more than 0 cores")
+    pb = ladder_pb2.BotLimits(
+        memory_bytes=given.memory_bytes,
+        processes=given.processes,
+        cpu_millicores=max(1, round(given.cpu * 1000)) if given.cpu else 0,
+        output_bytes=given.output_bytes,
+        tmp_bytes=given.tmp_bytes,
+    )
+    try:
+        text_from_pb(pb)
+    except LadderError as exc:
+        field, _, why = str(exc).partition(": ")
+        option = {
+            "limits.memory_bytes": "--memory",
+            "limits.processes": "--processes",
+            "limits.cpu_millicores": "--cpu",
+            "limits.output_bytes": "--limits output",
+            "limits.tmp_bytes": "--limits tmp",
+        }.get(field, "--limits")
+        raise CommandError(f"{option}: {why}") from None
+    return ",".join(parts), pb
 
 
 @run_command
@@ -754,6 +784,7 @@ def run_standings(args: argparse.Namespace) -> int:
     from rich.table import Table
     from rich.text import Text
 
+    from cirulla.clients.ladder.limits import compact
     from cirulla.console import output_console
     from cirulla.v1 import ladder_pb2
 
@@ -767,12 +798,17 @@ def run_standings(args: argparse.Namespace) -> int:
         return 0
     title = f"Ladder standings, queue {args.queue} ({response.rated_games} rated games)"
     table = Table(title=title)
-    for column in ("#", "bot", "v", "rating", "mu", "sigma", "games", "win%", "state"):
-        table.add_column(column, justify="right" if column not in ("bot", "state") else "left")
+    columns = ["#", "bot", "v", "rating", "mu", "sigma", "games", "win%", "state"]
+    if args.all:  # the operator's view: what each version runs under
+        columns.append("limits")
+    for column in columns:
+        table.add_column(
+            column, justify="left" if column in ("bot", "state", "limits") else "right"
+        )
     for e in response.entries:
         r = e.rating
         rate = f"{100 * (r.wins + r.draws / 2) / r.games:.0f}%" if r.games else "-"
-        table.add_row(
+        row: list[str | Text] = [
             str(e.rank),
             plain(e.bot.name),
             str(e.bot.version),
@@ -782,10 +818,18 @@ def run_standings(args: argparse.Namespace) -> int:
             str(r.games),
             rate,
             plain(state_text(e.bot)),
-        )
+        ]
+        if args.all:
+            row.append(compact(e.bot.limits))
+        table.add_row(*row)
     console = output_console()
     console.print(table)
     console.print("rating = mu - 3 sigma; ? = provisional (fewer than 10 rated games)")
+    if args.all:
+        console.print(
+            "limits = memory/processes/CPU cores of each version in the sandbox; "
+            "- = connect-in (runs elsewhere)"
+        )
     for e in response.entries:
         if e.bot.last_log and e.bot.state == ladder_pb2.BOT_STATE_DEACTIVATED:
             console.print(Text(e.bot.name, style="bold"), "last log:")

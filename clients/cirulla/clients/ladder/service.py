@@ -18,6 +18,7 @@ import grpc
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from cirulla.clients.ladder import rating
+from cirulla.clients.ladder.limits import effective_pb, text_from_pb
 from cirulla.clients.ladder.store import (
     CONNECT_SPEC,
     QUEUES,
@@ -106,6 +107,8 @@ def bot_pb(bot: BotInfo) -> ladder_pb2.LadderBot:
         create_time=timestamp(bot["created_at"]),
         connect_in=bot["connect_in"],
         offline=bot.get("offline", False),
+        # a connect-in bot runs on its own machine: it has no limits here
+        limits=None if bot["connect_in"] else effective_pb(bot["limits"]),
     )
 
 
@@ -181,7 +184,10 @@ def page_size(value: int) -> int:
 # -------------------------------------------------------------------- the service
 
 
-#: The metadata key of a version's limits on AddBot (``cirulla ladder add --memory ...``).
+#: The metadata key that carried a version's limits on AddBot before the request had its
+#: ``limits`` field (``cirulla ladder add`` of earlier releases sends it; docs/ladder.md
+#: described it): still read when the field is unset, so such a client's limits are not
+#: silently dropped.
 LIMITS_METADATA = "cirulla-bot-limits"
 #: Characters of it read at most (the checked form is far shorter).
 MAX_LIMITS = 200
@@ -306,6 +312,9 @@ class LadderService(ladder_pb2_grpc.LadderServiceServicer):
             version.CopyFrom(bot)
             version.version = v["version"]
             version.spec = v["spec"]
+            version.ClearField("limits")
+            if v["spec"] != CONNECT_SPEC:
+                version.limits.CopyFrom(effective_pb(v["limits"]))
             del version.queues[:]
             version.queues.extend(QUEUE_TO_PB[q] for q in v["queues"])
             created = timestamp(v["created_at"])
@@ -373,10 +382,12 @@ class LadderService(ladder_pb2_grpc.LadderServiceServicer):
         else:
             await self._check_admin(context)
 
-        # a version's own limits ride in the metadata (``ladder add --memory ...``): the
-        # published AddBotRequest has no field for them yet
-        metadata = dict(context.invocation_metadata() or ())
-        limits = str(metadata.get(LIMITS_METADATA, ""))[:MAX_LIMITS]
+        # a version's own limits: the request's field, else the metadata of older clients
+        if request.HasField("limits"):
+            limits = await self._call(context, lambda: text_from_pb(request.limits))
+        else:
+            metadata = dict(context.invocation_metadata() or ())
+            limits = str(metadata.get(LIMITS_METADATA, ""))[:MAX_LIMITS]
         if limits and only_new:
             await context.abort(
                 grpc.StatusCode.PERMISSION_DENIED, "limits: only the admin token sets them"

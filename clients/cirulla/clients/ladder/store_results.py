@@ -385,6 +385,7 @@ class ResultStore:
                 {
                     "version": v["version"],
                     "spec": v["spec"],
+                    "limits": v["limits"],
                     "queues": v["queues"].split(","),
                     "created_at": v["created_at"],
                 }

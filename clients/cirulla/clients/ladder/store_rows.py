@@ -363,6 +363,8 @@ class RatingPoint(TypedDict):
 class VersionView(TypedDict):
     version: int
     spec: str
+    #: its own limits (``parse_limits`` form); empty: the defaults
+    limits: str
     queues: list[str]
     created_at: float
 

@@ -99,6 +99,28 @@ def state_text(bot: Any) -> str:
     return state
 
 
+def _size(value: int) -> str:
+    """``2 GiB``, ``512 MiB``: a limit in bytes, exact in the largest unit that fits."""
+    for unit, size in (("TiB", 1024**4), ("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
+        if value >= size and value % size == 0:
+            return f"{value // size} {unit}"
+    return f"{value} bytes"
+
+
+def limits_text(bot: Any) -> str:
+    """A version's limits in the sandbox (``LadderBot.limits``), for people: a bot's
+    author sees what its program may use before it is killed for using more."""
+    if not bot.HasField("limits") or not bot.limits.memory_bytes:
+        return "none here (a connect-in bot runs on its own machine)"
+    lim = bot.limits
+    cores = lim.cpu_millicores / 1000
+    cpu = (f"{cores:g} core" + ("" if cores == 1 else "s")) if lim.cpu_millicores else "any CPU"
+    return (
+        f"memory {_size(lim.memory_bytes)}, {lim.processes} processes and threads, {cpu}, "
+        f"output {_size(lim.output_bytes)}, /tmp {_size(lim.tmp_bytes)}"
+    )
+
+
 def result_text(m: Any) -> str:
     """A match's result as the rpc gives it: withheld twins show nothing more."""
     status = STATUSES.get(m.status, "unknown")
@@ -430,6 +452,7 @@ def ladder_routes(reader: LadderReader) -> list[Route]:
         versions = "".join(
             f'<tr class="version"><td>v{v.version}</td><td><code>{escape(v.spec)}</code></td>'
             f"<td>{escape(', '.join(QUEUE_NAMES.get(q, '?') for q in v.queues))}</td>"
+            f'<td class="limits">{escape(limits_text(v))}</td>'
             f"<td>{escape(when(v.create_time))}</td></tr>"
             for v in sorted(h.versions, key=lambda v: -v.version)
         )
@@ -459,7 +482,9 @@ def ladder_routes(reader: LadderReader) -> list[Route]:
             f'<h1>Bot <span id="botname">{escape(bot.name)}</span></h1>{nav()}'
             f'<div class="box"><p>state: <b id="botstate">{state}</b> · version v{bot.version}'
             f"{' · connects in' if bot.connect_in else ''} · at most {bot.max_concurrency} "
-            f"matches at once · {bot.consecutive_failures} failures in a row</p>{failure}"
+            f"matches at once · {bot.consecutive_failures} failures in a row</p>"
+            f'<p>limits in the sandbox: <span id="botlimits">{escape(limits_text(bot))}</span>'
+            f"</p>{failure}"
             f"{log_tail}</div>"
             '<div class="box"><div class="big">Ratings</div><table id="ratings"><thead><tr>'
             "<th>queue</th><th>rating</th><th>\u03bc</th><th>\u03c3</th><th>games</th>"
@@ -469,7 +494,8 @@ def ladder_routes(reader: LadderReader) -> list[Route]:
             f"{rating_chart(points, f'{bot.name}: rating over time')}"
             '<p class="muted">hover a point for its time, \u03bc, \u03c3 and match</p></div>'
             '<div class="box"><div class="big">Versions</div><table id="versions"><thead><tr>'
-            "<th>version</th><th>spec</th><th>queues</th><th>registered (UTC)</th></tr></thead>"
+            "<th>version</th><th>spec</th><th>queues</th><th>limits</th><th>registered (UTC)</th>"
+            "</tr></thead>"
             f"<tbody>{versions}</tbody></table></div>"
             f'<div class="box"><div class="big">Matches</div>{shown_note}'
             f"{matches_table(list(h.matches)[:BOT_PAGE_MATCHES])}</div>"
