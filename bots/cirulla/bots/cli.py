@@ -64,6 +64,15 @@ def _kinds_text() -> str:
 
 
 def _run_bot(args: argparse.Namespace) -> int:
+    if args.kind != "check":
+        for key in text_cli.CHECK_ONLY:
+            if getattr(args, key, None) is not None:
+                print(
+                    f"cirulla bot: --{key} is for `cirulla bot check` (an engine's limits as on "
+                    "a ladder); `cirulla bot text` takes --memory-limit, --cpu-limit, --processes",
+                    file=sys.stderr,
+                )
+                return 2
     if args.kind == "text":
         return text_cli.run_text_bot(args, args.command_line or args.engine)
     if args.kind == "check":
@@ -120,6 +129,7 @@ def register(
     )
     enroll.add_ladder_arguments(p)
     text_cli.add_bridge_arguments(p)  # `bot text`: the engine's limits and timeouts
+    text_cli.add_check_arguments(p)  # `bot check`: the limits of a ladder or a sandbox
     p.set_defaults(func=_run_bot, command_line=None)
     match_cli.register(commands)
     text_cli.register_engine(commands)

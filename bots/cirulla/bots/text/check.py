@@ -8,23 +8,47 @@ database); the engine plays through the same bridge as ``cirulla bot text``, in 
 the bridge notices in play (bad answers, missing ids, refused commands, no answer in
 time), the check probes the admin commands: an unknown command must get ``?`` and
 ``known_command`` of an unknown name ``false``.
+
+The engine runs under the limits it will have in a tournament's sandbox or on a ladder
+(``cirulla.bots.cgroups``: 2 GiB of memory, 256 processes and threads, one core, by
+default; ``--memory``, ``--processes``, ``--cpu``, ``--limits`` as ``ladder add`` takes
+them), in a control group of its own where the host gives one. An engine that passes
+here is not killed there for its size, and one killed by a limit is reported as that
+(``killed: memory limit 2 GiB``), in the words the runner and the ladder use: the
+protocol errors its death causes are not its fault to fix.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import resource
 import shlex
+import signal
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import grpc
 
 from cirulla.bots.botspec import TEXT_PREFIX
+from cirulla.bots.cgroups import (
+    DEFAULT_LIMITS,
+    MIB,
+    BotGroup,
+    BotLimits,
+    RunGroups,
+    describe_host,
+    fallback_address_space,
+    format_bytes,
+    run_groups,
+)
 from cirulla.bots.kit import BotClient, BotError, MatchOutcome, open_aio_channel
 from cirulla.bots.processes import local_server
 from cirulla.bots.simple import RandomPolicy
 from cirulla.bots.text.bridge import TextEnginePolicy
 from cirulla.bots.text.engine_io import EngineError
+from cirulla.bots.text.limits import EngineLimits
 from cirulla.bots.text.violations import Violations
 from cirulla.v1 import match_service_pb2, match_service_pb2_grpc, match_settings_pb2
 from cirulla.wire import rules_to_proto
@@ -59,10 +83,21 @@ class CheckReport:
     #: How often each distinct problem occurred (bounded: ``Violations.counts``).
     counts: dict[str, int] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
+    #: ``killed: memory limit 2 GiB`` when a limit stopped the engine (the check ends)
+    killed: str | None = None
+    #: what bounded the engine: its limits and how they were enforced (one line)
+    limits: str = ""
+    #: the signal that ended the engine's last process, if one did
+    exit_signal: signal.Signals | None = None
 
     @property
     def ok(self) -> bool:
-        return not self.violations_total and not self.violations and not self.errors
+        return (
+            not self.violations_total
+            and not self.violations
+            and not self.errors
+            and self.killed is None
+        )
 
     def add(self, violations: Violations) -> None:
         """One game's violations."""
@@ -88,7 +123,17 @@ class CheckReport:
         if total > shown:
             lines.append(f"... and {total - shown} more violations, not shown")
         lines.extend(f"error: {e}" for e in self.errors)
+        if self.limits:
+            lines.append(self.limits)
         verdict = "PASS" if self.ok else "FAIL"
+        if self.killed is not None:
+            # its death, not its protocol: what it would be told by a runner or a ladder
+            lines.append(
+                f"{verdict}: {self.games} games, {self.decisions} decisions by the engine, "
+                f"{self.killed} (the engine needs more than that limit: raise it with "
+                "--memory, --processes, --cpu or --limits, as for ladder add)"
+            )
+            return "\n".join(lines)
         distinct = f" ({len(first)} distinct)" if total > len(first) and first else ""
         lines.append(
             f"{verdict}: {self.games} games, {self.decisions} decisions by the engine, "
@@ -137,15 +182,94 @@ async def _play(
         errors.append(f"{client.name}: {exc}")
 
 
-def check_engine(spec: str, seed: int = 1, games: int = len(CHECK_GAMES)) -> CheckReport:
+@dataclass(frozen=True)
+class _BoundEngine(EngineLimits):
+    """The engine's POSIX limits plus, first, its joining a control group (a preexec
+    step: ``BotGroup.joiner``) and RLIMIT_FSIZE (a file it writes), as a sandboxed
+    bot's process gets them."""
+
+    join: Callable[[], None] | None = None
+    file_bytes: int = 0
+
+    def apply(self) -> None:
+        if self.join is not None:
+            self.join()  # first: a failure to join stops the start (no unlimited engine)
+        super().apply()
+        if self.file_bytes:
+            resource.setrlimit(resource.RLIMIT_FSIZE, (self.file_bytes, self.file_bytes))
+
+
+def engine_limits(limits: BotLimits, group: BotGroup | None) -> _BoundEngine:
+    """What the engine's process gets: in a control group, the group bounds memory and
+    processes (no address-space limit: a JVM or PyTorch reserves far more than it uses);
+    without one, the fallback a sandbox uses (an address space never below what such an
+    engine reserves, RLIMIT_NPROC)."""
+    if group is not None:
+        return _BoundEngine(
+            memory_mib=0,
+            cpu_seconds=limits.cpu_seconds,
+            processes=0,
+            join=group.joiner(),
+            file_bytes=limits.file_bytes,
+        )
+    return _BoundEngine(
+        memory_mib=fallback_address_space(limits) // MIB,
+        cpu_seconds=limits.cpu_seconds,
+        processes=limits.processes,
+        file_bytes=limits.file_bytes,
+    )
+
+
+def limits_line(limits: BotLimits, groups: RunGroups | str) -> str:
+    """``limits: memory 2 GiB, 256 processes, 1 core (control groups v1 under ...)``."""
+    how = describe_host(groups.host if isinstance(groups, RunGroups) else groups)
+    return f"limits: {limits.describe()} ({how.removeprefix('per-bot limits: ')})"
+
+
+def check_engine(
+    spec: str,
+    seed: int = 1,
+    games: int = len(CHECK_GAMES),
+    limits: BotLimits = DEFAULT_LIMITS,
+    cgroup_base: str | None = None,
+) -> CheckReport:
+    """Play the check games; the engine runs under ``limits`` (the ladder's defaults
+    unless given), in a control group under ``cgroup_base`` (default: $CIRULLA_CGROUP,
+    else ``cirulla``) where the host gives one."""
     argv = engine_argv(spec)
     report = CheckReport()
     # One event loop for every seat of every game: grpc's asyncio layer is bound to the
     # loop it first ran on, and a loop per seat thread (each closed at its match's end)
     # left it calling into closed loops: "Event loop is closed" tracebacks after PASS.
-    with local_server() as address, asyncio.Runner() as runner:
+    with (
+        local_server() as address,
+        run_groups(cgroup_base) as groups,
+        asyncio.Runner() as runner,
+    ):
+        report.limits = limits_line(limits, groups)
         for n, (players, seat, target) in enumerate(CHECK_GAMES[:games]):
-            _check_match(runner, address, argv, players, seat, target, seed + n, report)
+            group = groups.bot("engine", limits) if isinstance(groups, RunGroups) else None
+            report.exit_signal = None
+            try:
+                bound = engine_limits(limits, group)
+                _check_match(runner, address, argv, players, seat, target, seed + n, report, bound)
+            finally:
+                if group is not None:
+                    hit = group.limit_hit()
+                    group.close()
+                    if hit is not None:
+                        report.killed = f"killed: {hit}"
+            if report.killed is None and report.exit_signal in (signal.SIGXCPU, signal.SIGXFSZ):
+                report.killed = (
+                    f"killed: CPU time limit {limits.cpu_seconds} s"
+                    if report.exit_signal == signal.SIGXCPU
+                    else f"killed: file size limit {format_bytes(limits.file_bytes)}"
+                )
+            if report.killed is not None:
+                # the errors and violations of its death are the limit's, not its own
+                report.errors, report.violations, report.counts = [], [], {}
+                report.violations_total = 0
+                break
     return report
 
 
@@ -187,6 +311,7 @@ def _check_match(
     target: int,
     seed: int,
     report: CheckReport,
+    limits: EngineLimits,
 ) -> None:
     with grpc.insecure_channel(address) as channel:
         stub = match_service_pb2_grpc.MatchServiceStub(channel)
@@ -201,7 +326,7 @@ def _check_match(
     match_id = created.match.match_id
     tokens = [t.token for t in sorted(created.seat_tokens, key=lambda t: t.seat)]
     try:
-        policy = TextEnginePolicy(argv)
+        policy = TextEnginePolicy(argv, limits=limits)
     except EngineError as exc:
         report.errors.append(str(exc))
         return
@@ -211,7 +336,7 @@ def _check_match(
             _probe(policy)
     except EngineError as exc:
         report.errors.append(str(exc))
-        policy.close()
+        _close(policy, report)
         report.add(policy.engine.violations)
         return
     outcomes: list[MatchOutcome] = []
@@ -232,8 +357,17 @@ def _check_match(
             )
         runner.run(_play_match(address, match_id, clients, engine_seat, errors, outcomes))
     finally:
-        policy.close()
+        _close(policy, report)
     report.errors.extend(errors)
     report.games += 1
     report.decisions += sum(o.decisions for o in outcomes)
     report.add(policy.engine.violations)
+
+
+def _close(policy: TextEnginePolicy, report: CheckReport) -> None:
+    """Stop the engine; a signal that ended it by a POSIX limit (SIGXCPU, SIGXFSZ) is
+    kept in the report, to be named as the limit."""
+    code = policy.close()
+    if code is not None and code < 0:
+        with contextlib.suppress(ValueError):
+            report.exit_signal = signal.Signals(-code)

@@ -13,6 +13,7 @@ from cirulla.bots.seat_args import add_kind_arguments, play_seat, policy_from_ar
 from cirulla.bots.specs import KINDS
 
 if TYPE_CHECKING:
+    from cirulla.bots.cgroups import BotLimits
     from cirulla.bots.text.bridge import TextEnginePolicy
 
 ENGINE_DESCRIPTION = """\
@@ -43,6 +44,54 @@ def add_bridge_arguments(p: argparse.ArgumentParser) -> None:
         help="seconds the engine may take to answer a command other than genmove "
         f"before the seat gives up (default {COMMAND_TIMEOUT:g})",
     )
+
+
+def add_check_arguments(p: argparse.ArgumentParser) -> None:
+    """The limits ``cirulla bot check`` runs the engine under: the same options, names
+    and defaults as ``cirulla ladder add`` (``--processes`` is shared with ``bot text``,
+    where it is the user's RLIMIT_NPROC)."""
+    group = p.add_argument_group(
+        "check: the engine's limits, as on a ladder or in a tournament's sandbox "
+        "(docs/ladder.md, 'Per-bot limits')"
+    )
+    group.add_argument(
+        "--memory",
+        metavar="SIZE",
+        help="check: the engine's memory (resident and its files; default 2G)",
+    )
+    group.add_argument("--cpu", metavar="CORES", help="check: its CPU quota in cores (default 1)")
+    group.add_argument(
+        "--limits",
+        metavar="KEY=VALUE,...",
+        help="check: the same as one list, memory=4G,processes=64,cpu=2 "
+        "(the form of tournament --bot-limits and ladder add --limits)",
+    )
+
+
+#: The options only ``cirulla bot check`` reads (``add_check_arguments``).
+CHECK_ONLY = ("memory", "cpu", "limits")
+
+
+def check_limits_from_args(args: argparse.Namespace) -> BotLimits:
+    """``--limits``, then ``--memory``, ``--processes`` and ``--cpu`` over the ladder's
+    defaults; a ValueError names the option."""
+    from cirulla.bots.cgroups import BotLimits, parse_limits
+
+    limits = BotLimits()
+    given = getattr(args, "limits", None)
+    if given:
+        try:
+            limits = parse_limits(given, limits)
+        except ValueError as exc:
+            raise ValueError(f"--limits {exc}") from None
+    for key in ("memory", "processes", "cpu"):
+        value = getattr(args, key, None)
+        if value is not None:
+            try:
+                limits = parse_limits(f"{key}={value}", limits)
+            except ValueError as exc:
+                raise ValueError(f"--{key}: {str(exc).split(': ', 1)[-1]}") from None
+    return limits
 
 
 def _seconds(text: str) -> float:
@@ -172,12 +221,18 @@ def run_check(args: argparse.Namespace, rest: list[str]) -> int:
         return 2
     from cirulla.logs import setup_logging as logfmt
 
+    try:
+        limits = check_limits_from_args(args)
+    except ValueError as exc:
+        print(f"cirulla bot check: {exc}", file=sys.stderr)
+        return 2
     logfmt("error", "check")
     try:
         report = check_engine(
             rest[0],
             seed=args.seed if args.seed is not None else 1,
             games=args.games if args.games is not None else len(CHECK_GAMES),
+            limits=limits,
         )
     except (ValueError, RuntimeError) as exc:
         print(f"cirulla bot check: {exc}", file=sys.stderr)

@@ -98,10 +98,11 @@ def add_limit_arguments(p: argparse.ArgumentParser) -> argparse._ArgumentGroup:
     group.add_argument(
         "--processes",
         type=_count("--processes", "processes"),
-        default=DEFAULT_LIMITS.processes,
+        default=None,  # bot text: DEFAULT_LIMITS.processes; bot check: its pids limit
         metavar="N",
         help="processes and threads of the engine's user (RLIMIT_NPROC; not enforced "
-        f"for root; default {DEFAULT_LIMITS.processes})",
+        f"for root; default {DEFAULT_LIMITS.processes}); check: of the engine's tree "
+        "(its control group; default 256)",
     )
     return group
 
@@ -110,5 +111,5 @@ def limits_from_args(args: argparse.Namespace) -> EngineLimits:
     return EngineLimits(
         memory_mib=getattr(args, "memory_limit", DEFAULT_LIMITS.memory_mib),
         cpu_seconds=getattr(args, "cpu_limit", DEFAULT_LIMITS.cpu_seconds),
-        processes=getattr(args, "processes", DEFAULT_LIMITS.processes),
+        processes=getattr(args, "processes", None) or DEFAULT_LIMITS.processes,
     )
