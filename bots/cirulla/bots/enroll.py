@@ -91,7 +91,9 @@ class LadderBot:
     #: its assignments name (a ladder's processes speak TLS, or none do); None: plaintext.
     tls_ca: str | None = None
     backoff: float = 0.5
-    max_backoff: float = 30.0
+    #: The longest wait between enrolment attempts: a restarted ladder has every
+    #: connect-in bot back within this (plus one connection) of listening again.
+    max_backoff: float = 10.0
     #: The re-enrolment delays' generator (None: the kit's, seeded by the system).
     jitter: random.Random | None = None
     #: Extra keyword arguments for ``run_bot`` (e.g. retries, TLS).
@@ -234,15 +236,19 @@ class LadderBot:
         if stop is not None:
             self._stop = stop
         failures = 0
-        with open_channel(self.ladder, self.tls_ca) as channel:
-            while not self._stop.is_set():
+        while not self._stop.is_set():
+            # A fresh channel for every session: a channel whose connection failed sits in
+            # gRPC's own reconnect backoff (up to minutes after a long outage) and fails
+            # every call at once with its cached "Connection refused", however long ago the
+            # ladder came back; a new channel dials now.
+            with open_channel(self.ladder, self.tls_ca) as channel:
                 enrolled = self._session(channel)
-                if self._stop.is_set():
-                    break
-                failures = 0 if enrolled else failures + 1
-                delay = reconnect_delay(failures, self.backoff, self.max_backoff, self.jitter)
-                log.info("re-enrolling %s on %s in %.2fs", self.bot_name, self.ladder, delay)
-                self._stop.wait(delay)
+            if self._stop.is_set():
+                break
+            failures = 0 if enrolled else failures + 1
+            delay = reconnect_delay(failures, self.backoff, self.max_backoff, self.jitter)
+            log.info("re-enrolling %s on %s in %.2fs", self.bot_name, self.ladder, delay)
+            self._stop.wait(delay)
 
     def wait_idle(self, timeout: float) -> bool:
         """Wait until no match is being played (True) or ``timeout`` passes (False)."""

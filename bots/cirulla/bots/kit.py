@@ -138,19 +138,30 @@ def open_channel(server: str, tls_ca: str | Path | None = None) -> grpc.Channel:
     """A channel to ``server``: TLS checked against the CA certificate file ``tls_ca``
     (PEM) when given, plaintext otherwise."""
     if not tls_ca:
-        return grpc.insecure_channel(server)
+        return grpc.insecure_channel(server, options=KIT_CHANNEL_OPTIONS)
     try:
         roots = Path(tls_ca).read_bytes()
     except OSError as exc:
         raise BotError(f"cannot read the TLS CA certificate {tls_ca}: {exc.strerror}") from None
-    return grpc.secure_channel(server, grpc.ssl_channel_credentials(root_certificates=roots))
+    return grpc.secure_channel(
+        server, grpc.ssl_channel_credentials(root_certificates=roots), options=KIT_CHANNEL_OPTIONS
+    )
 
 
 #: The kit's channel options. gRPC's retry machinery (on by default; here it could only
 #: ever make transparent retries of a stream that never reached the server) holds on to
 #: every message a call sends, which cost a bot about a tenth of its CPU per game; the
-#: kit reconnects and resumes by itself instead (``BotClient.run``).
-KIT_CHANNEL_OPTIONS: tuple[tuple[str, int], ...] = (("grpc.enable_retries", 0),)
+#: kit reconnects and resumes by itself instead (``BotClient.run``). gRPC's own
+#: reconnect backoff (1 s growing by 1.6 up to 120 s) is capped at 2 s: while it runs,
+#: every call on the channel fails at once with the last connection error, so after a
+#: long outage a bot would stay away for minutes from a server that is back; the kit's
+#: jittered delays already space the attempts.
+KIT_CHANNEL_OPTIONS: tuple[tuple[str, int], ...] = (
+    ("grpc.enable_retries", 0),
+    ("grpc.initial_reconnect_backoff_ms", 250),
+    ("grpc.min_reconnect_backoff_ms", 250),
+    ("grpc.max_reconnect_backoff_ms", 2000),
+)
 
 
 def open_aio_channel(server: str, tls_ca: str | Path | None = None) -> grpc.aio.Channel:
