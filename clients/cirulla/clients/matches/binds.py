@@ -21,6 +21,17 @@ key; a tournament's output folder), whatever the operator's layout:
   created directly in it), a bot's path is dropped, and the installation's refuses the
   sandbox with one line (``BindRefused``).
 
+``/etc/ssl/private`` (where TLS keys live) is private for every runner: whatever folder a
+bind covers, it is masked there.
+
+A command run by a Python interpreter other than the runner's (the python of another
+virtual environment, one with PyTorch say: ``serve:/srv/torch-venv/bin/python -m
+cirulla.bots.loop ...``) imports from folders the runner's installation does not cover:
+that environment's site-packages, its base installation, the folders its ``.pth`` files
+add, editable installs' source folders. ``interpreter_paths`` asks that interpreter for
+them (in a probe sandbox) and each one is bound read-only and checked like every other
+bind.
+
 Symbolic links inside a bound folder resolve inside the sandbox, where only checked
 paths exist: a link to a secret leads nowhere. Not seen: hard links and bind mounts
 made on the host (a hard link of the admin token inside a bot's folder is that file).
@@ -29,11 +40,20 @@ made on the host (a hard link of the admin token inside a bot's folder is that f
 from __future__ import annotations
 
 import importlib
+import json
+import logging
 import os
+import re
+import resource
+import shutil
+import subprocess
 import sys
+import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+log = logging.getLogger(__name__)
 
 #: System folders a program needs read-only (those missing on a machine are skipped).
 SYSTEM_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
@@ -55,6 +75,8 @@ ETC_PATHS = (
 PACKAGES = ("cirulla", "cirulla.rules", "cirulla.bots", "cirulla.clients", "cirulla.env")
 #: Side files bound beside one named file at most (``agent.onnx.data``, ...).
 MAX_SIDE_FILES = 64
+#: Private for every runner, whatever it names: TLS keys live there.
+ALWAYS_PRIVATE = (Path("/etc/ssl/private"),)
 
 
 class BindRefused(ValueError):
@@ -178,7 +200,7 @@ def bwrap_args(extra: Sequence[Bind], private: Iterable[Path]) -> list[str]:
     paths), each checked; the masks come last, over what they mask. BindRefused when the
     installation cannot be bound without a private path; a bot's path that cannot is
     left out."""
-    secrets = private_reals(private)
+    secrets = private_reals([*private, *ALWAYS_PRIVATE])
     args = system_symlinks()
     hide: list[str] = []
     install = install_binds()
@@ -314,31 +336,192 @@ def side_files(path: Path) -> list[Path]:
     return found[:MAX_SIDE_FILES]
 
 
-def bot_binds(argv: Sequence[str]) -> list[Bind]:
+# -- another Python interpreter's own folders --------------------------------------------
+
+#: The file names of a Python interpreter (``python``, ``python3``, ``python3.11``, ``pypy3``).
+PYTHON_NAME = re.compile(r"(python|pypy)[0-9.]*[dmtu]?")
+#: What the probe prints: where this interpreter imports from, as it starts for a bot. The
+#: prefixes; ``sys.path`` once ``site`` has run (site-packages, and what every ``.pth``
+#: file added, its ``import`` lines included); and the source folders of setuptools'
+#: editable installs, whose finders (``__editable___*_finder``, loaded by a ``.pth``
+#: line) map packages to folders that are not on ``sys.path``.
+PROBE_CODE = """
+import json, sys
+found = [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix]
+found += [p for p in sys.path if isinstance(p, str)]
+for name, module in list(sys.modules.items()):
+    if name.startswith("__editable__"):
+        found += [str(p) for p in dict(getattr(module, "MAPPING", None) or {}).values()]
+        for more in dict(getattr(module, "NAMESPACES", None) or {}).values():
+            found += [str(p) for p in more]
+sys.stdout.write(json.dumps({"cirulla-probe": found}))
+"""
+#: At most this many seconds for the probe (an interpreter's start), and this much output.
+PROBE_SECONDS = 30
+PROBE_OUTPUT = 1024**2
+#: At most this many folders taken from one interpreter's answer.
+MAX_INTERPRETER_PATHS = 256
+
+_probed: dict[tuple[str, tuple[Path, ...]], tuple[tuple[int, ...], tuple[Path, ...]]] = {}
+_probe_lock = threading.Lock()
+
+
+def is_python(word: str) -> bool:
+    """Whether ``word`` is the absolute path of a Python interpreter (by its name or its
+    real file's name: a venv's ``bin/python`` is a link to ``python3.11``)."""
+    if not os.path.isabs(word) or not os.path.isfile(word):
+        return False
+    return any(PYTHON_NAME.fullmatch(n) for n in (Path(word).name, real(word).name))
+
+
+def runners_own(python: str) -> bool:
+    """Whether ``python`` is the runner's own interpreter (its installation is bound already,
+    ``install_binds``): the same ``bin`` folder as ``sys.executable``."""
+    return Path(os.path.abspath(python)).parent == Path(os.path.abspath(sys.executable)).parent
+
+
+def interpreters(argv: Sequence[str]) -> list[str]:
+    """The Python interpreters other than the runner's that a command line runs: the first
+    word, and the first word after each ``--`` (the text bridge runs its engine so)."""
+    starts = [0] + [i + 1 for i, arg in enumerate(argv) if arg == "--"]
+    found = [argv[i] for i in starts if i < len(argv)]
+    return [w for w in dict.fromkeys(found) if is_python(w) and not runners_own(w)]
+
+
+def probe_args(bwrap: str, python: str, secrets: Sequence[Path]) -> list[str] | None:
+    """The probe sandbox: the whole machine read-only (an interpreter's folders may be
+    anywhere, /tmp included) except the private paths, masked as in a bot's sandbox, and
+    /run (empty: the host's service sockets live there); no network, its own /proc and
+    /dev, nothing writable. None when a private path cannot be masked there."""
+    hide = masks(Bind(Path("/"), "/"), secrets, install=False)
+    if hide is None:
+        return None
+    head = ["--unshare-all", "--die-with-parent", "--new-session", "--ro-bind", "/", "/"]
+    head += ["--proc", "/proc", "--dev", "/dev", "--size", str(1024**2), "--tmpfs", "/run"]
+    head += ["--remount-ro", "/run", "--chdir", "/"]
+    return [bwrap, *head, *hide, "--", python, "-I", "-B", "-c", PROBE_CODE]
+
+
+def _probe_limits() -> None:
+    """CPU time, output (its stdout is a file: at most ``PROBE_OUTPUT``), no core file."""
+    limits = (
+        (resource.RLIMIT_CPU, PROBE_SECONDS),
+        (resource.RLIMIT_FSIZE, PROBE_OUTPUT),
+        (resource.RLIMIT_CORE, 0),
+    )
+    for which, value in limits:
+        resource.setrlimit(which, (value, value))
+
+
+def ask_interpreter(python: str, secrets: Sequence[Path]) -> list[str] | None:
+    """Where ``python`` imports from, in its own words (``PROBE_CODE``); None (logged) when
+    it cannot be asked.
+
+    Why ask it rather than read its ``pyvenv.cfg`` and ``.pth`` files: a ``.pth`` line that
+    starts with ``import`` is code (the CI's side venv adds another venv's site-packages by
+    a ``glob``; every editable install is a finder loaded so), and only running it says what
+    it adds; ``pyvenv.cfg`` gives the base installation but not its folders' layout. Running
+    it is running code the operator installed, so it runs as a bot would: in a sandbox (no
+    network, nothing writable, the runner's private paths masked), with ``-I`` (no
+    ``PYTHON*`` variables, no user site, not the current folder: what a sandboxed bot's
+    interpreter imports, as HOME and the folder are private there) and ``-B`` (no
+    bytecode written). Its answer is only a list of folders, and each one is bound only if
+    it exists, is not too broad (``own_folder_ok``) and passes the check every bind passes.
+    """
+    import tempfile
+
+    bwrap = shutil.which("bwrap")
+    argv = probe_args(bwrap, python, secrets) if bwrap else None
+    if argv is None:
+        log.warning("--sandbox: cannot ask %s where it imports from (no bwrap, or a "
+                    "private path cannot be masked)", python)  # fmt: skip
+        return None
+    env = {"PATH": "/usr/bin:/bin", "HOME": "/nonexistent", "LANG": "C.UTF-8"}
+    try:
+        with tempfile.TemporaryFile() as out:
+            subprocess.run(
+                argv, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.DEVNULL,
+                timeout=PROBE_SECONDS, check=False, preexec_fn=_probe_limits,
+            )  # fmt: skip
+            out.seek(0)
+            answer = json.loads(out.read(PROBE_OUTPUT).decode())["cirulla-probe"]
+    except (OSError, subprocess.TimeoutExpired, ValueError, KeyError, TypeError) as exc:
+        log.warning("--sandbox: cannot ask %s where it imports from (%s)", python, exc)
+        return None
+    if not isinstance(answer, list):
+        return None
+    return [p for p in answer if isinstance(p, str)][:MAX_INTERPRETER_PATHS]
+
+
+def _stamp(paths: Iterable[Path | str]) -> tuple[int, ...]:
+    """The modification times of ``paths`` (0: missing): a ``pip install`` in the
+    environment changes its site-packages folder, and the answer is asked again."""
+    out = []
+    for path in paths:
+        try:
+            out.append(os.stat(path).st_mtime_ns)
+        except OSError:
+            out.append(0)
+    return tuple(out)
+
+
+def interpreter_paths(python: str, private: Iterable[Path] = ()) -> tuple[Path, ...]:
+    """The folders ``python`` (another interpreter than the runner's) imports from:
+    its prefix, base prefix and the folders of its ``sys.path`` (``ask_interpreter``),
+    those that exist and are not too broad; kept while its folders are unchanged."""
+    secrets = tuple(private_reals([*private, *ALWAYS_PRIVATE]))
+    key = (os.path.abspath(python), secrets)
+    with _probe_lock:
+        kept = _probed.get(key)
+        if kept is not None and kept[0] == _stamp([python, *kept[1]]):
+            return kept[1]
+    answer = ask_interpreter(python, secrets)
+    found: list[Path] = []
+    for word in answer or ():
+        path = Path(word)
+        if not path.is_absolute() or not path.exists() or not own_folder_ok(path):
+            continue  # "", a zip that is not there, "/", "/home": never a whole top folder
+        found.append(Path(os.path.abspath(path)))
+    paths = tuple(dict.fromkeys(found))
+    if answer is not None:
+        with _probe_lock:
+            _probed[key] = (_stamp([python, *paths]), paths)
+    return paths
+
+
+def bot_binds(argv: Sequence[str], private: Iterable[Path] = ()) -> list[Bind]:
     """What a bot's command line (already made absolute) needs bound: every file and
     folder it names; the whole folder of its program (a multi-file bot imports or reads
-    what lies beside it); a named file's side files; a virtual environment's whole tree
-    when its interpreter runs the bot. Each ``Bind`` is seen at the path the command
-    names, its source the real path (so the check sees what is really bound)."""
+    what lies beside it), a Python file it names counting as one (``policy:model=bot.py``
+    imports the modules beside it); a named file's side files; a virtual environment's
+    whole tree when its interpreter runs the bot, and, for an interpreter other than the
+    runner's, every folder it imports from (``interpreter_paths``, asked with ``private``
+    masked). Each ``Bind`` is seen at the path the command names, its source the real
+    path (so the check sees what is really bound)."""
     install = install_binds()
+    private = tuple(private)
     wanted: list[Path] = []
+    for python in interpreters(argv):
+        wanted += interpreter_paths(python, private)
     program_set = set(programs(argv, install))
     for path in named_paths(argv):
+        venv = _venv_root(path) if path.is_file() else None
+        if venv is not None and not runners_own(str(path)):
+            wanted.append(venv)  # before the next test: its python may link into the install
+            continue
         if _installed(path, install):
             continue  # bound already, as part of the installation
-        venv = _venv_root(path) if path.is_file() else None
-        if venv is not None:
-            wanted.append(venv)
-            continue
-        if path in program_set and own_folder_ok(path.parent):
+        program = path in program_set or (path.suffix == ".py" and path.is_file())
+        if program and own_folder_ok(path.parent):
             wanted.append(path.parent)
             continue
         wanted.append(path)
         if path.is_file():
             wanted += side_files(path)
     binds: list[Bind] = []
-    for path in dict.fromkeys(wanted):
+    # the widest first: a folder inside one bound already is not bound again
+    for path in sorted(dict.fromkeys(wanted), key=lambda p: len(Path(os.path.abspath(p)).parts)):
         dest = os.path.abspath(path)
-        if not covered(dest, binds):
+        if not covered(dest, binds) and not covered(dest, install):
             binds.append(Bind(real(path), dest))
     return binds

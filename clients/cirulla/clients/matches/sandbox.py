@@ -284,7 +284,7 @@ class Confinement:
         confinement's): its group is made here, with the limits set, before it starts."""
         limits = limits or self.limits
         argv = binds.absolute_argv(argv)
-        readable = tuple(binds.bot_binds(argv))
+        readable = tuple(binds.bot_binds(argv, self.private))
         group = self.groups.bot(bot, limits) if self.groups is not None else None
         sandbox = Sandbox(limits, readable, group, self.private)
         endpoint = self.relay.endpoint()
