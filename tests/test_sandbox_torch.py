@@ -151,6 +151,25 @@ def test_a_torch_policy_plays_on_a_sandboxed_ladder_with_one_line(tmp_path: Path
     assert said and all("weights torch_policy.pt" in line for line in said), logs[-3000:]
 
 
+def test_a_bot_path_left_out_is_said_in_the_runners_log(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Found while running the ladder line: a bot kept in the ladder's folder (private:
+    its SQLite database is there) saw only "no such file". The runner's log now names the
+    path it did not show, once."""
+    ladder = tmp_path / "ladder"
+    bot = ladder / "examples" / "torch_policy.py"
+    bot.parent.mkdir(parents=True)
+    bot.write_text("def act(o, m): return 0\n")
+    extra = binds.bot_binds([sys.executable, "-m", "x", f"policy:model={bot}"])
+    with caplog.at_level("WARNING", logger=binds.__name__):
+        args = binds.bwrap_args(extra, [ladder])
+        binds.bwrap_args(extra, [ladder])
+    assert str(bot.parent) not in args
+    said = [r.getMessage() for r in caplog.records if str(bot.parent) in r.getMessage()]
+    assert len(said) == 1 and "private path of this runner" in said[0], said
+
+
 def side_venv(tmp_path: Path) -> tuple[Path, Path, Path]:
     """A virtual environment that is not the runner's, as CI's side venv is made: the
     project reached through a ``.pth`` file, and a folder of its own modules added by an

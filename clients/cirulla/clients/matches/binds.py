@@ -195,6 +195,25 @@ def masks(bind: Bind, private: Sequence[Path], *, install: bool) -> list[str] | 
     return args
 
 
+#: The bot paths left out so far (each said once, at most this many remembered).
+_dropped: set[str] = set()
+MAX_DROPPED_SAID = 1024
+
+
+def dropped(dest: str) -> None:
+    """Say once, in the runner's log, that a bot's path is left out: the bot only sees
+    ``no such file``, and a bot kept in the ladder's folder (where its SQLite database
+    is, private) is an easy layout to fall into."""
+    if dest in _dropped or len(_dropped) >= MAX_DROPPED_SAID:
+        return
+    _dropped.add(dest)
+    log.warning(
+        "--sandbox: %s is, or lies in, a private path of this runner (its data, database, "
+        "output or a secret): not shown to the bot; keep a bot's files elsewhere",
+        dest,
+    )
+
+
 def bwrap_args(extra: Sequence[Bind], private: Iterable[Path]) -> list[str]:
     """The read-only binds of a sandbox (the installation, then ``extra``, the bot's own
     paths), each checked; the masks come last, over what they mask. BindRefused when the
@@ -219,6 +238,7 @@ def bwrap_args(extra: Sequence[Bind], private: Iterable[Path]) -> list[str]:
             continue
         found = masks(bind, secrets, install=False)
         if found is None:
+            dropped(bind.dest)
             continue
         args += ["--ro-bind-try", str(bind.source), bind.dest]
         hide += found
