@@ -41,3 +41,43 @@ def test_without_recover_the_tournament_stops_after_three_games(tmp_path: Path) 
     assert done.returncode == 1
     assert "--recover" in done.stdout  # the stop names the way to go on
     assert len((tmp_path / "t" / "games.jsonl").read_text().splitlines()) == 3
+
+
+def test_a_bot_that_joined_no_game_fails_even_a_short_run(tmp_path: Path) -> None:
+    """Two games never reach the stop after three (issue 40, item 5): the run still ends
+    with status 1 and the dead bot's own error, and the healthy bot is not blamed."""
+    argv = [sys.executable, "-m", "cirulla", "tournament", "--out", str(tmp_path / "t")]
+    argv += ["--bot", "greedy", "--bot", "mine=cmd:{python} nothere.py", "--games", "2"]
+    argv += ["--target", "11", "--seed", "5"]
+    done = subprocess.run(
+        argv, capture_output=True, text=True, timeout=300, check=False, cwd=tmp_path
+    )
+    output = done.stdout + done.stderr
+    assert done.returncode == 1, output
+    assert "Traceback" not in output
+    assert "bot mine joined none of its 2 games" in output, output
+    assert "nothere.py" in output.split("joined none of its")[1]  # its stderr's tail
+    assert "No such file or directory" in output
+    assert "greedy) exited" not in output and "greedy joined none" not in output
+    games = [json.loads(x) for x in (tmp_path / "t" / "games.jsonl").read_text().splitlines()]
+    assert len(games) == 2 and all(g["winner"] == g["seats"].index("greedy") for g in games)
+
+
+def test_a_bot_that_joined_some_games_is_not_called_dead(tmp_path: Path) -> None:
+    """A bot that fails now and then is beaten, not broken: the run passes."""
+    flaky = (
+        "flaky=cmd:{python} -c 'import os, sys; "
+        "sys.exit(1) if os.path.exists(\"once\") else open(\"once\", \"w\"); "
+        "os.execv(sys.executable, [sys.executable, \"-m\", \"cirulla\", \"bot\", \"random\"])'"
+    )
+    argv = [sys.executable, "-m", "cirulla", "tournament", "--out", str(tmp_path / "t")]
+    argv += ["--bot", "random", "--bot", flaky, "--games", "2", "--concurrency", "1"]
+    argv += ["--target", "11", "--seed", "5"]
+    done = subprocess.run(
+        argv, capture_output=True, text=True, timeout=300, check=False, cwd=tmp_path
+    )
+    output = done.stdout + done.stderr
+    games = [json.loads(x) for x in (tmp_path / "t" / "games.jsonl").read_text().splitlines()]
+    assert [bool(g["unjoined"]) for g in games].count(True) == 1, output
+    assert done.returncode == 0, output
+    assert "joined none" not in output

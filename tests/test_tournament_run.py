@@ -162,7 +162,8 @@ def test_random_vs_greedy_duplicate_pair(tmp_path: Path) -> None:
 def test_crashing_bot_loses_and_the_tournament_goes_on(tmp_path: Path) -> None:
     out = tmp_path / "t"
     crash = f"crash=cmd:{sys.executable} -c 'import sys; sys.exit(1)' {{server}}"
-    assert run(out, "--bot", crash, "--bot", "random", "--games", "2") == 0
+    # a bot that joined none of its games fails the run, however short (issue 40, item 5)
+    assert run(out, "--bot", crash, "--bot", "random", "--games", "2") == 1
     games = journal(out)
     assert len(games) == 2
     for game in games:
@@ -182,7 +183,8 @@ def test_a_bot_that_never_joins_gets_its_match_aborted_on_the_server(tmp_path: P
         out = tmp_path / "t"
         crash = f"crash=cmd:{sys.executable} -c 'import sys; sys.exit(3)' {{server}}"
         args = ("--server", server.address, "--admin-token", "s3cret")
-        assert run(out, *args, "--bot", crash, "--bot", "random", "--games", "2") == 0
+        # it joined none of its games: the run fails (issue 40, item 5)
+        assert run(out, *args, "--bot", crash, "--bot", "random", "--games", "2") == 1
         games = journal(out)
         assert len(games) == 2
         with grpc.insecure_channel(server.address) as channel:
@@ -264,7 +266,7 @@ def test_hung_bot_that_never_joins_loses_at_the_wall_clock_limit(tmp_path: Path)
     out = tmp_path / "t"
     hang = f"hang=cmd:{sys.executable} -c 'import time; time.sleep(600)'"
     args = ("--bot", hang, "--bot", "random", "--games", "2", "--game-timeout", "3")
-    assert run(out, *args) == 0
+    assert run(out, *args) == 1  # it joined none of its games: the run fails (issue 40, 5)
     games = journal(out)
     assert len(games) == 2
     for game in games:

@@ -563,7 +563,10 @@ class Referee:
             if len(remaining) == 1:
                 winner = remaining.pop()
         for seat, code in enumerate(codes):
-            if code and outcomes[seat] == Outcome.OK:
+            # After a seat never joined, the runner aborts the match, and the seats that
+            # did join end with it (their bots exit 1 on an aborted match): that is no
+            # fault of theirs, and naming it blamed the healthy opponent of a dead bot.
+            if code and outcomes[seat] == Outcome.OK and not forfeits:
                 notes.append(f"seat {seat} ({game.seats[seat]}) exited with code {code}")
         for seat, seat_note in sorted(seat_notes.items()):
             if seat_note:

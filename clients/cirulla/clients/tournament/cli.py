@@ -562,10 +562,14 @@ def _run_locked(args: argparse.Namespace, settings: Settings, out: Path, console
     )
     if left:
         console.print(f"{left} games left; continue with: cirulla tournament --resume {out}")
+    failed = 0
+    for report in tournament.never_joined():
+        console.print(report, style="red", markup=False, highlight=False)
+        failed = 1
     if tournament.broken_bots:
         console.print(
             f"[red]{', '.join(tournament.broken_bots)} never joined their games (--recover: "
             "played as forfeits, see above); exit status 1[/]"
         )
-        return 1
-    return 0
+        failed = 1
+    return failed

@@ -408,6 +408,34 @@ class Tournament:
             )
 
 
+    def never_joined(self) -> list[str]:
+        """Bots that joined none of their finished games (not already reported by
+        ``--recover``), each with the tail of its last log: whatever the length of the
+        run, such a bot is broken, not beaten, and the run must not pass for a result
+        (cutechess prints the engine's error and fails likewise). Two games never reach
+        the stop after START_FAILURES, so this is checked at the end as well."""
+        seen: dict[str, tuple[int, int, str]] = {}  # bot -> (games, joined, last log)
+        for _, result in sorted(self.done.items()):
+            for bot in set(result.seats):
+                seats = [s for s, name in enumerate(result.seats) if name == bot]
+                games, joined, log = seen.get(bot, (0, 0, ""))
+                joined += any(s not in result.unjoined for s in seats)
+                if len(result.logs) > seats[0] and result.logs[seats[0]]:
+                    log = result.logs[seats[0]]
+                seen[bot] = (games + 1, joined, log)
+        reports = []
+        for bot, (games, joined, log) in seen.items():
+            if joined or bot in self.broken_bots:
+                continue
+            where = self.out / log if log else None
+            tail = log_tail(where) if where is not None else "  (no log)"
+            reports.append(
+                f"bot {bot} joined none of its {games} games (it crashes at start, or its "
+                f"command is wrong). Last lines of {where or 'its log'}:\n{tail}"
+            )
+        return reports
+
+
 def timed(fn: Callable[[], Standings]) -> tuple[Standings, float]:
     start = time.monotonic()
     return fn(), time.monotonic() - start
