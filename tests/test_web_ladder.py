@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import grpc
+import pytest
 
 from cirulla.v1 import ladder_pb2, match_pb2
 from cirulla.v1 import match_service_pb2 as ms
@@ -122,6 +123,7 @@ def check_withheld(ladder: LadderProcess, base: str) -> str:
     raise AssertionError("never saw the first game of a duplicate pair withheld")
 
 
+@pytest.mark.slow
 def test_ladder_web_view_in_a_real_browser(tmp_path: Path) -> None:
     from playwright.async_api import async_playwright
 
@@ -261,11 +263,18 @@ def test_ladder_web_view_in_a_real_browser(tmp_path: Path) -> None:
         ladder.stop()
 
 
+@pytest.mark.slow
 def test_live_ladder_match_shows_no_hand(tmp_path: Path) -> None:
     """The live view of a running ladder match, first state rendered by the server:
-    hands are backs only; its table cards are the spectator's view."""
+    hands are backs only; its table cards are the spectator's view.
+
+    One match at a time (--concurrency 1): a game is watchable only while its duplicate
+    twin is not in play (the match server withholds it otherwise), so each pair's second
+    game is watchable from its first move to its last. With the twins played side by side
+    (the default concurrency) both are withheld almost to the end, and the test waited
+    for a few lucky moments between them (1 to 3 minutes)."""
     bot, db = slow_bot_and_db(tmp_path)
-    ladder = LadderProcess(tmp_path / "ladder", db, "--http", "127.0.0.1:0")
+    ladder = LadderProcess(tmp_path / "ladder", db, "--http", "127.0.0.1:0", "--concurrency", "1")
     ladder.start()
     try:
         base = "http://" + json.loads((ladder.folder / "cirulla-ladder.json").read_text())["http"]
