@@ -21,6 +21,43 @@ def data_dir() -> Path:
     return DATA
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The long tests first (marked ``slow``; the order is otherwise kept), so that under
+    pytest-xdist no worker starts a long test when the others are nearly done; and the
+    ``xdist_group`` marks kept on an xdist worker under ``--dist loadgroup``."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+    if getattr(config.option, "loadgroup", False):
+        for item in items:
+            _name_its_group(item)
+
+
+def _name_its_group(item: pytest.Item) -> None:
+    """Suffix ``@GROUP`` to the node id of a test marked ``xdist_group(GROUP)``.
+
+    That suffix is how pytest-xdist's loadgroup scheduler sees a group, and pytest-xdist
+    3.8 writes it to ``item._nodeid``, which pytest 9.2 no longer reads (the id is the
+    structured ``item._id``): every group was split across the workers, and the sdist and
+    the wheel of tests/dists.py were built once per worker. Nothing to do where the
+    suffix is already there (an xdist that writes it where pytest reads it).
+    """
+    names = sorted(
+        {
+            str(m.args[0] if m.args else m.kwargs.get("name", "default"))
+            for m in item.iter_markers("xdist_group")
+        }
+    )
+    if not names:
+        return
+    suffix = "@" + "_".join(names)
+    if item.nodeid.endswith(suffix):
+        return
+    current = getattr(item, "_id", None)
+    if current is None or isinstance(current, str):
+        return  # an older pytest: xdist's own rename works there
+    item._id = type(current).parse(item.nodeid + suffix)
+
+
 # PostgreSQL fixtures (a real server; one fresh database per test): see tests/postgres.py.
 # The sdist and the wheel, built once per session: see tests/dists.py.
 from .dists import built_dists  # noqa: E402, F401
