@@ -45,6 +45,8 @@ class LadderProcess:
         self.proc: subprocess.Popen[bytes] | None = None
         self.log = folder / "serve.log"
         self.address = ""
+        #: one channel per address for stub(): tests poll it many times a second
+        self._channels: dict[str, grpc.Channel] = {}
 
     def start(self, timeout: float = 90.0) -> str:
         self.folder.mkdir(parents=True, exist_ok=True)
@@ -92,7 +94,12 @@ class LadderProcess:
             return None
 
     def stub(self) -> ladder_pb2_grpc.LadderServiceStub:
-        return ladder_pb2_grpc.LadderServiceStub(grpc.insecure_channel(self.address))
+        """A LadderService stub on the ladder's address (one channel per address, kept
+        open: a poll no longer opens a connection each time)."""
+        channel = self._channels.get(self.address)
+        if channel is None:
+            channel = self._channels[self.address] = grpc.insecure_channel(self.address)
+        return ladder_pb2_grpc.LadderServiceStub(channel)
 
     def admin(self) -> tuple[tuple[str, str], ...]:
         """The admin metadata, from the token file the ladder names in its state file."""
