@@ -201,6 +201,7 @@ for line in sys.stdin:
 """
 
 
+@pytest.mark.slow
 def test_bot_check_catches_a_broken_engine(tmp_path: Path, server: str) -> None:
     script = tmp_path / "broken.py"
     script.write_text(textwrap.dedent(BROKEN))

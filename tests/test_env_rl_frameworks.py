@@ -73,6 +73,7 @@ def _check_agent(tmp_path: Path, summary: dict[str, object]) -> None:
     assert all(row["games"] > 0 for row in standings)
 
 
+@pytest.mark.slow
 @needs_rl
 def test_maskable_ppo_example_trains_exports_and_plays(tmp_path: Path) -> None:
     done = run_rl(
@@ -96,6 +97,7 @@ def test_maskable_ppo_example_trains_exports_and_plays(tmp_path: Path) -> None:
         assert onnx(obs, mask) == npz(obs, mask)
 
 
+@pytest.mark.slow
 @needs_rl
 def test_cleanrl_style_ppo_example_trains_and_plays(tmp_path: Path) -> None:
     done = run_rl(

@@ -410,6 +410,7 @@ def test_a_kept_alive_process_never_plays_both_twins(tmp_path: Path) -> None:
         pool.close()
 
 
+@pytest.mark.slow
 def test_an_enrolled_bot_that_never_joins_frees_its_slots_within_a_lease(
     tmp_path: Path,
 ) -> None:
@@ -545,6 +546,7 @@ def tokens_on_command_lines(pid: int) -> list[str]:
     return found
 
 
+@pytest.mark.slow
 def test_a_managed_bot_sees_nothing_of_the_ladder(tmp_path: Path) -> None:
     """A hostile `cmd:` bot names the ladder's database and data folder on its command
     line and has every other path written into it: the ladder database, its data folder
@@ -766,6 +768,7 @@ def test_no_bot_outlives_a_sigkilled_ladder(tmp_path: Path, sandbox: tuple[str, 
                 os.kill(left, signal.SIGKILL)
 
 
+@pytest.mark.slow
 def test_the_ladder_speaks_tls_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`ladder serve --tls-cert/--tls-key`: the operator's commands (the CA from
     $CIRULLA_TLS_CA, --tls-ca, or the state file) and a connect-in bot work over TLS,

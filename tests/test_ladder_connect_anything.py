@@ -15,6 +15,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.ladder_harness import LadderProcess, pids_mentioning, wait_for
 from tests.server_harness import tied_to_this_process
 
@@ -56,6 +58,7 @@ def rated_games(ladder: LadderProcess) -> dict[str, int]:
     return {e["bot"]["name"]: e["rating"]["games"] for e in json.loads(out)["entries"]}
 
 
+@pytest.mark.slow
 def test_a_text_engine_and_the_docs_python_bot_play_rated_ladder_matches(tmp_path: Path) -> None:
     ladder = LadderProcess(tmp_path / "ladder", f"sqlite:///{tmp_path / 'ladder.sqlite3'}")
     address = ladder.start()

@@ -28,6 +28,7 @@ def state_of(ladder: LadderProcess, name: str) -> str:
     return lines[0]
 
 
+@pytest.mark.slow
 def test_a_dropped_connect_in_bot_shows_offline(
     tmp_path: Path, db_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:

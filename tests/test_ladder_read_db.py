@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.ladder_harness import LadderProcess, open_store, wait_for
 
 NOTICE = "ladder not running: read from the database at "
@@ -33,6 +35,7 @@ def read(folder: Path, *args: str) -> str:
     return out.stdout
 
 
+@pytest.mark.slow
 def test_reads_come_from_the_database_when_the_ladder_is_down(tmp_path: Path, db_url: str) -> None:
     ladder = LadderProcess(tmp_path / "ladder", db_url)
     ladder.start()

@@ -191,6 +191,7 @@ def test_migration_0005_from_0004(db_url: str) -> None:
     assert store.match_requests() == []
 
 
+@pytest.mark.slow
 def test_request_on_a_real_ladder(
     tmp_path: Path, db_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:

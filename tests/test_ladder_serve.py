@@ -88,6 +88,7 @@ def assert_counted_once(db: str) -> None:
     store.engine.dispose()
 
 
+@pytest.mark.slow
 def test_ladder_serves_rates_and_deactivates(tmp_path: Path) -> None:
     """On SQLite only (the slowest test of the ladder); the store's tests cover the same
     rules on PostgreSQL, and the SIGKILL test runs the whole ladder on both."""

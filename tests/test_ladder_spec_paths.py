@@ -57,6 +57,7 @@ def test_resolve_spec_paths(tmp_path: Path) -> None:
             resolve_spec_paths(missing, tmp_path)
 
 
+@pytest.mark.slow
 def test_relative_spec_runs_in_the_worker_and_a_crash_shows_its_stderr(
     tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, db_url: str
 ) -> None:

@@ -310,6 +310,7 @@ def test_its_action_features_are_the_environments_then_the_table_left() -> None:
     assert checked >= 200
 
 
+@pytest.mark.slow
 def test_it_and_the_guided_search_play_rated_ladder_matches(tmp_path: Path) -> None:
     """Registered by spec like any bot, both play real rated matches on a real ladder, with
     no failure charged to either."""

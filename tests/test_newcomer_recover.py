@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 # prints "no module named mine" (the spec, also printed, does not hold that text)
 BROKEN = 'broken=cmd:{python} -c \'import sys; print("no module", "named mine"); sys.exit(1)\''
 
@@ -20,6 +22,7 @@ def run(out: Path, *extra: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(argv, capture_output=True, text=True, timeout=300, check=False)
 
 
+@pytest.mark.slow
 def test_recover_plays_every_game_prints_the_tail_once_and_exits_1(tmp_path: Path) -> None:
     done = run(tmp_path / "t", "--recover")
     output = done.stdout + done.stderr

@@ -12,6 +12,8 @@ import re
 import time
 from pathlib import Path
 
+import pytest
+
 from cirulla.clients.play.app import PlayApp, WatchApp
 from cirulla.clients.play.launch import LocalGame
 from cirulla.v1 import events_pb2, match_service_pb2
@@ -97,6 +99,7 @@ class RecordingWatch(WatchApp):
                 self.deal_ends.append((self.screen_text(), self.taker.side))
 
 
+@pytest.mark.slow
 def test_play_shows_each_deal_end_and_the_final_position(tmp_path: Path) -> None:
     final = ""
 
