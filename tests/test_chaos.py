@@ -8,11 +8,15 @@ ladder plays them all, each hostile one first against an honest one, until the s
 ones are stopped and honest games have ended (at least 20 s, at most 4 minutes). Then:
 
 * every finished match of an honest bot was played normally by it (its seats all
-  ``ok``: no forfeit, no timeout, so every move within its limit) and no honest bot was
-  deactivated or has a failure counted;
+  ``ok``: no forfeit, no timeout) and every one of its moves in the games' records took
+  less than the move clock (none played by the server on a timeout), and no honest bot
+  was deactivated or has a failure counted;
 * the hostile bots that a limit stops are stopped, the limit named in their failure
   (``killed: memory limit 2 GiB``, ``killed: process limit 256``, ``killed: output
   limit 64 MiB``); the tmpfs filler's files stopped at their size;
+* the CPU burner, held to its quota of one core, is named in its games' notes
+  (``throttled: cpu limit 1 core``), and if its moves overran its clock the forfeit
+  names the clock;
 * the ladder process's threads, open files and resident memory, sampled from /proc all
   along, stay bounded.
 """
@@ -32,10 +36,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import grpc
 import pytest
 
 from cirulla.bots.cgroups import undelegate
-from cirulla.v1 import ladder_pb2
+from cirulla.v1 import ladder_pb2, match_service_pb2, match_service_pb2_grpc
 from tests.ladder_harness import LadderProcess, open_store, wait_for
 
 pytestmark = pytest.mark.slow
@@ -60,6 +65,8 @@ STOPPED_BY = {
     "balloon": "killed: memory limit 2 GiB",
     "stdout": "killed: output limit 64 MiB",
 }
+#: What names the quota that held a hostile bot back, in its games' notes.
+THROTTLED = {"burner": "throttled: cpu limit 1 core"}
 #: Seconds the ladder plays at least, and at most until what is checked has happened
 #: (a loaded machine plays slower: the test waits for the games, not for a clock).
 MIN_SECONDS = 20.0
@@ -77,6 +84,21 @@ def tmpfs_reported(folder: Path) -> bool:
     return any("HOSTILE tmpfs" in text for text in logs_of(folder))
 
 
+def shown_matches(stub: Any, name: str) -> list[Any]:
+    """``name``'s ladder matches that are over and not withheld."""
+    history = stub.GetBotHistory(ladder_pb2.GetBotHistoryRequest(bot_name=name, page_size=200))
+    return [
+        m
+        for m in history.matches
+        if m.status == ladder_pb2.LADDER_MATCH_STATUS_FINISHED and not m.withheld
+    ]
+
+
+def notes_of(stub: Any, name: str) -> list[str]:
+    """Every note of ``name``'s finished, shown matches."""
+    return [note for m in shown_matches(stub, name) for note in m.notes]
+
+
 def finished_honest(stub: Any) -> int:
     """Finished, shown (not withheld) matches with an honest seat."""
     seen = set()
@@ -86,6 +108,45 @@ def finished_honest(stub: Any) -> int:
             if match.status == ladder_pb2.LADDER_MATCH_STATUS_FINISHED and not match.withheld:
                 seen.add(match.match_id)
     return len(seen)
+
+
+def move_times(
+    matches: Any, histories: dict[str, Any], admin: Any
+) -> list[tuple[str, int, list[int], int]]:
+    """(bot, its seat's timeouts, every move's milliseconds, the move clock) of each game
+    an honest bot finished and that is shown, from the match server's records."""
+    out = []
+    for name, history in histories.items():
+        for match in history:
+            if match.status != ladder_pb2.LADDER_MATCH_STATUS_FINISHED or match.withheld:
+                continue
+            seats = {s.seat for s in match.seats if s.bot_name == name}
+            got = matches.GetMatch(
+                match_service_pb2.GetMatchRequest(match_id=match.server_match_id),
+                metadata=admin,
+                timeout=30,
+            ).match
+            limit = got.settings.time_control.move_limit_ms
+            timeouts = sum(s.timeouts for s in got.seats if s.seat in seats)
+            listed = matches.ListRecords(
+                match_service_pb2.ListRecordsRequest(match_id=match.server_match_id),
+                metadata=admin,
+                timeout=30,
+            )
+            elapsed = []
+            for summary in listed.records:
+                record = matches.GetRecord(
+                    match_service_pb2.GetRecordRequest(record_id=summary.record_id),
+                    metadata=admin,
+                    timeout=30,
+                ).record
+                for deal in record.deals:
+                    for action in deal.actions:
+                        if action.seat in seats:
+                            elapsed.append(action.elapsed_ms)
+                            timeouts += action.by_timeout
+            out.append((name, timeouts, elapsed, limit))
+    return out
 
 
 @pytest.fixture
@@ -247,7 +308,11 @@ def test_honest_bots_play_on_while_hostile_ones_are_stopped(
                 limit in store.bots.get_bot(name)["last_failure"]
                 for name, limit in STOPPED_BY.items()
             )
-            return named and tmpfs_reported(folder) and finished_honest(stub) >= 6
+            throttled = all(
+                any(words in note for note in notes_of(stub, name))
+                for name, words in THROTTLED.items()
+            )
+            return named and throttled and tmpfs_reported(folder) and finished_honest(stub) >= 6
 
         time.sleep(MIN_SECONDS)
         wait_for(enough, MAX_SECONDS, "the hostile bots to be stopped and honest games to end")
@@ -260,6 +325,9 @@ def test_honest_bots_play_on_while_hostile_ones_are_stopped(
         }
         bots = {name: store.bots.get_bot(name) for name in {**HONEST, **HOSTILE}}
         logs = logs_of(folder)
+        matches = match_service_pb2_grpc.MatchServiceStub(grpc.insecure_channel(ladder.address))
+        honest_moves = move_times(matches, histories, ladder.admin())
+        hostile_notes = {name: notes_of(stub, name) for name in THROTTLED}
     finally:
         ladder.stop()
     report = {
@@ -283,10 +351,25 @@ def test_honest_bots_play_on_while_hostile_ones_are_stopped(
         assert bots[name]["state"] == "active", report
         assert bots[name]["consecutive_failures"] == 0, report
     assert finished >= 4, (finished, report)
+    # every honest move within the clock, none settled by the server on a timeout
+    assert honest_moves, "no honest move read from the records"
+    for name, seat_timeouts, elapsed, limit_ms in honest_moves:
+        assert seat_timeouts == 0 and all(ms < limit_ms for ms in elapsed), (
+            name,
+            seat_timeouts,
+            max(elapsed, default=0),
+            limit_ms,
+        )
     # hostile bots a limit stops: stopped with the limit named
     for name, named in STOPPED_BY.items():
         text = bots[name]["last_failure"] + " " + bots[name]["state_reason"]
         assert named in text, str(report)
+    # the CPU burner: held to its quota and named; a forfeit on time names the clock
+    for name, words in THROTTLED.items():
+        assert any(words in note for note in hostile_notes[name]), (name, hostile_notes[name])
+        for note in hostile_notes[name]:
+            if f"({name}) forfeited: timeout" in note:
+                assert "(move clock " in note, note
     # the tmpfs filler's files stopped at their size (512 MiB /tmp, 64 MiB /dev/shm)
     full = [line for text in logs for line in text.splitlines() if "HOSTILE tmpfs" in line]
     assert full, "the tmpfs filler never reported"

@@ -18,9 +18,7 @@ CHECK = [sys.executable, "-m", "cirulla", "bot", "check"]
 
 
 def check(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*CHECK, *args], capture_output=True, text=True, timeout=300, check=False
-    )
+    return subprocess.run([*CHECK, *args], capture_output=True, text=True, timeout=300, check=False)
 
 
 def test_a_ballooning_engine_is_reported_killed_at_its_memory_limit() -> None:

@@ -411,6 +411,64 @@ class RunGroups:
             _remove_tree(path)
 
 
+@dataclass(frozen=True)
+class Throttling:
+    """A group's CPU quota at work (its cpu.stat counters, cumulative): ``periods`` of
+    the CFS bandwidth period it had runnable tasks in, ``throttled`` of those it hit its
+    quota in, ``seconds`` it spent throttled."""
+
+    periods: int = 0
+    throttled: int = 0
+    seconds: float = 0.0
+
+    def __sub__(self, other: Throttling) -> Throttling:
+        return Throttling(
+            self.periods - other.periods,
+            self.throttled - other.throttled,
+            self.seconds - other.seconds,
+        )
+
+    def held_back(self) -> bool:
+        """Whether the quota held it back, not merely clipped a moment of it: throttled
+        for a quarter of a second or more, in at least a fifth of its periods. A bot
+        within its cores is throttled in no period (a start-up's burst of threads in a
+        few); one that wants every core is throttled in most."""
+        return self.seconds >= 0.25 and self.throttled * 5 >= self.periods > 0
+
+
+#: Threads of one group read at most per ``CpuDemand.sample`` (a thread bomb holds its
+#: process limit's worth; what is left unread is counted at the next sample).
+DEMAND_THREADS = 512
+
+
+@dataclass
+class CpuDemand:
+    """How much CPU a group's threads *wanted*: the time each ran plus the time it waited,
+    runnable, for a CPU (``/proc/TID/schedstat``), summed over samples. Unlike the
+    quota's throttling counters this does not depend on the machine's load: a thread
+    that spins is runnable all the time whether it runs or waits, a bot waiting for its
+    turn is neither. Threads that end between samples are counted up to the last one."""
+
+    #: thread id -> its run + wait nanoseconds at the last sample
+    seen: dict[int, int] = dataclasses.field(default_factory=dict)
+    #: nanoseconds wanted in all, over the samples
+    total_ns: int = 0
+
+    def sample(self, group: BotGroup) -> None:
+        now: dict[int, int] = {}
+        for tid in group.threads()[:DEMAND_THREADS]:
+            fields = _read(Path(f"/proc/{tid}/schedstat")).split()
+            if len(fields) >= 2 and fields[0].isdigit() and fields[1].isdigit():
+                now[tid] = int(fields[0]) + int(fields[1])
+                # a reused thread id starts lower: counted from 0
+                self.total_ns += max(0, now[tid] - self.seen.get(tid, 0))
+        self.seen = now
+
+    @property
+    def seconds(self) -> float:
+        return self.total_ns / 1e9
+
+
 @dataclass
 class BotGroup:
     """One bot process tree's group (a folder per controller on v1, one on v2)."""
@@ -460,6 +518,12 @@ class BotGroup:
         text = _read(self.paths["pids"] / "cgroup.procs")
         return [int(p) for p in text.split() if p.isdigit()]
 
+    def threads(self) -> list[int]:
+        """Every thread of the group's processes (v1: ``tasks``; v2: ``cgroup.threads``)."""
+        name = "cgroup.threads" if self.version == 2 else "tasks"
+        text = _read(self.paths["pids"] / name)
+        return [int(p) for p in text.split() if p.isdigit()]
+
     def memory_peak(self) -> int:
         name = "memory.peak" if self.version == 2 else "memory.max_usage_in_bytes"
         text = _read(self.paths["memory"] / name).strip()
@@ -475,10 +539,17 @@ class BotGroup:
         return _keyed(self.paths["pids"] / "pids.events").get("max", 0)
 
     def throttled_seconds(self) -> float:
+        return self.cpu_throttling().seconds
+
+    def cpu_throttling(self) -> Throttling:
+        """What its CPU quota did so far (cpu.stat: the CFS periods the group ran in,
+        those it was throttled in, for how long): zeros where the file is not there."""
         stat = _keyed(self.paths["cpu"] / "cpu.stat")
         if self.version == 2:
-            return stat.get("throttled_usec", 0) / 1e6
-        return stat.get("throttled_time", 0) / 1e9
+            seconds = stat.get("throttled_usec", 0) / 1e6
+        else:
+            seconds = stat.get("throttled_time", 0) / 1e9
+        return Throttling(stat.get("nr_periods", 0), stat.get("nr_throttled", 0), seconds)
 
     def limit_hit(self) -> str | None:
         """The hard limit this tree ran into (which stops it), or None: ``memory limit

@@ -161,6 +161,11 @@ class SeatPlayer(Protocol):
         """``killed: memory limit 2 GiB`` when a limit stopped it, else None."""
         ...
 
+    def throttled_by(self) -> str | None:
+        """``throttled: cpu limit 1 core (...)`` when its CPU quota held it back in this
+        game (``supervise.THROTTLE_NOTED``), else None."""
+        ...
+
 
 class CommandSeat:
     """A ``cmd:`` bot: one process for this seat of this game (None: it could not start)."""
@@ -186,6 +191,9 @@ class CommandSeat:
     def killed_by(self) -> str | None:
         return self.child.killed_by() if self.child is not None else None
 
+    def throttled_by(self) -> str | None:
+        return self.child.throttled_by() if self.child is not None else None
+
 
 class ServedSeat:
     """A served bot playing this seat: back to the pool when it reports leaving the match,
@@ -203,6 +211,8 @@ class ServedSeat:
 
     def finish(self, grace: float) -> int | None:
         done = self.ticket.done.wait(grace)
+        # read before the process goes back to its pool (its next game marks anew)
+        self.throttled = self.served.throttled_by()
         if done and not self.ticket.exited and self.served.alive():
             self.pool.release(self.bot, self.served)
             return self.ticket.code
@@ -214,6 +224,11 @@ class ServedSeat:
 
     def killed_by(self) -> str | None:
         return self.served.killed_by()
+
+    throttled: str | None = None
+
+    def throttled_by(self) -> str | None:
+        return self.throttled
 
 
 @dataclass(frozen=True)
@@ -380,6 +395,9 @@ class Referee:
             killed = player.killed_by()
             if killed:
                 notes.append(f"seat {seat} ({game.seats[seat]}) {killed}")
+            throttled = player.throttled_by()
+            if throttled:
+                notes.append(f"seat {seat} ({game.seats[seat]}) {throttled}")
         result = self._result(game, match_id, match, forfeits, timed_out, codes, notes, started)
         logs = tuple(
             str(p.relative_to(self.out)) if p is not None and p.is_relative_to(self.out) else ""
@@ -497,6 +515,13 @@ class Referee:
         deadline = time.monotonic() + grace
         return [seat.finish(max(0.0, deadline - time.monotonic())) for seat in seats]
 
+    def _clock(self) -> str:
+        """The clock a seat ran out of: ``move clock 10 s``, with its bank if any."""
+        clock = f"move clock {self.settings.move_limit_ms / 1000:g} s"
+        if self.settings.game_bank_ms:
+            clock += f", game bank {self.settings.game_bank_ms / 1000:g} s"
+        return clock
+
     def _result(
         self,
         game: ScheduledGame,
@@ -535,6 +560,7 @@ class Referee:
                     forfeit_sides.add(side_of(seat, players))
                     notes.append(
                         f"seat {seat} ({game.seats[seat]}) forfeited: {kind}"
+                        + (f" ({self._clock()})" if kind == Outcome.TIMEOUT else "")
                         + (f", exit code {codes[seat]}" if codes[seat] else "")
                     )
         elif forfeits:

@@ -32,7 +32,7 @@ from cirulla.bots.botspec import (
     BotSpec,
     spec_form,
 )
-from cirulla.bots.cgroups import BotGroup, BotLimits, format_bytes
+from cirulla.bots.cgroups import BotGroup, BotLimits, CpuDemand, Throttling, format_bytes
 from cirulla.bots.processes import cirulla_command, die_with_parent, read_port, server_argv
 from cirulla.clients.matches.sandbox import Confinement, Wrapped
 
@@ -229,6 +229,16 @@ class _GroupProcess:
     limits: BotLimits = BotLimits()
     #: the limit that stopped it (None while none did)
     limit: str | None = None
+    #: its group's CPU throttling when its current game began (``mark_throttle``), and
+    #: the last reading (kept once the group is gone)
+    _throttle_base: Throttling = Throttling()
+    _throttle_last: Throttling = Throttling()
+    #: CPU its threads wanted (``CpuDemand``, sampled with ``check_limits``): the total
+    #: and the time when its game began, and when it was last sampled
+    _demand: CpuDemand | None = None
+    _demand_base: float = 0.0
+    _game_start: float = 0.0
+    _sampled_at: float = 0.0
 
     def __init__(self, argv: Sequence[str], log_path: Path) -> None:
         self.argv = list(argv)
@@ -255,6 +265,7 @@ class _GroupProcess:
     def check_limits(self) -> str | None:
         """The hard limit it ran into (memory, processes, its log's size), stopping it
         if it did."""
+        self._sample_demand()
         if self.limit is None and self.group is not None:
             hit = self.group.limit_hit()
             if hit is None and self._log_size() >= self.limits.file_bytes:
@@ -282,14 +293,69 @@ class _GroupProcess:
                 limit = f"file size limit {format_bytes(self.limits.file_bytes)}"
         return f"killed: {limit}" if limit else None
 
+    def throttling(self) -> Throttling:
+        """Its group's CPU throttling in all (cpu.stat); the last reading once the group
+        is closed."""
+        if self.group is not None and not self._group_closed:
+            now = self.group.cpu_throttling()
+            if now.periods >= self._throttle_last.periods:
+                self._throttle_last = now
+        return self._throttle_last
+
+    def _sample_demand(self) -> None:
+        """Add what its threads wanted since the last sample (while its group is open)."""
+        if self.group is None or self._group_closed:
+            return
+        if self._demand is None:
+            self._demand = CpuDemand()
+            self._game_start = time.monotonic()
+        self._demand.sample(self.group)
+        self._sampled_at = time.monotonic()
+
+    def mark_throttle(self) -> None:
+        """A game of its begins: ``throttled_by`` counts from here."""
+        self._throttle_base = self.throttling()
+        self._sample_demand()
+        self._demand_base = self._demand.seconds if self._demand is not None else 0.0
+        self._game_start = time.monotonic()
+
+    def throttled_by(self) -> str | None:
+        """``throttled: cpu limit 1 core (its threads wanted 4.8 cores, ...)`` when its
+        CPU quota held it back in its game, else None: the kernel throttled it
+        (``Throttling.held_back``), or its threads wanted at least half a core more than
+        its quota for a second or more (``CpuDemand``; on a busy machine the others'
+        share keeps it below its quota before the quota does). Not a fault: a bot that
+        wants every core gets its quota and plays on, slower; if its moves then overrun
+        its clock it forfeits on the clock, and this says why."""
+        if self.group is None or self.limits.cpu <= 0:
+            return None
+        self._sample_demand()
+        game = self.throttling() - self._throttle_base
+        wall = self._sampled_at - self._game_start
+        wanted = 0.0
+        if self._demand is not None and wall >= 1.0:
+            wanted = (self._demand.seconds - self._demand_base) / wall
+        if not game.held_back() and wanted < self.limits.cpu + 0.5:
+            return None
+        cores = f"{self.limits.cpu:g} core" + ("" if self.limits.cpu == 1 else "s")
+        share = 100 * game.throttled // max(game.periods, 1)
+        return (
+            f"throttled: cpu limit {cores} (its threads wanted {wanted:.1f} cores; "
+            f"{game.seconds:.1f} s throttled, in {share}% of its periods)"
+        )
+
     def _write_note(self, text: str) -> None:
         with contextlib.suppress(ValueError, OSError):
             self._log.write(text.encode())
             self._log.flush()
 
+    _group_closed = False
+
     def _close_group(self) -> None:
         self.check_limits()
-        if self.group is not None:
+        if self.group is not None and not self._group_closed:
+            self.throttling()  # its last reading, before the group is gone
+            self._group_closed = True
             self.group.close()
 
 
@@ -440,6 +506,7 @@ class ServedBot(_GroupProcess):
         with self._lock:
             self._ticket = ticket
             self.matches += 1
+        self.mark_throttle()
         try:
             assert self.proc.stdin is not None
             self.proc.stdin.write((json.dumps(line, separators=(",", ":")) + "\n").encode())
