@@ -3,9 +3,10 @@ user in a control group folder an operator gave it (``cirulla ladder cgroup-setu
 once on SQLite and once on PostgreSQL.
 
 The hostile bots each attack the machine one way (a relay flood, a thread and fork
-bomb, a tmpfs fill, a memory balloon, a CPU burn, a stdout flood: tests/bots/). The
-ladder plays them all, each hostile one first against an honest one, until the stopped
-ones are stopped and honest games have ended (at least 20 s, at most 4 minutes). Then:
+bomb, a tmpfs fill, a memory balloon, a CPU burn, a stdout flood, a rename of its seat on
+resume: tests/bots/). The ladder plays them all, each hostile one first against an
+honest one, until the stopped ones are stopped and honest games have ended (at least
+20 s, at most 4 minutes). Then:
 
 * every finished match of an honest bot was played normally by it (its seats all
   ``ok``: no forfeit, no timeout) and every one of its moves in the games' records took
@@ -17,6 +18,9 @@ ones are stopped and honest games have ended (at least 20 s, at most 4 minutes).
 * the CPU burner, held to its quota of one core, is named in its games' notes
   (``throttled: cpu limit 1 core``), and if its moves overran its clock the forfeit
   names the clock;
+* the renamer's resumes under a name spelling its hand were refused (FAILED_PRECONDITION)
+  and its seat's name, in GetMatch and ListMatches of every one of its matches and in
+  the standings, is the one of its first Hello: nothing of its hand is shown;
 * the ladder process's threads, open files and resident memory, sampled from /proc all
   along, stay bounded.
 """
@@ -58,6 +62,8 @@ HOSTILE = {
     # holds as many half-open connections to its relay endpoint as it can (issue 37,
     # finding 1: against the relay of one thread per connection, innocent matches failed)
     "relay": f"cmd:{{python}} {BOTS / 'relay_flood.py'}",
+    # resumes its seat under a name spelling its hand (issue 37, finding 3)
+    "rename": f"cmd:{{python}} {BOTS / 'hostile.py'} rename",
 }
 #: What names the limit in a hostile bot's failure, for those a limit stops.
 STOPPED_BY = {
@@ -67,6 +73,8 @@ STOPPED_BY = {
 }
 #: What names the quota that held a hostile bot back, in its games' notes.
 THROTTLED = {"burner": "throttled: cpu limit 1 core"}
+#: What the renamer's leaking names start with (tests/bots/hostile.py, LEAK_PREFIX).
+LEAK = "hand-"
 #: Seconds the ladder plays at least, and at most until what is checked has happened
 #: (a loaded machine plays slower: the test waits for the games, not for a clock).
 MIN_SECONDS = 20.0
@@ -82,6 +90,13 @@ def logs_of(folder: Path) -> list[str]:
 
 def tmpfs_reported(folder: Path) -> bool:
     return any("HOSTILE tmpfs" in text for text in logs_of(folder))
+
+
+def hostile_lines(folder: Path, mode: str) -> list[str]:
+    prefix = f"HOSTILE {mode}"
+    return [
+        line for text in logs_of(folder) for line in text.splitlines() if line.startswith(prefix)
+    ]
 
 
 def shown_matches(stub: Any, name: str) -> list[Any]:
@@ -147,6 +162,31 @@ def move_times(
                             timeouts += action.by_timeout
             out.append((name, timeouts, elapsed, limit))
     return out
+
+
+def seat_names(matches: Any, stub: Any, bot: str) -> list[str]:
+    """The name ``bot``'s seat shows, as anyone reads it (no token), in GetMatch and
+    ListMatches of each of its matches on the ladder's match server."""
+    history = stub.GetBotHistory(ladder_pb2.GetBotHistoryRequest(bot_name=bot, page_size=200))
+    listed = {
+        m.match_id: m
+        for m in matches.ListMatches(
+            match_service_pb2.ListMatchesRequest(page_size=1000), timeout=30
+        ).matches
+    }
+    shown = []
+    for match in history.matches:
+        if not match.server_match_id:
+            continue
+        seats = {s.seat for s in match.seats if s.bot_name == bot}
+        got = matches.GetMatch(
+            match_service_pb2.GetMatchRequest(match_id=match.server_match_id), timeout=30
+        ).match
+        for view in (got, listed.get(match.server_match_id)):
+            if view is not None:
+                # a withheld twin shows no name at all: nothing to leak either
+                shown += [s.name for s in view.seats if s.seat in seats and s.name]
+    return shown
 
 
 @pytest.fixture
@@ -312,7 +352,14 @@ def test_honest_bots_play_on_while_hostile_ones_are_stopped(
                 any(words in note for note in notes_of(stub, name))
                 for name, words in THROTTLED.items()
             )
-            return named and throttled and tmpfs_reported(folder) and finished_honest(stub) >= 6
+            renamed = len(hostile_lines(folder, "rename name=")) >= 3
+            return (
+                named
+                and throttled
+                and renamed
+                and tmpfs_reported(folder)
+                and finished_honest(stub) >= 6
+            )
 
         time.sleep(MIN_SECONDS)
         wait_for(enough, MAX_SECONDS, "the hostile bots to be stopped and honest games to end")
@@ -328,6 +375,8 @@ def test_honest_bots_play_on_while_hostile_ones_are_stopped(
         matches = match_service_pb2_grpc.MatchServiceStub(grpc.insecure_channel(ladder.address))
         honest_moves = move_times(matches, histories, ladder.admin())
         hostile_notes = {name: notes_of(stub, name) for name in THROTTLED}
+        renamer = seat_names(matches, stub, "rename")
+        standings = stub.GetStandings(ladder_pb2.GetStandingsRequest(include_inactive=True)).entries
     finally:
         ladder.stop()
     report = {
@@ -370,6 +419,15 @@ def test_honest_bots_play_on_while_hostile_ones_are_stopped(
         for note in hostile_notes[name]:
             if f"({name}) forfeited: timeout" in note:
                 assert "(move clock " in note, note
+    # the renamer: every rename refused, and its seat shows its first Hello's name only
+    tried = [line for text in logs for line in text.splitlines() if "HOSTILE rename name=" in line]
+    assert tried and all("refused FAILED_PRECONDITION" in line for line in tried), tried
+    assert all(LEAK in line for line in tried), tried
+    assert renamer, "no match of the renamer read"
+    for shown in renamer:
+        assert shown == "rename", renamer
+    assert all(LEAK not in e.bot.name for e in standings)
+    assert "rename" in {e.bot.name for e in standings}
     # the tmpfs filler's files stopped at their size (512 MiB /tmp, 64 MiB /dev/shm)
     full = [line for text in logs for line in text.splitlines() if "HOSTILE tmpfs" in line]
     assert full, "the tmpfs filler never reported"
