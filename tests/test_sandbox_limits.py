@@ -260,7 +260,9 @@ def test_a_tournament_bot_has_its_own_limits_and_is_named_when_killed(tmp_path: 
         text=True,
         timeout=600,
     )
-    assert done.returncode == 0, done.stdout + done.stderr
+    # killed before it joined: a bot that joined none of its games fails the run (b836a64)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "bot balloon joined none of its 2 games" in done.stdout, done.stdout
     games = [json.loads(line) for line in (out / "games.jsonl").read_text().splitlines()]
     notes = [note for game in games for note in game["notes"]]
     assert sum("(balloon) killed: memory limit 256 MiB" in n for n in notes) == 2, notes
