@@ -1,7 +1,7 @@
 """The sdist and the wheel as any installer builds them (PEP 517, isolated build
 environment, from this tree) while a newer grpcio-tools than the pin is on offer: built once
 per test session (per xdist worker; the modules that use it share one xdist group) for
-tests/test_install_outside.py and tests/test_packaging.py."""
+tests/project/test_install_outside.py and tests/project/test_packaging.py."""
 
 from __future__ import annotations
 

@@ -15,8 +15,8 @@ from typing import Any
 
 import grpc
 
-from cirulla.clients.ladder.db import open_database
-from cirulla.clients.ladder.store import LadderStore
+from cirulla.ladder.db import open_database
+from cirulla.ladder.store import LadderStore
 from cirulla.v1 import ladder_pb2_grpc
 from tests.server_harness import tied_to_this_process
 
@@ -143,7 +143,7 @@ def open_store(db: str) -> LadderStore:
 def count_status(store: LadderStore) -> dict[str, int]:
     from sqlalchemy import func, select
 
-    from cirulla.clients.ladder.schema import ladder_matches
+    from cirulla.ladder.schema import ladder_matches
 
     with store.engine.connect() as conn:
         rows = conn.execute(

@@ -2,7 +2,7 @@
 
 ``CIRULLA_TEST_POSTGRES_URL`` (exported by ``.ci/setup.d/10-postgres.sh``) names a running
 server; without it the session starts its own throwaway cluster with
-``cirulla.clients.ladder.pgtemp`` (needs Debian's ``postgresql-15``; if it is missing the tests
+``cirulla.ladder.pgtemp`` (needs Debian's ``postgresql-15``; if it is missing the tests
 that need PostgreSQL fail with one line saying what to install, they are never skipped).
 """
 
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from cirulla.clients.ladder.pgtemp import (
+from cirulla.ladder.pgtemp import (
     TEST_URL_ENV,
     PostgresMissing,
     running_server,

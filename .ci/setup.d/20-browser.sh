@@ -1,4 +1,4 @@
-# A real headless browser for the web view's tests (tests/test_web.py): Debian's
+# A real headless browser for the web view's tests (tests/web/test_match_pages.py): Debian's
 # chromium, driven by Playwright (a dev dependency from PyPI) through executable_path,
 # so no browser build is downloaded. Sourced by .ci/run; installs only when missing.
 if ! command -v chromium >/dev/null 2>&1; then

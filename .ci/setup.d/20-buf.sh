@@ -1,4 +1,4 @@
-# buf, for the protocol lint test (tests/test_proto_lint.py), pinned, from the npm
+# buf, for the protocol lint test (tests/protocol/test_lint.py), pinned, from the npm
 # registry (@bufbuild/buf ships the binary in its package), installed into .cache/buf
 # before the tests run rather than during them. Idempotent: an installed copy of this
 # version is kept. The test finds it there (or through CIRULLA_BUF).

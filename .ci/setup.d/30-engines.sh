@@ -1,4 +1,4 @@
-# Example engines (tests/test_bots_text.py): gcc builds the C engine, node runs the
+# Example engines (tests/bots/test_text.py): gcc builds the C engine, node runs the
 # JavaScript one. Idempotent: installs only what is missing.
 missing=()
 command -v gcc >/dev/null 2>&1 || missing+=(gcc libc6-dev)

@@ -1,4 +1,4 @@
-# The learning examples' frameworks (examples/rl/*.py; tests/test_env_rl_frameworks.py): a side
+# The learning examples' frameworks (examples/rl/*.py; tests/env/test_rl_frameworks.py): a side
 # virtual environment, .cache/rl-venv, with a CPU build of PyTorch, Stable-Baselines3,
 # sb3-contrib and the ONNX exporter, each pinned exactly (the versions docs/env.md reports,
 # so an upstream release cannot change what CI tests). It stays out of the project's extras

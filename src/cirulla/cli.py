@@ -22,7 +22,7 @@ AREAS = (
     "cirulla.rules.cli",
     "cirulla.bots.cli",
     "cirulla.clients.tournament.cli",
-    "cirulla.clients.ladder.cli",
+    "cirulla.ladder.cli",
     "cirulla.server.cli",
     "cirulla.clients.play.cli",
     "cirulla.env.cli",
@@ -32,7 +32,7 @@ AREAS = (
 #: The area that registers each top-level command: ``cirulla COMMAND`` imports that area
 #: alone (together the areas pull in gRPC, the bots, the runner and the benchmarks: about
 #: 0.3 s that every server, runner and per-game bot would pay at start). ``bench``, help
-#: and unknown words get every area. tests/test_cli_dispatch.py checks this table against
+#: and unknown words get every area. tests/project/test_cli_dispatch.py checks this table against
 #: what the areas register.
 COMMAND_AREAS = {
     "rules": "cirulla.rules.cli",
@@ -40,7 +40,7 @@ COMMAND_AREAS = {
     "match": "cirulla.bots.cli",
     "engine": "cirulla.bots.cli",
     "tournament": "cirulla.clients.tournament.cli",
-    "ladder": "cirulla.clients.ladder.cli",
+    "ladder": "cirulla.ladder.cli",
     "server": "cirulla.server.cli",
     "replay": "cirulla.server.cli",
     "play": "cirulla.clients.play.cli",

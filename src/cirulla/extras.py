@@ -6,7 +6,7 @@ player's machine needs no web, TUI or database library. The match server, the
 tournament runner, the ladder, the terminal UI and the learning environments are extras.
 A command that needs one checks it here before it starts, so a missing library is one
 line naming the extra to install, never a traceback from deep inside an import.
-tests/test_light_install.py checks this table against pyproject.toml and runs the core
+tests/project/test_light_install.py checks this table against pyproject.toml and runs the core
 commands where every extra's libraries refuse to import.
 """
 

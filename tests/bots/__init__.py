@@ -1,0 +1,1 @@
+"""Tests of the bots area (CONTRIBUTING.md has the map)."""

@@ -5,7 +5,7 @@
  * Compiled as its own extension module, cirulla.env._native, on the rules core's state
  * machine (rules/cirulla/rules/engine.h, included: every function of it is static, so
  * this module has its own copy and exports only itself).
- * env/cirulla/env/encoding.py is the reference these functions follow (tests/test_env_vector.py holds
+ * env/cirulla/env/encoding.py is the reference these functions follow (tests/env/test_vector.py holds
  * both cores to identical observations, masks and rewards).
  */
 #include "../../../rules/cirulla/rules/engine.h"

@@ -2,7 +2,7 @@
 
 Everything here is computed from ``cirulla.rules.views.View`` (what one seat may know), never
 from the full game state, so nothing hidden can reach an observation by construction; the
-hiding tests (tests/test_env_hiding.py) hold that on every step of random games.
+hiding tests (tests/env/test_hiding.py) hold that on every step of random games.
 
 Observation (``OBS_SIZE`` float32, ``OBS_FIELDS`` gives each field's offset and length)
 ----------------------------------------------------------------------------------------

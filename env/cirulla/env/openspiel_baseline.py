@@ -3,7 +3,7 @@ OpenSpiel game ``python_cirulla_baseline``, registered on import.
 
 It plays the same game on the pure-Python rules core, action for action: the same player
 actions (the encoding's fixed indices), the same 40 chance nodes per deck, the same
-observations and returns (tests/test_env_openspiel.py holds the native game to it). It is
+observations and returns (tests/env/test_openspiel.py holds the native game to it). It is
 slow the ways ``cirulla bench env`` measures: it copies the rules core's ``Game`` to try
 each play that may need a fresh deck, encodes observations in Python and deals each deck as
 40 Python-level chance nodes. Use ``python_cirulla`` (``cirulla.env.openspiel``).

@@ -4,7 +4,7 @@ The native core (``rules/cirulla/rules/_native.c``, built at install when a C co
 re-implements the hot path: captures, declarations, legal actions in the protocol's order,
 applying actions, dealing, deal scoring, sampling a world from a seat's view, and whole
 ISMCTS searches. The Python modules stay the readable reference; both are held to the same
-rule cases and to a differential test over random games (tests/test_rules_native.py).
+rule cases and to a differential test over random games (tests/rules/test_native.py).
 
 ``CIRULLA_CORE=python`` forces the reference core; ``CIRULLA_CORE=native`` makes a missing
 native core an error rather than a silent fallback. This module converts between the two:

@@ -4,7 +4,7 @@
  * The pure-Python modules of cirulla.rules are the readable reference; this header
  * re-implements their hot path (captures, declarations, legal actions in the protocol's
  * order, applying an action, dealing, deal scoring, sampling a world from a seat's view).
- * Every function mirrors a Python one named in its comment; tests/test_rules_native.py
+ * Every function mirrors a Python one named in its comment; tests/rules/test_native.py
  * drives both through the same random games and requires identical actions, events and
  * states.
  *

@@ -184,7 +184,7 @@ class EventType:
 
     Adding an event type is: its class, one entry here (``register``), its protobuf
     builder (``cirulla.server.convert.live``) and its text line
-    (``cirulla.bots.text.protocol``); tests/test_event_registry.py fails until each
+    (``cirulla.bots.text.protocol``); tests/rules/test_event_registry.py fails until each
     consumer knows it.
     """
 

@@ -1,7 +1,7 @@
 """Prometheus metrics of the match server, and the ``--metrics HOST:PORT`` endpoint.
 
 Every metric of the project is named ``cirulla_...`` and defined here (the ladder's own
-in ``cirulla.clients.ladder.metrics``), in prometheus-client's default registry, so
+in ``cirulla.ladder.metrics``), in prometheus-client's default registry, so
 one ``/metrics`` page serves the match server, the ladder around it and the process
 (CPU, memory, open files). The session and hub call the small functions below at the
 moment something happens; nothing here reads a match, so a scrape never waits for the

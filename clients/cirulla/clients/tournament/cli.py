@@ -441,7 +441,7 @@ def resume_settings(args: argparse.Namespace) -> Settings:
 
 def check_pool_args(db: str, server: str | None) -> None:
     """``--db`` (worker pool) checked before anything is created: one line if wrong."""
-    from cirulla.clients.matches.pool import check_pool_db
+    from cirulla.clients.tournament.pool import check_pool_db
 
     if server is not None:
         raise ValueError("--db and --server exclude each other: the workers host the games")

@@ -49,7 +49,7 @@ from cirulla.clients.tournament.stats import Sprt
 from cirulla.console import output_console
 
 if TYPE_CHECKING:
-    from cirulla.clients.matches.pool import PoolReferee
+    from cirulla.clients.tournament.pool import PoolReferee
 
 
 @dataclass
@@ -270,7 +270,7 @@ class Tournament:
         return pool
 
     def _pool_referee(self, db: str) -> PoolReferee:
-        from cirulla.clients.matches.pool import PoolReferee
+        from cirulla.clients.tournament.pool import PoolReferee
 
         group_sizes = dict(Counter(g.seed for g in self.schedule))
         return PoolReferee(self.settings, db, self.out, self.stop, group_sizes)

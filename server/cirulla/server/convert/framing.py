@@ -6,7 +6,7 @@ then serializing, cost the server more per decision than the rules; their parts 
 endlessly (the same 40 cards, the same few hundred legal actions, the same seat and side
 states), so each part is serialized once by protobuf itself and cached as bytes, and a
 message is the concatenation of its fields in field-number order, exactly as protobuf
-writes it (tests/test_framing.py checks the bytes against protobuf's for whole games).
+writes it (tests/server/test_framing.py checks the bytes against protobuf's for whole games).
 
 Wire format used here (protobuf encoding): a field is its tag ``number << 3 | wire type``
 as a varint, then a varint (type 0) or a length and that many bytes (type 2). proto3

@@ -1,2 +1,0 @@
-"""Alembic migrations of the clients' database (the ladder's tables and the worker pool's),
-run by ``cirulla.clients.matches.database.migrate``."""

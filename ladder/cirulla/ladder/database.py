@@ -1,0 +1,116 @@
+"""The clients' database on SQLite or PostgreSQL: engines, URLs and the one migration chain.
+
+One database holds the ladder's tables and the worker pool's (``cirulla tournament --db``
+queues its games there for ``cirulla ladder worker`` processes), so both open it here.
+``open_database(url)`` maps the user's ``--db`` (a file path, ``sqlite:///...``,
+``postgresql://...``) onto an engine and runs the Alembic migrations shipped in
+``cirulla.ladder.migrations`` (``upgrade head``) before anything reads a table,
+so every process brings the schema up to date by itself, whichever starts first. On
+SQLite every transaction is ``BEGIN IMMEDIATE`` (one writer at a time, waiting up to
+``busy_timeout`` instead of failing on a lock upgrade) in WAL mode; PostgreSQL uses
+psycopg 3 and row locks.
+
+``metadata`` is the one ``MetaData`` of that database: the pool's tables
+(``pool_store``) and the ladder's (its ``schema`` module) are defined on it.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine, MetaData, create_engine, event, text
+from sqlalchemy.engine import make_url
+
+metadata = MetaData()
+
+MIGRATIONS = Path(__file__).resolve().parent / "migrations"
+#: Key of the PostgreSQL advisory lock that serialises concurrent migrations.
+MIGRATION_LOCK = 0x6C616464  # "ladd"
+SQLITE_BUSY_MS = 30_000
+
+
+def database_url(db: str) -> str:
+    """``--db`` as an SQLAlchemy URL: plain paths are SQLite files; ``postgresql://`` and
+    ``postgres://`` use psycopg 3."""
+    if "://" not in db:
+        return "sqlite:///" + str(Path(db).expanduser())
+    scheme, rest = db.split("://", 1)
+    if scheme in ("postgresql", "postgres"):
+        return "postgresql+psycopg://" + rest
+    if scheme.startswith(("postgresql+", "sqlite")):
+        return db
+    raise ValueError(
+        f"--db {db!r}: use a file path, sqlite:///PATH or postgresql://USER@HOST:PORT/NAME"
+    )
+
+
+def display_url(url: str) -> str:
+    """The URL without its password, for logs and state files."""
+    return make_url(url).render_as_string(hide_password=True)
+
+
+def private_sqlite_file(url: str) -> None:
+    """Create the SQLite file 0600 (and make an existing one, its WAL and SHM 0600).
+
+    SQLite creates ``-wal`` and ``-shm`` with the mode of the database file, so the file
+    the ladder keeps its seat tokens and seeds in is never readable by other local users.
+    """
+    path = make_url(url).database
+    if not path or path == ":memory:":
+        return
+    file = Path(path)
+    file.parent.mkdir(parents=True, exist_ok=True)
+    os.close(os.open(file, os.O_WRONLY | os.O_CREAT, 0o600))
+    for candidate in (file, Path(f"{file}-wal"), Path(f"{file}-shm")):
+        if candidate.exists():
+            candidate.chmod(0o600)
+
+
+def create(db: str) -> Engine:
+    url = database_url(db)
+    if url.startswith("sqlite"):
+        private_sqlite_file(url)
+        engine = create_engine(url, connect_args={"timeout": SQLITE_BUSY_MS / 1000})
+        _sqlite_setup(engine)
+        return engine
+    return create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=10)
+
+
+def _sqlite_setup(engine: Engine) -> None:
+    @event.listens_for(engine, "connect")
+    def _connect(dbapi_connection: Any, _record: Any) -> None:
+        # Let SQLAlchemy's "begin" event start transactions (pysqlite's own are deferred).
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_MS}")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _begin(conn: Any) -> None:
+        conn.exec_driver_sql("BEGIN IMMEDIATE")
+
+
+def migrate(engine: Engine) -> None:
+    """Alembic ``upgrade head`` with the migrations shipped in this package."""
+    from alembic import command
+    from alembic.config import Config
+
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    with engine.begin() as conn:
+        if conn.dialect.name == "postgresql":
+            conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK})
+        config.attributes["connection"] = conn
+        command.upgrade(config, "head")
+
+
+def open_database(db: str) -> Engine:
+    """An engine on ``db`` with the schema migrated to the newest revision."""
+    engine = create(db)
+    migrate(engine)
+    return engine

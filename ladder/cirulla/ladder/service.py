@@ -1,0 +1,491 @@
+"""The LadderService rpcs (proto/cirulla/v1/ladder.proto) over the store.
+
+Reads are open to anyone and show only what the store's public views show (no token, no
+key, no seed, withheld duplicate twins). AddBot, PauseBot, ResumeBot and RemoveBot need
+``authorization: Bearer <admin token>`` when the ladder has an admin token. Store calls
+are blocking database work, so each runs in a thread, off the server's event loop.
+``Enroll`` (connect-in bots) is the body in ``cirulla.ladder.enroll``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from collections.abc import AsyncIterator, Callable
+from typing import Any, TypeVar
+
+import grpc
+from google.protobuf.timestamp_pb2 import Timestamp
+
+from cirulla.ladder import rating
+from cirulla.ladder.limits import effective_pb, text_from_pb
+from cirulla.ladder.store import (
+    CONNECT_SPEC,
+    QUEUES,
+    BotInfo,
+    LadderError,
+    LadderStore,
+    MatchConfig,
+    MatchPage,
+    MatchView,
+    NotFound,
+    RatingView,
+    Refused,
+    RequestView,
+    Standing,
+)
+from cirulla.v1 import ladder_pb2, ladder_pb2_grpc
+
+SERVICE_NAME = ladder_pb2.DESCRIPTOR.services_by_name["LadderService"].full_name
+T = TypeVar("T")
+
+QUEUE_TO_PB = {
+    "2p": ladder_pb2.LADDER_QUEUE_TWO_PLAYERS,
+    "3p": ladder_pb2.LADDER_QUEUE_THREE_PLAYERS,
+    "4p": ladder_pb2.LADDER_QUEUE_FOUR_PLAYERS,
+}
+PB_TO_QUEUE = {v: k for k, v in QUEUE_TO_PB.items()}
+STATE_TO_PB = {
+    "active": ladder_pb2.BOT_STATE_ACTIVE,
+    "paused": ladder_pb2.BOT_STATE_PAUSED,
+    "deactivated": ladder_pb2.BOT_STATE_DEACTIVATED,
+    "removed": ladder_pb2.BOT_STATE_REMOVED,
+}
+STATUS_TO_PB = {
+    "scheduled": ladder_pb2.LADDER_MATCH_STATUS_SCHEDULED,
+    "claimed": ladder_pb2.LADDER_MATCH_STATUS_CLAIMED,
+    "running": ladder_pb2.LADDER_MATCH_STATUS_RUNNING,
+    "finished": ladder_pb2.LADDER_MATCH_STATUS_FINISHED,
+    "cancelled": ladder_pb2.LADDER_MATCH_STATUS_CANCELLED,
+}
+PB_TO_STATUS = {v: k for k, v in STATUS_TO_PB.items()}
+DEFAULT_PAGE = 50
+MAX_PAGE = 1000
+
+
+def timestamp(seconds: float | None) -> Timestamp | None:
+    if seconds is None:
+        return None
+    ts = Timestamp()
+    ts.FromNanoseconds(int(seconds * 1e9))
+    return ts
+
+
+def queue_name(value: int, default: str | None = "2p") -> str | None:
+    if value == ladder_pb2.LADDER_QUEUE_UNSPECIFIED:
+        return default
+    if value not in PB_TO_QUEUE:
+        raise LadderError(f"queue: unknown LadderQueue value {value}")
+    return PB_TO_QUEUE[value]
+
+
+def status_name(value: int) -> str | None:
+    """A LadderMatchStatus filter: None for unspecified (every status)."""
+    if value == ladder_pb2.LADDER_MATCH_STATUS_UNSPECIFIED:
+        return None
+    if value not in PB_TO_STATUS:
+        raise LadderError(f"status: unknown LadderMatchStatus value {value}")
+    return PB_TO_STATUS[value]
+
+
+# -------------------------------------------------------------------- store -> protobuf
+
+
+def bot_pb(bot: BotInfo) -> ladder_pb2.LadderBot:
+    return ladder_pb2.LadderBot(
+        name=bot["name"],
+        version=bot["version"],
+        spec=bot["spec"],
+        queues=[QUEUE_TO_PB[q] for q in bot["queues"]],
+        state=STATE_TO_PB[bot["state"]],
+        state_reason=bot["state_reason"],
+        validation_games_left=bot["validation_games_left"],
+        max_concurrency=bot["max_concurrency"],
+        consecutive_failures=bot["consecutive_failures"],
+        last_failure=bot["last_failure"],
+        last_log=bot["last_log"],
+        create_time=timestamp(bot["created_at"]),
+        connect_in=bot["connect_in"],
+        offline=bot.get("offline", False),
+        # a connect-in bot runs on its own machine: it has no limits here
+        limits=None if bot["connect_in"] else effective_pb(bot["limits"]),
+    )
+
+
+def rating_pb(r: Standing | RatingView) -> ladder_pb2.Rating:
+    return ladder_pb2.Rating(
+        queue=QUEUE_TO_PB[r["queue"]],
+        mu=r["mu"],
+        sigma=r["sigma"],
+        score=rating.score(r["mu"], r["sigma"]),
+        games=r["games"],
+        wins=r["wins"],
+        draws=r["draws"],
+        provisional=r["provisional"],
+        last_played_time=timestamp(r["last_played_at"]),
+    )
+
+
+def match_pb(m: MatchView) -> ladder_pb2.LadderMatch:
+    out = ladder_pb2.LadderMatch(
+        match_id=m["id"],
+        server_match_id=m["server_match_id"],
+        server_address=m["server_address"],
+        queue=QUEUE_TO_PB[m["queue"]],
+        pair_id=m["pair_id"],
+        status=STATUS_TO_PB[m["status"]],
+        rated=m["rated"],
+        cancel_reason=m["cancel_reason"],
+        withheld=m["withheld"],
+        create_time=timestamp(m["created_at"]),
+        start_time=timestamp(m["started_at"]),
+        finish_time=timestamp(m["finished_at"]),
+        notes=m["notes"],
+        request_id=m.get("request_id", ""),
+    )
+    if m["winner"] is not None:
+        out.winner_side = m["winner"]
+    for s in m["seats"]:
+        seat = out.seats.add(
+            seat=s["seat"],
+            side=s["side"],
+            bot_name=s["bot"],
+            version=s["version"],
+            outcome=s["outcome"],
+            fault=s["fault"],
+        )
+        if s["points"] is not None:
+            seat.points = s["points"]
+        if s["mu_after"] is not None:
+            seat.mu_after = s["mu_after"]
+            seat.sigma_after = s["sigma_after"] or 0.0
+    return out
+
+
+def request_pb(r: RequestView) -> ladder_pb2.MatchRequest:
+    return ladder_pb2.MatchRequest(
+        request_id=r["id"],
+        bot_names=r["bots"],
+        queue=QUEUE_TO_PB[r["queue"]],
+        games=r["games"],
+        unrated=r["unrated"],
+        requested_by=r["requested_by"],
+        create_time=timestamp(r["created_at"]),
+        matches=[match_pb(m) for m in r["matches"]],
+        finished=r["finished"],
+        cancelled=r["cancelled"],
+    )
+
+
+def page_size(value: int) -> int:
+    return min(value or DEFAULT_PAGE, MAX_PAGE)
+
+
+# -------------------------------------------------------------------- the service
+
+
+#: The metadata key that carried a version's limits on AddBot before the request had its
+#: ``limits`` field (``cirulla ladder add`` of earlier releases sends it; docs/ladder.md
+#: described it): still read when the field is unset, so such a client's limits are not
+#: silently dropped.
+LIMITS_METADATA = "cirulla-bot-limits"
+#: Characters of it read at most (the checked form is far shorter).
+MAX_LIMITS = 200
+
+
+class LadderService(ladder_pb2_grpc.LadderServiceServicer):
+    def __init__(
+        self,
+        store: LadderStore,
+        admin_token: str | None = None,
+        *,
+        served_by: str = "ladder",
+        open_registration: bool = False,
+        tls_ca: str | None = None,
+        config: MatchConfig | None = None,
+        queues: tuple[str, ...] = QUEUES,
+    ) -> None:
+        self.store = store
+        #: how requested matches are played (the scheduler's settings), and the queues
+        #: this ladder plays
+        self.config = config or MatchConfig()
+        self.queues = queues
+        #: the CA of the ladder's TLS match servers (None: they speak plaintext); the
+        #: redelivery of an unjoined seat asks the one hosting it
+        self.tls_ca = tls_ca
+        self.admin_token = admin_token
+        #: ``--insecure-open``: a caller without the token may register a NEW connect-in
+        #: bot (never a command to run, never an existing name)
+        self.open_registration = open_registration
+        #: who holds the enrollments of this process (its worker id), for the table
+        self.served_by = served_by
+        #: set when the process shuts down: every Enroll stream says goodbye
+        self.stopping = asyncio.Event()
+
+    async def Enroll(
+        self,
+        request_iterator: AsyncIterator[ladder_pb2.EnrollRequest],
+        context: grpc.aio.ServicerContext[Any, Any],
+    ) -> AsyncIterator[ladder_pb2.EnrollResponse]:
+        from cirulla.ladder.enroll import enroll_stream
+
+        async for response in enroll_stream(
+            self.store,
+            request_iterator,
+            context,
+            served_by=self.served_by,
+            stopping=self.stopping,
+            tls_ca=self.tls_ca,
+        ):
+            yield response
+
+    async def _call(self, context: grpc.aio.ServicerContext[Any, Any], fn: Callable[[], T]) -> T:
+        """Run a store call in a thread; refusals become one clear gRPC error."""
+        try:
+            return await asyncio.to_thread(fn)
+        except NotFound as exc:
+            await context.abort(grpc.StatusCode.NOT_FOUND, str(exc))
+        except Refused as exc:
+            await context.abort(grpc.StatusCode.PERMISSION_DENIED, str(exc))
+        except LadderError as exc:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        raise AssertionError("unreachable")
+
+    def _is_admin(self, context: grpc.aio.ServicerContext[Any, Any]) -> bool | None:
+        """True: the admin token; None: no authorization sent; False: a wrong one."""
+        metadata = dict(context.invocation_metadata() or ())
+        auth = str(metadata.get("authorization", ""))
+        if not auth:
+            return None
+        if not self.admin_token:
+            return False
+        given = auth.removeprefix("Bearer ").strip()
+        return secrets.compare_digest(given.encode(), self.admin_token.encode())
+
+    async def _check_admin(self, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+        """Every mutating rpc needs the admin token, on loopback too (no token: no admin)."""
+        admin = self._is_admin(context)
+        if admin is None:
+            await context.abort(
+                grpc.StatusCode.UNAUTHENTICATED,
+                "this rpc needs the ladder's admin token: send 'authorization: Bearer "
+                "<token>' metadata (the token file is named in cirulla-ladder.json)",
+            )
+        if not admin:
+            await context.abort(grpc.StatusCode.PERMISSION_DENIED, "wrong admin token")
+
+    async def GetStandings(
+        self, request: ladder_pb2.GetStandingsRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> ladder_pb2.GetStandingsResponse:
+        queue = await self._call(context, lambda: queue_name(request.queue))
+        assert queue is not None
+        entries, rated = await self._call(
+            context,
+            lambda: (
+                self.store.results.standings(queue, request.include_inactive),
+                self.store.results.rated_games(queue),
+            ),
+        )
+        return ladder_pb2.GetStandingsResponse(
+            queue=QUEUE_TO_PB[queue],
+            rated_games=rated,
+            entries=[
+                ladder_pb2.StandingsEntry(rank=e["rank"], bot=bot_pb(e["bot"]), rating=rating_pb(e))
+                for e in entries
+            ],
+        )
+
+    async def GetBotHistory(
+        self, request: ladder_pb2.GetBotHistoryRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> ladder_pb2.GetBotHistoryResponse:
+        queue = await self._call(context, lambda: queue_name(request.queue, None))
+        h = await self._call(
+            context,
+            lambda: self.store.results.bot_history(
+                request.bot_name, queue, page_size(request.page_size)
+            ),
+        )
+        bot = bot_pb(h["bot"])
+        versions = []
+        for v in h["versions"]:
+            version = ladder_pb2.LadderBot()
+            version.CopyFrom(bot)
+            version.version = v["version"]
+            version.spec = v["spec"]
+            version.ClearField("limits")
+            if v["spec"] != CONNECT_SPEC:
+                version.limits.CopyFrom(effective_pb(v["limits"]))
+            del version.queues[:]
+            version.queues.extend(QUEUE_TO_PB[q] for q in v["queues"])
+            created = timestamp(v["created_at"])
+            if created is not None:
+                version.create_time.CopyFrom(created)
+            versions.append(version)
+        return ladder_pb2.GetBotHistoryResponse(
+            bot=bot,
+            versions=versions,
+            ratings=[rating_pb(r) for r in h["ratings"]],
+            rating_history=[
+                ladder_pb2.RatingPoint(
+                    queue=QUEUE_TO_PB[p["queue"]],
+                    version=p["version"],
+                    match_id=p["match_id"],
+                    mu=p["mu"],
+                    sigma=p["sigma"],
+                    time=timestamp(p["at"]),
+                )
+                for p in h["rating_history"]
+            ],
+            matches=[match_pb(m) for m in h["matches"]],
+        )
+
+    async def GetLadderMatch(
+        self, request: ladder_pb2.GetLadderMatchRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> ladder_pb2.GetLadderMatchResponse:
+        m = await self._call(context, lambda: self.store.views.match(request.match_id))
+        return ladder_pb2.GetLadderMatchResponse(match=match_pb(m))
+
+    async def GetHeadToHead(
+        self, request: ladder_pb2.GetHeadToHeadRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> ladder_pb2.GetHeadToHeadResponse:
+        queue = await self._call(context, lambda: queue_name(request.queue, None))
+        h = await self._call(
+            context,
+            lambda: self.store.results.head_to_head(
+                request.bot_a, request.bot_b, queue, page_size(request.page_size)
+            ),
+        )
+        return ladder_pb2.GetHeadToHeadResponse(
+            bot_a=h["bot_a"],
+            bot_b=h["bot_b"],
+            games=h["games"],
+            a_wins=h["a_wins"],
+            b_wins=h["b_wins"],
+            draws=h["draws"],
+            a_points=h["a_points"],
+            b_points=h["b_points"],
+            matches=[match_pb(m) for m in h["matches"]],
+        )
+
+    async def AddBot(
+        self, request: ladder_pb2.AddBotRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> ladder_pb2.AddBotResponse:
+        only_new = False
+        if self.open_registration and self._is_admin(context) is None:
+            # anonymous self-registration: a new connect-in bot, nothing else
+            if request.spec.strip() != CONNECT_SPEC:
+                await context.abort(
+                    grpc.StatusCode.PERMISSION_DENIED,
+                    "spec: without the admin token only 'connect' bots may be registered",
+                )
+            only_new = True
+        else:
+            await self._check_admin(context)
+
+        # a version's own limits: the request's field, else the metadata of older clients
+        if request.HasField("limits"):
+            limits = await self._call(context, lambda: text_from_pb(request.limits))
+        else:
+            metadata = dict(context.invocation_metadata() or ())
+            limits = str(metadata.get(LIMITS_METADATA, ""))[:MAX_LIMITS]
+        if limits and only_new:
+            await context.abort(
+                grpc.StatusCode.PERMISSION_DENIED, "limits: only the admin token sets them"
+            )
+
+        def add() -> tuple[BotInfo, bool, str]:
+            queues = [queue_name(q) or "2p" for q in request.queues] or ["2p"]
+            return self.store.bots.add_bot(
+                request.bot_name,
+                request.spec,
+                queues,
+                request.max_concurrency,
+                only_new=only_new,
+                limits=limits,
+            )
+
+        bot, new, key = await self._call(context, add)
+        return ladder_pb2.AddBotResponse(bot=bot_pb(bot), new_version=new, bot_key=key)
+
+    async def PauseBot(
+        self, request: ladder_pb2.PauseBotRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> ladder_pb2.PauseBotResponse:
+        await self._check_admin(context)
+        reason = request.reason or "paused by an admin"
+        bot = await self._call(
+            context, lambda: self.store.bots.set_state(request.bot_name, "paused", reason)
+        )
+        return ladder_pb2.PauseBotResponse(bot=bot_pb(bot))
+
+    async def ResumeBot(
+        self, request: ladder_pb2.ResumeBotRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> ladder_pb2.ResumeBotResponse:
+        await self._check_admin(context)
+        bot = await self._call(
+            context, lambda: self.store.bots.set_state(request.bot_name, "active")
+        )
+        return ladder_pb2.ResumeBotResponse(bot=bot_pb(bot))
+
+    async def RemoveBot(
+        self, request: ladder_pb2.RemoveBotRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> ladder_pb2.RemoveBotResponse:
+        await self._check_admin(context)
+        reason = request.reason or "removed by an admin"
+        bot = await self._call(
+            context, lambda: self.store.bots.set_state(request.bot_name, "removed", reason)
+        )
+        return ladder_pb2.RemoveBotResponse(bot=bot_pb(bot))
+
+    async def RequestMatch(
+        self, request: ladder_pb2.RequestMatchRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> ladder_pb2.RequestMatchResponse:
+        admin = self._is_admin(context)
+        owner_key: str | None = None
+        if admin is None and request.bot_key:
+            owner_key = request.bot_key  # a bot's owner: checked against the bots named
+        else:
+            await self._check_admin(context)
+        r = await self._call(
+            context,
+            lambda: self.store.requests.request_matches(
+                list(request.bot_names),
+                request.games,
+                unrated=request.unrated,
+                config=self.config,
+                queues=self.queues,
+                owner_key=owner_key,
+            ),
+        )
+        return ladder_pb2.RequestMatchResponse(request=request_pb(r))
+
+    async def ListMatchRequests(
+        self,
+        request: ladder_pb2.ListMatchRequestsRequest,
+        context: grpc.aio.ServicerContext[Any, Any],
+    ) -> ladder_pb2.ListMatchRequestsResponse:
+        requests = await self._call(
+            context,
+            lambda: self.store.requests.match_requests(
+                request.bot_name or None, page_size(request.page_size)
+            ),
+        )
+        return ladder_pb2.ListMatchRequestsResponse(requests=[request_pb(r) for r in requests])
+
+    async def ListLadderMatches(
+        self,
+        request: ladder_pb2.ListLadderMatchesRequest,
+        context: grpc.aio.ServicerContext[Any, Any],
+    ) -> ladder_pb2.ListLadderMatchesResponse:
+        def read() -> MatchPage:
+            return self.store.views.every_match(
+                queue_name(request.queue, None),
+                status_name(request.status),
+                request.bot_name or None,
+                page_size(request.page_size),
+                request.page_token,
+            )
+
+        got = await self._call(context, read)
+        return ladder_pb2.ListLadderMatchesResponse(
+            matches=[match_pb(m) for m in got.matches], next_page_token=got.next_token
+        )

@@ -1,0 +1,1 @@
+"""Tests of the confinement area (CONTRIBUTING.md has the map)."""

@@ -1,0 +1,1 @@
+"""Tests of the env area (CONTRIBUTING.md has the map)."""

@@ -1,0 +1,1 @@
+"""Tests of the ladder area (CONTRIBUTING.md has the map)."""

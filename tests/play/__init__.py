@@ -1,0 +1,1 @@
+"""Tests of the play area (CONTRIBUTING.md has the map)."""

@@ -1,0 +1,1 @@
+"""Tests of the project area (CONTRIBUTING.md has the map)."""

@@ -1,0 +1,1 @@
+"""Tests of the protocol area (CONTRIBUTING.md has the map)."""

@@ -1,0 +1,1 @@
+"""Tests of the rules area (CONTRIBUTING.md has the map)."""

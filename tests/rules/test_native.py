@@ -1,0 +1,217 @@
+"""The native rules core (rules/cirulla/rules/_native.c) against the pure-Python reference.
+
+The differential test drives both cores through the same random games, every preset with
+2, 3 and 4 players (fantacarte: 2), and requires identical legal actions (in the protocol's
+order: the action indexes), identical events and identical state after every step.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import sys
+
+import pytest
+
+from cirulla.rules import PRESETS, Action, Game, Options
+from cirulla.rules.cards import ALL_CARDS_MASK
+from cirulla.rules.core import CORE, event_of, native, options_tuple, view_tuple
+from cirulla.rules.views import sample_world
+from tests.rules_helpers import deal_positions
+
+CASES = [
+    (preset, players)
+    for preset in PRESETS
+    for players in (2, 3, 4)
+    if preset != "fantacarte" or players == 2
+]
+
+
+def test_the_native_core_is_built_and_used() -> None:
+    """The suite runs both cores; only CIRULLA_CORE=python may turn the native one off."""
+    if os.environ.get("CIRULLA_CORE", "").lower() == "python":
+        assert CORE == "python" and native is None
+    else:
+        assert CORE == "native", "rules/cirulla/rules/_native.c was not built: is gcc installed?"
+
+
+def _state(game: Game) -> dict:
+    return {
+        "dealer": game.dealer,
+        "deal_no": game.deal_no,
+        "round": game.round,
+        "turn": game.turn,
+        "in_hands": game.in_hands,
+        "hands": tuple(game.hands),
+        "table": game.table,
+        "stock": list(game.stock),
+        "captured": tuple(game.captured),
+        "scope": tuple(game.scope),
+        "declared": tuple(game.declared),
+        "totals": tuple(game.totals),
+        "last_taker": game.last_taker,
+        "wild": game.wild,
+        "winner": game.winner,
+        "deal_over": game.deal_over,
+        "cappotto": int(game.cappotto),
+        "deal_only": int(game.deal_only),
+    }
+
+
+def _play_both(options: Options, seed: int, deal_only: bool = False) -> int:
+    """One random game through both cores; returns the number of actions compared."""
+    rng = random.Random(seed)
+    decks = [rng.sample(range(40), 40) for _ in range(80)]
+    first_dealer = rng.randrange(options.players)
+    py_events: list = []
+    ref = Game(
+        options, decks=decks, first_dealer=first_dealer, deal_only=deal_only, events=py_events
+    )
+    # the same game on Game's fast paths (the card played in C on its slots, _native.c's
+    # bind_game), held to the Python reference step by step like the native Game
+    fast = Game(options, decks=decks, first_dealer=first_dealer, deal_only=deal_only)
+    nat = native.Game(options_tuple(options), decks, first_dealer=first_dealer, deal_only=deal_only)
+    assert [event_of(e) for e in nat.take_events()] == py_events
+    assert nat.state() == _state(ref) == _state(fast)
+    steps = 0
+    while ref.to_move is not None:
+        codes = ref.reference_legal_codes()
+        assert nat.legal_codes() == codes, f"seed {seed} step {steps}: {ref!r}"
+        assert ref.legal_codes() == codes  # Game's own (native) path gives the same order
+        assert [a.to_int() for a in fast.legal_actions()] == codes
+        # prefer declarations and captures now and then, so rare rules come up often
+        code = codes[-1] if rng.random() < 0.2 else rng.choice(codes)
+        py_events = []
+        ref._play(code, py_events)  # the reference state machine, in Python
+        nat.apply_code(code)
+        fast_events = (
+            fast.apply(Action.from_int(code), fast.turn) if steps % 2 else _apply_code(fast, code)
+        )
+        assert [event_of(e) for e in nat.take_events()] == py_events, f"seed {seed} step {steps}"
+        assert fast_events == py_events, f"seed {seed} step {steps}"
+        assert nat.state() == _state(ref) == _state(fast), f"seed {seed} step {steps}"
+        steps += 1
+    assert nat.legal_codes() == [] == fast.legal_codes() == fast.legal_actions()
+    return steps
+
+
+def _apply_code(game: Game, code: int) -> list:
+    events: list = []
+    game.apply_code(code, events)
+    return events
+
+
+@pytest.mark.parametrize(("preset", "players"), CASES)
+def test_both_cores_play_the_same_games(preset: str, players: int) -> None:
+    assert native is not None
+    options = Options.preset(preset, players=players)
+    steps = sum(_play_both(options, seed) for seed in range(12))
+    assert steps > 12 * 30  # whole games, several deals each
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        {"target": 11, "piccola_max": 10, "cappotto": False},
+        {"pairing_precedence": True, "must_capture": False, "players": 3},
+        {"ace_sweep_scopa": False, "primiera_needs_all_suits": False, "players": 4},
+    ],
+)
+def test_both_cores_agree_on_option_mixes(overrides: dict) -> None:
+    assert native is not None
+    options = Options(**overrides)
+    for seed in range(6):
+        _play_both(options, 1000 + seed)
+    _play_both(options, 77, deal_only=True)
+
+
+def test_native_deck_errors_name_the_deal() -> None:
+    assert native is not None
+    # cards 0..3 are the four aces; dealt after the six hand cards they form the table: redeal
+    decks = [[*range(4, 10), 0, 1, 2, 3, *range(10, 40)]]
+    with pytest.raises(ValueError, match="deal 1 needs deck order #2"):
+        native.Game(options_tuple(Options()), decks)
+
+
+@pytest.mark.parametrize("players", [2, 3, 4])
+def test_native_sampler_is_consistent_with_the_view(players: int) -> None:
+    """Same guarantees as views.sample_world: the seat's knowledge is kept, all cards placed."""
+    assert native is not None
+    for game in deal_positions(players, players)[::3]:
+        seat = game.turn
+        view = game.view(seat)
+        hands, stock = native.sample_world(options_tuple(view.options), view_tuple(view), 5)
+        assert hands[seat] == view.hand
+        assert len(stock) == view.stock
+        seen = view.table
+        for s, hand in enumerate(hands):
+            assert hand & view.declared[s] == view.declared[s]
+            assert hand.bit_count() == view.hand_sizes[s]
+            assert not seen & hand
+            seen |= hand
+        for m in view.captured:
+            seen |= m
+        for c in stock:
+            assert not seen >> c & 1
+            seen |= 1 << c
+        assert seen == ALL_CARDS_MASK
+        # and the Python sampler agrees on what is fixed
+        ref = sample_world(view, random.Random(5))
+        assert ref.hands[seat] == hands[seat] and len(ref.stock) == len(stock)
+
+
+def test_native_sampler_rejects_an_inconsistent_view() -> None:
+    assert native is not None
+    game = Game(Options(), seed=3, deal_only=True)
+    view = game.view(game.turn)
+    broken = list(view_tuple(view))
+    broken[12] += 1  # one more stock card than there are unseen cards
+    with pytest.raises(ValueError, match="view is inconsistent"):
+        native.sample_world(options_tuple(view.options), tuple(broken), 1)
+
+
+def _cirulla(*args: str, core: str | None = None) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != "CIRULLA_CORE"}
+    if core is not None:
+        env["CIRULLA_CORE"] = core
+    return subprocess.run(
+        [sys.executable, "-m", "cirulla", *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        env=env,
+    )
+
+
+def test_version_says_which_core_runs_and_the_variable_forces_python() -> None:
+    assert "core: native" in _cirulla("--version").stdout
+    assert "core: python" in _cirulla("--version", core="python").stdout
+
+
+def test_asking_for_a_missing_native_core_is_one_clear_line() -> None:
+    out = _cirulla("bench", "rules", "--core", "native", "--seconds", "0.1", core="python")
+    assert out.returncode == 2
+    assert out.stderr.strip() == (
+        "error: the native rules core is not available: CIRULLA_CORE=python"
+    )
+
+
+def test_bench_rules_reports_both_cores_side_by_side() -> None:
+    out = _cirulla("bench", "rules", "--seconds", "0.2")
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)
+    assert set(report["cores"]) == {"native", "python"}
+    assert all(run["deals"] > 0 for run in report["cores"].values())
+    assert report["native_over_python"] > 0
+    # each headline figure beside its baseline from the same run (docs/performance.md)
+    figures = report["figures"]
+    assert set(figures) == {"api", "search", "native"}
+    assert figures["api"]["baseline_deals_per_cpu_s"] == report["api_before"]["deals_per_cpu_s"]
+    assert (
+        figures["native"]["baseline_deals_per_cpu_s"]
+        == report["cores"]["python"]["deals_per_cpu_s"]
+    )
+    assert all(figure["ratio"] > 0 for figure in figures.values())
+    assert report["search"]["deals"] > 0 and report["api_before"]["deals"] > 0

@@ -1,0 +1,1 @@
+"""Tests of the server area (CONTRIBUTING.md has the map)."""

@@ -1,0 +1,1 @@
+"""Tests of the tournament area (CONTRIBUTING.md has the map)."""

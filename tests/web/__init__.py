@@ -1,0 +1,1 @@
+"""Tests of the web area (CONTRIBUTING.md has the map)."""
