@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cirulla.clients.matches.journal import Outcome
+from cirulla.ladder import endings
 from cirulla.ladder.defaults import (
     DEFAULT_DATA,
     DEFAULT_DB,
@@ -607,6 +608,8 @@ def match_line(m: Any) -> list[str]:
         result = "no winner"
     else:
         result = ""
+    if why := endings.describe_pb(m):  # a score alone misleads (7-27 is a cappotto)
+        result += f" — {why}"
     return [m.match_id, when(m.create_time), status.lower(), seats, result]
 
 

@@ -33,7 +33,7 @@ from cirulla.clients.matches.referee import GameSeam, Referee
 from cirulla.clients.matches.sandbox import Confinement
 from cirulla.clients.matches.schedule import ScheduledGame, new_bot_seed_base
 from cirulla.clients.matches.supervise import READY_TIMEOUT, BotPool, ServedBot
-from cirulla.ladder import metrics
+from cirulla.ladder import endings, metrics
 from cirulla.ladder.defaults import LEASE_SECONDS
 from cirulla.ladder.store import (
     ClaimedMatch,
@@ -41,6 +41,7 @@ from cirulla.ladder.store import (
     MatchOutcome,
     SeatOutcome,
 )
+from cirulla.rules.options import side_of
 from cirulla.v1 import match_service_pb2
 
 log = logging.getLogger("cirulla.ladder")
@@ -101,6 +102,23 @@ def outcome_of(
                 tail = log_tail(out / "logs" / f"{safe_name(result.match_id)}-{seat}.log")
         seats.append(SeatOutcome(seat, kind, fault, tail))
     void = result.winner is None and not result.forfeit_sides and result.deals == 0
+    end, kind = endings.ending_of(
+        {
+            "end": _LADDER_END.get(result.end, ""),
+            "forfeit_sides": list(result.forfeit_sides),
+            "void": void,
+            "winner": result.winner,
+            "totals": list(result.totals),
+        },
+        [
+            {"side": side_of(s.seat, len(seats)), "outcome": s.outcome, "fault": s.fault}
+            for s in seats
+        ],
+        None,
+    )
+    if result.end == "never-joined" or (result.end == "time-limit" and result.forfeit_sides):
+        # the referee's own words: the forfeiting seat never took its seat
+        end, kind = endings.FORFEIT, "never-joined"
     return MatchOutcome(
         winner=result.winner,
         totals=tuple(result.totals),
@@ -109,7 +127,19 @@ def outcome_of(
         forfeit_sides=tuple(result.forfeit_sides),
         void=void,
         notes=tuple(result.notes),
+        end=end,
+        forfeit_kind=kind,
     )
+
+
+#: The referee's end reasons the ladder keeps as they are (``endings.END_REASONS``); a
+#: forfeit's kind and a never-joined seat are worked out from the seats.
+_LADDER_END = {
+    "target": endings.TARGET,
+    "cappotto": endings.CAPPOTTO,
+    "time-limit": endings.TIME_LIMIT,
+    "void": endings.VOID,
+}
 
 
 class LadderBotPool(BotPool):

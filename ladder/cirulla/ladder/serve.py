@@ -238,7 +238,21 @@ def outcome_from_record(record: dict[str, Any], players: int) -> MatchOutcome:
         deals=int(result.get("deals") or 0),
         forfeit_sides=(forfeit % sides,) if forfeit is not None else (),
         notes=("result recorded after a ladder restart, from the match server's record",),
+        # the record's own reason ("target", "cappotto", "forfeit", ...)
+        end="cappotto"
+        if result.get("cappotto")
+        else _RECORD_END.get(str(result.get("reason") or ""), ""),
+        forfeit_kind="timeout" if forfeit is not None else "",
     )
+
+
+#: A match server record's end reasons as the ladder stores them (``cirulla.ladder.endings``).
+_RECORD_END = {
+    "target": "target",
+    "cappotto": "cappotto",
+    "forfeit": "forfeit",
+    "aborted": "void",
+}
 
 
 def recover(store: LadderStore, name: str, server_store: Any) -> dict[str, int]:

@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 import grpc
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from cirulla.ladder import rating
+from cirulla.ladder import endings, rating
 from cirulla.ladder.limits import effective_pb, text_from_pb
 from cirulla.ladder.store import (
     CONNECT_SPEC,
@@ -59,6 +59,14 @@ STATUS_TO_PB = {
     "cancelled": ladder_pb2.LADDER_MATCH_STATUS_CANCELLED,
 }
 PB_TO_STATUS = {v: k for k, v in STATUS_TO_PB.items()}
+END_TO_PB = {
+    endings.TARGET: ladder_pb2.LADDER_END_REASON_TARGET,
+    endings.CAPPOTTO: ladder_pb2.LADDER_END_REASON_CAPPOTTO,
+    endings.FORFEIT: ladder_pb2.LADDER_END_REASON_FORFEIT,
+    endings.TIME_LIMIT: ladder_pb2.LADDER_END_REASON_TIME_LIMIT,
+    endings.VOID: ladder_pb2.LADDER_END_REASON_VOID,
+}
+PB_TO_END = {v: k for k, v in END_TO_PB.items()}
 DEFAULT_PAGE = 50
 MAX_PAGE = 1000
 
@@ -142,6 +150,8 @@ def match_pb(m: MatchView) -> ladder_pb2.LadderMatch:
         finish_time=timestamp(m["finished_at"]),
         notes=m["notes"],
         request_id=m.get("request_id", ""),
+        end_reason=END_TO_PB.get(m.get("end", ""), ladder_pb2.LADDER_END_REASON_UNSPECIFIED),
+        forfeit_kind=m.get("forfeit_kind", ""),
     )
     if m["winner"] is not None:
         out.winner_side = m["winner"]

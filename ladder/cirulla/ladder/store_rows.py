@@ -207,6 +207,10 @@ class MatchOutcome:
     forfeit_sides: tuple[int, ...] = ()
     void: bool = False
     notes: tuple[str, ...] = ()
+    #: why the game ended (``cirulla.ladder.endings.END_REASONS``); empty: derived on read
+    end: str = ""
+    #: for a forfeit, how the seat forfeited (``endings.FORFEIT_KINDS``)
+    forfeit_kind: str = ""
 
     def result_json(self) -> str:
         return json.dumps(
@@ -216,6 +220,8 @@ class MatchOutcome:
                 "deals": self.deals,
                 "forfeit_sides": list(self.forfeit_sides),
                 "void": self.void,
+                "end": self.end,
+                "forfeit_kind": self.forfeit_kind,
             },
             sort_keys=True,
         )
@@ -282,6 +288,10 @@ class MatchView(TypedDict):
     notes: list[str]
     request_id: str
     seats: list[SeatView]
+    #: why the game ended (``endings.END_REASONS``); empty until finished, and withheld
+    end: str
+    #: for a forfeit, how the seat forfeited (``endings.FORFEIT_KINDS``); else empty
+    forfeit_kind: str
 
 
 class UnfinishedMatch(TypedDict):

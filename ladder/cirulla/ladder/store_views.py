@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection, and_, func, or_, select
 
+from cirulla.ladder import endings
 from cirulla.ladder.fields import shown
 from cirulla.ladder.schema import (
     MATCH_STATES,
@@ -166,32 +167,39 @@ class MatchViews:
 
     def public_match(self, conn: Connection, row: Any) -> MatchView:
         withheld = row["status"] == "finished" and self.pair_in_play(conn, row["id"])
-        seats = conn.execute(
-            select(
-                ladder_seats.c.seat,
-                ladder_seats.c.side,
-                ladder_seats.c.version_id,
-                ladder_seats.c.outcome,
-                ladder_seats.c.points,
-                ladder_seats.c.fault,
-                bots.c.name,
-                bot_versions.c.version,
-                rating_history.c.mu,
-                rating_history.c.sigma,
+        seats = (
+            conn.execute(
+                select(
+                    ladder_seats.c.seat,
+                    ladder_seats.c.side,
+                    ladder_seats.c.version_id,
+                    ladder_seats.c.outcome,
+                    ladder_seats.c.points,
+                    ladder_seats.c.fault,
+                    bots.c.name,
+                    bot_versions.c.version,
+                    rating_history.c.mu,
+                    rating_history.c.sigma,
+                )
+                .join(bot_versions, bot_versions.c.id == ladder_seats.c.version_id)
+                .join(bots, bots.c.id == bot_versions.c.bot_id)
+                .outerjoin(
+                    rating_history,
+                    and_(
+                        rating_history.c.match_id == ladder_seats.c.match_id,
+                        rating_history.c.version_id == ladder_seats.c.version_id,
+                    ),
+                )
+                .where(ladder_seats.c.match_id == row["id"])
+                .order_by(ladder_seats.c.seat)
             )
-            .join(bot_versions, bot_versions.c.id == ladder_seats.c.version_id)
-            .join(bots, bots.c.id == bot_versions.c.bot_id)
-            .outerjoin(
-                rating_history,
-                and_(
-                    rating_history.c.match_id == ladder_seats.c.match_id,
-                    rating_history.c.version_id == ladder_seats.c.version_id,
-                ),
-            )
-            .where(ladder_seats.c.match_id == row["id"])
-            .order_by(ladder_seats.c.seat)
-        ).mappings()
+            .mappings()
+            .all()
+        )
         result = json.loads(row["result"]) if row["result"] and not withheld else None
+        end, forfeit_kind = ("", "")
+        if result is not None and row["status"] == "finished":
+            end, forfeit_kind = endings.ending_of(result, seats, endings.target_of(row["settings"]))
         return {
             "id": row["id"],
             "server_match_id": row["server_match_id"] or "",
@@ -208,6 +216,8 @@ class MatchViews:
             "winner": result["winner"] if result else None,
             "notes": [] if withheld else json.loads(row["notes"] or "[]"),
             "request_id": row["request_id"] or "",
+            "end": end,
+            "forfeit_kind": forfeit_kind,
             "seats": [
                 {
                     "seat": s["seat"],

@@ -44,6 +44,13 @@ class Outcome(StrEnum):
     NO_JOIN = "no-join"
 
 
+#: Why a game ended, as ``GameResult.end`` records it: the rules ended it (``target``, a
+#: side reached the target; ``cappotto``, a side took all ten coins), a seat forfeited on
+#: its clock (``forfeit``), a seat never joined (``never-joined``), the game's wall-clock
+#: limit ran out (``time-limit``), or the server ended it otherwise (``void``). Results
+#: that show a score need it: a game won 7 to 27 is a cappotto, not a mistake.
+GAME_ENDS = ("target", "cappotto", "forfeit", "never-joined", "time-limit", "void")
+
 #: The outcomes a tournament's game result records (``no-join`` is the ladder's).
 SEAT_OUTCOMES = tuple(o for o in Outcome if o is not Outcome.NO_JOIN)
 
@@ -126,6 +133,8 @@ class GameResult:
     unjoined: tuple[int, ...] = ()
     #: Per seat, the bot's log file, relative to the output folder.
     logs: tuple[str, ...] = ()
+    #: Why the game ended (``GAME_ENDS``); empty in a journal written before it existed.
+    end: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}

@@ -116,6 +116,15 @@ def forfeit_kind(info: match_pb2.SeatInfo | None, crashed: bool) -> Outcome:
     return Outcome.TIMEOUT
 
 
+#: The server's reason for a finished game, in ``GameResult.end``'s words.
+_END_OF_REASON = {
+    events_pb2.GAME_END_REASON_TARGET: "target",
+    events_pb2.GAME_END_REASON_CAPPOTTO: "cappotto",
+    events_pb2.GAME_END_REASON_FORFEIT: "forfeit",
+    events_pb2.GAME_END_REASON_ABORTED: "void",
+}
+
+
 def abort_reason(never_joined: set[int], settings: Settings) -> str:
     """What AbortMatch tells the server (and its players) about a game decided here."""
     if never_joined:
@@ -541,6 +550,7 @@ class Referee:
         deals = 0
         forfeit_sides: set[int] = set()
         unjoined: set[int] = set()
+        end = "void"
         seat_notes = {s.seat: list(s.notes) for s in match.seats}
         seat_info = {s.seat: s for s in match.seats}
 
@@ -552,6 +562,9 @@ class Referee:
             totals = tuple(result.totals) or totals
             deals = result.deals
             winner = result.winner_side if result.HasField("winner_side") else None
+            end = _END_OF_REASON.get(result.reason, "void")
+            if result.reason == events_pb2.GAME_END_REASON_TARGET and result.cappotto:
+                end = "cappotto"
             if result.reason == events_pb2.GAME_END_REASON_FORFEIT:
                 seat = result.forfeit_seat if result.HasField("forfeit_seat") else None
                 if seat is not None:
@@ -564,6 +577,7 @@ class Referee:
                         + (f", exit code {codes[seat]}" if codes[seat] else "")
                     )
         elif forfeits:
+            end = "never-joined"
             unjoined |= forfeits
             for seat in sorted(forfeits):
                 outcomes[seat] = Outcome.CRASH
@@ -573,6 +587,7 @@ class Referee:
                     "without joining the match; forfeited"
                 )
         elif timed_out:
+            end = "time-limit"
             notes.append(
                 f"wall-clock limit of {self.settings.game_timeout:.0f}s reached "
                 f"(match status {match_pb2.MatchStatus.Name(match.status)}); game void"
@@ -615,6 +630,7 @@ class Referee:
             forfeit_sides=tuple(sorted(forfeit_sides)),
             unjoined=tuple(sorted(unjoined)),
             seconds=round(time.monotonic() - started, 3),
+            end=end,
         )
 
     def _save_records_noted(self, match_id: str, last_try: bool = False) -> None:

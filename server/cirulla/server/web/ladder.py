@@ -131,14 +131,36 @@ def result_text(m: Any) -> str:
     if status != "finished":
         return escape(status)
     if not m.HasField("winner_side"):
-        return "no winner" + ("" if m.rated else " (not rated)")
+        return "no winner" + end_text(m) + ("" if m.rated else " (not rated)")
     winners = [s.bot_name for s in m.seats if s.side == m.winner_side]
     points = "-".join(str(p) for p in _side_points(m))
     return (
         f"side {m.winner_side} ({', '.join(escape(w) for w in winners)}) won"
         + (f" {points}" if points else "")
+        + end_text(m)
         + ("" if m.rated else " (not rated)")
     )
+
+
+#: ``LadderMatch.end_reason`` in words (as ``cirulla ladder match`` says them)
+END_WORDS = {
+    ladder_pb2.LADDER_END_REASON_TARGET: ("target", "target reached"),
+    ladder_pb2.LADDER_END_REASON_CAPPOTTO: ("cappotto", "cappotto"),
+    ladder_pb2.LADDER_END_REASON_FORFEIT: ("forfeit", "forfeit"),
+    ladder_pb2.LADDER_END_REASON_TIME_LIMIT: ("time-limit", "time limit (void)"),
+    ladder_pb2.LADDER_END_REASON_VOID: ("void", "void"),
+}
+
+
+def end_text(m: Any) -> str:
+    """Why the game ended, after its result: a score alone misleads (7-27 is a cappotto,
+    0-0 a forfeit). Empty for a match the rpc gave no reason (an older ladder)."""
+    if m.end_reason not in END_WORDS:
+        return ""
+    key, words = END_WORDS[m.end_reason]
+    if m.forfeit_kind:
+        words += f" ({m.forfeit_kind.replace('-', ' ')})"
+    return f' — <span class="end" data-end="{key}">{escape(words)}</span>'
 
 
 def _side_points(m: Any) -> list[int]:
