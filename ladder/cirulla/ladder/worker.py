@@ -17,6 +17,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from cirulla.ladder.cli_serve import add_safety_arguments
 from cirulla.ladder.defaults import DEFAULT_DB, LEASE_SECONDS
 
 DEFAULT_DATA = "cirulla-worker-data"
@@ -70,8 +71,6 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="how long a match stays this worker's without a heartbeat; after that any "
         "ladder process re-queues or cancels it (default %(default)s)",
     )
-    from cirulla.ladder.cli import add_safety_arguments
-
     add_safety_arguments(w)
     from cirulla.logs import add_log_level_argument
 

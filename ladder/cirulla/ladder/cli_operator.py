@@ -1,0 +1,275 @@
+"""The operator's ``cirulla ladder`` commands: register bots (``add``), pause, resume and
+remove them, give the ladder's user a control group (``cgroup-setup``), read the standings.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from cirulla.ladder.cli_client import (
+    QUEUE_CHOICES,
+    CommandError,
+    add_db_argument,
+    call,
+    queue_pb,
+    run_command,
+    state_text,
+    to_json,
+)
+from cirulla.ladder.fields import plain
+
+
+def add_registration_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``add``, ``cgroup-setup`` and ``standings``."""
+    a = sub.add_parser(
+        "add",
+        help="register a bot, or a new version of one",
+        description="Register NAME with SPEC (what `cirulla tournament --bot` takes, or "
+        "'connect' for a bot that connects in with `cirulla bot KIND --ladder`). The same "
+        "NAME with a new SPEC or queues is a new version: its history stays, its rating "
+        "starts from the old mean with a wide uncertainty, and it plays validation games "
+        "first. Relative paths in SPEC are made absolute here, in this folder (a missing "
+        "one is refused): the ladder starts the bot in its workers' folders.",
+    )
+    a.add_argument("name")
+    a.add_argument("spec")
+    a.add_argument(
+        "--queue",
+        action="append",
+        choices=QUEUE_CHOICES,
+        help="queue to play in (repeatable; default 2p)",
+    )
+    a.add_argument(
+        "--max-concurrency",
+        type=int,
+        default=0,
+        metavar="N",
+        help="matches the bot may play at once (default 4)",
+    )
+    a.add_argument("--memory", metavar="SIZE", help="its memory in the sandbox (default 2G)")
+    a.add_argument(
+        "--processes", metavar="N", help="its processes and threads in the sandbox (default 256)"
+    )
+    a.add_argument("--cpu", metavar="CORES", help="its CPU quota in cores (default 1)")
+    a.add_argument(
+        "--limits",
+        metavar="KEY=VALUE,...",
+        default="",
+        help="the same as one list: memory=4G,processes=64,cpu=2,output=32M,tmp=1G "
+        "(docs/ladder.md, 'Per-bot limits'); stored with the version",
+    )
+    a.set_defaults(func=run_add)
+
+    cg = sub.add_parser(
+        "cgroup-setup",
+        help="as root, once: give USER a control group folder for its bots' limits",
+        description="Make the control group folder each bot's limits live under "
+        "(/sys/fs/cgroup/<memory|pids|cpu>/BASE on v1, /sys/fs/cgroup/BASE on v2) and give "
+        "it to USER, the user the ladder runs as: it then limits each bot's memory, "
+        "processes and CPU without privileges (docs/ladder.md, 'Threat model'). Idempotent.",
+    )
+    cg.add_argument("--user", required=True, help="the user the ladder and its workers run as")
+    cg.add_argument(
+        "--base",
+        default=None,
+        help="the folder's name (default: $CIRULLA_CGROUP, else cirulla); give the ladder "
+        "the same as CIRULLA_CGROUP",
+    )
+    cg.set_defaults(func=run_cgroup_setup)
+
+    st = sub.add_parser("standings", help="ratings of one queue, best first")
+    st.add_argument("--queue", choices=QUEUE_CHOICES, default="2p")
+    st.add_argument("--all", action="store_true", help="also paused and deactivated bots")
+    st.add_argument("--json", action="store_true", help="print JSON")
+    st.set_defaults(func=run_standings)
+    add_db_argument(st)
+
+
+def add_state_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``pause``, ``resume`` and ``remove``."""
+    for name, helptext in (
+        ("pause", "stop scheduling a bot (its running matches finish)"),
+        ("resume", "schedule a paused or deactivated bot again"),
+        ("remove", "take a bot off the ladder (its matches stay readable)"),
+    ):
+        c = sub.add_parser(name, help=helptext)
+        c.add_argument("bot")
+        if name != "resume":
+            c.add_argument("--reason", default="", help="shown in the standings")
+        c.set_defaults(func=run_state, action=name)
+
+
+@run_command
+def run_add(args: argparse.Namespace) -> int:
+    from cirulla.ladder.spec_paths import SpecPathError, resolve_spec_paths
+    from cirulla.v1 import ladder_pb2
+
+    try:
+        # resolved here, where the operator typed it: the bot runs in a worker's folder
+        spec = resolve_spec_paths(args.spec)
+    except SpecPathError as exc:
+        raise CommandError(str(exc)) from None
+    request = ladder_pb2.AddBotRequest(
+        bot_name=args.name,
+        spec=spec,
+        queues=[queue_pb(q) for q in (args.queue or ["2p"])],
+        max_concurrency=args.max_concurrency,
+    )
+    from cirulla.ladder.limits import compact
+
+    limits, limits_pb = add_limits(args)
+    if limits_pb is not None:
+        request.limits.CopyFrom(limits_pb)
+    response = call(args, "AddBot", request, admin=True)
+    bot = response.bot
+    if response.new_version:
+        print(f"{bot.name} version {bot.version}: {bot.spec} ({state_text(bot)})")
+        if limits:
+            print(f"limits in the sandbox: {limits} ({compact(bot.limits)})")
+    else:
+        print(f"{bot.name} version {bot.version} is already registered with this spec")
+    if response.bot_key:
+        print(
+            "bot key (shown once; keep it secret, give it to the bot as CIRULLA_BOT_KEY):\n"
+            + response.bot_key
+        )
+    return 0
+
+
+def run_cgroup_setup(args: argparse.Namespace) -> int:
+    from cirulla.bots.cgroups import delegate
+
+    try:
+        folders = delegate(args.user, args.base)
+    except (OSError, ValueError) as exc:
+        print(f"cirulla ladder cgroup-setup: {exc}", file=sys.stderr)
+        return 2
+    for folder in folders:
+        print(f"{folder}: {args.user}'s bots get their limits here")
+    return 0
+
+
+def add_limits(args: argparse.Namespace) -> tuple[str, Any]:
+    """``--memory``, ``--processes``, ``--cpu`` and ``--limits`` as one checked list and
+    as the request's ``BotLimits`` (the fields given; None when none is): ("", None)
+    without any. A bad value is one line naming the option."""
+    from cirulla.bots.cgroups import BotLimits, parse_limits
+    from cirulla.ladder.limits import text_from_pb
+    from cirulla.ladder.store_rows import LadderError
+    from cirulla.v1 import ladder_pb2
+
+    parts = [p for p in args.limits.split(",") if p.strip()]
+    for key in ("memory", "processes", "cpu"):
+        value = getattr(args, key)
+        if value is not None:
+            parts.append(f"{key}={value}")
+    if not parts:
+        return "", None
+    # over a base of zeros: a field still 0 afterwards was not given (the ladder's default)
+    unset = BotLimits(memory_bytes=0, processes=0, cpu=0, output_bytes=0, tmp_bytes=0)
+    try:
+        given = parse_limits(",".join(parts), unset)
+    except ValueError as exc:
+        raise CommandError(f"--{str(exc).split(':')[0]}: {str(exc).split(': ', 1)[-1]}") from None
+    cpu_given = any(p.split("=", 1)[0].strip().lower() == "cpu" for p in parts)
+    if cpu_given and given.cpu == 0:
+        raise CommandError("--cpu: a ladder bot always has a CPU quota: more than 0 cores")
+    pb = ladder_pb2.BotLimits(
+        memory_bytes=given.memory_bytes,
+        processes=given.processes,
+        cpu_millicores=max(1, round(given.cpu * 1000)) if given.cpu else 0,
+        output_bytes=given.output_bytes,
+        tmp_bytes=given.tmp_bytes,
+    )
+    try:
+        text_from_pb(pb)
+    except LadderError as exc:
+        field, _, why = str(exc).partition(": ")
+        option = {
+            "limits.memory_bytes": "--memory",
+            "limits.processes": "--processes",
+            "limits.cpu_millicores": "--cpu",
+            "limits.output_bytes": "--limits output",
+            "limits.tmp_bytes": "--limits tmp",
+        }.get(field, "--limits")
+        raise CommandError(f"{option}: {why}") from None
+    return ",".join(parts), pb
+
+
+@run_command
+def run_standings(args: argparse.Namespace) -> int:
+    from rich.table import Table
+    from rich.text import Text
+
+    from cirulla.console import output_console
+    from cirulla.ladder.limits import compact
+    from cirulla.v1 import ladder_pb2
+
+    response = call(
+        args,
+        "GetStandings",
+        ladder_pb2.GetStandingsRequest(queue=queue_pb(args.queue), include_inactive=args.all),
+    )
+    if args.json:
+        print(json.dumps(to_json(response), indent=1))
+        return 0
+    title = f"Ladder standings, queue {args.queue} ({response.rated_games} rated games)"
+    table = Table(title=title)
+    columns = ["#", "bot", "v", "rating", "mu", "sigma", "games", "win%", "state"]
+    if args.all:  # the operator's view: what each version runs under
+        columns.append("limits")
+    for column in columns:
+        table.add_column(
+            column, justify="left" if column in ("bot", "state", "limits") else "right"
+        )
+    for e in response.entries:
+        r = e.rating
+        rate = f"{100 * (r.wins + r.draws / 2) / r.games:.0f}%" if r.games else "-"
+        row: list[str | Text] = [
+            str(e.rank),
+            plain(e.bot.name),
+            str(e.bot.version),
+            f"{r.score:.1f}" + ("?" if r.provisional else ""),
+            f"{r.mu:.1f}",
+            f"{r.sigma:.2f}",
+            str(r.games),
+            rate,
+            plain(state_text(e.bot)),
+        ]
+        if args.all:
+            row.append(compact(e.bot.limits))
+        table.add_row(*row)
+    console = output_console()
+    console.print(table)
+    console.print("rating = mu - 3 sigma; ? = provisional (fewer than 10 rated games)")
+    if args.all:
+        console.print(
+            "limits = memory/processes/CPU cores of each version in the sandbox; "
+            "- = connect-in (runs elsewhere)"
+        )
+    for e in response.entries:
+        if e.bot.last_log and e.bot.state == ladder_pb2.BOT_STATE_DEACTIVATED:
+            console.print(Text(e.bot.name, style="bold"), "last log:")
+            console.print(plain(e.bot.last_log[-1500:]))
+    return 0
+
+
+@run_command
+def run_state(args: argparse.Namespace) -> int:
+    from cirulla.v1 import ladder_pb2
+
+    if args.action == "pause":
+        request: Any = ladder_pb2.PauseBotRequest(bot_name=args.bot, reason=args.reason)
+        method = "PauseBot"
+    elif args.action == "resume":
+        request = ladder_pb2.ResumeBotRequest(bot_name=args.bot)
+        method = "ResumeBot"
+    else:
+        request = ladder_pb2.RemoveBotRequest(bot_name=args.bot, reason=args.reason)
+        method = "RemoveBot"
+    bot = call(args, method, request, admin=True).bot
+    print(f"{bot.name}: {state_text(bot)}")
+    return 0
