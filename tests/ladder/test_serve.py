@@ -259,7 +259,7 @@ def test_ranking_random_greedy_mcts(tmp_path: Path) -> None:
     (greedy above mcts: some six head-to-head games at ~70% leave that to chance), with
     36 games and mcts:1000 one run in ten, and with 60 games to 21 CI still saw it once:
     short games leave too much to the deal. Games to 51 (where mcts:1000 wins 75-79%
-    against greedy, docs/bots.md) make each head-to-head game count for more.
+    against greedy, docs/bots-research.md) make each head-to-head game count for more.
     """
     ladder = LadderProcess(
         tmp_path / "ladder",

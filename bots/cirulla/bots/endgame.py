@@ -6,7 +6,7 @@ game of perfect information (at most three cards a hand, six plies), and its min
 can be computed outright instead of estimated. ``learned`` plays its last rounds this way
 (``endgame=exact``, and ``sampled``, its default; ``endgame=network`` leaves them to the
 network): the network's moves there cost it more than a quarter of what it gives up to the
-search it imitates (docs/bots.md), and a solver is exact where both fall short.
+search it imitates (docs/bots-research.md), and a solver is exact where both fall short.
 
 The value of a finished deal is the search's own reward (``mcts.rewards_of``): the deal's
 point difference, with most of the weight on winning the game when the deal ends it.
@@ -23,7 +23,7 @@ each move's value over the worlds that fit a budget of minimax nodes (a count, s
 answer depends only on the view and the seed, not on the machine's speed). It is
 perfect-information Monte Carlo (Ginsberg's GIB for bridge): each world is solved as if
 both sides saw it, which a real opponent does not; measured, it still plays that round
-better than the network (docs/bots.md), and ``learned`` uses it by default
+better than the network (docs/bots-research.md), and ``learned`` uses it by default
 (``endgame="sampled"``).
 """
 

@@ -15,7 +15,7 @@ squashed into [0, 1], with a game-win term when a side reaches the target.
 By default (``opponent="playout"``) only the searcher's side selects by UCB in the tree:
 the other sides play the playout policy's move there too, so the search plans against a
 club player rather than against an opponent that picks one move for all the worlds of a
-node, knowing the searcher's hand and not its own (docs/bots.md, what it bought).
+node, knowing the searcher's hand and not its own (docs/bots-research.md, what it bought).
 
 Two implementations of the same search: the native one (``_search.c`` beside this
 module, ``cirulla.bots.compiled``: the whole loop in C, used whenever the native rules
@@ -63,7 +63,7 @@ DEFAULT_PRIOR = 10.0  # weight of the greedy appraisal as progressive bias at th
 POINT_SCALE = 20.0  # a deal won by this many points counts as a full win
 #: How MctsPolicy plays a 2-player deal's last round, every card known: by the search
 #: (the default: it plays the one true world against its model of the opponent), or
-#: solved exactly (``cirulla.bots.endgame``; measured worse against greedy, docs/bots.md).
+#: solved exactly (``cirulla.bots.endgame``; measured worse against greedy, docs/bots-research.md).
 ENDGAMES = ("search", "exact")
 WIN_WEIGHT = 0.7  # share of the reward given to winning the game when a side reaches the target
 Root = Literal["ucb", "halving"]  # how the root's visits are allocated (docs/bots.md)
@@ -784,7 +784,7 @@ class MctsPolicy:
         if seconds is not None and not cpu_clock:
             # Against a game clock, leave room for merging, answering, a slow last
             # iteration, and a busy machine's scheduling delays: 25% costs no measurable
-            # strength (the strength curve is flat above 1,000 iterations, docs/bots.md).
+            # strength (the strength curve is flat above 1,000 iterations, docs/bots-research.md).
             seconds = max(0.75 * seconds - 0.02, 0.001)
         jobs = []
         for w in range(self.workers):
