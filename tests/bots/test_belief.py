@@ -13,7 +13,7 @@ import pytest
 
 from cirulla.bots.belief import play_log_likelihood, shipped_net
 from cirulla.bots.inference import REPLAY_TRIES
-from cirulla.bots.mcts import MctsPolicy
+from cirulla.bots.mcts_policy import MctsPolicy
 from cirulla.bots.specs import make_policy
 from cirulla.rules import parse_mask
 from cirulla.rules.views import sample_world

@@ -17,7 +17,7 @@ from cirulla.bots.convert import (
     legal_from_proto,
     view_from_proto,
 )
-from cirulla.bots.kit import time_budget
+from cirulla.bots.thinking import time_budget
 from cirulla.rules import Action, Game, Options
 from cirulla.server.convert.live import decision_pb
 from cirulla.server.messages import ClockState, DecisionMsg, SeatPublic, ViewMsg

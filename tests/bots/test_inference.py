@@ -15,7 +15,8 @@ from cirulla.bots.inference import (
     sample_consistent,
     violations,
 )
-from cirulla.bots.mcts import MctsPolicy, search
+from cirulla.bots.mcts import search
+from cirulla.bots.mcts_policy import MctsPolicy
 from cirulla.bots.specs import make_policy
 from cirulla.rules import Game, Options, parse_cards, parse_mask
 from cirulla.rules.actions import declaration_codes

@@ -25,7 +25,8 @@ from cirulla.bots.learned import (
     load_qnet,
     obs_size,
 )
-from cirulla.bots.mcts import MctsPolicy, root_prior
+from cirulla.bots.mcts import root_prior
+from cirulla.bots.mcts_policy import MctsPolicy
 from cirulla.bots.specs import make_policy, parse_bot_spec
 from cirulla.bots.strength import run_strength
 from cirulla.clients.matches.supervise import LocalServer

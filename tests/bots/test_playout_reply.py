@@ -8,7 +8,8 @@ import pytest
 
 from cirulla.bots.compiled import search_native as native
 from cirulla.bots.heuristic import SCOPA_POINT, STATIC_WORTH, playout_code, reply_worth
-from cirulla.bots.mcts import MctsPolicy, search
+from cirulla.bots.mcts import search
+from cirulla.bots.mcts_policy import MctsPolicy
 from cirulla.rules import Game, Options, parse_cards, parse_mask
 from tests.rules_helpers import deal_positions
 

@@ -14,7 +14,8 @@ import pytest
 
 from cirulla.bots.compiled import search_native as native
 from cirulla.bots.inference import REPLAY_TRIES, replays_greedy
-from cirulla.bots.mcts import MctsPolicy, search
+from cirulla.bots.mcts import search
+from cirulla.bots.mcts_policy import MctsPolicy
 from cirulla.rules import Game, parse_mask
 from cirulla.rules.core import options_tuple, view_tuple
 from cirulla.rules.views import sample_world

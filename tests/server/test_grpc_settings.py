@@ -7,7 +7,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from cirulla.clients.matches.supervise import program_env
+from cirulla.clients.matches.seat_argv import program_env
 from cirulla.logs import GRPC_SETTINGS
 
 

@@ -23,7 +23,7 @@ from cirulla.clients.matches.schedule import SEED_BITS, bot_seed, deck_seed
 HOSTILE_BOT = """
 import json, os, re, sys
 from cirulla.rules.cards import card_name
-from cirulla.rules.game import seeded_deck
+from cirulla.rules.decks import seeded_deck
 
 given = dict(os.environ)
 numbers = {int(n) for text in [*given.values(), *sys.argv] for n in re.findall(r"\\d+", text)}

@@ -238,7 +238,7 @@ def test_bot_command_lines() -> None:
     """Built-in specs run through this Python; no token on any command line."""
     import sys
 
-    from cirulla.clients.matches.supervise import bot_argv, seat_values, validate_spec
+    from cirulla.clients.matches.seat_argv import bot_argv, seat_values, validate_spec
 
     values = seat_values(server="127.0.0.1:5", match="m-1", token="-tok", seat=1, name="b", seed=9)
     argv = bot_argv("mcts:iterations=5", values)

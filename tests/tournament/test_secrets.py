@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from cirulla.clients.matches.supervise import bot_argv, seat_values
+from cirulla.clients.matches.seat_argv import bot_argv, seat_values
 from tests.server_harness import tied_to_this_process
 
 # A cmd: bot that says where it is (its pid), waits until the test has looked at it, then

@@ -22,7 +22,8 @@ from cirulla.bots.simple import RandomPolicy
 from cirulla.cli import main
 from cirulla.clients.matches.journal import Settings
 from cirulla.clients.matches.referee import match_settings
-from cirulla.clients.matches.supervise import LIVE, LocalServer, ServedBot, seat_values, served_argv
+from cirulla.clients.matches.seat_argv import seat_values, served_argv
+from cirulla.clients.matches.supervise import LIVE, LocalServer, ServedBot
 from cirulla.v1 import match_pb2, match_service_pb2, match_service_pb2_grpc
 
 ADMIN = "served-test-admin"

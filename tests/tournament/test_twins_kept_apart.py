@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from cirulla.clients.matches.supervise import BotPool
+from cirulla.clients.matches.bot_pool import BotPool
 
 
 def test_the_pool_gives_a_deal_group_only_to_processes_that_did_not_play_it(

@@ -14,10 +14,8 @@ run out, and signals the policy to stop (``decision_cancelled()``).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import os
-import queue
 import random
 import threading
 import time
@@ -42,6 +40,7 @@ from cirulla.bots.policy import (
     decision_scope,
     resolve_choice,
 )
+from cirulla.bots.thinking import OVERRUN_GRACE, Thinker, time_budget
 from cirulla.rules.actions import Action
 from cirulla.rules.options import Options
 from cirulla.rules.views import View
@@ -82,10 +81,6 @@ FATAL_CODES = {
     grpc.StatusCode.FAILED_PRECONDITION,
     grpc.StatusCode.UNIMPLEMENTED,
 }
-MOVE_SAFETY = 0.15  # keep this share of the per-move time for the network
-MIN_MARGIN = 0.1  # ... and at least this many seconds
-BANK_SHARE = 30  # spend at most 1/30 of the game bank on one decision
-OVERRUN_GRACE = 0.05  # how long past its budget a policy may answer (inside MIN_MARGIN)
 JOIN_TIMEOUT = 600.0  # seconds to wait, once joined, for the other seats (then give up)
 WAIT_NOTICE = 2.0  # say we are waiting for the others after this long, then every ...
 WAIT_REPEAT = 30.0  # ... this many seconds
@@ -197,25 +192,6 @@ class MatchOutcome:
     rejected: int = 0
 
 
-def time_budget(
-    move_left: float | None, bank_left: float | None, increment: float = 0.0
-) -> float | None:
-    """Seconds a decision may take, from the clock the server reported (None: no limit).
-
-    With an increment the bank gets it back after every decision, so a decision may spend
-    it on top of its share of the bank (never more than the bank holds).
-    """
-    budgets = []
-    if move_left is not None:
-        budgets.append(move_left - max(MIN_MARGIN, MOVE_SAFETY * move_left))
-    if bank_left is not None:
-        share = min(bank_left / BANK_SHARE + increment, bank_left)
-        budgets.append(share - MIN_MARGIN / 2)
-    if not budgets:
-        return None
-    return max(0.0, min(budgets))
-
-
 class _Stream:
     """One Play call on the kit's event loop: messages are written in order, one at a time.
 
@@ -245,57 +221,6 @@ class _Brief:
 
     def __str__(self) -> str:
         return " ".join(str(self.message).split())[:400]
-
-
-class _Thinker:
-    """One thread that runs the policy decision after decision (starting a thread per
-    decision costs more than a cheap policy's whole decision). A decision the kit stopped
-    waiting for keeps it busy: the next decision then gets a fresh thread."""
-
-    def __init__(self) -> None:
-        self._jobs: queue.SimpleQueue[Callable[[], None] | None] = queue.SimpleQueue()
-        self._last: threading.Event | None = None  # set once the last job has returned
-
-    async def run(self, job: Callable[[], None], timeout: float) -> bool:
-        """Run ``job`` on the thread; False if it is still running after ``timeout``."""
-        if self._last is None or not self._last.is_set():
-            self._jobs = queue.SimpleQueue()  # the busy thread keeps its own queue
-            threading.Thread(
-                target=self._loop, args=(self._jobs,), name="bot-decision", daemon=True
-            ).start()
-        done = self._last = threading.Event()
-        loop = asyncio.get_running_loop()
-        finished: asyncio.Future[None] = loop.create_future()
-
-        def settle() -> None:
-            if not finished.done():
-                finished.set_result(None)
-
-        def wrapped() -> None:
-            try:
-                job()
-            finally:
-                done.set()
-                # (RuntimeError: the loop has closed, nobody waits any more)
-                with contextlib.suppress(RuntimeError):
-                    loop.call_soon_threadsafe(settle)
-
-        self._jobs.put(wrapped)
-        try:
-            await asyncio.wait_for(asyncio.shield(finished), timeout)
-        except TimeoutError:
-            return False
-        return True
-
-    @staticmethod
-    def _loop(jobs: queue.SimpleQueue[Callable[[], None] | None]) -> None:
-        while (job := jobs.get()) is not None:
-            job()
-
-    def close(self) -> None:
-        """Let the thread end (a busy one ends after its job)."""
-        self._jobs.put(None)
-        self._last = None
 
 
 class BotClient:
@@ -347,7 +272,7 @@ class BotClient:
         self._join_expired = False
         # optional hooks of richer policies (the text-engine bridge): every message seen
         self._observe = getattr(policy, "observe", None)
-        self._thinker = _Thinker()
+        self._thinker = Thinker()
 
     def hello(self, resume: bool) -> play_pb2.Hello:
         hello = play_pb2.Hello(

@@ -20,7 +20,7 @@ from typing import Any
 from cirulla.bots.endgame import penultimate
 from cirulla.bots.heuristic import best_index
 from cirulla.bots.learned import LearnedPolicy
-from cirulla.bots.mcts import MctsPolicy
+from cirulla.bots.mcts_policy import MctsPolicy
 from cirulla.bots.train import make_teacher
 from cirulla.rules.game import Game
 from cirulla.rules.options import Options

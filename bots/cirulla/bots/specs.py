@@ -28,8 +28,8 @@ from cirulla.bots.mcts import (
     DEFAULT_PRIOR,
     DEFAULT_REWARD,
     DEFAULT_ROOT,
-    MctsPolicy,
 )
+from cirulla.bots.mcts_policy import MctsPolicy
 from cirulla.bots.policy import Policy
 from cirulla.bots.simple import GreedyPolicy, RandomPolicy
 from cirulla.extras import MissingExtraError, importable

@@ -43,7 +43,7 @@ import numpy as np
 from cirulla.bots.heuristic import best_index
 from cirulla.bots.inference import PlayTracker
 from cirulla.bots.learned import FEATURES_VERSION, POINT_SCALE, QNet, decision_features
-from cirulla.bots.mcts import MctsPolicy
+from cirulla.bots.mcts_policy import MctsPolicy
 from cirulla.bots.train_config import TrainConfig, check_config, parse_mix
 from cirulla.rules.events import DealScored
 from cirulla.rules.game import Game

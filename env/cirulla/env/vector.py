@@ -34,7 +34,8 @@ from cirulla.env.encoding import (
 )
 from cirulla.env.rewards import REWARD_CODE, check_reward, deal_rewards, deal_score_of
 from cirulla.rules.core import CORE, options_tuple
-from cirulla.rules.game import DeckSource, Game
+from cirulla.rules.decks import DeckSource
+from cirulla.rules.game import Game
 from cirulla.rules.options import Options
 from cirulla.rules.scoring import DealScore
 from cirulla.rules.views import View

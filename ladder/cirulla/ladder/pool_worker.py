@@ -24,11 +24,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from cirulla.clients.matches.bot_pool import BotPool
 from cirulla.clients.matches.files import log_tail, safe_name
 from cirulla.clients.matches.journal import GameResult, Settings
 from cirulla.clients.matches.referee import Referee
 from cirulla.clients.matches.sandbox import Confinement
-from cirulla.clients.matches.supervise import BotPool
 from cirulla.ladder.pool_store import ClaimedJob, PoolStore
 
 log = logging.getLogger("cirulla.pool")

@@ -27,12 +27,13 @@ from typing import Any
 import grpc
 
 from cirulla.bots.cgroups import BotLimits
+from cirulla.clients.matches.bot_pool import BotPool
 from cirulla.clients.matches.files import log_tail, safe_name
 from cirulla.clients.matches.journal import GameResult, Outcome, Settings
 from cirulla.clients.matches.referee import GameSeam, Referee
 from cirulla.clients.matches.sandbox import Confinement
 from cirulla.clients.matches.schedule import ScheduledGame, new_bot_seed_base
-from cirulla.clients.matches.supervise import READY_TIMEOUT, BotPool, ServedBot
+from cirulla.clients.matches.supervise import READY_TIMEOUT, ServedBot
 from cirulla.ladder import endings, metrics
 from cirulla.ladder.defaults import LEASE_SECONDS
 from cirulla.ladder.store import (

@@ -87,7 +87,7 @@ class BotStore:
         if not spec:
             raise LadderError("spec: give a bot spec (e.g. greedy) or 'connect'")
         if spec != CONNECT_SPEC:
-            from cirulla.clients.matches.supervise import validate_spec
+            from cirulla.clients.matches.seat_argv import validate_spec
 
             try:
                 validate_spec(spec)

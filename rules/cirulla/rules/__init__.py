@@ -21,6 +21,7 @@ from cirulla.rules.cards import (
     parse_cards,
     parse_mask,
 )
+from cirulla.rules.decks import DeckSource, parse_deck
 from cirulla.rules.errors import (
     CardError,
     CirullaError,
@@ -30,7 +31,7 @@ from cirulla.rules.errors import (
     OptionError,
 )
 from cirulla.rules.events import Event
-from cirulla.rules.game import DeckSource, Game, dealer_bonus, parse_deck
+from cirulla.rules.game import Game, dealer_bonus
 from cirulla.rules.match import Match, MatchOver
 from cirulla.rules.options import PRESETS, Options, parse_overrides
 from cirulla.rules.scoring import DealScore, SideScore, score_deal

@@ -8,9 +8,6 @@ no event objects. Both run the same ``_play`` so they cannot disagree.
 
 from __future__ import annotations
 
-import hashlib
-import random
-import secrets
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -23,21 +20,19 @@ from cirulla.rules.actions import (
     declaration_codes,
 )
 from cirulla.rules.captures import _CACHE as _CAPTURE_CACHE
-from cirulla.rules.captures import captures_by_value, resolve, table_entry
+from cirulla.rules.captures import resolve, table_entry
 from cirulla.rules.cards import (
     ACES_MASK,
     ALL_CARDS_MASK,
-    CARD_NAMES,
-    NUM_CARDS,
     SMALL_SETS,
     VALUES,
     WILD,
     cards_of,
     format_cards,
     mask_of,
-    parse_card,
 )
 from cirulla.rules.core import fast_constructor, native, options_tuple
+from cirulla.rules.decks import DeckSource
 from cirulla.rules.errors import DeckError, IllegalActionError
 from cirulla.rules.events import (
     CardPlayed,
@@ -52,19 +47,12 @@ from cirulla.rules.events import (
     Redeal,
     RoundDealt,
 )
+from cirulla.rules.illegal import explain_illegal
 from cirulla.rules.options import Options
 from cirulla.rules.scoring import DealScore, SideScore, score_deal
 
 if TYPE_CHECKING:
     from cirulla.rules.views import View
-
-
-def parse_deck(deck: Sequence[int | str]) -> list[int]:
-    """A deck order: 40 distinct cards given as ints or codes, dealt from the front."""
-    cards = [parse_card(c) if isinstance(c, str) else c for c in deck]
-    if len(cards) != NUM_CARDS or mask_of(cards) != ALL_CARDS_MASK:
-        raise DeckError(f"a deck order must list all 40 cards once each, got {len(cards)} cards")
-    return cards
 
 
 # the events the state machine builds, through the cheap constructor (one per card played)
@@ -121,44 +109,6 @@ def _check_zones(
         raise DeckError(f"every card must be in one zone; missing: {missing}")
     if len(hands) != n or len(captured) != sides:
         raise DeckError(f"{n} players need {n} hands and {sides} captured piles")
-
-
-class DeckSource:
-    """Where deck orders come from: a seeded shuffle, or an explicit list used in order.
-
-    Shared by the games of one match so that a match is determined by its seed or decks.
-    With a seed, the k-th deck is shuffled by its own generator, seeded with
-    SHA-256(seed, k): the decks of finished games (which records show) say nothing
-    about the decks still to come, and only the seed, which is never shown, does.
-    """
-
-    def __init__(self, seed: int | None = None, decks: Iterable[Sequence[int | str]] | None = None):
-        self._explicit = [parse_deck(d) for d in decks] if decks is not None else None
-        self._next = 0
-        self._seed = (secrets.randbits(128) if seed is None else seed) if decks is None else None
-
-    def next_deck(self, deal_no: int) -> list[int]:
-        if self._explicit is not None:
-            if self._next >= len(self._explicit):
-                raise DeckError(
-                    f"deal {deal_no} needs deck order #{self._next + 1} but only "
-                    f"{len(self._explicit)} were given (a redeal takes the next one)"
-                )
-            deck = self._explicit[self._next]
-            self._next += 1
-            return list(deck)
-        assert self._seed is not None
-        self._next += 1
-        return seeded_deck(self._seed, self._next)
-
-
-def seeded_deck(seed: int, number: int) -> list[int]:
-    """Deck order ``number`` (1, 2, ...) of ``seed``: independent of every other number."""
-    digest = hashlib.sha256(f"cirulla-deck/1:{seed}:{number}".encode()).digest()
-    rng = random.Random(int.from_bytes(digest, "big"))
-    # sorting by random keys: a uniform permutation, ~5x cheaper than random.shuffle
-    keys = [rng.random() for _ in range(NUM_CARDS)]
-    return sorted(range(NUM_CARDS), key=keys.__getitem__)
 
 
 def dealer_bonus(table: int, low_bonus: bool) -> int:
@@ -491,70 +441,12 @@ class Game:
 
     def explain_illegal(self, action: Action) -> tuple[str, str]:
         """Name the rule an illegal action breaks (for error messages)."""
-        seat = self.turn
-        hand = self.hands[seat]
-        card = CARD_NAMES[action.card]
-        if not hand >> action.card & 1:
-            return "card_in_hand", f"{card} is not in seat {seat}'s hand ({format_cards(hand)})"
-        decl = action.declaration
-        if decl is not None:
-            if hand.bit_count() != 3:
-                return (
-                    "declaration_timing",
-                    "a declaration is made holding exactly 3 cards, at the first turn of a round",
-                )
-            if decl.code() not in declaration_codes(hand):
-                return "declaration", self._explain_declaration(decl, hand)
-        named = (decl.wild_value if decl and decl.wild_value else 0) or self.wild
-        value = named if action.card == WILD and named else VALUES[action.card]
-        caps = captures_by_value(self.table, self.wild, self.options.pairing_precedence)[value]
-        if action.capture & ~self.table:
-            return (
-                "capture_on_table",
-                f"{format_cards(action.capture & ~self.table)} not on the table "
-                f"({format_cards(self.table) or 'empty'})",
-            )
-        if not action.capture:
-            return (
-                "must_capture",
-                f"{card} can capture, and a card that can capture must capture "
-                f"(e.g. {format_cards(caps[0], '+')})",
-            )
-        if not caps:
-            return "capture", f"{card} (value {value}) cannot capture anything on this table"
-        if value == 1 and caps == (self.table,) and not self._ace_on_table():
-            return "ace_sweep", "an ace played with no ace on the table takes the whole table"
-        total = sum(self._value_on_table(c) for c in cards_of(action.capture))
-        if self.options.pairing_precedence and total == value and action.capture.bit_count() > 1:
-            return (
-                "pairing_precedence",
-                f"a table card pairs {card}, so adding captures are not allowed",
-            )
-        return (
-            "capture",
-            f"{format_cards(action.capture, '+')} (sum {total}) is neither a card of value "
-            f"{value}, cards adding to {value}, nor cards making 15 with {card}",
-        )
+        return explain_illegal(self, action)
 
     # ------------------------------------------------------------------ internals
 
-    def _value_on_table(self, card: int) -> int:
-        return self.wild if card == WILD and self.wild else VALUES[card]
-
     def _ace_on_table(self) -> bool:
         return bool(self.table & ACES_MASK) or (self.wild == 1 and bool(self.table >> WILD & 1))
-
-    def _explain_declaration(self, decl: Declaration, hand: int) -> str:
-        has_wild = bool(hand >> WILD & 1)
-        if has_wild and decl.wild_value is None:
-            return "holding 7H, a declaration must name its value (e.g. low:7H=1)"
-        if not has_wild and decl.wild_value is not None:
-            return "a wild value can only be named by the holder of 7H"
-        allowed = ", ".join(str(Declaration.from_code(c)) for c in declaration_codes(hand))
-        return (
-            f"{decl} is not allowed with {format_cards(hand)}: a low hand sums to 9 or less, "
-            f"three of a kind has three equal values (allowed here: {allowed or 'none'})"
-        )
 
     def _start_deal(self, events: list[Event] | None) -> None:
         n = self.n

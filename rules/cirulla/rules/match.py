@@ -10,9 +10,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from cirulla.rules.actions import Action
+from cirulla.rules.decks import DeckSource
 from cirulla.rules.errors import IllegalActionError, OptionError
 from cirulla.rules.events import Event
-from cirulla.rules.game import DeckSource, Game
+from cirulla.rules.game import Game
 from cirulla.rules.options import Options
 
 #: Largest best_of accepted: more games than this is not a match but a series.

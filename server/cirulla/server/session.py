@@ -29,9 +29,9 @@ from collections.abc import Callable
 from typing import Any
 
 from cirulla.rules import Action, Game
+from cirulla.rules.decks import DeckSource
 from cirulla.rules.errors import DeckError
 from cirulla.rules.events import Event, GameOver
-from cirulla.rules.game import DeckSource
 from cirulla.rules.match import match_winner
 from cirulla.server import metrics
 from cirulla.server.connections import Connection, Delivery, Seat, new_seat_token, token_seat

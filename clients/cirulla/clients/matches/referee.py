@@ -26,21 +26,13 @@ from typing import Protocol
 import grpc
 
 from cirulla.bots.cgroups import BotLimits, parse_limits
+from cirulla.clients.matches.bot_pool import BotPool, BotStartError
 from cirulla.clients.matches.files import safe_name
 from cirulla.clients.matches.journal import GameResult, Outcome, Settings
 from cirulla.clients.matches.sandbox import Confinement
 from cirulla.clients.matches.schedule import ScheduledGame, bot_seed
-from cirulla.clients.matches.supervise import (
-    BotPool,
-    BotStartError,
-    Child,
-    ServedBot,
-    Ticket,
-    bot_argv,
-    is_served_spec,
-    seat_env,
-    seat_values,
-)
+from cirulla.clients.matches.seat_argv import bot_argv, is_served_spec, seat_env, seat_values
+from cirulla.clients.matches.supervise import Child, ServedBot, Ticket
 from cirulla.rules.cards import parse_card
 from cirulla.rules.options import side_count, side_of
 from cirulla.v1 import (

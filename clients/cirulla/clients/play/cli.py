@@ -108,7 +108,7 @@ def run_play(args: argparse.Namespace) -> int:
         elif args.vs and "players" not in overrides:
             overrides["players"] = min(4, len(args.vs) + 1)
         game = LocalGame(args.vs, args.preset, overrides, seat=args.seat, seed=args.seed)
-        from cirulla.clients.matches.supervise import validate_spec
+        from cirulla.clients.matches.seat_argv import validate_spec
 
         for spec in game.specs:
             validate_spec(spec)

@@ -14,7 +14,8 @@ from pathlib import Path
 import grpc
 
 from cirulla.clients.matches.schedule import bot_seed, new_bot_seed_base
-from cirulla.clients.matches.supervise import Child, LocalServer, bot_argv, seat_env, seat_values
+from cirulla.clients.matches.seat_argv import bot_argv, seat_env, seat_values
+from cirulla.clients.matches.supervise import Child, LocalServer
 from cirulla.rules import Options
 from cirulla.v1 import match_service_pb2, match_service_pb2_grpc, match_settings_pb2
 from cirulla.wire import rules_to_proto

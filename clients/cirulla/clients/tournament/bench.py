@@ -30,7 +30,7 @@ from cirulla.bots.strength import DECKS_PER_GAME, play_one
 from cirulla.clients.matches.journal import Settings
 from cirulla.clients.tournament.runner import RunOptions, Tournament, schedule_of
 from cirulla.console import output_console
-from cirulla.rules.game import DeckSource
+from cirulla.rules.decks import DeckSource
 from cirulla.rules.options import Options
 
 MODES = ("both", "served", "per-game")

@@ -22,7 +22,7 @@ import re
 import tomllib
 from pathlib import Path
 
-from cirulla.clients.matches.supervise import validate_spec
+from cirulla.clients.matches.seat_argv import validate_spec
 
 NAME = re.compile(r"[A-Za-z0-9_.+-]+")
 TABLE_KEYS = ("spec",)

@@ -25,7 +25,7 @@ from cirulla.clients.matches.schedule import (
     new_bot_seed_base,
     new_tournament_seed,
 )
-from cirulla.clients.matches.supervise import PLACEHOLDERS, validate_spec
+from cirulla.clients.matches.seat_argv import PLACEHOLDERS, validate_spec
 from cirulla.clients.tournament.bench import register_bench
 from cirulla.clients.tournament.botsfile import load_bots_file
 from cirulla.clients.tournament.deals import load_deals

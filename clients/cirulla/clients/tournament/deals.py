@@ -26,8 +26,8 @@ from typing import Any
 
 from cirulla.clients.matches.schedule import SEED_BITS, deck_seed
 from cirulla.rules.cards import card_name, parse_cards
+from cirulla.rules.decks import parse_deck
 from cirulla.rules.errors import CirullaError
-from cirulla.rules.game import parse_deck
 
 #: Errors listed before giving up on a file (each on its own line).
 MAX_ERRORS = 20

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from cirulla.clients.matches.bot_pool import BotPool
 from cirulla.clients.matches.files import printable, read_tail
 from cirulla.clients.matches.journal import (
     RESULTS_FILE,
@@ -36,7 +37,8 @@ from cirulla.clients.matches.referee import Referee
 from cirulla.clients.matches.relay import ServerRelay
 from cirulla.clients.matches.sandbox import Confinement, check_installation
 from cirulla.clients.matches.schedule import ScheduledGame, build_schedule, games_per_set
-from cirulla.clients.matches.supervise import LIVE, BotPool, LocalServer, is_served_spec
+from cirulla.clients.matches.seat_argv import is_served_spec
+from cirulla.clients.matches.supervise import LIVE, LocalServer
 from cirulla.clients.tournament.deals import deal_seeds
 from cirulla.clients.tournament.results import (
     Standings,
@@ -406,7 +408,6 @@ class Tournament:
                 markup=False,
                 highlight=False,
             )
-
 
     def never_joined(self) -> list[str]:
         """Bots that joined none of their finished games (not already reported by
