@@ -46,14 +46,19 @@ async def first_decision(seats: list[ManualSeat]) -> tuple[int, Any]:
 
 
 def test_timeout_plays_the_default_action() -> None:
+    # 1 s, not 150 ms: a test process held off the processor for longer than the limit
+    # (a loaded CI machine) saw the first mover time out and the next seat's request
+    # arrive before it read the first, and took the second seat for the first mover
+    limit = 1000
+
     async def body(stub: Any, srv: Any) -> None:
         mid, (seats, _) = await start(
             stub,
-            time_control=match_settings_pb2.TimeControl(move_limit_ms=150),
+            time_control=match_settings_pb2.TimeControl(move_limit_ms=limit),
             timeout_policy=match_settings_pb2.TIMEOUT_POLICY_PLAY_DEFAULT_ACTION,
         )
         mover, req = await first_decision(seats)
-        assert req.clock.move_time_left_ms <= 150
+        assert req.clock.move_time_left_ms <= limit
         assert req.default_action_index == 0
         default = req.legal_actions[0].action
         other = seats[1 - mover]
