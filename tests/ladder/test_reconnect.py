@@ -19,6 +19,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.ladder_harness import LadderProcess, wait_for
 from tests.server_harness import tied_to_this_process
 
@@ -43,6 +45,7 @@ def enrolments(log: Path) -> int:
     return log.read_text(errors="replace").count("enrolled on ")
 
 
+@pytest.mark.slow
 def test_a_connect_in_bot_is_back_soon_after_a_long_ladder_outage(tmp_path: Path) -> None:
     port = free_port()
     db = f"sqlite:///{tmp_path / 'ladder.sqlite3'}"

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import grpc
+import pytest
 
 from cirulla.clients.matches.supervise import LIVE
 from cirulla.clients.play.app import PlayApp, WatchApp
@@ -32,6 +33,7 @@ def fetch_record(address: str, match_id: str) -> str:
     return records.dumps(records.record_dict(record))
 
 
+@pytest.mark.slow
 def test_play_a_whole_game_against_random_with_the_keyboard(tmp_path: Path) -> None:
     screens: list[str] = []
     previews: list[str] = []

@@ -138,6 +138,7 @@ def test_ladder_serve_takes_the_tournaments_move_limit_and_its_old_name() -> Non
     assert "--move-limit MS" in tournament
 
 
+@pytest.mark.slow
 def test_the_ladder_says_2p_and_won_by_forfeit(tmp_path: Path) -> None:
     """A real ladder (the harness passes the former --move-limit-ms): a bot that crashes
     at start loses by forfeit, which the match and history commands say in words, with

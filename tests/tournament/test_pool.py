@@ -164,6 +164,7 @@ def slow_bot(folder: Path) -> Path:
     return bot
 
 
+@pytest.mark.slow
 def test_runner_and_worker_killed_then_resume(postgres_url: str, tmp_path: Path) -> None:
     """SIGKILL a worker mid-game and the runner: the game is re-queued when its lease
     expires and played by another worker, ``--resume`` journals every game once without
@@ -238,6 +239,7 @@ def test_runner_and_worker_killed_then_resume(postgres_url: str, tmp_path: Path)
         assert not leaks, token
 
 
+@pytest.mark.slow
 def test_sigterm_cancels_queued_jobs_and_sprt_stops_the_pool(
     postgres_url: str, tmp_path: Path
 ) -> None:

@@ -52,6 +52,7 @@ def first_event(url: str) -> dict[str, Any]:
     raise AssertionError(f"no event from {url}")
 
 
+@pytest.mark.slow
 def test_a_match_on_another_workers_server(tmp_path: Path, postgres_url: str) -> None:
     from playwright.async_api import async_playwright
 
