@@ -163,7 +163,9 @@ def test_a_tournament_bot_with_a_bomb_gets_one_line_in_its_log(tmp_path: Path) -
     argv = [sys.executable, "-m", "cirulla", "tournament", "--bot", f"policy:model={bomb}"]
     argv += ["--bot", "random", "--games", "2", "--concurrency", "1", "--out", str(out)]
     done = subprocess.run(argv, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stdout + done.stderr
+    # the bomb's bot joined none of its games: the run fails, naming it (issue 40, item 5)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "joined none of its 2 games" in done.stdout + done.stderr
     games = [json.loads(line) for line in (out / "games.jsonl").read_text().splitlines()]
     assert len(games) == 2
     logs = sorted((out / "logs").glob("policy-*.log"))

@@ -171,7 +171,7 @@ def test_an_endpoint_closes_when_its_process_exits() -> None:
 EMFILE_SCRIPT = """
 import json, os, resource, subprocess, sys, time
 sys.path.insert(0, {tests!r})
-from test_confine_relay import echo_server, round_trip, start_flood, wait
+from test_relay import echo_server, round_trip, start_flood, wait
 from cirulla.clients.matches.relay import ServerRelay
 
 resource.setrlimit(resource.RLIMIT_NOFILE, (96, 4096))
@@ -199,7 +199,7 @@ def test_the_relay_survives_running_out_of_open_files() -> None:
     process out of open files: the relay pauses accepting (EMFILE counted), its thread
     lives on, and once the flood is gone it relays again, on an old endpoint and a new
     one. (Before: the accept loop returned for good on its first OSError.)"""
-    code = EMFILE_SCRIPT.format(tests=str(Path(__file__).parents[1]))
+    code = EMFILE_SCRIPT.format(tests=str(Path(__file__).parent))
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
     )

@@ -8,7 +8,13 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-CLIENTS = Path(__file__).resolve().parents[2] / "clients" / "cirulla" / "clients"
+ROOT = Path(__file__).resolve().parents[2]
+#: The source folders whose modules may write the database's tables: the ladder's area
+#: (its store and the worker pool's) and the clients', which must not write at all.
+AREAS = {
+    "ladder": ROOT / "ladder" / "cirulla" / "ladder",
+    "clients": ROOT / "clients" / "cirulla" / "clients",
+}
 
 OWNERS = {
     "bots": "ladder/store_bots.py",
@@ -20,8 +26,8 @@ OWNERS = {
     "workers": "ladder/store_workers.py",
     "enrollments": "ladder/store_enrollments.py",
     "match_requests": "ladder/store_requests.py",
-    "pool_jobs": "matches/pool_store.py",
-    "pool_tournaments": "matches/pool_store.py",
+    "pool_jobs": "ladder/pool_store.py",
+    "pool_tournaments": "ladder/pool_store.py",
 }
 WRITES = ("insert", "update", "delete")
 
@@ -50,10 +56,11 @@ def writes_in(path: Path) -> list[tuple[str, int]]:
 def test_every_table_is_written_by_its_owner_only() -> None:
     found: dict[str, set[str]] = {table: set() for table in OWNERS}
     strays: list[str] = []
-    for path in sorted(CLIENTS.rglob("*.py")):
+    paths = [(area, p) for area, folder in AREAS.items() for p in sorted(folder.rglob("*.py"))]
+    for area, path in paths:
         if "migrations" in path.parts:
             continue  # the schema's history creates and alters every table
-        module = path.relative_to(CLIENTS).as_posix()
+        module = f"{area}/{path.relative_to(AREAS[area]).as_posix()}"
         for table, line in writes_in(path):
             found[table].add(module)
             if module != OWNERS[table]:
