@@ -10,7 +10,7 @@ import argparse
 from pathlib import Path
 
 from cirulla.ladder import bench as ladder_bench
-from cirulla.ladder import cli_author, cli_operator, cli_serve, pool_bench, worker
+from cirulla.ladder import cli_author, cli_operator, cli_own_bot, cli_serve, pool_bench, worker
 from cirulla.ladder.defaults import STATE_FILE
 
 DESCRIPTION = """\
@@ -48,6 +48,7 @@ def register(
     cli_serve.add_serve_parser(sub)
     cli_operator.add_registration_parsers(sub)
     cli_author.add_author_parsers(sub)
+    cli_own_bot.add_own_bot_parsers(sub)
     cli_operator.add_state_parsers(sub)
     for parser in sub.choices.values():
         if parser.prog.endswith(" serve"):

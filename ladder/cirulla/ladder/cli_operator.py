@@ -131,10 +131,15 @@ def run_add(args: argparse.Namespace) -> int:
             print(f"limits in the sandbox: {limits} ({compact(bot.limits)})")
     else:
         print(f"{bot.name} version {bot.version} is already registered with this spec")
-    if response.bot_key:
+    if response.bot_key and bot.connect_in:
         print(
             "bot key (shown once; keep it secret, give it to the bot as CIRULLA_BOT_KEY):\n"
             + response.bot_key
+        )
+    elif response.bot_key:  # its author reads its logs, records and state changes with it
+        print(
+            "bot key (shown once; keep it secret, give it to the bot's author: `cirulla "
+            "ladder logs|record|events` read with it as CIRULLA_BOT_KEY):\n" + response.bot_key
         )
     return 0
 

@@ -54,6 +54,9 @@ def add_serve_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
         "token (never a command, never an existing name); everything else still needs it",
     )
     add_safety_arguments(s)
+    from cirulla.ladder import cli_own_bot  # serve --webhook, beside the authors' commands
+
+    cli_own_bot.add_serve_arguments(s)
     s.add_argument(
         "--concurrency",
         type=int,
@@ -177,6 +180,7 @@ def run_serve(args: argparse.Namespace) -> int:
             tls_ca=args.tls_ca,
             http=args.http,
             metrics=args.metrics,
+            webhook=args.webhook,
             config=MatchConfig(
                 preset=args.preset,
                 rules=overrides,

@@ -130,6 +130,7 @@ def outcome_of(
         notes=tuple(result.notes),
         end=end,
         forfeit_kind=kind,
+        logs=tuple(result.logs),
     )
 
 

@@ -49,7 +49,24 @@ bots = Table(
     # sha256 hex of the connect-in bot key; NULL for managed bots.
     Column("bot_key_hash", String(64), nullable=True),
     Column("max_concurrency", Integer, nullable=False, server_default="2"),
+    # sha256 hex of the bot's author key (migration 0007): its author reads its logs,
+    # records and state changes with it; NULL for a bot registered before, until rotated
+    Column("author_key_hash", String(64), nullable=True),
 )
+
+# A bot's state changes, oldest first (migration 0007): registered, new-version, paused,
+# active (resumed), deactivated, removed. Its author reads them; the webhook follows them.
+bot_events = Table(
+    "bot_events",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("bot_id", Integer, ForeignKey("bots.id"), nullable=False),
+    Column("version", Integer, nullable=False, server_default="0"),
+    Column("at", Float, nullable=False),
+    Column("state", String(16), nullable=False),
+    Column("reason", Text, nullable=False, server_default=""),
+)
+Index("ix_bot_events_bot", bot_events.c.bot_id, bot_events.c.id)
 
 bot_versions = Table(
     "bot_versions",

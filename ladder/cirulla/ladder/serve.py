@@ -115,6 +115,8 @@ class ServeOptions:
     http: str | None = None
     #: Prometheus metrics at http://HOST:PORT/metrics (match server's and ladder's)
     metrics: str | None = None
+    #: POST JSON here on each bot deactivation (``cirulla.ladder.webhook``); serve only
+    webhook: str | None = None
 
 
 def read_token(path: Path) -> str:
@@ -435,6 +437,10 @@ async def serve(options: ServeOptions) -> int:
     from cirulla.server.app import start_server
 
     database_url(options.db)  # a bad --db fails before anything starts
+    if options.webhook:
+        from cirulla.ladder.webhook import check_url
+
+        check_url(options.webhook)
     if options.metrics:
         from cirulla.server.metrics import parse_address
 
@@ -492,6 +498,7 @@ async def serve(options: ServeOptions) -> int:
             tls_ca=str(ca) if ca and options.tls_cert else None,
             config=options.config,
             queues=options.queues,
+            data=options.data,
         )
         internal: list[int] = []
 
@@ -530,6 +537,12 @@ async def serve(options: ServeOptions) -> int:
         health_stop = asyncio.Event()
         health_task = asyncio.create_task(ladder_health.watch(running.health, store, health_stop))
         web, exporter = await start_views(options, store, dial, address, ca)
+        hook = None
+        if options.webhook and options.role == "serve":
+            from cirulla.ladder.webhook import DeactivationWebhook
+
+            hook = DeactivationWebhook(store, options.webhook, address)
+            await asyncio.to_thread(hook.start)
         if options.role == "serve":
             state: dict[str, Any] = {
                 "address": address,
@@ -568,6 +581,8 @@ async def serve(options: ServeOptions) -> int:
             await health_task
             await running.health.set(SERVICE_NAME, ladder_health.NOT_SERVING)
             service.stopping.set()  # connect-in bots are told goodbye
+            if hook is not None:
+                await asyncio.to_thread(hook.stop)
             if web is not None:
                 await web.stop()
             if exporter is not None:

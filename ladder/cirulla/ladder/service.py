@@ -12,12 +12,13 @@ from __future__ import annotations
 import asyncio
 import secrets
 from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 import grpc
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from cirulla.ladder import endings, rating
+from cirulla.ladder import authors, endings, rating
 from cirulla.ladder.limits import effective_pb, text_from_pb
 from cirulla.ladder.store import (
     CONNECT_SPEC,
@@ -214,8 +215,12 @@ class LadderService(ladder_pb2_grpc.LadderServiceServicer):
         tls_ca: str | None = None,
         config: MatchConfig | None = None,
         queues: tuple[str, ...] = QUEUES,
+        data: Path | None = None,
     ) -> None:
         self.store = store
+        #: this process's data folder: the bots' logs and the games' records its workers
+        #: wrote, which authors read (``cirulla.ladder.authors``); None: none kept here
+        self.data = data
         #: how requested matches are played (the scheduler's settings), and the queues
         #: this ladder plays
         self.config = config or MatchConfig()
@@ -248,6 +253,26 @@ class LadderService(ladder_pb2_grpc.LadderServiceServicer):
             tls_ca=self.tls_ca,
         ):
             yield response
+
+    async def GetBotLogs(
+        self, request: ladder_pb2.GetBotLogsRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> ladder_pb2.GetBotLogsResponse:
+        return await authors.get_bot_logs(self, request, context)
+
+    async def GetBotRecord(
+        self, request: ladder_pb2.GetBotRecordRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> ladder_pb2.GetBotRecordResponse:
+        return await authors.get_bot_record(self, request, context)
+
+    async def ListBotEvents(
+        self, request: ladder_pb2.ListBotEventsRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> ladder_pb2.ListBotEventsResponse:
+        return await authors.list_bot_events(self, request, context)
+
+    async def RotateBotKey(
+        self, request: ladder_pb2.RotateBotKeyRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> ladder_pb2.RotateBotKeyResponse:
+        return await authors.rotate_bot_key(self, request, context)
 
     async def _call(self, context: grpc.aio.ServicerContext[Any, Any], fn: Callable[[], T]) -> T:
         """Run a store call in a thread; refusals become one clear gRPC error."""

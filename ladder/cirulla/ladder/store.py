@@ -35,6 +35,7 @@ from collections.abc import Callable
 
 from sqlalchemy import Engine
 
+from cirulla.ladder.store_authors import AuthorViews
 from cirulla.ladder.store_bots import BotStore
 from cirulla.ladder.store_enrollments import EnrollmentStore
 from cirulla.ladder.store_matches import MatchStore
@@ -146,6 +147,7 @@ class LadderStore:
         self.enrollments = EnrollmentStore(self)
         self.requests = RequestStore(self)
         self.views = MatchViews(self)
+        self.authors = AuthorViews(self)
         # bots and versions
         self.add_bot = self.bots.add_bot
         self.set_state = self.bots.set_state

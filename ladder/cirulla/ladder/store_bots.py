@@ -25,6 +25,7 @@ from cirulla.ladder.fields import (
     shown,
 )
 from cirulla.ladder.schema import (
+    bot_events,
     bot_versions,
     bots,
     enrollments,
@@ -73,9 +74,11 @@ class BotStore:
     ) -> tuple[BotInfo, bool, str]:
         """Register ``name`` or give it a new version; returns (bot, new_version, key).
 
-        ``key`` is the connect-in bot key, generated when a connect-in bot is first
-        registered (only its hash is stored), else empty. The same spec and queues again
-        change nothing; a removed bot registered again comes back active.
+        ``key`` is the bot's key, generated when the bot is first registered (only its
+        hash is stored), else empty: its author's key (``author_key_hash``: reading its
+        logs, records and state changes) and, for a connect-in bot, its Enroll key too.
+        The same spec and queues again change nothing; a removed bot registered again
+        comes back active.
         """
         try:
             check_name("bot_name", name or "")
@@ -104,15 +107,15 @@ class BotStore:
         with self.ladder.engine.begin() as conn:
             bot = conn.execute(select(bots).where(bots.c.name == name)).mappings().first()
             if bot is None:
-                if spec == CONNECT_SPEC:
-                    key = secrets.token_urlsafe(24)
+                key = secrets.token_urlsafe(24)
                 bot_id: int = conn.execute(
                     insert(bots).values(
                         name=name,
                         created_at=now,
                         state="active",
                         state_reason="",
-                        bot_key_hash=hash_key(key) if key else None,
+                        bot_key_hash=hash_key(key) if spec == CONNECT_SPEC else None,
+                        author_key_hash=hash_key(key),
                         max_concurrency=max_concurrency or DEFAULT_CONCURRENCY,
                     )
                 ).inserted_primary_key[0]  # type: ignore[index]
@@ -132,6 +135,10 @@ class BotStore:
                 if spec == CONNECT_SPEC and bot["bot_key_hash"] is None:
                     key = secrets.token_urlsafe(24)
                     changes["bot_key_hash"] = hash_key(key)
+                    if bot["author_key_hash"] is None:
+                        changes["author_key_hash"] = hash_key(key)
+                if bot["state"] == "removed":
+                    self.record_event(conn, bot_id, 0, "active", "registered again", now)
                 if changes:
                     conn.execute(update(bots).where(bots.c.id == bot_id).values(**changes))
                 if (
@@ -164,6 +171,8 @@ class BotStore:
                 conn.execute(
                     update(bots).where(bots.c.id == bot_id).values(state="active", state_reason="")
                 )
+            what = "registered" if previous is None else "new-version"
+            self.record_event(conn, bot_id, version, what, spec, now)
             return self.info(conn, bot_id), True, key
 
     def set_state(self, name: str, state: str, reason: str = "") -> BotInfo:
@@ -183,6 +192,8 @@ class BotStore:
                 .where(bots.c.id == bot["id"])
                 .values(state=state, state_reason="" if state == "active" else reason)
             )
+            if state != bot["state"]:
+                self.record_event(conn, bot["id"], 0, state, reason, self.ladder.now())
             if state == "active":
                 conn.execute(
                     update(bot_versions)
@@ -222,7 +233,37 @@ class BotStore:
             ).scalar_one_or_none()
         return str(state), int(version or 0)
 
+    def rotate_author_key(self, name: str) -> str:
+        """A new author key for ``name`` (the admin's ``rotate-key``): the old one stops
+        working at once. A connect-in bot enrolls with the same key, so its Enroll key is
+        replaced too (its open stream goes on; it enrolls next time with the new key)."""
+        key = secrets.token_urlsafe(24)
+        with self.ladder.engine.begin() as conn:
+            bot = self.row(conn, name)
+            changes = {"author_key_hash": hash_key(key)}
+            if bot["bot_key_hash"] is not None:
+                changes["bot_key_hash"] = hash_key(key)
+            conn.execute(update(bots).where(bots.c.id == bot["id"]).values(**changes))
+            self.record_event(conn, bot["id"], 0, "key-rotated", "", self.ladder.now())
+        return key
+
     # -- inside other parts' transactions ---------------------------------------------
+
+    @staticmethod
+    def record_event(
+        conn: Connection, bot_id: int, version: int, state: str, reason: str, at: float
+    ) -> None:
+        """One state change of a bot (``bot_events``), in the transaction that makes it:
+        its author reads them, and ``ladder serve --webhook`` follows the deactivations."""
+        if not version:
+            version = conn.execute(
+                select(func.max(bot_versions.c.version)).where(bot_versions.c.bot_id == bot_id)
+            ).scalar_one_or_none() or 0
+        conn.execute(
+            insert(bot_events).values(
+                bot_id=bot_id, version=version, at=at, state=state, reason=reason[:MAX_REASON]
+            )
+        )
 
     @staticmethod
     def row(conn: Connection, name: str) -> Any:
@@ -351,6 +392,14 @@ class BotStore:
                     from cirulla.ladder.metrics import DEACTIVATIONS
 
                     DEACTIVATIONS.inc()
+                    self.record_event(
+                        conn,
+                        seat["bot_id"],
+                        version["version"],
+                        "deactivated",
+                        f"{failures} failures in a row; last: {what}",
+                        self.ladder.now(),
+                    )
         elif not void and unrated:
             conn.execute(
                 update(bot_versions)

@@ -211,6 +211,8 @@ class MatchOutcome:
     end: str = ""
     #: for a forfeit, how the seat forfeited (``endings.FORFEIT_KINDS``)
     forfeit_kind: str = ""
+    #: per seat, its bot's log relative to the worker's data folder (its author reads it)
+    logs: tuple[str, ...] = ()
 
     def result_json(self) -> str:
         return json.dumps(
@@ -222,6 +224,7 @@ class MatchOutcome:
                 "void": self.void,
                 "end": self.end,
                 "forfeit_kind": self.forfeit_kind,
+                "logs": list(self.logs),
             },
             sort_keys=True,
         )

@@ -34,6 +34,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
+from cirulla.server.web import author as author_view
 from cirulla.server.web import replay as replay_view
 from cirulla.server.web.chart import Point, rating_chart, utc
 from cirulla.server.web.pages import page
@@ -197,7 +198,12 @@ def matches_table(matches: list[Any], caption: str = "") -> str:
 
 
 def nav(active: str = "") -> str:
-    items = [("/ladder", "standings"), ("/ladder/matches", "matches"), ("/", "match server")]
+    items = [
+        ("/ladder", "standings"),
+        ("/ladder/matches", "matches"),
+        ("/ladder/author", "bot authors"),
+        ("/", "match server"),
+    ]
     return (
         '<p class="nav">'
         + " · ".join(
@@ -711,6 +717,11 @@ def ladder_routes(reader: LadderReader) -> list[Route]:
         Route("/api/ladder", guarded("Ladder standings", api_standings)),
         Route("/ladder/bots/{name}", guarded("Ladder bot", bot_page)),
         Route("/ladder/matches", guarded("Ladder matches", every_match)),
+        Route(
+            "/ladder/author",
+            guarded("Bot author", lambda request: author_view.author_page(reader.ladder, request)),
+            methods=["GET", "POST"],
+        ),
         Route("/ladder/matches/{match_id}", guarded("Ladder match", match_page)),
         Route("/ladder/matches/{match_id}/records/{record_id}", guarded("Replay", replay)),
         Route(
