@@ -37,6 +37,7 @@ from starlette.routing import Route
 from cirulla.server.web import author as author_view
 from cirulla.server.web import replay as replay_view
 from cirulla.server.web.chart import Point, rating_chart, utc
+from cirulla.server.web.end_reason import end_text
 from cirulla.server.web.pages import page
 from cirulla.v1 import ladder_pb2, ladder_pb2_grpc, match_service_pb2, match_service_pb2_grpc
 
@@ -141,27 +142,6 @@ def result_text(m: Any) -> str:
         + end_text(m)
         + ("" if m.rated else " (not rated)")
     )
-
-
-#: ``LadderMatch.end_reason`` in words (as ``cirulla ladder match`` says them)
-END_WORDS = {
-    ladder_pb2.LADDER_END_REASON_TARGET: ("target", "target reached"),
-    ladder_pb2.LADDER_END_REASON_CAPPOTTO: ("cappotto", "cappotto"),
-    ladder_pb2.LADDER_END_REASON_FORFEIT: ("forfeit", "forfeit"),
-    ladder_pb2.LADDER_END_REASON_TIME_LIMIT: ("time-limit", "time limit (void)"),
-    ladder_pb2.LADDER_END_REASON_VOID: ("void", "void"),
-}
-
-
-def end_text(m: Any) -> str:
-    """Why the game ended, after its result: a score alone misleads (7-27 is a cappotto,
-    0-0 a forfeit). Empty for a match the rpc gave no reason (an older ladder)."""
-    if m.end_reason not in END_WORDS:
-        return ""
-    key, words = END_WORDS[m.end_reason]
-    if m.forfeit_kind:
-        words += f" ({m.forfeit_kind.replace('-', ' ')})"
-    return f' — <span class="end" data-end="{key}">{escape(words)}</span>'
 
 
 def _side_points(m: Any) -> list[int]:
