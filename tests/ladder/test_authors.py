@@ -132,6 +132,7 @@ def post_form(url: str, fields: dict[str, str]) -> tuple[int, str]:
         return exc.code, exc.read().decode()
 
 
+@pytest.mark.slow
 def test_authors_read_their_own_bot_only(tmp_path: Path, db_url: str, hooks: Hooks) -> None:
     if db_url.startswith("sqlite"):
         db_url = f"sqlite:///{tmp_path / 'ladder.sqlite3'}"

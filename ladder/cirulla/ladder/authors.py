@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import grpc
 
-from cirulla.clients.matches.files import log_tail, printable, safe_name
+from cirulla.clients.matches.files import log_tail, printable, read_tail, safe_name
 from cirulla.ladder.store_authors import OwnMatch, Withheld
 from cirulla.ladder.store_rows import LadderError, NotFound, Refused
 from cirulla.v1 import ladder_pb2
@@ -87,7 +87,18 @@ def _log_of(data: Path | None, own: OwnMatch, seat: int, rel: str) -> tuple[str,
     if not path.is_relative_to(logs) or not path.is_file():
         where = own["match"]["server_address"] or "another ladder process"
         return "", f"log not kept here (the game was played by the ladder process at {where})"
-    text = log_tail(path, chars=LOG_CHARS, match_id=own["server_match_id"] or None)
+    server_id = own["server_match_id"]
+    if server_id and not path.name.startswith(f"{safe_name(server_id)}-"):
+        # A kept-alive process's log spans its matches: only this game's part is the
+        # author's to read here, never a later game's (which may be a withheld twin).
+        # When that part has left the log's last window, nothing is shown.
+        try:
+            window = read_tail(path)
+        except OSError:
+            window = ""
+        if f"assignment: match {server_id} " not in window:
+            return "", "this game's part of the log is no longer kept (a long-lived process)"
+    text = log_tail(path, chars=LOG_CHARS, match_id=server_id or None)
     return printable(text), ""
 
 
