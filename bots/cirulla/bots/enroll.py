@@ -17,6 +17,7 @@ import logging
 import os
 import queue
 import random
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -280,8 +281,6 @@ def add_ladder_arguments(p: Any) -> None:
 
 def run_from_args(args: Any, make_policy: Callable[[], Policy | DecisionFunction]) -> int:
     """The ``--ladder`` branch of ``cirulla bot``: runs until interrupted."""
-    import sys
-
     try:
         if not args.bot_name:
             raise BotError("--ladder needs --bot-name NAME (the name registered on the ladder)")

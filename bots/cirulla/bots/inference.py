@@ -31,6 +31,7 @@ import math
 import random
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
+from itertools import combinations
 from typing import Any
 
 from cirulla.bots.heuristic import SCOPA_POINT, STATIC_WORTH, best_index, static_worth
@@ -338,8 +339,6 @@ def hidden_hand_marginals(
     key = (len(pool), need)
     combos = _COMBOS.get(key)
     if combos is None:
-        from itertools import combinations
-
         combos = _COMBOS[key] = np.array(list(combinations(range(len(pool)), need)), np.int64)
     cards = np.asarray(pool, dtype=np.int64)[combos]
     hands = np.bitwise_or.reduce(np.left_shift(1, cards), axis=1)

@@ -47,6 +47,7 @@ from cirulla.bots.kit import (
     setup_logging,
 )
 from cirulla.bots.policy import DecisionFunction, Policy
+from cirulla.bots.specs import make_policy, parse_bot_spec
 from cirulla.logs import add_log_level_argument
 from cirulla.logs import setup_logging as logfmt
 
@@ -231,8 +232,6 @@ def _report(out: IO[str], match: str | None, code: int, error: str | None) -> No
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m cirulla.bots.loop SPEC``: serve a built-in bot kind over stdin."""
-    from cirulla.bots.specs import make_policy, parse_bot_spec
-
     parser = argparse.ArgumentParser(
         prog="python -m cirulla.bots.loop",
         description="Play the matches assigned on stdin (one JSON line each) with a "

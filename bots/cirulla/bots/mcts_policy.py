@@ -10,6 +10,7 @@ import random
 from collections.abc import Sequence
 from dataclasses import replace
 
+from cirulla.bots.endgame import best_exact, solvable
 from cirulla.bots.inference import (
     DEFAULT_INFER,
     Evidence,
@@ -162,8 +163,6 @@ class MctsPolicy:
         evidence = self._tracker.evidence(view) if self.infer > 0 or posterior else ()
         self.last_evidence = evidence
         self.last_hands = NO_HANDS
-        # (imported here: the endgame module reads this one)
-        from cirulla.bots.endgame import best_exact, solvable
 
         if self.endgame == "exact" and len(legal) > 1 and solvable(view):
             self.last = None  # no search: nothing hidden is left to sample

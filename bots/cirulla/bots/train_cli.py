@@ -9,7 +9,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import time
 from pathlib import Path
+
+from cirulla.bots.simple import GreedyPolicy
+from cirulla.rules.game import Game
+from cirulla.rules.options import Options
 
 DESCRIPTION = """\
 Train the learned bot's network in NumPy, on one core, on games to 51 against greedy and
@@ -160,12 +165,8 @@ def cmd_bench_learned(args: argparse.Namespace) -> int:
         os.environ.setdefault(name, "1")
     if args.games < 1:
         raise ValueError(f"--games must be at least 1, not {args.games}")
-    import time
 
     from cirulla.bots.learned import LearnedPolicy
-    from cirulla.bots.simple import GreedyPolicy
-    from cirulla.rules.game import Game
-    from cirulla.rules.options import Options
 
     bot = LearnedPolicy(weights=args.weights, endgame=args.endgame)  # checks both
     if args.teacher is not None:

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from cirulla.env import openspiel_baseline
 from cirulla.env.encoding import NUM_ACTIONS, OBS_SIZE, observe
 from cirulla.env.vector import ENV_CORE, Env, SplitmixDecks, VectorEnv
 from cirulla.rules.game import Game
@@ -166,7 +167,6 @@ def openspiel_figures(options: Options, seconds: float, seed: int) -> dict[str, 
     try:
         import pyspiel  # type: ignore[import-not-found,unused-ignore]
 
-        from cirulla.env import openspiel_baseline
         from cirulla.env.openspiel import GAME_NAME
     except ImportError:
         return None

@@ -11,6 +11,9 @@ import os
 from pathlib import Path
 from typing import Any
 
+from rich.table import Table
+
+from cirulla.console import output_console
 from cirulla.ladder.cli_client import (
     QUEUE_CHOICES,
     CommandError,
@@ -29,6 +32,7 @@ from cirulla.ladder.cli_client import (
 )
 from cirulla.ladder.defaults import MATCH_STATES
 from cirulla.ladder.fields import plain
+from cirulla.v1 import ladder_pb2
 
 
 def add_author_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -101,9 +105,7 @@ def add_author_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser])
 
 @run_command
 def run_history(args: argparse.Namespace) -> int:
-    from cirulla.console import output_console
     from cirulla.ladder.service import PB_TO_QUEUE
-    from cirulla.v1 import ladder_pb2
 
     response = call(
         args,
@@ -138,9 +140,7 @@ def run_history(args: argparse.Namespace) -> int:
 
 @run_command
 def run_match(args: argparse.Namespace) -> int:
-    from cirulla.console import output_console
     from cirulla.ladder.service import PB_TO_QUEUE
-    from cirulla.v1 import ladder_pb2
 
     m = call(args, "GetLadderMatch", ladder_pb2.GetLadderMatchRequest(match_id=args.match_id)).match
     if args.json:
@@ -175,9 +175,7 @@ def run_match(args: argparse.Namespace) -> int:
 
 @run_command
 def run_matches(args: argparse.Namespace) -> int:
-    from cirulla.console import output_console
     from cirulla.ladder.service import MAX_PAGE, STATUS_TO_PB
-    from cirulla.v1 import ladder_pb2
 
     if args.limit < 1:
         raise CommandError(f"--limit: must be at least 1, not {args.limit}")
@@ -216,9 +214,6 @@ def run_matches(args: argparse.Namespace) -> int:
 
 @run_command
 def run_h2h(args: argparse.Namespace) -> int:
-    from cirulla.console import output_console
-    from cirulla.v1 import ladder_pb2
-
     h = call(
         args,
         "GetHeadToHead",
@@ -241,8 +236,6 @@ def run_h2h(args: argparse.Namespace) -> int:
 
 def request_summary(r: Any) -> str:
     """``grd 3, rnd 1, 0 drawn`` over the request's finished, not withheld games."""
-    from cirulla.v1 import ladder_pb2
-
     wins = dict.fromkeys(r.bot_names, 0)
     drawn = 0
     for m in r.matches:
@@ -279,9 +272,7 @@ def request_line(r: Any) -> list[str]:
 
 @run_command
 def run_request(args: argparse.Namespace) -> int:
-    from cirulla.console import output_console
     from cirulla.ladder.store import MAX_REQUEST_GAMES
-    from cirulla.v1 import ladder_pb2
 
     if not 1 <= args.games <= MAX_REQUEST_GAMES:  # 0 on the wire means 1
         raise CommandError(f"--games: 1 to {MAX_REQUEST_GAMES}, not {args.games}")
@@ -322,11 +313,6 @@ def run_request(args: argparse.Namespace) -> int:
 
 @run_command
 def run_requests(args: argparse.Namespace) -> int:
-    from rich.table import Table
-
-    from cirulla.console import output_console
-    from cirulla.v1 import ladder_pb2
-
     response = call(
         args,
         "ListMatchRequests",

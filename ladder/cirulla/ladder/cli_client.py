@@ -6,21 +6,24 @@ database when it is not running), and the lines and tables the commands print.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import datetime
 import json
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
+
+import grpc
+from google.protobuf import json_format
+from rich.table import Table
 
 from cirulla.clients.matches.journal import Outcome
 from cirulla.ladder import endings
 from cirulla.ladder.defaults import DEFAULT_DB, STATE_FILE
 from cirulla.ladder.fields import plain
 from cirulla.logs import quiet_grpc
-
-if TYPE_CHECKING:
-    from cirulla.v1 import ladder_pb2
+from cirulla.v1 import ladder_pb2, ladder_pb2_grpc
 
 QUEUE_CHOICES = ("2p", "3p", "4p")
 
@@ -83,8 +86,6 @@ def tls_roots(args: argparse.Namespace, state: dict[str, Any]) -> bytes | None:
 
 
 def open_channel(args: argparse.Namespace, address: str, state: dict[str, Any]) -> Any:
-    import grpc
-
     roots = tls_roots(args, state)
     if roots is None:
         return grpc.insecure_channel(address)
@@ -144,7 +145,6 @@ def database_of(args: argparse.Namespace, state: dict[str, Any]) -> str | None:
 def read_database(db: str, method: str, request: Any) -> Any:
     """Serve a read rpc from the database itself (the same code the ladder runs), after
     one line on stderr saying so."""
-    import asyncio
 
     from cirulla.ladder.db import database_url, display_url, open_database
     from cirulla.ladder.service import LadderService
@@ -172,10 +172,6 @@ def call(
     admin: bool = False,
     extra: tuple[tuple[str, str], ...] = (),
 ) -> Any:
-    import grpc
-
-    from cirulla.v1 import ladder_pb2_grpc
-
     reads = method in READ_METHODS and not admin
     try:
         address, state = ladder_address(args)
@@ -223,8 +219,6 @@ def run_command(fn: Any) -> Any:
 
 
 def to_json(message: Any) -> dict[str, Any]:
-    from google.protobuf import json_format
-
     return json_format.MessageToDict(
         message, preserving_proto_field_name=True, always_print_fields_with_no_presence=True
     )
@@ -238,14 +232,11 @@ def when(ts: Any) -> str:
 
 def queue_pb(name: str | None) -> ladder_pb2.LadderQueue:
     from cirulla.ladder.service import QUEUE_TO_PB
-    from cirulla.v1 import ladder_pb2
 
     return QUEUE_TO_PB[name] if name else ladder_pb2.LADDER_QUEUE_UNSPECIFIED
 
 
 def state_text(bot: Any) -> str:
-    from cirulla.v1 import ladder_pb2
-
     state = ladder_pb2.BotState.Name(bot.state).removeprefix("BOT_STATE_").lower()
     if bot.state == ladder_pb2.BOT_STATE_ACTIVE and bot.offline:
         # not "validating": nothing is played until the bot connects in again
@@ -258,8 +249,6 @@ def state_text(bot: Any) -> str:
 
 
 def match_line(m: Any) -> list[str]:
-    from cirulla.v1 import ladder_pb2
-
     status = ladder_pb2.LadderMatchStatus.Name(m.status).removeprefix("LADDER_MATCH_STATUS_")
     seats = " ".join(f"{s.bot_name}(v{s.version})" for s in m.seats)
     if m.withheld:
@@ -295,8 +284,6 @@ def say(console: Any, item: Any) -> None:
 
 
 def matches_table(matches: Any, title: str | None = None) -> Any:
-    from rich.table import Table
-
     table = Table(title=title)
     for column in ("match", "scheduled", "status", "seats", "result"):
         table.add_column(column)

@@ -9,6 +9,11 @@ import json
 import sys
 from typing import Any
 
+from rich.table import Table
+from rich.text import Text
+
+from cirulla.bots.cgroups import BotLimits, delegate, parse_limits
+from cirulla.console import output_console
 from cirulla.ladder.cli_client import (
     QUEUE_CHOICES,
     CommandError,
@@ -20,6 +25,10 @@ from cirulla.ladder.cli_client import (
     to_json,
 )
 from cirulla.ladder.fields import plain
+from cirulla.ladder.limits import compact, text_from_pb
+from cirulla.ladder.spec_paths import SpecPathError, resolve_spec_paths
+from cirulla.ladder.store_rows import LadderError
+from cirulla.v1 import ladder_pb2
 
 
 def add_registration_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -104,9 +113,6 @@ def add_state_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
 @run_command
 def run_add(args: argparse.Namespace) -> int:
-    from cirulla.ladder.spec_paths import SpecPathError, resolve_spec_paths
-    from cirulla.v1 import ladder_pb2
-
     try:
         # resolved here, where the operator typed it: the bot runs in a worker's folder
         spec = resolve_spec_paths(args.spec)
@@ -118,7 +124,6 @@ def run_add(args: argparse.Namespace) -> int:
         queues=[queue_pb(q) for q in (args.queue or ["2p"])],
         max_concurrency=args.max_concurrency,
     )
-    from cirulla.ladder.limits import compact
 
     limits, limits_pb = add_limits(args)
     if limits_pb is not None:
@@ -145,8 +150,6 @@ def run_add(args: argparse.Namespace) -> int:
 
 
 def run_cgroup_setup(args: argparse.Namespace) -> int:
-    from cirulla.bots.cgroups import delegate
-
     try:
         folders = delegate(args.user, args.base)
     except (OSError, ValueError) as exc:
@@ -161,11 +164,6 @@ def add_limits(args: argparse.Namespace) -> tuple[str, Any]:
     """``--memory``, ``--processes``, ``--cpu`` and ``--limits`` as one checked list and
     as the request's ``BotLimits`` (the fields given; None when none is): ("", None)
     without any. A bad value is one line naming the option."""
-    from cirulla.bots.cgroups import BotLimits, parse_limits
-    from cirulla.ladder.limits import text_from_pb
-    from cirulla.ladder.store_rows import LadderError
-    from cirulla.v1 import ladder_pb2
-
     parts = [p for p in args.limits.split(",") if p.strip()]
     for key in ("memory", "processes", "cpu"):
         value = getattr(args, key)
@@ -206,13 +204,6 @@ def add_limits(args: argparse.Namespace) -> tuple[str, Any]:
 
 @run_command
 def run_standings(args: argparse.Namespace) -> int:
-    from rich.table import Table
-    from rich.text import Text
-
-    from cirulla.console import output_console
-    from cirulla.ladder.limits import compact
-    from cirulla.v1 import ladder_pb2
-
     response = call(
         args,
         "GetStandings",
@@ -264,8 +255,6 @@ def run_standings(args: argparse.Namespace) -> int:
 
 @run_command
 def run_state(args: argparse.Namespace) -> int:
-    from cirulla.v1 import ladder_pb2
-
     if args.action == "pause":
         request: Any = ladder_pb2.PauseBotRequest(bot_name=args.bot, reason=args.reason)
         method = "PauseBot"

@@ -5,11 +5,15 @@ the safety options (sandbox, TLS, web view, metrics) it shares with ``cirulla la
 from __future__ import annotations
 
 import argparse
+import asyncio
 import sys
 from pathlib import Path
 
 from cirulla.ladder.defaults import DEFAULT_DATA, DEFAULT_DB, DEFAULT_LISTEN, STATE_FILE
+from cirulla.logs import add_log_level_argument
+from cirulla.rules import OptionError, Options, parse_overrides
 from cirulla.rules.cli import add_rule_arguments
+from cirulla.server.logs import setup_logging
 
 
 def add_serve_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -96,7 +100,6 @@ def add_serve_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
         metavar="FILE",
         help="where the address is written for the other commands (default %(default)s)",
     )
-    from cirulla.logs import add_log_level_argument
 
     add_log_level_argument(s)
     s.set_defaults(func=run_serve)
@@ -142,12 +145,8 @@ def add_safety_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run_serve(args: argparse.Namespace) -> int:
-    import asyncio
-
     from cirulla.ladder.serve import ServeOptions, serve
     from cirulla.ladder.store import QUEUE_PLAYERS, MatchConfig
-    from cirulla.rules import OptionError, Options, parse_overrides
-    from cirulla.server.logs import setup_logging
 
     setup_logging(args.log_level, "ladder")
     try:

@@ -33,6 +33,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sqlalchemy.engine import make_url
+
 from cirulla.clients.matches.journal import Outcome, OutputLock, write_json_atomic
 from cirulla.clients.matches.relay import ServerRelay
 from cirulla.clients.matches.sandbox import (
@@ -160,8 +162,6 @@ def private_paths(options: ServeOptions, token_file: Path) -> tuple[Path, ...]:
         paths.append(Path(options.tls_key))
     url = database_url(options.db)
     if url.startswith("sqlite"):
-        from sqlalchemy.engine import make_url
-
         database = make_url(url).database
         if database and database != ":memory:":
             paths.append(Path(database).parent)

@@ -14,11 +14,14 @@ its previous incarnation left, like ``serve``.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import sys
 from pathlib import Path
 
 from cirulla.ladder.cli_serve import add_safety_arguments
 from cirulla.ladder.defaults import DEFAULT_DB, LEASE_SECONDS
+from cirulla.logs import add_log_level_argument
+from cirulla.server.logs import setup_logging
 
 DEFAULT_DATA = "cirulla-worker-data"
 
@@ -72,17 +75,13 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "ladder process re-queues or cancels it (default %(default)s)",
     )
     add_safety_arguments(w)
-    from cirulla.logs import add_log_level_argument
 
     add_log_level_argument(w)
     w.set_defaults(func=run_worker)
 
 
 def run_worker(args: argparse.Namespace) -> int:
-    import asyncio
-
     from cirulla.ladder.serve import ServeOptions, serve
-    from cirulla.server.logs import setup_logging
 
     setup_logging(args.log_level, "ladder-worker")
     try:

@@ -30,7 +30,7 @@ from typing import Any
 from cirulla.rules import events as ev
 from cirulla.rules import game as game_module
 from cirulla.rules.actions import Action, Declaration, decode, encode
-from cirulla.rules.core import options_tuple, require_native, resolve_core
+from cirulla.rules.core import CORE, options_tuple, require_native, resolve_core
 from cirulla.rules.errors import IllegalActionError
 from cirulla.rules.game import Game
 from cirulla.rules.options import Options
@@ -59,15 +59,11 @@ def bench_api(options: Options, seconds: float = 3.0, seed: int = 1) -> dict[str
     """Random deals through ``Game.legal_actions()`` and ``Game.apply()``, for ``seconds``
     of CPU time: the rate a Python user of the API sees (``core`` says which one runs
     underneath ``legal_actions``)."""
-    from cirulla.rules.core import CORE
-
     return _random_deals(options, seconds, seed, _api_deal, 16, CORE, "api")
 
 
 def bench_api_before(options: Options, seconds: float = 3.0, seed: int = 1) -> dict[str, Any]:
     """``bench_api``'s program on the API as it was before its fast paths: the baseline."""
-    from cirulla.rules.core import CORE
-
     with _dataclass_events():
         return _random_deals(options, seconds, seed, _api_before_deal, 16, CORE, "api_before")
 
@@ -75,8 +71,6 @@ def bench_api_before(options: Options, seconds: float = 3.0, seed: int = 1) -> d
 def bench_search(options: Options, seconds: float = 3.0, seed: int = 1) -> dict[str, Any]:
     """Random deals through ``Game.legal_codes()`` and ``Game.apply_code()``: the fast path
     for search in Python."""
-    from cirulla.rules.core import CORE
-
     return _random_deals(options, seconds, seed, _search_deal, 16, CORE, "search")
 
 

@@ -11,6 +11,8 @@ from typing import Any
 
 from cirulla.rules.core import CORE, CoreUnavailableError, resolve_core
 from cirulla.rules.errors import CirullaError
+from cirulla.rules.events import DealScored, GameOver
+from cirulla.rules.game import Game
 from cirulla.rules.options import OPTION_HELP, PRESETS, Options, parse_overrides
 
 
@@ -197,9 +199,6 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from cirulla.rules.events import DealScored, GameOver
-    from cirulla.rules.game import Game
-
     try:
         options = options_from_args(args)
     except CirullaError as exc:

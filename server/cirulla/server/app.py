@@ -22,6 +22,7 @@ from grpc_reflection.v1alpha import reflection
 
 from cirulla.server.hub import KEEP_FINISHED_S, Hub
 from cirulla.server.limits import Limits
+from cirulla.server.metrics import parse_address, start_metrics
 from cirulla.server.service import MatchService, add_to_server
 from cirulla.server.store import Store
 from cirulla.v1 import match_service_pb2
@@ -174,8 +175,6 @@ async def serve(
             "--http with --tls-cert is not supported: serve the web view from a plaintext server"
         )
     if metrics:
-        from cirulla.server.metrics import parse_address
-
         parse_address(metrics)  # a bad address fails before anything starts
     running = await start_server(listen, db, **kwargs)  # type: ignore[arg-type]
     web = None
@@ -188,8 +187,6 @@ async def serve(
             local = "127.0.0.1" if host in ("", "0.0.0.0", "::") else host
             web = await start_web(http, f"{local}:{running.port}", ladder)
         if metrics:
-            from cirulla.server.metrics import start_metrics
-
             exporter = start_metrics(metrics)
     except BaseException:
         if web is not None:

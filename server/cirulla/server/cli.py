@@ -9,6 +9,7 @@ import os
 import sys
 from pathlib import Path
 
+from cirulla.server import records
 from cirulla.server.limits import Limits
 
 #: Environment variable holding the admin token (kept off the command line).
@@ -342,7 +343,6 @@ def check_listen(address: str) -> None:
 
 
 def run_replay_command(args: argparse.Namespace) -> int:
-    from cirulla.server import records
     from cirulla.server.convert.records import record_pb
     from cirulla.server.replay import load_record, public_records, replay_document
     from cirulla.server.store import Store

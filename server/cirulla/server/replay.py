@@ -19,7 +19,8 @@ from cirulla.rules.events import (
     DealScored,
     GameOver,
 )
-from cirulla.server.documents import RECORD_FORMAT
+from cirulla.server import records
+from cirulla.server.documents import RECORD_FORMAT, GameRecord
 
 
 @dataclass
@@ -69,13 +70,10 @@ def load_record(source: str, db: str | None = None) -> Mapping[str, Any]:
 
 def public_records(doc: Mapping[str, Any]) -> list[Any]:
     """The ``cirulla.v1.Record`` messages of a loaded record (file or database)."""
-    from cirulla.server import records
-
     if records.is_public_document(doc):
         return records.records_from_document(doc)
     if doc.get("format") == RECORD_FORMAT:
         from cirulla.server.convert.records import record_pb
-        from cirulla.server.documents import GameRecord
 
         return [record_pb(cast(GameRecord, doc))]  # the server's own format
     raise ValueError(f"unknown record format {doc.get('format')!r}")
@@ -83,8 +81,6 @@ def public_records(doc: Mapping[str, Any]) -> list[Any]:
 
 def replay_document(doc: Mapping[str, Any]) -> list[ReplayReport]:
     """Replay every game of a record file (public format) or a database record."""
-    from cirulla.server import records
-
     if not records.is_public_document(doc):
         return [replay(doc)]
     reports = []

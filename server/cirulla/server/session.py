@@ -37,7 +37,13 @@ from cirulla.server import metrics
 from cirulla.server.connections import Connection, Delivery, Seat, new_seat_token, token_seat
 from cirulla.server.decisions import Decision, Turns, chosen_code
 from cirulla.server.documents import GameRecord, MatchSummary
-from cirulla.server.errors import AlreadyExists, FailedPrecondition, Rejection, Unauthenticated
+from cirulla.server.errors import (
+    AlreadyExists,
+    FailedPrecondition,
+    Rejection,
+    Unauthenticated,
+    reject_reason_for,
+)
 from cirulla.server.match_config import MatchConfig, public_config
 from cirulla.server.messages import (
     AcceptedMsg,
@@ -501,8 +507,6 @@ class MatchSession:
         try:
             self._submit(conn, decision_id, choice)
         except (Rejection, ValueError) as exc:
-            from cirulla.server.errors import reject_reason_for
-
             reason, rule = reject_reason_for(exc)
             seat = conn.seat
             decision = self.turns.open_for(seat)

@@ -9,6 +9,7 @@ import sys
 import threading
 from typing import TYPE_CHECKING
 
+from cirulla.bots import enroll
 from cirulla.bots.seat_args import add_kind_arguments, play_seat, policy_from_args
 from cirulla.bots.specs import KINDS
 
@@ -160,7 +161,6 @@ def _run_text_ladder_bot(args: argparse.Namespace, engine: list[str]) -> int:
 
     The engine is started once first, so a wrong command or protocol is one line and
     exit 1 before enrolling; SIGTERM stops every engine playing, then the process."""
-    from cirulla.bots import enroll
     from cirulla.bots.text.bridge import TextEnginePolicy
     from cirulla.bots.text.engine_io import COMMAND_TIMEOUT, STOP_GRACE, EngineError
     from cirulla.bots.text.limits import limits_from_args

@@ -30,6 +30,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from cirulla.bots.processes import die_with_parent
 from cirulla.bots.text.limits import DEFAULT_LIMITS, EngineLimits
 from cirulla.bots.text.lines import read_lines
 from cirulla.bots.text.processes import EngineTree, become_subreaper, children_of
@@ -86,7 +87,6 @@ class EngineProcess:
     ) -> None:
         if not argv:
             raise EngineError("no engine command given (cirulla bot text -- CMD ARGS...)")
-        from cirulla.bots.processes import die_with_parent
 
         self.argv = list(argv)
         self.violations = Violations(on_violation)

@@ -20,7 +20,7 @@ import sys
 from collections.abc import Sequence
 
 from cirulla.bots.botspec import TEXT_PREFIX
-from cirulla.bots.kit import BotError
+from cirulla.bots.kit import BotError, setup_logging
 from cirulla.bots.loop import Assignment, serve
 from cirulla.bots.policy import RawAnswer
 from cirulla.bots.specs import text_engine_argv
@@ -99,8 +99,6 @@ class MatchSeat:
 def main(argv: list[str] | None = None) -> int:
     """``python -m cirulla.bots.text.served [--name NAME] -- CMD ARGS`` (or a spec,
     ``text:CMD ARGS``, instead of ``-- CMD ARGS``)."""
-    from cirulla.bots.kit import setup_logging
-
     words = list(sys.argv[1:] if argv is None else argv)
     engine_argv = words[words.index("--") + 1 :] if "--" in words else []
     own = words[: words.index("--")] if "--" in words else words

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import sys
 
+from cirulla.bots import bot_command
 from cirulla.bots.botspec import BotSpec, spec_form
 from cirulla.bots.processes import cirulla_command
 
@@ -92,7 +93,6 @@ def bot_argv(spec: str, values: dict[str, str]) -> list[str]:
     parsed = BotSpec.parse(spec)
     if parsed.is_command:
         return command_argv(parsed, values)
-    from cirulla.bots import bot_command
 
     # No token argument: `cirulla bot` reads it from CIRULLA_TOKEN (``seat_env``).
     args = bot_command(

@@ -7,6 +7,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from cirulla.extras import require
+from cirulla.rules import CirullaError, parse_overrides
 from cirulla.rules.cli import add_rule_arguments
 
 if TYPE_CHECKING:
@@ -88,7 +89,6 @@ def run_play(args: argparse.Namespace) -> int:
     require(*(("tui",) if any(joining) else ("tui", "server")))
     from cirulla.clients.play.app import PlayApp
     from cirulla.clients.play.launch import LocalGame
-    from cirulla.rules import CirullaError, parse_overrides
 
     if any(joining):
         if not all(joining):

@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from cirulla.bots.botspec import COMMAND_PREFIX
+from cirulla.bots.cgroups import parse_limits
 from cirulla.clients.matches import sandbox
 from cirulla.clients.matches.journal import OutputLock, Settings, load_settings, save_settings
 from cirulla.clients.matches.schedule import (
@@ -30,6 +31,7 @@ from cirulla.clients.tournament.bench import register_bench
 from cirulla.clients.tournament.botsfile import load_bots_file
 from cirulla.clients.tournament.deals import load_deals
 from cirulla.clients.tournament.runner import (
+    INTERRUPTED,
     START_FAILURES,
     RunOptions,
     Tournament,
@@ -352,8 +354,6 @@ def bots_from_args(args: argparse.Namespace) -> dict[str, str]:
 def bot_limits_from_args(given: list[str], bots: dict[str, str], sandbox: bool) -> dict[str, str]:
     """``--bot-limits NAME:memory=4G,...``, each checked (``parse_limits``) and stored in
     its text form; a ValueError names the option and what is wrong."""
-    from cirulla.bots.cgroups import parse_limits
-
     out: dict[str, str] = {}
     for item in given:
         name, sep, text = item.partition(":")
@@ -451,8 +451,6 @@ def check_pool_args(db: str, server: str | None) -> None:
 def _interrupt(signum: int, frame: object) -> None:
     """Ctrl-C and SIGTERM stop the tournament: bots and server are stopped, not orphaned.
     The flag is for the game loop, in case this KeyboardInterrupt lands in a finalizer."""
-    from cirulla.clients.tournament.runner import INTERRUPTED
-
     INTERRUPTED.set()
     raise KeyboardInterrupt
 
@@ -469,7 +467,6 @@ def run_tournament(args: argparse.Namespace) -> int:
         or DEFAULT_OUT_ROOT / datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     )
     # Imported before the handlers are installed: the handler's import only finds it.
-    from cirulla.clients.tournament.runner import INTERRUPTED
 
     INTERRUPTED.clear()
     previous = signal.signal(signal.SIGTERM, _interrupt)

@@ -27,9 +27,12 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from sqlalchemy.exc import SQLAlchemyError
+
 from cirulla.clients.matches.files import safe_name
 from cirulla.clients.matches.journal import GameResult, Settings, write_json_atomic
 from cirulla.clients.matches.schedule import ScheduledGame
+from cirulla.ladder.database import database_url, display_url, open_database
 from cirulla.ladder.pool_store import PoolStore
 
 log = logging.getLogger("cirulla.pool")
@@ -51,8 +54,6 @@ def check_pool_db(db: str) -> str:
     Only PostgreSQL: the point of the pool is workers on other machines, which cannot
     share an SQLite file; on one machine, ``--concurrency`` already plays games at once.
     """
-    from cirulla.ladder.database import database_url
-
     url = database_url(db)
     if not url.startswith("postgresql"):
         raise ValueError(
@@ -65,10 +66,6 @@ def check_pool_db(db: str) -> str:
 def open_pool(db: str) -> PoolStore:
     """The pool's store on ``db``, schema migrated; a ValueError in one line when the
     database cannot be reached."""
-    from sqlalchemy.exc import SQLAlchemyError
-
-    from cirulla.ladder.database import display_url, open_database
-
     url = check_pool_db(db)
     try:
         return PoolStore(open_database(db))
