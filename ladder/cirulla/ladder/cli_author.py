@@ -9,7 +9,6 @@ import argparse
 import json
 import os
 from pathlib import Path
-from typing import Any
 
 from rich.table import Table
 
@@ -179,7 +178,7 @@ def run_matches(args: argparse.Namespace) -> int:
 
     if args.limit < 1:
         raise CommandError(f"--limit: must be at least 1, not {args.limit}")
-    found: list[Any] = []
+    found: list[ladder_pb2.LadderMatch] = []
     token = ""
     while len(found) < args.limit:  # the rpc's pages are at most MAX_PAGE long
         response = call(
@@ -234,7 +233,7 @@ def run_h2h(args: argparse.Namespace) -> int:
     return 0
 
 
-def request_summary(r: Any) -> str:
+def request_summary(r: ladder_pb2.MatchRequest) -> str:
     """``grd 3, rnd 1, 0 drawn`` over the request's finished, not withheld games."""
     wins = dict.fromkeys(r.bot_names, 0)
     drawn = 0
@@ -250,7 +249,7 @@ def request_summary(r: Any) -> str:
     return ", ".join(f"{name} {n}" for name, n in wins.items()) + f", {drawn} drawn"
 
 
-def request_line(r: Any) -> list[str]:
+def request_line(r: ladder_pb2.MatchRequest) -> list[str]:
     from cirulla.ladder.service import PB_TO_QUEUE
 
     queue = PB_TO_QUEUE.get(r.queue, "?")

@@ -11,11 +11,15 @@ import datetime
 import json
 import os
 import sys
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 import grpc
 from google.protobuf import json_format
+from google.protobuf.message import Message
+from google.protobuf.timestamp_pb2 import Timestamp
+from rich.console import Console, RenderableType
 from rich.table import Table
 
 from cirulla.clients.matches.journal import Outcome
@@ -85,7 +89,7 @@ def tls_roots(args: argparse.Namespace, state: dict[str, Any]) -> bytes | None:
         raise CommandError(f"--tls-ca {given}: {exc.strerror or exc}") from None
 
 
-def open_channel(args: argparse.Namespace, address: str, state: dict[str, Any]) -> Any:
+def open_channel(args: argparse.Namespace, address: str, state: dict[str, Any]) -> grpc.Channel:
     roots = tls_roots(args, state)
     if roots is None:
         return grpc.insecure_channel(address)
@@ -114,7 +118,7 @@ class _LocalContext:
     def invocation_metadata(self) -> tuple[tuple[str, str], ...]:
         return ()
 
-    async def abort(self, code: Any, details: str) -> None:
+    async def abort(self, code: grpc.StatusCode, details: str) -> None:
         raise CommandError(f"{details} ({code.name})")
 
 
@@ -206,7 +210,9 @@ def call(
             raise CommandError(f"{exc.details()} ({exc.code().name})") from None
 
 
-def run_command(fn: Any) -> Any:
+def run_command(
+    fn: Callable[[argparse.Namespace], int | None],
+) -> Callable[[argparse.Namespace], int]:
     def wrapper(args: argparse.Namespace) -> int:
         quiet_grpc()  # read when grpc is first imported
         try:
@@ -218,13 +224,13 @@ def run_command(fn: Any) -> Any:
     return wrapper
 
 
-def to_json(message: Any) -> dict[str, Any]:
+def to_json(message: Message) -> dict[str, Any]:
     return json_format.MessageToDict(
         message, preserving_proto_field_name=True, always_print_fields_with_no_presence=True
     )
 
 
-def when(ts: Any) -> str:
+def when(ts: Timestamp) -> str:
     if not ts.seconds:
         return "-"
     return datetime.datetime.fromtimestamp(ts.seconds, datetime.UTC).strftime("%Y-%m-%d %H:%M:%S")
@@ -236,7 +242,7 @@ def queue_pb(name: str | None) -> ladder_pb2.LadderQueue:
     return QUEUE_TO_PB[name] if name else ladder_pb2.LADDER_QUEUE_UNSPECIFIED
 
 
-def state_text(bot: Any) -> str:
+def state_text(bot: ladder_pb2.LadderBot) -> str:
     state = ladder_pb2.BotState.Name(bot.state).removeprefix("BOT_STATE_").lower()
     if bot.state == ladder_pb2.BOT_STATE_ACTIVE and bot.offline:
         # not "validating": nothing is played until the bot connects in again
@@ -248,7 +254,7 @@ def state_text(bot: Any) -> str:
     return f"{state}: {bot.state_reason}" if bot.state_reason else state
 
 
-def match_line(m: Any) -> list[str]:
+def match_line(m: ladder_pb2.LadderMatch) -> list[str]:
     status = ladder_pb2.LadderMatchStatus.Name(m.status).removeprefix("LADDER_MATCH_STATUS_")
     seats = " ".join(f"{s.bot_name}(v{s.version})" for s in m.seats)
     if m.withheld:
@@ -278,12 +284,12 @@ def match_line(m: Any) -> list[str]:
     return [m.match_id, when(m.create_time), status.lower(), seats, result]
 
 
-def say(console: Any, item: Any) -> None:
+def say(console: Console, item: RenderableType) -> None:
     """Print a line of the ladder's data: never markup, never an escape sequence."""
     console.print(plain(item) if isinstance(item, str) else item)
 
 
-def matches_table(matches: Any, title: str | None = None) -> Any:
+def matches_table(matches: Iterable[ladder_pb2.LadderMatch], title: str | None = None) -> Table:
     table = Table(title=title)
     for column in ("match", "scheduled", "status", "seats", "result"):
         table.add_column(column)

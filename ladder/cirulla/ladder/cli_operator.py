@@ -7,7 +7,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
 
 from rich.table import Table
 from rich.text import Text
@@ -160,7 +159,7 @@ def run_cgroup_setup(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_limits(args: argparse.Namespace) -> tuple[str, Any]:
+def add_limits(args: argparse.Namespace) -> tuple[str, ladder_pb2.BotLimits | None]:
     """``--memory``, ``--processes``, ``--cpu`` and ``--limits`` as one checked list and
     as the request's ``BotLimits`` (the fields given; None when none is): ("", None)
     without any. A bad value is one line naming the option."""
@@ -256,7 +255,9 @@ def run_standings(args: argparse.Namespace) -> int:
 @run_command
 def run_state(args: argparse.Namespace) -> int:
     if args.action == "pause":
-        request: Any = ladder_pb2.PauseBotRequest(bot_name=args.bot, reason=args.reason)
+        request: (
+            ladder_pb2.PauseBotRequest | ladder_pb2.ResumeBotRequest | ladder_pb2.RemoveBotRequest
+        ) = ladder_pb2.PauseBotRequest(bot_name=args.bot, reason=args.reason)
         method = "PauseBot"
     elif args.action == "resume":
         request = ladder_pb2.ResumeBotRequest(bot_name=args.bot)
