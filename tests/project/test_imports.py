@@ -24,7 +24,7 @@ CEILINGS = {
     "bots": 42,
     "clients": 12,
     "env": 4,
-    "ladder": 35,
+    "ladder": 43,
     "rules": 7,
     "server": 20,
     "src": 0,

@@ -18,6 +18,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from cirulla.console import output_console
 from cirulla.ladder.cli_client import (
     CommandError,
     admin_metadata,
@@ -28,6 +29,7 @@ from cirulla.ladder.cli_client import (
     to_json,
     when,
 )
+from cirulla.v1 import ladder_pb2
 
 
 def add_serve_arguments(p: argparse.ArgumentParser) -> None:
@@ -121,9 +123,6 @@ def author_metadata(args: argparse.Namespace) -> tuple[tuple[str, str], ...]:
 
 @run_command
 def run_logs(args: argparse.Namespace) -> int:
-    from cirulla.console import output_console
-    from cirulla.v1 import ladder_pb2
-
     if args.limit < 1:
         raise CommandError(f"--limit: must be at least 1, not {args.limit}")
     request = ladder_pb2.GetBotLogsRequest(
@@ -145,7 +144,6 @@ def run_logs(args: argparse.Namespace) -> int:
 @run_command
 def run_record(args: argparse.Namespace) -> int:
     from cirulla.server import records as record_files
-    from cirulla.v1 import ladder_pb2
 
     request = ladder_pb2.GetBotRecordRequest(bot_name=args.bot, match_id=args.match_id)
     response = call(args, "GetBotRecord", request, extra=author_metadata(args))
@@ -161,7 +159,6 @@ def run_record(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(to_json(response), indent=1))
         return 0
-    from cirulla.console import output_console
 
     console = output_console(markup=False, highlight=False, emoji=False)
     for record in records:
@@ -171,9 +168,6 @@ def run_record(args: argparse.Namespace) -> int:
 
 @run_command
 def run_events(args: argparse.Namespace) -> int:
-    from cirulla.console import output_console
-    from cirulla.v1 import ladder_pb2
-
     request = ladder_pb2.ListBotEventsRequest(bot_name=args.bot, page_size=args.limit)
     response = call(args, "ListBotEvents", request, extra=author_metadata(args))
     if args.json:
@@ -189,8 +183,6 @@ def run_events(args: argparse.Namespace) -> int:
 
 @run_command
 def run_rotate_key(args: argparse.Namespace) -> int:
-    from cirulla.v1 import ladder_pb2
-
     response = call(
         args, "RotateBotKey", ladder_pb2.RotateBotKeyRequest(bot_name=args.bot), admin=True
     )
