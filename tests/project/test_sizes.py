@@ -16,10 +16,10 @@ MAX_CLASS_LINES = 500
 #: Still over the limit, with the most lines they may have until they are split.
 FILES_OVER = {
     # the ladder's pages: one function of inline HTML, to become templates (issue 41)
-    "server/cirulla/server/web/ladder.py": 722,
+    "server/cirulla/server/web/ladder.py": 713,
 }
 CLASSES_OVER = {
-    "server/cirulla/server/session.py:MatchSession": 579,
+    "server/cirulla/server/session.py:MatchSession": 577,
 }
 
 
