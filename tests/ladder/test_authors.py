@@ -28,15 +28,20 @@ from typing import Any
 
 import grpc
 import pytest
+import sqlalchemy as sa
+from alembic import command
+from alembic.config import Config
 
-from cirulla.ladder.db import open_database
+from cirulla.ladder.db import MIGRATIONS, create, open_database
 from cirulla.ladder.store import (
     LadderStore,
     MatchConfig,
     MatchOutcome,
     MatchPlan,
+    Refused,
     SeatOutcome,
     SeatPlan,
+    hash_key,
 )
 from cirulla.ladder.webhook import DeactivationWebhook
 from cirulla.v1 import ladder_pb2
@@ -286,3 +291,32 @@ def test_a_failing_webhook_never_stalls(tmp_path: Path) -> None:
     assert time.monotonic() - started < 6
     with pytest.raises(ValueError, match="--webhook"):
         DeactivationWebhook(store, "ftp://example.org/x", "x:1")
+
+
+def test_migration_0007_from_0006(db_url: str) -> None:
+    """A ladder database at 0006 with bots upgrades: its bots have no author key (every key
+    refused) until the admin rotates one, then that key reads, and the rotation is an
+    event; a connect-in bot's Enroll key reads its own data at once."""
+    engine = create(db_url)
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    with engine.begin() as conn:
+        config.attributes["connection"] = conn
+        command.upgrade(config, "0006")
+        conn.execute(
+            sa.text(
+                "INSERT INTO bots (name, created_at, state, state_reason, bot_key_hash, "
+                "max_concurrency) VALUES ('old', 1.0, 'active', '', NULL, 2), "
+                f"('remote', 1.0, 'active', '', '{hash_key('enroll-key')}', 2)"
+            )
+        )
+    engine.dispose()
+    store = LadderStore(open_database(db_url))
+    with pytest.raises(Refused, match="not the key of bot 'old'"):
+        store.authors.check_key("old", "anything")
+    store.authors.check_key("remote", "enroll-key")  # a connect-in bot's own key reads
+    key = store.bots.rotate_author_key("old")
+    store.authors.check_key("old", key)
+    assert [e["state"] for e in store.authors.events("old")] == ["key-rotated"]
+    with pytest.raises(Refused):
+        store.authors.check_key("remote", key)  # one bot's key is no other's
