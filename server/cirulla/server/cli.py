@@ -362,7 +362,9 @@ def run_replay_command(args: argparse.Namespace) -> int:
             return 0
         stored = store.get_record(args.export)
         if stored is None:
-            print(f"cirulla replay: no record {args.export!r} in {args.db}", file=sys.stderr)
+            pruned = store.pruned(args.export)
+            said = f"record {args.export!r}: {pruned}" if pruned else f"no record {args.export!r}"
+            print(f"cirulla replay: {said} in {args.db}", file=sys.stderr)
             return 2
         text = records.dumps(records.record_dict(record_pb(stored)))
         if args.out:

@@ -8,6 +8,7 @@ Anything else means the server (or the file) is wrong, so ``cirulla replay`` exi
 
 from __future__ import annotations
 
+import gzip
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -51,21 +52,37 @@ def load_record(source: str, db: str | None = None) -> Mapping[str, Any]:
     check, not trust (``public_records``, ``replay_document`` and ``replay`` check every
     field they read), so it stays a plain mapping."""
     path = Path(source)
-    if path.suffix == ".json" or path.is_file():
+    if path.suffix in (".json", ".gz") or path.is_file():
         if not path.is_file():
             raise FileNotFoundError(f"no record file {source}")
         try:
-            return cast(Mapping[str, Any], json.loads(path.read_text()))
+            return cast(Mapping[str, Any], json.loads(read_record_file(path)))
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise ValueError(f"{source}: not a JSON record file ({exc})") from None
     from cirulla.server.store import Store
 
     if db is None or not Path(db).exists():
         raise FileNotFoundError(f"{source!r} is not a file and database {db!r} does not exist")
-    record = Store(db).get_record(source)
+    store = Store(db)
+    record = store.get_record(source)
     if record is None:
-        raise LookupError(f"no record {source!r} in {db}")
+        pruned = store.pruned(source)
+        raise LookupError(
+            f"record {source!r}: {pruned}" if pruned else f"no record {source!r} in {db}"
+        )
     return record
+
+
+def read_record_file(path: Path) -> str:
+    """A record file's text: plain JSON, or gzip'd (a ladder's ``records/*.json.gz``:
+    recognised by gzip's magic bytes, whatever the name)."""
+    data = path.read_bytes()
+    if data[:2] == b"\x1f\x8b":
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError) as exc:
+            raise ValueError(f"{path}: not a whole gzip file ({exc})") from None
+    return data.decode("utf-8")
 
 
 def public_records(doc: Mapping[str, Any]) -> list[Any]:

@@ -276,6 +276,9 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
                     f"game {game} of match {match_id} is not finished; its record (which shows "
                     "every hand) is available once it is"
                 )
+            pruned = self.hub.store.pruned(request.record_id)
+            if pruned:  # one line: gone by a retention policy, not never there
+                raise NotFound(f"record {request.record_id!r}: {pruned}")
             raise NotFound(f"no record {request.record_id!r}")
         self.hub.auth.check_record_readable(record, _metadata(context))
         return match_service_pb2.GetRecordResponse(record=record_pb(record))

@@ -7,10 +7,13 @@ the tournament, the ladder and the worker pool.
   matches) only the part of one match.
 * ``printable``: a bot's text with escape sequences and control characters removed,
   before any of it reaches a terminal (what a bot prints is data).
+* ``write_atomic``: a record file written whole or not at all, gzip'd for the ladder.
 """
 
 from __future__ import annotations
 
+import gzip
+import os
 import re
 from pathlib import Path
 
@@ -62,3 +65,12 @@ def printable(text: str) -> str:
     set a title or smuggle a hyperlink into a terminal.
     """
     return _UNPRINTABLE_RE.sub("", _SEQUENCE_RE.sub("", text))
+
+
+def write_atomic(path: Path, text: str, compress: bool = False) -> None:
+    """Readers (and a --resume after SIGKILL) see the whole file or none; ``compress``:
+    gzip'd (mtime 0: the same record makes the same bytes)."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    data = text.encode("utf-8")
+    tmp.write_bytes(gzip.compress(data, 6, mtime=0) if compress else data)
+    os.replace(tmp, path)

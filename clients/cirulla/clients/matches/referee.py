@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import os
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -27,7 +26,7 @@ import grpc
 
 from cirulla.bots.cgroups import BotLimits, parse_limits
 from cirulla.clients.matches.bot_pool import BotPool, BotStartError
-from cirulla.clients.matches.files import safe_name
+from cirulla.clients.matches.files import safe_name, write_atomic
 from cirulla.clients.matches.journal import GameResult, Outcome, Settings
 from cirulla.clients.matches.sandbox import Confinement
 from cirulla.clients.matches.schedule import ScheduledGame, bot_seed
@@ -271,6 +270,10 @@ class Referee:
     #: Bots run sandboxed (``--sandbox``): ``cmd:`` seats here, kept-alive ones in
     #: ``bot_pool`` (built with the same confinement); both dial the server through it.
     confinement: Confinement | None = None
+    #: Write ``records/<id>.json.gz`` and ``.txt.gz`` (gzip, about a tenth of the size)
+    #: rather than ``.json`` and ``.txt``: the ladder, which keeps records for months.
+    #: ``cirulla replay`` reads either; a tournament keeps plain files for its readers.
+    compress_records: bool = False
 
     def __post_init__(self) -> None:
         self.channel = grpc.insecure_channel(self.server)
@@ -662,15 +665,19 @@ class Referee:
         if not records:
             return NOT_LISTED
         path = self.record_path(match_id)
+        text = "\n".join(record_files.record_text(r) for r in records)
+        doc = record_files.dumps(record_files.record_document(records, match_id))
+        gz = self.compress_records
         # text first, the .json last: a record file that exists is whole (restore_records)
-        _write_atomic(
-            path.with_suffix(".txt"), "\n".join(record_files.record_text(r) for r in records)
+        write_atomic(
+            self.out / "records" / f"{safe_name(match_id)}.txt{'.gz' if gz else ''}", text, gz
         )
-        _write_atomic(path, record_files.dumps(record_files.record_document(records, match_id)))
+        write_atomic(path, doc, gz)
         return None
 
     def record_path(self, match_id: str) -> Path:
-        return self.out / "records" / f"{safe_name(match_id)}.json"
+        suffix = ".json.gz" if self.compress_records else ".json"
+        return self.out / "records" / f"{safe_name(match_id)}{suffix}"
 
     def restore_records(self, journaled: Iterable[GameResult]) -> int:
         """Queue the records of journaled games whose record file is missing.
@@ -689,10 +696,3 @@ class Referee:
         for match_id in missing:
             self.records.submit(self._save_records_noted, match_id)
         return len(missing)
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    """Readers (and a --resume after SIGKILL) see the whole file or none."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
