@@ -10,10 +10,11 @@ import sys
 from pathlib import Path
 
 from cirulla.ladder.defaults import DEFAULT_DATA, DEFAULT_DB, DEFAULT_LISTEN, STATE_FILE
+from cirulla.ladder.retention import parse_keep
 from cirulla.logs import add_log_level_argument
 from cirulla.rules import OptionError, Options, parse_overrides
 from cirulla.rules.cli import add_rule_arguments
-from cirulla.server.logs import setup_logging
+from cirulla.server.logs import log_to_file, setup_logging
 
 
 def add_serve_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -101,6 +102,33 @@ def add_serve_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
         help="where the address is written for the other commands (default %(default)s)",
     )
 
+    s.add_argument(
+        "--keep-records",
+        metavar="N|Nd",
+        help="keep the records of the newest N games, or of the last N days (30d); older "
+        "records and bot logs are pruned, results and ratings stay (default: keep all)",
+    )
+    s.add_argument(
+        "--pace",
+        type=float,
+        default=0.0,
+        metavar="GAMES_PER_MINUTE",
+        help="schedule at most this many games a minute (default: as fast as it plays)",
+    )
+    s.add_argument(
+        "--idle-pace",
+        type=float,
+        default=0.0,
+        metavar="GAMES_PER_MINUTE",
+        help="the pace once a queue is settled: no validation games left, every sigma "
+        "under 2 (default: --pace)",
+    )
+    s.add_argument(
+        "--log-file",
+        type=Path,
+        metavar="FILE",
+        help="log to FILE, rotated at 10 MiB, 5 old files kept (default: stderr)",
+    )
     add_log_level_argument(s)
     s.set_defaults(func=run_serve)
 
@@ -150,6 +178,12 @@ def run_serve(args: argparse.Namespace) -> int:
 
     setup_logging(args.log_level, "ladder")
     try:
+        if args.log_file is not None:
+            log_to_file(args.log_file, "ladder")
+        keep = parse_keep(args.keep_records) if args.keep_records is not None else None
+        for option, value in (("--pace", args.pace), ("--idle-pace", args.idle_pace)):
+            if not value >= 0:
+                raise ValueError(f"{option} must be 0 (no limit) or more games a minute")
         overrides = parse_overrides(args.rule)
         if "players" in overrides:
             raise ValueError("--rule players=...: the players of a match come from its queue")
@@ -180,6 +214,9 @@ def run_serve(args: argparse.Namespace) -> int:
             http=args.http,
             metrics=args.metrics,
             webhook=args.webhook,
+            keep_records=keep,
+            pace=args.pace,
+            idle_pace=args.idle_pace,
             config=MatchConfig(
                 preset=args.preset,
                 rules=overrides,

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import shlex
 import sys
 import threading
@@ -178,6 +179,21 @@ class LadderBotPool(BotPool):
         group = pair_id if pair_id is not None else deal_group
         return super().acquire(bot, timeout, spec, deal_group=group, limits=limits)
 
+    def release(self, bot: str, served: ServedBot) -> None:
+        """Back to the pool; a process whose log passed ``BOT_LOG_BYTES`` is stopped
+        instead, so the next match starts a fresh one with a new log: bot logs rotate
+        (the old file goes with ``--keep-records``) and never reach the output limit
+        (64 MiB by default), which would stop the bot mid-game."""
+        try:
+            size = served.log_path.stat().st_size
+        except OSError:
+            size = 0
+        if size >= BOT_LOG_BYTES:
+            log.info("ladder_bot_log_rotated bot=%s log=%s bytes=%d", bot, served.log_path, size)
+            self.discard(served)
+            return
+        super().release(bot, served)
+
     def _twin_spawned(self, bot: str) -> None:
         metrics.BOT_RESTARTS.labels("duplicate_twin").inc()
 
@@ -188,6 +204,9 @@ class LadderBotPool(BotPool):
         return super()._spawn(bot, argv, number, limits)
 
 
+#: A kept-alive bot whose log reached this size is replaced after its match (8 MiB;
+#: $CIRULLA_LADDER_BOT_LOG_BYTES sets another, as the retention test does to see it).
+BOT_LOG_BYTES = int(os.environ.get("CIRULLA_LADDER_BOT_LOG_BYTES") or 8 * 1024 * 1024)
 #: Seconds a kept-alive bot may stay idle before its worker stops it.
 BOT_IDLE_SECONDS = 120.0
 
@@ -256,6 +275,9 @@ class MatchRunner:
             self.stop,
             bot_pool=self.bots,
             confinement=self.confinement,
+            # records/*.json.gz: a ladder keeps its records for months (docs/ladder.md,
+            # "Running it for months")
+            compress_records=True,
         )
         seam = GameSeam(
             # twins share deck orders; their records stay closed until both are over

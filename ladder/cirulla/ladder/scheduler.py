@@ -7,6 +7,16 @@ bots free right now. The backlog is the live workers' capacity: the sum of the s
 included, and at least ``backlog`` (2), re-read every ``CAPACITY_SECONDS``. So each free
 slot finds a match waiting, and no more: a short backlog means each match is planned
 from fresh ratings.
+
+**Pace** (``--pace``, ``--idle-pace``: games per minute). By default the ladder plays
+flat out, as fast as its workers can. With a pace, a plan of ``g`` games (a pair: 2)
+is made only ``g * 60 / pace`` seconds after the previous plan, across all queues, so
+the games scheduled in any minute stay within the pace (plus the first plan's games).
+A queue is *settled* when none of its bots has validation games left and every
+rating's ``sigma`` is under ``SETTLED_SIGMA``: nothing new to learn, so its games are
+planned at the idle pace; a new version (validation games to play) brings the queue
+back to ``pace`` at the next tick, and the matchmaker seeds it first. Requested matches
+(``ladder request``) are not paced.
 """
 
 from __future__ import annotations
@@ -16,13 +26,17 @@ import logging
 import random
 import threading
 import time
+from collections.abc import Callable, Sequence
 
 from cirulla.ladder import matchmaking
 from cirulla.ladder.defaults import LEASE_SECONDS
-from cirulla.ladder.store import QUEUES, LadderStore, MatchConfig
+from cirulla.ladder.store import QUEUES, Candidate, LadderStore, MatchConfig
 
 log = logging.getLogger("cirulla.ladder")
 TICK_SECONDS = 0.2
+#: A rating's ``sigma`` under this is settled (it starts at 8.33; random bots of equal
+#: strength reach 2 after about 60 games each in 2p, 1.5 after about 400).
+SETTLED_SIGMA = 2.0
 #: How often the live workers' capacity is read again.
 CAPACITY_SECONDS = 2.0
 
@@ -37,6 +51,9 @@ class Scheduler:
         queues: tuple[str, ...] = QUEUES,
         rng: random.Random | None = None,
         live_within: float = LEASE_SECONDS,
+        pace: float = 0.0,
+        idle_pace: float = 0.0,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.store = store
         self.config = config
@@ -48,6 +65,13 @@ class Scheduler:
         self.queues = queues
         self.rng = rng or random.Random()
         self._turn = itertools.cycle(queues)
+        #: games per minute at most (0: unlimited), and once a queue is settled
+        self.pace = pace
+        self.idle_pace = idle_pace
+        self.clock = clock
+        #: when the last plan was made and its games (the pace's debt)
+        self._planned_at = -1e18
+        self._planned_games = 0
 
     def tick(self) -> list[str]:
         """Plan at most one match (or pair) per queue while the backlog has room."""
@@ -58,14 +82,26 @@ class Scheduler:
                 break
             queue = next(self._turn)
             need = matchmaking.games_per_plan(queue)
-            plans = matchmaking.plan(
-                queue, self.store.bots.candidates(queue, need), self.config, self.rng
-            )
+            candidates = self.store.bots.candidates(queue, need)
+            pace = self.pace_of(candidates)
+            now = self.clock()
+            if pace and now < self._planned_at + self._planned_games * 60.0 / pace:
+                continue  # within the pace's debt: this queue waits
+            plans = matchmaking.plan(queue, candidates, self.config, self.rng)
             if plans:
+                self._planned_at, self._planned_games = now, len(plans)
                 ids = self.store.matches.schedule(plans)
                 log.info("ladder_scheduled queue=%s matches=%s", queue, ",".join(ids))
                 scheduled += ids
         return scheduled
+
+    def pace_of(self, candidates: Sequence[Candidate]) -> float:
+        """Games per minute for a queue with these candidates (0: unlimited): the idle
+        pace once all are settled, else ``pace``."""
+        settled = all(c.validation_games_left == 0 and c.sigma < SETTLED_SIGMA for c in candidates)
+        if settled and self.idle_pace:
+            return self.idle_pace
+        return self.pace
 
     def target(self) -> int:
         """Matches to keep waiting: the live workers' slots, at least ``backlog``."""

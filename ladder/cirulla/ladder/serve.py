@@ -56,6 +56,7 @@ from cirulla.ladder.defaults import (
 from cirulla.ladder.leases import reaper_loop
 from cirulla.ladder.pool_store import PoolStore
 from cirulla.ladder.pool_worker import PoolRunner, play_loop, pool_heartbeat_loop
+from cirulla.ladder.retention import Retention, prune_loop
 from cirulla.ladder.runner import (
     BOT_IDLE_SECONDS,
     MatchRunner,
@@ -70,6 +71,7 @@ from cirulla.ladder.store import (
     MatchOutcome,
     SeatOutcome,
 )
+from cirulla.server.store import Store
 from cirulla.v1 import ladder_pb2_grpc
 
 log = logging.getLogger("cirulla.ladder")
@@ -119,6 +121,14 @@ class ServeOptions:
     metrics: str | None = None
     #: POST JSON here on each bot deactivation (``cirulla.ladder.webhook``); serve only
     webhook: str | None = None
+    #: ``--keep-records``: records (and bot logs) older than this are pruned; None: all
+    #: are kept (docs/ladder.md, "Running it for months")
+    keep_records: Retention | None = None
+    #: ``--pace``: scheduled games per minute at most (0: as fast as the workers play)
+    pace: float = 0.0
+    #: ``--idle-pace``: games per minute once every rating of a queue is settled and no
+    #: new version is validating (0: ``pace``)
+    idle_pace: float = 0.0
 
 
 def read_token(path: Path) -> str:
@@ -299,8 +309,11 @@ class Ladder:
         *,
         dial: str | None = None,
         confinement: Confinement | None = None,
+        server_store: Store | None = None,
     ):
         self.store = store
+        #: the match server's database, which ``--keep-records`` prunes
+        self.server_store = server_store
         self.options = options
         self.stop = threading.Event()
         self.worker_id = store.workers.register_worker(
@@ -335,6 +348,8 @@ class Ladder:
                 options.config,
                 queues=options.queues,
                 live_within=options.lease_seconds,
+                pace=options.pace,
+                idle_pace=options.idle_pace,
             )
             if options.role == "serve"
             else None
@@ -350,6 +365,11 @@ class Ladder:
         ]
         if self.scheduler is not None:
             targets.append(("scheduler", self.scheduler.loop, (self.stop,)))
+        keep = self.options.keep_records
+        if keep is not None and self.server_store is not None:
+            logs = self.runner.bots.log_paths
+            prune = (self.stop, self.server_store, self.options.data, keep, logs)
+            targets.append(("retention", prune_loop, prune))
         # The pool needs PostgreSQL (docs/tournament.md): on SQLite only ladder matches.
         work: Any = self.runner.loop
         if self.store.engine.dialect.name == "postgresql":
@@ -531,7 +551,15 @@ async def serve(options: ServeOptions) -> int:
             recover, store, worker_name(options.data, options.role), running.hub.store
         )
         log.info("ladder_recovered %s", " ".join(f"{k}={v}" for k, v in counts.items()))
-        ladder = Ladder(store, options, address, match_admin, dial=dial, confinement=confinement)
+        ladder = Ladder(
+            store,
+            options,
+            address,
+            match_admin,
+            dial=dial,
+            confinement=confinement,
+            server_store=running.hub.store,
+        )
         service.served_by = ladder.worker_id
         ladder.start()
         health_stop = asyncio.Event()

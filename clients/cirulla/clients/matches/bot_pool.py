@@ -179,6 +179,11 @@ class BotPool:
             self.discard(served, 1.0)
         return len(old)
 
+    def log_paths(self) -> list[Path]:
+        """The logs of the processes still running (a retention pass keeps them)."""
+        with self._lock:
+            return [served.log_path for served in self._all]
+
     def started(self, bot: str) -> int:
         """How many processes of ``bot`` were started (restarts included)."""
         with self._lock:
