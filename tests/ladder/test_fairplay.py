@@ -211,7 +211,7 @@ def test_files_are_private(tmp_path: Path) -> None:
         ladder.cli("add", "random", "random")
         ladder.cli("add", "greedy", "greedy")
         wait_for(lambda: list((data / "logs").glob("*.log")), 120, "a bot log")
-        wait_for(lambda: len(list((data / "records").glob("*.json"))) > 1, 240, "a game record")
+        wait_for(lambda: len(list((data / "records").glob("*.json.gz"))) > 1, 240, "a game record")
         files = [db, Path(f"{db}-wal"), Path(f"{db}-shm"), folder / "cirulla-ladder.json"]
         folders = [data]
         for root, dirs, names in os.walk(data):

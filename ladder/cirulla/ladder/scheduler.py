@@ -35,7 +35,7 @@ from cirulla.ladder.store import QUEUES, Candidate, LadderStore, MatchConfig
 log = logging.getLogger("cirulla.ladder")
 TICK_SECONDS = 0.2
 #: A rating's ``sigma`` under this is settled (it starts at 8.33; random bots of equal
-#: strength reach 2 after about 60 games each in 2p, 1.5 after about 400).
+#: strength reach 2 after about 145 rating updates each in 2p, 1.5 after about 480).
 SETTLED_SIGMA = 2.0
 #: How often the live workers' capacity is read again.
 CAPACITY_SECONDS = 2.0
