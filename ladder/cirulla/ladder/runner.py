@@ -204,9 +204,11 @@ class LadderBotPool(BotPool):
         return super()._spawn(bot, argv, number, limits)
 
 
-#: A kept-alive bot whose log reached this size is replaced after its match (8 MiB;
-#: $CIRULLA_LADDER_BOT_LOG_BYTES sets another, as the retention test does to see it).
-BOT_LOG_BYTES = int(os.environ.get("CIRULLA_LADDER_BOT_LOG_BYTES") or 8 * 1024 * 1024)
+#: A kept-alive bot whose log reached this size is replaced after its match (4 MiB: a
+#: random bot writes about 0.7 KB a game, so about 6,000 games a process; the logs of
+#: the processes running stay under 4 MiB each, the others go with --keep-records).
+#: $CIRULLA_LADDER_BOT_LOG_BYTES sets another, as the retention test does to see it.
+BOT_LOG_BYTES = int(os.environ.get("CIRULLA_LADDER_BOT_LOG_BYTES") or 4 * 1024 * 1024)
 #: Seconds a kept-alive bot may stay idle before its worker stops it.
 BOT_IDLE_SECONDS = 120.0
 
