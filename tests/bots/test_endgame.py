@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from cirulla.bots.compiled import require_search
+from cirulla.bots.compiled import require_search, search_native
 from cirulla.bots.endgame import (
     best_exact,
     penultimate,
@@ -52,15 +52,15 @@ def last_rounds(
 
 def native_world(view: View, seed: int) -> Game:
     """The first deal the native solver samples from ``view`` with ``seed``, as a Game."""
-    hands, stock = require_search().sample_world(
-        options_tuple(view.options), view_tuple(view), seed
-    )
+    require_search()
+    hands, stock = search_native.sample_world(options_tuple(view.options), view_tuple(view), seed)
     return world_of(view, hands, stock, seed=0)
 
 
 def native_sampled(view: View, codes: list[int], seed: int, worlds: int, nodes: int) -> Any:
     """``(values, worlds done, nodes)`` of the native solver."""
-    return require_search().sampled_exact(
+    require_search()
+    return search_native.sampled_exact(
         options_tuple(view.options),
         view_tuple(view),
         codes,

@@ -14,11 +14,11 @@ AREAS = ("src", "rules", "server", "bots", "clients", "ladder", "env")
 
 #: ``Any`` uses per area today: a ceiling.
 CEILINGS = {
-    "bots": 115,
+    "bots": 112,
     "clients": 28,
-    "env": 61,
+    "env": 59,
     "ladder": 110,
-    "rules": 55,
+    "rules": 51,
     "server": 161,
     "src": 4,
 }

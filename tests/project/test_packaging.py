@@ -97,6 +97,8 @@ def test_the_wheel_ships_license_types_and_protos(wheel: Path) -> None:
     protos = {p.relative_to(ROOT / "proto").as_posix() for p in (ROOT / "proto").rglob("*.proto")}
     assert protos and {f"cirulla/v1/proto/{p}" for p in protos} <= names
     assert "cirulla/v1/match_service_pb2.pyi" in names
+    stubs = {"cirulla/rules/_native.pyi", "cirulla/bots/_search.pyi", "cirulla/env/_native.pyi"}
+    assert stubs <= names  # the native modules' types, for the users' type checkers
     metadata = next(n for n in names if n.endswith(".dist-info/METADATA"))
     text = zipfile.ZipFile(wheel).read(metadata).decode()
     assert "License-Expression: MIT" in text and "Typing :: Typed" in text

@@ -8,30 +8,27 @@ searches natively over a game the Python core plays.
 
 from __future__ import annotations
 
-from typing import Any
-
 from cirulla.rules.core import CORE, CoreUnavailableError, require_native
 
-
-def _load() -> Any:
+# The module is typed by its stub (_search.pyi). mypy has no "this module or None": the
+# fallback below is the one place it is told otherwise; every use goes through
+# require_search() first (or tests `search_native is None`).
+try:
     if CORE != "native":
-        return None
-    try:
-        from cirulla.bots import _search  # type: ignore[attr-defined]
-    except ImportError:
-        return None
-    return _search
+        raise ImportError("the Python rules core runs")
+    from cirulla.bots import _search
+
+    search_native = _search
+except ImportError:
+    #: The compiled module, or None when the Python core runs (or it was not built).
+    search_native = None  # type: ignore[assignment]
 
 
-#: The compiled module, or None when the Python core runs (or it was not built).
-search_native: Any = _load()
-
-
-def require_search() -> Any:
-    """The compiled search module, or a one-line error saying why it is missing."""
+def require_search() -> None:
+    """A one-line error saying why the compiled search module is missing; after it,
+    ``search_native`` is the module."""
     require_native()
     if search_native is None:
         raise CoreUnavailableError(
             "the bots' compiled search is not available: not built (no C compiler at install?)"
         )
-    return search_native

@@ -33,7 +33,7 @@ import math
 import random
 from collections.abc import Iterable, Sequence
 
-from cirulla.bots.compiled import require_search
+from cirulla.bots.compiled import require_search, search_native
 from cirulla.bots.heuristic import SCOPA_POINT, STATIC_WORTH
 from cirulla.bots.mcts import POINT_SCALE, WIN_WEIGHT, rewards_of, solve_rest
 from cirulla.rules.core import options_tuple, resolve_core, view_tuple
@@ -96,7 +96,8 @@ def sampled_values(
         raise ValueError("sampled_values: a 2-player view of the seat to move")
     if resolve_core(core) == "native":
         values: list[float]
-        values, _, _ = require_search().sampled_exact(
+        require_search()
+        values, _, _ = search_native.sampled_exact(
             options_tuple(view.options),
             view_tuple(view),
             list(codes),
@@ -146,8 +147,9 @@ def best_exact(view: View, codes: Sequence[int], core: str | None = None) -> int
     (this module's reference, the same answer in many times the time)."""
     assert view.seat is not None
     if resolve_core(core) == "native":
+        require_search()
         return int(
-            require_search().best_exact(
+            search_native.best_exact(
                 options_tuple(view.options),
                 view_tuple(view),
                 list(codes),

@@ -33,7 +33,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, get_args
 
-from cirulla.bots.compiled import require_search
+from cirulla.bots.compiled import require_search, search_native
 from cirulla.bots.heuristic import (
     SCOPA_POINT,
     STATIC_WORTH,
@@ -419,7 +419,8 @@ def search(
     halving = root == "halving"
     if native:
         left = -1.0 if seconds is None else max(seconds - (clock() - start), 0.0)
-        visits, totals, survived, done, _ = require_search().search(
+        require_search()
+        visits, totals, survived, done, _ = search_native.search(
             options_tuple(view.options),
             view_tuple(view),
             order,

@@ -52,9 +52,9 @@ from cirulla.rules.options import Options
 from cirulla.rules.views import View, sample_world
 
 try:
-    from cirulla.env import _native  # type: ignore[attr-defined]
+    from cirulla.env import _native
 except ImportError:  # built without a compiler: the game says so when loaded
-    _native = None
+    _native = None  # type: ignore[assignment]  # mypy has no "this module or None"
 
 GAME_NAME = "python_cirulla"
 _RULES = [f.name for f in fields(Options) if f.name != "players"]
@@ -195,7 +195,7 @@ class _Shared:
 class CirullaState(pyspiel.State):  # type: ignore[misc,unused-ignore]
     """One position: a native state stepped in place (see the module docstring)."""
 
-    def __init__(self, game: CirullaGame, native: Any) -> None:
+    def __init__(self, game: CirullaGame, native: _native.SpielState) -> None:
         super().__init__(game)
         self._shared = _Shared(game.options)
         self._s = native

@@ -19,7 +19,7 @@ shuffle): the same seed gives the same games on either core.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -40,10 +40,13 @@ from cirulla.rules.options import Options
 from cirulla.rules.scoring import DealScore
 from cirulla.rules.views import View
 
+if TYPE_CHECKING:
+    from cirulla.env._native import Zones
+
 try:
-    from cirulla.env import _native  # type: ignore[attr-defined]
+    from cirulla.env import _native
 except ImportError:  # built without a compiler: the Python reference runs
-    _native = None
+    _native = None  # type: ignore[assignment]  # mypy has no "this module or None"
 
 _MASK64 = (1 << 64) - 1
 
@@ -130,7 +133,7 @@ def make_options(players: int = 2, preset: str = "standard", **rules: Any) -> Op
     return Options.preset(preset, players=players, **rules)
 
 
-def view_of_zones(options: Options, zones: tuple[Any, ...], seat: int | None) -> View:
+def view_of_zones(options: Options, zones: Zones, seat: int | None) -> View:
     """The ``View`` of ``seat`` (None: a spectator) of a native game's ``zones()`` tuple."""
     (deal, dealer, round_, to_move, hands, table, wild, declared, captured, scope, stock,
      totals, last_taker, winner, _stock) = zones  # fmt: skip
@@ -397,12 +400,12 @@ class VectorEnv:
         self.to_move = np.zeros(num_envs, dtype=np.int64)
         self._actions = np.zeros(num_envs, dtype=np.int64)
         self._policy = Splitmix(check_seed(policy_seed, "policy_seed"))
+        self._games: _native.Games | None = None
         if self.core == "native":
             self._games = _native.Games(options_tuple(self.options), seeds, policy_seed)
             self._games.set_reward(REWARD_CODE[self.reward])
             self.envs: list[Env] = []
         else:
-            self._games = None
             self.envs = [
                 Env(self.options, seed, core="python", reward=self.reward) for seed in seeds
             ]

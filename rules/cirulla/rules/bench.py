@@ -30,7 +30,7 @@ from typing import Any
 from cirulla.rules import events as ev
 from cirulla.rules import game as game_module
 from cirulla.rules.actions import Action, Declaration, decode, encode
-from cirulla.rules.core import CORE, options_tuple, require_native, resolve_core
+from cirulla.rules.core import CORE, native, options_tuple, require_native, resolve_core
 from cirulla.rules.errors import IllegalActionError
 from cirulla.rules.game import Game
 from cirulla.rules.options import Options
@@ -46,7 +46,8 @@ def bench_rules(
     what search does; python (the reference) drives ``Game`` from Python.
     """
     if resolve_core(core) == "native":
-        deals, games, actions, elapsed, cpu = require_native().bench_rules(
+        require_native()
+        deals, games, actions, elapsed, cpu = native.bench_rules(
             options_tuple(options), seconds, seed
         )
         report = _report(options, "native", elapsed, cpu, deals, games, actions)

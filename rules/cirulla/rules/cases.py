@@ -15,7 +15,7 @@ from typing import Any
 from cirulla.rules.actions import Declaration, declaration_codes
 from cirulla.rules.captures import legal_captures
 from cirulla.rules.cards import ACES_MASK, VALUES, WILD, names_of, parse_card, parse_mask
-from cirulla.rules.core import require_native
+from cirulla.rules.core import native, require_native
 from cirulla.rules.core import score_deal as native_score
 from cirulla.rules.game import dealer_bonus
 from cirulla.rules.options import Options
@@ -57,7 +57,7 @@ def core_functions(name: str) -> Core:
         return PYTHON_CORE
     if name != "native":
         raise ValueError(f"core must be native or python, not {name!r}")
-    native = require_native()
+    require_native()
     return Core(native.captures, native.declaration_codes, native.dealer_bonus, native_score)
 
 

@@ -19,8 +19,7 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import fields
 from functools import lru_cache
-from types import ModuleType
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from cirulla.rules.actions import DeclarationKind
 from cirulla.rules.events import (
@@ -52,7 +51,7 @@ class CoreUnavailableError(ValueError):
     """The native core was asked for but is not built."""
 
 
-def _load() -> ModuleType | None:
+def _wanted() -> str:
     wanted = os.environ.get(ENV, "").strip().lower() or "auto"
     if wanted not in CHOICES:
         print(
@@ -60,22 +59,27 @@ def _load() -> ModuleType | None:
             file=sys.stderr,
         )
         wanted = "auto"
-    if wanted == "python":
-        return None
-    try:
-        from cirulla.rules import _native  # type: ignore[attr-defined]
-    except ImportError:
-        if wanted == "native":
-            raise CoreUnavailableError(
-                f"{ENV}=native but the native core is not built: reinstall with a C compiler "
-                "(pip install -e .)"
-            ) from None
-        return None
-    module: ModuleType = _native
-    return module
+    return wanted
 
 
-native: Any = _load()
+# The module is typed by its stub (_native.pyi). mypy has no "this module or None": the
+# fallback below is the one place it is told otherwise; every use tests `native is None`
+# (or CORE) or goes through require_native().
+_WANTED = _wanted()
+try:
+    if _WANTED == "python":
+        raise ImportError(f"{ENV}=python")
+    from cirulla.rules import _native
+
+    native = _native
+except ImportError:
+    if _WANTED == "native":
+        raise CoreUnavailableError(
+            f"{ENV}=native but the native core is not built: reinstall with a C compiler "
+            "(pip install -e .)"
+        ) from None
+    native = None  # type: ignore[assignment]
+
 #: "native" or "python": the core the server, the bots and the benchmarks use.
 CORE = "native" if native is not None else "python"
 
@@ -90,12 +94,12 @@ def fast_constructor(cls: type[E]) -> Callable[..., E]:
     builds an event per card played); the class itself on the Python core."""
     if native is None:
         return cls
-    maker: Callable[..., E] = native.frozen_maker(cls, field_names(cls))  # type: ignore[arg-type]
-    return maker
+    return native.frozen_maker(cls, field_names(cls))  # type: ignore[arg-type]
 
 
-def require_native() -> Any:
-    """The native module, or a one-line error saying why it is missing."""
+def require_native() -> None:
+    """A one-line error saying why the native module is missing; after it, ``native`` is
+    the module (typed by its stub, where a function cannot return a module's type)."""
     if native is None:
         why = (
             f"{ENV}=python"
@@ -103,7 +107,6 @@ def require_native() -> Any:
             else ("not built (no C compiler at install?)")
         )
         raise CoreUnavailableError(f"the native rules core is not available: {why}")
-    return native
 
 
 def resolve_core(name: str | None) -> str:
@@ -124,7 +127,17 @@ def options_tuple(options: Options) -> tuple[int, ...]:
     return tuple(int(getattr(options, f.name)) for f in fields(Options))
 
 
-def view_tuple(view: View) -> tuple[Any, ...]:
+#: A seat's view as the native functions take it (``view_tuple``): seat, deal, dealer,
+#: round, to_move (-1: none), hand, table, wild_value, hand_sizes, declared, captured,
+#: scope, stock, totals, last_taker (-1: none); ``parse_view`` in engine.h reads it.
+ViewTuple = tuple[
+    int, int, int, int, int, int, int, int,
+    tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, ...],
+    int, tuple[int, ...], int,
+]  # fmt: skip
+
+
+def view_tuple(view: View) -> ViewTuple:
     """A seat's view as the native search and sampler take it (None -> -1)."""
     assert view.seat is not None
     return (
@@ -151,9 +164,10 @@ def deal_score(cappotto: int, items: tuple[tuple[int, ...], ...]) -> DealScore:
     return DealScore(tuple(SideScore(*side) for side in items), None if cappotto < 0 else cappotto)
 
 
-def score_deal(options: Options, captured: tuple[int, ...] | list[int], scope: Any) -> DealScore:
+def score_deal(options: Options, captured: Sequence[int], scope: Sequence[int]) -> DealScore:
     """``scoring.score_deal`` on the native core."""
-    return deal_score(*require_native().score_deal(options_tuple(options), captured, scope))
+    require_native()
+    return deal_score(*native.score_deal(options_tuple(options), captured, scope))
 
 
 def _deal_scored(a: Sequence[int]) -> DealScored:
