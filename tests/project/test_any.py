@@ -14,7 +14,7 @@ AREAS = ("src", "rules", "server", "bots", "clients", "ladder", "env")
 
 #: ``Any`` uses per area today: a ceiling.
 CEILINGS = {
-    "bots": 112,
+    "bots": 111,
     "clients": 28,
     "env": 59,
     "ladder": 110,

@@ -8,7 +8,9 @@ searches natively over a game the Python core plays.
 
 from __future__ import annotations
 
-from cirulla.rules.core import CORE, CoreUnavailableError, require_native
+from dataclasses import dataclass, fields
+
+from cirulla.rules.core import CORE, CoreUnavailableError, ViewTuple, require_native
 
 # The module is typed by its stub (_search.pyi). mypy has no "this module or None": the
 # fallback below is the one place it is told otherwise; every use goes through
@@ -32,3 +34,55 @@ def require_search() -> None:
         raise CoreUnavailableError(
             "the bots' compiled search is not available: not built (no C compiler at install?)"
         )
+
+
+@dataclass(frozen=True, slots=True)
+class NativeSearch:
+    """The arguments of the compiled ``search``, named, in the order its argument parsing
+    takes them (``PyArg_ParseTuple`` in _search.c's ``py_search``; its stub, _search.pyi,
+    names them the same): ``mcts.search`` builds one per search, by keyword, and
+    ``run_search`` unpacks it, the one place that knows the order.
+    tests/bots/test_native_search.py reads the C format string and holds this order (and
+    each field's kind: int, float, bool or object) to it."""
+
+    options: tuple[int, ...]
+    view: ViewTuple
+    order: list[int]
+    bias: list[float]
+    seed: int
+    iterations: int  # -1: no iteration budget
+    seconds: float  # -1: no time budget
+    c: float
+    epsilon: float
+    point_scale: float
+    win_weight: float
+    worth: tuple[float, ...]
+    scopa: float
+    halving: bool
+    cpu_clock: bool
+    blind: bool
+    expand_best: bool
+    evidence: list[tuple[int, int, int, int]]
+    infer: float
+    tries: int
+    depth: int
+    reply: bool
+    opp_playout: bool
+    opp_blind: bool
+    chance: bool
+    deal_mean: float
+    deal_sd: float
+    solve: bool
+    hands: list[int]
+    hands_seat: int
+
+
+#: NativeSearch's fields in order: the compiled search's positional arguments
+SEARCH_ARGUMENTS = tuple(f.name for f in fields(NativeSearch))
+
+
+def run_search(args: NativeSearch) -> tuple[list[int], list[float], list[int], int, float]:
+    """The compiled search on ``args``: (visits, totals, survived) aligned with
+    ``args.order``, the iterations done and the seconds spent."""
+    require_search()
+    return search_native.search(*(getattr(args, name) for name in SEARCH_ARGUMENTS))

@@ -31,9 +31,9 @@ import random
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal, get_args
+from typing import TYPE_CHECKING, Literal, TypedDict, get_args
 
-from cirulla.bots.compiled import require_search, search_native
+from cirulla.bots.compiled import NativeSearch, run_search
 from cirulla.bots.heuristic import (
     SCOPA_POINT,
     STATIC_WORTH,
@@ -52,6 +52,9 @@ from cirulla.bots.policy import decision_cancelled
 from cirulla.rules.core import options_tuple, resolve_core, view_tuple
 from cirulla.rules.game import Game
 from cirulla.rules.views import NO_HANDS, View, sample_world
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 DEFAULT_C = 0.7
 DEFAULT_EPSILON = 0.1
@@ -336,6 +339,28 @@ class SearchConfig:
         )
 
 
+class SearchOverrides(TypedDict, total=False):
+    """``search``'s keyword overrides of ``SearchConfig``'s fields, each with its type
+    (tests/bots/test_native_search.py holds the two to the same names and types)."""
+
+    iterations: int | None
+    seconds: float | None
+    c: float
+    epsilon: float
+    prior: float
+    core: str | None
+    root: Root
+    cpu_clock: bool
+    playout: Playout
+    expand: Expand
+    infer: float
+    depth: int
+    opponent: Opponent
+    reward: Reward
+    solve: int
+    guide: Guide
+
+
 def search(
     view: View,
     seed: int,
@@ -343,7 +368,7 @@ def search(
     *,
     evidence: Sequence[Evidence] = (),
     hands: tuple[int, Sequence[int]] = NO_HANDS,
-    **options: Any,
+    **options: Unpack[SearchOverrides],
 ) -> SearchResult:
     """Run ISMCTS from ``view`` until the iteration budget or the time budget is spent:
     ``config`` (a ``SearchConfig``) with any of its fields overridden by ``options``
@@ -419,39 +444,39 @@ def search(
     halving = root == "halving"
     if native:
         left = -1.0 if seconds is None else max(seconds - (clock() - start), 0.0)
-        require_search()
-        visits, totals, survived, done, _ = search_native.search(
-            options_tuple(view.options),
-            view_tuple(view),
-            order,
-            [bias.get(code, 0.0) for code in order],
-            rng.getrandbits(64),
-            -1 if iterations is None else iterations,
-            left,
-            c,
-            epsilon,
-            POINT_SCALE,
-            WIN_WEIGHT,
-            STATIC_WORTH,
-            SCOPA_POINT,
-            halving,
-            cpu_clock,
-            blind,
-            expand_best,
-            [e.as_tuple() for e in evidence],
-            infer,
-            INFER_TRIES,
-            depth,
-            reply,
-            opp_playout,
-            opp_blind,
-            chance,
-            DEAL_MEAN,
-            DEAL_SD,
-            bool(solve),
-            list(hands[1]),
-            hands[0],
+        native_args = NativeSearch(
+            options=options_tuple(view.options),
+            view=view_tuple(view),
+            order=order,
+            bias=[bias.get(code, 0.0) for code in order],
+            seed=rng.getrandbits(64),
+            iterations=-1 if iterations is None else iterations,
+            seconds=left,
+            c=c,
+            epsilon=epsilon,
+            point_scale=POINT_SCALE,
+            win_weight=WIN_WEIGHT,
+            worth=STATIC_WORTH,
+            scopa=SCOPA_POINT,
+            halving=halving,
+            cpu_clock=cpu_clock,
+            blind=blind,
+            expand_best=expand_best,
+            evidence=[e.as_tuple() for e in evidence],
+            infer=infer,
+            tries=INFER_TRIES,
+            depth=depth,
+            reply=reply,
+            opp_playout=opp_playout,
+            opp_blind=opp_blind,
+            chance=chance,
+            deal_mean=DEAL_MEAN,
+            deal_sd=DEAL_SD,
+            solve=bool(solve),
+            hands=list(hands[1]),
+            hands_seat=hands[0],
         )
+        visits, totals, survived, done, _ = run_search(native_args)
         return SearchResult(
             {code: n for code, n in zip(order, visits, strict=True) if n},
             done,
