@@ -35,6 +35,7 @@ from cirulla.server.logs import log_to_file
 from cirulla.server.records import records_from_document
 from cirulla.server.store import Store
 from cirulla.v1 import match_service_pb2, match_service_pb2_grpc
+from tests.ladder.test_authors import author_cli, key_of
 from tests.ladder_harness import LadderProcess, count_status, open_store, wait_for
 
 KEEP = 50
@@ -188,8 +189,7 @@ def test_pruned_record_is_said_on_both_databases(tmp_path: Path, db_url: str) ->
     )
     ladder.start()
     try:
-        for name in BOTS[:2]:
-            ladder.cli("add", name, "random")
+        keys = [key_of(ladder.cli("add", name, "random").stdout) for name in BOTS[:2]]
         wait_for(lambda: finished(db_url) >= 8, 120, "8 finished games")
         first = server_id_of_first(db_url)
 
@@ -205,6 +205,10 @@ def test_pruned_record_is_said_on_both_databases(tmp_path: Path, db_url: str) ->
             f"record '{first}-g1': record pruned by the ladder's retention (--keep-records 2)"
         )
         assert "won" in ladder.cli("match", first).stdout
+        # the bot's author, asking for it with the bot's key, is told the same
+        asked = author_cli(ladder, keys[0], "record", BOTS[0], first)
+        assert asked.returncode != 0
+        assert "record pruned by the ladder's retention (--keep-records 2)" in asked.stderr
         # the web page's replay says the same line
         state = json.loads((ladder.folder / "cirulla-ladder.json").read_text())
         with pytest.raises(urllib.error.HTTPError) as page:

@@ -23,6 +23,7 @@ import grpc
 from cirulla.clients.matches.files import log_tail, printable, read_tail, safe_name
 from cirulla.ladder.store_authors import OwnMatch, Withheld
 from cirulla.ladder.store_rows import LadderError, NotFound, Refused
+from cirulla.server.replay import read_record_file
 from cirulla.v1 import ladder_pb2
 
 if TYPE_CHECKING:
@@ -138,12 +139,15 @@ def _records_of(data: Path | None, own: OwnMatch) -> list[Any] | None:
 
     if data is None or not own["server_match_id"]:
         return None
-    path = data / "records" / f"{safe_name(own['server_match_id'])}.json"
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return record_files.records_from_document(doc)
+    stem = data / "records" / safe_name(own["server_match_id"])
+    # gzip'd by the ladder (docs/ladder.md, "Running it for months"), plain from an older one
+    for path in (stem.with_name(stem.name + ".json.gz"), stem.with_name(stem.name + ".json")):
+        try:
+            doc = json.loads(read_record_file(path))
+        except (OSError, ValueError):
+            continue
+        return record_files.records_from_document(doc)
+    return None
 
 
 async def get_bot_record(
@@ -158,6 +162,11 @@ async def get_bot_record(
         context, lambda: service.store.authors.own_match(request.bot_name, request.match_id)
     )
     records = await asyncio.to_thread(_records_of, service.data, own)
+    server = service.server_store
+    if records is None and server is not None and own["server_match_id"]:
+        pruned = server.pruned(f"{own['server_match_id']}-g1")
+        if pruned:  # --keep-records: gone, said in one line
+            await context.abort(grpc.StatusCode.NOT_FOUND, f"match_id: {pruned}")
     if records is None:
         where = own["match"]["server_address"] or "another ladder process"
         await context.abort(

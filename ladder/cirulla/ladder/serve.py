@@ -539,6 +539,7 @@ async def serve(options: ServeOptions) -> int:
             disconnect_grace_ms=5_000,
             services=[(SERVICE_NAME, add_ladder)],
         )
+        service.server_store = running.hub.store  # pruned records, for their authors
         await ladder_health.starting(running.health)  # NOT_SERVING until recovered
         address = options.advertise or local_address(options.listen, running.port)
         dial = (

@@ -35,6 +35,7 @@ from cirulla.ladder.store import (
     RequestView,
     Standing,
 )
+from cirulla.server.store import Store
 from cirulla.v1 import ladder_pb2, ladder_pb2_grpc
 
 SERVICE_NAME = ladder_pb2.DESCRIPTOR.services_by_name["LadderService"].full_name
@@ -221,6 +222,9 @@ class LadderService(ladder_pb2_grpc.LadderServiceServicer):
         #: this process's data folder: the bots' logs and the games' records its workers
         #: wrote, which authors read (``cirulla.ladder.authors``); None: none kept here
         self.data = data
+        #: the match server's database (set by ``serve``): why a record is no longer kept
+        #: (``--keep-records``), said to an author asking for it
+        self.server_store: Store | None = None
         #: how requested matches are played (the scheduler's settings), and the queues
         #: this ladder plays
         self.config = config or MatchConfig()
