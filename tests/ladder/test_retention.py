@@ -317,6 +317,20 @@ def test_keep_records_option_and_pruning_pass(tmp_path: Path) -> None:
     for bad in ("0", "-3", "ten", "5w", ""):
         with pytest.raises(ValueError, match=r"^--keep-records .*: a number of games"):
             parse_keep(bad)
+    for command in ("serve", "worker"):  # a worker keeps its own records: the same option
+        said = subprocess.run(
+            [sys.executable, "-m", "cirulla", "ladder", command, "--keep-records", "5w"],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert said.returncode == 2
+        assert said.stderr == (
+            f"cirulla ladder {command}: --keep-records '5w': a number of games (1000) or "
+            "of days (30d), at least 1\n"
+        )
     store = Store(tmp_path / "m.sqlite3")
     (tmp_path / "records").mkdir()
     (tmp_path / "logs").mkdir()

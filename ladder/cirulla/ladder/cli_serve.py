@@ -102,12 +102,7 @@ def add_serve_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
         help="where the address is written for the other commands (default %(default)s)",
     )
 
-    s.add_argument(
-        "--keep-records",
-        metavar="N|Nd",
-        help="keep the records of the newest N games, or of the last N days (30d); older "
-        "records and bot logs are pruned, results and ratings stay (default: keep all)",
-    )
+    add_keeping_arguments(s)
     s.add_argument(
         "--pace",
         type=float,
@@ -123,14 +118,24 @@ def add_serve_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
         help="the pace once a queue is settled: no validation games left, every sigma "
         "under 2 (default: --pace)",
     )
-    s.add_argument(
+    add_log_level_argument(s)
+    s.set_defaults(func=run_serve)
+
+
+def add_keeping_arguments(p: argparse.ArgumentParser) -> None:
+    """--keep-records and --log-file, which a worker's own data folder needs as well."""
+    p.add_argument(
+        "--keep-records",
+        metavar="N|Nd",
+        help="keep the records of the newest N games, or of the last N days (30d); older "
+        "records and bot logs are pruned, results and ratings stay (default: keep all)",
+    )
+    p.add_argument(
         "--log-file",
         type=Path,
         metavar="FILE",
         help="log to FILE, rotated at 10 MiB, 5 old files kept (default: stderr)",
     )
-    add_log_level_argument(s)
-    s.set_defaults(func=run_serve)
 
 
 def add_safety_arguments(p: argparse.ArgumentParser) -> None:

@@ -18,10 +18,11 @@ import asyncio
 import sys
 from pathlib import Path
 
-from cirulla.ladder.cli_serve import add_safety_arguments
+from cirulla.ladder.cli_serve import add_keeping_arguments, add_safety_arguments
 from cirulla.ladder.defaults import DEFAULT_DB, LEASE_SECONDS
+from cirulla.ladder.retention import parse_keep
 from cirulla.logs import add_log_level_argument
-from cirulla.server.logs import setup_logging
+from cirulla.server.logs import log_to_file, setup_logging
 
 DEFAULT_DATA = "cirulla-worker-data"
 
@@ -75,6 +76,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "ladder process re-queues or cancels it (default %(default)s)",
     )
     add_safety_arguments(w)
+    add_keeping_arguments(w)
 
     add_log_level_argument(w)
     w.set_defaults(func=run_worker)
@@ -89,6 +91,9 @@ def run_worker(args: argparse.Namespace) -> int:
             raise ValueError(f"--concurrency must be at least 1, not {args.concurrency}")
         if args.lease < 2:
             raise ValueError(f"--lease must be at least 2 seconds, not {args.lease}")
+        if args.log_file is not None:
+            log_to_file(args.log_file, "ladder-worker")
+        keep = parse_keep(args.keep_records) if args.keep_records is not None else None
         options = ServeOptions(
             db=args.db,
             listen=args.listen,
@@ -103,6 +108,7 @@ def run_worker(args: argparse.Namespace) -> int:
             tls_ca=args.tls_ca,
             http=args.http,
             metrics=args.metrics,
+            keep_records=keep,
         )
         asyncio.run(serve(options))
     except (OSError, ValueError) as exc:
