@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from cirulla.bots.botspec import parse_bot_spec
 from cirulla.bots.learned import (
     WEIGHTS_PATH,
     WEIGHTS_SHA256,
@@ -27,7 +28,7 @@ from cirulla.bots.learned import (
 )
 from cirulla.bots.mcts import root_prior
 from cirulla.bots.mcts_policy import MctsPolicy
-from cirulla.bots.specs import make_policy, parse_bot_spec
+from cirulla.bots.specs import make_policy
 from cirulla.bots.strength import run_strength
 from cirulla.clients.matches.supervise import LocalServer
 from cirulla.rules.game import Game

@@ -7,10 +7,10 @@ import time
 
 import pytest
 
+from cirulla.bots.botspec import parse_bot_spec
 from cirulla.bots.compiled import search_native as native
 from cirulla.bots.mcts import search
 from cirulla.bots.mcts_policy import MctsPolicy
-from cirulla.bots.specs import parse_bot_spec
 from cirulla.rules import Game, Options
 from tests.rules_helpers import deal_positions
 

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
+from cirulla.bots.botspec import parse_bot_spec
 from cirulla.bots.mcts_policy import MctsPolicy
-from cirulla.bots.specs import parse_bot_spec
 
 # (option, spec text, parsed value, a valid value, the default, a bad value, the error)
 CASES = [

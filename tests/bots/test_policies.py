@@ -7,6 +7,7 @@ import random
 import pytest
 
 from cirulla.bots import GreedyPolicy, MctsPolicy, RandomPolicy, make_policy, parse_bot_spec
+from cirulla.bots.botspec import bot_command
 from cirulla.bots.heuristic import (
     Mover,
     blind_risk,
@@ -15,7 +16,6 @@ from cirulla.bots.heuristic import (
     sweep_value_bits,
 )
 from cirulla.bots.mcts import root_prior, search
-from cirulla.bots.specs import bot_command
 from cirulla.rules import SETTEBELLO, WILD, DeclarationKind, Game, Options, parse_cards
 
 

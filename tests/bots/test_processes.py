@@ -20,8 +20,8 @@ from pathlib import Path
 import grpc
 import pytest
 
+from cirulla.bots.botspec import bot_command
 from cirulla.bots.kit import run_bot
-from cirulla.bots.specs import bot_command
 from cirulla.clients.matches.supervise import LocalServer
 from cirulla.rules import Action, View
 from cirulla.v1 import (

@@ -18,7 +18,7 @@ from pathlib import Path
 import grpc
 import pytest
 
-from cirulla.bots.specs import bot_command
+from cirulla.bots.botspec import bot_command
 from cirulla.clients.matches.supervise import LocalServer
 from cirulla.server.client import play_seat, random_choice
 from cirulla.v1 import match_service_pb2, match_service_pb2_grpc, match_settings_pb2, rules_pb2

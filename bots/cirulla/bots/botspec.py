@@ -1,5 +1,9 @@
-"""A bot spec, parsed once: every consumer (the runner, the ladder, the sandbox, the text
-bridge, ``cirulla bot``) reads its form, kind, options and command from ``BotSpec.parse``.
+"""Bot specs, the one module: a spec is parsed once where it enters (the command line, a
+TOML bots file, a tournament's saved settings, the ladder's database) into a ``BotSpec``,
+and every consumer (the runner, the bot pool, the ladder, the sandbox, the text bridge,
+``cirulla bot``) reads its form, kind, options and command from that object. The kinds
+and their options are ``cirulla.bots.specs``'s registry (this module imports it, never
+the other way round).
 
 The four forms:
 
@@ -27,6 +31,8 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
+
+from cirulla.bots.specs import kind_options
 
 #: Prefix of a bot spec that is a command line rather than a built-in kind.
 COMMAND_PREFIX = "cmd:"
@@ -82,8 +88,6 @@ class BotSpec:
         option, a bad value, an empty command, unbalanced quotes, the retired token)."""
         form = spec_form(spec)
         if form == "kind":
-            from cirulla.bots.specs import kind_options
-
             kind, options = kind_options(spec)
             return cls(spec, form, kind=kind, options=options)
         prefix = PREFIXES[form]
@@ -98,6 +102,14 @@ class BotSpec:
         if form == "text":
             return cls(spec, form, kind="text", command=command)
         return cls(spec, form, command=command)
+
+    @property
+    def label(self) -> str:
+        """The name a spec given without one goes by: its kind as typed (``mcts`` of
+        ``mcts:iterations=500``), or its form (``serve``, ``text``)."""
+        if self.form == "kind":
+            return self.text.partition(":")[0].strip()
+        return self.form
 
     @property
     def is_command(self) -> bool:
@@ -119,3 +131,55 @@ class BotSpec:
                 arg = arg.replace("{" + key + "}", value)
             argv.append(arg)
         return argv
+
+
+def text_engine_argv(spec: str) -> list[str]:
+    """The engine command of ``text:CMD ARGS`` (``{python}`` is this interpreter)."""
+    parsed = BotSpec.parse(spec)
+    if parsed.form != "text":
+        raise ValueError(f"bot spec {spec!r}: not a text engine ({TEXT_PREFIX}CMD ARGS)")
+    return parsed.args()
+
+
+def parse_bot_spec(spec: str) -> tuple[str, dict[str, Any]]:
+    """``"mcts:iterations=500,c=0.7"`` -> ``("mcts", {"iterations": 500, "c": 0.7})``;
+    ``"text:./engine -x"`` -> ``("text", {"command": ["./engine", "-x"]})`` (the kind a
+    ``cirulla bot`` process plays: ``BotSpec.parse`` reads every form)."""
+    parsed = BotSpec.parse(spec)
+    if parsed.form == "text":
+        return "text", {"command": parsed.args()}
+    if parsed.is_command:
+        raise ValueError(f"bot spec {spec!r}: a {parsed.form}: command is not a bot kind")
+    return parsed.kind, dict(parsed.options)
+
+
+def bot_command(
+    spec: BotSpec | str,
+    server: str,
+    match_id: str,
+    token: str | None,
+    *,
+    name: str | None = None,
+    seed: int | None = None,
+) -> list[str]:
+    """Arguments (after the ``cirulla`` executable) that play ``spec`` (parsed, or the
+    text of one, parsed here) in one seat.
+
+    With ``token`` None the bot reads it from ``$CIRULLA_TOKEN``: runners pass it that way,
+    since a command line is visible to every local user."""
+    parsed = spec if isinstance(spec, BotSpec) else BotSpec.parse(spec)
+    if parsed.is_command:
+        raise ValueError(f"bot spec {parsed.text!r}: a {parsed.form}: command is not a bot kind")
+    # KEY=VALUE form: a token or id starting with "-" must not look like an option.
+    args = ["bot", parsed.kind, f"--server={server}", f"--match={match_id}"]
+    if token is not None:
+        args.append(f"--token={token}")
+    if name:
+        args.append(f"--name={name}")
+    if parsed.form == "text":
+        return [*args, "--", *parsed.args()]
+    if seed is not None:
+        args += ["--seed", str(seed)]
+    for key, value in parsed.options.items():
+        args.append(f"--option={key}={value}")
+    return args

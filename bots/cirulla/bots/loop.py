@@ -38,6 +38,7 @@ from typing import IO, Any
 
 import grpc
 
+from cirulla.bots.botspec import parse_bot_spec
 from cirulla.bots.kit import (
     BotClient,
     BotError,
@@ -47,7 +48,7 @@ from cirulla.bots.kit import (
     setup_logging,
 )
 from cirulla.bots.policy import DecisionFunction, Policy
-from cirulla.bots.specs import make_policy, parse_bot_spec
+from cirulla.bots.specs import make_policy
 from cirulla.logs import add_log_level_argument
 from cirulla.logs import setup_logging as logfmt
 

@@ -1,10 +1,10 @@
-"""Bot kinds by name, and the ``kind:key=value,...`` spec strings tournaments pass around.
+"""Bot kinds by name (``KINDS``): each kind's options, their types and defaults, and
+``make_policy(kind, options, seed)`` that builds the policy.
 
-``parse_bot_spec("mcts:iterations=500,c=0.7")`` gives ``("mcts", {"iterations": 500,
-"c": 0.7})``; ``make_policy(kind, options, seed)`` builds the policy; ``bot_command`` turns
-a spec into the ``cirulla bot`` command line that plays it as a separate process.
-``text:CMD ARGS`` is a text-protocol engine (docs/text-protocol.md), played through
-``cirulla bot text -- CMD ARGS``.
+``kind_options("mcts:iterations=500,c=0.7")`` reads the kind form of a spec: ``("mcts",
+{"iterations": 500, "c": 0.7})``. Bot specs themselves (the four forms, the command line
+that plays one) are ``cirulla.bots.botspec``'s, which uses this registry; this module
+never imports it.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from cirulla.bots.botspec import TEXT_PREFIX, BotSpec
 from cirulla.bots.endgame import SAMPLED_NODES
 from cirulla.bots.inference import DEFAULT_INFER
 from cirulla.bots.mcts import (
@@ -267,26 +266,6 @@ def get_kind(name: str) -> BotKind:
     return kind
 
 
-def text_engine_argv(spec: str) -> list[str]:
-    """The engine command of ``text:CMD ARGS`` (``{python}`` is this interpreter)."""
-    parsed = BotSpec.parse(spec)
-    if parsed.form != "text":
-        raise ValueError(f"bot spec {spec!r}: not a text engine ({TEXT_PREFIX}CMD ARGS)")
-    return parsed.args()
-
-
-def parse_bot_spec(spec: str) -> tuple[str, dict[str, Any]]:
-    """``"mcts:iterations=500,c=0.7"`` -> ``("mcts", {"iterations": 500, "c": 0.7})``;
-    ``"text:./engine -x"`` -> ``("text", {"command": ["./engine", "-x"]})`` (the kind a
-    ``cirulla bot`` process plays: ``BotSpec.parse`` reads every form)."""
-    parsed = BotSpec.parse(spec)
-    if parsed.form == "text":
-        return "text", {"command": parsed.args()}
-    if parsed.is_command:
-        raise ValueError(f"bot spec {spec!r}: a {parsed.form}: command is not a bot kind")
-    return parsed.kind, dict(parsed.options)
-
-
 def kind_options(spec: str) -> tuple[str, dict[str, Any]]:
     """The kind form's name and converted options (``BotSpec.parse`` calls this)."""
     name, _, rest = spec.strip().partition(":")
@@ -313,32 +292,3 @@ def make_policy(
 def format_bot_spec(kind: str, options: Mapping[str, Any] | None = None) -> str:
     items = ",".join(f"{k}={v}" for k, v in (options or {}).items())
     return f"{kind}:{items}" if items else kind
-
-
-def bot_command(
-    spec: str,
-    server: str,
-    match_id: str,
-    token: str | None,
-    *,
-    name: str | None = None,
-    seed: int | None = None,
-) -> list[str]:
-    """Arguments (after the ``cirulla`` executable) that play ``spec`` in one seat.
-
-    With ``token`` None the bot reads it from ``$CIRULLA_TOKEN``: runners pass it that way,
-    since a command line is visible to every local user."""
-    kind, options = parse_bot_spec(spec)
-    # KEY=VALUE form: a token or id starting with "-" must not look like an option.
-    args = ["bot", kind, f"--server={server}", f"--match={match_id}"]
-    if token is not None:
-        args.append(f"--token={token}")
-    if name:
-        args.append(f"--name={name}")
-    if kind == "text":
-        return [*args, "--", *options["command"]]
-    if seed is not None:
-        args += ["--seed", str(seed)]
-    for key, value in options.items():
-        args.append(f"--option={key}={value}")
-    return args

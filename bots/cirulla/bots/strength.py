@@ -16,8 +16,9 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
+from cirulla.bots.botspec import parse_bot_spec
 from cirulla.bots.policy import RawAnswer
-from cirulla.bots.specs import make_policy, parse_bot_spec
+from cirulla.bots.specs import make_policy
 from cirulla.rules.events import DealScored
 from cirulla.rules.game import Game
 from cirulla.rules.options import Options

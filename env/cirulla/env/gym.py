@@ -44,7 +44,7 @@ class _SpecOpponent:
     """A kit bot (``make_policy``) moving a seat from the rules core's view of it."""
 
     def __init__(self, spec: str, seed: int) -> None:
-        from cirulla.bots.specs import make_policy, parse_bot_spec
+        from cirulla.bots import make_policy, parse_bot_spec
 
         kind, options = parse_bot_spec(spec)
         self.policy = make_policy(kind, options, seed=seed)

@@ -19,11 +19,10 @@ import signal
 import sys
 from collections.abc import Sequence
 
-from cirulla.bots.botspec import TEXT_PREFIX
+from cirulla.bots.botspec import TEXT_PREFIX, text_engine_argv
 from cirulla.bots.kit import BotError, setup_logging
 from cirulla.bots.loop import Assignment, serve
 from cirulla.bots.policy import RawAnswer
-from cirulla.bots.specs import text_engine_argv
 from cirulla.bots.text.bridge import TextEnginePolicy
 from cirulla.bots.text.engine_io import EngineError
 from cirulla.rules.actions import Action
