@@ -15,6 +15,7 @@ from typing import Any
 import grpc
 import pytest
 
+from cirulla.bots.botspec import BotSpec
 from cirulla.v1 import ladder_pb2
 from tests.ladder_harness import LadderProcess, open_store, wait_for
 
@@ -394,17 +395,18 @@ def test_a_kept_alive_process_never_plays_both_twins(tmp_path: Path) -> None:
     from cirulla.ladder.runner import LadderBotPool
 
     pool = LadderBotPool(tmp_path / "logs")
+    random = BotSpec.parse("random")
     (tmp_path / "logs").mkdir()
     try:
-        first = pool.acquire("r", spec="random", pair_id="lp-1")
+        first = pool.acquire("r", spec=random, pair_id="lp-1")
         pool.release("r", first)
-        reused = pool.acquire("r", spec="random")  # not a twin: the process is reused
+        reused = pool.acquire("r", spec=random)  # not a twin: the process is reused
         assert reused.pid == first.pid
         pool.release("r", reused)
-        second = pool.acquire("r", spec="random", pair_id="lp-1")
+        second = pool.acquire("r", spec=random, pair_id="lp-1")
         assert second.pid != first.pid
         pool.release("r", second)
-        assert pool.acquire("r", spec="random", pair_id="lp-2").pid == second.pid
+        assert pool.acquire("r", spec=random, pair_id="lp-2").pid == second.pid
     finally:
         pool.close()
 

@@ -7,6 +7,7 @@ import shlex
 import sys
 from pathlib import Path
 
+from cirulla.bots.botspec import BotSpec
 from cirulla.ladder.runner import LadderBotPool, log_tail
 
 
@@ -34,8 +35,8 @@ READY = "import sys; print('{\"ready\": true}', flush=True); sys.stdin.read()"
 
 
 def test_pool_restarts_a_bot_whose_spec_changed(tmp_path: Path) -> None:
-    one = f"serve:{shlex.join([sys.executable, '-c', READY, 'v1'])}"
-    two = f"serve:{shlex.join([sys.executable, '-c', READY, 'v2'])}"
+    one = BotSpec.parse(f"serve:{shlex.join([sys.executable, '-c', READY, 'v1'])}")
+    two = BotSpec.parse(f"serve:{shlex.join([sys.executable, '-c', READY, 'v2'])}")
     pool = LadderBotPool(tmp_path)
     try:
         first = pool.acquire("bot", spec=one)

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from cirulla.bots.botspec import BotSpec, parse_bots
 from cirulla.bots.cgroups import BotLimits
 from cirulla.clients.matches.journal import Settings
 from cirulla.clients.matches.referee import GameSeam, Referee
@@ -42,13 +43,13 @@ def serve_in_thread() -> tuple[str, Any]:
 def test_the_seam_creates_hooks_and_acquires(tmp_path: Path) -> None:
     address, stop = serve_in_thread()
     pool = LadderBotPool(tmp_path / "out" / "logs")
-    settings = Settings(bots={"a": "random", "b": "greedy"}, rules={"target": 11})
+    settings = Settings(bots=parse_bots({"a": "random", "b": "greedy"}), rules={"target": 11})
     referee = Referee(settings, address, tmp_path / "out", bot_pool=pool)
     created: list[str] = []
     acquired: list[tuple[str, str]] = []
 
-    def acquire(bot: str, spec: str, limits: BotLimits | None) -> ServedBot:
-        acquired.append((bot, spec))
+    def acquire(bot: str, spec: BotSpec, limits: BotLimits | None) -> ServedBot:
+        acquired.append((bot, spec.text))
         return pool.acquire(bot, spec=spec, pair_id="lp-1", limits=limits)
 
     def on_created(response: Any) -> None:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from cirulla.bots.botspec import parse_bots
 from cirulla.cli import main
 from cirulla.clients.matches.journal import GameResult, Settings
 from cirulla.clients.tournament.botsfile import load_bots_file
@@ -70,7 +71,7 @@ def test_other_commands_refuse_bad_input_in_one_line(argv: list[str], message: s
 def test_bots_file(tmp_path: Path) -> None:
     path = tmp_path / "bots.toml"
     path.write_text('[bots]\nr = "random"\n[bots.g]\nspec = "greedy"\n')
-    assert load_bots_file(path) == {"r": "random", "g": "greedy"}
+    assert load_bots_file(path) == parse_bots({"r": "random", "g": "greedy"})
     for text, message in [
         ('[bots.g]\nspecs = "greedy"\n', "unknown keys specs"),
         ('[bots]\n"a b" = "greedy"\n', "names use"),
@@ -143,7 +144,7 @@ def result(index: int, winner: int) -> GameResult:
 
 
 def test_an_unbounded_elo_is_null_in_results_json() -> None:
-    settings = Settings(bots={"a": "random", "b": "greedy"})
+    settings = Settings(bots=parse_bots({"a": "random", "b": "greedy"}))
     games = [result(0, 0), result(1, 1)]  # a wins both
     doc = json.loads(json.dumps(results_document(settings, games), allow_nan=False))
     a = next(b for b in doc["standings"]["bots"] if b["bot"] == "a")

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from cirulla.bots.botspec import parse_bots
 from cirulla.cli import main
 from cirulla.clients.matches.journal import Settings
 from cirulla.clients.matches.schedule import deck_seed
@@ -74,7 +75,7 @@ def test_a_bad_deals_file_writes_nothing(
 
 def test_the_schedule_takes_its_seeds_from_the_file() -> None:
     settings = Settings(
-        bots={"a": "random", "b": "greedy"}, games=6, deals=[{"seed": 11}, {"seed": 12}]
+        bots=parse_bots({"a": "random", "b": "greedy"}), games=6, deals=[{"seed": 11}, {"seed": 12}]
     )
     seeds = [g.seed for g in schedule_of(settings)]
     assert seeds == [11, 11, 12, 12, 11, 11]

@@ -18,6 +18,7 @@ import grpc
 import pytest
 from sqlalchemy import select
 
+from cirulla.bots.botspec import parse_bots
 from cirulla.cli import main
 from cirulla.clients.matches.journal import Settings
 from cirulla.clients.tournament.runner import schedule_of
@@ -284,7 +285,7 @@ def test_a_resume_with_other_settings_is_a_new_pool_tournament(postgres_url: str
     Other settings (e.g. --move-limit changed on resume): a new one, and the old one's
     waiting jobs are cancelled, since they would be played with the old settings."""
     store = PoolStore(open_database(postgres_url))
-    settings = Settings(bots={"random": "random", "greedy": "greedy"}, games=2, seed=1)
+    settings = Settings(bots=parse_bots({"random": "random", "greedy": "greedy"}), games=2, seed=1)
     first = store.open_tournament(None, settings.to_dict(), "out")
     game = schedule_of(settings)[0]
     assert store.submit(first, game, 2) == "scheduled"

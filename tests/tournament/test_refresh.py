@@ -16,6 +16,7 @@ import sys
 import time
 from pathlib import Path
 
+from cirulla.bots.botspec import parse_bots
 from cirulla.clients.matches.journal import GameResult, Settings
 from cirulla.clients.tournament.results import standings
 from cirulla.clients.tournament.runner import REFRESH_SECONDS
@@ -89,7 +90,9 @@ def test_ctrl_c_leaves_results_json_matching_the_journal(tmp_path: Path) -> None
 
 
 def test_the_per_game_sprt_check_skips_only_the_ratings() -> None:
-    settings = Settings(bots={"a": "random", "b": "greedy"}, sprt=(0.0, 10.0, 0.05, 0.05))
+    settings = Settings(
+        bots=parse_bots({"a": "random", "b": "greedy"}), sprt=(0.0, 10.0, 0.05, 0.05)
+    )
     games = [
         GameResult(
             index=i,

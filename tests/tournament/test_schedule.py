@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from cirulla.bots.botspec import BotSpec, parse_bots
 from cirulla.clients.matches.journal import (
     GameResult,
     Journal,
@@ -126,7 +127,7 @@ def test_journal_round_trip_and_torn_last_line(tmp_path: Path) -> None:
 
 def test_settings_round_trip(tmp_path: Path) -> None:
     settings = Settings(
-        bots={"a": "random", "b": "greedy"}, games=6, seed=9, sprt=(0, 50, 0.05, 0.05)
+        bots=parse_bots({"a": "random", "b": "greedy"}), games=6, seed=9, sprt=(0, 50, 0.05, 0.05)
     )
     save_settings(tmp_path, settings)
     assert load_settings(tmp_path) == settings
@@ -144,7 +145,7 @@ def test_side_ranks_put_the_winner_first_then_points() -> None:
 
 
 def test_standings_two_players() -> None:
-    settings = Settings(bots={"a": "random", "b": "greedy"}, sprt=(0, 50, 0.05, 0.05))
+    settings = Settings(bots=parse_bots({"a": "random", "b": "greedy"}), sprt=(0, 50, 0.05, 0.05))
     games = [
         result(0, ("a", "b"), 1, (30, 52)),
         result(1, ("b", "a"), 0, (55, 20)),
@@ -183,7 +184,7 @@ def test_standings_two_players() -> None:
 
 
 def test_standings_four_players_count_partnerships_once() -> None:
-    settings = Settings(bots={"a": "random", "b": "greedy"}, players=4)
+    settings = Settings(bots=parse_bots({"a": "random", "b": "greedy"}), players=4)
     games = [
         result(0, ("a", "b", "a", "b"), 0, (51, 40)),
         result(1, ("b", "a", "b", "a"), 0, (51, 40)),
@@ -196,7 +197,14 @@ def test_standings_four_players_count_partnerships_once() -> None:
 
 
 def test_standings_three_players_compare_losers_on_points() -> None:
-    settings = Settings(bots={"a": "x", "b": "y", "c": "z"}, players=3)
+    settings = Settings(
+        bots={
+            "a": BotSpec("x", "kind", kind="x"),
+            "b": BotSpec("y", "kind", kind="y"),
+            "c": BotSpec("z", "kind", kind="z"),
+        },
+        players=3,
+    )
     st = standings(settings, [result(0, ("a", "b", "c"), 2, (40, 45, 52))])
     wdl = {b.name: b.wdl for b in st.bots}
     assert (wdl["c"].wins, wdl["c"].losses) == (2, 0)
@@ -211,7 +219,9 @@ def test_sprt_decided_pairing_starts_no_new_deck_set(tmp_path: Path) -> None:
     from cirulla.clients.tournament.runner import RunOptions, Tournament
 
     settings = Settings(
-        bots={"a": "random", "b": "greedy", "c": "greedy"}, games=40, sprt=(0, 50, 0.05, 0.05)
+        bots=parse_bots({"a": "random", "b": "greedy", "c": "greedy"}),
+        games=40,
+        sprt=(0, 50, 0.05, 0.05),
     )
     save_settings(tmp_path, settings)
     tournament = Tournament(settings, RunOptions(out=tmp_path))
@@ -241,12 +251,12 @@ def test_bot_command_lines() -> None:
     from cirulla.clients.matches.seat_argv import bot_argv, seat_values, validate_spec
 
     values = seat_values(server="127.0.0.1:5", match="m-1", token="-tok", seat=1, name="b", seed=9)
-    argv = bot_argv("mcts:iterations=5", values)
+    argv = bot_argv(BotSpec.parse("mcts:iterations=5"), values)
     assert argv[:4] == [sys.executable, "-m", "cirulla", "bot"]
     assert "--match=m-1" in argv and not any("tok" in arg for arg in argv)  # $CIRULLA_TOKEN
     joined = " ".join(argv)
     assert "--option=iterations=5" in joined or "--option iterations=5" in joined
-    cmd = bot_argv("cmd:engine --at {server} --id {match}/{seat}", values)
+    cmd = bot_argv(BotSpec.parse("cmd:engine --at {server} --id {match}/{seat}"), values)
     assert cmd == ["engine", "--at", "127.0.0.1:5", "--id", "m-1/1"]
     with pytest.raises(ValueError, match="CIRULLA_TOKEN"):
         validate_spec("cmd:engine '{token}'")

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from cirulla.bots.botspec import BotSpec
 from cirulla.clients.matches.seat_argv import bot_argv, seat_values
 from tests.server_harness import tied_to_this_process
 
@@ -117,7 +118,9 @@ def test_resume_refuses_a_saved_spec_with_the_token_placeholder(tmp_path: Path) 
 
     out = tmp_path / "t"
     out.mkdir()
-    bots = {"a": "random", "b": "cmd:engine --token={token}"}
+    # saved by an older version: BotSpec.parse would refuse it now
+    retired = BotSpec("cmd:engine --token={token}", "cmd", command="engine --token={token}")
+    bots = {"a": BotSpec.parse("random"), "b": retired}
     save_settings(out, Settings(bots=bots, players=2, format="round-robin", games=2, seed=1))
     done = subprocess.run(
         [*CIRULLA, "tournament", "--resume", str(out)], capture_output=True, text=True, timeout=60
@@ -145,7 +148,7 @@ def test_built_in_and_text_seats_take_no_token_argument() -> None:
         server="127.0.0.1:5", match="m-1", token="s3cret", seat=0, name="b", seed=1
     )
     for spec in ("greedy", "text:./engine --fast"):
-        argv = bot_argv(spec, values)
+        argv = bot_argv(BotSpec.parse(spec), values)
         assert not any("s3cret" in arg or arg.startswith("--token") for arg in argv), argv
 
 

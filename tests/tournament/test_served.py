@@ -16,6 +16,7 @@ import grpc
 import pytest
 
 from cirulla.bots import loop as loop_module
+from cirulla.bots.botspec import BotSpec, parse_bots
 from cirulla.bots.kit import run_bot
 from cirulla.bots.loop import Assignment, serve
 from cirulla.bots.simple import RandomPolicy
@@ -60,7 +61,7 @@ def server(tmp_path: Path) -> Any:
 
 
 def create_match(stub: Any, seed: int) -> tuple[str, dict[int, str]]:
-    settings = Settings(bots={"a": "random", "b": "random"}, rules={"target": 11})
+    settings = Settings(bots=parse_bots({"a": "random", "b": "random"}), rules={"target": 11})
     created = stub.CreateMatch(
         match_service_pb2.CreateMatchRequest(settings=match_settings(settings, seed)),
         metadata=(("authorization", f"Bearer {ADMIN}"),),
@@ -73,7 +74,7 @@ def test_one_process_plays_match_after_match(server: str, tmp_path: Path) -> Non
     channel = grpc.insecure_channel(server)
     stub = match_service_pb2_grpc.MatchServiceStub(channel)
     bots = [
-        ServedBot(served_argv(spec, spec), tmp_path / "logs" / f"{spec}.log")
+        ServedBot(served_argv(BotSpec.parse(spec), spec), tmp_path / "logs" / f"{spec}.log")
         for spec in ("random", "greedy")
     ]
     try:
@@ -111,7 +112,7 @@ def test_one_process_plays_match_after_match(server: str, tmp_path: Path) -> Non
 def test_a_refused_assignment_is_reported_and_the_bot_plays_on(server: str, tmp_path: Path) -> None:
     channel = grpc.insecure_channel(server)
     stub = match_service_pb2_grpc.MatchServiceStub(channel)
-    bot = ServedBot(served_argv("random", "r"), tmp_path / "logs" / "r.log")
+    bot = ServedBot(served_argv(BotSpec.parse("random"), "r"), tmp_path / "logs" / "r.log")
     try:
         match_id, _ = create_match(stub, 5)
         values = seat_values(
@@ -206,7 +207,7 @@ def test_a_served_bot_that_dies_is_restarted_for_its_next_game(tmp_path: Path) -
 
 
 def test_python_placeholder_is_the_runners_interpreter() -> None:
-    assert served_argv("serve:{python} bot.py --name {name}", "me") == [
+    assert served_argv(BotSpec.parse("serve:{python} bot.py --name {name}"), "me") == [
         sys.executable,
         "bot.py",
         "--name",

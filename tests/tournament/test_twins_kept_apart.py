@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from cirulla.bots.botspec import BotSpec
 from cirulla.clients.matches.bot_pool import BotPool
 
 
@@ -17,7 +18,7 @@ def test_the_pool_gives_a_deal_group_only_to_processes_that_did_not_play_it(
     tmp_path: Path,
 ) -> None:
     (tmp_path / "logs").mkdir()
-    pool = BotPool({"r": "random"}, tmp_path / "logs")
+    pool = BotPool({"r": BotSpec.parse("random")}, tmp_path / "logs")
     try:
         first = pool.acquire("r", deal_group="g1")
         pool.release("r", first)

@@ -133,6 +133,11 @@ class BotSpec:
         return argv
 
 
+def parse_bots(texts: Mapping[str, str]) -> dict[str, BotSpec]:
+    """Bot name -> its spec parsed, in order (a ValueError names the first bad one)."""
+    return {name: BotSpec.parse(text) for name, text in texts.items()}
+
+
 def text_engine_argv(spec: str) -> list[str]:
     """The engine command of ``text:CMD ARGS`` (``{python}`` is this interpreter)."""
     parsed = BotSpec.parse(spec)

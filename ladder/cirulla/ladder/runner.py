@@ -27,6 +27,7 @@ from typing import Any
 
 import grpc
 
+from cirulla.bots.botspec import BotSpec
 from cirulla.bots.cgroups import BotLimits
 from cirulla.clients.matches.bot_pool import BotPool
 from cirulla.clients.matches.files import log_tail, safe_name
@@ -64,7 +65,10 @@ def referee_settings(match: ClaimedMatch) -> Settings:
         # A connect-in seat's bot gets its assignment through its Enroll stream (any
         # ladder process, from the database); on this worker a stand-in process only
         # waits for it to join (ladder/cirulla/ladder/await_join.py).
-        bots={s.bot_name: CONNECT_IN_SEAT if s.connect_in else s.spec for s in match.seats},
+        bots={
+            s.bot_name: BotSpec.parse(CONNECT_IN_SEAT if s.connect_in else s.spec)
+            for s in match.seats
+        },
         players=match.players,
         rules={**config.rules, "players": match.players},
         preset=config.preset,
@@ -165,7 +169,7 @@ class LadderBotPool(BotPool):
         self,
         bot: str,
         timeout: float = READY_TIMEOUT,
-        spec: str | None = None,
+        spec: BotSpec | None = None,
         deal_group: str | None = None,
         limits: BotLimits | None = None,
         *,

@@ -8,8 +8,10 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
+from cirulla.bots.botspec import BotSpec
 from cirulla.bots.cgroups import BotLimits
 from cirulla.clients.matches.sandbox import Confinement
 from cirulla.clients.matches.seat_argv import program_env, served_argv
@@ -32,7 +34,7 @@ class BotPool:
 
     def __init__(
         self,
-        specs: dict[str, str],
+        specs: Mapping[str, BotSpec],
         logs: Path,
         tied: bool = False,
         confinement: Confinement | None = None,
@@ -56,7 +58,7 @@ class BotPool:
         self,
         bot: str,
         timeout: float = READY_TIMEOUT,
-        spec: str | None = None,
+        spec: BotSpec | None = None,
         deal_group: str | None = None,
         limits: BotLimits | None = None,
     ) -> ServedBot:

@@ -18,6 +18,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from cirulla.bots.botspec import BotSpec, parse_bots
+
 SETTINGS_FILE = "tournament.json"
 JOURNAL_FILE = "games.jsonl"
 RESULTS_FILE = "results.json"
@@ -57,9 +59,12 @@ SEAT_OUTCOMES = tuple(o for o in Outcome if o is not Outcome.NO_JOIN)
 
 @dataclass(frozen=True, slots=True)
 class Settings:
-    """Tournament settings as saved in ``tournament.json``; the schedule's only inputs."""
+    """Tournament settings as saved in ``tournament.json``; the schedule's only inputs.
+    ``bots``: each bot's spec, parsed where it entered (the command line, a bots file,
+    ``from_dict`` for a saved tournament or a pool job, the ladder's match); saved as its
+    text."""
 
-    bots: dict[str, str]
+    bots: dict[str, BotSpec]
     players: int = 2
     format: str = "round-robin"
     games: int = 4
@@ -90,6 +95,7 @@ class Settings:
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
+        data["bots"] = {name: spec.text for name, spec in self.bots.items()}
         data["sprt"] = list(self.sprt) if self.sprt is not None else None
         return data
 
@@ -98,6 +104,9 @@ class Settings:
         data = dict(data)
         sprt = data.get("sprt")
         data["sprt"] = tuple(float(x) for x in sprt) if sprt is not None else None
+        bots = data.get("bots")
+        if isinstance(bots, dict):  # saved before a rule changed: refused here ({token})
+            data["bots"] = parse_bots(bots)
         known = set(cls.__dataclass_fields__)
         unknown = set(data) - known
         if unknown:

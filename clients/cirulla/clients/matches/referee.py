@@ -24,6 +24,7 @@ from typing import Protocol
 
 import grpc
 
+from cirulla.bots.botspec import BotSpec
 from cirulla.bots.cgroups import BotLimits, parse_limits
 from cirulla.clients.matches.bot_pool import BotPool, BotStartError
 from cirulla.clients.matches.files import safe_name, write_atomic
@@ -250,7 +251,7 @@ class GameSeam:
     #: how a kept-alive seat's process is taken, given the bot, the spec it must run and
     #: its limits (default: the referee's pool's ``acquire``); the ladder's pool also
     #: keeps a process from playing both games of a duplicate pair
-    acquire: Callable[[str, str, BotLimits | None], ServedBot] | None = None
+    acquire: Callable[[str, BotSpec, BotLimits | None], ServedBot] | None = None
 
 
 @dataclass

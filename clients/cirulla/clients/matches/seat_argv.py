@@ -10,7 +10,7 @@ import os
 import sys
 
 from cirulla.bots import bot_command
-from cirulla.bots.botspec import BotSpec, spec_form
+from cirulla.bots.botspec import BotSpec
 from cirulla.bots.processes import cirulla_command
 
 #: Placeholders a command spec may use; each is replaced inside every argument. The same
@@ -21,22 +21,23 @@ PLACEHOLDERS = ("server", "match", "seat", "name", "seed")
 SEAT_KEYS = ("server", "match", "token", "seat", "name", "seed")
 
 
-def is_command_spec(spec: str) -> bool:
+def is_command_spec(spec: BotSpec) -> bool:
     """A ``cmd:`` or ``serve:`` program (``cirulla.bots.botspec``)."""
-    return spec_form(spec) in ("cmd", "serve")
+    return spec.is_command
 
 
-def is_served_spec(spec: str) -> bool:
+def is_served_spec(spec: BotSpec) -> bool:
     """True for bots kept alive between games: built-in kinds, ``serve:`` commands and
     ``text:`` engines (``cirulla.bots.text.served`` keeps the engine from match to match:
     the text protocol's ``newgame`` starts each game). Only ``cmd:`` bots are started
     for every game."""
-    return spec_form(spec) != "cmd"
+    return spec.served
 
 
-def validate_spec(spec: str) -> None:
-    """Fail early (before any game) on a bot spec that could never start."""
-    BotSpec.parse(spec)
+def validate_spec(spec: str) -> BotSpec:
+    """``spec`` parsed, or a ValueError early (before any game) for a bot spec that could
+    never start."""
+    return BotSpec.parse(spec)
 
 
 def seat_values(
@@ -88,11 +89,10 @@ def seat_env(values: dict[str, str]) -> dict[str, str]:
     return env
 
 
-def bot_argv(spec: str, values: dict[str, str]) -> list[str]:
+def bot_argv(spec: BotSpec, values: dict[str, str]) -> list[str]:
     """The command line that plays one seat: a built-in kind or an external command."""
-    parsed = BotSpec.parse(spec)
-    if parsed.is_command:
-        return command_argv(parsed, values)
+    if spec.is_command:
+        return command_argv(spec, values)
 
     # No token argument: `cirulla bot` reads it from CIRULLA_TOKEN (``seat_env``).
     args = bot_command(
@@ -106,17 +106,17 @@ def bot_argv(spec: str, values: dict[str, str]) -> list[str]:
     return cirulla_command() + _attach_dash_values(args)
 
 
-def served_argv(spec: str, name: str) -> list[str]:
-    """The command line of a long-lived bot (``cirulla.bots.loop`` for a built-in kind)."""
-    parsed = BotSpec.parse(spec)
-    if parsed.form == "serve":
-        return command_argv(parsed, {"name": name})
-    if parsed.form == "text":
+def served_argv(spec: BotSpec, name: str) -> list[str]:
+    """The command line of a long-lived bot (``cirulla.bots.loop`` for a built-in kind:
+    the child process parses the spec's text again, where it enters that process)."""
+    if spec.form == "serve":
+        return command_argv(spec, {"name": name})
+    if spec.form == "text":
         # the engine's words apart (after --), as a cmd: command's are: the sandbox binds,
         # and makes absolute, the files a command line names word by word
-        engine = parsed.args()  # {python} replaced
+        engine = spec.args()  # {python} replaced
         return [sys.executable, "-m", "cirulla.bots.text.served", f"--name={name}", "--", *engine]
-    return [sys.executable, "-m", "cirulla.bots.loop", spec, f"--name={name}"]
+    return [sys.executable, "-m", "cirulla.bots.loop", spec.text, f"--name={name}"]
 
 
 def command_argv(spec: BotSpec, values: dict[str, str]) -> list[str]:

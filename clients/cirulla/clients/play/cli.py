@@ -107,11 +107,8 @@ def run_play(args: argparse.Namespace) -> int:
             overrides["players"] = args.players
         elif args.vs and "players" not in overrides:
             overrides["players"] = min(4, len(args.vs) + 1)
+        # the bots' specs are parsed there (a bad one is a ValueError)
         game = LocalGame(args.vs, args.preset, overrides, seat=args.seat, seed=args.seed)
-        from cirulla.clients.matches.seat_argv import validate_spec
-
-        for spec in game.specs:
-            validate_spec(spec)
     except (CirullaError, ValueError) as exc:
         print(f"cirulla play: {exc}", file=sys.stderr)
         return 2

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import grpc
 
+from cirulla.bots.botspec import BotSpec
 from cirulla.clients.matches.schedule import bot_seed, new_bot_seed_base
 from cirulla.clients.matches.seat_argv import bot_argv, seat_env, seat_values
 from cirulla.clients.matches.supervise import Child, LocalServer
@@ -52,7 +53,10 @@ class LocalGame:
         players = self.options.players
         if self.seat is not None and not 0 <= self.seat < players:
             raise ValueError(f"--seat: {self.seat} is not a seat 0..{players - 1}")
-        self.specs = seat_specs(self.vs, players - (self.seat is not None))
+        # each spec parsed once, here where it enters (a ValueError names a bad one)
+        self.specs = [
+            BotSpec.parse(spec) for spec in seat_specs(self.vs, players - (self.seat is not None))
+        ]
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
         self.server: LocalServer | None = None
 
@@ -80,7 +84,7 @@ class LocalGame:
             self.token = tokens[self.seat] if self.seat is not None else ""
             others = [s for s in range(self.options.players) if s != self.seat]
             for seat, spec in zip(others, self.specs, strict=True):
-                name = spec.split(":", 1)[0]
+                name = spec.text.split(":", 1)[0]
                 values = seat_values(
                     server=self.address,
                     match=self.match_id,

@@ -26,6 +26,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from cirulla.bots.botspec import BotSpec
 from cirulla.bots.strength import DECKS_PER_GAME, play_one
 from cirulla.clients.matches.journal import Settings
 from cirulla.clients.tournament.runner import RunOptions, Tournament, schedule_of
@@ -117,7 +118,15 @@ def in_process(settings: Settings) -> dict[str, Any]:
         decks = [source.next_deck(deal) for deal in range(1, DECKS_PER_GAME + 1)]
         seating = list(game.seats)  # the bots are named "a" and "b", as play_one's
         jobs.append(
-            (game.index, seating, decks, options, settings.bots["a"], settings.bots["b"], game.seed)
+            (
+                game.index,
+                seating,
+                decks,
+                options,
+                settings.bots["a"].text,
+                settings.bots["b"].text,
+                game.seed,
+            )
         )
     cpu = time.process_time()
     outcomes = [play_one(job) for job in jobs]
@@ -140,18 +149,18 @@ def run_bench(args: argparse.Namespace) -> int:
         "target": args.target,
     }
     modes = ("served", "per-game") if args.mode == "both" else (args.mode,)
+    texts = {"a": args.a, "b": args.b}
+    specs = {name: BotSpec.parse(text) for name, text in texts.items()}  # where they enter
     for mode in modes:
-        bots = {"a": args.a, "b": args.b}
+        bots = specs
         if mode == "per-game":
-            bots = {name: per_game_spec(kind) for name, kind in bots.items()}
+            bots = {name: BotSpec.parse(per_game_spec(kind)) for name, kind in texts.items()}
         settings = Settings(bots=bots, games=args.games, seed=1, rules={"target": args.target})
         result[mode.replace("-", "_")] = measure(settings, args.concurrency)
     if args.mode == "both":
         fast, slow = result["served"]["games_per_second"], result["per_game"]["games_per_second"]
         result["speedup"] = round(fast / slow, 2) if fast and slow else None
-    settings = Settings(
-        bots={"a": args.a, "b": args.b}, games=args.games, seed=1, rules={"target": args.target}
-    )
+    settings = Settings(bots=specs, games=args.games, seed=1, rules={"target": args.target})
     local = result["in_process"] = in_process(settings)
     first = result[modes[0].replace("-", "_")]
     ratio = (

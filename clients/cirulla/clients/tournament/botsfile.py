@@ -22,14 +22,16 @@ import re
 import tomllib
 from pathlib import Path
 
+from cirulla.bots.botspec import BotSpec
 from cirulla.clients.matches.seat_argv import validate_spec
 
 NAME = re.compile(r"[A-Za-z0-9_.+-]+")
 TABLE_KEYS = ("spec",)
 
 
-def load_bots_file(path: Path) -> dict[str, str]:
-    """Bot name -> spec, in file order; ValueError naming the file and the entry."""
+def load_bots_file(path: Path) -> dict[str, BotSpec]:
+    """Bot name -> spec (parsed here, where it enters), in file order; ValueError naming
+    the file and the entry."""
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
@@ -42,7 +44,7 @@ def load_bots_file(path: Path) -> dict[str, str]:
     entries = data.get("bots")
     if not isinstance(entries, dict) or not entries:
         raise ValueError(f"--bots-file {path}: needs a [bots] table with at least one bot")
-    bots: dict[str, str] = {}
+    bots: dict[str, BotSpec] = {}
     for name, entry in entries.items():
         where = f"--bots-file {path}: bot {name!r}"
         if not NAME.fullmatch(name):
@@ -55,8 +57,7 @@ def load_bots_file(path: Path) -> dict[str, str]:
         if not isinstance(entry, str) or not entry.strip():
             raise ValueError(f"{where}: needs a spec string")
         try:
-            validate_spec(entry.strip())
+            bots[name] = validate_spec(entry.strip())
         except ValueError as exc:
             raise ValueError(f"{where}: {exc}") from None
-        bots[name] = entry.strip()
     return bots

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime
 import os
 import re
@@ -16,7 +17,7 @@ import grpc
 from rich.console import Console
 from rich.markup import escape
 
-from cirulla.bots.botspec import COMMAND_PREFIX
+from cirulla.bots.botspec import BotSpec, spec_form
 from cirulla.bots.cgroups import parse_limits
 from cirulla.clients.matches import sandbox
 from cirulla.clients.matches.journal import OutputLock, Settings, load_settings, save_settings
@@ -306,14 +307,15 @@ def register(
     register_bench(bench)
 
 
-def parse_bot(text: str) -> tuple[str, str]:
-    """``NAME=SPEC`` or just ``SPEC`` (named after its kind)."""
+def parse_bot(text: str) -> tuple[str, BotSpec]:
+    """``NAME=SPEC`` or just ``SPEC`` (named after its kind), the spec parsed."""
     name, sep, spec = text.partition("=")
     if sep and re.fullmatch(r"[A-Za-z0-9_.+-]+", name):
-        return name, spec.strip()
-    if text.startswith(COMMAND_PREFIX):
+        return name, validate_spec(spec.strip())
+    if spec_form(text) == "cmd":
         raise ValueError(f"--bot {text!r}: a command spec needs a name: --bot NAME='{text}'")
-    return text.partition(":")[0].strip(), text.strip()
+    parsed = validate_spec(text.strip())
+    return parsed.label, parsed
 
 
 def parse_tc(text: str) -> tuple[int, int]:
@@ -333,25 +335,27 @@ def parse_tc(text: str) -> tuple[int, int]:
     return round(seconds * 1000), round(inc * 1000)
 
 
-def bots_from_args(args: argparse.Namespace) -> dict[str, str]:
-    """The participants: --bot entries (names may come from --bots-file), or the file's
-    bots, or the demo's."""
+def bots_from_args(args: argparse.Namespace) -> dict[str, BotSpec]:
+    """The participants, each spec parsed once: --bot entries (names may come from
+    --bots-file), or the file's bots, or the demo's."""
     saved = load_bots_file(args.bots_file) if args.bots_file is not None else {}
-    bots: dict[str, str] = {}
-    texts = args.bot or ([f"{n}={s}" for n, s in saved.items()] if saved else DEFAULT_BOTS)
-    for text in texts:
-        if text in saved:
-            name, spec = text, saved[text]
-        else:
-            name, spec = parse_bot(text)
+    bots: dict[str, BotSpec] = {}
+    given = args.bot if args.bot else ([] if saved else DEFAULT_BOTS)
+    entries = (
+        [(text, saved[text]) if text in saved else parse_bot(text) for text in given]
+        if given
+        else list(saved.items())
+    )
+    for name, spec in entries:
         if name in bots:
             raise ValueError(f"two bots are named {name!r}; give each a name: --bot NAME=SPEC")
-        validate_spec(spec)
         bots[name] = spec
     return bots
 
 
-def bot_limits_from_args(given: list[str], bots: dict[str, str], sandbox: bool) -> dict[str, str]:
+def bot_limits_from_args(
+    given: list[str], bots: dict[str, BotSpec], sandbox: bool
+) -> dict[str, str]:
     """``--bot-limits NAME:memory=4G,...``, each checked (``parse_limits``) and stored in
     its text form; a ValueError names the option and what is wrong."""
     out: dict[str, str] = {}
@@ -415,9 +419,7 @@ def resume_settings(args: argparse.Namespace) -> Settings:
             f"--resume takes the settings from {args.resume}/tournament.json; "
             f"drop {', '.join(given + (['--out'] if args.out else []))}"
         )
-    settings = load_settings(args.resume)
-    for spec in settings.bots.values():  # saved before a rule changed ({token} retired)
-        validate_spec(spec)
+    settings = load_settings(args.resume)  # its specs parsed: a retired {token} refused
     changes: dict[str, Any] = {}
     if args.games is not None and args.games > settings.games:
         changes["games"] = args.games
@@ -434,7 +436,7 @@ def resume_settings(args: argparse.Namespace) -> Settings:
     if settings.bot_seed is None:  # saved before the bots' seeds had their own base
         changes["bot_seed"] = new_bot_seed_base()
     if changes:
-        settings = Settings.from_dict({**settings.to_dict(), **changes})
+        settings = dataclasses.replace(settings, **changes)
         save_settings(args.resume, settings)
     return settings
 
@@ -544,7 +546,7 @@ def _run_locked(args: argparse.Namespace, settings: Settings, out: Path, console
     tournament = Tournament(settings, run, console)
     per_set = games_per_set(settings.players)
     console.print(
-        f"[bold]Tournament[/] {', '.join(f'{n}={s}' for n, s in settings.bots.items())}: "
+        f"[bold]Tournament[/] {', '.join(f'{n}={s.text}' for n, s in settings.bots.items())}: "
         f"{settings.format}, {settings.players} players, {len(schedule)} games "
         f"({-(-settings.games // per_set) * per_set} per pairing on duplicate deals), "
         f"{len(tournament.done)} already played; output in {out}"
