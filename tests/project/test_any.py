@@ -19,7 +19,7 @@ CEILINGS = {
     "env": 59,
     "ladder": 110,
     "rules": 51,
-    "server": 161,
+    "server": 141,
     "src": 4,
 }
 

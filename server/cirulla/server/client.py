@@ -9,9 +9,8 @@ from __future__ import annotations
 import asyncio
 import random
 from collections.abc import AsyncIterator, Callable
-from typing import Any, cast
 
-from cirulla.v1 import match_service_pb2, match_service_pb2_grpc, play_pb2
+from cirulla.v1 import events_pb2, match_service_pb2, match_service_pb2_grpc, play_pb2
 from cirulla.version import PROTOCOL_VERSION
 
 Choose = Callable[[play_pb2.DecisionRequest], int]
@@ -25,7 +24,7 @@ class Outbox:
     """A request iterator the caller can push into (None ends the stream)."""
 
     def __init__(self) -> None:
-        self.queue: asyncio.Queue[Any] = asyncio.Queue()
+        self.queue: asyncio.Queue[match_service_pb2.PlayRequest | None] = asyncio.Queue()
 
     def send(self, request: match_service_pb2.PlayRequest | None) -> None:
         self.queue.put_nowait(request)
@@ -156,7 +155,10 @@ class ManualSeat:
         self.out = Outbox()
         self.call = stub.Play(self.out)
         self.received: list[match_service_pb2.PlayResponse] = []
-        self.inbox: asyncio.Queue[Any] = asyncio.Queue()
+        #: the stream's messages, then how it ended (its error, or EOFError)
+        self.inbox: asyncio.Queue[match_service_pb2.PlayResponse | BaseException] = (
+            asyncio.Queue()
+        )
         self.reader = asyncio.ensure_future(self._read())
 
     async def _read(self) -> None:
@@ -191,9 +193,9 @@ class ManualSeat:
                 raise msg
             self.received.append(msg)
             if not kinds or msg.WhichOneof("body") in kinds:
-                return cast(match_service_pb2.PlayResponse, msg)
+                return msg
 
-    async def next_event(self, *bodies: str, timeout: float = 5.0) -> Any:
+    async def next_event(self, *bodies: str, timeout: float = 5.0) -> events_pb2.Event:
         while True:
             msg = await self.next("event", timeout=timeout)
             if msg.event.WhichOneof("body") in bodies:

@@ -20,16 +20,17 @@ import asyncio
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from cirulla.server.documents import SeatSummary
 from cirulla.server.limits import MAX_BATCH
-from cirulla.server.messages import AcceptedMsg, EventMsg, GoodbyeMsg, SeatPublic
+from cirulla.server.messages import AcceptedMsg, EventMsg, GoodbyeMsg, SeatPublic, ServerMsg
 
 #: What a stream with Hello.defer_events may receive late: events and acceptances.
 DEFERRABLE = frozenset((EventMsg, AcceptedMsg))
 
 if TYPE_CHECKING:
+    from cirulla.server.hub import Room
     from cirulla.server.session import MatchSession
 
 
@@ -53,30 +54,28 @@ class Connection:
         #: Decisions with one legal action are played for the seat, unasked
         #: (Hello.auto_play_forced).
         self.auto_play_forced = False
-        self.queue: asyncio.Queue[Any] = asyncio.Queue()
+        self.queue: asyncio.Queue[ServerMsg] = asyncio.Queue()
         #: Deferred messages not yet on the queue (``defer``), in order.
-        self.held: list[Any] = []
+        self.held: list[ServerMsg] = []
         self.limit = limit  # 0 = unbounded
         self.session: MatchSession | None = None
-        self.room: Any = None
+        self.room: Room | None = None
         self.closed = False
         self.quit = False
         self.overflowed = False
         #: Called once when the queue overflows: the stream's owner ends the call.
         self.on_overflow: Callable[[Connection], None] | None = None
 
-    def send(self, msg: Any) -> None:
+    def send(self, msg: ServerMsg) -> None:
         if self.closed:
             return
         if self.defer:
             if type(msg) in DEFERRABLE:
                 self.held.append(msg)
-                if len(self.held) < MAX_BATCH:
-                    return
-                msg = None  # a full batch: it goes now
-            self._release()
-            if msg is None:
+                if len(self.held) >= MAX_BATCH:
+                    self._release()  # a full batch: it goes now
                 return
+            self._release()
         if self.limit and self.queue.qsize() >= self.limit:
             self._overflow()
             return
@@ -179,17 +178,17 @@ class Delivery:
         """Every live stream: the seats' (in seat order), then the spectators'."""
         return [s.conn for s in self.seats if s.conn is not None] + list(self.spectators)
 
-    def to_all(self, msg: Any) -> None:
+    def to_all(self, msg: ServerMsg) -> None:
         """A message every receiver may see (a new game, the match result)."""
         for conn in self.receivers():
             conn.send(msg)
 
-    def to_seat(self, seat: int, msg: Any) -> None:
+    def to_seat(self, seat: int, msg: ServerMsg) -> None:
         conn = self.seats[seat].conn
         if conn is not None:
             conn.send(msg)
 
-    def to_spectators(self, msg: Any) -> None:
+    def to_spectators(self, msg: ServerMsg) -> None:
         for spec in self.spectators:
             spec.send(msg)
 

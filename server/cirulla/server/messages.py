@@ -159,3 +159,19 @@ class CommandListMsg:
 class GoodbyeMsg:
     reason: str  # client_quit | match_finished | server_shutdown | replaced | protocol_error
     message: str
+
+
+#: Every message a match puts on a stream's queue (``connections.Connection``), in the
+#: order the stream's writer (``service``) and ``convert.live`` tell them apart.
+ServerMsg = (
+    WelcomeMsg
+    | NewGameMsg
+    | EventMsg
+    | ViewMsg
+    | DecisionMsg
+    | AcceptedMsg
+    | RejectedMsg
+    | MatchResultMsg
+    | CommandListMsg
+    | GoodbyeMsg
+)

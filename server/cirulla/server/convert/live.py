@@ -49,6 +49,7 @@ from cirulla.server.messages import (
     Reconnected,
     RejectedMsg,
     SeatPublic,
+    ServerMsg,
     TimedOut,
     ViewMsg,
     WelcomeMsg,
@@ -481,11 +482,11 @@ def match_result_pb(msg: MatchResultMsg) -> match_pb2.MatchResult:
 # same object on every queue: encode each once. Keyed by identity; the entry keeps the
 # message alive so the id cannot be reused while it is cached.
 _SHARED = (EventMsg, ViewMsg, NewGameMsg, MatchResultMsg)
-_ENCODED: OrderedDict[tuple[int, str], tuple[Any, Any]] = OrderedDict()
+_ENCODED: OrderedDict[tuple[int, str], tuple[ServerMsg, object]] = OrderedDict()
 _ENCODED_MAX = 1024
 
 
-def _encoded(msg: Any, kind: str, build: Callable[[], _T]) -> _T:
+def _encoded(msg: ServerMsg, kind: str, build: Callable[[], _T]) -> _T:
     key = (id(msg), kind)
     hit = _ENCODED.get(key)
     if hit is not None and hit[0] is msg:
@@ -497,28 +498,27 @@ def _encoded(msg: Any, kind: str, build: Callable[[], _T]) -> _T:
     return out
 
 
-def play_response(msg: Any, players: int) -> match_service_pb2.PlayResponse:
+def play_response(msg: ServerMsg, players: int) -> match_service_pb2.PlayResponse:
     """The PlayResponse for one domain message of a seat's stream (shared, read-only)."""
     if isinstance(msg, _SHARED):
         return _encoded(msg, "play", lambda: _play_response(msg, players))
     return _play_response(msg, players)
 
 
-def play_response_bytes(msg: Any, players: int) -> bytes:
+def play_response_bytes(msg: ServerMsg, players: int) -> bytes:
     """The serialized PlayResponse of one domain message; a message sent to several
     streams (an event) is serialized once. The messages of every move (a decision, an
     acceptance, a played card) are written from cached bytes (``framing``)."""
-    kind = type(msg)
-    if kind is DecisionMsg:
+    if type(msg) is DecisionMsg:
         return framing.decision_response(msg)
-    if kind is AcceptedMsg:
+    if type(msg) is AcceptedMsg:
         return framing.accepted_response(msg)
     if isinstance(msg, _SHARED):
         return _encoded(msg, "play-bytes", lambda: _shared_bytes(msg, players))
     return _play_response(msg, players).SerializeToString()
 
 
-def _shared_bytes(msg: Any, players: int) -> bytes:
+def _shared_bytes(msg: ServerMsg, players: int) -> bytes:
     if type(msg) is EventMsg:
         played = framing.card_played_response(msg)
         if played is not None:
@@ -532,7 +532,7 @@ _BATCH_TAG = bytes([11 << 3 | 2])
 _RESPONSE_TAG = bytes([1 << 3 | 2])
 
 
-def play_responses(msgs: Sequence[Any], players: int) -> bytes:
+def play_responses(msgs: Sequence[ServerMsg], players: int) -> bytes:
     """One serialized stream message for consecutive domain messages: a batch unless
     there is one (the bytes of ``PlayResponse(batch=PlayResponseBatch(...))``)."""
     if len(msgs) == 1:
@@ -544,7 +544,7 @@ def play_responses(msgs: Sequence[Any], players: int) -> bytes:
     return _BATCH_TAG + framing.varint(len(inner)) + inner
 
 
-def _play_response(msg: Any, players: int) -> match_service_pb2.PlayResponse:
+def _play_response(msg: ServerMsg, players: int) -> match_service_pb2.PlayResponse:
     R = match_service_pb2.PlayResponse
     if isinstance(msg, EventMsg):
         return R(event=event_pb(msg, players))
@@ -584,14 +584,14 @@ def _play_response(msg: Any, players: int) -> match_service_pb2.PlayResponse:
     raise TypeError(f"no PlayResponse for {type(msg).__name__}")
 
 
-def spectate_response(msg: Any, players: int) -> match_service_pb2.SpectateResponse | None:
+def spectate_response(msg: ServerMsg, players: int) -> match_service_pb2.SpectateResponse | None:
     """The SpectateResponse for a domain message; None for messages spectators never get."""
     if isinstance(msg, _SHARED):
         return _encoded(msg, "spectate", lambda: _spectate_response(msg, players))
     return _spectate_response(msg, players)
 
 
-def _spectate_response(msg: Any, players: int) -> match_service_pb2.SpectateResponse | None:
+def _spectate_response(msg: ServerMsg, players: int) -> match_service_pb2.SpectateResponse | None:
     R = match_service_pb2.SpectateResponse
     if isinstance(msg, EventMsg):
         return R(event=event_pb(msg, players))
