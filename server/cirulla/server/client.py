@@ -156,9 +156,7 @@ class ManualSeat:
         self.call = stub.Play(self.out)
         self.received: list[match_service_pb2.PlayResponse] = []
         #: the stream's messages, then how it ended (its error, or EOFError)
-        self.inbox: asyncio.Queue[match_service_pb2.PlayResponse | BaseException] = (
-            asyncio.Queue()
-        )
+        self.inbox: asyncio.Queue[match_service_pb2.PlayResponse | BaseException] = asyncio.Queue()
         self.reader = asyncio.ensure_future(self._read())
 
     async def _read(self) -> None:
