@@ -19,7 +19,7 @@ CEILINGS = {
     "env": 59,
     "ladder": 110,
     "rules": 51,
-    "server": 141,
+    "server": 135,
     "src": 4,
 }
 

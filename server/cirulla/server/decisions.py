@@ -13,7 +13,6 @@ import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from cirulla.rules import Action, Game, IllegalActionError
 from cirulla.server.clock import SeatClock, TimeControl
@@ -120,12 +119,26 @@ class Turns:
         return decision
 
 
-def chosen_code(decision: Decision, game: Game, choice: Any) -> int:
+@dataclass(frozen=True, slots=True)
+class ChoiceError:
+    """A submitted choice that could not be read (a malformed action or notation, a
+    notation over the limit): the error the session reports as a rejection (raised by
+    ``chosen_code``), never played."""
+
+    error: Rejection | ValueError
+
+
+#: What a seat submits (``SubmitAction.choice``, decoded): a legal action index, a
+#: notation, an ``Action``, the typed failure to decode it, or None when it was empty.
+Choice = int | str | Action | ChoiceError | None
+
+
+def chosen_code(decision: Decision, game: Game, choice: Choice) -> int:
     """The legal action code ``choice`` names: an index into the decision's legal actions
-    (int), a notation (str) or an ``Action``; an exception raised while decoding the
-    message is re-raised. Raises ``Rejection``, ``ValueError`` or ``IllegalActionError``."""
-    if isinstance(choice, Exception):
-        raise choice
+    (int), a notation (str) or an ``Action``; a ``ChoiceError`` raises its error. Raises
+    ``Rejection``, ``ValueError`` or ``IllegalActionError``."""
+    if isinstance(choice, ChoiceError):
+        raise choice.error
     if isinstance(choice, bool) or choice is None:
         raise Rejection(
             "invalid",

@@ -22,6 +22,7 @@ from cirulla.server.connections import Connection
 from cirulla.server.convert.live import CAPABILITIES, play_responses, spectate_response
 from cirulla.server.convert.records import game_summary_pb, match_pb, record_pb, room_pb
 from cirulla.server.convert.settings import choice_from_pb, config_from_pb
+from cirulla.server.decisions import Choice, ChoiceError
 from cirulla.server.documents import record_summary
 from cirulla.server.errors import (
     FailedPrecondition,
@@ -41,7 +42,7 @@ from cirulla.server.limits import (
     page_offset,
 )
 from cirulla.server.messages import CommandListMsg, GoodbyeMsg
-from cirulla.v1 import match_pb2, match_service_pb2, match_service_pb2_grpc
+from cirulla.v1 import match_pb2, match_service_pb2, match_service_pb2_grpc, play_pb2
 from cirulla.v1 import match_service_pb2 as ms
 
 #: A servicer method's context, typed by its request and response (grpc's stubs).
@@ -129,14 +130,16 @@ def _guard(
     return wrapper
 
 
-def _choice(submit: Any) -> Any:
+def _choice(submit: play_pb2.SubmitAction) -> Choice:
     """The submitted choice; a notation over the limit is refused without decoding it."""
     if submit.WhichOneof("choice") == "notation" and len(submit.notation) > MAX_NOTATION:
-        return Rejection(
-            "invalid",
-            "syntax",
-            f"SubmitAction.notation has {len(submit.notation)} characters; "
-            f"the limit is {MAX_NOTATION}",
+        return ChoiceError(
+            Rejection(
+                "invalid",
+                "syntax",
+                f"SubmitAction.notation has {len(submit.notation)} characters; "
+                f"the limit is {MAX_NOTATION}",
+            )
         )
     return choice_from_pb(submit)
 

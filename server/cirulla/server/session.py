@@ -26,7 +26,6 @@ import logging
 import secrets
 import time
 from collections.abc import Callable
-from typing import Any
 
 from cirulla.rules import Action, Game
 from cirulla.rules.decks import DeckSource
@@ -35,7 +34,7 @@ from cirulla.rules.events import Event, GameOver
 from cirulla.rules.match import match_winner
 from cirulla.server import metrics
 from cirulla.server.connections import Connection, Delivery, Seat, new_seat_token, token_seat
-from cirulla.server.decisions import Decision, Turns, chosen_code
+from cirulla.server.decisions import Choice, Decision, Turns, chosen_code
 from cirulla.server.documents import GameRecord, MatchSummary
 from cirulla.server.errors import (
     AlreadyExists,
@@ -497,11 +496,11 @@ class MatchSession:
 
     # ------------------------------------------------------------------ actions
 
-    def submit(self, conn: Connection, decision_id: int, choice: Any) -> None:
+    def submit(self, conn: Connection, decision_id: int, choice: Choice) -> None:
         """A SubmitAction from ``conn``: accept it, or reject it and change nothing.
 
         ``choice`` is a legal action index (int), a notation (str), an ``Action``, or the
-        exception raised while decoding the message (reported as malformed).
+        ``ChoiceError`` of a message that could not be decoded (reported as malformed).
         """
         self.settle()
         try:
@@ -529,7 +528,7 @@ class MatchSession:
                 )
             )
 
-    def _submit(self, conn: Connection, decision_id: int, choice: Any) -> None:
+    def _submit(self, conn: Connection, decision_id: int, choice: Choice) -> None:
         seat = conn.seat
         run = self.run
         if seat is None or conn.session is not self or self.seats[seat].conn is not conn:

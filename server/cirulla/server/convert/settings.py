@@ -11,12 +11,12 @@ implementation the bots decode with.
 from __future__ import annotations
 
 import functools
-from typing import Any
 
 from cirulla import wire
 from cirulla.rules import DeckError, parse_deck
 from cirulla.rules.match import check_best_of
 from cirulla.server.clock import TimeControl
+from cirulla.server.decisions import Choice, ChoiceError
 from cirulla.server.documents import (
     PublicConfig,
 )
@@ -123,8 +123,9 @@ def legal_parts(code: int) -> tuple[game_pb2.Action, str]:
     return wire.action_to_proto(code), wire.notation(code)
 
 
-def choice_from_pb(submit: play_pb2.SubmitAction) -> Any:
-    """int index, Action, or the decoding error (the session reports it as INVALID)."""
+def choice_from_pb(submit: play_pb2.SubmitAction) -> Choice:
+    """int index, Action, the decoding error as a ``ChoiceError`` (the session reports it
+    as INVALID), or None when no choice is set."""
     kind = submit.WhichOneof("choice")
     try:
         if kind == "legal_action_index":
@@ -134,5 +135,5 @@ def choice_from_pb(submit: play_pb2.SubmitAction) -> Any:
         if kind == "notation":
             return wire.parse_notation(submit.notation, "SubmitAction.notation")
     except ValueError as exc:
-        return exc
+        return ChoiceError(exc)
     return None
