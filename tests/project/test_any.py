@@ -19,7 +19,7 @@ CEILINGS = {
     "env": 59,
     "ladder": 110,
     "rules": 51,
-    "server": 135,
+    "server": 134,
     "src": 4,
 }
 

@@ -9,10 +9,13 @@ reason) are rules ``Event`` subclasses so they share ``visible_to`` and ``to_dic
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cirulla.rules import Options, View
 from cirulla.rules.events import Event, EventType, register
+
+if TYPE_CHECKING:  # only the annotation: the config's module need not load first
+    from cirulla.server.match_config import MatchConfig
 
 # ---------------------------------------------------------------------- server events
 
@@ -76,7 +79,7 @@ class WelcomeMsg:
     side: int | None
     match_id: str
     room_id: str
-    settings: Any  # MatchConfig (kept loose to avoid an import cycle)
+    settings: MatchConfig
     seats: tuple[SeatPublic, ...]
     resumed: bool
 
