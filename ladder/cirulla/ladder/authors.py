@@ -45,8 +45,9 @@ EVENT_KINDS = {
 }
 
 
-async def _call(context: Context, fn: Callable[[], T]) -> T:
-    """A store read in a thread; its refusal one gRPC error line."""
+async def call_store(context: Context, fn: Callable[[], T]) -> T:
+    """A store call in a thread; its refusal one gRPC error line (every rpc of the
+    ladder's servicer goes through here, so a refusal maps to one status everywhere)."""
     try:
         return await asyncio.to_thread(fn)
     except NotFound as exc:
@@ -74,7 +75,7 @@ async def check_author(service: LadderService, context: Context, bot_name: str) 
     if service._is_admin(context):
         return
     key = auth.removeprefix("Bearer ").strip()
-    await _call(context, lambda: service.store.authors.check_key(bot_name, key))
+    await call_store(context, lambda: service.store.authors.check_key(bot_name, key))
 
 
 def _log_of(data: Path | None, own: OwnMatch, seat: int, rel: str) -> tuple[str, str]:
@@ -110,11 +111,11 @@ async def get_bot_logs(
     authors = service.store.authors
     if request.match_id:
         games = [
-            await _call(context, lambda: authors.own_match(request.bot_name, request.match_id))
+            await call_store(context, lambda: authors.own_match(request.bot_name, request.match_id))
         ]
     else:
         size = min(request.page_size or 10, 100)
-        games = await _call(context, lambda: authors.own_matches(request.bot_name, size))
+        games = await call_store(context, lambda: authors.own_matches(request.bot_name, size))
     from cirulla.ladder.service import timestamp
 
     out = ladder_pb2.GetBotLogsResponse()
@@ -158,7 +159,7 @@ async def get_bot_record(
     await check_author(service, context, request.bot_name)
     if not request.match_id:
         await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "match_id: give a game of the bot")
-    own = await _call(
+    own = await call_store(
         context, lambda: service.store.authors.own_match(request.bot_name, request.match_id)
     )
     records = await asyncio.to_thread(_records_of, service.data, own)
@@ -185,7 +186,7 @@ async def list_bot_events(
 
     await check_author(service, context, request.bot_name)
     size = min(request.page_size or 100, 1000)
-    bot, events = await _call(
+    bot, events = await call_store(
         context,
         lambda: (
             service.store.get_bot(request.bot_name),
@@ -210,5 +211,5 @@ async def rotate_bot_key(
     service: LadderService, request: ladder_pb2.RotateBotKeyRequest, context: Context
 ) -> ladder_pb2.RotateBotKeyResponse:
     await service._check_admin(context)
-    key = await _call(context, lambda: service.store.bots.rotate_author_key(request.bot_name))
+    key = await call_store(context, lambda: service.store.bots.rotate_author_key(request.bot_name))
     return ladder_pb2.RotateBotKeyResponse(bot_key=key)

@@ -29,9 +29,7 @@ from cirulla.ladder.store import (
     MatchConfig,
     MatchPage,
     MatchView,
-    NotFound,
     RatingView,
-    Refused,
     RequestView,
     Standing,
 )
@@ -280,15 +278,7 @@ class LadderService(ladder_pb2_grpc.LadderServiceServicer):
 
     async def _call(self, context: grpc.aio.ServicerContext[Any, Any], fn: Callable[[], T]) -> T:
         """Run a store call in a thread; refusals become one clear gRPC error."""
-        try:
-            return await asyncio.to_thread(fn)
-        except NotFound as exc:
-            await context.abort(grpc.StatusCode.NOT_FOUND, str(exc))
-        except Refused as exc:
-            await context.abort(grpc.StatusCode.PERMISSION_DENIED, str(exc))
-        except LadderError as exc:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
-        raise AssertionError("unreachable")
+        return await authors.call_store(context, fn)
 
     def _is_admin(self, context: grpc.aio.ServicerContext[Any, Any]) -> bool | None:
         """True: the admin token; None: no authorization sent; False: a wrong one."""
