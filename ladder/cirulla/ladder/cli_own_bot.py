@@ -18,6 +18,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from cirulla.bots.enroll import KEY_ENV, read_bot_key
+from cirulla.bots.kit import BotError
 from cirulla.console import output_console
 from cirulla.ladder.cli_client import (
     CommandError,
@@ -97,19 +99,14 @@ def add_own_bot_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]
 
 
 def author_metadata(args: argparse.Namespace) -> tuple[tuple[str, str], ...]:
-    """``authorization: Bearer <bot key>`` from --bot-key-file or $CIRULLA_BOT_KEY, else
-    the admin token; one line when there is neither."""
-    key = ""
-    if args.bot_key_file is not None:
+    """``authorization: Bearer <bot key>`` from --bot-key-file or $CIRULLA_BOT_KEY (read as
+    the kit reads it, ``read_bot_key``), else the admin token; one line when there is
+    neither."""
+    if args.bot_key_file is not None or os.environ.get(KEY_ENV, "").strip():
         try:
-            key = args.bot_key_file.read_text(encoding="utf-8").strip()
-        except OSError as exc:
-            raise CommandError(f"--bot-key-file: {exc.strerror or exc}") from None
-        if not key:
-            raise CommandError(f"--bot-key-file {args.bot_key_file}: the file is empty")
-    else:
-        key = os.environ.get("CIRULLA_BOT_KEY", "").strip()
-    if key:
+            key = read_bot_key(str(args.bot_key_file) if args.bot_key_file else None)
+        except BotError as exc:
+            raise CommandError(str(exc)) from None
         return (("authorization", f"Bearer {key}"),)
     try:
         _, state = ladder_address(args)
@@ -117,7 +114,7 @@ def author_metadata(args: argparse.Namespace) -> tuple[tuple[str, str], ...]:
         state = {}
     admin = admin_metadata(args, state)
     if not admin:
-        raise CommandError("give the bot's key: $CIRULLA_BOT_KEY or --bot-key-file FILE")
+        raise CommandError(f"give the bot's key: ${KEY_ENV} or --bot-key-file FILE")
     return admin
 
 
