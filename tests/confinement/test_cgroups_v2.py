@@ -82,7 +82,7 @@ def test_a_v2_bot_group_writes_its_limits_and_reads_what_hit_it(tree: Path) -> N
         "nr_periods 50\nnr_throttled 40\nthrottled_usec 3500000\n"
     )
     assert group.cpu_throttling() == Throttling(50, 40, 3.5)
-    assert group.throttled_seconds() == 3.5
+    assert group.cpu_throttling().seconds == 3.5
     assert group.cpu_throttling().held_back()
     (leaf / "cgroup.threads").write_text(f"{os.getpid()}\n")
     assert group.threads() == [os.getpid()]

@@ -538,9 +538,6 @@ class BotGroup:
         """How many forks the process limit refused."""
         return _keyed(self.paths["pids"] / "pids.events").get("max", 0)
 
-    def throttled_seconds(self) -> float:
-        return self.cpu_throttling().seconds
-
     def cpu_throttling(self) -> Throttling:
         """What its CPU quota did so far (cpu.stat: the CFS periods the group ran in,
         those it was throttled in, for how long): zeros where the file is not there."""
