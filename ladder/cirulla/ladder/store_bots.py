@@ -49,6 +49,7 @@ from cirulla.ladder.store_rows import (
     Refused,
     SeatOutcome,
     hash_key,
+    new_key,
     parse_queues,
 )
 
@@ -107,7 +108,7 @@ class BotStore:
         with self.ladder.engine.begin() as conn:
             bot = conn.execute(select(bots).where(bots.c.name == name)).mappings().first()
             if bot is None:
-                key = secrets.token_urlsafe(24)
+                key = new_key()
                 bot_id: int = conn.execute(
                     insert(bots).values(
                         name=name,
@@ -133,7 +134,7 @@ class BotStore:
                 if bot["state"] == "removed":
                     changes.update(state="active", state_reason="")
                 if spec == CONNECT_SPEC and bot["bot_key_hash"] is None:
-                    key = secrets.token_urlsafe(24)
+                    key = new_key()
                     changes["bot_key_hash"] = hash_key(key)
                     if bot["author_key_hash"] is None:
                         changes["author_key_hash"] = hash_key(key)
@@ -237,7 +238,7 @@ class BotStore:
         """A new author key for ``name`` (the admin's ``rotate-key``): the old one stops
         working at once. A connect-in bot enrolls with the same key, so its Enroll key is
         replaced too (its open stream goes on; it enrolls next time with the new key)."""
-        key = secrets.token_urlsafe(24)
+        key = new_key()
         with self.ladder.engine.begin() as conn:
             bot = self.row(conn, name)
             changes = {"author_key_hash": hash_key(key)}

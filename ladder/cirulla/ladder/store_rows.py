@@ -62,6 +62,12 @@ def new_id(prefix: str) -> str:
     return f"{prefix}-{secrets.token_hex(6)}"
 
 
+def new_key() -> str:
+    """A bot key (an author's, and a connect-in bot's Enroll key): 192 random bits, shown
+    once; only ``hash_key`` of it is stored."""
+    return secrets.token_urlsafe(24)
+
+
 def hash_key(key: str) -> str:
     return hashlib.sha256(key.encode()).hexdigest()
 
