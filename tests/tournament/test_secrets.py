@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from cirulla.bots.botspec import BotSpec
-from cirulla.clients.matches.seat_argv import bot_argv, seat_values
+from cirulla.clients.matches.seat_argv import bot_argv, program_env, seat_values
 from tests.server_harness import tied_to_this_process
 
 # A cmd: bot that says where it is (its pid), waits until the test has looked at it, then
@@ -176,3 +176,15 @@ def test_the_runner_gives_its_server_the_admin_token_in_the_environment(tmp_path
                 metadata=(("authorization", f"Bearer {admin}"),),
             )
             assert made.match.match_id
+
+
+def test_only_named_variables_of_the_runner_reach_a_bot(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CA file and the core choice pass by name; a look-alike secret does not."""
+    monkeypatch.setenv("CIRULLA_TLS_CA", "/etc/cirulla/ca.pem")
+    monkeypatch.setenv("CIRULLA_CORE", "python")
+    monkeypatch.setenv("CIRULLA_TLS_KEY", "/etc/cirulla/server-key.pem")
+    monkeypatch.setenv("CIRULLA_CORE_SECRET", "s3cret")
+    monkeypatch.setenv("CIRULLA_ADMIN_TOKEN", "s3cret")
+    env = program_env()
+    assert env["CIRULLA_TLS_CA"] == "/etc/cirulla/ca.pem" and env["CIRULLA_CORE"] == "python"
+    assert not {"CIRULLA_TLS_KEY", "CIRULLA_CORE_SECRET", "CIRULLA_ADMIN_TOKEN"} & set(env)

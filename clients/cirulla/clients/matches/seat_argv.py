@@ -66,10 +66,13 @@ PASSED_ENV = (
     "TMPDIR",
     "GRPC_VERBOSITY",
     "GRPC_ENABLE_FORK_SUPPORT",
+    # the CA file a bot needs to reach a TLS server, and the rules core choice: by name,
+    # not by prefix (an operator's CIRULLA_TLS_KEY or the like stays with the runner)
+    "CIRULLA_TLS_CA",
+    "CIRULLA_CORE",
 )
-#: Prefixes of passed variables: the locale's LC_*, the CA file a bot needs to reach a
-#: TLS server (CIRULLA_TLS_*) and the rules core choice (CIRULLA_CORE).
-PASSED_PREFIXES = ("LC_", "CIRULLA_TLS_", "CIRULLA_CORE")
+#: Prefixes of passed variables: the locale's LC_*.
+PASSED_PREFIXES = ("LC_",)
 
 
 def program_env() -> dict[str, str]:
