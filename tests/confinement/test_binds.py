@@ -370,3 +370,41 @@ def test_runners_refuse_an_output_or_data_folder_that_is_the_venv(tmp_path: Path
         assert len(lines) == 1 and str(venv) in lines[0], (name, done.stderr)
         assert "Traceback" not in done.stderr
     assert {p: p.stat().st_mode for p in modes} == modes
+
+
+def test_an_interpreter_shipped_in_a_bots_folder_names_no_folder_outside_it(
+    tmp_path: Path,
+) -> None:
+    """The runner asks another interpreter where it imports from; one that lies in the
+    bot's own folder is the author's code and could answer with any folder the runner
+    reads (another bot's files): only folders inside its own bot folder are bound."""
+    other = tmp_path / "bots" / "other"  # another author's bot, readable by the runner
+    other.mkdir(parents=True)
+    (other / "weights.npz").write_bytes(b"private to its author")
+
+    def fake_python(folder: Path) -> Path:
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "lib").mkdir(exist_ok=True)
+        python = folder / "python3"
+        answer = json.dumps({"cirulla-probe": [str(other), str(folder / "lib")]})
+        python.write_text(f"#!/bin/sh\nprintf '%s' '{answer}'\n")
+        python.chmod(0o755)
+        return python
+
+    evil = tmp_path / "bots" / "evil"
+    python = fake_python(evil)
+    (evil / "bot.py").write_text("")
+    dests = {b.dest for b in binds.bot_binds([str(python), str(evil / "bot.py")])}
+    assert str(other) not in dests and not any(d.startswith(str(other) + "/") for d in dests)
+    assert any(str(evil) == d or str(evil) in d for d in dests)  # its own folder still is
+
+    # the same answer from the interpreter of a venv outside the bot's folder (the
+    # operator's) is used
+    operators = tmp_path / "venvs" / "operators"
+    python = fake_python(operators / "bin")
+    (operators / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    mine = tmp_path / "bots" / "mine"
+    mine.mkdir()
+    (mine / "bot.py").write_text("")
+    dests = {b.dest for b in binds.bot_binds([str(python), str(mine / "bot.py")])}
+    assert str(other) in dests

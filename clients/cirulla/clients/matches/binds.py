@@ -509,6 +509,26 @@ def interpreter_paths(python: str, private: Iterable[Path] = ()) -> tuple[Path, 
     return paths
 
 
+def trusted_answer(python: str, paths: Sequence[Path], own: Sequence[Path]) -> list[Path]:
+    """The folders of an interpreter's answer that are bound. An interpreter is the
+    operator's, and its answer is trusted like the runner's own installation; but one
+    that lies in a bot's own folder (shipped with the bot's files) is the bot author's
+    code, and its answer could name any folder the runner can read (another bot's
+    files): then only folders inside that same bot folder are taken."""
+    home = real(python)
+    mine = [real(folder) for folder in own if home.is_relative_to(real(folder))]
+    if not mine:
+        return list(paths)
+    kept = [p for p in paths if any(real(p).is_relative_to(folder) for folder in mine)]
+    if len(kept) < len(paths):
+        log.warning(
+            "--sandbox: %s lies in the bot's own folder: of the folders it names, only "
+            "those inside that folder are shown to the bot",
+            python,
+        )
+    return kept
+
+
 def bot_binds(argv: Sequence[str], private: Iterable[Path] = ()) -> list[Bind]:
     """What a bot's command line (already made absolute) needs bound: every file and
     folder it names; the whole folder of its program (a multi-file bot imports or reads
@@ -521,9 +541,14 @@ def bot_binds(argv: Sequence[str], private: Iterable[Path] = ()) -> list[Bind]:
     install = install_binds()
     private = tuple(private)
     wanted: list[Path] = []
-    for python in interpreters(argv):
-        wanted += interpreter_paths(python, private)
     program_set = set(programs(argv, install))
+    own = [
+        p.parent
+        for p in (*program_set, *named_paths(argv))
+        if p.suffix == ".py" or p in program_set
+    ]
+    for python in interpreters(argv):
+        wanted += trusted_answer(python, interpreter_paths(python, private), own)
     for path in named_paths(argv):
         venv = _venv_root(path) if path.is_file() else None
         if venv is not None and not runners_own(str(path)):
