@@ -24,7 +24,7 @@ import numpy.typing as npt
 from gymnasium import spaces
 from pettingzoo import AECEnv  # type: ignore[import-untyped]
 
-from cirulla.env import render as rendering
+import cirulla.env.render as rendering
 from cirulla.env.encoding import NUM_ACTIONS, OBS_SIZE
 from cirulla.env.rewards import check_reward, deal_info
 from cirulla.env.vector import Env, action_index, make_options

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from cirulla.env import openspiel_baseline
+import cirulla.env.openspiel_baseline as openspiel_baseline
 from cirulla.env.encoding import NUM_ACTIONS, OBS_SIZE, observe
 from cirulla.env.vector import ENV_CORE, Env, SplitmixDecks, VectorEnv
 from cirulla.rules.game import Game

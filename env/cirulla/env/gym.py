@@ -28,7 +28,7 @@ import gymnasium
 import numpy as np
 import numpy.typing as npt
 
-from cirulla.env import render as rendering
+import cirulla.env.render as rendering
 from cirulla.env.aec import observation_space
 from cirulla.env.encoding import NUM_ACTIONS
 from cirulla.env.rewards import check_reward, deal_info

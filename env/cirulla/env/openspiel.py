@@ -52,7 +52,7 @@ from cirulla.rules.options import Options
 from cirulla.rules.views import View, sample_world
 
 try:
-    from cirulla.env import _native
+    import cirulla.env._native as _native  # the sibling itself, not the package
 except ImportError:  # built without a compiler: the game says so when loaded
     _native = None  # type: ignore[assignment]  # mypy has no "this module or None"
 

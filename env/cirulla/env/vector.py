@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from cirulla.env._native import Zones
 
 try:
-    from cirulla.env import _native
+    import cirulla.env._native as _native  # the sibling itself, not the package
 except ImportError:  # built without a compiler: the Python reference runs
     _native = None  # type: ignore[assignment]  # mypy has no "this module or None"
 

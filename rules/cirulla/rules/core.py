@@ -41,7 +41,7 @@ from cirulla.rules.options import Options
 from cirulla.rules.scoring import DealScore, SideScore
 
 if TYPE_CHECKING:
-    from cirulla.rules.views import View
+    from cirulla.rules.seat_view import View
 
 ENV = "CIRULLA_CORE"
 CHOICES = ("auto", "native", "python")
@@ -69,7 +69,7 @@ _WANTED = _wanted()
 try:
     if _WANTED == "python":
         raise ImportError(f"{ENV}=python")
-    from cirulla.rules import _native
+    import cirulla.rules._native as _native  # the sibling itself, not the package
 
     native = _native
 except ImportError:

@@ -50,9 +50,10 @@ from cirulla.rules.events import (
 from cirulla.rules.illegal import explain_illegal
 from cirulla.rules.options import Options
 from cirulla.rules.scoring import DealScore, SideScore, score_deal
+from cirulla.rules.seat_view import view_of
 
 if TYPE_CHECKING:
-    from cirulla.rules.views import View
+    from cirulla.rules.seat_view import View
 
 
 # the events the state machine builds, through the cheap constructor (one per card played)
@@ -405,8 +406,6 @@ class Game:
 
     def view(self, seat: int | None) -> View:
         """What ``seat`` may know (None: a spectator). Only views leave the referee."""
-        from cirulla.rules.views import view_of
-
         return view_of(self, seat)
 
     def deal_score(self) -> DealScore:

@@ -1,94 +1,23 @@
 """What one seat may know, and worlds consistent with it.
 
-Only views leave the referee. A view holds the seat's own hand, the table, public history
-in aggregate (captured cards per side are public: every capture is made face up), declared
-cards still in hand, and counts. ``sample_world`` deals the unseen cards at random into the
-other hands and the stock, which is how the bots determinize.
+Only views leave the referee. A view (``View``, made by ``view_of``: their module is
+``cirulla.rules.seat_view``, which needs no ``Game``; this one is their documented home)
+holds the seat's own hand, the table, public history in aggregate (captured cards per side
+are public: every capture is made face up), declared cards still in hand, and counts.
+``sample_world`` deals the unseen cards at random into the other hands and the stock, which
+is how the bots determinize.
 """
 
 from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from dataclasses import dataclass
 
-from cirulla.rules.cards import ALL_CARDS_MASK, cards_of, format_cards
+from cirulla.rules.cards import cards_of
 from cirulla.rules.game import Game
-from cirulla.rules.options import Options
+from cirulla.rules.seat_view import View, view_of
 
-
-@dataclass(frozen=True, slots=True)
-class View:
-    """Everything ``seat`` may know (``seat`` None: a spectator, who sees no hand)."""
-
-    seat: int | None
-    options: Options
-    deal: int
-    dealer: int
-    round: int
-    to_move: int | None
-    hand: int
-    table: int
-    wild_value: int
-    hand_sizes: tuple[int, ...]
-    declared: tuple[int, ...]
-    captured: tuple[int, ...]
-    scope: tuple[int, ...]
-    stock: int
-    totals: tuple[int, ...]
-    last_taker: int | None
-    winner: int | None
-
-    @property
-    def unseen(self) -> int:
-        """Cards this seat cannot locate: other hands (undeclared part) and the stock."""
-        known = self.hand | self.table
-        for m in self.declared:
-            known |= m
-        for m in self.captured:
-            known |= m
-        return ALL_CARDS_MASK & ~known
-
-    def key(self) -> str:
-        """One-line information-state string: equal keys mean indistinguishable states."""
-        return (
-            f"s{self.seat} d{self.deal}/{self.dealer} r{self.round} t{self.to_move} "
-            f"h{self.hand:x} T{self.table:x} w{self.wild_value} "
-            f"n{','.join(map(str, self.hand_sizes))} "
-            f"D{','.join(f'{m:x}' for m in self.declared)} "
-            f"C{','.join(f'{m:x}' for m in self.captured)} "
-            f"S{','.join(map(str, self.scope))} k{self.stock} "
-            f"P{','.join(map(str, self.totals))} L{self.last_taker}"
-        )
-
-    def __str__(self) -> str:
-        who = "spectator" if self.seat is None else f"seat {self.seat}"
-        return (
-            f"{who}: hand [{format_cards(self.hand)}] table [{format_cards(self.table)}] "
-            f"to move {self.to_move} deal {self.deal} round {self.round} totals {self.totals}"
-        )
-
-
-def view_of(game: Game, seat: int | None) -> View:
-    return View(
-        seat=seat,
-        options=game.options,
-        deal=game.deal_no,
-        dealer=game.dealer,
-        round=game.round,
-        to_move=game.to_move,
-        hand=game.hands[seat] if seat is not None else 0,
-        table=game.table,
-        wild_value=game.wild,
-        hand_sizes=game.hand_sizes(),
-        declared=tuple(game.declared),
-        captured=tuple(game.captured),
-        scope=tuple(game.scope),
-        stock=len(game.stock),
-        totals=tuple(game.totals),
-        last_taker=game.last_taker if game.last_taker >= 0 else None,
-        winner=game.winner,
-    )
+__all__ = ["NO_HANDS", "View", "sample_world", "view_of", "world_of"]
 
 
 #: ``sample_world``'s ``hidden`` when no seat's hand is inferred: no seat, no candidates.
