@@ -14,8 +14,8 @@ from pathlib import Path
 import numpy as np
 
 from cirulla.bots.policy_bot import load_mlp, mlp_logits
-from cirulla.env.encoding import NUM_ACTIONS, OBS_FIELDS, OBS_SIZE
 from cirulla.env.example import input_scale
+from cirulla.rules.encoding import NUM_ACTIONS, OBS_FIELDS, OBS_SIZE
 
 PYTHON = sys.executable
 CIRULLA = [PYTHON, "-m", "cirulla"]

@@ -18,8 +18,8 @@ import numpy as np
 
 from cirulla.bots.policy_bot import load_array_policy, save_mlp
 from cirulla.bots.specs import make_policy
-from cirulla.env.encoding import NUM_ACTIONS, OBS_SIZE
 from cirulla.env.vector import make_options
+from cirulla.rules.encoding import NUM_ACTIONS, OBS_SIZE
 from cirulla.rules.game import Game
 
 FLOAT = 1  # TensorProto.DataType.FLOAT

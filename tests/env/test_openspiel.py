@@ -148,7 +148,7 @@ def test_ismcts_plays_a_game_and_resamples_consistently() -> None:
 
 
 def test_the_observation_tensor_is_the_encoding() -> None:
-    from cirulla.env.encoding import OBS_SIZE
+    from cirulla.rules.encoding import OBS_SIZE
 
     game = pyspiel.load_game("python_cirulla")
     assert game.observation_tensor_size() == OBS_SIZE

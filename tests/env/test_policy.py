@@ -11,8 +11,8 @@ import pytest
 from cirulla.bots.botspec import parse_bot_spec
 from cirulla.bots.policy_bot import save_mlp
 from cirulla.bots.specs import make_policy
-from cirulla.env.encoding import NUM_ACTIONS, OBS_SIZE, index_actions, legal_actions, observe
 from cirulla.env.vector import make_options
+from cirulla.rules.encoding import NUM_ACTIONS, OBS_SIZE, index_actions, legal_actions, observe
 from cirulla.rules.game import Game
 
 

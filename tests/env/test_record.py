@@ -25,9 +25,9 @@ import pytest
 
 from cirulla.bots.kit import run_bot
 from cirulla.bots.specs import make_policy
-from cirulla.env.encoding import OBS_FIELDS
 from cirulla.env.vector import ENV_CORE, Env, SplitmixDecks, episode_seed, make_options
 from cirulla.rules import CARD_NAMES
+from cirulla.rules.encoding import OBS_FIELDS
 from cirulla.server import records
 from cirulla.v1 import cards_pb2, match_settings_pb2, rules_pb2
 from cirulla.v1 import match_service_pb2 as ms

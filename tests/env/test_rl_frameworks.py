@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from cirulla.bots.policy_bot import load_array_policy
-from cirulla.env.encoding import OBS_SIZE
+from cirulla.rules.encoding import OBS_SIZE
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "rl"

@@ -56,7 +56,7 @@ def test_the_native_options_list_reads_the_options_in_their_order() -> None:
 @pytest.mark.parametrize(
     "path",
     [
-        "env/cirulla/env/encoding.py",  # the observation's layout and its table
+        "rules/cirulla/rules/encoding.py",  # the observation's layout and its table
         "env/cirulla/env/_native_env.c",  # the same slots in C
         "docs/env.md",  # the observation table
         "docs/rules.md",  # the option table

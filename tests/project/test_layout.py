@@ -77,7 +77,7 @@ ALLOWED = {
     "rules": set(),
     "cirulla": {"rules", "v1"},
     "server": {"rules", "v1", "cirulla"},
-    "bots": {"rules", "v1", "cirulla", "env"},
+    "bots": {"rules", "v1", "cirulla"},
     "env": {"rules", "bots", "cirulla"},
     "clients.matches": {"rules", "bots", "server", "v1", "cirulla"},
     "clients.tournament": {

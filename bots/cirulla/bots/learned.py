@@ -99,13 +99,13 @@ def _need_numpy() -> None:
 
 
 def obs_size(version: int = FEATURES_VERSION) -> int:
-    from cirulla.env.encoding import OBS_SIZE
+    from cirulla.rules.encoding import OBS_SIZE
 
     return OBS_SIZE + (NUM_CARDS if version >= 2 else 0)
 
 
 def act_size() -> int:
-    from cirulla.env.encoding import FEATURE_SIZE
+    from cirulla.rules.encoding import FEATURE_SIZE
 
     return FEATURE_SIZE + NUM_CARDS + len(ACT_EXTRA)
 
@@ -118,7 +118,7 @@ def _obs_scale() -> Any:
     totals are scaled by the target in ``decision_features``, which this cannot know)."""
     global _OBS_SCALE
     if _OBS_SCALE is None:
-        from cirulla.env.encoding import OBS_FIELDS, OBS_SIZE
+        from cirulla.rules.encoding import OBS_FIELDS, OBS_SIZE
 
         scale = np.ones(OBS_SIZE, dtype=np.float32)
         for name, factor in (
@@ -157,7 +157,7 @@ def decision_features(
     code, computed from the view and ``evidence`` (what this seat saw the opponent play this
     round, ``PlayTracker.evidence``) alone (module docstring), in layout ``version``."""
     _need_numpy()
-    from cirulla.env.encoding import FEATURE_SIZE, OBS_FIELDS, encode_view
+    from cirulla.rules.encoding import FEATURE_SIZE, OBS_FIELDS, encode_view
 
     obs = encode_view(view)
     target = max(view.options.target, 1)

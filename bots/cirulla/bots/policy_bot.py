@@ -74,7 +74,7 @@ def load_mlp(path: str | Path) -> list[tuple[Any, Any]]:
     first takes the observation, each the previous one's outputs, the last gives the
     logits of every action index (``ValueError`` naming the array otherwise)."""
     _need_numpy()
-    from cirulla.env.encoding import NUM_ACTIONS, OBS_SIZE
+    from cirulla.rules.encoding import NUM_ACTIONS, OBS_SIZE
 
     def check_layers(shapes: Mapping[str, Any]) -> None:
         """The layers follow each other (checked on the headers, before any reading)."""
@@ -223,7 +223,7 @@ class ArrayPolicyBot:
     def choose(
         self, view: View, legal: Sequence[Action], time_left: float | None
     ) -> int | RawAnswer:
-        from cirulla.env.encoding import encode_view, index_actions
+        from cirulla.rules.encoding import encode_view, index_actions
 
         codes = [a.to_int() for a in legal]
         # Ranks follow the core's legal order: per card and declaration, captures ascending

@@ -1,6 +1,6 @@
 """Environments for learning agents on the Cirulla rules core (the ``env`` extra).
 
-``cirulla.env.encoding`` defines the one observation and action encoding; ``cirulla.env.vector``
+``cirulla.rules.encoding`` defines the one observation and action encoding; ``cirulla.env.vector``
 steps one game (``Env``) or many (``VectorEnv``) in it. The ecosystem wrappers build on these:
 ``aec_env(players=2, preset="standard", **rules)`` (PettingZoo AEC, ``cirulla.env.aec``), the
 Gymnasium id ``"Cirulla-v0"`` registered on import (``cirulla.env.gym``; options as keyword

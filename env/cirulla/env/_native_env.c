@@ -1,17 +1,17 @@
 /* The environments' hot path in C: stepping, legality and the observation/mask encoding of
- * cirulla.env.encoding, written straight into caller-owned buffers (NumPy arrays through the
+ * cirulla.rules.encoding, written straight into caller-owned buffers (NumPy arrays through the
  * buffer protocol; no NumPy C-API).
  *
  * Compiled as its own extension module, cirulla.env._native, on the rules core's state
  * machine (rules/cirulla/rules/engine.h, included: every function of it is static, so
  * this module has its own copy and exports only itself).
- * env/cirulla/env/encoding.py is the reference these functions follow (tests/env/test_vector.py holds
+ * rules/cirulla/rules/encoding.py is the reference these functions follow (tests/env/test_vector.py holds
  * both cores to identical observations, masks and rewards).
  */
 #include "../../../rules/cirulla/rules/engine.h"
 
 /* ----------------------------------------------------------- the encoding's layout */
-/* Offsets of env/cirulla/env/encoding.py's OBS_FIELDS (checked against it at import: obs_layout()). */
+/* Offsets of rules/cirulla/rules/encoding.py's OBS_FIELDS (checked against it at import: obs_layout()). */
 enum {
     O_HAND = 0,
     O_TABLE = 40,

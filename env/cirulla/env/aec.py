@@ -2,7 +2,7 @@
 
 Agents are ``player_0`` .. ``player_{n-1}`` (seat numbers; with 4 players seats 0 and 2 are
 one side, 1 and 3 the other). Each agent observes a dict, the convention of PettingZoo's
-classic games: ``observation`` (``cirulla.env.encoding``'s ``OBS_SIZE`` float32 vector of
+classic games: ``observation`` (``cirulla.rules.encoding``'s ``OBS_SIZE`` float32 vector of
 what that seat may know) and ``action_mask`` (``NUM_ACTIONS`` int8, the dtype that
 ``Discrete.sample`` takes; all zero unless it is that agent's turn). Actions are the
 encoding's fixed indices. Rewards by ``reward`` (``cirulla.env.rewards``): "game" (default)
@@ -25,9 +25,9 @@ from gymnasium import spaces
 from pettingzoo import AECEnv  # type: ignore[import-untyped]
 
 import cirulla.env.render as rendering
-from cirulla.env.encoding import NUM_ACTIONS, OBS_SIZE
 from cirulla.env.rewards import check_reward, deal_info
 from cirulla.env.vector import Env, action_index, make_options
+from cirulla.rules.encoding import NUM_ACTIONS, OBS_SIZE
 from cirulla.rules.options import Options
 
 #: The highest value an observation entry can take (scores stay far below it).

@@ -27,8 +27,8 @@ from typing import Any
 import numpy as np
 
 import cirulla.env.openspiel_baseline as openspiel_baseline
-from cirulla.env.encoding import NUM_ACTIONS, OBS_SIZE, observe
 from cirulla.env.vector import ENV_CORE, Env, SplitmixDecks, VectorEnv
+from cirulla.rules.encoding import NUM_ACTIONS, OBS_SIZE, observe
 from cirulla.rules.game import Game
 from cirulla.rules.options import Options
 

@@ -30,8 +30,8 @@ import numpy as np
 import numpy.typing as npt
 
 from cirulla.bots.policy_bot import save_mlp
-from cirulla.env.encoding import NUM_ACTIONS, OBS_FIELDS, OBS_SIZE
 from cirulla.env.vector import VectorEnv, make_options
+from cirulla.rules.encoding import NUM_ACTIONS, OBS_FIELDS, OBS_SIZE
 
 Array = npt.NDArray[np.float32]
 Mask = npt.NDArray[np.uint8]

@@ -30,9 +30,9 @@ import numpy.typing as npt
 
 import cirulla.env.render as rendering
 from cirulla.env.aec import observation_space
-from cirulla.env.encoding import NUM_ACTIONS
 from cirulla.env.rewards import check_reward, deal_info
 from cirulla.env.vector import Env, action_index, make_options
+from cirulla.rules.encoding import NUM_ACTIONS
 from cirulla.rules.options import Options
 
 #: A policy over the documented encoding: (observation, action mask) -> fixed index.

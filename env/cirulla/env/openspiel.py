@@ -17,7 +17,7 @@ encoded in C. Chance, by the ``chance`` parameter:
   simulation and learning.
 
 A deal's deck is drawn once the deal before it is scored. Player actions are the fixed
-indices of ``cirulla.env.encoding`` (``NUM_ACTIONS``), chance outcomes the card drawn (0..39).
+indices of ``cirulla.rules.encoding`` (``NUM_ACTIONS``), chance outcomes the card drawn (0..39).
 Rewards by ``reward`` (``cirulla.env.rewards``): "game" returns +1 for every seat of the
 winning side and -1 for the others at the end (zero-sum with 2 and 4 players); "deal" and
 "points" reward every deal as it ends (``rewards()``; ``returns()`` is their sum).
@@ -43,11 +43,11 @@ from typing import Any
 import numpy as np
 import pyspiel  # type: ignore[import-not-found,unused-ignore]
 
-from cirulla.env.encoding import NUM_ACTIONS, OBS_SIZE
 from cirulla.env.rewards import REWARD_CODE, check_reward
 from cirulla.env.vector import Splitmix, make_options, view_of_zones
 from cirulla.rules.actions import action_text
 from cirulla.rules.core import options_tuple
+from cirulla.rules.encoding import NUM_ACTIONS, OBS_SIZE
 from cirulla.rules.options import Options
 from cirulla.rules.views import View, sample_world
 

@@ -19,10 +19,10 @@ from typing import Any
 import numpy as np
 import pyspiel  # type: ignore[import-not-found,unused-ignore]
 
-from cirulla.env.encoding import NUM_ACTIONS, OBS_SIZE, encode_view, index_actions
 from cirulla.env.vector import make_options
 from cirulla.rules.actions import action_text
 from cirulla.rules.decks import DeckSource
+from cirulla.rules.encoding import NUM_ACTIONS, OBS_SIZE, encode_view, index_actions
 from cirulla.rules.game import Game
 from cirulla.rules.options import Options
 from cirulla.rules.views import sample_world

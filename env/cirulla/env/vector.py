@@ -1,11 +1,11 @@
 """Stepping games for learners: one game (``Env``) and many at once (``VectorEnv``).
 
-Both speak the fixed encoding of ``cirulla.env.encoding``: observations of the seat to move,
+Both speak the fixed encoding of ``cirulla.rules.encoding``: observations of the seat to move,
 a legal-action mask over ``NUM_ACTIONS`` indices, and terminal rewards. They step the rules
 core's game: on the native core through ``cirulla.env._native`` (env/cirulla/env/_native_env.c: the
 core's own C state machine, stepping, legality and encoding written into NumPy arrays), on the
 pure-Python core (``CIRULLA_CORE=python``, or no compiler) through ``cirulla.rules.Game`` and
-``cirulla.env.encoding``, the reference. Both give identical trajectories for the same seeds.
+``cirulla.rules.encoding``, the reference. Both give identical trajectories for the same seeds.
 
 Rewards: by default zero until the game ends, then +1 for every seat of the winning side and
 -1 for every other seat (a 2- or 4-player game is zero-sum; with 3 players the two losers take
@@ -24,7 +24,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from cirulla.env.encoding import (
+from cirulla.env.rewards import REWARD_CODE, check_reward, deal_rewards, deal_score_of
+from cirulla.rules.core import CORE, options_tuple
+from cirulla.rules.decks import DeckSource
+from cirulla.rules.encoding import (
     MAX_SEATS,
     NUM_ACTIONS,
     OBS_SIZE,
@@ -32,9 +35,6 @@ from cirulla.env.encoding import (
     legal_actions,
     observe,
 )
-from cirulla.env.rewards import REWARD_CODE, check_reward, deal_rewards, deal_score_of
-from cirulla.rules.core import CORE, options_tuple
-from cirulla.rules.decks import DeckSource
 from cirulla.rules.game import Game
 from cirulla.rules.options import Options
 from cirulla.rules.scoring import DealScore
