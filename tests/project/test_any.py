@@ -18,7 +18,7 @@ CEILINGS = {
     "clients": 28,
     "env": 59,
     "ladder": 110,
-    "rules": 51,
+    "rules": 12,
     "server": 134,
     "src": 4,
 }

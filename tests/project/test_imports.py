@@ -25,7 +25,7 @@ CEILINGS = {
     "clients": 11,
     "env": 4,
     "ladder": 43,
-    "rules": 5,
+    "rules": 2,
     "server": 20,
     "src": 0,
 }

@@ -25,20 +25,38 @@ import random
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import NotRequired, TypedDict
 
-from cirulla.rules import events as ev
-from cirulla.rules import game as game_module
+import cirulla.rules.events as ev
+import cirulla.rules.game as game_module
 from cirulla.rules.actions import Action, Declaration, decode, encode
 from cirulla.rules.core import CORE, native, options_tuple, require_native, resolve_core
 from cirulla.rules.errors import IllegalActionError
 from cirulla.rules.game import Game
-from cirulla.rules.options import Options
+from cirulla.rules.options import Options, OptionValue
+
+
+class RulesReport(TypedDict):
+    """One loop's figures (``cirulla bench rules`` prints them as JSON)."""
+
+    benchmark: str
+    core: str
+    players: int
+    options: dict[str, OptionValue]
+    seconds: float
+    deals: int
+    games: int
+    actions: int
+    deals_per_s: float
+    actions_per_s: float
+    cpu_seconds: float
+    deals_per_cpu_s: float | None
+    loop: NotRequired[str]
 
 
 def bench_rules(
     options: Options, seconds: float = 3.0, seed: int = 1, core: str | None = None
-) -> dict[str, Any]:
+) -> RulesReport:
     """Play random deals (legal generation, declarations, scoring included) for ``seconds``
     of CPU time (one core's work: on a busy machine the wall time is longer).
 
@@ -56,20 +74,20 @@ def bench_rules(
     return _random_deals(options, seconds, seed, _reference_deal, 64, "python", "python")
 
 
-def bench_api(options: Options, seconds: float = 3.0, seed: int = 1) -> dict[str, Any]:
+def bench_api(options: Options, seconds: float = 3.0, seed: int = 1) -> RulesReport:
     """Random deals through ``Game.legal_actions()`` and ``Game.apply()``, for ``seconds``
     of CPU time: the rate a Python user of the API sees (``core`` says which one runs
     underneath ``legal_actions``)."""
     return _random_deals(options, seconds, seed, _api_deal, 16, CORE, "api")
 
 
-def bench_api_before(options: Options, seconds: float = 3.0, seed: int = 1) -> dict[str, Any]:
+def bench_api_before(options: Options, seconds: float = 3.0, seed: int = 1) -> RulesReport:
     """``bench_api``'s program on the API as it was before its fast paths: the baseline."""
     with _dataclass_events():
         return _random_deals(options, seconds, seed, _api_before_deal, 16, CORE, "api_before")
 
 
-def bench_search(options: Options, seconds: float = 3.0, seed: int = 1) -> dict[str, Any]:
+def bench_search(options: Options, seconds: float = 3.0, seed: int = 1) -> RulesReport:
     """Random deals through ``Game.legal_codes()`` and ``Game.apply_code()``: the fast path
     for search in Python."""
     return _random_deals(options, seconds, seed, _search_deal, 16, CORE, "search")
@@ -181,7 +199,7 @@ def _random_deals(
     check_every: int,
     core: str,
     loop: str,
-) -> dict[str, Any]:
+) -> RulesReport:
     """Deals played by ``play_deal`` for ``seconds`` of CPU time (the clock read every
     ``check_every`` deals), a new seeded game whenever one ends."""
     rng = random.Random(seed)
@@ -220,7 +238,7 @@ LOOPS = {
 
 def _report(
     options: Options, core: str, elapsed: float, cpu: float, deals: int, games: int, actions: int
-) -> dict[str, Any]:
+) -> RulesReport:
     """Rates per wall second, and per CPU second (one core, whatever else the machine runs)."""
     return {
         "benchmark": "rules",

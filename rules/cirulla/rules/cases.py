@@ -10,7 +10,7 @@ import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import NotRequired, TypedDict, TypeVar
 
 from cirulla.rules.actions import Declaration, declaration_codes
 from cirulla.rules.captures import legal_captures
@@ -18,7 +18,7 @@ from cirulla.rules.cards import ACES_MASK, VALUES, WILD, names_of, parse_card, p
 from cirulla.rules.core import native, require_native
 from cirulla.rules.core import score_deal as native_score
 from cirulla.rules.game import dealer_bonus
-from cirulla.rules.options import Options
+from cirulla.rules.options import Options, OptionValue
 from cirulla.rules.scoring import DealScore, score_deal
 
 FORMAT = "cirulla-rule-cases/1"
@@ -26,13 +26,83 @@ FORMAT = "cirulla-rule-cases/1"
 BUNDLED_CASES = Path(__file__).parent / "data" / "rule-cases.json"
 
 
+class CaptureCase(TypedDict):
+    """A ``captures`` case: the sets a card played on ``table`` may take."""
+
+    id: NotRequired[str]
+    options: NotRequired[dict[str, OptionValue]]
+    table: list[str]
+    play: str
+    named: NotRequired[dict[str, int]]  # the wild card's named value, by card
+    expect: list[list[str]]
+
+
+class DeclarationExpected(TypedDict):
+    kind: str
+    points: int
+    wild_value: int | None
+
+
+class DeclarationCase(TypedDict):
+    """A ``declarations`` case: what a hand may declare."""
+
+    id: NotRequired[str]
+    hand: list[str]
+    expect: list[DeclarationExpected]
+
+
+class DealerBonusCase(TypedDict):
+    """A ``dealer_bonus`` case: the dealer's scope for the four table cards, or "redeal"."""
+
+    id: NotRequired[str]
+    options: NotRequired[dict[str, OptionValue]]
+    table: list[str]
+    expect: int | str
+
+
+class SideScoreExpected(TypedDict):
+    cards: int
+    coins: int
+    settebello: int
+    primiera: int
+    scope: int
+    grande: int
+    piccola: int
+    total: int
+
+
+class DealScoreExpected(TypedDict):
+    sides: list[SideScoreExpected]
+    cappotto: int | None
+
+
+class DealScoringCase(TypedDict):
+    """A ``deal_scoring`` case: each side's points for its captured cards and scope."""
+
+    id: NotRequired[str]
+    options: NotRequired[dict[str, OptionValue]]
+    captured: list[list[str]]
+    scope: list[int]
+    expect: DealScoreExpected
+
+
+class CaseFile(TypedDict):
+    """A rule-case file (``cirulla-rule-cases/1``, docs/rule-cases.md)."""
+
+    format: str
+    captures: NotRequired[list[CaptureCase]]
+    declarations: NotRequired[list[DeclarationCase]]
+    dealer_bonus: NotRequired[list[DealerBonusCase]]
+    deal_scoring: NotRequired[list[DealScoringCase]]
+
+
 @dataclass(frozen=True)
 class CaseResult:
     section: str
     id: str
     ok: bool
-    expected: Any
-    got: Any
+    expected: object  # the case's JSON, compared with what the core gave
+    got: object
 
     def describe(self) -> str:
         return f"{self.section}/{self.id}: expected {self.expected!r}, got {self.got!r}"
@@ -61,7 +131,7 @@ def core_functions(name: str) -> Core:
     return Core(native.captures, native.declaration_codes, native.dealer_bonus, native_score)
 
 
-def _captures(case: dict[str, Any], core: Core) -> tuple[Any, Any]:
+def _captures(case: CaptureCase, core: Core) -> tuple[object, object]:
     options = Options.from_dict(case.get("options", {}))
     table = parse_mask(case["table"])
     card = parse_card(case["play"])
@@ -74,24 +144,24 @@ def _captures(case: dict[str, Any], core: Core) -> tuple[Any, Any]:
     return expected, got
 
 
-def _declarations(case: dict[str, Any], core: Core) -> tuple[Any, Any]:
+def _declarations(case: DeclarationCase, core: Core) -> tuple[object, object]:
     hand = parse_mask(case["hand"])
-    got = []
+    got: list[DeclarationExpected] = []
     for code in core.declaration_codes(hand):
         d = Declaration.from_code(code)
         assert d is not None
         got.append({"kind": d.kind.label, "points": d.points, "wild_value": d.wild_value})
 
-    def key(d: dict[str, Any]) -> tuple[Any, ...]:
+    def key(d: DeclarationExpected) -> tuple[str, int, int]:
         return (d["kind"], d["points"], d["wild_value"] or 0)
 
     return sorted(case["expect"], key=key), sorted(got, key=key)
 
 
-def _dealer_bonus(case: dict[str, Any], core: Core) -> tuple[Any, Any]:
+def _dealer_bonus(case: DealerBonusCase, core: Core) -> tuple[object, object]:
     options = Options.from_dict(case.get("options", {}))
     table = parse_mask(case["table"])
-    got: Any = (
+    got: int | str = (
         "redeal"
         if (table & ACES_MASK).bit_count() >= 2
         else core.dealer_bonus(table, options.dealer_low_bonus)
@@ -99,34 +169,46 @@ def _dealer_bonus(case: dict[str, Any], core: Core) -> tuple[Any, Any]:
     return case["expect"], got
 
 
-def _deal_scoring(case: dict[str, Any], core: Core) -> tuple[Any, Any]:
+def _deal_scoring(case: DealScoringCase, core: Core) -> tuple[object, object]:
     options = Options.from_dict(case.get("options", {}))
     captured = [parse_mask(cards) for cards in case["captured"]]
     score = core.score_deal(options, captured, case["scope"])
     return case["expect"], score.to_dict()
 
 
-SECTIONS: dict[str, Callable[[dict[str, Any], Core], tuple[Any, Any]]] = {
-    "captures": _captures,
-    "declarations": _declarations,
-    "dealer_bonus": _dealer_bonus,
-    "deal_scoring": _deal_scoring,
-}
+#: The sections of a rule-case file, in the order they run.
+SECTIONS = ("captures", "declarations", "dealer_bonus", "deal_scoring")
+
+C = TypeVar("C", CaptureCase, DeclarationCase, DealerBonusCase, DealScoringCase)
 
 
-def run_cases(data: dict[str, Any], core: str = "python") -> Iterator[CaseResult]:
+def _run_section(
+    section: str,
+    cases: list[C],
+    runner: Callable[[C, Core], tuple[object, object]],
+    core: Core,
+) -> Iterator[CaseResult]:
+    for case in cases:
+        expected: object
+        got: object
+        try:
+            expected, got = runner(case, core)
+        except Exception as exc:  # a case that crashes the engine is a failing case
+            expected, got = case.get("expect"), f"error: {exc}"
+        yield CaseResult(section, case.get("id", "?"), expected == got, expected, got)
+
+
+def run_cases(data: CaseFile, core: str = "python") -> Iterator[CaseResult]:
     """Every case of a rule-case file against one core (``python`` or ``native``)."""
     functions = core_functions(core)
     if data.get("format") != FORMAT:
         raise ValueError(f"not a rule-case file: format is {data.get('format')!r}, not {FORMAT!r}")
-    for section, runner in SECTIONS.items():
-        for case in data.get(section, []):
-            try:
-                expected, got = runner(case, functions)
-            except Exception as exc:  # a case that crashes the engine is a failing case
-                expected, got = case.get("expect"), f"error: {exc}"
-            yield CaseResult(section, case.get("id", "?"), expected == got, expected, got)
+    yield from _run_section("captures", data.get("captures", []), _captures, functions)
+    yield from _run_section("declarations", data.get("declarations", []), _declarations, functions)
+    yield from _run_section("dealer_bonus", data.get("dealer_bonus", []), _dealer_bonus, functions)
+    yield from _run_section("deal_scoring", data.get("deal_scoring", []), _deal_scoring, functions)
 
 
 def run_file(path: str | Path, core: str = "python") -> list[CaseResult]:
-    return list(run_cases(json.loads(Path(path).read_text()), core))
+    data: CaseFile = json.loads(Path(path).read_text())  # checked by its format, then per case
+    return list(run_cases(data, core))

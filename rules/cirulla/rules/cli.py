@@ -7,13 +7,46 @@ import json
 import random
 import sys
 from dataclasses import fields
-from typing import Any
+from typing import NotRequired, TypedDict
 
+from cirulla.rules.bench import (
+    RulesReport,
+    bench_api,
+    bench_api_before,
+    bench_rules,
+    bench_search,
+)
+from cirulla.rules.cases import BUNDLED_CASES, run_file
 from cirulla.rules.core import CORE, CoreUnavailableError, resolve_core
 from cirulla.rules.errors import CirullaError
 from cirulla.rules.events import DealScored, GameOver
 from cirulla.rules.game import Game
-from cirulla.rules.options import OPTION_HELP, PRESETS, Options, parse_overrides
+from cirulla.rules.options import OPTION_HELP, PRESETS, Options, OptionValue, parse_overrides
+
+
+class Figure(TypedDict, total=False):
+    """One headline figure of ``cirulla bench rules`` beside its baseline of the same run."""
+
+    deals_per_cpu_s: float | None
+    baseline: str
+    baseline_deals_per_cpu_s: float | None
+    ratio: float | None
+    over_naive_python: float | None
+
+
+class BenchReport(TypedDict):
+    """``cirulla bench rules`` on every core: each loop, and the figures read from them."""
+
+    benchmark: str
+    core: str
+    cores: dict[str, RulesReport]
+    api: RulesReport
+    api_before: RulesReport
+    search: RulesReport
+    user_sees_deals_per_cpu_s: float | None
+    figures: dict[str, Figure]
+    native_over_python: NotRequired[float | None]
+    native_loop_over_api: NotRequired[float | None]
 
 
 def register(
@@ -121,7 +154,7 @@ def add_rule_arguments(
     )
 
 
-def rule_overrides(args: argparse.Namespace) -> dict[str, Any]:
+def rule_overrides(args: argparse.Namespace) -> dict[str, OptionValue]:
     """The rule options the arguments change: each --rule, then --players and --target
     (the commands that have them), which win over a --rule naming the same option."""
     overrides = parse_overrides(args.rule)
@@ -169,15 +202,11 @@ def cmd_options(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from cirulla.rules.cases import run_file
-
     try:
         core = resolve_core(args.core)
     except CoreUnavailableError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    from cirulla.rules.cases import BUNDLED_CASES
-
     passed = failed = 0
     for path in args.files or [str(BUNDLED_CASES)]:
         try:
@@ -220,7 +249,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
-def _ratio(a: dict[str, Any], b: dict[str, Any]) -> float | None:
+def _ratio(a: RulesReport, b: RulesReport) -> float | None:
     """How many times ``a``'s deals per CPU second ``b``'s are (one decimal)."""
     if not a["deals_per_cpu_s"] or not b["deals_per_cpu_s"]:
         return None
@@ -228,15 +257,15 @@ def _ratio(a: dict[str, Any], b: dict[str, Any]) -> float | None:
 
 
 def figures(
-    runs: dict[str, dict[str, Any]],
-    api: dict[str, Any],
-    before: dict[str, Any],
-    search: dict[str, Any],
-) -> dict[str, dict[str, Any]]:
+    runs: dict[str, RulesReport],
+    api: RulesReport,
+    before: RulesReport,
+    search: RulesReport,
+) -> dict[str, Figure]:
     """Each headline figure beside its baseline measured in the same run (deals per CPU
     second, one core): docs/performance.md's table reads them."""
     python = runs["python"]
-    out = {
+    out: dict[str, Figure] = {
         "api": {
             "deals_per_cpu_s": api["deals_per_cpu_s"],
             "baseline": "api_before",
@@ -264,8 +293,6 @@ def figures(
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from cirulla.rules.bench import bench_api, bench_api_before, bench_rules, bench_search
-
     try:
         options = options_from_args(args)
     except CirullaError as exc:
@@ -273,18 +300,18 @@ def cmd_bench(args: argparse.Namespace) -> int:
         return 2
     if args.core != "both":
         try:
-            report = bench_rules(options, args.seconds, args.seed, args.core)
+            one = bench_rules(options, args.seconds, args.seed, args.core)
         except CoreUnavailableError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
-        print(json.dumps(report))
+        print(json.dumps(one))
         return 0
     cores = ["native", "python"] if CORE == "native" else ["python"]
     runs = {core: bench_rules(options, args.seconds, args.seed, core) for core in cores}
     api = bench_api(options, args.seconds, args.seed)
     before = bench_api_before(options, args.seconds, args.seed)
     search = bench_search(options, args.seconds, args.seed)
-    report = {
+    report: BenchReport = {
         "benchmark": "rules",
         "core": CORE,
         "cores": runs,

@@ -21,7 +21,7 @@ class Event:
         return True
 
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"type": type(self).__name__}
+        out: dict[str, object] = {"type": type(self).__name__}
         for name in field_names(type(self)):
             value = getattr(self, name)
             if name in _MASK_FIELDS:
@@ -61,7 +61,7 @@ _MASK_FIELDS = {"table", "cards", "captured", "hand"}
 _KINDS = {k.label: k for k in DeclarationKind}
 
 
-def _field_from_dict(name: str, value: Any) -> Any:
+def _field_from_dict(name: str, value: Any) -> object:
     if name in _MASK_FIELDS:
         return parse_mask(value)
     if name == "card":

@@ -7,11 +7,15 @@ and the bots key on them).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, fields, replace
-from typing import Any
+from typing import Any, TypeAlias
 
 from cirulla.rules.errors import OptionError
+
+#: An option's value: every option is a bool or an int (``Options.__post_init__`` checks).
+OptionValue: TypeAlias = bool | int
+
 
 #: Highest game target accepted (101 is the longest in use; a game to 1000 is ~100 deals).
 MAX_TARGET = 1000
@@ -91,8 +95,9 @@ class Options:
         return replace(self, **overrides)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any], preset: str = "standard") -> Options:
-        """Overrides of a preset, as in the rule-case files (missing keys = preset values)."""
+    def from_dict(cls, data: Mapping[str, object], preset: str = "standard") -> Options:
+        """Overrides of a preset, as in the rule-case files (missing keys = preset values;
+        each value is checked by ``Options``)."""
         return cls.preset(preset, **data)
 
     def to_dict(self) -> dict[str, Any]:
@@ -118,7 +123,7 @@ def parse_overrides(assignments: Iterable[str]) -> dict[str, Any]:
     checks (fantacarte is for 2 players) apply to the overridden options too.
     """
     kinds = {f.name: f.type for f in fields(Options)}
-    overrides: dict[str, Any] = {}
+    overrides: dict[str, OptionValue] = {}
     for text in assignments:
         key, sep, raw = text.partition("=")
         key = key.strip().replace("-", "_")
