@@ -8,7 +8,7 @@ import random
 import numpy as np
 import pytest
 
-from cirulla.env import encoding as enc
+import cirulla.rules.encoding as enc
 from cirulla.env.vector import SplitmixDecks
 from cirulla.rules.cards import parse_mask
 from cirulla.rules.game import Game
@@ -123,3 +123,20 @@ def test_observation_fields_hold_the_view() -> None:
             assert obs[enc.OBS_FIELDS["stock"][0]] == len(game.stock)
             move = enc.OBS_FIELDS["to_move"][0]
             assert obs[move + (game.turn - seat) % 3] == 1
+
+
+def test_the_old_module_name_gives_the_same_encoding() -> None:
+    """``cirulla.env.encoding`` (the published examples import it) re-exports the encoding
+    of ``cirulla.rules.encoding``: the very objects, every public function, class and
+    constant of it."""
+    import cirulla.env.encoding as old
+
+    public = {
+        name
+        for name, value in vars(enc).items()
+        if not name.startswith("_")
+        and (name.isupper() or getattr(value, "__module__", None) == enc.__name__)
+    }
+    assert set(old.__all__) >= public - {"NUM_CARDS"}  # the cards' count is the rules'
+    for name in old.__all__:
+        assert getattr(old, name) is getattr(enc, name), name

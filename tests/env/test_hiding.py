@@ -9,7 +9,7 @@ import random
 import numpy as np
 import pytest
 
-from cirulla.env import encoding as enc
+import cirulla.rules.encoding as enc
 from cirulla.env.vector import ENV_CORE, Env
 from cirulla.rules.options import Options
 from cirulla.rules.views import sample_world, view_of

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from cirulla.env import encoding as enc
+import cirulla.rules.encoding as enc
 from cirulla.env.vector import ENV_CORE, Env, SplitmixDecks, VectorEnv, episode_seed
 from cirulla.rules.game import Game
 from cirulla.rules.options import Options

@@ -16,7 +16,7 @@ AREAS = ("src", "rules", "server", "bots", "clients", "ladder", "env")
 CEILINGS = {
     "bots": 111,
     "clients": 28,
-    "env": 59,
+    "env": 5,
     "ladder": 110,
     "rules": 12,
     "server": 134,

@@ -23,7 +23,7 @@ OPTIONAL = {name for names in MODULES.values() for name in names} | {"torch", "o
 CEILINGS = {
     "bots": 40,
     "clients": 11,
-    "env": 4,
+    "env": 3,
     "ladder": 43,
     "rules": 2,
     "server": 20,

@@ -16,7 +16,7 @@ package is missing.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cirulla.extras import install_hint
 
@@ -28,10 +28,13 @@ except ImportError:  # no env extra: nothing to register, the rest of cirulla st
 if _gymnasium is not None and "Cirulla-v0" not in _gymnasium.registry:
     _gymnasium.register(id="Cirulla-v0", entry_point="cirulla.env.gym:CirullaGym")
 
+if TYPE_CHECKING:  # PettingZoo is imported when an environment is made
+    from cirulla.env.aec import CirullaAEC
+
 EXTRA_HINT = install_hint("env")
 
 
-def aec_env(players: int = 2, preset: str = "standard", **rules: Any) -> Any:
+def aec_env(players: int = 2, preset: str = "standard", **rules: Any) -> CirullaAEC:
     """The PettingZoo AEC environment (``cirulla.env.aec.CirullaAEC``); ``seed``, ``core``
     and ``render_mode`` may be given among the keywords."""
     try:

@@ -17,7 +17,7 @@ Python reference; the same trajectories for the same seed).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypeAlias
 
 import numpy as np
 import numpy.typing as npt
@@ -32,6 +32,11 @@ from cirulla.rules.options import Options
 
 #: The highest value an observation entry can take (scores stay far below it).
 OBS_HIGH = 1e6
+
+
+#: One seat's observation as both wrappers return it (``observation_space``): the float32
+#: ``"observation"`` and the int8 ``"action_mask"`` (a dict, the Gymnasium space's type).
+Observation: TypeAlias = dict[str, npt.NDArray[np.float32] | npt.NDArray[np.int8]]
 
 
 def observation_space() -> spaces.Dict:
@@ -78,10 +83,10 @@ class CirullaAEC(AECEnv):  # type: ignore[misc,unused-ignore]  # pettingzoo is u
         self.action_spaces = {a: self._act_space for a in self.possible_agents}
         self._reset_state()
 
-    def observation_space(self, agent: str) -> spaces.Space[Any]:
+    def observation_space(self, agent: str) -> spaces.Dict:
         return self._obs_space
 
-    def action_space(self, agent: str) -> spaces.Space[Any]:
+    def action_space(self, agent: str) -> spaces.Discrete:
         return self._act_space
 
     def _reset_state(self) -> None:
@@ -90,12 +95,12 @@ class CirullaAEC(AECEnv):  # type: ignore[misc,unused-ignore]  # pettingzoo is u
         self._cumulative_rewards = {a: 0.0 for a in self.agents}
         self.terminations = {a: False for a in self.agents}
         self.truncations = {a: False for a in self.agents}
-        self.infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
+        self.infos: dict[str, dict[str, object]] = {a: {} for a in self.agents}
         self._infos_set = False
         seat = self.game_env.to_move
         self.agent_selection = self.possible_agents[seat if seat is not None else 0]
 
-    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+    def reset(self, seed: int | None = None, options: dict[str, object] | None = None) -> None:
         """A new game: episode 0 of ``seed``, or the next episode of the current seed."""
         if seed is not None:
             self.game_env.reset(seed=seed)
@@ -105,7 +110,7 @@ class CirullaAEC(AECEnv):  # type: ignore[misc,unused-ignore]  # pettingzoo is u
         self._fresh = False
         self._reset_state()
 
-    def observe(self, agent: str) -> dict[str, npt.NDArray[Any]]:
+    def observe(self, agent: str) -> Observation:
         seat = self.agent_name_mapping[agent]
         obs = self.game_env.observe(seat)
         if self.game_env.to_move == seat:
@@ -170,7 +175,7 @@ def aec_env(
     core: str | None = None,
     render_mode: str | None = None,
     reward: str = "game",
-    **rules: Any,
+    **rules: object,
 ) -> CirullaAEC:
     """The PettingZoo AEC environment of a preset with a player count and rule overrides."""
     return CirullaAEC(

@@ -22,15 +22,22 @@ from __future__ import annotations
 import importlib
 import random
 import time
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 import cirulla.env.openspiel_baseline as openspiel_baseline
+from cirulla.env.spiel_params import GameParams
 from cirulla.env.vector import ENV_CORE, Env, SplitmixDecks, VectorEnv
 from cirulla.rules.encoding import NUM_ACTIONS, OBS_SIZE, observe
 from cirulla.rules.game import Game
-from cirulla.rules.options import Options
+from cirulla.rules.options import Options, OptionValue
+
+if TYPE_CHECKING:  # the env extra's libraries: imported when the benchmark runs them
+    import pyspiel  # type: ignore[import-not-found,unused-ignore]
+
+    from cirulla.env.aec import CirullaAEC
 
 BATCHED_TARGET = 1_000_000
 API_TARGET = 100_000
@@ -79,7 +86,9 @@ def bench_env_api(options: Options, seconds: float, seed: int) -> float:
             return steps / spent
 
 
-def bench_aec_api(aec_env: Any, options: Options, seconds: float, seed: int) -> float:
+def bench_aec_api(
+    aec_env: Callable[..., CirullaAEC], options: Options, seconds: float, seed: int
+) -> float:
     """PettingZoo's AEC loop (``agent_iter``/``last``/``step``) with a random masked policy."""
     env = aec_env(players=options.players, **_rule_kwargs(options))
     rng = random.Random(seed)
@@ -103,7 +112,7 @@ def bench_aec_api(aec_env: Any, options: Options, seconds: float, seed: int) -> 
             return steps / spent
 
 
-def _rule_kwargs(options: Options) -> dict[str, Any]:
+def _rule_kwargs(options: Options) -> dict[str, OptionValue]:
     data = options.to_dict()
     data.pop("players")
     return data
@@ -129,14 +138,14 @@ def bench_baseline(options: Options, seconds: float, seed: int) -> float:
             return steps / spent
 
 
-def _game_params(options: Options) -> dict[str, Any]:
-    params: dict[str, Any] = {"players": options.players}
+def _game_params(options: Options) -> GameParams:
+    params: GameParams = {"players": options.players}
     for key, value in _rule_kwargs(options).items():
         params[key] = int(value)
     return params
 
 
-def bench_openspiel(game: Any, seconds: float, seed: int) -> tuple[float, float]:
+def bench_openspiel(game: pyspiel.Game, seconds: float, seed: int) -> tuple[float, float]:
     """OpenSpiel's random simulation loop, tensors included: (player steps, all steps) per
     CPU second."""
     rng = random.Random(seed)
@@ -162,7 +171,7 @@ def bench_openspiel(game: Any, seconds: float, seed: int) -> tuple[float, float]
                 return players / spent, (players + chance) / spent
 
 
-def openspiel_figures(options: Options, seconds: float, seed: int) -> dict[str, Any] | None:
+def openspiel_figures(options: Options, seconds: float, seed: int) -> dict[str, object] | None:
     """``python_cirulla`` in both chance modes and its baseline (None without OpenSpiel)."""
     try:
         import pyspiel  # type: ignore[import-not-found,unused-ignore]
@@ -199,7 +208,7 @@ def bench_env(
     num_envs: int = 256,
     seed: int = 1,
     openspiel: bool = True,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Each loop for ``seconds`` of CPU time (one core's work), reported per CPU second."""
     batched = bench_batched(options, seconds, num_envs, seed)
     api_source = "Env"

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from pettingzoo import AECEnv  # type: ignore[import-untyped]
 from pettingzoo.utils import wrappers  # type: ignore[import-untyped]
 
 from cirulla.env.aec import CirullaAEC, aec_env
@@ -25,9 +26,9 @@ def raw_env(**kwargs: Any) -> CirullaAEC:
     return aec_env(**kwargs)
 
 
-def env(**kwargs: Any) -> Any:
+def env(**kwargs: Any) -> AECEnv:
     """The AEC environment with ``pettingzoo.classic``'s wrappers."""
-    wrapped: Any = raw_env(**kwargs)
+    wrapped: AECEnv = raw_env(**kwargs)
     wrapped = wrappers.TerminateIllegalWrapper(wrapped, illegal_reward=-1)
     wrapped = wrappers.AssertOutOfBoundsWrapper(wrapped)
     return wrappers.OrderEnforcingWrapper(wrapped)

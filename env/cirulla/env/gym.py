@@ -22,15 +22,16 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import cast
 
 import gymnasium
 import numpy as np
 import numpy.typing as npt
 
 import cirulla.env.render as rendering
-from cirulla.env.aec import observation_space
-from cirulla.env.rewards import check_reward, deal_info
+from cirulla.bots import make_policy, parse_bot_spec
+from cirulla.env.aec import Observation, observation_space
+from cirulla.env.rewards import DealInfo, check_reward, deal_info
 from cirulla.env.vector import Env, action_index, make_options
 from cirulla.rules.encoding import NUM_ACTIONS
 from cirulla.rules.options import Options
@@ -38,14 +39,14 @@ from cirulla.rules.options import Options
 #: A policy over the documented encoding: (observation, action mask) -> fixed index.
 ArrayPolicy = Callable[[npt.NDArray[np.float32], npt.NDArray[np.int8]], int]
 Opponent = str | ArrayPolicy
+#: An action as ``step`` takes it: a fixed index (Python or NumPy integer, or a 0-d array).
+ActionLike = int | np.integer | npt.NDArray[np.integer]
 
 
 class _SpecOpponent:
     """A kit bot (``make_policy``) moving a seat from the rules core's view of it."""
 
     def __init__(self, spec: str, seed: int) -> None:
-        from cirulla.bots import make_policy, parse_bot_spec
-
         kind, options = parse_bot_spec(spec)
         self.policy = make_policy(kind, options, seed=seed)
 
@@ -59,7 +60,7 @@ class _SpecOpponent:
         return legal[choice].to_int()
 
 
-class CirullaGym(gymnasium.Env[dict[str, Any], Any]):
+class CirullaGym(gymnasium.Env[Observation, ActionLike]):
     """A Cirulla game for one learning seat (see the module docstring)."""
 
     metadata = {"render_modes": rendering.RENDER_MODES, "render_fps": rendering.RENDER_FPS}
@@ -76,7 +77,7 @@ class CirullaGym(gymnasium.Env[dict[str, Any], Any]):
         render_mode: str | None = None,
         reward: str = "game",
         options: Options | None = None,
-        **rules: Any,
+        **rules: object,
     ) -> None:
         self.options = options or make_options(players, preset, **rules)
         n = self.options.players
@@ -104,7 +105,7 @@ class CirullaGym(gymnasium.Env[dict[str, Any], Any]):
         self.seat = seat
         self.illegal = illegal
         self._gained = 0.0  # the learner's deal rewards since its last decision
-        self._deal: dict[str, Any] | None = None  # the last deal ended since then
+        self._deal: DealInfo | None = None  # the last deal ended since then
         self._rng = random.Random(0)
         self._opponents: dict[int, Opponent] = dict(zip(others, listed, strict=True))
         needs_game = any(isinstance(o, str) and o.strip() != "random" for o in listed)
@@ -113,7 +114,9 @@ class CirullaGym(gymnasium.Env[dict[str, Any], Any]):
         self._bots: dict[int, _SpecOpponent | ArrayPolicy | None] = {}
         self.game_env = Env(self.options, seed=0, core=self._core, reward=self.reward)
         self._fresh = True
-        self.observation_space = observation_space()
+        # Gymnasium types a Dict space as Space[dict[str, Space]] (its samples are dicts of
+        # arrays): the space's samples are this environment's observations
+        self.observation_space = cast("gymnasium.spaces.Space[Observation]", observation_space())
         self.action_space = gymnasium.spaces.Discrete(NUM_ACTIONS)
         self._make_bots(0)
 
@@ -126,7 +129,7 @@ class CirullaGym(gymnasium.Env[dict[str, Any], Any]):
             else:
                 self._bots[s] = o
 
-    def _obs(self) -> dict[str, npt.NDArray[Any]]:
+    def _obs(self) -> Observation:
         obs = self.game_env.observe(self.seat)
         if self.game_env.to_move == self.seat:
             mask = self.game_env.mask().view(np.int8)
@@ -169,8 +172,8 @@ class CirullaGym(gymnasium.Env[dict[str, Any], Any]):
         return self._gained
 
     def reset(
-        self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[dict[str, npt.NDArray[Any]], dict[str, Any]]:
+        self, *, seed: int | None = None, options: dict[str, object] | None = None
+    ) -> tuple[Observation, dict[str, object]]:
         super().reset(seed=seed)
         if seed is not None:
             self.game_env.reset(seed=seed)
@@ -182,9 +185,7 @@ class CirullaGym(gymnasium.Env[dict[str, Any], Any]):
         self._gained, self._deal = 0.0, None
         return self._obs(), {}
 
-    def step(
-        self, action: Any
-    ) -> tuple[dict[str, npt.NDArray[Any]], float, bool, bool, dict[str, Any]]:
+    def step(self, action: ActionLike) -> tuple[Observation, float, bool, bool, dict[str, object]]:
         env = self.game_env
         if env.to_move is None:
             raise RuntimeError("step on a finished game: call reset()")
@@ -198,7 +199,7 @@ class CirullaGym(gymnasium.Env[dict[str, Any], Any]):
         self._track()
         self._play_opponents()
         done = env.to_move is None
-        info: dict[str, Any] = {"winner": env.winner} if done else {}
+        info: dict[str, object] = {"winner": env.winner} if done else {}
         if self._deal is not None:
             info["deal"] = self._deal
         return self._obs(), self._reward(done), done, False, info

@@ -37,14 +37,15 @@ from __future__ import annotations
 
 import random
 import sys
-from dataclasses import fields
-from typing import Any
+from collections.abc import Callable
 
 import numpy as np
+import numpy.typing as npt
 import pyspiel  # type: ignore[import-not-found,unused-ignore]
 
 from cirulla.env.rewards import REWARD_CODE, check_reward
-from cirulla.env.vector import Splitmix, make_options, view_of_zones
+from cirulla.env.spiel_params import RULES, GameParams, options_of
+from cirulla.env.vector import Splitmix, view_of_zones
 from cirulla.rules.actions import action_text
 from cirulla.rules.core import options_tuple
 from cirulla.rules.encoding import NUM_ACTIONS, OBS_SIZE
@@ -57,14 +58,13 @@ except ImportError:  # built without a compiler: the game says so when loaded
     _native = None  # type: ignore[assignment]  # mypy has no "this module or None"
 
 GAME_NAME = "python_cirulla"
-_RULES = [f.name for f in fields(Options) if f.name != "players"]
-_PARAMS: dict[str, Any] = {
+_PARAMS: GameParams = {
     "players": 2,
     "preset": "standard",
     "chance": "cards",
     "seed": 0,
     "reward": "game",
-    **dict.fromkeys(_RULES, -1),
+    **dict.fromkeys(RULES, -1),
 }
 CHANCE_MODES = ("cards", "sampled")
 #: Far above any real game (a game to the highest target plays ~100 deals of ~40 moves,
@@ -103,29 +103,10 @@ def _game_type(zero_sum: bool, chance: str = "cards", reward: str = "game") -> p
     )
 
 
-def options_of(params: dict[str, Any]) -> Options:
-    """The rules of a parameter dict (-1: the preset's value)."""
-    rules: dict[str, Any] = {}
-    for name in _RULES:
-        value = int(params.get(name, -1))
-        if value == -1:
-            continue
-        field_type = next(f.type for f in fields(Options) if f.name == name)
-        if field_type in ("bool", bool):
-            if value not in (0, 1):
-                raise ValueError(f"parameter {name}: expected 0, 1 or -1 (preset), not {value}")
-            rules[name] = bool(value)
-        else:
-            rules[name] = value
-    return make_options(
-        int(params.get("players", 2)), str(params.get("preset", "standard")), **rules
-    )
-
-
 class CirullaGame(pyspiel.Game):  # type: ignore[misc,unused-ignore]
     """The OpenSpiel game (see the module docstring)."""
 
-    def __init__(self, params: dict[str, Any] | None = None) -> None:
+    def __init__(self, params: GameParams | None = None) -> None:
         if _native is None:
             raise ValueError(f"{GAME_NAME} needs the native environment (built with a C compiler)")
         merged = {**_PARAMS, **(params or {})}
@@ -156,7 +137,9 @@ class CirullaGame(pyspiel.Game):  # type: ignore[misc,unused-ignore]
         return CirullaState(self, _native.SpielState(self.options_tuple, mode, self._seeds.next()))
 
     def make_py_observer(
-        self, iig_obs_type: Any = None, params: dict[str, Any] | None = None
+        self,
+        iig_obs_type: pyspiel.IIGObservationType | None = None,
+        params: GameParams | None = None,
     ) -> CirullaObserver:
         perfect = iig_obs_type is not None and getattr(iig_obs_type, "perfect_recall", False)
         return CirullaObserver(perfect)
@@ -181,7 +164,7 @@ class _Shared:
     def __init__(self, options: Options) -> None:
         self.options = options
 
-    def __deepcopy__(self, memo: Any) -> _Shared:
+    def __deepcopy__(self, memo: dict[int, object]) -> _Shared:
         frame = sys._getframe(1)
         for _ in range(12):
             if frame.f_code.co_name == _ENUMERATOR:
@@ -297,11 +280,13 @@ class CirullaState(pyspiel.State):  # type: ignore[misc,unused-ignore]
         values: list[float] = self._s.tensor(self._s.current_player() if player is None else player)
         return values
 
-    def observe(self, player: int, out: np.ndarray[Any, Any]) -> None:
+    def observe(self, player: int, out: npt.NDArray[np.float32]) -> None:
         """The observation written into a float32 array of ``OBS_SIZE`` (no list built)."""
         self._s.observe(player, out)
 
-    def resample_from_infostate(self, player_id: int, probability_sampler: Any) -> CirullaState:
+    def resample_from_infostate(
+        self, player_id: int, probability_sampler: Callable[[], float]
+    ) -> CirullaState:
         """A state the seat cannot tell from this one: unseen cards dealt by ``sample_world``."""
         state: CirullaState = self.clone()
         if self._s.status()[2] == 0 or self._s.is_chance() or self._s.is_terminal():

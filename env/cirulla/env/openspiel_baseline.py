@@ -13,23 +13,28 @@ from __future__ import annotations
 
 import copy
 import random
-from dataclasses import fields
-from typing import Any
+from collections.abc import Callable
 
 import numpy as np
+import numpy.typing as npt
 import pyspiel  # type: ignore[import-not-found,unused-ignore]
 
-from cirulla.env.vector import make_options
+from cirulla.env.spiel_params import RULES, GameParams, options_of
 from cirulla.rules.actions import action_text
 from cirulla.rules.decks import DeckSource
-from cirulla.rules.encoding import NUM_ACTIONS, OBS_SIZE, encode_view, index_actions
+from cirulla.rules.encoding import (
+    NUM_ACTIONS,
+    OBS_SIZE,
+    LegalActions,
+    encode_view,
+    index_actions,
+)
 from cirulla.rules.game import Game
 from cirulla.rules.options import Options
 from cirulla.rules.views import sample_world
 
 GAME_NAME = "python_cirulla_baseline"
-_RULES = [f.name for f in fields(Options) if f.name != "players"]
-_PARAMS: dict[str, Any] = {"players": 2, "preset": "standard", **dict.fromkeys(_RULES, -1)}
+_PARAMS: GameParams = {"players": 2, "preset": "standard", **dict.fromkeys(RULES, -1)}
 #: Far above any real game (a game to the highest target plays ~100 deals of ~40 moves).
 MAX_GAME_LENGTH = 100_000
 
@@ -55,25 +60,6 @@ def _game_type(zero_sum: bool) -> pyspiel.GameType:
     )
 
 
-def options_of(params: dict[str, Any]) -> Options:
-    """The rules of a parameter dict (-1: the preset's value)."""
-    rules: dict[str, Any] = {}
-    for name in _RULES:
-        value = int(params.get(name, -1))
-        if value == -1:
-            continue
-        field_type = next(f.type for f in fields(Options) if f.name == name)
-        if field_type in ("bool", bool):
-            if value not in (0, 1):
-                raise ValueError(f"parameter {name}: expected 0, 1 or -1 (preset), not {value}")
-            rules[name] = bool(value)
-        else:
-            rules[name] = value
-    return make_options(
-        int(params.get("players", 2)), str(params.get("preset", "standard")), **rules
-    )
-
-
 class _NeedDeck(Exception):
     """Raised by ``_ChanceDecks`` when the game asks for a deck chance has not dealt yet."""
 
@@ -94,7 +80,7 @@ class _ChanceDecks(DeckSource):
 class CirullaGame(pyspiel.Game):  # type: ignore[misc,unused-ignore]
     """The baseline game (see the module docstring)."""
 
-    def __init__(self, params: dict[str, Any] | None = None) -> None:
+    def __init__(self, params: GameParams | None = None) -> None:
         merged = {**_PARAMS, **(params or {})}
         self.options = options_of(merged)
         n = self.options.players
@@ -113,7 +99,9 @@ class CirullaGame(pyspiel.Game):  # type: ignore[misc,unused-ignore]
         return CirullaState(self)
 
     def make_py_observer(
-        self, iig_obs_type: Any = None, params: dict[str, Any] | None = None
+        self,
+        iig_obs_type: pyspiel.IIGObservationType | None = None,
+        params: GameParams | None = None,
     ) -> CirullaObserver:
         perfect = iig_obs_type is not None and getattr(iig_obs_type, "perfect_recall", False)
         return CirullaObserver(perfect)
@@ -146,7 +134,7 @@ class CirullaState(pyspiel.State):  # type: ignore[misc,unused-ignore]
         return not self._dealing() and self.game is not None and self.game.to_move is None
 
     # -- actions --------------------------------------------------------------------
-    def _legal(self) -> Any:
+    def _legal(self) -> LegalActions:
         assert self.game is not None
         return index_actions(self.game.legal_codes(), self.game.hands[self.game.turn])
 
@@ -215,7 +203,7 @@ class CirullaState(pyspiel.State):  # type: ignore[misc,unused-ignore]
         seat = self.current_player() if player is None else player
         return "dealing" if self.game is None else str(self.game.view(seat))
 
-    def tensor(self, player: int) -> np.ndarray[Any, Any]:
+    def tensor(self, player: int) -> npt.NDArray[np.float32]:
         if self.game is None:
             return np.zeros(OBS_SIZE, dtype=np.float32)
         return encode_view(self.game.view(player))
@@ -229,7 +217,9 @@ class CirullaState(pyspiel.State):  # type: ignore[misc,unused-ignore]
     def observation_tensor(self, player: int | None = None) -> list[float]:
         return self.information_state_tensor(player)
 
-    def resample_from_infostate(self, player_id: int, probability_sampler: Any) -> CirullaState:
+    def resample_from_infostate(
+        self, player_id: int, probability_sampler: Callable[[], float]
+    ) -> CirullaState:
         """A state the seat cannot tell from this one: unseen cards dealt by ``sample_world``."""
         state = self.clone()
         if self.game is None or self._dealing() or self.is_terminal():

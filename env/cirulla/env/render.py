@@ -9,8 +9,6 @@ no extra dependency. Both show only what the seat may know: they read its ``View
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 import numpy.typing as npt
 
@@ -34,11 +32,13 @@ COLOURS = {
 BACKGROUND = (20, 90, 40)
 
 
-def check_render_mode(render_mode: Any) -> str | None:
+def check_render_mode(render_mode: object) -> str | None:
     """A caller's render mode: None or one of ``RENDER_MODES``, else ``ValueError``."""
-    if render_mode is not None and render_mode not in RENDER_MODES:
+    if render_mode is None:
+        return None
+    if not isinstance(render_mode, str) or render_mode not in RENDER_MODES:
         raise ValueError(f"render_mode {render_mode!r}: expected None, 'ansi' or 'rgb_array'")
-    return render_mode  # type: ignore[no-any-return]
+    return render_mode
 
 
 def ansi(view: View) -> str:

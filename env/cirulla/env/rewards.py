@@ -15,7 +15,7 @@ computes the same values in C (``step_rewards`` in env/cirulla/env/_native_env.c
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypedDict
 
 from cirulla.rules.options import Options
 from cirulla.rules.scoring import DealScore, SideScore
@@ -27,7 +27,7 @@ REWARD_CODE = {name: code for code, name in enumerate(REWARD_MODES)}
 SCORE_ITEMS = ("cards", "coins", "settebello", "primiera", "scope", "grande", "piccola")
 
 
-def check_reward(reward: Any) -> str:
+def check_reward(reward: object) -> str:
     """A caller's reward mode, else ``ValueError`` naming the field."""
     if reward not in REWARD_MODES:
         raise ValueError(f"reward {reward!r}: expected 'game', 'deal' or 'points'")
@@ -62,7 +62,16 @@ def _items(side: SideScore) -> dict[str, int]:
     return items
 
 
-def deal_info(options: Options, deal: int, score: DealScore, seat: int) -> dict[str, Any]:
+class DealInfo(TypedDict):
+    """``info["deal"]`` when a deal ends (``deal_info``)."""
+
+    deal: int
+    points: list[int]
+    items: list[dict[str, int]]
+    cappotto: int
+
+
+def deal_info(options: Options, deal: int, score: DealScore, seat: int) -> DealInfo:
     """``info["deal"]`` when a deal ends: its number and each side's items, relative to
     ``seat`` (side 0 is the seat's own), with the totals and the cappotto side (-1: none)."""
     sides = len(score.sides)

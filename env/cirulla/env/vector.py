@@ -19,7 +19,7 @@ shuffle): the same seed gives the same games on either core.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
@@ -105,14 +105,14 @@ def check_core(core: str | None) -> str:
     return chosen
 
 
-def check_seed(seed: Any, field: str = "seed") -> int:
+def check_seed(seed: object, field: str = "seed") -> int:
     """A caller's seed: an integer (Python or NumPy), else ``ValueError`` naming ``field``."""
     if isinstance(seed, bool) or not isinstance(seed, int | np.integer):
         raise ValueError(f"{field}: expected an integer, not {seed!r}")
     return int(seed)
 
 
-def action_index(action: Any) -> int:
+def action_index(action: object) -> int:
     """A caller's action as a fixed index: an integer (Python, NumPy or a 0-d integer
     array), else ``ValueError`` naming the field; legality is the environment's check."""
     if type(action) is int:  # the per-step APIs' hot path: one check
@@ -128,7 +128,7 @@ def _not_legal(index: int) -> ValueError:
     return ValueError(f"action index {index} is not legal in this position")
 
 
-def make_options(players: int = 2, preset: str = "standard", **rules: Any) -> Options:
+def make_options(players: int = 2, preset: str = "standard", **rules: object) -> Options:
     """Options of a preset with a player count and rule overrides (``OptionError`` if bad)."""
     return Options.preset(preset, players=players, **rules)
 
