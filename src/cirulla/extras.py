@@ -18,9 +18,9 @@ from collections.abc import Iterable
 #: What each extra adds, as the import names of its libraries (an extra that includes
 #: another lists only its own: ``INCLUDES`` gives the rest).
 MODULES: dict[str, tuple[str, ...]] = {
-    # the match server with health and reflection, its web view (--http), its Prometheus
-    # metrics (--metrics; the ladder's too) and SQLAlchemy with its migrations (the
-    # ladder's database)
+    # the match server with health and reflection, its web view (--http; Starlette, uvicorn,
+    # Jinja2 for its page templates), its Prometheus metrics (--metrics; the ladder's too)
+    # and SQLAlchemy with its migrations (the ladder's database)
     "server": (
         "grpc_health",
         "grpc_reflection",
@@ -28,6 +28,7 @@ MODULES: dict[str, tuple[str, ...]] = {
         "alembic",
         "starlette",
         "uvicorn",
+        "jinja2",
         "prometheus_client",
     ),
     # the tournament runner starts a local server and rates the bots (openskill)
@@ -67,9 +68,7 @@ class MissingExtraError(ImportError):
         self.extras = tuple(extras)
         names = " and ".join(self.extras)
         plural = "extras" if len(self.extras) > 1 else "extra"
-        super().__init__(
-            f"needs the {names} {plural}: {install_hint(*self.extras)}"
-        )
+        super().__init__(f"needs the {names} {plural}: {install_hint(*self.extras)}")
 
 
 def modules_of(extra: str) -> tuple[str, ...]:

@@ -24,7 +24,7 @@ from typing import Any
 import grpc
 import pytest
 
-from cirulla.server.web.ladder import REMOTE_CHANNELS, LadderReader
+from cirulla.server.web.ladder.reader import REMOTE_CHANNELS, LadderReader
 from cirulla.server.web.steps import replay_steps
 from cirulla.v1 import ladder_pb2, match_pb2
 from cirulla.v1 import match_service_pb2 as ms

@@ -1,29 +1,34 @@
 """Routes of the web view, and running it beside the gRPC server on one event loop.
 
 Every route is a call of the public MatchService on the server's own port, without the
-admin token: what the server would not show a spectator, the web view cannot show.
+admin token: what the server would not show a spectator, the web view cannot show. The
+match list is ``templates/index.html``; the replay and live pages are ``replay`` and
+``live``, the ladder's pages ``ladder/``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import html
 import logging
 import socket
 from collections.abc import AsyncIterator, Collection, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TypedDict
 
 import grpc
 import uvicorn
+from markupsafe import Markup
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from cirulla.server.web import pages
+from cirulla.server.web import live as live_view
 from cirulla.server.web import replay as replay_view
+from cirulla.server.web import templating
+from cirulla.server.web.ladder.reader import LadderReader
+from cirulla.server.web.ladder.routes import ladder_routes
 from cirulla.v1 import match_pb2, match_service_pb2, match_service_pb2_grpc
 
 log = logging.getLogger("cirulla.server.web")
@@ -38,27 +43,21 @@ _STATUS = {
 _error = replay_view.error_json
 
 
-def _index_rows(matches: list[dict[str, Any]]) -> str:
-    """The match list's rows (the same markup the page's script refreshes them with)."""
-    from html import escape
-    from urllib.parse import quote
+class MatchRow(TypedDict):
+    """One match of the list, as /api/matches gives it and index_rows.html draws it."""
 
-    rows = []
-    for m in matches:
-        links = []
-        if m["status"] in ("in progress", "waiting"):
-            links.append(f'<a class="live" href="/matches/{quote(m["match_id"])}">watch live</a>')
-        links += [
-            f'<a class="replay" href="/records/{quote(r)}">replay {escape(r)}</a>'
-            for r in m["records"]
-        ]
-        rows.append(
-            f'<tr data-match="{escape(m["match_id"])}"><td>{escape(m["match_id"])}</td>'
-            f'<td class="status">{escape(m["status"])}</td>'
-            f"<td>{' vs '.join(escape(p) for p in m['players'])}</td>"
-            f"<td>{escape(m['games_won'])}</td><td>{' · '.join(links)}</td></tr>"
-        )
-    return "".join(rows) or '<tr><td colspan=5 class="muted">no matches yet</td></tr>'
+    match_id: str
+    status: str
+    players: list[str]
+    current_game: int
+    games_won: str
+    created: str
+    records: list[str]
+
+
+def _index_rows(matches: list[MatchRow], error: str = "") -> Markup:
+    """The match list's rows (the same markup the page's script refreshes them with)."""
+    return templating.render("index_rows.html", matches=matches, error=error)
 
 
 def build_app(
@@ -86,7 +85,7 @@ def build_app(
             channel = grpc.aio.insecure_channel(grpc_target)
         return match_service_pb2_grpc.MatchServiceStub(channel)
 
-    async def list_matches() -> list[dict[str, Any]]:
+    async def list_matches() -> list[MatchRow]:
         listed = await stub().ListMatches(
             match_service_pb2.ListMatchesRequest(page_size=100), timeout=RPC_TIMEOUT
         )
@@ -96,7 +95,7 @@ def build_app(
         by_match: dict[str, list[str]] = {}
         for r in recs.records:
             by_match.setdefault(r.match_id, []).append(r.record_id)
-        out = []
+        out: list[MatchRow] = []
         for m in listed.matches:
             out.append(
                 {
@@ -115,13 +114,11 @@ def build_app(
         try:
             rows = _index_rows(await list_matches())
         except grpc.aio.AioRpcError as exc:
-            err = html.escape(f"{exc.code().name}: {exc.details()}")
-            rows = f'<tr><td colspan=5 class="error">{err}</td></tr>'
-        link = '<p id="ladderlink"><a href="/ladder">ladder standings</a></p>' if ladder else ""
-        return HTMLResponse(pages.INDEX.replace("<!--ROWS-->", rows).replace("<!--LADDER-->", link))
+            rows = _index_rows([], f"{exc.code().name}: {exc.details()}")
+        return templating.page("index.html", title="Cirulla matches", rows=rows, ladder=ladder)
 
     async def match_page(request: Request) -> Response:
-        return await replay_view.live_page(stub(), request.path_params["match_id"])
+        return await live_view.live_page(stub(), request.path_params["match_id"])
 
     async def record_page(request: Request) -> Response:
         record_id = request.path_params["record_id"]
@@ -148,14 +145,12 @@ def build_app(
         return await replay_view.boards(stub(), request.path_params["record_id"], steps_cache)
 
     async def api_stream(request: Request) -> Response:
-        """Server-Sent Events of the match's Spectate stream (``replay.live_stream``)."""
-        return replay_view.live_stream(stub(), request.path_params["match_id"])
+        """Server-Sent Events of the match's Spectate stream (``live.live_stream``)."""
+        return live_view.live_stream(stub(), request.path_params["match_id"])
 
     reader = None
     extra: list[Route] = []
     if ladder:
-        from cirulla.server.web.ladder import LadderReader, ladder_routes
-
         reader = LadderReader(ladder, grpc_target, local=ladder_local, tls_ca=ladder_tls_ca)
         extra = ladder_routes(reader)
 

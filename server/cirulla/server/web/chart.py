@@ -3,7 +3,8 @@
 The x axis is real time (UTC ticks at round intervals), the y axis the rating mean mu;
 each rated game is a point whose ``<title>`` (the browser's hover tooltip) gives the
 time, version, mu, sigma, the ladder rating mu - 3 sigma and the match. No script is needed to
-read it, and nothing is fetched.
+read it, and nothing is fetched. This module places the points (:class:`Chart`);
+``templates/chart.html`` draws them.
 """
 
 from __future__ import annotations
@@ -11,7 +12,10 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
-from html import escape
+
+from markupsafe import Markup
+
+from cirulla.server.web import templating
 
 W, H = 860, 300
 LEFT, RIGHT, TOP, BOTTOM = 52, 16, 16, 40
@@ -55,10 +59,41 @@ def _value_ticks(v0: float, v1: float) -> list[float]:
     return [first + k * step for k in range(int((v1 - first) // step) + 1)]
 
 
-def rating_chart(points: list[Point], title: str = "rating over time") -> str:
-    """The SVG (``<svg class="chart">``); one line per queue, one titled dot per game."""
-    if not points:
-        return '<p class="muted" id="chart-empty">no rated game yet</p>'
+@dataclass(frozen=True)
+class Dot:
+    """One rated game: its data attributes, its place, its hover title."""
+
+    at: str
+    mu: str
+    cx: str
+    cy: str
+    tip: str
+
+
+@dataclass(frozen=True)
+class Series:
+    queue: str
+    color: str
+    points: str
+    dots: list[Dot]
+
+
+@dataclass(frozen=True)
+class Chart:
+    """What ``chart.html`` draws: coordinates already formatted (one decimal)."""
+
+    title: str
+    t0: str
+    t1: str
+    #: (y, label) of each value tick, (x, epoch seconds, label) of each time tick
+    yticks: list[tuple[str, str, str]]
+    xticks: list[tuple[str, str, str]]
+    series: list[Series]
+
+
+def chart(points: list[Point], title: str = "rating over time") -> Chart:
+    """The chart's view: one line per queue, one titled dot per game (``points`` is not
+    empty)."""
     t0 = min(p.at for p in points)
     t1 = max(p.at for p in points)
     if t1 - t0 < 1:
@@ -72,53 +107,43 @@ def rating_chart(points: list[Point], title: str = "rating over time") -> str:
     def y(v: float) -> float:
         return H - BOTTOM - (v - v0) / (v1 - v0) * (H - TOP - BOTTOM)
 
-    out = [
-        f'<svg class="chart" viewBox="0 0 {W} {H}" width="{W}" height="{H}" role="img" '
-        f'aria-label="{escape(title)}" data-t0="{t0:.0f}" data-t1="{t1:.0f}">',
-        f"<title>{escape(title)}</title>",
-        f'<rect x="{LEFT}" y="{TOP}" width="{W - LEFT - RIGHT}" height="{H - TOP - BOTTOM}" '
-        'fill="#fff" stroke="#bbb"/>',
-    ]
-    for v in _value_ticks(v0, v1):
-        out.append(
-            f'<line x1="{LEFT}" x2="{W - RIGHT}" y1="{y(v):.1f}" y2="{y(v):.1f}" stroke="#eee"/>'
-            f'<text class="ytick" x="{LEFT - 6}" y="{y(v) + 4:.1f}" text-anchor="end" '
-            f'font-size="11">{v:g}</text>'
-        )
     ticks, fmt = _time_ticks(t0, t1)
-    for t in ticks:
-        out.append(
-            f'<line x1="{x(t):.1f}" x2="{x(t):.1f}" y1="{TOP}" y2="{H - BOTTOM}" stroke="#eee"/>'
-            f'<text class="xtick" x="{x(t):.1f}" y="{H - BOTTOM + 16}" text-anchor="middle" '
-            f'font-size="11" data-at="{t:.0f}">{escape(time.strftime(fmt, time.gmtime(t)))}'
-            "</text>"
-        )
-    out.append(
-        f'<text x="{W - RIGHT}" y="{H - 6}" text-anchor="end" font-size="11" fill="#666">'
-        "time (UTC)</text>"
-        f'<text x="12" y="{TOP + 10}" font-size="11" fill="#666">\u03bc</text>'
-    )
+    series = []
     for queue in sorted({p.queue for p in points}):
-        series = sorted((p for p in points if p.queue == queue), key=lambda p: p.at)
-        color = COLORS.get(queue, "#555")
-        coords = " ".join(f"{x(p.at):.1f},{y(p.mu):.1f}" for p in series)
-        out.append(
-            f'<polyline class="series" data-queue="{queue}" fill="none" stroke="{color}" '
-            f'stroke-width="2" points="{coords}"/>'
-        )
-        for p in series:
-            tip = (
+        line = sorted((p for p in points if p.queue == queue), key=lambda p: p.at)
+        dots = [
+            Dot(
+                f"{p.at:.3f}",
+                f"{p.mu:.4f}",
+                f"{x(p.at):.1f}",
+                f"{y(p.mu):.1f}",
                 f"{utc(p.at)} · {queue} · version {p.version} · \u03bc {p.mu:.2f} "
-                f"\u03c3 {p.sigma:.2f} · rating {p.mu - 3 * p.sigma:.2f} · match {p.match_id}"
+                f"\u03c3 {p.sigma:.2f} · rating {p.mu - 3 * p.sigma:.2f} · match {p.match_id}",
             )
-            out.append(
-                f'<circle class="point" data-queue="{queue}" data-at="{p.at:.3f}" '
-                f'data-mu="{p.mu:.4f}" cx="{x(p.at):.1f}" cy="{y(p.mu):.1f}" r="4" '
-                f'fill="{color}"><title>{escape(tip)}</title></circle>'
-            )
-    out.append("</svg>")
-    legend = " ".join(
-        f'<span style="color:{COLORS.get(q, "#555")}">\u25a0</span> {escape(q)}'
-        for q in sorted({p.queue for p in points})
+            for p in line
+        ]
+        coords = " ".join(f"{x(p.at):.1f},{y(p.mu):.1f}" for p in line)
+        series.append(Series(queue, COLORS.get(queue, "#555"), coords, dots))
+    return Chart(
+        title=title,
+        t0=f"{t0:.0f}",
+        t1=f"{t1:.0f}",
+        yticks=[(f"{y(v):.1f}", f"{y(v) + 4:.1f}", f"{v:g}") for v in _value_ticks(v0, v1)],
+        xticks=[(f"{x(t):.1f}", f"{t:.0f}", time.strftime(fmt, time.gmtime(t))) for t in ticks],
+        series=series,
     )
-    return "".join(out) + f'<div class="legend muted">{legend}</div>'
+
+
+def rating_chart(points: list[Point], title: str = "rating over time") -> Markup:
+    """The SVG (``<svg class="chart">``, ``chart.html``), or a line saying there is no
+    rated game yet."""
+    return templating.render(
+        "chart.html",
+        chart=chart(points, title) if points else None,
+        w=W,
+        h=H,
+        left=LEFT,
+        right=RIGHT,
+        top=TOP,
+        bottom=BOTTOM,
+    )

@@ -9,7 +9,7 @@ public once the server serves it, hands included, so the replay shows every hand
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypedDict
 
 from cirulla.rules import Game, Options
 from cirulla.rules.cards import names_of
@@ -18,12 +18,83 @@ from cirulla.server import records
 from cirulla.v1 import match_pb2
 
 
+class SeatInfo(TypedDict):
+    seat: int
+    side: int
+    name: str
+
+
+class PlayedInfo(TypedDict):
+    """The last card played in the deal: who, what, what it took (``table.Played``)."""
+
+    seat: int
+    card: str
+    captured: list[str]
+    scopa: bool
+    ace_sweep: bool
+
+
+class ScoreInfo(TypedDict):
+    """A deal's score: each side's items (``records.SCORE_ITEMS`` and ``total``)."""
+
+    deal: int
+    sides: list[dict[str, int]]
+    cappotto: int | None
+    totals: list[int]
+
+
+class Table(TypedDict):
+    """The whole table after a step (every hand: a record is public)."""
+
+    deal: int
+    dealer: int
+    to_move: int | None
+    hands: list[list[str]]
+    table: list[str]
+    captured: list[list[str]]
+    scope: list[int]
+    totals: list[int]
+    wild: int | None
+    stock: int
+
+
+class Step(Table):
+    #: the action in words ("" for the opening table), and the events it made
+    action: str
+    log: list[str]
+    score: ScoreInfo | None
+    played: PlayedInfo | None
+    #: the deal the action was played in (``deal`` is the one on the table after it)
+    move_deal: int
+
+
+class Replay(TypedDict):
+    record_id: str
+    match_id: str
+    seats: list[SeatInfo]
+    score_items: list[str]
+    steps: list[Step]
+    result: str
+
+
 def _seat_label(names: dict[int, str], seat: int) -> str:
     return f"seat {seat} {names.get(seat, '')}".rstrip()
 
 
-def _snapshot(game: Game) -> dict[str, Any]:
+def _step(
+    game: Game,
+    action: str,
+    log: list[str],
+    score: ScoreInfo | None,
+    played: PlayedInfo | None,
+    move_deal: int,
+) -> Step:
     return {
+        "action": action,
+        "log": log,
+        "score": score,
+        "played": played,
+        "move_deal": move_deal,
         "deal": game.deal_no,
         "dealer": game.dealer,
         "to_move": game.to_move,
@@ -57,19 +128,17 @@ def _describe(event: Event, names: dict[int, str]) -> str:
     return ""
 
 
-def replay_steps(record: match_pb2.Record) -> dict[str, Any]:
+def replay_steps(record: match_pb2.Record) -> Replay:
     """Every step of the game: step 0 is the first deal's opening table."""
     data = records.replay_input(record)
     game = Game(Options(**data["options"]), decks=data["decks"], first_dealer=data["first_dealer"])
     names = {s.seat: s.name for s in record.seats}
-    steps = [
-        {"action": "", "log": [], "score": None, "played": None, "move_deal": 1, **_snapshot(game)}
-    ]
-    played: dict[str, Any] | None = None
+    steps = [_step(game, "", [], None, None, 1)]
+    played: PlayedInfo | None = None
     for act in data["actions"]:
         deal = game.deal_no
         events = game.apply(act["code"], act["seat"])
-        score = None
+        score: ScoreInfo | None = None
         for e in events:
             if isinstance(e, CardPlayed):
                 played = {
@@ -82,7 +151,7 @@ def replay_steps(record: match_pb2.Record) -> dict[str, Any]:
             if isinstance(e, DealScored):
                 score = {
                     "deal": e.deal,
-                    "sides": e.score.to_dict()["sides"],
+                    "sides": [s.to_dict() for s in e.score.sides],
                     "cappotto": e.score.cappotto,
                     "totals": list(e.totals),
                 }
@@ -90,16 +159,7 @@ def replay_steps(record: match_pb2.Record) -> dict[str, Any]:
         action = f"{_seat_label(names, act['seat'])}: {act['notation']}"
         if game.deal_no != deal:  # a new deal is on the table: nothing played in it yet
             played = None
-        steps.append(
-            {
-                "action": action,
-                "log": log,
-                "score": score,
-                "played": played,
-                "move_deal": deal,
-                **_snapshot(game),
-            }
-        )
+        steps.append(_step(game, action, log, score, played, deal))
     return {
         "record_id": record.record_id,
         "match_id": record.match_id,

@@ -5,15 +5,21 @@ A table is a :class:`TableState` (plain lists of card codes), built from a repla
 (``from_view``: hands as face-down backs, only their count is public). The same HTML is
 sent as the page's first state and, for live games, with each Server-Sent Event, so the
 browser's script only swaps it in: there is no second renderer in JavaScript to drift
-from this one. Every name is HTML-escaped; a card is its code, its rank and its suit
-symbol, with the Italian suit's name in its title (no image, nothing fetched).
+from this one. This module builds the table's view (:class:`Felt`); ``templates/table.html``
+draws it, every name HTML-escaped; a card is its code, its rank and its suit symbol, with
+the Italian suit's name in its title (no image, nothing fetched).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from html import escape
-from typing import Any
+
+from markupsafe import Markup
+
+from cirulla.server.web import templating
+from cirulla.server.web.steps import SeatInfo, Step
+from cirulla.v1 import cards_pb2, events_pb2, game_pb2
 
 #: French symbol, Italian name, English name of each suit letter (cirulla.rules.cards)
 SUITS = {
@@ -78,121 +84,144 @@ def card_title(code: str) -> str:
     return f"{RANKS.get(rank, rank)} of {english} ({italian}) {code}"
 
 
-def card(code: str, extra: str = "") -> str:
-    """One card: rank and suit symbol, red for cups and coins, its name as the title."""
-    rank, suit = code[:-1], code[-1:]
-    symbol = SUITS.get(suit, ("?",))[0]
-    red = " red" if suit in ("H", "D") else ""
-    cls = f"card{red}{' ' + extra if extra else ''}"
-    return (
-        f'<span class="{cls}" data-card="{escape(code)}" title="{escape(card_title(code))}">'
-        f"<b>{escape(rank)}</b><i>{symbol}</i></span>"
-    )
-
-
-def cards(codes: list[str], mark: frozenset[str] = frozenset(), empty: str = "none") -> str:
-    if not codes:
-        return f'<span class="muted">{escape(empty)}</span>'
-    return "".join(card(c, "last" if c in mark else "") for c in codes)
-
-
-def backs(n: int) -> str:
-    return "".join(
-        '<span class="card back" title="a card in hand (hidden)"></span>' for _ in range(n)
-    )
-
-
 def wild_text(wild: int | None) -> str:
     if wild:
         return f"wild 7\u2665 counts as {wild}"
     return "wild 7\u2665: no value named"
 
 
-def played_text(state: TableState) -> str:
+@dataclass(frozen=True)
+class CardView:
+    """One face-up card as ``table.html`` draws it: rank, suit symbol (red for cups and
+    coins), its name as the title; ``last`` marks the last card played or taken."""
+
+    code: str
+    rank: str
+    symbol: str
+    red: bool
+    title: str
+    last: bool = False
+
+
+def card_view(code: str, last: bool = False) -> CardView:
+    suit = code[-1:]
+    symbol = SUITS.get(suit, ("?", "?", "?"))[0]
+    return CardView(code, code[:-1], symbol, suit in ("H", "D"), card_title(code), last)
+
+
+def card_views(codes: list[str], mark: frozenset[str] = frozenset()) -> list[CardView]:
+    return [card_view(c, c in mark) for c in codes]
+
+
+@dataclass(frozen=True)
+class SeatView:
+    seat: int
+    side: int
+    label: str
+    turn: bool
+    dealer: bool
+    #: the cards in hand (a replay), or None when hidden: ``count`` backs
+    hand: list[CardView] | None
+    count: int
+    declared: list[CardView]
+
+
+@dataclass(frozen=True)
+class PileView:
+    side: int
+    names: str
+    lasttake: bool
+    taken: list[CardView]
+    scope: int
+    total: int
+
+
+@dataclass(frozen=True)
+class PlayedView:
+    who: str
+    card: CardView
+    took: list[CardView]
+    scopa: bool
+    ace_sweep: bool
+
+
+@dataclass(frozen=True)
+class Felt:
+    """What ``table.html`` draws of a :class:`TableState`."""
+
+    deal: int
+    mover: str | None
+    wild: str
+    stock: int
+    seats: list[SeatView]
+    table: list[CardView]
+    played: PlayedView | None
+    piles: list[PileView]
+
+
+def felt(state: TableState) -> Felt:
+    """The table's view: the last capture (the cards taken and the card that took them,
+    in the taker's pile) and a card that stayed on the table are marked."""
     p = state.played
-    if p is None:
-        return '<span class="muted">no card played yet in this deal</span>'
-    who = next((s for s in state.seats if s.seat == p.seat), Seat(p.seat, 0))
-    took = f" and took {cards(p.captured)}" if p.captured else " (it stays on the table)"
-    flags = (" <b>ACE SWEEP</b>" if p.ace_sweep else "") + (" <b>SCOPA</b>" if p.scopa else "")
-    return f"{escape(seat_label(who))} played {card(p.card, 'last')}{took}{flags}"
-
-
-def render(state: TableState) -> str:
-    """The table as one HTML fragment (``<div class="felt">``)."""
-    # the last capture: the cards taken and the card that took them, in the taker's pile
-    taken = (
-        frozenset([*state.played.captured, state.played.card])
-        if state.played and state.played.captured
-        else frozenset()
-    )
-    stayed = (
-        frozenset({state.played.card})
-        if state.played and not state.played.captured
-        else frozenset()
+    taken = frozenset([*p.captured, p.card]) if p and p.captured else frozenset()
+    stayed = frozenset({p.card}) if p and not p.captured else frozenset()
+    last_side = (
+        next((s.side for s in state.seats if s.seat == p.seat), None) if p and p.captured else None
     )
     by_side: dict[int, list[Seat]] = {}
     for s in state.seats:
         by_side.setdefault(s.side, []).append(s)
-    seats_html = []
-    for s in state.seats:
-        turn = state.to_move == s.seat
-        hand = cards(s.hand, empty="no cards") if s.hand is not None else backs(s.hand_count)
-        badges = (' <span class="badge turn">to move</span>' if turn else "") + (
-            ' <span class="badge">dealer</span>' if state.dealer == s.seat else ""
-        )
-        declared = f'<div class="declared">declared {cards(s.declared)}</div>' if s.declared else ""
-        seats_html.append(
-            f'<div class="seat{" turn" if turn else ""}" data-seat="{s.seat}">'
-            f'<div class="who">{escape(seat_label(s))} <span class="muted">side {s.side}</span>'
-            f"{badges}</div>"
-            f'<div class="hand" data-count="{len(s.hand) if s.hand is not None else s.hand_count}">'
-            f"{hand}</div>{declared}</div>"
-        )
-    piles = []
-    last_side = None
-    if state.played and state.played.captured:
-        last_side = next((s.side for s in state.seats if s.seat == state.played.seat), None)
-    for side in state.sides:
-        names = ", ".join(seat_label(s) for s in by_side.get(side.side, []))
-        mark = taken if side.side == last_side else frozenset()
-        piles.append(
-            f'<div class="pile{" lasttake" if side.side == last_side else ""}" '
-            f'data-side="{side.side}"><div class="who">side {side.side} '
-            f'<span class="muted">{escape(names)}</span></div>'
-            f'<div class="muted">{len(side.captured)} cards taken · {side.scope} scope · '
-            f"game {side.total}</div>"
-            f'<div class="taken">{cards(side.captured, mark, "nothing taken yet")}</div></div>'
+    played = None
+    if p is not None:
+        who = next((s for s in state.seats if s.seat == p.seat), Seat(p.seat, 0))
+        played = PlayedView(
+            seat_label(who), card_view(p.card, True), card_views(p.captured), p.scopa, p.ace_sweep
         )
     mover = next((s for s in state.seats if s.seat == state.to_move), None)
-    info = (
-        f"deal {state.deal} · "
-        + (f"{escape(seat_label(mover))} to move" if mover else "nobody to move")
-        + f" · {escape(wild_text(state.wild))} · {state.stock} cards in the stock"
+    return Felt(
+        deal=state.deal,
+        mover=seat_label(mover) if mover else None,
+        wild=wild_text(state.wild),
+        stock=state.stock,
+        seats=[
+            SeatView(
+                s.seat,
+                s.side,
+                seat_label(s),
+                state.to_move == s.seat,
+                state.dealer == s.seat,
+                card_views(s.hand) if s.hand is not None else None,
+                len(s.hand) if s.hand is not None else s.hand_count,
+                card_views(s.declared),
+            )
+            for s in state.seats
+        ],
+        table=card_views(state.table, stayed),
+        played=played,
+        piles=[
+            PileView(
+                side.side,
+                ", ".join(seat_label(s) for s in by_side.get(side.side, [])),
+                side.side == last_side,
+                card_views(side.captured, taken if side.side == last_side else frozenset()),
+                side.scope,
+                side.total,
+            )
+            for side in state.sides
+        ],
     )
-    return (
-        f'<div class="felt"><div class="info" id="info">{info}</div>'
-        f'<div class="seats">{"".join(seats_html)}</div>'
-        f'<div class="tablecards" id="tablecards" data-count="{len(state.table)}">'
-        f"{cards(state.table, stayed, 'the table is empty')}</div>"
-        f'<div class="lastplay" id="lastplay">{played_text(state)}</div>'
-        f'<div class="piles">{"".join(piles)}</div>{LEGEND}</div>'
-    )
 
 
-#: the suits as French symbols with their Italian names (the deck's own)
-LEGEND = (
-    '<div class="legend muted">'
-    + " · ".join(f"{sym} {it} ({en})" for sym, it, en in SUITS.values())
-    + "</div>"
-)
+def render(state: TableState) -> Markup:
+    """The table as one HTML fragment (``<div class="felt">``, ``table.html``)."""
+    return templating.render("table.html", felt=felt(state), suits=list(SUITS.values()))
 
 
-def _codes(cs: Any) -> list[str]:
+def _codes(cs: Iterable[cards_pb2.Card]) -> list[str]:
     return [c.code for c in cs]
 
 
-def from_view(view: Any, played: Played | None = None) -> TableState:
+def from_view(view: game_pb2.View, played: Played | None = None) -> TableState:
     """A spectator's ``View`` (protobuf): no hand is shown, only how many cards it holds."""
     return TableState(
         seats=[
@@ -210,7 +239,7 @@ def from_view(view: Any, played: Played | None = None) -> TableState:
     )
 
 
-def played_from_event(event: Any) -> Played | None:
+def played_from_event(event: events_pb2.Event) -> Played | None:
     """The ``card_played`` of a protobuf Event, or None for any other event."""
     if event.WhichOneof("body") != "card_played":
         return None
@@ -218,7 +247,7 @@ def played_from_event(event: Any) -> Played | None:
     return Played(p.seat, p.card.code, _codes(p.captured), p.scopa, p.ace_sweep)
 
 
-def from_step(step: dict[str, Any], seats: list[dict[str, Any]]) -> TableState:
+def from_step(step: Step, seats: list[SeatInfo]) -> TableState:
     """One replay step (``steps.replay_steps``): every hand is shown (a public record)."""
     played = step.get("played")
     return TableState(
