@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import tarfile
 import tomllib
 import venv
 import zipfile
@@ -102,6 +103,19 @@ def test_the_wheel_ships_license_types_and_protos(wheel: Path) -> None:
     metadata = next(n for n in names if n.endswith(".dist-info/METADATA"))
     text = zipfile.ZipFile(wheel).read(metadata).decode()
     assert "License-Expression: MIT" in text and "Typing :: Typed" in text
+
+
+def test_the_wheel_and_the_sdist_ship_the_web_templates(built_dists: dict[str, Path]) -> None:
+    """The web view reads its pages' templates from its package's folder at run time:
+    package data in the wheel, and in the sdist the wheel is built from."""
+    folder = ROOT / "server/cirulla/server/web/templates"
+    templates = {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()}
+    assert {"base.html", "ladder/standings.html", "live.js"} <= templates
+    names = set(zipfile.ZipFile(built_dists["wheel"]).namelist())
+    assert {f"cirulla/server/web/templates/{t}" for t in templates} <= names
+    with tarfile.open(built_dists["sdist"]) as sdist:
+        inside = {n.split("/", 1)[1] for n in sdist.getnames() if "/" in n}
+    assert {f"server/cirulla/server/web/templates/{t}" for t in templates} <= inside
 
 
 def installed(python: Path) -> dict[str, str]:

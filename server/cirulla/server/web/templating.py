@@ -33,6 +33,8 @@ ENV = Environment(
     undefined=StrictUndefined,
     trim_blocks=True,
     lstrip_blocks=True,
+    # the templates ship with the package and never change under a running server
+    auto_reload=False,
 )
 ENV.filters["path"] = _path
 
