@@ -26,7 +26,7 @@ from cirulla.bots.endgame import (
 )
 from cirulla.bots.heuristic import best_index
 from cirulla.bots.learned import LearnedPolicy, action_values
-from cirulla.bots.mcts import POINT_SCALE, WIN_WEIGHT, rewards_of, solve_rest
+from cirulla.bots.rewards import POINT_SCALE, WIN_WEIGHT, rewards_of, solve_rest
 from cirulla.bots.seeding import decision_seed
 from cirulla.bots.specs import make_policy
 from cirulla.rules.core import options_tuple, view_tuple

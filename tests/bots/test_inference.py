@@ -15,7 +15,7 @@ from cirulla.bots.inference import (
     sample_consistent,
     violations,
 )
-from cirulla.bots.mcts import search
+from cirulla.bots.mcts import SearchConfig, search
 from cirulla.bots.mcts_policy import MctsPolicy
 from cirulla.bots.specs import make_policy
 from cirulla.rules import Game, Options, parse_cards, parse_mask
@@ -137,7 +137,7 @@ def test_no_evidence_beyond_two_players_or_across_deals() -> None:
 def test_search_with_inference_plays_its_budget(core: str) -> None:
     game, _, evidence = dropped_on_a_table_it_could_take()
     view = game.view(0)
-    result = search(view, seed=2, iterations=60, core=core, infer=1.0, evidence=evidence)
+    result = search(view, 2, SearchConfig(iterations=60, core=core, infer=1.0), evidence=evidence)
     assert result.iterations == 60
     assert set(result.visits) <= set(game.reference_legal_codes())
 

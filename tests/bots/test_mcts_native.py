@@ -9,7 +9,7 @@ import pytest
 
 from cirulla.bots.botspec import parse_bot_spec
 from cirulla.bots.compiled import search_native as native
-from cirulla.bots.mcts import search
+from cirulla.bots.mcts import SearchConfig, search
 from cirulla.bots.mcts_policy import MctsPolicy
 from cirulla.rules import Game, Options
 from tests.rules_helpers import deal_positions
@@ -23,7 +23,9 @@ def test_native_search_visits_only_legal_actions_and_counts_every_iteration(
     assert native is not None
     for game in deal_positions(players, 11)[::4]:
         view = game.view(game.turn)
-        result = search(view, seed=3, iterations=300, core="native", playout=playout, expand=expand)
+        result = search(
+            view, 3, SearchConfig(iterations=300, core="native", playout=playout, expand=expand)
+        )
         assert result.iterations == 300
         assert sum(result.visits.values()) == 300
         assert set(result.visits) <= set(game.reference_legal_codes())
@@ -32,16 +34,16 @@ def test_native_search_visits_only_legal_actions_and_counts_every_iteration(
 def test_native_search_is_deterministic_for_a_seed() -> None:
     game = deal_positions(2, 5)[0]
     view = game.view(game.turn)
-    a = search(view, seed=9, iterations=2000, core="native")
-    b = search(view, seed=9, iterations=2000, core="native")
-    c = search(view, seed=10, iterations=2000, core="native")
+    a = search(view, 9, SearchConfig(iterations=2000, core="native"))
+    b = search(view, 9, SearchConfig(iterations=2000, core="native"))
+    c = search(view, 10, SearchConfig(iterations=2000, core="native"))
     assert a.visits == b.visits
     assert a.visits != c.visits
 
 
 def test_native_search_stops_on_its_time_budget() -> None:
     game = deal_positions(2, 6)[0]
-    result = search(game.view(game.turn), seed=1, seconds=0.05, core="native")
+    result = search(game.view(game.turn), 1, SearchConfig(seconds=0.05, core="native"))
     assert result.iterations > 0
     assert result.seconds < 1.0  # a budget, not a benchmark: generous for loaded machines
 
@@ -64,7 +66,7 @@ def test_both_loops_prefer_the_same_obvious_move(root: str, expand: str) -> None
     take = 26 | (1 << 24) << 12  # 7C:7D
     codes = game.reference_legal_codes()
     for core in ("native", "python"):
-        result = search(view, seed=2, iterations=400, core=core, root=root, expand=expand)
+        result = search(view, 2, SearchConfig(iterations=400, core=core, root=root, expand=expand))
         assert codes[result.best(codes)] == take, core
         if root == "halving":  # the last survivor survived every halving
             assert result.survived[take] == max(result.survived.values()) >= 1, core
@@ -79,7 +81,7 @@ def test_halving_drops_the_worse_half_each_phase(core: str) -> None:
     k = len(game.reference_legal_codes())
     assert k >= 3
     budget = 60 if core == "python" else 600
-    result = search(view, seed=4, iterations=budget, core=core, root="halving")
+    result = search(view, 4, SearchConfig(iterations=budget, core=core, root="halving"))
     assert sum(result.visits.values()) == result.iterations <= budget
     assert len(result.visits) == k  # every root action played at least the first phase
     survivors = sorted(result.survived.values(), reverse=True)
@@ -97,7 +99,7 @@ def test_a_cpu_clock_budget_counts_thread_cpu_time(core: str) -> None:
     game = deal_positions(2, 6)[0]
     view = game.view(game.turn)
     before = time.thread_time()
-    result = search(view, seed=1, seconds=0.05, core=core, cpu_clock=True)
+    result = search(view, 1, SearchConfig(seconds=0.05, core=core, cpu_clock=True))
     used = time.thread_time() - before
     assert result.iterations > 0
     assert 0.05 <= result.seconds <= used + 1e-6
@@ -108,7 +110,7 @@ def test_native_search_refuses_a_view_that_cannot_be_dealt() -> None:
     view = game.view(game.turn)
     bad = dataclasses.replace(view, stock=view.stock - 2, hand_sizes=(3, 5))
     with pytest.raises(ValueError, match="view"):
-        search(bad, seed=1, iterations=10, core="native")
+        search(bad, 1, SearchConfig(iterations=10, core="native"))
 
 
 def test_the_core_option_is_checked_and_chosen_per_bot() -> None:

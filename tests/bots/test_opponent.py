@@ -13,14 +13,16 @@ import random
 import pytest
 
 from cirulla.bots.heuristic import playout_code
-from cirulla.bots.mcts import rewards_of, search
+from cirulla.bots.mcts import SearchConfig, search
+from cirulla.bots.rewards import rewards_of
 from cirulla.rules import Game, Options
 from tests.rules_helpers import deal_positions
 
 #: A root-only search with nothing random but the sampled worlds: each root action's
 #: mean is then a plain average of playouts that a test can compute by hand.
+#: The seed and the search options of the tests that read a root action's exact reward.
+EXACT_SEED = 2
 EXACT_ROOT = {
-    "seed": 2,
     "iterations": 60,
     "epsilon": 0.0,
     "prior": 0.0,
@@ -85,13 +87,10 @@ def test_each_opponent_model_finds_the_solved_best_move(core: str, seed: int) ->
     for opponent in ("tree", "playout", "blind"):
         result = search(
             view,
-            seed=1,
-            iterations=1500,
-            core=core,
-            epsilon=0.0,
-            prior=0.0,
-            infer=0.0,
-            opponent=opponent,
+            1,
+            SearchConfig(
+                iterations=1500, core=core, epsilon=0.0, prior=0.0, infer=0.0, opponent=opponent
+            ),
         )
         picks[opponent] = codes[result.best(codes)]
         assert picks[opponent] == best_by_solve(game, opponent), opponent
@@ -104,8 +103,8 @@ def test_a_playout_opponent_search_counts_its_budget(players: int, opponent: str
     for game in deal_positions(players, 8)[::5]:
         view = game.view(game.turn)
         for core, budget in (("native", 400), ("python", 40)):
-            result = search(view, seed=4, iterations=budget, core=core, opponent=opponent)
-            again = search(view, seed=4, iterations=budget, core=core, opponent=opponent)
+            result = search(view, 4, SearchConfig(iterations=budget, core=core, opponent=opponent))
+            again = search(view, 4, SearchConfig(iterations=budget, core=core, opponent=opponent))
             assert result.iterations == budget == sum(result.visits.values())
             assert set(result.visits) <= set(game.reference_legal_codes())
             assert result.visits == again.visits
@@ -114,4 +113,4 @@ def test_a_playout_opponent_search_counts_its_budget(players: int, opponent: str
 def test_the_search_refuses_an_unknown_opponent() -> None:
     game = deal_positions(2, 1)[0]
     with pytest.raises(ValueError, match="opponent must be one of"):
-        search(game.view(game.turn), seed=1, iterations=5, opponent="minimax")
+        search(game.view(game.turn), 1, SearchConfig(iterations=5, opponent="minimax"))

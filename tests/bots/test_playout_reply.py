@@ -8,7 +8,7 @@ import pytest
 
 from cirulla.bots.compiled import search_native as native
 from cirulla.bots.heuristic import SCOPA_POINT, STATIC_WORTH, playout_code, reply_worth
-from cirulla.bots.mcts import search
+from cirulla.bots.mcts import SearchConfig, search
 from cirulla.bots.mcts_policy import MctsPolicy
 from cirulla.rules import Game, Options, parse_cards, parse_mask
 from tests.rules_helpers import deal_positions
@@ -56,7 +56,7 @@ def test_both_cores_weigh_the_reply_alike() -> None:
 @pytest.mark.parametrize("core", ["python", "native"])
 def test_search_with_reply_playouts_plays_its_budget(core: str) -> None:
     game = settebello_at_stake()
-    result = search(game.view(0), seed=3, iterations=80, core=core, playout="reply")
+    result = search(game.view(0), 3, SearchConfig(iterations=80, core=core, playout="reply"))
     assert result.iterations == 80
     assert set(result.visits) <= set(game.reference_legal_codes())
     assert MctsPolicy(iterations=10, playout="reply").playout == "reply"
@@ -69,9 +69,9 @@ def test_a_depth_cap_changes_the_search_and_is_checked(core: str) -> None:
     game = deal_positions(2, 4)[0]
     view = game.view(game.turn)
     budget = 150 if core == "python" else 1500
-    flat = search(view, seed=5, iterations=budget, core=core, depth=1)
-    again = search(view, seed=5, iterations=budget, core=core, depth=1)
-    full = search(view, seed=5, iterations=budget, core=core)
+    flat = search(view, 5, SearchConfig(iterations=budget, core=core, depth=1))
+    again = search(view, 5, SearchConfig(iterations=budget, core=core, depth=1))
+    full = search(view, 5, SearchConfig(iterations=budget, core=core))
     assert flat.iterations == full.iterations == budget
     assert flat.visits == again.visits
     assert flat.totals != full.totals

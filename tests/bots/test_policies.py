@@ -6,8 +6,7 @@ import random
 
 import pytest
 
-from cirulla.bots import GreedyPolicy, MctsPolicy, RandomPolicy, make_policy, parse_bot_spec
-from cirulla.bots.botspec import bot_command
+from cirulla.bots.botspec import bot_command, parse_bot_spec
 from cirulla.bots.heuristic import (
     Mover,
     blind_risk,
@@ -15,7 +14,10 @@ from cirulla.bots.heuristic import (
     playout_code,
     sweep_value_bits,
 )
-from cirulla.bots.mcts import root_prior, search
+from cirulla.bots.mcts import SearchConfig, root_prior, search
+from cirulla.bots.mcts_policy import MctsPolicy
+from cirulla.bots.simple import GreedyPolicy, RandomPolicy
+from cirulla.bots.specs import make_policy
 from cirulla.rules import SETTEBELLO, WILD, DeclarationKind, Game, Options, parse_cards
 
 
@@ -108,7 +110,7 @@ def test_mcts_takes_the_settebello() -> None:
 
 def test_mcts_time_budget_stops_the_search() -> None:
     view = Game(Options(), seed=2).view(0)
-    result = search(view, seed=1, seconds=0.02)
+    result = search(view, 1, SearchConfig(seconds=0.02))
     assert 0 < result.iterations < 100_000
     assert sum(result.visits.values()) == result.iterations
 

@@ -14,13 +14,13 @@ import pytest
 
 from cirulla.bots.compiled import search_native as native
 from cirulla.bots.inference import REPLAY_TRIES, replays_greedy
-from cirulla.bots.mcts import search
+from cirulla.bots.mcts import SearchConfig, search
 from cirulla.bots.mcts_policy import MctsPolicy
 from cirulla.rules import Game, parse_mask
 from cirulla.rules.core import options_tuple, view_tuple
 from cirulla.rules.views import sample_world
 from tests.bots.test_inference import against_greedy, dropped_on_a_table_it_could_take
-from tests.bots.test_opponent import EXACT_ROOT
+from tests.bots.test_opponent import EXACT_ROOT, EXACT_SEED
 from tests.rules_helpers import deal_positions
 
 
@@ -42,11 +42,13 @@ def test_one_candidate_hand_is_the_world_where_that_hand_is_known(core: str, see
     me, other = game.turn, 1 - game.turn
     view = game.view(me)
     known = replace(view, declared=tuple(game.hands[s] if s == other else 0 for s in range(2)))
-    given = search(view, core=core, hands=(other, [game.hands[other]]), **EXACT_ROOT)
-    shown = search(known, core=core, **EXACT_ROOT)
+    given = search(
+        view, EXACT_SEED, SearchConfig(core=core, **EXACT_ROOT), hands=(other, [game.hands[other]])
+    )
+    shown = search(known, EXACT_SEED, SearchConfig(core=core, **EXACT_ROOT))
     assert given.visits == shown.visits
     assert given.totals == pytest.approx(shown.totals, abs=1e-12)
-    uniform = search(view, core=core, **EXACT_ROOT)
+    uniform = search(view, EXACT_SEED, SearchConfig(core=core, **EXACT_ROOT))
     assert uniform.totals != pytest.approx(given.totals, abs=1e-12)  # the hand matters
 
 

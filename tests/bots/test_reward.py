@@ -15,9 +15,10 @@ import random
 import pytest
 
 from cirulla.bots.heuristic import playout_code
-from cirulla.bots.mcts import rewards_of, search, win_chance
+from cirulla.bots.mcts import SearchConfig, search
+from cirulla.bots.rewards import rewards_of, win_chance
 from cirulla.rules import Game
-from tests.bots.test_opponent import EXACT_ROOT, last_round
+from tests.bots.test_opponent import EXACT_ROOT, EXACT_SEED, last_round
 from tests.rules_helpers import deal_positions
 
 
@@ -52,7 +53,7 @@ def test_both_loops_reward_the_win_chance_of_the_deal(core: str, seed: int) -> N
     view = game.view(me)
     changed = 0
     for reward, chance in (("points", False), ("win", True)):
-        result = search(view, core=core, reward=reward, **EXACT_ROOT)
+        result = search(view, EXACT_SEED, SearchConfig(core=core, reward=reward, **EXACT_ROOT))
         for code, n in result.visits.items():
             after = played_out(game, code)
             assert after.winner is None
@@ -66,4 +67,4 @@ def test_both_loops_reward_the_win_chance_of_the_deal(core: str, seed: int) -> N
 def test_the_search_refuses_an_unknown_reward() -> None:
     game = deal_positions(2, 1)[0]
     with pytest.raises(ValueError, match="reward must be one of"):
-        search(game.view(game.turn), seed=1, iterations=5, reward="chance")
+        search(game.view(game.turn), 1, SearchConfig(iterations=5, reward="chance"))

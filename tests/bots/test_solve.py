@@ -13,9 +13,10 @@ import random
 import pytest
 
 from cirulla.bots.heuristic import playout_code
-from cirulla.bots.mcts import rewards_of, search, solve_rest
+from cirulla.bots.mcts import SearchConfig, search
+from cirulla.bots.rewards import rewards_of, solve_rest
 from cirulla.rules import Game
-from tests.bots.test_opponent import EXACT_ROOT, last_round
+from tests.bots.test_opponent import EXACT_ROOT, EXACT_SEED, last_round
 
 
 def heuristic_end(game: Game) -> Game:
@@ -31,7 +32,7 @@ def test_both_loops_end_the_last_round_by_the_exact_search(core: str, seed: int)
     game = last_round(seed)
     me = game.turn
     view = game.view(me)
-    result = search(view, core=core, solve=1, **EXACT_ROOT)
+    result = search(view, EXACT_SEED, SearchConfig(core=core, solve=1, **EXACT_ROOT))
     better = 0
     for code, n in result.visits.items():
         after = game.copy()

@@ -17,19 +17,6 @@ AREAS = ("src", "rules", "server", "bots", "clients", "ladder", "env")
 #: Circles (strongly connected groups of modules) still in the tree: may only shrink.
 KNOWN: set[frozenset[str]] = {
     frozenset(
-        {
-            "cirulla.bots",
-            "cirulla.bots.belief",
-            "cirulla.bots.botspec",
-            "cirulla.bots.compiled",
-            "cirulla.bots.endgame",
-            "cirulla.bots.learned",
-            "cirulla.bots.mcts",
-            "cirulla.bots.mcts_policy",
-            "cirulla.bots.specs",
-        }
-    ),
-    frozenset(
         {"cirulla.ladder.matchmaking", "cirulla.ladder.store", "cirulla.ladder.store_requests"}
     ),
     frozenset({"cirulla.ladder.authors", "cirulla.ladder.enroll", "cirulla.ladder.service"}),

@@ -2,24 +2,10 @@
 
 Write one decision function (a ``View`` and the numbered legal actions in, an index out);
 the kit (``cirulla.bots.kit``) does the connection, handshake, reconnects, clock and
-logging. Built-in kinds: ``random``, ``greedy`` and ``mcts`` (see docs/bots.md).
+logging. Built-in kinds: ``random``, ``greedy``, ``mcts``, ``policy`` and ``learned``
+(``cirulla.bots.specs.KINDS``; docs/bots.md). A bot spec is read by
+``cirulla.bots.botspec.BotSpec.parse``; policies are ``cirulla.bots.policy.Policy``.
+
+The package re-exports nothing: each name is imported from its module, so importing one
+module (the compiled search's ``cirulla.bots._search`` among them) never loads the others.
 """
-
-from cirulla.bots.botspec import bot_command, parse_bot_spec
-from cirulla.bots.mcts_policy import MctsPolicy
-from cirulla.bots.policy import FunctionPolicy, Policy
-from cirulla.bots.simple import GreedyPolicy, RandomPolicy
-from cirulla.bots.specs import KINDS, format_bot_spec, make_policy
-
-__all__ = [
-    "KINDS",
-    "FunctionPolicy",
-    "GreedyPolicy",
-    "MctsPolicy",
-    "Policy",
-    "RandomPolicy",
-    "bot_command",
-    "format_bot_spec",
-    "make_policy",
-    "parse_bot_spec",
-]

@@ -1072,18 +1072,24 @@ static PyObject *py_reply_worth(PyObject *self, PyObject *args) {
 }
 
 PyDoc_STRVAR(search_doc,
-             "search(options, view, order, bias, seed, iterations, seconds, c, epsilon, "
-             "point_scale, win_weight, worth, scopa, halving, cpu_clock, blind, expand_best, "
-             "evidence, infer, tries, depth, reply, opp_playout, opp_blind, chance, "
-             "deal_mean, deal_sd, solve, hands, hands_seat) -> "
-             "(visits, totals, "
-             "survived, iterations, seconds)\n\n"
-             "mcts.search with the whole loop native; the lists are aligned with ``order``. "
+             "search(args) -> (visits, totals, survived, iterations, seconds)\n\n"
+             "mcts.search with the whole loop native, on one compiled.NativeSearch: its "
+             "fields are read by name (search_names); the lists are aligned with ``order``. "
              "iterations or seconds < 0 means no such budget; cpu_clock: seconds of this "
              "thread's CPU time; hands: candidate hidden hands of hands_seat, one drawn per "
              "world instead of rejecting by the evidence. Releases the GIL.");
 
-static PyObject *py_search(PyObject *self, PyObject *args) {
+/* The fields of compiled.NativeSearch the search reads, in the order of search_format's
+   units (tests/bots/test_native_search.py holds the two to the dataclass). */
+static char *search_names[] = {
+    "options", "view",       "order",     "bias",      "seed",        "iterations",
+    "seconds", "c",          "epsilon",   "point_scale", "win_weight", "worth",
+    "scopa",   "halving",    "cpu_clock", "blind",     "expand_best", "evidence",
+    "infer",   "tries",      "depth",     "reply",     "opp_playout", "opp_blind",
+    "chance",  "deal_mean",  "deal_sd",   "solve",     "hands",       "hands_seat",
+    NULL};
+
+static PyObject *search_keywords(PyObject *args, PyObject *kwargs) {
     PyObject *opts_obj, *view_obj, *order_obj, *bias_obj, *worth_obj, *ev_obj;
     unsigned long long seed;
     long long iterations;
@@ -1093,7 +1099,6 @@ static PyObject *py_search(PyObject *self, PyObject *args) {
     Opts o;
     ViewIn v;
     World w;
-    (void)self;
     pl.reply = 0;
     sp.opp_playout = sp.opp_blind = sp.chance = sp.solve = 0;
     sp.inf.hands = NULL;
@@ -1102,13 +1107,13 @@ static PyObject *py_search(PyObject *self, PyObject *args) {
     PyObject *hands_obj = NULL;
     u64 *cand = NULL;
     sp.deal_mean = sp.deal_sd = 0.0; /* mcts.DEAL_MEAN and DEAL_SD: given with chance */
-    if (!PyArg_ParseTuple(args, "OOOOKLdddddOdppppOdii|ppppddpOi", &opts_obj, &view_obj, &order_obj,
-                          &bias_obj, &seed, &iterations, &sp.seconds, &sp.c, &pl.epsilon,
-                          &sp.point_scale, &sp.win_weight, &worth_obj, &pl.scopa, &sp.halving,
-                          &sp.cpu_clock, &pl.blind, &pl.expand_best, &ev_obj, &sp.inf.infer,
-                          &sp.inf.tries, &sp.depth, &pl.reply, &sp.opp_playout,
-                          &sp.opp_blind, &sp.chance, &sp.deal_mean, &sp.deal_sd,
-                          &sp.solve, &hands_obj, &sp.inf.hseat))
+    if (!PyArg_ParseTupleAndKeywords(
+            args, kwargs, "OOOOKLdddddOdppppOdiippppddpOi", search_names, &opts_obj, &view_obj,
+            &order_obj, &bias_obj, &seed, &iterations, &sp.seconds, &sp.c, &pl.epsilon,
+            &sp.point_scale, &sp.win_weight, &worth_obj, &pl.scopa, &sp.halving, &sp.cpu_clock,
+            &pl.blind, &pl.expand_best, &ev_obj, &sp.inf.infer, &sp.inf.tries, &sp.depth,
+            &pl.reply, &sp.opp_playout, &sp.opp_blind, &sp.chance, &sp.deal_mean, &sp.deal_sd,
+            &sp.solve, &hands_obj, &sp.inf.hseat))
         return NULL;
     if (sp.chance && !(sp.deal_mean > 0.0 && sp.deal_sd > 0.0)) {
         PyErr_SetString(PyExc_ValueError, "search: chance needs deal_mean and deal_sd > 0");
@@ -1201,9 +1206,31 @@ done:
     return res;
 }
 
+static PyObject *py_search(PyObject *self, PyObject *spec) {
+    /* The NativeSearch's fields by name, parsed as keywords: the dict holds a reference
+       to each value until the search is done. */
+    (void)self;
+    PyObject *kwargs = PyDict_New();
+    if (!kwargs) return NULL;
+    for (char **name = search_names; *name; name++) {
+        PyObject *value = PyObject_GetAttrString(spec, *name);
+        if (!value || PyDict_SetItemString(kwargs, *name, value) < 0) {
+            Py_XDECREF(value);
+            Py_DECREF(kwargs);
+            return NULL;
+        }
+        Py_DECREF(value);
+    }
+    PyObject *none = PyTuple_New(0);
+    PyObject *res = none ? search_keywords(none, kwargs) : NULL;
+    Py_XDECREF(none);
+    Py_DECREF(kwargs);
+    return res;
+}
+
 static PyMethodDef module_methods[] = {
     {"sample_world", py_sample_world, METH_VARARGS, sample_world_doc},
-    {"search", py_search, METH_VARARGS, search_doc},
+    {"search", py_search, METH_O, search_doc},
     {"violations", py_violations, METH_VARARGS, violations_doc},
     {"reply_worth", py_reply_worth, METH_VARARGS, reply_worth_doc},
     {"best_exact", py_best_exact, METH_VARARGS, best_exact_doc},

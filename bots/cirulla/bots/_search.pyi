@@ -5,11 +5,13 @@ Each function mirrors a Python reference named in its docstring; tests/rules/tes
 checks this file against the built module (the same names both ways, the parameters its
 docstrings give) and the parameter names against those references. ``options`` is
 ``core.options_tuple(options)``, ``view`` is ``core.view_tuple(view)``, evidence items are
-``inference.Evidence.as_tuple()``; cards are 40-bit masks.
+``inference.Evidence.as_tuple()``; cards are 40-bit masks. ``search`` takes one
+``compiled.NativeSearch`` and reads its fields by name.
 """
 
 from collections.abc import Sequence
 
+from cirulla.bots.compiled import NativeSearch
 from cirulla.rules.core import ViewTuple
 
 #: ``inference.Evidence.as_tuple()``: (seat, bad, extra, declare)
@@ -26,39 +28,7 @@ def sample_world(
     seat: int = -1,
     /,
 ) -> tuple[tuple[int, ...], list[int]]: ...
-def search(
-    options: Sequence[int],
-    view: ViewTuple,
-    order: Sequence[int],
-    bias: Sequence[float],
-    seed: int,
-    iterations: int,
-    seconds: float,
-    c: float,
-    epsilon: float,
-    point_scale: float,
-    win_weight: float,
-    worth: Sequence[float],
-    scopa: float,
-    halving: bool,
-    cpu_clock: bool,
-    blind: bool,
-    expand_best: bool,
-    evidence: Sequence[_Evidence],
-    infer: float,
-    tries: int,
-    depth: int,
-    reply: bool = False,
-    opp_playout: bool = False,
-    opp_blind: bool = False,
-    chance: bool = False,
-    deal_mean: float = 0.0,
-    deal_sd: float = 0.0,
-    solve: bool = False,
-    hands: Sequence[int] | None = None,
-    hands_seat: int = -1,
-    /,
-) -> tuple[list[int], list[float], list[int], int, float]: ...
+def search(args: NativeSearch, /) -> tuple[list[int], list[float], list[int], int, float]: ...
 def violations(
     hands: Sequence[int], declared: Sequence[int], evidence: Sequence[_Evidence], /
 ) -> int: ...

@@ -10,7 +10,8 @@ import sys
 import time
 from typing import Any
 
-from cirulla.bots.mcts import DEFAULT_C, search
+from cirulla.bots.botspec import BotSpec
+from cirulla.bots.mcts import DEFAULT_C, SearchConfig, search
 from cirulla.bots.strength import run_strength
 from cirulla.rules.core import CORE, CoreUnavailableError, resolve_core
 from cirulla.rules.game import Game
@@ -31,7 +32,7 @@ def mcts_speed(
         seat = game.to_move
         view = game.view(seat)
         cpu = time.process_time()
-        result = search(view, seed=seed + r, iterations=iterations, c=c, core=core)
+        result = search(view, seed + r, SearchConfig(iterations=iterations, c=c, core=core))
         cpu = time.process_time() - cpu
         rates.append(result.iterations / result.seconds)
         cpu_rates.append(result.iterations / cpu if cpu > 0 else math.inf)
@@ -88,15 +89,15 @@ def _bench_mcts(args: argparse.Namespace) -> int:
 def _bench_strength(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     report = run_strength(
-        args.a,
-        args.b,
+        BotSpec.parse(args.a),  # the specs enter here
+        BotSpec.parse(args.b),
         args.games,
         players=args.players,
         target=args.target,
         seed=args.seed,
         jobs=args.jobs,
         preset=args.preset,
-        base=args.base,
+        base=None if args.base is None else BotSpec.parse(args.base),
     )
     report["seconds"] = round(time.perf_counter() - started, 1)
     print(json.dumps(report, indent=None if args.json else 2))

@@ -30,9 +30,10 @@ import shlex
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
-from cirulla.bots.specs import kind_options
+from cirulla.bots.policy import Policy
+from cirulla.bots.specs import OptionValue, get_kind, make_policy
 
 #: Prefix of a bot spec that is a command line rather than a built-in kind.
 COMMAND_PREFIX = "cmd:"
@@ -48,6 +49,8 @@ PYTHON_PLACEHOLDER = "{python}"
 RETIRED_TOKEN = "{token}"
 
 SpecForm = Literal["kind", "cmd", "serve", "text"]
+#: What ``parse_bot_spec`` reads: a kind's options, or a text engine's ``command`` words.
+KindArguments = dict[str, OptionValue | list[str]]
 #: Each command form's prefix.
 PREFIXES: dict[SpecForm, str] = {"cmd": COMMAND_PREFIX, "serve": SERVE_PREFIX, "text": TEXT_PREFIX}
 
@@ -59,6 +62,22 @@ def spec_form(spec: str) -> SpecForm:
         if text.startswith(prefix):
             return form
     return "kind"
+
+
+def kind_options(spec: str) -> tuple[str, dict[str, OptionValue]]:
+    """The kind form's name and its options, each converted by its type
+    (``cirulla.bots.specs.KINDS``): ``"mcts:iterations=500,c=0.7"`` -> ``("mcts",
+    {"iterations": 500, "c": 0.7})``."""
+    name, _, rest = spec.strip().partition(":")
+    kind = get_kind(name)
+    options: dict[str, OptionValue] = {}
+    for item in filter(None, (p.strip() for p in rest.split(","))):
+        key, sep, raw = item.partition("=")
+        key = key.strip().replace("-", "_")
+        if not sep:
+            raise ValueError(f"bot spec {spec!r}: expected key=value, got {item!r}")
+        options[key] = kind.convert(key, raw)
+    return kind.name, options
 
 
 def refuse_token_placeholder(args: Sequence[str]) -> None:
@@ -79,7 +98,7 @@ class BotSpec:
     text: str
     form: SpecForm
     kind: str = ""
-    options: Mapping[str, Any] = field(default_factory=dict)
+    options: Mapping[str, OptionValue] = field(default_factory=dict)
     command: str = ""
 
     @classmethod
@@ -102,6 +121,26 @@ class BotSpec:
         if form == "text":
             return cls(spec, form, kind="text", command=command)
         return cls(spec, form, command=command)
+
+    def __str__(self) -> str:
+        """The spec's canonical text, which ``parse`` reads back to an equal spec: the kind
+        and its converted options in the order given, or the prefix and the command. What
+        a process that takes a spec as a string (``python -m cirulla.bots.loop``) gets."""
+        if self.form == "kind":
+            items = ",".join(f"{key}={value}" for key, value in self.options.items())
+            return f"{self.kind}:{items}" if items else self.kind
+        return PREFIXES[self.form] + self.command
+
+    def policy(self, seed: int | None = None) -> Policy:
+        """A ready policy of a built-in kind (``cirulla.bots.specs.make_policy``)."""
+        if self.form != "kind":
+            raise ValueError(f"bot spec {self.text!r}: a {self.form}: spec is not a bot kind")
+        return make_policy(self.kind, self.options, seed=seed)
+
+    @classmethod
+    def of(cls, spec: BotSpec | str) -> BotSpec:
+        """``spec`` itself if parsed, else its text parsed (an API that takes either)."""
+        return spec if isinstance(spec, BotSpec) else cls.parse(spec)
 
     @property
     def label(self) -> str:
@@ -146,7 +185,7 @@ def text_engine_argv(spec: str) -> list[str]:
     return parsed.args()
 
 
-def parse_bot_spec(spec: str) -> tuple[str, dict[str, Any]]:
+def parse_bot_spec(spec: str) -> tuple[str, KindArguments]:
     """``"mcts:iterations=500,c=0.7"`` -> ``("mcts", {"iterations": 500, "c": 0.7})``;
     ``"text:./engine -x"`` -> ``("text", {"command": ["./engine", "-x"]})`` (the kind a
     ``cirulla bot`` process plays: ``BotSpec.parse`` reads every form)."""
@@ -172,7 +211,7 @@ def bot_command(
 
     With ``token`` None the bot reads it from ``$CIRULLA_TOKEN``: runners pass it that way,
     since a command line is visible to every local user."""
-    parsed = spec if isinstance(spec, BotSpec) else BotSpec.parse(spec)
+    parsed = BotSpec.of(spec)
     if parsed.is_command:
         raise ValueError(f"bot spec {parsed.text!r}: a {parsed.form}: command is not a bot kind")
     # KEY=VALUE form: a token or id starting with "-" must not look like an option.

@@ -38,12 +38,11 @@ def require_search() -> None:
 
 @dataclass(frozen=True, slots=True)
 class NativeSearch:
-    """The arguments of the compiled ``search``, named, in the order its argument parsing
-    takes them (``PyArg_ParseTuple`` in _search.c's ``py_search``; its stub, _search.pyi,
-    names them the same): ``mcts.search`` builds one per search, by keyword, and
-    ``run_search`` unpacks it, the one place that knows the order.
-    tests/bots/test_native_search.py reads the C format string and holds this order (and
-    each field's kind: int, float, bool or object) to it."""
+    """The argument of the compiled ``search``, one object whose fields it reads by name
+    (``search_names`` in _search.c, parsed as keywords by ``PyArg_ParseTupleAndKeywords``):
+    ``mcts.search`` builds one per search, by keyword, and ``run_search`` passes it as it
+    is. tests/bots/test_native_search.py reads the C names and format string and holds
+    these fields (their names, and each one's kind: int, float, bool or object) to them."""
 
     options: tuple[int, ...]
     view: ViewTuple
@@ -77,7 +76,7 @@ class NativeSearch:
     hands_seat: int
 
 
-#: NativeSearch's fields in order: the compiled search's positional arguments
+#: NativeSearch's fields in order: the names the compiled search reads
 SEARCH_ARGUMENTS = tuple(f.name for f in fields(NativeSearch))
 
 
@@ -85,4 +84,4 @@ def run_search(args: NativeSearch) -> tuple[list[int], list[float], list[int], i
     """The compiled search on ``args``: (visits, totals, survived) aligned with
     ``args.order``, the iterations done and the seconds spent."""
     require_search()
-    return search_native.search(*(getattr(args, name) for name in SEARCH_ARGUMENTS))
+    return search_native.search(args)

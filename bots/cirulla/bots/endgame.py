@@ -8,12 +8,12 @@ can be computed outright instead of estimated. ``learned`` plays its last rounds
 network): the network's moves there cost it more than a quarter of what it gives up to the
 search it imitates (docs/bots-research.md), and a solver is exact where both fall short.
 
-The value of a finished deal is the search's own reward (``mcts.rewards_of``): the deal's
+The value of a finished deal is the search's own reward (``rewards.rewards_of``): the deal's
 point difference, with most of the weight on winning the game when the deal ends it.
 Two players' rewards add up to one, so the opponent minimises what the seat maximises.
 Minimax alone assumes an opponent who never errs; many moves are then equally good, and
 among those the solver takes the one worth most against the search's model of a club
-player (the playout policy, ``mcts.solve_rest``): never worse against best play, better
+player (the playout policy, ``rewards.solve_rest``): never worse against best play, better
 against greedy and its like.
 
 One round earlier, the round before the last, little is hidden: the opponent's three
@@ -35,7 +35,7 @@ from collections.abc import Iterable, Sequence
 
 from cirulla.bots.compiled import require_search, search_native
 from cirulla.bots.heuristic import SCOPA_POINT, STATIC_WORTH
-from cirulla.bots.mcts import POINT_SCALE, WIN_WEIGHT, rewards_of, solve_rest
+from cirulla.bots.rewards import POINT_SCALE, WIN_WEIGHT, rewards_of, solve_rest
 from cirulla.rules.core import options_tuple, resolve_core, view_tuple
 from cirulla.rules.game import Game
 from cirulla.rules.views import View, sample_world
@@ -86,7 +86,7 @@ def sampled_values(
     worlds: int = SAMPLED_WORLDS,
     core: str | None = None,
 ) -> list[float]:
-    """Each code's minimax reward for ``view``'s side (``mcts.rewards_of``), averaged over
+    """Each code's minimax reward for ``view``'s side (``rewards.rewards_of``), averaged over
     worlds sampled from the view (``seed``) and solved outright, as many as fit ``nodes``
     minimax nodes (0: no budget) up to ``worlds``; a world that would pass the budget is
     dropped, so every code is valued on the same worlds. Empty when not even one fits.
@@ -141,7 +141,7 @@ def best_exact(view: View, codes: Sequence[int], core: str | None = None) -> int
     """The index in ``codes`` of the move of best minimax value for ``view``'s side;
     ``view`` must be ``solvable``. Among moves of equal value (common: the outcome is often
     settled whatever is played), the one worth most against the playout policy
-    (``mcts.solve_rest``, the model of a club player the search plays against), then the
+    (``rewards.solve_rest``, the model of a club player the search plays against), then the
     earliest: no loss against best play, and a better chance against a player who errs.
     ``core``: native (``_search.c``'s ``best_exact``, the default when built) or python
     (this module's reference, the same answer in many times the time)."""

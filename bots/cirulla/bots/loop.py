@@ -38,7 +38,7 @@ from typing import IO, Any
 
 import grpc
 
-from cirulla.bots.botspec import parse_bot_spec
+from cirulla.bots.botspec import BotSpec
 from cirulla.bots.kit import (
     BotClient,
     BotError,
@@ -48,7 +48,6 @@ from cirulla.bots.kit import (
     setup_logging,
 )
 from cirulla.bots.policy import DecisionFunction, Policy
-from cirulla.bots.specs import make_policy
 from cirulla.logs import add_log_level_argument
 from cirulla.logs import setup_logging as logfmt
 
@@ -244,15 +243,15 @@ def main(argv: list[str] | None = None) -> int:
     add_log_level_argument(parser)
     args = parser.parse_args(argv)
     try:
-        kind, options = parse_bot_spec(args.spec)
-        make_policy(kind, options, seed=0)  # refuse bad options before the first match
+        spec = BotSpec.parse(args.spec)  # the spec enters here, as its canonical text
+        spec.policy(seed=0)  # refuse bad options before the first match
     except ValueError as exc:
         print(f"cirulla bot loop: {exc}", file=sys.stderr)
         return 2
-    logfmt(args.log_level, args.name or kind)
+    logfmt(args.log_level, args.name or spec.kind)
 
     def factory(assignment: Assignment) -> Policy:
-        return make_policy(kind, options, seed=assignment.seed)
+        return spec.policy(seed=assignment.seed)
 
     return serve(factory=factory, retries=args.retries, name=args.name)
 

@@ -30,8 +30,8 @@ import math
 import random
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Literal, TypedDict, get_args
+from dataclasses import dataclass, field
+from typing import Literal, get_args
 
 from cirulla.bots.compiled import NativeSearch, run_search
 from cirulla.bots.heuristic import (
@@ -48,23 +48,26 @@ from cirulla.bots.inference import (
     Evidence,
     sample_consistent,
 )
+from cirulla.bots.learned import WEIGHTS_PATH, WEIGHTS_SHA256, action_values, cached_qnet
 from cirulla.bots.policy import decision_cancelled
+from cirulla.bots.rewards import (
+    DEAL_MEAN,
+    DEAL_SD,
+    POINT_SCALE,
+    WIN_WEIGHT,
+    rewards_of,
+    solve_rest,
+)
 from cirulla.rules.core import options_tuple, resolve_core, view_tuple
-from cirulla.rules.game import Game
 from cirulla.rules.views import NO_HANDS, View, sample_world
-
-if TYPE_CHECKING:
-    from typing_extensions import Unpack
 
 DEFAULT_C = 0.7
 DEFAULT_EPSILON = 0.1
 DEFAULT_PRIOR = 10.0  # weight of the greedy appraisal as progressive bias at the root
-POINT_SCALE = 20.0  # a deal won by this many points counts as a full win
 #: How MctsPolicy plays a 2-player deal's last round, every card known: by the search
 #: (the default: it plays the one true world against its model of the opponent), or
 #: solved exactly (``cirulla.bots.endgame``; measured worse against greedy, docs/bots-research.md).
 ENDGAMES = ("search", "exact")
-WIN_WEIGHT = 0.7  # share of the reward given to winning the game when a side reaches the target
 Root = Literal["ucb", "halving"]  # how the root's visits are allocated (docs/bots.md)
 ROOTS: tuple[Root, ...] = get_args(Root)
 DEFAULT_ROOT: Root = "ucb"
@@ -92,11 +95,6 @@ DEFAULT_OPPONENT: Opponent = "playout"  # measured stronger against greedy, even
 Reward = Literal["points", "win"]
 REWARDS: tuple[Reward, ...] = get_args(Reward)
 DEFAULT_REWARD: Reward = "points"
-# The win-chance model: the game's remaining deals as a random walk. Measured on 300
-# greedy-against-greedy games to 51 (1,601 deals): a side scores 9.0 points per deal on
-# average and the deal's point difference has a standard deviation of 8.6.
-DEAL_MEAN = 9.0
-DEAL_SD = 8.6
 # How the opponent's hidden hand is inferred (docs/bots.md): ``evidence``, worlds sampled
 # at random and rejected by the evidence of its plays (``infer``); ``replay``, its hand
 # drawn from sampled hands with which greedy would have made each of its plays this round
@@ -173,71 +171,6 @@ def halving_rounds(k: int) -> int:
     return r
 
 
-def win_chance(totals: Sequence[int], target: int, side: int) -> float:
-    """Chance that ``side`` wins the game from these totals (none has won yet).
-
-    Each side still needs ``target - total`` points (at least 0); against the other side
-    that needs fewest, the remaining deals are a random walk of the point difference with
-    DEAL_SD per deal, over as many deals as the two needs take at DEAL_MEAN points a deal
-    (at least half a deal): the normal chance that the walk covers the gap.
-    """
-    need = max(target - totals[side], 0)
-    other = min(max(target - totals[s], 0) for s in range(len(totals)) if s != side)
-    left = (need + other) / (2 * DEAL_MEAN)
-    left = 0.5 if left < 0.5 else left
-    x = (other - need) / (DEAL_SD * math.sqrt(left))
-    return 0.5 * (1.0 + math.erf(x / math.sqrt(2.0)))
-
-
-def rewards_of(game: Game, chance: bool = False) -> list[float]:
-    """Reward in [0, 1] per side at the end of a (deal-only) game.
-
-    ``chance`` (``reward="win"``): a deal that does not end the game gives WIN_WEIGHT of
-    the reward to the chance of winning the game from the new totals.
-    """
-    score = game.last_score
-    assert score is not None
-    points = score.totals
-    sides = len(points)
-    out = []
-    for side in range(sides):
-        best_other = max(points[s] for s in range(sides) if s != side)
-        r = 0.5 + (points[side] - best_other) / (2 * POINT_SCALE)
-        r = 0.0 if r < 0.0 else 1.0 if r > 1.0 else r
-        if game.winner is not None:
-            r = (1 - WIN_WEIGHT) * r + WIN_WEIGHT * (game.winner == side)
-        elif chance:
-            r = (1 - WIN_WEIGHT) * r + WIN_WEIGHT * win_chance(
-                game.totals, game.options.target, side
-            )
-        out.append(r)
-    return out
-
-
-def solve_rest(game: Game, my_side: int, chance: bool, blind: bool, reply: bool = False) -> Game:
-    """The rest of a 2-player deal once the stock is empty, every card known in this
-    world: the searcher's side plays the move of best reward for it (ties to the earlier
-    legal action), the other side the playout policy without random moves. Returns the
-    deal's end (``solve=1``; the native loop's ``solve_rest`` is the same)."""
-    if game.deal_over:
-        return game
-    if game.options.side_of(game.turn) != my_side:
-        after = game.copy()
-        after.apply_code(playout_code(after, random.Random(0), 0.0, blind, reply))
-        return solve_rest(after, my_side, chance, blind, reply)
-    best: Game | None = None
-    best_value = -1e18
-    for code in game.reference_legal_codes():
-        after = game.copy()
-        after.apply_code(code)
-        leaf = solve_rest(after, my_side, chance, blind, reply)
-        value = rewards_of(leaf, chance)[my_side]
-        if value > best_value:
-            best, best_value = leaf, value
-    assert best is not None
-    return best
-
-
 def check_search_options(
     root: str,
     playout: str,
@@ -288,8 +221,6 @@ def root_prior(
     if weight <= 0:
         return {}
     if guide == "learned":
-        from cirulla.bots.learned import WEIGHTS_PATH, WEIGHTS_SHA256, action_values, cached_qnet
-
         net = cached_qnet(WEIGHTS_PATH, WEIGHTS_SHA256)
         values = action_values(net, view, codes, evidence)
         scores = {code: float(v) for code, v in zip(codes, values, strict=True)}
@@ -339,41 +270,18 @@ class SearchConfig:
         )
 
 
-class SearchOverrides(TypedDict, total=False):
-    """``search``'s keyword overrides of ``SearchConfig``'s fields, each with its type
-    (tests/bots/test_native_search.py holds the two to the same names and types)."""
-
-    iterations: int | None
-    seconds: float | None
-    c: float
-    epsilon: float
-    prior: float
-    core: str | None
-    root: Root
-    cpu_clock: bool
-    playout: Playout
-    expand: Expand
-    infer: float
-    depth: int
-    opponent: Opponent
-    reward: Reward
-    solve: int
-    guide: Guide
-
-
 def search(
     view: View,
     seed: int,
-    config: SearchConfig | None = None,
+    config: SearchConfig,
     *,
     evidence: Sequence[Evidence] = (),
     hands: tuple[int, Sequence[int]] = NO_HANDS,
-    **options: Unpack[SearchOverrides],
 ) -> SearchResult:
     """Run ISMCTS from ``view`` until the iteration budget or the time budget is spent:
-    ``config`` (a ``SearchConfig``) with any of its fields overridden by ``options``
-    (``search(view, 1, iterations=300)``), the evidence of the other sides' plays and the
-    replay posterior's ``hands``.
+    ``config``, every option of the search in one object
+    (``search(view, 1, SearchConfig(iterations=300))``), the evidence of the other sides'
+    plays and the replay posterior's ``hands``.
 
     Deterministic for a given seed when only ``iterations`` bounds it. ``core``: native
     (the default when built), python (the reference loop below), or None/auto. ``root``:
@@ -399,7 +307,7 @@ def search(
     one of the candidate masks (the ``replay`` posterior), and ``evidence`` is not used.
     ``guide``: what the root prior reads, the greedy appraisal or the learned network.
     """
-    cfg = replace(config or SearchConfig(), **options)
+    cfg = config
     cfg.check()
     if view.seat is None or view.to_move != view.seat:
         raise ValueError("search runs from a view of the seat to move")

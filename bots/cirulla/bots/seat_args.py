@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
 
 from cirulla.bots.policy import Policy
-from cirulla.bots.specs import KINDS, make_policy
+from cirulla.bots.specs import KINDS, KindOption, make_policy
 
 
 def add_connection_arguments(p: argparse.ArgumentParser) -> None:
@@ -80,9 +79,9 @@ def add_kind_arguments(p: argparse.ArgumentParser) -> None:
             )
 
 
-def _kind_options() -> list[Any]:
+def _kind_options() -> list[KindOption]:
     """Every kind's options, each name once (a flag per option name)."""
-    seen: dict[str, Any] = {}
+    seen: dict[str, KindOption] = {}
     for kind in KINDS.values():
         for opt in kind.options:
             seen.setdefault(opt.name, opt)
@@ -92,7 +91,7 @@ def _kind_options() -> list[Any]:
 def policy_from_args(args: argparse.Namespace) -> Policy:
     """The policy ``args.kind`` with its options; ``ValueError`` says what is wrong."""
     kind = KINDS[args.kind]
-    options: dict[str, Any] = {}
+    options: dict[str, object] = {}
     for item in args.option or []:
         key, sep, value = item.partition("=")
         if not sep:

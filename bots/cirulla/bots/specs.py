@@ -1,20 +1,19 @@
 """Bot kinds by name (``KINDS``): each kind's options, their types and defaults, and
 ``make_policy(kind, options, seed)`` that builds the policy.
 
-``kind_options("mcts:iterations=500,c=0.7")`` reads the kind form of a spec: ``("mcts",
-{"iterations": 500, "c": 0.7})``. Bot specs themselves (the four forms, the command line
-that plays one) are ``cirulla.bots.botspec``'s, which uses this registry; this module
-never imports it.
+Bot specs (the four forms, ``KIND:key=value,...`` read into a kind and its converted
+options, the command line that plays one) are ``cirulla.bots.botspec``'s, which reads
+this registry; this module never imports it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from cirulla.bots.endgame import SAMPLED_NODES
 from cirulla.bots.inference import DEFAULT_INFER
+from cirulla.bots.learned import LearnedPolicy
 from cirulla.bots.mcts import (
     DEFAULT_C,
     DEFAULT_DEPTH,
@@ -30,8 +29,12 @@ from cirulla.bots.mcts import (
 )
 from cirulla.bots.mcts_policy import MctsPolicy
 from cirulla.bots.policy import Policy
+from cirulla.bots.policy_bot import ArrayPolicyBot
 from cirulla.bots.simple import GreedyPolicy, RandomPolicy
 from cirulla.extras import MissingExtraError, importable
+
+#: A bot option's value once converted (``KindOption.type``), or its default (None: unset).
+OptionValue = int | float | str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,8 +42,8 @@ class KindOption:
     """One option of a bot kind: its type, default and a line of help."""
 
     name: str
-    type: Callable[[str], Any]
-    default: Any
+    type: Callable[[str], OptionValue]
+    default: OptionValue
     help: str
 
 
@@ -58,13 +61,23 @@ class BotKind:
         known = ", ".join(o.name for o in self.options) or "none"
         raise ValueError(f"bot kind {self.name!r} has no option {name!r} (options: {known})")
 
+    def convert(self, key: str, raw: str) -> OptionValue:
+        """Option ``key``'s value read from ``raw`` by its type (a ValueError names the
+        option and the type)."""
+        opt = self.option(key)
+        try:
+            return opt.type(raw.strip())
+        except ValueError:
+            type_name = getattr(opt.type, "__name__", "its type")
+            raise ValueError(
+                f"bot option {self.name}:{key} takes {type_name}, not {raw!r}"
+            ) from None
+
 
 def _policy_bot(model: str | None = None, seed: int | None = None) -> Policy:
     """A trained policy over the environments' encoding (``cirulla.bots.policy_bot``)."""
     if not importable("numpy"):  # the env extra's arrays; a base install has none
         raise MissingExtraError(["env"])
-    from cirulla.bots.policy_bot import ArrayPolicyBot
-
     return ArrayPolicyBot(model, seed=seed)
 
 
@@ -77,8 +90,6 @@ def _learned_bot(
     """The trained action-value network (``cirulla.bots.learned``), NumPy at play time."""
     if not importable("numpy"):
         raise MissingExtraError(["env"])
-    from cirulla.bots.learned import LearnedPolicy
-
     return LearnedPolicy(seed=seed, weights=weights, endgame=endgame, nodes=nodes)
 
 
@@ -247,18 +258,6 @@ KINDS: dict[str, BotKind] = {
 }
 
 
-def _convert(kind: BotKind, key: str, raw: Any) -> Any:
-    opt = kind.option(key)
-    if not isinstance(raw, str):
-        return raw
-    try:
-        return opt.type(raw.strip())
-    except ValueError:
-        raise ValueError(
-            f"bot option {kind.name}:{key} takes {opt.type.__name__}, not {raw!r}"
-        ) from None
-
-
 def get_kind(name: str) -> BotKind:
     kind = KINDS.get(name.strip().lower())
     if kind is None:
@@ -266,29 +265,14 @@ def get_kind(name: str) -> BotKind:
     return kind
 
 
-def kind_options(spec: str) -> tuple[str, dict[str, Any]]:
-    """The kind form's name and converted options (``BotSpec.parse`` calls this)."""
-    name, _, rest = spec.strip().partition(":")
-    kind = get_kind(name)
-    options: dict[str, Any] = {}
-    for item in filter(None, (p.strip() for p in rest.split(","))):
-        key, sep, raw = item.partition("=")
-        key = key.strip().replace("-", "_")
-        if not sep:
-            raise ValueError(f"bot spec {spec!r}: expected key=value, got {item!r}")
-        options[key] = _convert(kind, key, raw)
-    return kind.name, options
-
-
 def make_policy(
-    kind: str, options: Mapping[str, Any] | None = None, seed: int | None = None
+    kind: str, options: Mapping[str, object] | None = None, seed: int | None = None
 ) -> Policy:
-    """A ready policy of ``kind`` with ``options`` (strings are converted like a spec's)."""
+    """A ready policy of ``kind`` with ``options`` (strings are converted like a spec's,
+    other values are taken as converted)."""
     bot_kind = get_kind(kind)
-    converted = {k: _convert(bot_kind, k, v) for k, v in (options or {}).items()}
+    converted: dict[str, object] = {}
+    for key, value in (options or {}).items():
+        bot_kind.option(key)  # an unknown option is refused whatever its value
+        converted[key] = bot_kind.convert(key, value) if isinstance(value, str) else value
     return bot_kind.factory(seed=seed, **converted)
-
-
-def format_bot_spec(kind: str, options: Mapping[str, Any] | None = None) -> str:
-    items = ",".join(f"{k}={v}" for k, v in (options or {}).items())
-    return f"{kind}:{items}" if items else kind

@@ -16,9 +16,8 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from cirulla.bots.botspec import parse_bot_spec
+from cirulla.bots.botspec import BotSpec
 from cirulla.bots.policy import RawAnswer
-from cirulla.bots.specs import make_policy
 from cirulla.rules.events import DealScored
 from cirulla.rules.game import Game
 from cirulla.rules.options import Options
@@ -44,15 +43,26 @@ def seatings(players: int) -> list[list[str]]:
     return [["a", "b"], ["b", "a"]]
 
 
-def play_one(job: tuple[Any, ...]) -> GameOutcome:
+@dataclass(frozen=True, slots=True)
+class StrengthGame:
+    """One game to play: which bot ("a"/"b") sits in each seat, the deck of each deal, the
+    rules, the two bots' specs (parsed where they entered) and the game's seed."""
+
+    group: int
+    seating: Sequence[str]
+    decks: Sequence[Sequence[int]]
+    options: Options
+    a: BotSpec
+    b: BotSpec
+    seed: int
+
+
+def play_one(job: StrengthGame) -> GameOutcome:
     """One game of a duplicate group (a module-level function so worker processes can run it)."""
-    group, seating, decks, options, spec_a, spec_b, seed = job
-    specs = {"a": parse_bot_spec(spec_a), "b": parse_bot_spec(spec_b)}
-    policies = [
-        make_policy(specs[who][0], specs[who][1], seed=seed * 16 + seat)
-        for seat, who in enumerate(seating)
-    ]
-    game = Game(options, decks=decks, first_dealer=options.players - 1)
+    seating, options, seed = job.seating, job.options, job.seed
+    specs = {"a": job.a, "b": job.b}
+    policies = [specs[who].policy(seed=seed * 16 + seat) for seat, who in enumerate(seating)]
+    game = Game(options, decks=job.decks, first_dealer=options.players - 1)
     a_side = options.side_of(seating.index("a"))
     diffs: list[int] = []
     while not game.is_over:
@@ -63,7 +73,7 @@ def play_one(job: tuple[Any, ...]) -> GameOutcome:
         if isinstance(index, RawAnswer):  # an answer that names no legal action
             who = seating[seat]
             raise ValueError(
-                f"bot {who} ({specs[who][0]}) answered {index.text[:40]!r}, not a legal "
+                f"bot {who} ({specs[who].kind}) answered {index.text[:40]!r}, not a legal "
                 "action: strength games need a policy that always answers one"
             )
         for event in game.apply(legal[index], seat):
@@ -75,7 +85,7 @@ def play_one(job: tuple[Any, ...]) -> GameOutcome:
         close = getattr(policy, "close", None)
         if close is not None:
             close()
-    return GameOutcome(group, a_side, game.winner == a_side, tuple(diffs))
+    return GameOutcome(job.group, a_side, game.winner == a_side, tuple(diffs))
 
 
 def wilson(successes: float, n: int, z: float = Z95) -> tuple[float, float]:
@@ -102,15 +112,15 @@ def mean_interval(values: Sequence[float], z: float = Z95) -> tuple[float, float
 
 
 def run_strength(
-    spec_a: str,
-    spec_b: str,
+    spec_a: BotSpec | str,
+    spec_b: BotSpec | str,
     games: int,
     players: int = 2,
     target: int = 51,
     seed: int = 0,
     jobs: int = 1,
     preset: str = "standard",
-    base: str | None = None,
+    base: BotSpec | str | None = None,
 ) -> dict[str, Any]:
     """Play at least ``games`` games (whole duplicate groups) and summarise them.
 
@@ -119,9 +129,9 @@ def run_strength(
     duplicate group: pairing removes the luck both runs share, so it resolves a change of
     a bot far more finely than two unpaired intervals.
     """
-    for spec in (spec_a, spec_b, base):
-        if spec is not None:
-            parse_bot_spec(spec)  # fail before any game starts
+    # parsed here, before any game starts, unless they come parsed (the command line)
+    a, b = BotSpec.of(spec_a), BotSpec.of(spec_b)
+    base_spec = None if base is None else BotSpec.of(base)
     options = Options.preset(preset, players=players, target=target)
     layout = seatings(players)
     groups = max(1, math.ceil(games / len(layout)))
@@ -134,10 +144,10 @@ def run_strength(
             rng.shuffle(deck)
             decks.append(deck)
         group_decks.append(decks)
-    players_a = [spec_a] if base is None else [spec_a, base]
+    players_a = [a] if base_spec is None else [a, base_spec]
     work = [
-        (g, seating, decks, options, a, spec_b, seed * 100_003 + g)
-        for a in players_a
+        StrengthGame(g, seating, decks, options, player, b, seed * 100_003 + g)
+        for player in players_a
         for g, decks in enumerate(group_decks)
         for seating in layout
     ]
@@ -146,11 +156,11 @@ def run_strength(
             outcomes = list(pool.map(play_one, work))
     else:
         outcomes = [play_one(job) for job in work]
-    if base is None:
-        return summarise(spec_a, spec_b, options, seed, outcomes)
+    if base_spec is None:
+        return summarise(a, b, options, seed, outcomes)
     half = len(outcomes) // 2
-    report = summarise(spec_a, spec_b, options, seed, outcomes[:half])
-    report["base"] = summarise(base, spec_b, options, seed, outcomes[half:])
+    report = summarise(a, b, options, seed, outcomes[:half])
+    report["base"] = summarise(base_spec, b, options, seed, outcomes[half:])
     report["paired"] = paired_difference(outcomes[:half], outcomes[half:])
     return report
 
@@ -183,7 +193,7 @@ def paired_difference(a: Sequence[GameOutcome], base: Sequence[GameOutcome]) -> 
 
 
 def summarise(
-    spec_a: str, spec_b: str, options: Options, seed: int, outcomes: Sequence[GameOutcome]
+    spec_a: BotSpec, spec_b: BotSpec, options: Options, seed: int, outcomes: Sequence[GameOutcome]
 ) -> dict[str, Any]:
     wins = sum(o.a_won for o in outcomes)
     n = len(outcomes)
@@ -194,8 +204,8 @@ def summarise(
     return {
         "benchmark": "strength",
         "mode": "in-process: policies called directly through the rules core, not over gRPC",
-        "a": spec_a,
-        "b": spec_b,
+        "a": spec_a.text,
+        "b": spec_b.text,
         "players": options.players,
         "target": options.target,
         "seed": seed,

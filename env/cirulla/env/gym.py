@@ -29,7 +29,7 @@ import numpy as np
 import numpy.typing as npt
 
 import cirulla.env.render as rendering
-from cirulla.bots import make_policy, parse_bot_spec
+from cirulla.bots.botspec import BotSpec
 from cirulla.env.aec import Observation, observation_space
 from cirulla.env.rewards import DealInfo, check_reward, deal_info
 from cirulla.env.vector import Env, action_index, make_options
@@ -47,8 +47,7 @@ class _SpecOpponent:
     """A kit bot (``make_policy``) moving a seat from the rules core's view of it."""
 
     def __init__(self, spec: str, seed: int) -> None:
-        kind, options = parse_bot_spec(spec)
-        self.policy = make_policy(kind, options, seed=seed)
+        self.policy = BotSpec.parse(spec).policy(seed)
 
     def choose(self, env: Env, seat: int) -> int:
         game = env.game

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection, and_, func, insert, select, update
 
+from cirulla.bots.botspec import BotSpec
 from cirulla.ladder import rating
 from cirulla.ladder.fields import (
     MAX_CONCURRENCY,
@@ -91,10 +92,8 @@ class BotStore:
         if not spec:
             raise LadderError("spec: give a bot spec (e.g. greedy) or 'connect'")
         if spec != CONNECT_SPEC:
-            from cirulla.clients.matches.seat_argv import validate_spec
-
-            try:
-                validate_spec(spec)
+            try:  # parsed where it enters; stored as the parsed spec's canonical text
+                spec = str(BotSpec.parse(spec))
             except ValueError as exc:
                 raise LadderError(f"spec: {exc}") from None
         queue_text = ",".join(parse_queues(queues))
@@ -257,9 +256,12 @@ class BotStore:
         """One state change of a bot (``bot_events``), in the transaction that makes it:
         its author reads them, and ``ladder serve --webhook`` follows the deactivations."""
         if not version:
-            version = conn.execute(
-                select(func.max(bot_versions.c.version)).where(bot_versions.c.bot_id == bot_id)
-            ).scalar_one_or_none() or 0
+            version = (
+                conn.execute(
+                    select(func.max(bot_versions.c.version)).where(bot_versions.c.bot_id == bot_id)
+                ).scalar_one_or_none()
+                or 0
+            )
         conn.execute(
             insert(bot_events).values(
                 bot_id=bot_id, version=version, at=at, state=state, reason=reason[:MAX_REASON]

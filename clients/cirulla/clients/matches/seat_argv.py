@@ -9,8 +9,7 @@ from __future__ import annotations
 import os
 import sys
 
-from cirulla.bots import bot_command
-from cirulla.bots.botspec import BotSpec
+from cirulla.bots.botspec import BotSpec, bot_command
 from cirulla.bots.processes import cirulla_command
 
 #: Placeholders a command spec may use; each is replaced inside every argument. The same
@@ -111,7 +110,8 @@ def bot_argv(spec: BotSpec, values: dict[str, str]) -> list[str]:
 
 def served_argv(spec: BotSpec, name: str) -> list[str]:
     """The command line of a long-lived bot (``cirulla.bots.loop`` for a built-in kind:
-    the child process parses the spec's text again, where it enters that process)."""
+    it gets the spec's canonical text, ``str(spec)``, and parses it where it enters that
+    process)."""
     if spec.form == "serve":
         return command_argv(spec, {"name": name})
     if spec.form == "text":
@@ -119,7 +119,7 @@ def served_argv(spec: BotSpec, name: str) -> list[str]:
         # and makes absolute, the files a command line names word by word
         engine = spec.args()  # {python} replaced
         return [sys.executable, "-m", "cirulla.bots.text.served", f"--name={name}", "--", *engine]
-    return [sys.executable, "-m", "cirulla.bots.loop", spec.text, f"--name={name}"]
+    return [sys.executable, "-m", "cirulla.bots.loop", str(spec), f"--name={name}"]
 
 
 def command_argv(spec: BotSpec, values: dict[str, str]) -> list[str]:

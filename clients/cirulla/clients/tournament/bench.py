@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from cirulla.bots.botspec import BotSpec
-from cirulla.bots.strength import DECKS_PER_GAME, play_one
+from cirulla.bots.strength import DECKS_PER_GAME, StrengthGame, play_one
 from cirulla.clients.matches.journal import Settings
 from cirulla.clients.tournament.runner import RunOptions, Tournament, schedule_of
 from cirulla.console import output_console
@@ -118,13 +118,13 @@ def in_process(settings: Settings) -> dict[str, Any]:
         decks = [source.next_deck(deal) for deal in range(1, DECKS_PER_GAME + 1)]
         seating = list(game.seats)  # the bots are named "a" and "b", as play_one's
         jobs.append(
-            (
+            StrengthGame(
                 game.index,
                 seating,
                 decks,
                 options,
-                settings.bots["a"].text,
-                settings.bots["b"].text,
+                settings.bots["a"],
+                settings.bots["b"],
                 game.seed,
             )
         )

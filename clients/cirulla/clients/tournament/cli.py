@@ -17,7 +17,7 @@ import grpc
 from rich.console import Console
 from rich.markup import escape
 
-from cirulla.bots.botspec import BotSpec, spec_form
+from cirulla.bots.botspec import BotSpec
 from cirulla.bots.cgroups import parse_limits
 from cirulla.clients.matches import sandbox
 from cirulla.clients.matches.journal import OutputLock, Settings, load_settings, save_settings
@@ -312,9 +312,9 @@ def parse_bot(text: str) -> tuple[str, BotSpec]:
     name, sep, spec = text.partition("=")
     if sep and re.fullmatch(r"[A-Za-z0-9_.+-]+", name):
         return name, validate_spec(spec.strip())
-    if spec_form(text) == "cmd":
-        raise ValueError(f"--bot {text!r}: a command spec needs a name: --bot NAME='{text}'")
     parsed = validate_spec(text.strip())
+    if parsed.form == "cmd":
+        raise ValueError(f"--bot {text!r}: a command spec needs a name: --bot NAME='{text}'")
     return parsed.label, parsed
 
 
