@@ -13,6 +13,7 @@ the environment or a file.
 
 from __future__ import annotations
 
+import argparse
 import logging
 import os
 import queue
@@ -261,7 +262,7 @@ class LadderBot:
         return True
 
 
-def add_ladder_arguments(p: Any) -> None:
+def add_ladder_arguments(p: argparse.ArgumentParser) -> None:
     """``cirulla bot KIND --ladder HOST:PORT --bot-name NAME [--bot-key-file F]``."""
     group = p.add_argument_group(
         "ladder (connect-in bot)",
@@ -279,7 +280,9 @@ def add_ladder_arguments(p: Any) -> None:
     )
 
 
-def run_from_args(args: Any, make_policy: Callable[[], Policy | DecisionFunction]) -> int:
+def run_from_args(
+    args: argparse.Namespace, make_policy: Callable[[], Policy | DecisionFunction]
+) -> int:
     """The ``--ladder`` branch of ``cirulla bot``: runs until interrupted."""
     try:
         if not args.bot_name:

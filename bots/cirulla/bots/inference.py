@@ -32,7 +32,7 @@ import random
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from itertools import combinations
-from typing import Any
+from typing import TYPE_CHECKING
 
 from cirulla.bots.heuristic import SCOPA_POINT, STATIC_WORTH, best_index, static_worth
 from cirulla.rules.actions import declaration_codes, decode, encode
@@ -40,6 +40,10 @@ from cirulla.rules.captures import captures_by_value
 from cirulla.rules.cards import NUM_CARDS, VALUES, WILD, cards_of, mask_of
 from cirulla.rules.game import Game
 from cirulla.rules.views import NO_HANDS, View, sample_world
+
+if TYPE_CHECKING:  # NumPy is an extra, imported where the belief is computed
+    import numpy as np
+    import numpy.typing as npt
 
 INFER_MARGIN = 0.25  # a better capture must beat the play by this much (deal points)
 INFER_TRIES = 50  # worlds sampled at most per determinization; the last one is kept
@@ -311,7 +315,7 @@ class PlayTracker:
         self._plays.append(_Play(opp, view.deal, view.round, opp_card, bad, first, code, before))
 
 
-_COMBOS: dict[tuple[int, int], Any] = {}  # (pool size, hand size): index tuples
+_COMBOS: dict[tuple[int, int], npt.NDArray[np.int64]] = {}  # (pool, hand size): index rows
 
 
 def hidden_hand_marginals(

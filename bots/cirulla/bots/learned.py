@@ -45,7 +45,7 @@ import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cirulla.bots.endgame import (
     SAMPLED_NODES,
@@ -68,6 +68,15 @@ try:
     import numpy.typing as npt
 except ImportError:  # pragma: no cover - the base install has no NumPy
     np = None  # type: ignore[assignment]
+
+if TYPE_CHECKING:
+    from typing import TypeAlias
+
+    #: The network's arrays, its features and its values: float32 (NumPy is an extra,
+    #: so the alias exists for the type checker only; annotations are never evaluated).
+    Floats: TypeAlias = npt.NDArray[np.float32]
+    #: Card indices and masks as arrays.
+    Ints: TypeAlias = npt.NDArray[np.int64]
 
 #: The weights that ship with the bot, and their SHA-256 (checked on load).
 WEIGHTS_PATH = Path(__file__).resolve().parent / "data" / "learned.npz"
@@ -110,10 +119,10 @@ def act_size() -> int:
     return FEATURE_SIZE + NUM_CARDS + len(ACT_EXTRA)
 
 
-_OBS_SCALE: Any = None
+_OBS_SCALE: Floats | None = None
 
 
-def _obs_scale() -> Any:
+def _obs_scale() -> Floats:
     """Per-entry scale of the raw observation: counts and points to about 0..1 (the
     totals are scaled by the target in ``decision_features``, which this cannot know)."""
     global _OBS_SCALE
@@ -137,10 +146,10 @@ def _obs_scale() -> Any:
     return _OBS_SCALE
 
 
-_BITS: Any = None
+_BITS: Ints | None = None
 
 
-def _bits() -> Any:
+def _bits() -> Ints:
     global _BITS
     if _BITS is None:
         _BITS = np.arange(NUM_CARDS, dtype=np.int64)
@@ -152,7 +161,7 @@ def decision_features(
     codes: Sequence[int],
     evidence: Sequence[Evidence] = (),
     version: int = FEATURES_VERSION,
-) -> tuple[Any, Any]:
+) -> tuple[Floats, Floats]:
     """``(obs, acts)``: the scaled observation of ``view`` and one feature row per action
     code, computed from the view and ``evidence`` (what this seat saw the opponent play this
     round, ``PlayTracker.evidence``) alone (module docstring), in layout ``version``."""
@@ -231,14 +240,15 @@ MAX_META_BYTES = 64 * 1024
 class QNet:
     """The action-value network's arrays (module docstring), float32."""
 
-    wo: Any
-    wa: Any
-    b1: Any
-    w2: Any
-    b2: Any
-    w3: Any
-    v: Any
-    b3: Any
+    wo: Floats
+    wa: Floats
+    b1: Floats
+    w2: Floats
+    b2: Floats
+    w3: Floats
+    v: Floats
+    b3: Floats
+    #: The weights file's JSON metadata (the feature layout, the sizes, what trained it).
     meta: dict[str, Any]
 
     @classmethod
@@ -248,8 +258,9 @@ class QNet:
         rng = np.random.default_rng(seed)
         n_obs, n_act = obs_size(version), act_size()
 
-        def he(n_in: int, n_out: int, fan_in: int) -> Any:
-            return (rng.standard_normal((n_in, n_out)) * np.sqrt(2.0 / fan_in)).astype(np.float32)
+        def he(n_in: int, n_out: int, fan_in: int) -> Floats:
+            scale = float(np.sqrt(2.0 / fan_in))
+            return (rng.standard_normal((n_in, n_out)) * scale).astype(np.float32)
 
         v = np.zeros(n_act, dtype=np.float32)
         v[n_act - len(ACT_EXTRA)] = 1.0 / POINT_SCALE  # greedy's score, in output units
@@ -270,15 +281,16 @@ class QNet:
         """The feature layout it reads (``FEATURES_VERSION``)."""
         return int(self.meta.get("features", 1))
 
-    def arrays(self) -> dict[str, Any]:
+    def arrays(self) -> dict[str, Floats]:
         return {name: getattr(self, name) for name in PARAMS}
 
-    def q(self, obs: Any, acts: Any) -> Any:
+    def q(self, obs: Floats, acts: Floats) -> Floats:
         """Values of the actions ``acts`` ([k, act]) in the position ``obs`` ([obs]), in
         output units (points / ``POINT_SCALE``)."""
         h1 = np.maximum(obs @ self.wo + acts @ self.wa + self.b1, 0.0)
         h2 = np.maximum(h1 @ self.w2 + self.b2, 0.0)
-        return h2 @ self.w3 + acts @ self.v + self.b3[0]
+        values: Floats = h2 @ self.w3 + acts @ self.v + self.b3[0]  # b3[0]: a float32
+        return values
 
     def save(self, path: str | Path) -> str:
         """Write the ``.npz`` (byte for byte the same for the same arrays: fixed zip entry
@@ -390,7 +402,7 @@ def cached_qnet(path: str | Path, sha256: str | None = None) -> QNet:
 
 def action_values(
     net: QNet, view: View, codes: Sequence[int], evidence: Sequence[Evidence] = ()
-) -> Any:
+) -> Floats:
     """The network's value of each action code, in points of the rest of the deal."""
     obs, acts = decision_features(view, codes, evidence, net.version)
     values: npt.NDArray[np.float32] = net.q(obs, acts)

@@ -30,7 +30,11 @@ import zipfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, TYPE_CHECKING
+
+if TYPE_CHECKING:  # NumPy is an extra: imported where a model is read
+    import numpy as np
+    import numpy.typing as npt
 
 #: Largest model file read (``.npz`` or ``.onnx``), on disk.
 MAX_FILE_BYTES = 256 * 1024 * 1024
@@ -48,7 +52,9 @@ MAX_HEADER_BYTES = 10_000
 NUMERIC_KINDS = "biuf"
 
 #: The checked arrays' names and (shape, dtype) from their headers.
-Headers = dict[str, tuple[tuple[int, ...], Any]]
+Headers = dict[str, tuple[tuple[int, ...], "np.dtype[np.generic]"]]
+#: The arrays of a model file by name, each of a plain numeric dtype (``NUMERIC_KINDS``).
+Arrays = dict[str, "npt.NDArray[np.generic]"]
 
 
 @dataclass(frozen=True)
@@ -87,7 +93,9 @@ def read_bounded(path: str | Path, what: str, limit: int = MAX_FILE_BYTES) -> by
     return blob
 
 
-def npy_header(member: Any, what: str, name: str, size: int) -> tuple[tuple[int, ...], Any]:
+def npy_header(
+    member: IO[bytes], what: str, name: str, size: int
+) -> tuple[tuple[int, ...], np.dtype[np.generic]]:
     """The (shape, dtype) of one ``.npy`` entry, read from its first bytes only, and
     checked against the entry's claimed ``size``."""
     import numpy as np
@@ -182,7 +190,7 @@ def read_npz(
     specs: Mapping[str, ArraySpec] | None = None,
     check_shapes: Callable[[Headers], None] | None = None,
     blob: bytes | None = None,
-) -> dict[str, Any]:
+) -> Arrays:
     """The arrays of a checked ``.npz`` model file (``what``: how errors name it, e.g.
     "policy model"); ``blob``: its bytes when the caller read them (``read_bounded``)."""
     import numpy as np

@@ -33,11 +33,11 @@ import importlib
 import importlib.util
 import os
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, cast
 
-from cirulla.bots.model_files import read_bounded, read_npz
+from cirulla.bots.model_files import Arrays, Headers, read_bounded, read_npz
 from cirulla.bots.policy import RawAnswer
 from cirulla.extras import install_hint
 from cirulla.rules.actions import Action
@@ -49,7 +49,20 @@ try:
 except ImportError:  # pragma: no cover - the base install has no NumPy
     np = None  # type: ignore[assignment]
 
-ArrayPolicy = Callable[[Any, Any], int]
+if TYPE_CHECKING:
+    from typing import TypeAlias
+
+    #: An observation (``encode_view``) or a batch of them, and what a layer gives.
+    Floats: TypeAlias = npt.NDArray[np.float32]
+    #: The legal-action mask over the ``NUM_ACTIONS`` indices.
+    Mask: TypeAlias = npt.NDArray[np.int8]
+    #: An array as a model file holds it (``model_files.read_npz``: any numeric dtype).
+    Stored: TypeAlias = npt.NDArray[np.generic]
+    #: One layer of an MLP: its weights ``(inputs, outputs)`` and its bias ``(outputs,)``.
+    Layer: TypeAlias = tuple[Stored, Stored]
+
+#: ``f(observation, action_mask) -> index``, the form every model takes once loaded.
+ArrayPolicy = Callable[["Floats", "Mask"], int]
 
 
 def _need_numpy() -> None:
@@ -57,7 +70,7 @@ def _need_numpy() -> None:
         raise ImportError(f"the policy bot needs NumPy: {install_hint('env')}")
 
 
-def save_mlp(path: str | Path, layers: Sequence[tuple[Any, Any]]) -> Path:
+def save_mlp(path: str | Path, layers: Sequence[tuple[npt.ArrayLike, npt.ArrayLike]]) -> Path:
     """Write an MLP's ``(weights, bias)`` layers as the ``.npz`` the policy bot reads."""
     _need_numpy()
     arrays = {}
@@ -69,14 +82,14 @@ def save_mlp(path: str | Path, layers: Sequence[tuple[Any, Any]]) -> Path:
     return target
 
 
-def load_mlp(path: str | Path) -> list[tuple[Any, Any]]:
+def load_mlp(path: str | Path) -> list[Layer]:
     """The ``(weights, bias)`` layers of an ``.npz`` written by ``save_mlp``, checked: the
     first takes the observation, each the previous one's outputs, the last gives the
     logits of every action index (``ValueError`` naming the array otherwise)."""
     _need_numpy()
     from cirulla.rules.encoding import NUM_ACTIONS, OBS_SIZE
 
-    def check_layers(shapes: Mapping[str, Any]) -> None:
+    def check_layers(shapes: Headers | Arrays) -> None:
         """The layers follow each other (checked on the headers, before any reading)."""
         count = sum(1 for k in shapes if k.startswith("w"))
         if count == 0 or any(f"w{i}" not in shapes or f"b{i}" not in shapes for i in range(count)):
@@ -102,22 +115,23 @@ def load_mlp(path: str | Path) -> list[tuple[Any, Any]]:
     return [(arrays[f"w{i}"], arrays[f"b{i}"]) for i in range(count)]
 
 
-def shape_of(item: Any) -> tuple[int, ...]:
+def shape_of(item: Stored | tuple[tuple[int, ...], np.dtype[np.generic]]) -> tuple[int, ...]:
     """The shape of an array, or of a header's (shape, dtype)."""
-    return tuple(item.shape) if hasattr(item, "shape") else tuple(item[0])
+    return tuple(item.shape) if isinstance(item, np.ndarray) else tuple(item[0])
 
 
-def mlp_logits(layers: Sequence[tuple[Any, Any]], obs: Any) -> Any:
-    """The MLP's logits for one observation or a batch (tanh between layers)."""
+def mlp_logits(layers: Sequence[Layer], obs: Stored) -> Stored:
+    """The MLP's logits for one observation or a batch (tanh between layers), in the
+    layers' own float precision."""
     x = obs
     for i, (w, b) in enumerate(layers):
-        x = x @ w + b
+        x = np.add(np.matmul(x, w), b)  # x @ w + b, whatever float dtype the file holds
         if i < len(layers) - 1:
             x = np.tanh(x)
     return x
 
 
-def masked_argmax(logits: Any, mask: Any) -> int:
+def masked_argmax(logits: Stored, mask: Mask) -> int:
     """The legal index of highest logit."""
     return int(np.argmax(np.where(mask.astype(bool), logits, -np.inf)))
 
@@ -144,7 +158,7 @@ def load_array_policy(model: str) -> ArrayPolicy:
             raise ValueError(f"policy model {model}: not a usable ONNX model ({exc})") from None
         name = session.get_inputs()[0].name
 
-        def run(obs: Any, mask: Any) -> int:
+        def run(obs: Floats, mask: Mask) -> int:
             logits = session.run(None, {name: obs.reshape(1, -1).astype(np.float32)})[0]
             return masked_argmax(np.asarray(logits).reshape(-1), mask)
 
@@ -202,7 +216,7 @@ def _load_function(model: str) -> ArrayPolicy:
     found = getattr(imported, func, None)
     if not callable(found):
         raise ValueError(f"policy model {model!r}: {module} has no function {func}")
-    return cast(Callable[[Any, Any], int], found)
+    return cast(ArrayPolicy, found)
 
 
 class ArrayPolicyBot:

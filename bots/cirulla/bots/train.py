@@ -36,7 +36,7 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -44,10 +44,17 @@ from cirulla.bots.heuristic import best_index
 from cirulla.bots.inference import PlayTracker
 from cirulla.bots.learned import FEATURES_VERSION, POINT_SCALE, QNet, decision_features
 from cirulla.bots.mcts_policy import MctsPolicy
+from cirulla.bots.specs import make_policy
 from cirulla.bots.train_config import TrainConfig, check_config, parse_mix
 from cirulla.rules.events import DealScored
 from cirulla.rules.game import Game
 from cirulla.rules.options import Options
+
+if TYPE_CHECKING:
+    from cirulla.bots.learned import Floats, Ints
+
+#: One progress line of a training run (a JSON object of numbers; None: not measured).
+ProgressLine = dict[str, float | None]
 
 
 class Adam:
@@ -58,7 +65,7 @@ class Adam:
         self.s = {k: np.zeros_like(a) for k, a in net.arrays().items()}
         self.t = 0
 
-    def step(self, net: QNet, grads: dict[str, Any], lr: float) -> None:
+    def step(self, net: QNet, grads: dict[str, Floats], lr: float) -> None:
         self.t += 1
         b1, b2 = 0.9, 0.999
         correction = np.sqrt(1 - b2**self.t) / (1 - b1**self.t)
@@ -72,7 +79,9 @@ class Adam:
             param -= (lr * correction) * m / (np.sqrt(s) + 1e-8)
 
 
-def loss_and_grads(net: QNet, obs: Any, acts: Any, y: Any) -> tuple[float, dict[str, Any]]:
+def loss_and_grads(
+    net: QNet, obs: Floats, acts: Floats, y: Floats
+) -> tuple[float, dict[str, Floats]]:
     """Huber loss (delta 1, output units) of the batch and its gradients."""
     z1 = obs @ net.wo + acts @ net.wa + net.b1
     h1 = np.maximum(z1, 0.0)
@@ -83,7 +92,7 @@ def loss_and_grads(net: QNet, obs: Any, acts: Any, y: Any) -> tuple[float, dict[
     absolute = np.abs(err)
     loss = float(np.mean(np.where(absolute < 1.0, 0.5 * err * err, absolute - 0.5)))
     dq = (np.clip(err, -1.0, 1.0) / len(y)).astype(np.float32)
-    grads: dict[str, Any] = {
+    grads: dict[str, Floats] = {
         "w3": h2.T @ dq,
         "v": acts.T @ dq,
         "b3": np.array([dq.sum()], dtype=np.float32),
@@ -100,8 +109,8 @@ def loss_and_grads(net: QNet, obs: Any, acts: Any, y: Any) -> tuple[float, dict[
 
 @dataclass
 class Samples:
-    obs: list[Any]
-    acts: list[Any]
+    obs: list[Floats]
+    acts: list[Floats]
     targets: list[float]
 
 
@@ -113,7 +122,13 @@ class GameStats:
 
 
 def play_game(
-    net: QNet, options: Options, seed: int, kind: str, learner_seat: int, epsilon: float, rng: Any
+    net: QNet,
+    options: Options,
+    seed: int,
+    kind: str,
+    learner_seat: int,
+    epsilon: float,
+    rng: np.random.Generator,
 ) -> tuple[Samples, GameStats]:
     """One training game; the samples of the learner's decisions with a choice."""
     game = Game(options, seed=seed)
@@ -174,8 +189,8 @@ def play_game(
 def train(
     config: TrainConfig,
     out: str | Path,
-    progress: Callable[[dict[str, Any]], None] | None = None,
-) -> dict[str, Any]:
+    progress: Callable[[ProgressLine], None] | None = None,
+) -> dict[str, object]:
     """Run ``config``, write the weights to ``out``, and return the summary."""
     check_config(config)
     if config.teacher is not None:
@@ -186,8 +201,8 @@ def train(
 def train_dmc(
     config: TrainConfig,
     out: str | Path,
-    progress: Callable[[dict[str, Any]], None] | None = None,
-) -> dict[str, Any]:
+    progress: Callable[[ProgressLine], None] | None = None,
+) -> dict[str, object]:
     """Deep Monte-Carlo (the module docstring)."""
     mix = parse_mix(config.opponents)
     names = [n for n, _ in mix]
@@ -210,11 +225,11 @@ def train_dmc(
     played = 0
     total_samples = 0
     updates = 0
-    history: list[dict[str, Any]] = []
+    history: list[ProgressLine] = []
     while played < config.games and (deadline is None or time.monotonic() < deadline):
         n = min(config.chunk, config.games - played)
-        obs_rows: list[Any] = []
-        act_rows: list[Any] = []
+        obs_rows: list[Floats] = []
+        act_rows: list[Floats] = []
         targets: list[float] = []
         greedy_diffs: list[int] = []
         greedy_games = greedy_wins = 0
@@ -283,7 +298,7 @@ def train_dmc(
     }
 
 
-def print_progress(line: dict[str, Any]) -> None:
+def print_progress(line: ProgressLine) -> None:
     print(json.dumps(line), file=sys.stderr, flush=True)
 
 
@@ -296,9 +311,9 @@ class Decisions:
     ``values[r]`` the teacher's mean reward of each action it tried, in output units (its
     target), ``chosen[d]`` the teacher's choice (row within ``d``)."""
 
-    obs: list[Any]
-    acts: list[Any]
-    values: list[Any]
+    obs: list[Floats]
+    acts: list[Floats]
+    values: list[Floats]
     chosen: list[int]
 
 
@@ -307,23 +322,28 @@ def make_teacher(spec: str, seed: int) -> MctsPolicy:
     name, _, rest = spec.partition(":")
     if name.strip() != "mcts":
         raise ValueError(f"teacher must be an mcts spec (mcts:iterations=N), not {spec!r}")
-    options: dict[str, Any] = {}
+    options: dict[str, int | float | str] = {}
     for item in filter(None, (p.strip() for p in rest.split(","))):
         key, sep, raw = item.partition("=")
         if not sep:
             raise ValueError(f"teacher {spec!r}: expected key=value, got {item!r}")
-        value: Any = raw.strip()
-        for kind in (int, float):
-            try:
-                value = kind(value)
-                break
-            except ValueError:
-                continue
-        options[key.strip()] = value
+        options[key.strip()] = _number_or_word(raw.strip())
     try:
-        return MctsPolicy(seed=seed, **options)
-    except TypeError:
-        raise ValueError(f"teacher {spec!r}: an option mcts does not have") from None
+        teacher = make_policy("mcts", options, seed=seed)
+    except ValueError as exc:
+        raise ValueError(f"teacher {spec!r}: {exc}") from None
+    assert isinstance(teacher, MctsPolicy)
+    return teacher
+
+
+def _number_or_word(text: str) -> int | float | str:
+    """``text`` as an int, else a float, else itself."""
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            continue
+    return text
 
 
 def play_labelled_game(
@@ -333,7 +353,7 @@ def play_labelled_game(
     learner_seat: int,
     teacher: str,
     epsilon: float,
-    rng: Any,
+    rng: np.random.Generator,
     version: int = FEATURES_VERSION,
     student: tuple[QNet, float] | None = None,
 ) -> tuple[Decisions, GameStats]:
@@ -397,8 +417,8 @@ def play_labelled_game(
 
 
 def advantage_loss_and_grads(
-    net: QNet, obs: Any, acts: Any, seg: Any, starts: Any, values: Any
-) -> tuple[float, dict[str, Any]]:
+    net: QNet, obs: Floats, acts: Floats, seg: Ints, starts: Ints, values: Floats
+) -> tuple[float, dict[str, Floats]]:
     """Huber loss of the network's advantages (each action's output minus the mean over
     its decision's actions) against the teacher's (each action's mean reward minus the
     mean over the decision's), and its gradients. Only differences between the actions
@@ -419,7 +439,7 @@ def advantage_loss_and_grads(
     loss = float(np.sum(np.where(absolute < 1.0, 0.5 * err * err, absolute - 0.5)) / n)
     g = np.clip(err, -1.0, 1.0) / n
     dq = (g - (np.add.reduceat(g, starts) / sizes)[seg]).astype(np.float32)
-    grads: dict[str, Any] = {
+    grads: dict[str, Floats] = {
         "w3": h2.T @ dq,
         "v": acts.T @ dq,
         "b3": np.zeros(1, dtype=np.float32),  # a shift common to all actions: no gradient
@@ -434,7 +454,7 @@ def advantage_loss_and_grads(
     return loss, grads
 
 
-def _batch(buffer: Decisions, idx: Any) -> tuple[Any, Any, Any, Any, Any]:
+def _batch(buffer: Decisions, idx: Ints) -> tuple[Floats, Floats, Ints, Ints, Floats]:
     sizes = np.array([len(buffer.values[i]) for i in idx])
     starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
     seg = np.repeat(np.arange(len(idx)), sizes)
@@ -447,8 +467,8 @@ def _batch(buffer: Decisions, idx: Any) -> tuple[Any, Any, Any, Any, Any]:
 def train_distill(
     config: TrainConfig,
     out: str | Path,
-    progress: Callable[[dict[str, Any]], None] | None = None,
-) -> dict[str, Any]:
+    progress: Callable[[ProgressLine], None] | None = None,
+) -> dict[str, object]:
     """Expert iteration: the teacher (mcts) plays and labels; the network learns the
     differences between its root actions' mean rewards (advantages, in points)."""
     assert config.teacher is not None
@@ -473,7 +493,7 @@ def train_distill(
     deadline = None if config.minutes is None else start + 60 * config.minutes
     buffer = Decisions([], [], [], [])
     played = updates = 0
-    history: list[dict[str, Any]] = []
+    history: list[ProgressLine] = []
     while played < config.games and (deadline is None or time.monotonic() < deadline):
         n = min(config.chunk, config.games - played)
         fresh = len(buffer.chosen)
@@ -532,8 +552,8 @@ def train_distill(
             progress(line)
     net.meta["games_played"] = played
     sha256 = net.save(out)
-    tail = [h["held_out_agreement"] for h in history[-max(1, len(history) // 10) :]]
-    tail = [a for a in tail if a is not None]
+    measured = [h["held_out_agreement"] for h in history[-max(1, len(history) // 10) :]]
+    tail = [a for a in measured if a is not None]
     return {
         "out": str(out),
         "sha256": sha256,
