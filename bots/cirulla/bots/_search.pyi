@@ -10,9 +10,12 @@ docstrings give) and the parameter names against those references. ``options`` i
 """
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from cirulla.bots.compiled import NativeSearch
 from cirulla.rules.core import ViewTuple
+
+if TYPE_CHECKING:  # the type of search's argument only: the compiled module imports nothing
+    from cirulla.bots.compiled import NativeSearch
 
 #: ``inference.Evidence.as_tuple()``: (seat, bad, extra, declare)
 _Evidence = tuple[int, int, int, int]
