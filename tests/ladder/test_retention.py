@@ -41,7 +41,7 @@ from tests.ladder_harness import LadderProcess, count_status, open_store, wait_f
 KEEP = 50
 #: Games the long test aims at, and the time it may take for them (the machine decides
 #: which comes first: about 300 games a minute sandboxed on two shared cores).
-GAMES = 1000
+GAMES = 400
 BUDGET_SECONDS = 150.0
 BOTS = ("r1", "r2", "r3", "r4")
 LOG_BYTES = 64 * 1024
