@@ -171,8 +171,15 @@ def test_ladder_web_view_in_a_real_browser(tmp_path: Path) -> None:
                 assert await page.inner_text("#botname") == "rnd"
                 assert "v1" in await page.inner_text("#versions")
                 # the rating chart: one point per rating-history row, on a time axis,
-                # each with a hover title giving its time and values
-                now = history(ladder, "rnd")
+                # each with a hover title giving its time and values. The ladder goes on
+                # rating games meanwhile: compare a page read between two equal histories
+                for _ in range(20):
+                    before = history(ladder, "rnd")
+                    await page.reload()
+                    await page.wait_for_selector("#botname")
+                    now = history(ladder, "rnd")
+                    if len(now.rating_history) == len(before.rating_history):
+                        break
                 points = page.locator("circle.point")
                 assert await points.count() == len(now.rating_history)
                 times = [
