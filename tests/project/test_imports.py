@@ -21,7 +21,7 @@ OPTIONAL = {name for names in MODULES.values() for name in names} | {"torch", "o
 
 #: Imports inside functions, other than of an optional library, per area: a ceiling.
 CEILINGS = {
-    "bots": 35,
+    "bots": 4,
     "clients": 11,
     "env": 3,
     "ladder": 43,

@@ -34,7 +34,9 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
+import pwd
 import re
+import resource
 import secrets
 import signal
 import time
@@ -207,8 +209,6 @@ def fallback_address_space(limits: BotLimits) -> int:
 
 def fallback_rlimits(limits: BotLimits) -> list[tuple[int, int]]:
     """The POSIX limits of a bot's processes when it has no control group."""
-    import resource
-
     return [
         (resource.RLIMIT_AS, fallback_address_space(limits)),
         (resource.RLIMIT_NPROC, limits.processes),
@@ -218,8 +218,6 @@ def fallback_rlimits(limits: BotLimits) -> list[tuple[int, int]]:
 def base_rlimits(limits: BotLimits) -> list[tuple[int, int]]:
     """The POSIX limits of a bot's processes in every case: CPU time per process, the
     size of one file it writes (its log included), no core files."""
-    import resource
-
     return [
         (resource.RLIMIT_CPU, limits.cpu_seconds),
         (resource.RLIMIT_FSIZE, limits.file_bytes),
@@ -328,8 +326,6 @@ class HostGroups:
 
 
 def _user_name() -> str:
-    import pwd
-
     try:
         return pwd.getpwuid(os.geteuid()).pw_name
     except KeyError:
@@ -626,8 +622,6 @@ def delegate(user: str, base: str | None = None) -> list[Path]:
     On v2 an unprivileged process may only move processes between groups below a common
     folder it owns, so a ladder started by ``user`` from outside the folder must be
     started in it (docs/ladder.md, "Threat model")."""
-    import pwd
-
     if os.geteuid() != 0:
         raise ValueError("cgroup-setup: run it as root (it gives a folder of /sys/fs/cgroup)")
     try:

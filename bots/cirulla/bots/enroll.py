@@ -30,6 +30,7 @@ import grpc
 
 from cirulla.bots.kit import BotError, MatchOutcome, open_channel, reconnect_delay, run_bot
 from cirulla.bots.policy import DecisionFunction, Policy
+from cirulla.logs import setup_logging
 from cirulla.v1 import ladder_pb2, ladder_pb2_grpc
 from cirulla.version import __version__
 
@@ -297,7 +298,6 @@ def run_from_args(
             tls_ca=args.tls_ca or os.environ.get("CIRULLA_TLS_CA") or None,
             play_options={"retries": args.retries},
         )
-        from cirulla.logs import setup_logging
 
         setup_logging(args.log_level, args.bot_name)
         bot.run()

@@ -41,6 +41,7 @@ from cirulla.bots.policy import (
     resolve_choice,
 )
 from cirulla.bots.thinking import OVERRUN_GRACE, Thinker, time_budget
+from cirulla.logs import setup_logging as logfmt  # one format in every process
 from cirulla.rules.actions import Action
 from cirulla.rules.options import Options
 from cirulla.rules.views import View
@@ -175,8 +176,6 @@ def open_aio_channel(server: str, tls_ca: str | Path | None = None) -> grpc.aio.
 def setup_logging(level: str | int = "info", name: str = "bot") -> None:
     """Log to stderr at ``level`` unless the program configured logging itself: a bot's
     log (which the tournament keeps per seat) is never empty by accident."""
-    from cirulla.logs import setup_logging as logfmt  # one format in every process
-
     logfmt(level, name, force=False)
 
 

@@ -63,9 +63,11 @@ from cirulla.rules.actions import Action
 from cirulla.rules.cards import NUM_CARDS
 from cirulla.rules.views import View
 
-try:
+try:  # the observation's encoding needs NumPy too: both come with the env extra
     import numpy as np
     import numpy.typing as npt
+
+    from cirulla.rules.encoding import FEATURE_SIZE, OBS_FIELDS, OBS_SIZE, encode_view
 except ImportError:  # pragma: no cover - the base install has no NumPy
     np = None  # type: ignore[assignment]
 
@@ -108,14 +110,12 @@ def _need_numpy() -> None:
 
 
 def obs_size(version: int = FEATURES_VERSION) -> int:
-    from cirulla.rules.encoding import OBS_SIZE
-
+    _need_numpy()
     return OBS_SIZE + (NUM_CARDS if version >= 2 else 0)
 
 
 def act_size() -> int:
-    from cirulla.rules.encoding import FEATURE_SIZE
-
+    _need_numpy()
     return FEATURE_SIZE + NUM_CARDS + len(ACT_EXTRA)
 
 
@@ -127,8 +127,6 @@ def _obs_scale() -> Floats:
     totals are scaled by the target in ``decision_features``, which this cannot know)."""
     global _OBS_SCALE
     if _OBS_SCALE is None:
-        from cirulla.rules.encoding import OBS_FIELDS, OBS_SIZE
-
         scale = np.ones(OBS_SIZE, dtype=np.float32)
         for name, factor in (
             ("hand_sizes", 1 / 3),
@@ -166,8 +164,6 @@ def decision_features(
     code, computed from the view and ``evidence`` (what this seat saw the opponent play this
     round, ``PlayTracker.evidence``) alone (module docstring), in layout ``version``."""
     _need_numpy()
-    from cirulla.rules.encoding import FEATURE_SIZE, OBS_FIELDS, encode_view
-
     obs = encode_view(view)
     target = max(view.options.target, 1)
     obs *= _obs_scale()

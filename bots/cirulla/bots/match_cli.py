@@ -14,6 +14,7 @@ import sys
 
 import grpc
 
+from cirulla.bots.kit import BotError, open_channel
 from cirulla.rules import OptionError, Options
 from cirulla.rules.cli import add_rule_arguments, rule_overrides
 from cirulla.v1 import match_service_pb2, match_service_pb2_grpc, match_settings_pb2
@@ -64,8 +65,6 @@ def settings_from_args(args: argparse.Namespace) -> match_settings_pb2.MatchSett
 
 
 def _create(args: argparse.Namespace) -> int:
-    from cirulla.bots.kit import BotError, open_channel
-
     try:
         settings = settings_from_args(args)
     except (OptionError, ValueError) as exc:

@@ -43,9 +43,11 @@ from cirulla.extras import install_hint
 from cirulla.rules.actions import Action
 from cirulla.rules.views import View
 
-try:
+try:  # the observation's encoding needs NumPy too: both come with the env extra
     import numpy as np
     import numpy.typing as npt
+
+    from cirulla.rules.encoding import NUM_ACTIONS, OBS_SIZE, encode_view, index_actions
 except ImportError:  # pragma: no cover - the base install has no NumPy
     np = None  # type: ignore[assignment]
 
@@ -87,7 +89,6 @@ def load_mlp(path: str | Path) -> list[Layer]:
     first takes the observation, each the previous one's outputs, the last gives the
     logits of every action index (``ValueError`` naming the array otherwise)."""
     _need_numpy()
-    from cirulla.rules.encoding import NUM_ACTIONS, OBS_SIZE
 
     def check_layers(shapes: Headers | Arrays) -> None:
         """The layers follow each other (checked on the headers, before any reading)."""
@@ -237,8 +238,6 @@ class ArrayPolicyBot:
     def choose(
         self, view: View, legal: Sequence[Action], time_left: float | None
     ) -> int | RawAnswer:
-        from cirulla.rules.encoding import encode_view, index_actions
-
         codes = [a.to_int() for a in legal]
         # Ranks follow the core's legal order: per card and declaration, captures ascending
         # (no capture first), which is the order of the codes' values.

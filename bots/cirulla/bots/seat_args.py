@@ -7,8 +7,11 @@ from __future__ import annotations
 import argparse
 import sys
 
+from cirulla.bots.kit import BotError, run_bot
 from cirulla.bots.policy import Policy
 from cirulla.bots.specs import KINDS, KindOption, make_policy
+from cirulla.bots.text.engine_io import EngineError
+from cirulla.logs import add_log_level_argument
 
 
 def add_connection_arguments(p: argparse.ArgumentParser) -> None:
@@ -43,8 +46,6 @@ def add_connection_arguments(p: argparse.ArgumentParser) -> None:
         metavar="SECONDS",
         help="give up if no game starts this long after joining (default 600)",
     )
-    from cirulla.logs import add_log_level_argument
-
     add_log_level_argument(p)  # debug logs every message sent and received
 
 
@@ -107,9 +108,6 @@ def policy_from_args(args: argparse.Namespace) -> Policy:
 
 def play_seat(policy: Policy, args: argparse.Namespace, command: str) -> int:
     """Play the seat the connection options name; exit status 0, or 1 with one line."""
-    from cirulla.bots.kit import BotError, run_bot
-    from cirulla.bots.text.engine_io import EngineError
-
     try:
         run_bot(
             policy,

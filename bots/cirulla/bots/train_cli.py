@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 from cirulla.bots.simple import GreedyPolicy
+from cirulla.bots.train_config import DEFAULTS, TrainConfig, check_config
 from cirulla.rules.game import Game
 from cirulla.rules.options import Options
 
@@ -37,8 +38,6 @@ def register(
     commands: argparse._SubParsersAction[argparse.ArgumentParser],
     bench: argparse._SubParsersAction[argparse.ArgumentParser],
 ) -> None:
-    from cirulla.bots.train_config import DEFAULTS
-
     b = bench.add_parser(
         "learned",
         help="the learned bot's CPU time per decision (one core; JSON)",
@@ -131,7 +130,6 @@ def cmd_train(args: argparse.Namespace) -> int:
     for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ.setdefault(name, "1")
     from cirulla.bots.train import print_progress, train
-    from cirulla.bots.train_config import TrainConfig, check_config
 
     config = TrainConfig(
         games=args.games,

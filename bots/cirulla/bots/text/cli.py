@@ -7,15 +7,18 @@ import argparse
 import signal
 import sys
 import threading
-from typing import TYPE_CHECKING
 
 from cirulla.bots import enroll
+from cirulla.bots.cgroups import BotLimits, parse_limits
+from cirulla.bots.kit import setup_logging
 from cirulla.bots.seat_args import add_kind_arguments, play_seat, policy_from_args
 from cirulla.bots.specs import KINDS
-
-if TYPE_CHECKING:
-    from cirulla.bots.cgroups import BotLimits
-    from cirulla.bots.text.bridge import TextEnginePolicy
+from cirulla.bots.text.bridge import TextEnginePolicy
+from cirulla.bots.text.check import CHECK_GAMES, check_engine
+from cirulla.bots.text.engine import run_engine
+from cirulla.bots.text.engine_io import COMMAND_TIMEOUT, STOP_GRACE, EngineError
+from cirulla.bots.text.limits import add_limit_arguments, limits_from_args
+from cirulla.logs import setup_logging as logfmt
 
 ENGINE_DESCRIPTION = """\
 Run a built-in bot as a text-protocol engine on stdin/stdout (docs/text-protocol.md),
@@ -33,8 +36,6 @@ TERM_GRACE = 1.0
 
 def add_bridge_arguments(p: argparse.ArgumentParser) -> None:
     """The options of ``cirulla bot text``: the engine's limits and command timeout."""
-    from cirulla.bots.text.engine_io import COMMAND_TIMEOUT
-    from cirulla.bots.text.limits import add_limit_arguments
 
     group = add_limit_arguments(p)
     group.add_argument(
@@ -76,7 +77,6 @@ CHECK_ONLY = ("memory", "cpu", "limits")
 def check_limits_from_args(args: argparse.Namespace) -> BotLimits:
     """``--limits``, then ``--memory``, ``--processes`` and ``--cpu`` over the ladder's
     defaults; a ValueError names the option."""
-    from cirulla.bots.cgroups import BotLimits, parse_limits
 
     limits = BotLimits()
     given = getattr(args, "limits", None)
@@ -120,10 +120,6 @@ def _stop_on_sigterm(policy: TextEnginePolicy) -> None:
 
 def run_text_bot(args: argparse.Namespace, engine: list[str]) -> int:
     """``cirulla bot text [connection options] -- CMD ARGS...``"""
-    from cirulla.bots.kit import setup_logging
-    from cirulla.bots.text.bridge import TextEnginePolicy
-    from cirulla.bots.text.engine_io import COMMAND_TIMEOUT, EngineError
-    from cirulla.bots.text.limits import limits_from_args
 
     if not engine:
         print(
@@ -161,9 +157,6 @@ def _run_text_ladder_bot(args: argparse.Namespace, engine: list[str]) -> int:
 
     The engine is started once first, so a wrong command or protocol is one line and
     exit 1 before enrolling; SIGTERM stops every engine playing, then the process."""
-    from cirulla.bots.text.bridge import TextEnginePolicy
-    from cirulla.bots.text.engine_io import COMMAND_TIMEOUT, STOP_GRACE, EngineError
-    from cirulla.bots.text.limits import limits_from_args
 
     live: set[TextEnginePolicy] = set()
     lock = threading.Lock()
@@ -210,8 +203,6 @@ def _run_text_ladder_bot(args: argparse.Namespace, engine: list[str]) -> int:
 
 def run_check(args: argparse.Namespace, rest: list[str]) -> int:
     """``cirulla bot check SPEC``"""
-    from cirulla.bots.text.check import CHECK_GAMES, check_engine
-
     if len(rest) != 1:
         print(
             "cirulla bot check: give one engine spec, e.g. "
@@ -219,7 +210,6 @@ def run_check(args: argparse.Namespace, rest: list[str]) -> int:
             file=sys.stderr,
         )
         return 2
-    from cirulla.logs import setup_logging as logfmt
 
     try:
         limits = check_limits_from_args(args)
@@ -242,7 +232,6 @@ def run_check(args: argparse.Namespace, rest: list[str]) -> int:
 
 
 def _run_engine(args: argparse.Namespace) -> int:
-    from cirulla.bots.text.engine import run_engine
 
     try:
         policy = policy_from_args(args)
