@@ -337,7 +337,7 @@ typedef struct {
     int opp_playout;      /* other sides move in the tree by the playout policy, not UCB */
     int opp_blind;        /* ... and, in the tree and the playouts, by the blind policy */
     int chance;           /* reward "win": a deal not ending the game counts its win chance */
-    double deal_mean, deal_sd; /* the win-chance model (mcts.DEAL_MEAN, mcts.DEAL_SD) */
+    double deal_mean, deal_sd; /* the win-chance model (rewards.DEAL_MEAN, rewards.DEAL_SD) */
     int solve;            /* 2 players: the last round of every playout solved exactly */
 } SearchParams;
 
@@ -355,7 +355,7 @@ static int halving_rounds(int k) {
     return r;
 }
 
-/* mcts.win_chance */
+/* rewards.win_chance */
 static double win_chance(const G *g, const SearchParams *sp, int side) {
     int need = g->o.target - g->totals[side], other = 1000000;
     if (need < 0) need = 0;
@@ -371,7 +371,7 @@ static double win_chance(const G *g, const SearchParams *sp, int side) {
     return 0.5 * (1.0 + erf(x / sqrt(2.0)));
 }
 
-/* mcts.rewards_of */
+/* rewards.rewards_of */
 static void rewards(const G *g, const SearchParams *sp, double *out) {
     int pts[MAX_PLAYERS];
     for (int i = 0; i < g->sides; i++) {
@@ -392,7 +392,7 @@ static void rewards(const G *g, const SearchParams *sp, double *out) {
     }
 }
 
-/* mcts.solve_rest: the rest of a 2-player deal once the stock is empty, every card
+/* rewards.solve_rest: the rest of a 2-player deal once the stock is empty, every card
    known in this world: the searcher's side plays the move of best reward for it, the
    other the playout policy ``popp`` (epsilon 0). Leaves the deal's end in ``leaf``. */
 static int solve_rest(Scratch *s, const G *g, const SearchParams *sp, const Playout *popp,
@@ -1106,7 +1106,7 @@ static PyObject *search_keywords(PyObject *args, PyObject *kwargs) {
     sp.inf.hseat = -1;
     PyObject *hands_obj = NULL;
     u64 *cand = NULL;
-    sp.deal_mean = sp.deal_sd = 0.0; /* mcts.DEAL_MEAN and DEAL_SD: given with chance */
+    sp.deal_mean = sp.deal_sd = 0.0; /* rewards.DEAL_MEAN and DEAL_SD: given with chance */
     if (!PyArg_ParseTupleAndKeywords(
             args, kwargs, "OOOOKLdddddOdppppOdiippppddpOi", search_names, &opts_obj, &view_obj,
             &order_obj, &bias_obj, &seed, &iterations, &sp.seconds, &sp.c, &pl.epsilon,
