@@ -18,7 +18,6 @@ tests need no PyTorch and always run.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -31,15 +30,10 @@ from cirulla.clients.matches.relay import ServerRelay
 from cirulla.clients.matches.sandbox import Confinement
 from cirulla.v1 import ladder_pb2
 from tests.ladder_harness import LadderProcess, open_store, wait_for
+from tests.rl_python import needs_rl, rl_python
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "torch_policy.py"
-RL_PYTHON = os.environ.get("CIRULLA_RL_PYTHON")
-HOW = (
-    "CIRULLA_RL_PYTHON is not set: run `source .ci/setup.d/40-rl.sh` in the checkout (a side "
-    "venv with a CPU PyTorch, stable-baselines3, sb3-contrib, onnx), then run pytest again"
-)
-needs_rl = pytest.mark.skipif(RL_PYTHON is None, reason=HOW)
 #: The documented spec (docs/env.md), after the interpreter of the venv with torch.
 TORCH_SPEC_TAIL = "-m cirulla.bots.loop policy:model=examples/torch_policy.py"
 
@@ -57,9 +51,9 @@ def torch_bot_folder(where: Path) -> Path:
         "for p in actor.parameters(): torch.nn.init.normal_(p, std=0.1)\n"
         "torch.save(actor.state_dict(), 'examples/torch_policy.pt')\n"
     )
-    assert RL_PYTHON is not None
+    python = rl_python()
     done = subprocess.run(
-        [RL_PYTHON, "-c", save], cwd=where, capture_output=True, text=True, timeout=300
+        [python, "-c", save], cwd=where, capture_output=True, text=True, timeout=300
     )
     assert done.returncode == 0, done.stderr[-3000:]
     return examples
@@ -81,10 +75,10 @@ def test_a_torch_policy_plays_a_sandboxed_tournament_with_one_line(tmp_path: Pat
     """The documented line, as typed in the folder holding examples/: the side venv's
     python imports torch and cirulla in the sandbox, loads the weights beside the policy
     file, and plays every game under the default limits, no fault."""
-    assert RL_PYTHON is not None
+    python = rl_python()
     torch_bot_folder(tmp_path)
     argv = [sys.executable, "-m", "cirulla", "tournament", "--sandbox", "--bot", "greedy"]
-    argv += ["--bot", f"torch=serve:{RL_PYTHON} {TORCH_SPEC_TAIL}"]
+    argv += ["--bot", f"torch=serve:{python} {TORCH_SPEC_TAIL}"]
     argv += ["--games", "4", "--target", "11", "--seed", "5", "--out", "t"]
     done = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=900)
     logs = "\n".join(p.read_text(errors="replace") for p in (tmp_path / "t" / "logs").glob("*"))
@@ -108,7 +102,7 @@ def test_a_torch_policy_plays_on_a_sandboxed_ladder_with_one_line(tmp_path: Path
     database there too, so that folder is private: the bot lives elsewhere, as
     docs/env.md says), then ``ladder serve`` (sandboxed: its default): its matches finish
     with every torch seat ``ok``, no failure counted, the bot still active."""
-    assert RL_PYTHON is not None
+    python = rl_python()
     model = torch_bot_folder(tmp_path / "srv" / "bots") / "torch_policy.py"
     folder = tmp_path / "ladder"
     ladder = LadderProcess(folder, f"sqlite:///{folder / 'cirulla-ladder.sqlite3'}")
@@ -116,7 +110,7 @@ def test_a_torch_policy_plays_on_a_sandboxed_ladder_with_one_line(tmp_path: Path
         ladder.start()
         assert "sandbox=True" in ladder.log.read_text(), ladder.log.read_text()
         ladder.cli("add", "greedy", "greedy")
-        spec = f"serve:{RL_PYTHON} {TORCH_SPEC_TAIL.replace('examples/', f'{model.parent}/')}"
+        spec = f"serve:{python} {TORCH_SPEC_TAIL.replace('examples/', f'{model.parent}/')}"
         added = ladder.cli("add", "torch", spec, "--queue", "2p")
         assert f"policy:model={model}" in added.stdout, added.stdout
         ladder.cli("request", "torch", "greedy", "--games", "2")

@@ -12,7 +12,6 @@ here must pass; on a machine without it they say how to get it (``source
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from pathlib import Path
 
@@ -21,23 +20,16 @@ import pytest
 
 from cirulla.bots.policy_bot import load_array_policy
 from cirulla.rules.encoding import OBS_SIZE
+from tests.rl_python import HOW, RL_PYTHON, needs_rl, rl_python
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "rl"
 DOCS = ROOT / "docs" / "env.md"
-RL_PYTHON = os.environ.get("CIRULLA_RL_PYTHON")
-HOW = (
-    "CIRULLA_RL_PYTHON is not set: run `source .ci/setup.d/40-rl.sh` in the checkout (a side "
-    "venv with a CPU PyTorch, stable-baselines3, sb3-contrib, onnx), then run pytest again"
-)
-needs_rl = pytest.mark.skipif(RL_PYTHON is None, reason=HOW)
 
 
 def run_rl(args: list[str], cwd: Path, timeout: float = 900) -> subprocess.CompletedProcess[str]:
-    assert RL_PYTHON is not None
-    done = subprocess.run(
-        [RL_PYTHON, *args], cwd=cwd, capture_output=True, text=True, timeout=timeout
-    )
+    python = rl_python()
+    done = subprocess.run([python, *args], cwd=cwd, capture_output=True, text=True, timeout=timeout)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
     return done
 
