@@ -62,7 +62,7 @@ class Settings:
     """Tournament settings as saved in ``tournament.json``; the schedule's only inputs.
     ``bots``: each bot's spec, parsed where it entered (the command line, a bots file,
     ``from_dict`` for a saved tournament or a pool job, the ladder's match); saved as its
-    text."""
+    canonical text."""
 
     bots: dict[str, BotSpec]
     players: int = 2
@@ -95,7 +95,8 @@ class Settings:
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
-        data["bots"] = {name: spec.text for name, spec in self.bots.items()}
+        # each spec's canonical text (str(spec)): what a resumed run or a pool worker parses
+        data["bots"] = {name: str(spec) for name, spec in self.bots.items()}
         data["sprt"] = list(self.sprt) if self.sprt is not None else None
         return data
 
