@@ -17,6 +17,7 @@ from cirulla.rules.match import check_best_of, match_winner
 from cirulla.server.client import play_seat, random_choice
 from cirulla.server.clock import SeatClock, TimeControl
 from cirulla.server.connections import Connection
+from cirulla.server.decisions import ByIndex
 from cirulla.server.match_config import MatchConfig
 from cirulla.server.session import MatchSession
 from cirulla.v1 import match_service_pb2 as ms
@@ -112,7 +113,7 @@ def test_three_players_best_of_three_never_ends_in_a_tie() -> None:
             while session.settled_status() == "in_progress":
                 d = session.decision
                 assert d is not None
-                session.submit(conns[d.seat], d.id, rng.randrange(len(d.codes)))
+                session.submit(conns[d.seat], d.id, ByIndex(rng.randrange(len(d.codes))))
             assert session.winner is not None
             assert session.games_won[session.winner] == 2
 

@@ -15,6 +15,7 @@ from cirulla.server.app import start_server
 from cirulla.server.client import ManualSeat, hello, play_seat, random_choice
 from cirulla.server.connections import Connection
 from cirulla.server.convert.settings import config_from_pb
+from cirulla.server.decisions import ByIndex
 from cirulla.server.hub import Hub
 from cirulla.server.limits import Limits
 from cirulla.server.messages import DecisionMsg
@@ -201,7 +202,7 @@ def test_a_move_settled_while_matches_are_counted_may_evict_its_match() -> None:
                 while not conn.queue.empty():
                     msg = conn.queue.get_nowait()
                     if isinstance(msg, DecisionMsg):
-                        session.submit(conn, msg.decision_id, 0)
+                        session.submit(conn, msg.decision_id, ByIndex(0))
                         # the move is pending: counting settles it (the last one ends
                         # the match, which leaves memory at once)
                         hub.check_create({}, "ipv4:192.0.2.1")

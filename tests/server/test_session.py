@@ -11,6 +11,7 @@ from typing import Any
 from cirulla.rules import Options
 from cirulla.rules.events import CardPlayed
 from cirulla.server.connections import Connection
+from cirulla.server.decisions import ByIndex
 from cirulla.server.documents import record_events
 from cirulla.server.match_config import MatchConfig
 from cirulla.server.messages import AcceptedMsg, DecisionMsg, EventMsg, ViewMsg
@@ -41,7 +42,7 @@ def test_the_mover_is_acknowledged_first_and_the_move_follows_on_the_next_loop_s
     async def main() -> None:
         session, conns, mover, decision = started()
         other = conns[1 - mover]
-        session.submit(conns[mover], decision.decision_id, 0)
+        session.submit(conns[mover], decision.decision_id, ByIndex(0))
         assert [type(m) for m in drain(conns[mover])] == [AcceptedMsg]
         assert drain(other) == []
         await asyncio.sleep(0)  # one loop step: the move is delivered without any caller
@@ -59,7 +60,7 @@ def test_the_mover_is_acknowledged_first_and_the_move_follows_on_the_next_loop_s
 def test_any_entry_point_settles_a_pending_move_first() -> None:
     async def main() -> None:
         session, conns, mover, decision = started()
-        session.submit(conns[mover], decision.decision_id, 0)
+        session.submit(conns[mover], decision.decision_id, ByIndex(0))
         # A spectator joining before the loop turns sees the move and a consistent view.
         spectator = Connection(None)
         session.add_spectator(spectator)
@@ -71,7 +72,7 @@ def test_any_entry_point_settles_a_pending_move_first() -> None:
         assert view.view.to_move == 1 - mover
         # The other seat already holds its decision: a resubmit by the mover is refused
         # as out of turn, not as "no decision open".
-        session.submit(conns[mover], decision.decision_id + 1, 0)
+        session.submit(conns[mover], decision.decision_id + 1, ByIndex(0))
         rejected = drain(conns[mover])[-1]
         assert rejected.reason == "not_your_turn"
         assert f"seat {1 - mover}'s turn" in rejected.message
@@ -103,7 +104,7 @@ def test_record_events_read_back_exactly_as_published() -> None:
                     session.attach(decision.seat, conns[decision.seat], name="", version="")
                 declaring = [i for i, c in enumerate(decision.codes) if c >> 6 & 63]
                 pick = rng.choice(declaring or range(len(decision.codes)))
-                session.submit(conns[decision.seat], decision.id, pick)
+                session.submit(conns[decision.seat], decision.id, ByIndex(pick))
                 steps += 1
             for run in session.runs:
                 published = list(run.events)

@@ -120,42 +120,52 @@ class Turns:
 
 
 @dataclass(frozen=True, slots=True)
-class ChoiceError:
-    """A submitted choice that could not be read (a malformed action or notation, a
-    notation over the limit): the error the session reports as a rejection (raised by
-    ``chosen_code``), never played."""
+class ByIndex:
+    """``SubmitAction.legal_action_index``: an index into the decision's legal actions."""
 
-    error: Rejection | ValueError
+    index: int
 
 
-#: What a seat submits (``SubmitAction.choice``, decoded): a legal action index, a
-#: notation, an ``Action``, the typed failure to decode it, or None when it was empty.
-Choice = int | str | Action | ChoiceError | None
+@dataclass(frozen=True, slots=True)
+class ByAction:
+    """``SubmitAction.action`` or ``.notation``, decoded: the action itself."""
+
+    action: Action
+
+
+@dataclass(frozen=True, slots=True)
+class Unreadable:
+    """A submitted choice that could not be read (empty, a malformed action or notation,
+    a notation over the limit): never played. ``chosen_code`` raises it as an INVALID
+    ``Rejection`` once the turn is checked, so a stale or foreign submission is reported
+    as such whatever its choice."""
+
+    message: str
+    #: The part of the choice at fault (logged; a rejection names a rule only if illegal).
+    rule: str = "syntax"
+
+
+#: What a seat submits (``SubmitAction.choice``, decoded).
+Choice = ByIndex | ByAction | Unreadable
 
 
 def chosen_code(decision: Decision, game: Game, choice: Choice) -> int:
-    """The legal action code ``choice`` names: an index into the decision's legal actions
-    (int), a notation (str) or an ``Action``; a ``ChoiceError`` raises its error. Raises
-    ``Rejection``, ``ValueError`` or ``IllegalActionError``."""
-    if isinstance(choice, ChoiceError):
-        raise choice.error
-    if isinstance(choice, bool) or choice is None:
-        raise Rejection(
-            "invalid",
-            "choice",
-            "SubmitAction.choice is empty: set legal_action_index, action or notation",
-        )
-    if isinstance(choice, int):
-        if not 0 <= choice < len(decision.codes):
+    """The legal action code ``choice`` names. Raises ``Rejection`` (an index out of
+    range, an ``Unreadable`` choice) or ``IllegalActionError`` (an action not legal now)."""
+    if isinstance(choice, Unreadable):
+        raise Rejection("invalid", choice.rule, choice.message)
+    if isinstance(choice, ByIndex):
+        index = choice.index
+        if not 0 <= index < len(decision.codes):
             raise Rejection(
                 "index_out_of_range",
                 "legal_action_index",
-                f"SubmitAction.legal_action_index: {choice} is outside the valid range "
+                f"SubmitAction.legal_action_index: {index} is outside the valid range "
                 f"0..{len(decision.codes) - 1} (decision {decision.id} offers "
                 f"{len(decision.codes)} legal actions)",
             )
-        return decision.codes[choice]
-    action = Action.parse(choice) if isinstance(choice, str) else choice
+        return decision.codes[index]
+    action = choice.action
     code = action.to_int()
     if code not in decision.codes:
         raise IllegalActionError(*game.explain_illegal(action))

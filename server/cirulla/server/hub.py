@@ -405,22 +405,26 @@ class Hub:
             self.store.save_match(session.summary())
             log.info("match_evicted match=%s status=%s", match_id, session.status)
 
-    def _not_live(self, match_id: str) -> FailedPrecondition | NotFound:
-        """The error for a match this server no longer (or never) holds in memory."""
+    def _live(self, match_id: str) -> MatchSession:
+        """The live session of ``match_id``; raises the error for a match this server no
+        longer (or never) holds in memory."""
+        session = self.matches.get(match_id)
+        if session is not None:
+            return session
         stored = self.store.get_match(match_id)
         if stored is None:
-            return NotFound(f"no match {match_id!r}")
+            raise NotFound(f"no match {match_id!r}")
         if self.auth.match_withheld(stored):  # its status would tell when it ended
-            return FailedPrecondition(
+            raise FailedPrecondition(
                 f"match {match_id} is not live on this server (and withheld: its "
                 "deal_group has other games in play)"
             )
         if stored["status"] in ENDED:
-            return FailedPrecondition(
+            raise FailedPrecondition(
                 f"match {match_id} is {stored['status']}: it can no longer be joined or "
                 "watched (GetMatch, ListRecords and GetRecord still serve it)"
             )
-        return FailedPrecondition(
+        raise FailedPrecondition(
             f"match {match_id} is no longer live on this server (it was "
             f"{stored['status']} when the server stopped)"
         )
@@ -517,9 +521,7 @@ class Hub:
             return
         if not match_id:
             raise NotFound("Hello names neither match_id nor room_id")
-        session = self.matches.get(match_id)
-        if session is None:
-            raise self._not_live(match_id)
+        session = self._live(match_id)
         seat = session.seat_for_token(token)
         session.attach(
             seat, conn, name=name, version=version, resume_after=resume, takeover=takeover
@@ -551,9 +553,7 @@ class Hub:
             return
         if not match_id:
             raise InvalidArgument("SpectateRequest.match_id is empty")
-        session = self.matches.get(match_id)
-        if session is None:
-            raise self._not_live(match_id)
+        session = self._live(match_id)
         self.auth.check_spectatable(session.match_id, session.deal_group, metadata or {})
         session.add_spectator(conn, after)
 

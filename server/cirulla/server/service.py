@@ -22,13 +22,12 @@ from cirulla.server.connections import Connection
 from cirulla.server.convert.live import CAPABILITIES, play_responses, spectate_response
 from cirulla.server.convert.records import game_summary_pb, match_pb, record_pb, room_pb
 from cirulla.server.convert.settings import choice_from_pb, config_from_pb
-from cirulla.server.decisions import Choice, ChoiceError
+from cirulla.server.decisions import Choice, Unreadable
 from cirulla.server.documents import record_summary
 from cirulla.server.errors import (
     FailedPrecondition,
     InvalidArgument,
     NotFound,
-    Rejection,
     ServerError,
 )
 from cirulla.server.errors import status_for as status_for
@@ -133,13 +132,9 @@ def _guard(
 def _choice(submit: play_pb2.SubmitAction) -> Choice:
     """The submitted choice; a notation over the limit is refused without decoding it."""
     if submit.WhichOneof("choice") == "notation" and len(submit.notation) > MAX_NOTATION:
-        return ChoiceError(
-            Rejection(
-                "invalid",
-                "syntax",
-                f"SubmitAction.notation has {len(submit.notation)} characters; "
-                f"the limit is {MAX_NOTATION}",
-            )
+        return Unreadable(
+            f"SubmitAction.notation has {len(submit.notation)} characters; "
+            f"the limit is {MAX_NOTATION}"
         )
     return choice_from_pb(submit)
 

@@ -499,8 +499,8 @@ class MatchSession:
     def submit(self, conn: Connection, decision_id: int, choice: Choice) -> None:
         """A SubmitAction from ``conn``: accept it, or reject it and change nothing.
 
-        ``choice`` is a legal action index (int), a notation (str), an ``Action``, or the
-        ``ChoiceError`` of a message that could not be decoded (reported as malformed).
+        ``choice`` is an index into the legal actions, an action, or ``Unreadable`` (a
+        choice that could not be decoded: rejected as INVALID once the turn is checked).
         """
         self.settle()
         try:

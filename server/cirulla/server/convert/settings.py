@@ -16,7 +16,7 @@ from cirulla import wire
 from cirulla.rules import DeckError, parse_deck
 from cirulla.rules.match import check_best_of
 from cirulla.server.clock import TimeControl
-from cirulla.server.decisions import Choice, ChoiceError
+from cirulla.server.decisions import ByAction, ByIndex, Choice, Unreadable
 from cirulla.server.documents import (
     PublicConfig,
 )
@@ -124,16 +124,18 @@ def legal_parts(code: int) -> tuple[game_pb2.Action, str]:
 
 
 def choice_from_pb(submit: play_pb2.SubmitAction) -> Choice:
-    """int index, Action, the decoding error as a ``ChoiceError`` (the session reports it
-    as INVALID), or None when no choice is set."""
+    """The index or the action chosen; ``Unreadable`` when it cannot be decoded or no
+    choice is set (the session rejects it as INVALID)."""
     kind = submit.WhichOneof("choice")
     try:
         if kind == "legal_action_index":
-            return submit.legal_action_index
+            return ByIndex(submit.legal_action_index)
         if kind == "action":
-            return wire.action_from_proto(submit.action, "SubmitAction.action")
+            return ByAction(wire.action_from_proto(submit.action, "SubmitAction.action"))
         if kind == "notation":
-            return wire.parse_notation(submit.notation, "SubmitAction.notation")
+            return ByAction(wire.parse_notation(submit.notation, "SubmitAction.notation"))
     except ValueError as exc:
-        return ChoiceError(exc)
-    return None
+        return Unreadable(str(exc), rule="")
+    return Unreadable(
+        "SubmitAction.choice is empty: set legal_action_index, action or notation", rule="choice"
+    )
