@@ -15,9 +15,7 @@ MAX_CLASS_LINES = 500
 
 #: Still over the limit, with the most lines they may have until they are split.
 FILES_OVER: dict[str, int] = {}
-CLASSES_OVER = {
-    "server/cirulla/server/session.py:MatchSession": 577,
-}
+CLASSES_OVER: dict[str, int] = {}
 
 
 def sources() -> list[Path]:

@@ -11,13 +11,16 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from cirulla.rules import Action, Game, IllegalActionError
+from cirulla.rules import Action, Game, IllegalActionError, Options
 from cirulla.server.clock import SeatClock, TimeControl
-from cirulla.server.errors import Rejection
-from cirulla.server.messages import ClockState
+from cirulla.server.errors import Rejection, reject_reason_for
+from cirulla.server.messages import ClockState, RejectedMsg
+
+#: Rejection reasons counted as an illegal action (an index outside the list is one too).
+COUNTED = frozenset(("illegal", "index_out_of_range"))
 
 
 @dataclass
@@ -101,6 +104,20 @@ class Turns:
         decision = self.decision
         return decision if decision is not None and decision.seat == seat else None
 
+    def rejected(self, seat: int | None, decision_id: int, exc: Exception) -> RejectedMsg:
+        """The answer to a submission of ``seat`` for ``decision_id`` refused with ``exc``
+        (``errors.reject_reason_for``), with the open decision and its clock if it is
+        ``seat``'s; that decision counts an illegal action (``COUNTED``) among its
+        rejected attempts."""
+        reason, rule = reject_reason_for(exc)
+        decision = self.open_for(seat)
+        if decision is None or seat is None:
+            return RejectedMsg(decision_id, reason, rule, _message(exc), None, None)
+        if reason in COUNTED:
+            decision.rejected += 1
+        clock = self.clock_state(seat)
+        return RejectedMsg(decision_id, reason, rule, _message(exc), clock, decision.id)
+
     def check_turn(self, seat: int, decision_id: int) -> Decision:
         """The open decision, if ``seat`` may answer ``decision_id`` now."""
         decision = self.decision
@@ -117,6 +134,21 @@ class Turns:
                 f"decision_id {decision_id} is not the open decision {decision.id}",
             )
         return decision
+
+
+def _message(exc: Exception) -> str:
+    return exc.message if isinstance(exc, Rejection) else str(exc)
+
+
+def forfeit_winner(options: Options, totals: Sequence[int], seat: int) -> int:
+    """The side that wins a game ``seat`` forfeits (its clock ran out under the
+    forfeit_game policy): the forfeiting side loses; among the others the best total
+    wins (ties: the first after ``seat`` in seat order)."""
+    loser = options.side_of(seat)
+    n = options.players
+    order = [options.side_of((seat + k) % n) for k in range(1, n)]
+    others = [s for s in dict.fromkeys(order) if s != loser]
+    return max(others, key=lambda s: (totals[s], -others.index(s)))
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,8 +24,9 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from cirulla.server import metrics
+from cirulla.server.admission import check_identity, seat_of_token
 from cirulla.server.authorization import Authorization
-from cirulla.server.connections import Connection, new_seat_token, token_seat
+from cirulla.server.connections import Connection, new_seat_token
 from cirulla.server.dealgroups import DealGroups, check_group
 from cirulla.server.documents import (
     MatchSummary,
@@ -38,7 +39,6 @@ from cirulla.server.errors import (
     FailedPrecondition,
     InvalidArgument,
     NotFound,
-    Unauthenticated,
 )
 from cirulla.server.limits import (
     MAX_ID,
@@ -52,7 +52,7 @@ from cirulla.server.limits import (
 )
 from cirulla.server.match_config import MatchConfig, public_config
 from cirulla.server.recordkeeping import now_iso
-from cirulla.server.session import MatchSession, RecordBuilder, check_identity
+from cirulla.server.session import MatchSession, RecordBuilder
 from cirulla.server.store import Store
 from cirulla.version import PROTOCOL_VERSION, protocol_compatible
 
@@ -85,12 +85,9 @@ class Room:
         self.idle_since = time.monotonic()  # no seat connected since
 
     def seat_for_token(self, token: str) -> int:
-        if not token:
-            raise Unauthenticated("Hello.seat_token is empty: send the token from CreateRoom")
-        seat = token_seat(self.tokens, token)
-        if seat is None:
-            raise Unauthenticated(f"Hello.seat_token is not a token of room {self.room_id}")
-        return seat
+        return seat_of_token(
+            self.tokens, token, created_by="CreateRoom", holder=f"room {self.room_id}"
+        )
 
     def join(
         self,

@@ -4,12 +4,15 @@ This is the referee. Every action goes through the rules core's checked ``Game.a
 The session keeps the match's flow (joining, games, moves, the end of a game and of the
 match, aborts) and leaves each other job to a module of its own:
 
-- ``decisions``: the open decision, the seats' clocks and timers, what a submission means;
-- ``delivery``: who receives what (the hiding rule, applied in one method);
+- ``decisions``: the open decision, the seats' clocks and timers, what a submission means,
+  who wins a forfeited game;
+- ``admission``: which seat a token opens, a stream taking its seat (the Hello's name and
+  version fixed at the first);
+- ``publishing``: the events numbered, kept and delivered, and the messages built for
+  each receiver (``connections.Delivery``: who receives what, the hiding rule);
 - ``recordkeeping``: each game's bookkeeping and its replayable record;
-- ``seats``, ``connection``, ``match_config``: the seats and tokens, a live stream, the
-  settings. The session speaks in ``messages`` values; the servicer converts them to
-  protobuf.
+- ``connections``, ``match_config``: the seats and tokens, a live stream, the settings.
+  The session speaks in ``messages`` values; the servicer converts them to protobuf.
 
 An accepted move is acknowledged first and delivered (events, next decision) one event
 loop step later, so the mover's round trip does not wait for the fan-out. ``settle()``
@@ -30,59 +33,32 @@ from collections.abc import Callable
 from cirulla.rules import Action, Game
 from cirulla.rules.decks import DeckSource
 from cirulla.rules.errors import DeckError
-from cirulla.rules.events import Event, GameOver
+from cirulla.rules.events import Event
 from cirulla.rules.match import match_winner
 from cirulla.server import metrics
-from cirulla.server.connections import Connection, Delivery, Seat, new_seat_token, token_seat
-from cirulla.server.decisions import Choice, Decision, Turns, chosen_code
+from cirulla.server.admission import admit, seat_of_token
+from cirulla.server.connections import Connection, Seat, new_seat_token
+from cirulla.server.decisions import COUNTED, Choice, Decision, Turns, chosen_code, forfeit_winner
 from cirulla.server.documents import GameRecord, MatchSummary
-from cirulla.server.errors import (
-    AlreadyExists,
-    FailedPrecondition,
-    Rejection,
-    Unauthenticated,
-    reject_reason_for,
-)
+from cirulla.server.errors import FailedPrecondition, Rejection
 from cirulla.server.match_config import MatchConfig, public_config
 from cirulla.server.messages import (
     AcceptedMsg,
     DecisionMsg,
     Disconnected,
-    EventMsg,
     GameEnded,
     MatchResultMsg,
-    NewGameMsg,
     Reconnected,
-    RejectedMsg,
     SeatPublic,
     TimedOut,
-    ViewMsg,
-    WelcomeMsg,
 )
-from cirulla.server.recordkeeping import GameRun, game_record, note_event, now_iso, result_doc
+from cirulla.server.publishing import Publisher
+from cirulla.server.recordkeeping import GameRun, game_record, now_iso, result_doc
 
 log = logging.getLogger("cirulla.server")
 
 #: Builds a finished game's record when called (on the hub's writer thread).
 RecordBuilder = Callable[[], GameRecord]
-
-
-def check_identity(slot: Seat, seat: int, name: str, version: str) -> None:
-    """A seat's name and version are those of its first Hello: a later Hello (a resume, a
-    reconnect) may repeat them or leave them empty, never change them.
-
-    Why: a seat's name is shown to anyone (GetMatch, records); a bot free to rename its
-    seat mid-game could spell its hand there for its own fresh process playing the twin
-    game dealt alike (dealgroups.py) to read.
-    """
-    if not slot.joined:
-        return
-    for field, given, fixed in (("name", name, slot.name), ("version", version, slot.version)):
-        if given and given != fixed:
-            raise FailedPrecondition(
-                f"Hello.{field} {given!r} differs from {fixed!r}, seat {seat}'s {field} since "
-                "its first Hello: it cannot change (send the same or leave it empty)"
-            )
 
 
 @functools.lru_cache(maxsize=8192)
@@ -117,7 +93,8 @@ class MatchSession:
         self.tokens = [new_seat_token() for _ in range(n)]
         self.seats = [Seat() for _ in range(n)]
         self.turns = Turns(config.time, n, self._timeout)
-        self.delivery = Delivery(self.seats)
+        self.out = Publisher(match_id, room_id, config, self.seats)
+        self.delivery = self.out.delivery
         #: waiting, in_progress, finished or aborted (``settle()`` first for a move still
         #: being delivered).
         self.status = "waiting"
@@ -130,9 +107,7 @@ class MatchSession:
         self.runs: list[GameRun] = []
         self.results: list[GameEnded] = []
         self.winner: int | None = None
-        self.sequence = 0
         self._undelivered: tuple[GameRun, list[Event], bool, str] | None = None
-        self._public: tuple[SeatPublic, ...] | None = None
         self._on_record = on_record
         self._on_change = on_change
         self._on_finished = on_finished
@@ -159,22 +134,18 @@ class MatchSession:
     def run(self) -> GameRun | None:
         return self.runs[-1] if self.runs else None
 
+    @property
+    def sequence(self) -> int:
+        """The sequence number of the match's last event."""
+        return self.out.sequence
+
     def seat_public(self) -> tuple[SeatPublic, ...]:
-        """Kept until a seat joins or leaves: every decision's view carries it."""
-        if self._public is None:
-            self._public = tuple(
-                SeatPublic(i, self.options.side_of(i), s.name, s.version, s.conn is not None)
-                for i, s in enumerate(self.seats)
-            )
-        return self._public
+        return self.out.seat_public()
 
     def seat_for_token(self, token: str) -> int:
-        if not token:
-            raise Unauthenticated("Hello.seat_token is empty: send the token from CreateMatch")
-        seat = token_seat(self.tokens, token)
-        if seat is None:
-            raise Unauthenticated(f"Hello.seat_token is not a token of match {self.match_id}")
-        return seat
+        return seat_of_token(
+            self.tokens, token, created_by="CreateMatch", holder=f"match {self.match_id}"
+        )
 
     def summary(self) -> MatchSummary:
         """Public summary (JSON-able): never tokens, seeds or hidden cards."""
@@ -213,36 +184,13 @@ class MatchSession:
         if self.status in ("finished", "aborted"):
             raise FailedPrecondition(f"match {self.match_id} is {self.status}")
         slot = self.seats[seat]
-        check_identity(slot, seat, name, version)
-        if slot.conn is not None and slot.conn is not conn:
-            if not takeover:
-                raise AlreadyExists(
-                    f"seat {seat} of match {self.match_id} already has a live stream "
-                    "(reconnect with Hello.resume set to take it over)"
-                )
-            slot.conn.close("replaced", "another stream took over this seat")
-        was_disconnected = slot.disconnected_at is not None
-        slot.conn = conn
-        self._public = None
-        if not slot.joined:  # fixed from now on (check_identity)
-            slot.name = name or f"seat {seat}"
-            slot.version = version
-        slot.joined = True
-        slot.disconnected_at = None
-        conn.seat = seat
+        was_disconnected = admit(
+            slot, seat, conn, name=name, version=version, takeover=takeover, match_id=self.match_id
+        )
+        self.out.seats_changed()
         conn.session = self
         if welcome:
-            conn.send(
-                WelcomeMsg(
-                    seat,
-                    self.options.side_of(seat),
-                    self.match_id,
-                    self.room_id,
-                    self.config,
-                    self.seat_public(),
-                    resume_after is not None,
-                )
-            )
+            conn.send(self.out.welcome_msg(seat, resumed=resume_after is not None))
         log.info(
             "seat_joined match=%s seat=%d name=%r resumed=%s",
             self.match_id,
@@ -276,7 +224,7 @@ class MatchSession:
         if slot.conn is not conn:
             return
         slot.conn = None
-        self._public = None
+        self.out.seats_changed()
         if self.status != "in_progress":
             if self.status == "waiting":
                 slot.joined = False
@@ -294,11 +242,7 @@ class MatchSession:
         self.settle()
         conn.session = self
         self.delivery.spectators.add(conn)
-        conn.send(
-            WelcomeMsg(
-                None, None, self.match_id, self.room_id, self.config, self.seat_public(), False
-            )
-        )
+        conn.send(self.out.welcome_msg(None))
         if self.runs:
             self._catch_up(conn, None, after_sequence)
         if self.status == "finished":
@@ -308,14 +252,7 @@ class MatchSession:
             conn.close("aborted", self.abort_reason or f"match {self.match_id} was aborted")
 
     def _catch_up(self, conn: Connection, seat: int | None, after: int) -> None:
-        run = self.run
-        if run is None:
-            return
-        conn.send(self._new_game_msg(run))
-        for msg in run.events:
-            if msg.sequence > after and msg.event.visible_to(seat):
-                conn.send(msg)
-        conn.send(self._view_msg(run, seat))
+        self.out.catch_up(conn, self.run, seat, after, self.games_won)
 
     # ------------------------------------------------------------------ games
 
@@ -343,7 +280,7 @@ class MatchSession:
         run = GameRun(len(self.runs) + 1, game, game.dealer, now_iso())
         self.runs.append(run)
         self.turns.reset_game()
-        self.delivery.to_all(self._new_game_msg(run))
+        self.delivery.to_all(self.out.new_game_msg(run, self.games_won))
         self._publish(events)
         self._after_move(run)
 
@@ -353,7 +290,7 @@ class MatchSession:
             self._finish_game(run, "cappotto" if game.cappotto else "target", game.winner)
             return
         if self.delivery.spectators:
-            self.delivery.to_spectators(self._view_msg(run, None))
+            self.delivery.to_spectators(self.out.view_msg(run, None))
         self._open_decision(run)
 
     def _open_decision(self, run: GameRun) -> None:
@@ -393,18 +330,11 @@ class MatchSession:
             self.turns.decision = None
             self.seats[seat].forfeits += 1
             metrics.FORFEITS.inc()
-            self._finish_game(run, "forfeit", self._forfeit_winner(run, seat), forfeit_seat=seat)
+            winner = forfeit_winner(self.options, run.game.totals, seat)
+            self._finish_game(run, "forfeit", winner, forfeit_seat=seat)
         else:
             self._play(run, decision, decision.codes[0], by_timeout=True)
         self._changed()
-
-    def _forfeit_winner(self, run: GameRun, seat: int) -> int:
-        """The forfeiting side loses; among the others the best total wins (ties: seat order)."""
-        loser = self.options.side_of(seat)
-        n = self.options.players
-        order = [self.options.side_of((seat + k) % n) for k in range(1, n)]
-        others = [s for s in dict.fromkeys(order) if s != loser]
-        return max(others, key=lambda s: (run.game.totals[s], -others.index(s)))
 
     def _finish_game(
         self, run: GameRun, reason: str, winner: int, forfeit_seat: int | None = None
@@ -506,27 +436,19 @@ class MatchSession:
         try:
             self._submit(conn, decision_id, choice)
         except (Rejection, ValueError) as exc:
-            reason, rule = reject_reason_for(exc)
             seat = conn.seat
-            decision = self.turns.open_for(seat)
-            # An index outside the list is a rejected action like any other: counted.
-            if reason in ("illegal", "index_out_of_range") and seat is not None:
+            rejected = self.turns.rejected(seat, decision_id, exc)
+            if rejected.reason in COUNTED and seat is not None:
                 self.seats[seat].illegal += 1
                 metrics.ILLEGAL_ACTIONS.inc()
-                if decision is not None:
-                    decision.rejected += 1
-            open_id = decision.id if decision is not None else None
-            clock = (
-                self.turns.clock_state(seat) if open_id is not None and seat is not None else None
-            )
             log.debug(
-                "rejected match=%s seat=%s reason=%s rule=%s", self.match_id, seat, reason, rule
+                "rejected match=%s seat=%s reason=%s rule=%s",
+                self.match_id,
+                seat,
+                rejected.reason,
+                rejected.rule,
             )
-            conn.send(
-                RejectedMsg(
-                    decision_id, reason, rule, str(getattr(exc, "message", exc)), clock, open_id
-                )
-            )
+            conn.send(rejected)
 
     def _submit(self, conn: Connection, decision_id: int, choice: Choice) -> None:
         seat = conn.seat
@@ -596,47 +518,14 @@ class MatchSession:
         notation: str = "",
         exclude: Connection | None = None,
     ) -> None:
-        """Number, keep and deliver events: each receiver gets only what it may see."""
+        """Number, keep and deliver events of the current game (``publishing``)."""
         run = self.run
-        if run is None:
-            return
-        for event in events:
-            if isinstance(event, GameOver):
-                continue  # the session publishes GameEnded with the reason instead
-            extras = note_event(run, event, by_timeout=by_timeout, notation=notation)
-            self.sequence += 1
-            private = getattr(event, "seat", None) if not event.visible_to(None) else None
-            msg = EventMsg(self.sequence, run.number, run.cur_deal, event, private, extras)
-            run.events.append(msg)
-            self.delivery.event(msg, exclude)
-
-    def _new_game_msg(self, run: GameRun) -> NewGameMsg:
-        return NewGameMsg(
-            run.number,
-            self.options,
-            self.seat_public(),
-            run.first_dealer,
-            tuple(self.games_won)
-            if run.result is None
-            else tuple(
-                w - (1 if i == run.result.winner else 0) for i, w in enumerate(self.games_won)
-            ),
-            self.config.best_of,
-        )
-
-    def _view_msg(self, run: GameRun, seat: int | None) -> ViewMsg:
-        return ViewMsg(run.game.view(seat), run.number, self.sequence, self.seat_public())
+        self.out.publish(run, events, by_timeout=by_timeout, notation=notation, exclude=exclude)
 
     def _decision_msg(self, decision: Decision) -> DecisionMsg:
         run = self.run
         assert run is not None
-        return DecisionMsg(
-            decision.id,
-            self._view_msg(run, decision.seat),
-            tuple(decision.codes),
-            self.turns.clock_state(decision.seat),
-            0,
-        )
+        return self.out.decision_msg(run, decision, self.turns.clock_state(decision.seat))
 
     def _result_msg(self) -> MatchResultMsg:
         return MatchResultMsg(

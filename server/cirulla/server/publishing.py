@@ -1,0 +1,124 @@
+"""What a match sends: its events, numbered, kept and delivered by the hiding rule, and
+the messages built for one receiver (a new game, a view, a decision, the catch-up of a
+stream that joins late).
+
+``Publisher`` is the session's voice: the session decides what happens and when, the
+publisher turns it into ``messages`` values and hands them to ``connections.Delivery``
+(who receives what). It keeps the match's event sequence number and the seats' public
+part, which every view carries.
+"""
+
+from __future__ import annotations
+
+from cirulla.rules.events import Event, GameOver
+from cirulla.server.connections import Connection, Delivery, Seat
+from cirulla.server.decisions import Decision
+from cirulla.server.match_config import MatchConfig
+from cirulla.server.messages import (
+    ClockState,
+    DecisionMsg,
+    EventMsg,
+    NewGameMsg,
+    SeatPublic,
+    ViewMsg,
+    WelcomeMsg,
+)
+from cirulla.server.recordkeeping import GameRun, note_event
+
+
+class Publisher:
+    """Numbers, keeps and delivers a match's events; builds the messages it sends."""
+
+    def __init__(self, match_id: str, room_id: str, config: MatchConfig, seats: list[Seat]) -> None:
+        self.match_id = match_id
+        self.room_id = room_id
+        self.config = config
+        self.options = config.options
+        self.seats = seats
+        self.delivery = Delivery(seats)
+        #: The sequence number of the match's last event.
+        self.sequence = 0
+        self._public: tuple[SeatPublic, ...] | None = None
+
+    def seats_changed(self) -> None:
+        """A seat joined or left: its public part is built anew."""
+        self._public = None
+
+    def seat_public(self) -> tuple[SeatPublic, ...]:
+        """Kept until a seat joins or leaves: every decision's view carries it."""
+        if self._public is None:
+            self._public = tuple(
+                SeatPublic(i, self.options.side_of(i), s.name, s.version, s.conn is not None)
+                for i, s in enumerate(self.seats)
+            )
+        return self._public
+
+    def publish(
+        self,
+        run: GameRun | None,
+        events: list[Event],
+        *,
+        by_timeout: bool = False,
+        notation: str = "",
+        exclude: Connection | None = None,
+    ) -> None:
+        """Number, keep (on ``run``) and deliver events: each receiver gets only what it
+        may see."""
+        if run is None:
+            return
+        for event in events:
+            if isinstance(event, GameOver):
+                continue  # the session publishes GameEnded with the reason instead
+            extras = note_event(run, event, by_timeout=by_timeout, notation=notation)
+            self.sequence += 1
+            private = getattr(event, "seat", None) if not event.visible_to(None) else None
+            msg = EventMsg(self.sequence, run.number, run.cur_deal, event, private, extras)
+            run.events.append(msg)
+            self.delivery.event(msg, exclude)
+
+    def welcome_msg(self, seat: int | None, *, resumed: bool = False) -> WelcomeMsg:
+        """The first message of a stream: ``seat``'s (None: a spectator's)."""
+        side = self.options.side_of(seat) if seat is not None else None
+        return WelcomeMsg(
+            seat, side, self.match_id, self.room_id, self.config, self.seat_public(), resumed
+        )
+
+    def new_game_msg(self, run: GameRun, games_won: list[int]) -> NewGameMsg:
+        """``run``'s start; ``games_won``: the match's now (a finished run's own win is
+        taken off, as it stood when the run began)."""
+        return NewGameMsg(
+            run.number,
+            self.options,
+            self.seat_public(),
+            run.first_dealer,
+            tuple(games_won)
+            if run.result is None
+            else tuple(w - (1 if i == run.result.winner else 0) for i, w in enumerate(games_won)),
+            self.config.best_of,
+        )
+
+    def view_msg(self, run: GameRun, seat: int | None) -> ViewMsg:
+        return ViewMsg(run.game.view(seat), run.number, self.sequence, self.seat_public())
+
+    def decision_msg(self, run: GameRun, decision: Decision, clock: ClockState) -> DecisionMsg:
+        return DecisionMsg(
+            decision.id, self.view_msg(run, decision.seat), tuple(decision.codes), clock, 0
+        )
+
+    def catch_up(
+        self,
+        conn: Connection,
+        run: GameRun | None,
+        seat: int | None,
+        after: int,
+        games_won: list[int],
+    ) -> None:
+        """Bring a stream that joins (``seat``, or a spectator) up to date with ``run``:
+        its start, its events after sequence ``after`` that ``seat`` may see, a view."""
+        if run is None:
+            return
+        conn.send(self.new_game_msg(run, games_won))
+        for msg in run.events:
+            if msg.sequence > after and msg.event.visible_to(seat):
+                conn.send(msg)
+        conn.send(self.view_msg(run, seat))
