@@ -22,18 +22,19 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 import grpc
 
 from cirulla.rules import Game, Options
 from cirulla.server.app import start_server
 from cirulla.server.client import Outbox, hello, submit_index
+from cirulla.server.documents import GameRecord
 from cirulla.server.echo import run_echo
-from cirulla.server.load import run_load
+from cirulla.server.load import LoadFigures, Stub, run_load
 from cirulla.v1 import match_service_pb2 as ms
 from cirulla.v1 import match_service_pb2_grpc, match_settings_pb2, rules_pb2
 
@@ -56,7 +57,7 @@ class _Timing:
 
 
 async def _seat(
-    stub: Any, match_id: str, token: str, rng: random.Random, timing: _Timing | None, seat: int
+    stub: Stub, match_id: str, token: str, rng: random.Random, timing: _Timing | None, seat: int
 ) -> int:
     """Play a seat with random choices, timing round trips into ``timing``."""
     out = Outbox()
@@ -83,7 +84,12 @@ async def _seat(
     return decisions
 
 
-async def _match(stub: Any, settings: Any, seed: int, timing: _Timing | None = None) -> int:
+async def _match(
+    stub: Stub,
+    settings: match_settings_pb2.MatchSettings,
+    seed: int,
+    timing: _Timing | None = None,
+) -> int:
     m = await stub.CreateMatch(ms.CreateMatchRequest(settings=settings))
     if timing is not None:
         timing.last_submit = 0.0  # a new match: no submit awaits its successor
@@ -96,7 +102,7 @@ async def _match(stub: Any, settings: Any, seed: int, timing: _Timing | None = N
     return sum(counts)
 
 
-def _in_process_replay(record: Mapping[str, Any]) -> tuple[float, int]:
+def _in_process_replay(record: GameRecord) -> tuple[float, int]:
     """The same game (decks and actions of the record) through the rules core only."""
     start = time.perf_counter()
     game = Game(
@@ -163,7 +169,7 @@ def _median_p99(samples: list[float]) -> dict[str, float]:
     }
 
 
-async def round_trips(port: int, decisions: int) -> dict[str, Any]:
+async def round_trips(port: int, decisions: int) -> dict[str, object]:
     """Play 2-player matches to target 51 until ``decisions`` submit -> accepted samples.
 
     ``next_decision`` is the time from any submit to the next decision request: the whole
@@ -204,11 +210,18 @@ TARGET_CPU_MS_PER_DECISION = 0.2
 TARGET_P99_MS = 20.0
 
 
-def _load_runs(plan: LoadPlan, python: str, tmp: Path) -> dict[str, Any]:
+class LoadRuns(TypedDict):
+    """The load against one server process (``_load_runs``)."""
+
+    kit: LoadFigures
+    plain: LoadFigures
+    kit_paced: LoadFigures
+
+
+def _load_runs(plan: LoadPlan, python: str, tmp: Path) -> LoadRuns:
     """The load against one server process run by ``python``: the kit's flags and a
     plain client at full speed (the CPU per decision), the kit's paced (the latency)."""
     procs: list[subprocess.Popen[bytes]] = []
-    out: dict[str, Any] = {}
     # one client address creates every match: no creation rate applies to it here; a
     # match a seat never joined (its streams all failed) ends in a minute
     unlimited: tuple[str, ...] = ("--create-rate", "1000000", "--create-burst", "1000000")
@@ -221,20 +234,23 @@ def _load_runs(plan: LoadPlan, python: str, tmp: Path) -> dict[str, Any]:
             "target": plan.target,
             "processes": plan.processes,
         }
-        out["kit"] = run_load(port, pid, mode="kit", think_ms=0, **common)
-        out["plain"] = run_load(port, pid, mode="plain", think_ms=0, seed=10**6, **common)
-        out["kit_paced"] = run_load(
-            port, pid, mode="kit", think_ms=plan.think_ms, seed=2 * 10**6, **common
-        )
-    return out
+        kit = run_load(port, pid, mode="kit", think_ms=0, **common)
+        plain = run_load(port, pid, mode="plain", think_ms=0, seed=10**6, **common)
+        paced = run_load(port, pid, mode="kit", think_ms=plan.think_ms, seed=2 * 10**6, **common)
+    return {"kit": kit, "plain": plain, "kit_paced": paced}
 
 
-def run_bench(decisions: int = 2000, plan: LoadPlan | None = None) -> dict[str, Any]:
-    """Every figure of ``cirulla bench server`` with its baseline from the same run."""
+def run_bench(decisions: int = 2000, plan: LoadPlan | None = None) -> dict[str, object]:
+    """Every figure of ``cirulla bench server`` with its baseline from the same run (a
+    JSON document: printed)."""
     plan = plan or LoadPlan()
-    result: dict[str, Any] = {
+    machine: dict[str, float | None] = {
+        "cpus": os.cpu_count(),
+        "load_average_start": os.getloadavg()[0],
+    }
+    result: dict[str, object] = {
         "benchmark": "server",
-        "machine": {"cpus": os.cpu_count(), "load_average_start": os.getloadavg()[0]},
+        "machine": machine,
         "load": {
             "matches_at_once": plan.matches,
             "matches_per_run": plan.total,
@@ -248,16 +264,17 @@ def run_bench(decisions: int = 2000, plan: LoadPlan | None = None) -> dict[str, 
     }
     with tempfile.TemporaryDirectory(prefix="cirulla-bench-") as tmp:
         (Path(tmp) / "new").mkdir()
-        result["server"] = _load_runs(plan, sys.executable, Path(tmp) / "new")
+        server = _load_runs(plan, sys.executable, Path(tmp) / "new")
+        result["server"] = server
         if plan.baseline_python:
             (Path(tmp) / "base").mkdir()
             result["baseline_server"] = {
                 "python": plan.baseline_python,
                 **_load_runs(plan, plan.baseline_python, Path(tmp) / "base"),
             }
-        kit = result["server"]["kit"]
+        kit = server["kit"]
         reply = int(kit["bytes_per_decision"] or 500)
-        result["wire_baseline"] = run_echo(
+        wire = result["wire_baseline"] = run_echo(
             streams=plan.matches,
             round_trips=max(1, kit["decisions"] // max(plan.matches, 1)),
             request_bytes=len(submit_index(1 << 20, 3).SerializeToString()),
@@ -272,30 +289,30 @@ def run_bench(decisions: int = 2000, plan: LoadPlan | None = None) -> dict[str, 
             }
     result.update(asyncio.run(_in_process()))
     cpu = kit["server_cpu_ms_per_decision"]
-    wire = result["wire_baseline"]["server_cpu_ms_per_round_trip"]
-    p99 = result["server"]["kit_paced"]["latency_ms"]["p99"]
+    wire_cpu = wire["server_cpu_ms_per_round_trip"]
+    p99 = server["kit_paced"]["latency_ms"]["p99"]
     result["targets"] = {
         "server_cpu_ms_per_decision": {
             "value": cpu,
             "target": TARGET_CPU_MS_PER_DECISION,
             "met": cpu is not None and cpu <= TARGET_CPU_MS_PER_DECISION,
-            "times_the_wire": round(cpu / wire, 2) if cpu and wire else None,
+            "times_the_wire": round(cpu / wire_cpu, 2) if cpu and wire_cpu else None,
         },
         "p99_decision_latency_ms": {
             "value": p99,
             "target": TARGET_P99_MS,
             "met": p99 is not None and p99 <= TARGET_P99_MS,
-            "wire_p99_ms": result["wire_baseline"]["latency_ms"]["p99"],
+            "wire_p99_ms": wire["latency_ms"]["p99"],
         },
     }
-    result["machine"]["load_average_end"] = os.getloadavg()[0]
+    machine["load_average_end"] = os.getloadavg()[0]
     return result
 
 
-async def _in_process() -> dict[str, Any]:
+async def _in_process() -> dict[str, object]:
     """A whole game over gRPC (server on this event loop) vs the same game in process."""
     srv = await start_server("127.0.0.1:0", ":memory:")
-    result: dict[str, Any] = {}
+    result: dict[str, object] = {}
     try:
         async with grpc.aio.insecure_channel(f"127.0.0.1:{srv.port}") as ch:
             stub = match_service_pb2_grpc.MatchServiceStub(ch)

@@ -18,6 +18,9 @@ from cirulla.rules import CirullaError
 from cirulla.rules.events import BY_NAME, field_names
 from cirulla.server.messages import EventMsg
 
+#: A JSON value, as ``json.dumps`` writes it and ``json.loads`` gives it back.
+Json = None | bool | int | float | str | list["Json"] | dict[str, "Json"]
+
 #: The name and version of the record document (``GameRecord["format"]``).
 RECORD_FORMAT = "cirulla-record/1"
 #: The keys an event entry of a record holds besides the event's own fields and its wire

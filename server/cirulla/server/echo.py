@@ -16,7 +16,8 @@ import signal
 import time
 from collections.abc import AsyncIterator
 from concurrent.futures import ProcessPoolExecutor
-from typing import Any
+from multiprocessing.queues import Queue
+from typing import TypedDict
 
 import grpc
 
@@ -26,14 +27,36 @@ from cirulla.server.procstat import cpu_seconds
 METHOD = "/cirulla.bench.Echo/Echo"
 
 
+class EchoLatency(TypedDict):
+    p50: float | None
+    p99: float | None
+
+
+class EchoFigures(TypedDict):
+    """``run_echo``'s figures."""
+
+    what: str
+    streams: int
+    request_bytes: int
+    reply_bytes: int
+    round_trips: int
+    wall_s: float
+    round_trips_per_s: float | None
+    server_cpu_s: float
+    server_cpu_ms_per_round_trip: float | None
+    latency_ms: EchoLatency
+
+
 def _identity(data: bytes) -> bytes:
     return data
 
 
-async def _serve(port_out: Any, reply_bytes: int) -> None:
+async def _serve(port_out: Queue[int], reply_bytes: int) -> None:
     reply = b"x" * reply_bytes
 
-    async def echo(requests: AsyncIterator[bytes], context: Any) -> AsyncIterator[bytes]:
+    async def echo(
+        requests: AsyncIterator[bytes], context: grpc.aio.ServicerContext[bytes, bytes]
+    ) -> AsyncIterator[bytes]:
         async for _ in requests:
             yield reply
 
@@ -56,7 +79,7 @@ async def _serve(port_out: Any, reply_bytes: int) -> None:
     await server.stop(0.1)
 
 
-def serve(port_out: Any, reply_bytes: int) -> None:
+def serve(port_out: Queue[int], reply_bytes: int) -> None:
     """(child process) Serve the echo until SIGTERM; put the bound port on ``port_out``."""
     asyncio.run(_serve(port_out, reply_bytes))
 
@@ -96,12 +119,12 @@ def _client(args: tuple[int, int, int, int]) -> tuple[list[float], int]:
 
 def run_echo(
     *, streams: int, round_trips: int, request_bytes: int, reply_bytes: int, processes: int
-) -> dict[str, Any]:
+) -> EchoFigures:
     """``streams`` concurrent streams of ``round_trips`` round trips each, from
     ``processes`` client processes, against an echo server process: its CPU per round
     trip and the round trip's latency."""
     ctx = multiprocessing.get_context("spawn")
-    ports = ctx.Queue()
+    ports: Queue[int] = ctx.Queue()
     proc = ctx.Process(target=serve, args=(ports, reply_bytes), daemon=True)
     proc.start()
     try:

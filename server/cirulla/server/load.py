@@ -25,9 +25,10 @@ import asyncio
 import multiprocessing
 import random
 import time
+from collections.abc import AsyncIterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypedDict
 
 import grpc
 
@@ -35,6 +36,46 @@ from cirulla.server.client import Outbox, hello, submit_index
 from cirulla.server.procstat import cpu_seconds, rss_kib
 from cirulla.v1 import match_service_pb2 as ms
 from cirulla.v1 import match_service_pb2_grpc, match_settings_pb2, rules_pb2
+
+#: A client's stub of the match service, and a seat's Play call (what it reads).
+Stub = match_service_pb2_grpc.MatchServiceStub
+PlayCall = AsyncIterator[ms.PlayResponse]
+
+
+class Latency(TypedDict):
+    p50: float | None
+    p99: float | None
+    max: float | None
+
+
+class RssMib(TypedDict):
+    start: float
+    end: float
+
+
+class LoadFigures(TypedDict):
+    """``run_load``'s figures (``cirulla bench server`` prints them)."""
+
+    mode: str
+    concurrency: int
+    matches: int
+    failed: int
+    stream_errors: dict[str, int]
+    target: int
+    think_ms: float
+    client_processes: int
+    decisions: int
+    wall_s: float
+    decisions_per_s: float | None
+    server_cpu_s: float
+    server_cpu_ms_per_decision: float | None
+    server_cores_busy: float | None
+    frames_per_decision: float | None
+    bytes_per_frame: float | None
+    bytes_per_decision: float | None
+    latency_ms: Latency
+    server_rss_mib: RssMib
+
 
 MODES = ("plain", "kit")
 
@@ -73,7 +114,7 @@ ATTEMPTS = 4
 
 
 async def _seat(
-    stub: Any,
+    stub: Stub,
     match_id: str,
     token: str,
     mode: str,
@@ -112,7 +153,7 @@ async def _seat(
 
 
 async def _stream(
-    call: Any, out: Outbox, state: _Match, rng: random.Random, think_s: float, tally: Tally
+    call: PlayCall, out: Outbox, state: _Match, rng: random.Random, think_s: float, tally: Tally
 ) -> bool | None:
     """One stream of a seat: whether the match ended with a result, None if it failed."""
     result = False
@@ -139,11 +180,14 @@ async def _stream(
     return None
 
 
-async def create(stub: Any, request: ms.CreateMatchRequest, tally: Tally) -> Any:
+async def create(
+    stub: Stub, request: ms.CreateMatchRequest, tally: Tally
+) -> ms.CreateMatchResponse:
     """CreateMatch, tried again (counted) when the call fails."""
     for attempt in range(ATTEMPTS):
         try:
-            return await stub.CreateMatch(request)
+            response: ms.CreateMatchResponse = await stub.CreateMatch(request)
+            return response
         except grpc.aio.AioRpcError as exc:
             name = f"CreateMatch {exc.code().name}: {(exc.details() or '')[:80]}"
             tally.errors[name] = tally.errors.get(name, 0) + 1
@@ -153,7 +197,7 @@ async def create(stub: Any, request: ms.CreateMatchRequest, tally: Tally) -> Any
     raise AssertionError("unreachable")
 
 
-async def _frames(call: Any, tally: Tally) -> Any:
+async def _frames(call: PlayCall, tally: Tally) -> AsyncIterator[ms.PlayResponse]:
     """The stream's messages; a stream that fails ends (counted, not raised: the other
     matches go on, and the report says how many failed)."""
     try:
@@ -170,7 +214,7 @@ async def _play(
     tally = Tally()
     started = 0
 
-    async def slot(stub: Any) -> None:
+    async def slot(stub: Stub) -> None:
         nonlocal started
         while started < total:
             started += 1
@@ -236,7 +280,7 @@ def run_load(
     think_ms: float,
     processes: int,
     seed: int = 0,
-) -> dict[str, Any]:
+) -> LoadFigures:
     """Play ``total`` matches, ``concurrency`` at a time, against the server ``pid``
     listening on ``port``; the figures as a dict."""
     if mode not in MODES:

@@ -16,20 +16,77 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict
 
 from google.protobuf import json_format
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import Message
 
 from cirulla import wire
-from cirulla.server.documents import RECORD_FORMAT
+from cirulla.server.documents import RECORD_FORMAT, Json
 from cirulla.v1 import events_pb2, match_pb2
 
+if TYPE_CHECKING:
+    from google._upb._message import Descriptor as UpbDescriptor
+
 SCORE_ITEMS = ("cards", "coins", "settebello", "primiera", "scope", "grande", "piccola")
+#: A record file's content (``record_document``): protobuf JSON of one or more records.
+Document = dict[str, Json]
 
 
-def record_dict(record: match_pb2.Record) -> dict[str, Any]:
+class Score(Protocol):
+    """A side's score items (``cirulla.v1.SideScore`` and the like)."""
+
+    cards: int
+    coins: int
+    settebello: int
+    primiera: int
+    scope: int
+    grande: int
+    piccola: int
+    total: int
+
+
+class ReplayAction(TypedDict):
+    seat: int
+    code: int
+    notation: str
+
+
+class ReplayScore(TypedDict):
+    sides: list[dict[str, int]]
+    cappotto: int | None
+
+
+class ReplayDeal(TypedDict):
+    deal: int
+    score: ReplayScore
+    totals: list[int]
+
+
+class ReplayResult(TypedDict):
+    reason: str
+    winner: int | None
+    totals: list[int]
+    cappotto: bool
+
+
+class ReplayInput(TypedDict):
+    """A public record in the shape ``replay.replay`` checks (the fields of the server's
+    own ``documents.GameRecord`` that a replay reads)."""
+
+    format: str
+    record_id: str
+    #: ``Options.to_dict()``: rule option values, passed on as ``Options(**options)``.
+    options: dict[str, Any]
+    decks: list[list[int]]
+    first_dealer: int
+    actions: list[ReplayAction]
+    deals: list[ReplayDeal]
+    result: ReplayResult
+
+
+def record_dict(record: match_pb2.Record) -> Document:
     """One record as a JSON-ready dict: proto field names, default values written.
 
     The same dict as protobuf's ``json_format.MessageToDict`` with those two settings
@@ -40,7 +97,7 @@ def record_dict(record: match_pb2.Record) -> dict[str, Any]:
     return _message_dict(record)
 
 
-def _json_dict(message: Message) -> dict[str, Any]:
+def _json_dict(message: Message) -> Document:
     return json_format.MessageToDict(
         message, preserving_proto_field_name=True, always_print_fields_with_no_presence=True
     )
@@ -70,8 +127,8 @@ _PLAIN = {
 }
 
 
-def _plan(descriptor: Descriptor | Any) -> _Plan | None:
-    # Any: upb's own Descriptor class, which the stubs do not unify with descriptor.Descriptor
+def _plan(descriptor: Descriptor | UpbDescriptor) -> _Plan | None:
+    # (upb's own Descriptor class: the stubs do not unify it with descriptor.Descriptor)
     name = descriptor.full_name
     if name in _PLANS:
         return _PLANS[name]
@@ -101,35 +158,29 @@ def _plan(descriptor: Descriptor | Any) -> _Plan | None:
     return plan
 
 
-def _message_dict(message: Message) -> dict[str, Any]:
+def _message_dict(message: Message) -> Document:
     plan = _plan(message.DESCRIPTOR)
     if plan is None:
         return _json_dict(message)
-    out: dict[str, Any] = {}
+    out: Document = {}
     for name, kind, presence, repeated, enum_names in plan:
         if presence and not message.HasField(name):
             continue
         value = getattr(message, name)
         if kind == "plain":
             out[name] = list(value) if repeated else value
-        elif repeated:
-            out[name] = [_value(kind, v, enum_names) for v in value]
-        else:
-            out[name] = _value(kind, value, enum_names)
+        elif kind == "message":
+            out[name] = [_message_dict(v) for v in value] if repeated else _message_dict(value)
+        elif kind == "enum":
+            out[name] = (
+                [enum_names.get(v, v) for v in value] if repeated else enum_names.get(value, value)
+            )
+        else:  # 64-bit integers are strings in protobuf JSON
+            out[name] = [str(v) for v in value] if repeated else str(value)
     return out
 
 
-def _value(kind: str, value: Any, enum_names: Mapping[int, str]) -> Any:
-    if kind == "plain":
-        return value
-    if kind == "message":
-        return _message_dict(value)
-    if kind == "enum":
-        return enum_names.get(value, value)
-    return str(value)  # 64-bit integers are strings in protobuf JSON
-
-
-def record_document(records: Sequence[match_pb2.Record], match_id: str = "") -> dict[str, Any]:
+def record_document(records: Sequence[match_pb2.Record], match_id: str = "") -> Document:
     """The content of a record file: one record, or the games of one match."""
     if len(records) == 1:
         return record_dict(records[0])
@@ -139,21 +190,21 @@ def record_document(records: Sequence[match_pb2.Record], match_id: str = "") -> 
     }
 
 
-def dumps(doc: dict[str, Any]) -> str:
+def dumps(doc: Document) -> str:
     """JSON text of a record document, compact (``jq .`` shows it indented); refuses NaN
     and infinities (not JSON). Indented JSON is written by Python's slow pure-Python
     encoder: for a record of a few hundred events it cost five times the compact one."""
     return json.dumps(doc, separators=(",", ":"), allow_nan=False) + "\n"
 
 
-def is_public_document(doc: Any) -> bool:
+def is_public_document(doc: object) -> bool:
     """A record file (not the database's internal ``cirulla-record/1`` document)."""
     if not isinstance(doc, dict) or "format" in doc:
         return False
     return "records" in doc or ("record_id" in doc and "deals" in doc)
 
 
-def records_from_document(doc: Mapping[str, Any]) -> list[match_pb2.Record]:
+def records_from_document(doc: Mapping[str, object]) -> list[match_pb2.Record]:
     """Parse a record file's content; ValueError names what is wrong."""
     items = doc.get("records", [doc])
     if not isinstance(items, list) or not items:
@@ -167,15 +218,15 @@ def records_from_document(doc: Mapping[str, Any]) -> list[match_pb2.Record]:
     return out
 
 
-def replay_input(record: match_pb2.Record) -> dict[str, Any]:
+def replay_input(record: match_pb2.Record) -> ReplayInput:
     """A public record in the shape ``cirulla.server.replay.replay`` checks.
 
     Raises ValueError (a ``wire.WireError``) naming the field of a malformed record.
     """
     options = wire.options_from_proto(record.rules, field="record.rules")
     decks: list[list[int]] = []
-    actions: list[dict[str, Any]] = []
-    deals: list[dict[str, Any]] = []
+    actions: list[ReplayAction] = []
+    deals: list[ReplayDeal] = []
     for d, deal in enumerate(record.deals):
         for k, deck in enumerate(deal.decks):
             decks.append(wire.cards_from_proto(deck.cards, f"deals[{d}].decks[{k}].cards"))
@@ -212,7 +263,7 @@ def replay_input(record: match_pb2.Record) -> dict[str, Any]:
     }
 
 
-def _side_score(s: Any) -> dict[str, int]:
+def _side_score(s: Score) -> dict[str, int]:
     out = {name: getattr(s, name) for name in SCORE_ITEMS}
     out["total"] = s.total
     return out
@@ -226,7 +277,7 @@ def side_label(record: match_pb2.Record, side: int) -> str:
     return f"side {side} ({', '.join(names)})" if names else f"side {side}"
 
 
-def score_line(score: Any) -> str:
+def score_line(score: Score) -> str:
     """``cards 1 coins 0 settebello 1 primiera 1 scope 2 grande 0 piccola 0 = 5``"""
     items = " ".join(f"{name} {getattr(score, name)}" for name in SCORE_ITEMS)
     return f"{items} = {score.total}"

@@ -11,10 +11,10 @@ import functools
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import grpc
-from google.protobuf.message import DecodeError
+from google.protobuf.message import DecodeError, Message
 from google.protobuf.message_factory import GetMessageClass
 
 from cirulla.rules import CirullaError
@@ -48,7 +48,12 @@ from cirulla.v1 import match_service_pb2 as ms
 Context = grpc.aio.ServicerContext
 
 log = logging.getLogger("cirulla.server")
-T = TypeVar("T")
+#: A unary method's request and response messages.
+Req = TypeVar("Req", bound=Message)
+Resp = TypeVar("Resp", bound=Message)
+#: Any call's request and response (a stream's responses are bytes: ``_serializer``).
+Q = TypeVar("Q")
+R = TypeVar("R")
 SERVICE = match_service_pb2.DESCRIPTOR.services_by_name["MatchService"]
 
 
@@ -68,8 +73,8 @@ class Undecodable:
         return f"a {self.size}-byte request frame is not a valid {self.type_name}"
 
 
-def _lenient(cls: Any) -> Callable[[bytes], Any]:
-    def parse(data: bytes) -> Any:
+def _lenient(cls: type[Message]) -> Callable[[bytes], Message | Undecodable]:
+    def parse(data: bytes) -> Message | Undecodable:
         try:
             return cls.FromString(data)
         except DecodeError:
@@ -78,11 +83,11 @@ def _lenient(cls: Any) -> Callable[[bytes], Any]:
     return parse
 
 
-def _serializer(cls: Any) -> Callable[[Any], bytes]:
+def _serializer(cls: type[Message]) -> Callable[[Message | bytes], bytes]:
     """Messages are serialized here; bytes were serialized already (the Play stream's
     messages, whose shared parts are encoded once for every seat)."""
 
-    def serialize(message: Any) -> bytes:
+    def serialize(message: Message | bytes) -> bytes:
         return message if isinstance(message, bytes) else cls.SerializeToString(message)
 
     return serialize
@@ -111,12 +116,14 @@ def add_to_server(servicer: MatchService, server: grpc.aio.Server) -> None:
 
 
 def _guard(
-    method: Callable[..., Awaitable[T]],
-) -> Callable[..., Awaitable[T]]:
+    method: Callable[[MatchService, Req, Context[Req, Resp]], Awaitable[Resp]],
+) -> Callable[[MatchService, Req | Undecodable, Context[Req, Resp]], Awaitable[Resp]]:
     """Turn domain and rules errors into a gRPC status with a clear message."""
 
     @functools.wraps(method)
-    async def wrapper(self: Any, request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> T:
+    async def wrapper(
+        self: MatchService, request: Req | Undecodable, context: Context[Req, Resp]
+    ) -> Resp:
         try:
             if isinstance(request, Undecodable):
                 self.hub.stats["undecodable_frames"] += 1
@@ -139,7 +146,7 @@ def _choice(submit: play_pb2.SubmitAction) -> Choice:
     return choice_from_pb(submit)
 
 
-def _metadata(context: grpc.aio.ServicerContext[Any, Any]) -> dict[str, str]:
+def _metadata(context: Context[Q, R]) -> dict[str, str]:
     return {k.lower(): v for k, v in (context.invocation_metadata() or ()) if isinstance(v, str)}
 
 
@@ -396,7 +403,9 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
         if protocol_error:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, protocol_error)
 
-    async def _read(self, requests: AsyncIterator[Any], conn: Connection) -> None:
+    async def _read(
+        self, requests: AsyncIterator[ms.PlayRequest | Undecodable], conn: Connection
+    ) -> None:
         try:
             async for req in requests:
                 if isinstance(req, Undecodable):

@@ -20,13 +20,14 @@ import subprocess
 import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor, wait
+from multiprocessing.sharedctypes import Synchronized
 from pathlib import Path
-from typing import Any
 
 import grpc
 
 from cirulla.server.bench import _settings, server_process
 from cirulla.server.client import Outbox, hello, submit_index
+from cirulla.server.load import PlayCall, Stub
 from cirulla.server.procstat import cpu_seconds, rss_kib
 from cirulla.v1 import match_service_pb2 as ms
 from cirulla.v1 import match_service_pb2_grpc
@@ -34,17 +35,17 @@ from cirulla.v1 import match_service_pb2_grpc
 #: Play streams that ended with an error status, by status (in this process).
 errors: collections.Counter[str] = collections.Counter()
 #: Matches ended so far by every client process (shared; set by ``_init``).
-ended: Any = None
+ended: Synchronized[int] | None = None
 
 
-def _init(counter: Any) -> None:
+def _init(counter: Synchronized[int]) -> None:
     """(client process) The shared count of ended matches, for the memory curve."""
     global ended
     ended = counter
 
 
 async def _seat(
-    stub: Any, match_id: str, token: str, rng: random.Random, rtts: list[float]
+    stub: Stub, match_id: str, token: str, rng: random.Random, rtts: list[float]
 ) -> bool:
     """Play one seat with random choices; True if the match ended with a result.
 
@@ -64,11 +65,12 @@ async def _seat(
     return False
 
 
-async def _create(stub: Any, request: ms.CreateMatchRequest) -> Any:
+async def _create(stub: Stub, request: ms.CreateMatchRequest) -> ms.CreateMatchResponse:
     """CreateMatch, tried again (counted in ``errors``) when the call fails."""
     for attempt in range(4):
         try:
-            return await stub.CreateMatch(request)
+            response: ms.CreateMatchResponse = await stub.CreateMatch(request)
+            return response
         except grpc.aio.AioRpcError as exc:
             errors["CreateMatch " + exc.code().name] += 1
             if attempt == 3:
@@ -77,7 +79,7 @@ async def _create(stub: Any, request: ms.CreateMatchRequest) -> Any:
     raise AssertionError("unreachable")
 
 
-async def _read(call: Any, out: Outbox, rng: random.Random, rtts: list[float]) -> bool:
+async def _read(call: PlayCall, out: Outbox, rng: random.Random, rtts: list[float]) -> bool:
     sent: dict[int, float] = {}
     result = False
     async for msg in call:
@@ -104,7 +106,7 @@ async def _play(
     rtts: list[float] = []
     finished = failed = started = 0
 
-    async def worker(stub: Any) -> None:
+    async def worker(stub: Stub) -> None:
         nonlocal finished, failed, started
         while started < total:
             started += 1
@@ -167,7 +169,7 @@ def _share(n: int, parts: int, i: int) -> int:
 
 def run_soak(
     concurrency: int = 200, total: int = 400, target: int = 11, processes: int = 4
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Start a server process, play the soak against it from ``processes`` client
     processes (one would be the bottleneck: its queueing would pass for server latency),
     return the figures."""
