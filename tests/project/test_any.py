@@ -19,7 +19,7 @@ CEILINGS = {
     "env": 5,
     "ladder": 110,
     "rules": 12,
-    "server": 89,
+    "server": 11,
     "src": 4,
 }
 

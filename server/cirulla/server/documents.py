@@ -11,12 +11,13 @@ record stays a plain dict: its keys depend on its type (``cirulla.rules.events``
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection
 from typing import Any, NotRequired, TypedDict
 
 from cirulla.rules import CirullaError
 from cirulla.rules.events import BY_NAME, field_names
-from cirulla.server.messages import EventMsg
+from cirulla.rules.scoring import DealScore
+from cirulla.server.messages import EXTRA_KEYS, EventExtras, EventMsg
 
 #: A JSON value, as ``json.dumps`` writes it and ``json.loads`` gives it back.
 Json = None | bool | int | float | str | list["Json"] | dict[str, "Json"]
@@ -26,6 +27,8 @@ RECORD_FORMAT = "cirulla-record/1"
 #: The keys an event entry of a record holds besides the event's own fields and its wire
 #: extras (``event_entry``).
 EVENT_ENTRY_KEYS = {"sequence", "deal", "private_to", "type"}
+#: The wire extras an event entry may hold (an event's own field of the same name wins).
+_EXTRA_KEYS = tuple(k for k in EXTRA_KEYS if k not in EVENT_ENTRY_KEYS)
 
 
 class PublicConfig(TypedDict):
@@ -42,6 +45,46 @@ class PublicConfig(TypedDict):
     timeout_policy: str
     first_dealer: int | None
     disconnect_grace_ms: int
+
+
+class SideScoreDoc(TypedDict):
+    """One side's points in a deal, item by item (``SideScore.to_dict()``)."""
+
+    cards: int
+    coins: int
+    settebello: int
+    primiera: int
+    scope: int
+    grande: int
+    piccola: int
+    total: int
+
+
+class DealScoreDoc(TypedDict):
+    """A deal's score (``DealScore.to_dict()``): each side's, and who made cappotto."""
+
+    sides: list[SideScoreDoc]
+    cappotto: int | None
+
+
+def deal_score_doc(score: DealScore) -> DealScoreDoc:
+    """``score.to_dict()``, typed: the same keys in the same order."""
+    return {
+        "sides": [
+            {
+                "cards": s.cards,
+                "coins": s.coins,
+                "settebello": s.settebello,
+                "primiera": s.primiera,
+                "scope": s.scope,
+                "grande": s.grande,
+                "piccola": s.piccola,
+                "total": s.total,
+            }
+            for s in score.sides
+        ],
+        "cappotto": score.cappotto,
+    }
 
 
 class GameResultDoc(TypedDict):
@@ -120,7 +163,7 @@ class RecordDeal(TypedDict):
     deal: int
     dealer: int
     decks: int
-    score: dict[str, Any]
+    score: DealScoreDoc
     totals: list[int]
     counts: list[list[int]]
 
@@ -201,7 +244,7 @@ def event_entry(msg: EventMsg) -> dict[str, Any]:
     }
 
 
-def record_events(record: Mapping[str, Any]) -> list[EventMsg]:
+def record_events(record: GameRecord) -> list[EventMsg]:
     """The record's events as the session published them (private ones included).
 
     The record stores each event as ``Event.to_dict()`` plus its sequence, deal, receiver
@@ -219,7 +262,7 @@ def record_events(record: Mapping[str, Any]) -> list[EventMsg]:
             event = cls.from_dict(entry)
         except (KeyError, TypeError, ValueError, CirullaError) as exc:
             raise ValueError(f"record event {n} ({cls.__name__}): {exc}") from None
-        extras = {k: v for k, v in entry.items() if k not in EVENT_ENTRY_KEYS and k not in names}
+        extras = _extras(entry, names)
         out.append(
             EventMsg(
                 entry["sequence"],
@@ -231,3 +274,13 @@ def record_events(record: Mapping[str, Any]) -> list[EventMsg]:
             )
         )
     return out
+
+
+def _extras(entry: dict[str, Any], names: Collection[str]) -> EventExtras:
+    """The wire extras of a record's event entry (``EventExtras``: the keys
+    ``note_event`` writes), leaving out the event's own fields."""
+    extras: EventExtras = {}
+    for key in _EXTRA_KEYS:
+        if key in entry and key not in names:
+            extras[key] = entry[key]
+    return extras

@@ -20,8 +20,8 @@ import logging
 import secrets
 import sqlite3
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
 
 from cirulla.server import metrics
 from cirulla.server.admission import check_identity, seat_of_token
@@ -178,7 +178,7 @@ class Hub:
         self.stats: collections.Counter[str] = collections.Counter()
         #: One thread builds and writes records, in the order the games ended.
         self._writer = ThreadPoolExecutor(1, thread_name_prefix="cirulla-records")
-        self._pending: set[asyncio.Future[Any]] = set()
+        self._pending: set[asyncio.Future[RecordSummary | None]] = set()
         self.default_grace_ms = default_grace_ms
         self.keep_finished_s = keep_finished_s
         #: Live matches, and ended ones until their eviction (``_evictions``) is due.
@@ -330,14 +330,14 @@ class Hub:
             await asyncio.gather(*list(self._pending), return_exceptions=True)
 
     @staticmethod
-    def _later(delay: float, callback: Any, *args: Any) -> None:
-        """Run ``callback(*args)`` after ``delay`` s (nothing without a running loop: a
-        script driving the hub directly keeps everything)."""
+    def _later(delay: float, callback: Callable[[str], None], key: str) -> None:
+        """Run ``callback(key)`` (a match or room id) after ``delay`` s (nothing without a
+        running loop: a script driving the hub directly keeps everything)."""
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
             return
-        loop.call_later(delay, callback, *args)
+        loop.call_later(delay, callback, key)
 
     def _expire_waiting(self, match_id: str) -> None:
         """Abort a match whose players never all came (an open server would fill up)."""

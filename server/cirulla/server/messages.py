@@ -9,7 +9,7 @@ reason) are rules ``Event`` subclasses so they share ``visible_to`` and ``to_dic
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Literal, TypedDict
 
 from cirulla.rules import Options, View
 from cirulla.rules.events import Event, EventType, register
@@ -94,6 +94,26 @@ class NewGameMsg:
     best_of: int
 
 
+class EventExtras(TypedDict, total=False):
+    """What an event carries on the wire and in its record besides its own fields
+    (``recordkeeping.note_event``): each only on the events it concerns."""
+
+    #: Redeal: the how-many-th deck of its deal.
+    attempt: int
+    #: DealStarted: cards left in the stock.
+    stock_count: int
+    #: DealScored: per side [card_count, coin_count, primiera_value].
+    counts: list[list[int]]
+    #: CardPlayed: played for the seat by the timeout policy, and the action's notation.
+    by_timeout: bool
+    notation: str
+
+
+#: The keys of ``EventExtras``, as a record's event entry may hold them.
+ExtraKey = Literal["attempt", "stock_count", "counts", "by_timeout", "notation"]
+EXTRA_KEYS: tuple[ExtraKey, ...] = ("attempt", "stock_count", "counts", "by_timeout", "notation")
+
+
 @dataclass(frozen=True, slots=True)
 class EventMsg:
     sequence: int
@@ -101,7 +121,7 @@ class EventMsg:
     deal_number: int
     event: Event
     private_to: int | None = None
-    extras: dict[str, Any] = field(default_factory=dict)
+    extras: EventExtras = field(default_factory=lambda: EventExtras())
 
 
 @dataclass(frozen=True, slots=True)

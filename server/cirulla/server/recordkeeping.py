@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
 
 from cirulla.rules import Game, Options
 from cirulla.rules.events import DealScored, DealStarted, Event, Redeal
@@ -22,10 +21,11 @@ from cirulla.server.documents import (
     RecordAction,
     RecordDeal,
     RecordSeat,
+    deal_score_doc,
     event_entry,
 )
 from cirulla.server.match_config import MatchConfig, public_config
-from cirulla.server.messages import EventMsg, GameEnded, SeatPublic
+from cirulla.server.messages import EventExtras, EventMsg, GameEnded, SeatPublic
 
 
 def now_iso() -> str:
@@ -50,10 +50,10 @@ class GameRun:
     record_id: str = ""
 
 
-def note_event(run: GameRun, event: Event, *, by_timeout: bool, notation: str) -> dict[str, Any]:
+def note_event(run: GameRun, event: Event, *, by_timeout: bool, notation: str) -> EventExtras:
     """Keep ``run``'s deal bookkeeping up to date with ``event``; return the event's extra
     fields (redeal attempt, stock count, score counts, how a card was played)."""
-    extras: dict[str, Any] = {}
+    extras: EventExtras = {}
     if isinstance(event, Redeal):
         run.cur_deal = event.deal
         run.redeals[event.deal] = run.redeals.get(event.deal, 0) + 1
@@ -71,7 +71,7 @@ def note_event(run: GameRun, event: Event, *, by_timeout: bool, notation: str) -
                 "deal": event.deal,
                 "dealer": run.dealers.get(event.deal, run.game.dealer),
                 "decks": run.redeals.get(event.deal, 0) + 1,
-                "score": event.score.to_dict(),
+                "score": deal_score_doc(event.score),
                 "totals": list(event.totals),
                 "counts": counts,
             }

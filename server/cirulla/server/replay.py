@@ -22,6 +22,7 @@ from cirulla.rules.events import (
 )
 from cirulla.server import records
 from cirulla.server.documents import RECORD_FORMAT, GameRecord
+from cirulla.v1 import match_pb2
 
 
 @dataclass
@@ -47,7 +48,7 @@ class ReplayReport:
         )
 
 
-def load_record(source: str, db: str | None = None) -> Mapping[str, Any]:
+def load_record(source: str, db: str | None = None) -> Mapping[str, object]:
     """A record from a JSON file path, or by id from the database ``db``: a document to
     check, not trust (``public_records``, ``replay_document`` and ``replay`` check every
     field they read), so it stays a plain mapping."""
@@ -56,7 +57,7 @@ def load_record(source: str, db: str | None = None) -> Mapping[str, Any]:
         if not path.is_file():
             raise FileNotFoundError(f"no record file {source}")
         try:
-            return cast(Mapping[str, Any], json.loads(read_record_file(path)))
+            return cast(Mapping[str, object], json.loads(read_record_file(path)))
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise ValueError(f"{source}: not a JSON record file ({exc})") from None
     from cirulla.server.store import Store
@@ -85,7 +86,7 @@ def read_record_file(path: Path) -> str:
     return data.decode("utf-8")
 
 
-def public_records(doc: Mapping[str, Any]) -> list[Any]:
+def public_records(doc: Mapping[str, object]) -> list[match_pb2.Record]:
     """The ``cirulla.v1.Record`` messages of a loaded record (file or database)."""
     if records.is_public_document(doc):
         return records.records_from_document(doc)
@@ -96,7 +97,7 @@ def public_records(doc: Mapping[str, Any]) -> list[Any]:
     raise ValueError(f"unknown record format {doc.get('format')!r}")
 
 
-def replay_document(doc: Mapping[str, Any]) -> list[ReplayReport]:
+def replay_document(doc: Mapping[str, object]) -> list[ReplayReport]:
     """Replay every game of a record file (public format) or a database record."""
     if not records.is_public_document(doc):
         return [replay(doc)]
@@ -112,6 +113,8 @@ def replay_document(doc: Mapping[str, Any]) -> list[ReplayReport]:
 
 
 def replay(record: Mapping[str, Any]) -> ReplayReport:
+    """Check a record (``cirulla-record/1``: the database's, or ``records.replay_input``
+    of a file's): a JSON document read as it is, every field checked where it is used."""
     report = ReplayReport(record_id=str(record.get("record_id", "?")))
     if record.get("format") != RECORD_FORMAT:
         report.mismatches.append(f"unknown record format {record.get('format')!r}")

@@ -21,7 +21,7 @@ import sqlite3
 import threading
 from collections import OrderedDict
 from pathlib import Path
-from typing import Any, cast
+from typing import cast
 
 from cirulla.server.documents import GameRecord, MatchSummary, RoomSummary
 
@@ -218,7 +218,7 @@ class Store:
     ) -> list[GameRecord]:
         """Newest first (do not change them: recent ones are shared)."""
         sql = "SELECT record_id, record FROM records WHERE 1=1"
-        args: list[Any] = []
+        args: list[str | int] = []
         if match_id:
             sql += " AND match_id = ?"
             args.append(match_id)
@@ -298,7 +298,7 @@ class Store:
         self, *, status: str = "", limit: int = 100, offset: int = 0
     ) -> list[MatchSummary]:
         sql = "SELECT summary FROM matches"
-        args: list[Any] = []
+        args: list[str | int] = []
         if status:
             sql += " WHERE status = ?"
             args.append(status)

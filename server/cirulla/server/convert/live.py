@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 from collections import OrderedDict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar, cast
 
 from google.protobuf.message import Message
@@ -33,7 +33,11 @@ from cirulla.rules.options import seats_of_side
 from cirulla.server.convert import framing
 from cirulla.server.convert.settings import POLICY_PB, legal_parts, settings_pb
 from cirulla.server.documents import (
+    DealScoreDoc,
     GameResultDoc,
+    SeatSummary,
+    SideScoreDoc,
+    deal_score_doc,
 )
 from cirulla.server.messages import (
     AcceptedMsg,
@@ -54,6 +58,7 @@ from cirulla.server.messages import (
     ViewMsg,
     WelcomeMsg,
 )
+from cirulla.server.recordkeeping import result_doc
 from cirulla.v1 import (
     events_pb2,
     game_pb2,
@@ -78,7 +83,7 @@ CAPABILITIES = (
 
 
 def _score_pb(
-    score: dict[str, Any],
+    score: SideScoreDoc,
     side: int,
     seats: list[int],
     game_total: int,
@@ -108,7 +113,7 @@ def _score_pb(
 def deal_result_pb(
     game_number: int,
     deal: int,
-    score: dict[str, Any],
+    score: DealScoreDoc,
     totals: list[int],
     players: int,
     counts: list[list[int]] | None = None,
@@ -128,7 +133,7 @@ def deal_result_pb(
 
 
 def game_result_pb(g: GameEnded | GameResultDoc) -> events_pb2.GameResult:
-    d: Mapping[str, Any] = g.to_dict() if isinstance(g, GameEnded) else g
+    d = result_doc(g) if isinstance(g, GameEnded) else g
     out = events_pb2.GameResult(
         game_number=d["game_number"],
         totals=d["totals"],
@@ -137,10 +142,11 @@ def game_result_pb(g: GameEnded | GameResultDoc) -> events_pb2.GameResult:
         deals=d["deals"],
         games_won=d["games_won"],
     )
-    if d.get("winner") is not None:
-        out.winner_side = d["winner"]
-    if d.get("forfeit_seat") is not None:
-        out.forfeit_seat = d["forfeit_seat"]
+    winner, forfeit_seat = d.get("winner"), d.get("forfeit_seat")
+    if winner is not None:
+        out.winner_side = winner
+    if forfeit_seat is not None:
+        out.forfeit_seat = forfeit_seat
     return out
 
 
@@ -223,7 +229,7 @@ def _deal_scored(e: DealScored, msg: EventMsg, players: int) -> Message:
     return deal_result_pb(
         msg.game_number,
         e.deal,
-        e.score.to_dict(),
+        deal_score_doc(e.score),
         list(e.totals),
         players,
         msg.extras.get("counts"),
@@ -277,38 +283,30 @@ def event_pb(msg: EventMsg, players: int) -> events_pb2.Event:
     return out
 
 
-def seat_infos_pb(
-    seats: Sequence[SeatPublic] | Sequence[Mapping[str, Any]],
-) -> list[match_pb2.SeatInfo]:
-    """Seats of a match, record or room: ``SeatPublic`` values or their documents (seat
-    documents of a match summary also carry the fault counts and notes)."""
+def seat_infos_pb(seats: Sequence[SeatPublic | SeatSummary]) -> list[match_pb2.SeatInfo]:
+    """Seats of a match, record or room: ``SeatPublic`` values, or the seat documents of
+    a match summary (which also carry the fault counts and notes). A record's or a room's
+    seat documents become ``SeatPublic`` values first (``convert.records``)."""
     out = []
     for s in seats:
-        d: Mapping[str, Any] = (
-            s
-            if isinstance(s, Mapping)
-            else {
-                "seat": s.seat,
-                "side": s.side,
-                "name": s.name,
-                "version": s.version,
-                "connected": s.connected,
-            }
-        )
-        out.append(
-            match_pb2.SeatInfo(
-                seat=d["seat"],
-                side=d["side"],
-                name=d["name"],
-                version=d.get("version", ""),
-                connected=d.get("connected", False),
-                notes=d.get("notes", []),
-                timeouts=d.get("timeouts", 0),
-                illegal_actions=d.get("illegal_actions", 0),
-                forfeits=d.get("forfeits", 0),
-                disconnects=d.get("disconnects", 0),
+        if isinstance(s, SeatPublic):
+            info = match_pb2.SeatInfo(
+                seat=s.seat, side=s.side, name=s.name, version=s.version, connected=s.connected
             )
-        )
+        else:
+            info = match_pb2.SeatInfo(
+                seat=s["seat"],
+                side=s["side"],
+                name=s["name"],
+                version=s.get("version", ""),
+                connected=s.get("connected", False),
+                notes=s.get("notes", []),
+                timeouts=s.get("timeouts", 0),
+                illegal_actions=s.get("illegal_actions", 0),
+                forfeits=s.get("forfeits", 0),
+                disconnects=s.get("disconnects", 0),
+            )
+        out.append(info)
     return out
 
 

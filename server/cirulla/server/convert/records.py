@@ -17,10 +17,12 @@ from cirulla.server.convert.settings import settings_pb
 from cirulla.server.documents import (
     GameRecord,
     MatchSummary,
+    RecordSeat,
     RecordSummary,
     RoomSummary,
     record_events,
 )
+from cirulla.server.messages import SeatPublic
 from cirulla.v1 import (
     match_pb2,
     match_settings_pb2,
@@ -40,6 +42,11 @@ def timestamp_pb(iso: str) -> Timestamp:
     if iso:
         ts.FromDatetime(datetime.fromisoformat(iso))
     return ts
+
+
+def record_seats(seats: list[RecordSeat]) -> list[SeatPublic]:
+    """A record's seats (who played; no live stream any more)."""
+    return [SeatPublic(s["seat"], s["side"], s["name"], s.get("version", ""), False) for s in seats]
 
 
 def match_pb(summary: MatchSummary) -> match_pb2.Match:
@@ -72,7 +79,7 @@ def game_summary_pb(record: RecordSummary) -> match_pb2.GameSummary:
         match_id=record["match_id"],
         room_id=record["room_id"],
         game_number=record["game_number"],
-        seats=seat_infos_pb(record["seats"]),
+        seats=seat_infos_pb(record_seats(record["seats"])),
         result=game_result_pb(record["result"]),
         finish_time=timestamp_pb(record["finish_time"]),
     )
@@ -88,7 +95,7 @@ def record_pb(record: GameRecord) -> match_pb2.Record:
         game_number=record["game_number"],
         settings=settings_pb(record["config"]),
         rules=options_to_proto(options),
-        seats=seat_infos_pb(record["seats"]),
+        seats=seat_infos_pb(record_seats(record["seats"])),
         result=game_result_pb(record["result"]),
         start_time=timestamp_pb(record["start_time"]),
         finish_time=timestamp_pb(record["finish_time"]),
@@ -139,7 +146,12 @@ def room_pb(summary: RoomSummary) -> match_pb2.Room:
         room_id=summary["room_id"],
         display_name=summary["display_name"],
         settings=settings_pb(summary["config"]),
-        seats=seat_infos_pb(summary["seats"]),
+        seats=seat_infos_pb(
+            [
+                SeatPublic(s["seat"], s["side"], s["name"], "", s["connected"])
+                for s in summary["seats"]
+            ]
+        ),
         current_match_id=summary["current_match_id"],
         history=[game_summary_pb(r) for r in summary["history"]],
         create_time=timestamp_pb(summary["create_time"]),
