@@ -26,7 +26,7 @@ CEILINGS = {
     "env": 3,
     "ladder": 43,
     "rules": 2,
-    "server": 11,
+    "server": 4,
     "src": 0,
 }
 

@@ -9,8 +9,13 @@ import os
 import sys
 from pathlib import Path
 
+from cirulla.logs import add_log_level_argument
 from cirulla.server import records
+from cirulla.server.convert.records import record_pb
 from cirulla.server.limits import Limits
+from cirulla.server.logs import setup_logging
+from cirulla.server.replay import load_record, public_records, replay_document
+from cirulla.server.store import Store
 
 #: Environment variable holding the admin token (kept off the command line).
 ADMIN_TOKEN_ENV = "CIRULLA_ADMIN_TOKEN"
@@ -187,8 +192,6 @@ def register(
         metavar="HOST:PORT",
         help="serve Prometheus metrics (cirulla_*) at http://HOST:PORT/metrics",
     )
-    from cirulla.logs import add_log_level_argument
-
     add_log_level_argument(p)  # logfmt lines on stderr (cirulla.logs)
     p.set_defaults(func=run_server_command)
 
@@ -295,8 +298,7 @@ def admin_token_of(args: argparse.Namespace) -> str | None:
 
 
 def run_server_command(args: argparse.Namespace) -> int:
-    from cirulla.server.app import serve
-    from cirulla.server.logs import setup_logging
+    from cirulla.server.app import serve  # the server extra (gRPC health, reflection)
 
     try:
         check_listen(args.listen)
@@ -343,10 +345,6 @@ def check_listen(address: str) -> None:
 
 
 def run_replay_command(args: argparse.Namespace) -> int:
-    from cirulla.server.convert.records import record_pb
-    from cirulla.server.replay import load_record, public_records, replay_document
-    from cirulla.server.store import Store
-
     if args.list or args.export:
         if not Path(args.db).exists():
             print(f"cirulla replay: no database {args.db}", file=sys.stderr)
@@ -404,7 +402,7 @@ def run_replay_command(args: argparse.Namespace) -> int:
 
 
 def run_soak_command(args: argparse.Namespace) -> int:
-    from cirulla.server.soak import run_soak
+    from cirulla.server.soak import run_soak  # the server extra (through its server)
 
     if args.concurrency < 1 or args.total < 1:
         print("cirulla bench soak: --concurrency and --total must be at least 1", file=sys.stderr)
@@ -415,7 +413,7 @@ def run_soak_command(args: argparse.Namespace) -> int:
 
 
 def run_bench_command(args: argparse.Namespace) -> int:
-    from cirulla.server.bench import LoadPlan, run_bench
+    from cirulla.server.bench import LoadPlan, run_bench  # the server extra (its server)
 
     if min(args.matches, args.decisions, args.processes, args.total or 1) < 1:
         print(

@@ -21,7 +21,9 @@ from cirulla.rules.events import (
     GameOver,
 )
 from cirulla.server import records
+from cirulla.server.convert.records import record_pb
 from cirulla.server.documents import RECORD_FORMAT, GameRecord
+from cirulla.server.store import Store
 from cirulla.v1 import match_pb2
 
 
@@ -60,8 +62,6 @@ def load_record(source: str, db: str | None = None) -> Mapping[str, object]:
             return cast(Mapping[str, object], json.loads(read_record_file(path)))
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise ValueError(f"{source}: not a JSON record file ({exc})") from None
-    from cirulla.server.store import Store
-
     if db is None or not Path(db).exists():
         raise FileNotFoundError(f"{source!r} is not a file and database {db!r} does not exist")
     store = Store(db)
@@ -91,8 +91,6 @@ def public_records(doc: Mapping[str, object]) -> list[match_pb2.Record]:
     if records.is_public_document(doc):
         return records.records_from_document(doc)
     if doc.get("format") == RECORD_FORMAT:
-        from cirulla.server.convert.records import record_pb
-
         return [record_pb(cast(GameRecord, doc))]  # the server's own format
     raise ValueError(f"unknown record format {doc.get('format')!r}")
 
