@@ -20,7 +20,7 @@ from typing import Any
 from cirulla.rules.actions import Action, Declaration, DeclarationKind
 from cirulla.rules.cards import CARD_NAMES, card_suit, card_value, cards_of, make_card, parse_card
 from cirulla.rules.errors import CirullaError
-from cirulla.rules.options import Options
+from cirulla.rules.options import Options, OptionValue
 from cirulla.v1 import cards_pb2, events_pb2, game_pb2, rules_pb2
 
 __all__ = [
@@ -251,7 +251,7 @@ def options_to_proto(options: Options) -> rules_pb2.RuleOptions:
     return rules_pb2.RuleOptions(**options.to_dict())
 
 
-def overrides_from_proto(options: rules_pb2.RuleOptions) -> dict[str, Any]:
+def overrides_from_proto(options: rules_pb2.RuleOptions) -> dict[str, OptionValue]:
     """Only the fields that are set (an unset field keeps the preset's value)."""
     return {field.name: value for field, value in options.ListFields()}
 
@@ -285,7 +285,8 @@ def preset_from_proto(preset: int, field: str = "rules.preset") -> str:
 
 
 def rules_to_proto(preset: str, overrides: dict[str, Any] | None = None) -> rules_pb2.Rules:
-    """A requested rule set: preset plus the options that differ from it."""
+    """A requested rule set: preset plus the options that differ from it (``overrides``:
+    option values by name, as given: ``RuleOptions`` checks each name and value)."""
     return rules_pb2.Rules(
         preset=preset_to_proto(preset), overrides=rules_pb2.RuleOptions(**(overrides or {}))
     )
@@ -293,7 +294,7 @@ def rules_to_proto(preset: str, overrides: dict[str, Any] | None = None) -> rule
 
 def rules_from_proto(
     rules: rules_pb2.Rules, field: str = "rules"
-) -> tuple[str, dict[str, Any], Options]:
+) -> tuple[str, dict[str, OptionValue], Options]:
     """(preset name, overrides, effective options) of a requested rule set, checked."""
     preset = preset_from_proto(rules.preset, f"{field}.preset")
     overrides = overrides_from_proto(rules.overrides)

@@ -19,8 +19,8 @@ CEILINGS = {
     "env": 5,
     "ladder": 110,
     "rules": 12,
-    "server": 11,
-    "src": 4,
+    "server": 9,
+    "src": 2,
 }
 
 

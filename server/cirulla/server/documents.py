@@ -16,6 +16,7 @@ from typing import Any, NotRequired, TypedDict
 
 from cirulla.rules import CirullaError
 from cirulla.rules.events import BY_NAME, field_names
+from cirulla.rules.options import OptionValue
 from cirulla.rules.scoring import DealScore
 from cirulla.server.messages import EXTRA_KEYS, EventExtras, EventMsg
 
@@ -35,7 +36,7 @@ class PublicConfig(TypedDict):
     """The settings anyone may see: the deck source (seed, decks) is left out."""
 
     preset: str
-    overrides: dict[str, Any]
+    overrides: dict[str, OptionValue]
     options: dict[str, Any]
     best_of: int
     move_limit_ms: int

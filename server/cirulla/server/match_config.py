@@ -4,9 +4,9 @@ part of them anyone may see."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from cirulla.rules import Options
+from cirulla.rules.options import OptionValue
 from cirulla.server.clock import TimeControl
 from cirulla.server.documents import PublicConfig
 
@@ -19,7 +19,7 @@ class MatchConfig:
 
     options: Options
     preset: str = "standard"
-    overrides: dict[str, Any] = field(default_factory=dict)
+    overrides: dict[str, OptionValue] = field(default_factory=dict)
     best_of: int = 1
     time: TimeControl = field(default_factory=TimeControl)
     timeout_policy: str = "play_default_action"
