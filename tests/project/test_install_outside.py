@@ -21,22 +21,20 @@ from __future__ import annotations
 import json
 import os
 import re
-import venv
 import zipfile
 from pathlib import Path
 
-from tests.dists import GROUP, ROOT, run
+from tests.dists import GROUP, ROOT, clean_venv, pip_install_into, run
 
 pytestmark = GROUP
 
 
 def installed_venv(where: Path, target: str, constraints: Path, **env: str) -> Path:
     """A clean venv with ``target`` installed at the lock's versions; its bin folder."""
-    venv.create(where, with_pip=True)
-    bin_dir = where / "bin"
-    pip = [str(bin_dir / "pip"), "install", "-q", "-c", str(constraints), target]
+    python = clean_venv(where)
+    pip = [*pip_install_into(python), "-c", str(constraints), target]
     run(pip, env=dict(os.environ, **env) if env else None)
-    return bin_dir
+    return python.parent
 
 
 def test_the_wheel_carries_code_generated_by_the_pinned_grpcio_tools(

@@ -9,16 +9,16 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import sys
 import tarfile
 import tomllib
-import venv
 import zipfile
 from pathlib import Path
 
 import pytest
 
 import cirulla.v1
-from tests.dists import GROUP
+from tests.dists import GROUP, clean_venv, pip_install_into
 from tests.project.test_light_install import play_a_match
 
 #: The wheel is tests/dists.py's, built once for this module and test_install_outside.py.
@@ -120,7 +120,7 @@ def test_the_wheel_and_the_sdist_ship_the_web_templates(built_dists: dict[str, P
 
 def installed(python: Path) -> dict[str, str]:
     listing = subprocess.run(
-        [str(python), "-m", "pip", "list", "--format=freeze"],
+        [sys.executable, "-m", "pip", "--python", str(python), "list", "--format=freeze"],
         check=True,
         capture_output=True,
         text=True,
@@ -135,14 +135,13 @@ def test_the_lowest_allowed_protobuf_and_grpcio_work(wheel: Path, tmp_path: Path
     comes with it, the generated code imports, the rule cases pass, and ``cirulla
     server`` names its extra; then the server extra at its floors runs real round trips."""
     env_dir = tmp_path / "floor-venv"
-    venv.create(env_dir, with_pip=True)
-    python = env_dir / "bin" / "python"
+    python = clean_venv(env_dir)
     declared = floors()
     pin = {name: f"{name}=={declared[name]}" for name in PINNED}
 
     def pip_install(*args: str) -> None:
         subprocess.run(
-            [str(python), "-m", "pip", "install", "-q", *args],
+            [*pip_install_into(python), *args],
             check=True,
             capture_output=True,
             timeout=900,
