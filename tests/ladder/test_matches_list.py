@@ -17,7 +17,8 @@ import grpc
 import pytest
 
 from cirulla.ladder.db import open_database
-from cirulla.ladder.service import LadderService, match_pb
+from cirulla.ladder.messages import match_pb
+from cirulla.ladder.service import LadderService
 from cirulla.ladder.store import (
     LadderError,
     LadderStore,

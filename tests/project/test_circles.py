@@ -15,12 +15,7 @@ ROOT = Path(__file__).resolve().parents[2]
 AREAS = ("src", "rules", "server", "bots", "clients", "ladder", "env")
 
 #: Circles (strongly connected groups of modules) still in the tree: may only shrink.
-KNOWN: set[frozenset[str]] = {
-    frozenset(
-        {"cirulla.ladder.matchmaking", "cirulla.ladder.store", "cirulla.ladder.store_requests"}
-    ),
-    frozenset({"cirulla.ladder.authors", "cirulla.ladder.enroll", "cirulla.ladder.service"}),
-}
+KNOWN: set[frozenset[str]] = set()
 
 
 def modules() -> dict[str, Path]:

@@ -16,21 +16,22 @@ import asyncio
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import grpc
 
 from cirulla.clients.matches.files import log_tail, printable, read_tail, safe_name
+from cirulla.ladder.messages import Context, bot_pb, match_pb, timestamp
 from cirulla.ladder.store_authors import OwnMatch, Withheld
 from cirulla.ladder.store_rows import LadderError, NotFound, Refused
+from cirulla.server.records import records_from_document
 from cirulla.server.replay import read_record_file
-from cirulla.v1 import ladder_pb2
+from cirulla.v1 import ladder_pb2, match_pb2
 
 if TYPE_CHECKING:
     from cirulla.ladder.service import LadderService
 
 T = TypeVar("T")
-Context = grpc.aio.ServicerContext[Any, Any]
 
 #: characters of one game's log an author reads at most
 LOG_CHARS = 64_000
@@ -116,8 +117,6 @@ async def get_bot_logs(
     else:
         size = min(request.page_size or 10, 100)
         games = await call_store(context, lambda: authors.own_matches(request.bot_name, size))
-    from cirulla.ladder.service import timestamp
-
     out = ladder_pb2.GetBotLogsResponse()
     for own in games:
         for seat in own["seats"]:
@@ -134,10 +133,8 @@ async def get_bot_logs(
     return out
 
 
-def _records_of(data: Path | None, own: OwnMatch) -> list[Any] | None:
+def _records_of(data: Path | None, own: OwnMatch) -> list[match_pb2.Record] | None:
     """The game's records from this process's record file; None when it keeps none."""
-    from cirulla.server import records as record_files
-
     if data is None or not own["server_match_id"]:
         return None
     stem = data / "records" / safe_name(own["server_match_id"])
@@ -147,15 +144,13 @@ def _records_of(data: Path | None, own: OwnMatch) -> list[Any] | None:
             doc = json.loads(read_record_file(path))
         except (OSError, ValueError):
             continue
-        return record_files.records_from_document(doc)
+        return records_from_document(doc)
     return None
 
 
 async def get_bot_record(
     service: LadderService, request: ladder_pb2.GetBotRecordRequest, context: Context
 ) -> ladder_pb2.GetBotRecordResponse:
-    from cirulla.ladder.service import match_pb
-
     await check_author(service, context, request.bot_name)
     if not request.match_id:
         await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "match_id: give a game of the bot")
@@ -182,8 +177,6 @@ async def get_bot_record(
 async def list_bot_events(
     service: LadderService, request: ladder_pb2.ListBotEventsRequest, context: Context
 ) -> ladder_pb2.ListBotEventsResponse:
-    from cirulla.ladder.service import bot_pb, timestamp
-
     await check_author(service, context, request.bot_name)
     size = min(request.page_size or 100, 1000)
     bot, events = await call_store(

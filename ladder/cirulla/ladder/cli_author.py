@@ -31,6 +31,7 @@ from cirulla.ladder.cli_client import (
 )
 from cirulla.ladder.defaults import MATCH_STATES
 from cirulla.ladder.fields import plain
+from cirulla.ladder.messages import MAX_PAGE, PB_TO_QUEUE, STATUS_TO_PB
 from cirulla.v1 import ladder_pb2
 
 
@@ -104,14 +105,13 @@ def add_author_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser])
 
 @run_command
 def run_history(args: argparse.Namespace) -> int:
-    from cirulla.ladder.service import PB_TO_QUEUE
-
     response = call(
         args,
         "GetBotHistory",
         ladder_pb2.GetBotHistoryRequest(
             bot_name=args.bot, queue=queue_pb(args.queue), page_size=args.limit
         ),
+        ladder_pb2.GetBotHistoryResponse,
     )
     if args.json:
         print(json.dumps(to_json(response), indent=1))
@@ -139,9 +139,12 @@ def run_history(args: argparse.Namespace) -> int:
 
 @run_command
 def run_match(args: argparse.Namespace) -> int:
-    from cirulla.ladder.service import PB_TO_QUEUE
-
-    m = call(args, "GetLadderMatch", ladder_pb2.GetLadderMatchRequest(match_id=args.match_id)).match
+    m = call(
+        args,
+        "GetLadderMatch",
+        ladder_pb2.GetLadderMatchRequest(match_id=args.match_id),
+        ladder_pb2.GetLadderMatchResponse,
+    ).match
     if args.json:
         print(json.dumps(to_json(m), indent=1))
         return 0
@@ -174,8 +177,6 @@ def run_match(args: argparse.Namespace) -> int:
 
 @run_command
 def run_matches(args: argparse.Namespace) -> int:
-    from cirulla.ladder.service import MAX_PAGE, STATUS_TO_PB
-
     if args.limit < 1:
         raise CommandError(f"--limit: must be at least 1, not {args.limit}")
     found: list[ladder_pb2.LadderMatch] = []
@@ -195,6 +196,7 @@ def run_matches(args: argparse.Namespace) -> int:
                 page_size=min(args.limit - len(found), MAX_PAGE),
                 page_token=token,
             ),
+            ladder_pb2.ListLadderMatchesResponse,
         )
         found.extend(response.matches)
         token = response.next_page_token
@@ -219,6 +221,7 @@ def run_h2h(args: argparse.Namespace) -> int:
         ladder_pb2.GetHeadToHeadRequest(
             bot_a=args.bot_a, bot_b=args.bot_b, queue=queue_pb(args.queue), page_size=args.limit
         ),
+        ladder_pb2.GetHeadToHeadResponse,
     )
     if args.json:
         print(json.dumps(to_json(h), indent=1))
@@ -250,8 +253,6 @@ def request_summary(r: ladder_pb2.MatchRequest) -> str:
 
 
 def request_line(r: ladder_pb2.MatchRequest) -> list[str]:
-    from cirulla.ladder.service import PB_TO_QUEUE
-
     queue = PB_TO_QUEUE.get(r.queue, "?")
     kind = "unrated" if r.unrated else "rated"
     left = r.games - r.finished - r.cancelled
@@ -292,7 +293,7 @@ def run_request(args: argparse.Namespace) -> int:
         if not admin_metadata(args, state) and os.environ.get("CIRULLA_BOT_KEY"):
             request.bot_key = os.environ["CIRULLA_BOT_KEY"].strip()  # an owner's request
             admin = False
-    r = call(args, "RequestMatch", request, admin=admin).request
+    r = call(args, "RequestMatch", request, ladder_pb2.RequestMatchResponse, admin=admin).request
     if args.json:
         print(json.dumps(to_json(r), indent=1))
         return 0
@@ -316,6 +317,7 @@ def run_requests(args: argparse.Namespace) -> int:
         args,
         "ListMatchRequests",
         ladder_pb2.ListMatchRequestsRequest(bot_name=args.bot or "", page_size=args.limit),
+        ladder_pb2.ListMatchRequestsResponse,
     )
     if args.json:
         print(json.dumps(to_json(response), indent=1))

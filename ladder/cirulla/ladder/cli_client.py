@@ -13,7 +13,7 @@ import os
 import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import grpc
 from google.protobuf import json_format
@@ -24,8 +24,9 @@ from rich.table import Table
 
 from cirulla.clients.matches.journal import Outcome
 from cirulla.ladder import endings
-from cirulla.ladder.defaults import DEFAULT_DB, STATE_FILE
+from cirulla.ladder.defaults import DEFAULT_DB, STATE_FILE, LadderState
 from cirulla.ladder.fields import plain
+from cirulla.ladder.messages import QUEUE_TO_PB
 from cirulla.logs import quiet_grpc
 from cirulla.v1 import ladder_pb2, ladder_pb2_grpc
 
@@ -45,9 +46,9 @@ class CommandError(Exception):
     """One line for stderr."""
 
 
-def ladder_address(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
+def ladder_address(args: argparse.Namespace) -> tuple[str, LadderState]:
     if args.server:
-        return args.server, {}
+        return args.server, LadderState()
     path = Path(STATE_FILE)
     if not path.exists():
         raise CommandError(
@@ -55,13 +56,13 @@ def ladder_address(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
             "`cirulla ladder serve`, or pass --server HOST:PORT"
         )
     try:
-        state = json.loads(path.read_text())
+        state: LadderState = json.loads(path.read_text())
         return str(state["address"]), state
     except (ValueError, KeyError) as exc:
         raise CommandError(f"{STATE_FILE} is not a ladder state file: {exc}") from None
 
 
-def admin_metadata(args: argparse.Namespace, state: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+def admin_metadata(args: argparse.Namespace, state: LadderState) -> tuple[tuple[str, str], ...]:
     token = os.environ.get("CIRULLA_ADMIN_TOKEN", "")
     path = args.admin_token_file or (
         Path(state["admin_token_file"]) if state.get("admin_token_file") else None
@@ -74,7 +75,7 @@ def admin_metadata(args: argparse.Namespace, state: dict[str, Any]) -> tuple[tup
     return (("authorization", f"Bearer {token}"),) if token else ()
 
 
-def tls_roots(args: argparse.Namespace, state: dict[str, Any]) -> bytes | None:
+def tls_roots(args: argparse.Namespace, state: LadderState) -> bytes | None:
     """The CA certificate to check the ladder against (None: plaintext): --tls-ca, else
     $CIRULLA_TLS_CA, else the certificate the ladder of this folder serves (its state
     file names it; a self-signed certificate is its own CA)."""
@@ -89,12 +90,15 @@ def tls_roots(args: argparse.Namespace, state: dict[str, Any]) -> bytes | None:
         raise CommandError(f"--tls-ca {given}: {exc.strerror or exc}") from None
 
 
-def open_channel(args: argparse.Namespace, address: str, state: dict[str, Any]) -> grpc.Channel:
+def open_channel(args: argparse.Namespace, address: str, state: LadderState) -> grpc.Channel:
     roots = tls_roots(args, state)
     if roots is None:
         return grpc.insecure_channel(address)
     return grpc.secure_channel(address, grpc.ssl_channel_credentials(root_certificates=roots))
 
+
+#: The response message of an rpc the command calls.
+Response = TypeVar("Response", bound=Message)
 
 #: The rpcs that only read: served from the ladder's database when no ladder answers.
 READ_METHODS = frozenset(
@@ -122,7 +126,7 @@ class _LocalContext:
         raise CommandError(f"{details} ({code.name})")
 
 
-def database_of(args: argparse.Namespace, state: dict[str, Any]) -> str | None:
+def database_of(args: argparse.Namespace, state: LadderState) -> str | None:
     """The ladder database to read when the ladder is not running: ``--db``, else the one
     the folder's state file names, else the default file if it exists; None if none."""
     from sqlalchemy.engine import make_url
@@ -146,7 +150,7 @@ def database_of(args: argparse.Namespace, state: dict[str, Any]) -> str | None:
     return db
 
 
-def read_database(db: str, method: str, request: Any) -> Any:
+def read_database(db: str, method: str, request: Message, response: type[Response]) -> Response:
     """Serve a read rpc from the database itself (the same code the ladder runs), after
     one line on stderr saying so."""
 
@@ -164,39 +168,50 @@ def read_database(db: str, method: str, request: Any) -> Any:
         raise CommandError(f"cannot read the database at {shown}: {exc}") from None
     try:
         service = LadderService(LadderStore(engine))
-        return asyncio.run(getattr(service, method)(request, _LocalContext()))
+        got = asyncio.run(getattr(service, method)(request, _LocalContext()))
     finally:
         engine.dispose()
+    return answer(method, got, response)
+
+
+def answer(method: str, got: object, response: type[Response]) -> Response:
+    """``got``, the answer of the rpc ``method``, as its response message type."""
+    if not isinstance(got, response):
+        raise TypeError(f"{method} answered a {type(got).__name__}, not a {response.__name__}")
+    return got
 
 
 def call(
     args: argparse.Namespace,
     method: str,
-    request: Any,
+    request: Message,
+    response: type[Response],
     admin: bool = False,
     extra: tuple[tuple[str, str], ...] = (),
-) -> Any:
+) -> Response:
+    """The rpc ``method`` of the ladder with ``request``: its answer, a ``response``; a
+    read served from the database when no ladder answers."""
     reads = method in READ_METHODS and not admin
     try:
         address, state = ladder_address(args)
     except CommandError:
-        db = database_of(args, {}) if reads else None
+        db = database_of(args, LadderState()) if reads else None
         if db is None:
             raise
-        return read_database(db, method, request)
+        return read_database(db, method, request, response)
     metadata = (*(admin_metadata(args, state) if admin else ()), *extra)
     secure = tls_roots(args, state) is not None
     with open_channel(args, address, state) as channel:
         stub = ladder_pb2_grpc.LadderServiceStub(channel)
         try:
-            return getattr(stub, method)(request, timeout=30, metadata=metadata)
+            got = getattr(stub, method)(request, timeout=30, metadata=metadata)
         except grpc.RpcError as exc:
             # a ladder named by --server is somewhere else: its database only with --db
             local = not args.server or getattr(args, "db", None)
             if exc.code() == grpc.StatusCode.UNAVAILABLE and reads and local:
                 db = database_of(args, state)
                 if db is not None:
-                    return read_database(db, method, request)
+                    return read_database(db, method, request, response)
             if exc.code() == grpc.StatusCode.UNAVAILABLE:
                 hint = (
                     "if it serves TLS, is --tls-ca the CA of its certificate?"
@@ -208,6 +223,7 @@ def call(
                     f"running? {hint})"
                 ) from None
             raise CommandError(f"{exc.details()} ({exc.code().name})") from None
+    return answer(method, got, response)
 
 
 def run_command(
@@ -237,8 +253,6 @@ def when(ts: Timestamp) -> str:
 
 
 def queue_pb(name: str | None) -> ladder_pb2.LadderQueue:
-    from cirulla.ladder.service import QUEUE_TO_PB
-
     return QUEUE_TO_PB[name] if name else ladder_pb2.LADDER_QUEUE_UNSPECIFIED
 
 

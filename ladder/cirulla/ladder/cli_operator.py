@@ -127,7 +127,7 @@ def run_add(args: argparse.Namespace) -> int:
     limits, limits_pb = add_limits(args)
     if limits_pb is not None:
         request.limits.CopyFrom(limits_pb)
-    response = call(args, "AddBot", request, admin=True)
+    response = call(args, "AddBot", request, ladder_pb2.AddBotResponse, admin=True)
     bot = response.bot
     if response.new_version:
         print(f"{bot.name} version {bot.version}: {bot.spec} ({state_text(bot)})")
@@ -207,6 +207,7 @@ def run_standings(args: argparse.Namespace) -> int:
         args,
         "GetStandings",
         ladder_pb2.GetStandingsRequest(queue=queue_pb(args.queue), include_inactive=args.all),
+        ladder_pb2.GetStandingsResponse,
     )
     if args.json:
         print(json.dumps(to_json(response), indent=1))
@@ -254,17 +255,33 @@ def run_standings(args: argparse.Namespace) -> int:
 
 @run_command
 def run_state(args: argparse.Namespace) -> int:
+    answer: (
+        ladder_pb2.PauseBotResponse | ladder_pb2.ResumeBotResponse | ladder_pb2.RemoveBotResponse
+    )
     if args.action == "pause":
-        request: (
-            ladder_pb2.PauseBotRequest | ladder_pb2.ResumeBotRequest | ladder_pb2.RemoveBotRequest
-        ) = ladder_pb2.PauseBotRequest(bot_name=args.bot, reason=args.reason)
-        method = "PauseBot"
+        answer = call(
+            args,
+            "PauseBot",
+            ladder_pb2.PauseBotRequest(bot_name=args.bot, reason=args.reason),
+            ladder_pb2.PauseBotResponse,
+            admin=True,
+        )
     elif args.action == "resume":
-        request = ladder_pb2.ResumeBotRequest(bot_name=args.bot)
-        method = "ResumeBot"
+        answer = call(
+            args,
+            "ResumeBot",
+            ladder_pb2.ResumeBotRequest(bot_name=args.bot),
+            ladder_pb2.ResumeBotResponse,
+            admin=True,
+        )
     else:
-        request = ladder_pb2.RemoveBotRequest(bot_name=args.bot, reason=args.reason)
-        method = "RemoveBot"
-    bot = call(args, method, request, admin=True).bot
+        answer = call(
+            args,
+            "RemoveBot",
+            ladder_pb2.RemoveBotRequest(bot_name=args.bot, reason=args.reason),
+            ladder_pb2.RemoveBotResponse,
+            admin=True,
+        )
+    bot = answer.bot
     print(f"{bot.name}: {state_text(bot)}")
     return 0

@@ -16,7 +16,6 @@ import argparse
 import json
 import os
 from pathlib import Path
-from typing import Any
 
 from cirulla.bots.enroll import KEY_ENV, read_bot_key
 from cirulla.bots.kit import BotError
@@ -125,7 +124,9 @@ def run_logs(args: argparse.Namespace) -> int:
     request = ladder_pb2.GetBotLogsRequest(
         bot_name=args.bot, match_id=args.match, page_size=args.limit
     )
-    response = call(args, "GetBotLogs", request, extra=author_metadata(args))
+    response = call(
+        args, "GetBotLogs", request, ladder_pb2.GetBotLogsResponse, extra=author_metadata(args)
+    )
     if args.json:
         print(json.dumps(to_json(response), indent=1))
         return 0
@@ -143,8 +144,10 @@ def run_record(args: argparse.Namespace) -> int:
     from cirulla.server import records as record_files
 
     request = ladder_pb2.GetBotRecordRequest(bot_name=args.bot, match_id=args.match_id)
-    response = call(args, "GetBotRecord", request, extra=author_metadata(args))
-    records: list[Any] = list(response.records)
+    response = call(
+        args, "GetBotRecord", request, ladder_pb2.GetBotRecordResponse, extra=author_metadata(args)
+    )
+    records = list(response.records)
     if args.out is not None:
         doc = record_files.record_document(records, response.match.server_match_id)
         try:
@@ -166,7 +169,13 @@ def run_record(args: argparse.Namespace) -> int:
 @run_command
 def run_events(args: argparse.Namespace) -> int:
     request = ladder_pb2.ListBotEventsRequest(bot_name=args.bot, page_size=args.limit)
-    response = call(args, "ListBotEvents", request, extra=author_metadata(args))
+    response = call(
+        args,
+        "ListBotEvents",
+        request,
+        ladder_pb2.ListBotEventsResponse,
+        extra=author_metadata(args),
+    )
     if args.json:
         print(json.dumps(to_json(response), indent=1))
         return 0
@@ -181,7 +190,11 @@ def run_events(args: argparse.Namespace) -> int:
 @run_command
 def run_rotate_key(args: argparse.Namespace) -> int:
     response = call(
-        args, "RotateBotKey", ladder_pb2.RotateBotKeyRequest(bot_name=args.bot), admin=True
+        args,
+        "RotateBotKey",
+        ladder_pb2.RotateBotKeyRequest(bot_name=args.bot),
+        ladder_pb2.RotateBotKeyResponse,
+        admin=True,
     )
     print(
         f"new key of {args.bot} (shown once; the old one no longer works; give it to the "

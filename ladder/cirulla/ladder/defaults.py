@@ -6,6 +6,8 @@ subcommands; importing the database layer for these names cost bots ~0.45 s of s
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 DEFAULT_DB = "cirulla-ladder.sqlite3"
 STATE_FILE = "cirulla-ladder.json"
 DEFAULT_DATA = "cirulla-ladder-data"
@@ -16,3 +18,20 @@ BOT_STATES = ("active", "paused", "deactivated", "removed")
 MATCH_STATES = ("scheduled", "claimed", "running", "finished", "cancelled")
 #: Seconds a claim stays valid without a heartbeat of its worker.
 LEASE_SECONDS = 60.0
+
+
+class LadderState(TypedDict, total=False):
+    """``STATE_FILE``: what ``cirulla ladder serve`` writes for the commands run in its
+    folder (``serve`` writes the first five; the commands read any of them as missing)."""
+
+    address: str
+    #: the database's URL, its password hidden
+    db: str
+    data: str
+    pid: int
+    admin_token_file: str
+    #: ``--http``, ``--metrics``: where they listen
+    http: str
+    metrics: str
+    #: ``--tls-cert``: the certificate the commands check the ladder against
+    tls_cert: str

@@ -23,12 +23,11 @@ import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import grpc
 
 from cirulla.ladder.fields import MAX_SOFTWARE_VERSION, FieldError, check_text, shown
-from cirulla.ladder.service import QUEUE_TO_PB
+from cirulla.ladder.messages import QUEUE_TO_PB, Context
 from cirulla.ladder.store import LadderStore
 from cirulla.v1 import ladder_pb2, match_pb2, match_service_pb2, match_service_pb2_grpc
 
@@ -163,14 +162,14 @@ async def redeliver_unjoined(
     return again
 
 
-async def _abort(context: Any, code: grpc.StatusCode, detail: str) -> None:
+async def _abort(context: Context, code: grpc.StatusCode, detail: str) -> None:
     await context.abort(code, detail)
 
 
 async def enroll_stream(
     store: LadderStore,
     requests: AsyncIterator[ladder_pb2.EnrollRequest],
-    context: Any,
+    context: Context,
     *,
     served_by: str,
     stopping: asyncio.Event | None = None,

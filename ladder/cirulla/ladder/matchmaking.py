@@ -23,7 +23,7 @@ import random
 import secrets
 from collections.abc import Sequence
 
-from cirulla.ladder.store import (
+from cirulla.ladder.store_rows import (
     CONNECT_SPEC,
     QUEUE_PLAYERS,
     Candidate,

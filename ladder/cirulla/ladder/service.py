@@ -13,185 +13,38 @@ import asyncio
 import secrets
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import grpc
-from google.protobuf.timestamp_pb2 import Timestamp
 
-from cirulla.ladder import authors, endings, rating
+from cirulla.ladder import authors
+from cirulla.ladder.enroll import enroll_stream
 from cirulla.ladder.limits import effective_pb, text_from_pb
+from cirulla.ladder.messages import (
+    QUEUE_TO_PB,
+    Context,
+    bot_pb,
+    match_pb,
+    page_size,
+    queue_name,
+    rating_pb,
+    request_pb,
+    status_name,
+    timestamp,
+)
 from cirulla.ladder.store import (
     CONNECT_SPEC,
     QUEUES,
     BotInfo,
-    LadderError,
     LadderStore,
     MatchConfig,
     MatchPage,
-    MatchView,
-    RatingView,
-    RequestView,
-    Standing,
 )
 from cirulla.server.store import Store
 from cirulla.v1 import ladder_pb2, ladder_pb2_grpc
 
 SERVICE_NAME = ladder_pb2.DESCRIPTOR.services_by_name["LadderService"].full_name
 T = TypeVar("T")
-
-QUEUE_TO_PB = {
-    "2p": ladder_pb2.LADDER_QUEUE_TWO_PLAYERS,
-    "3p": ladder_pb2.LADDER_QUEUE_THREE_PLAYERS,
-    "4p": ladder_pb2.LADDER_QUEUE_FOUR_PLAYERS,
-}
-PB_TO_QUEUE = {v: k for k, v in QUEUE_TO_PB.items()}
-STATE_TO_PB = {
-    "active": ladder_pb2.BOT_STATE_ACTIVE,
-    "paused": ladder_pb2.BOT_STATE_PAUSED,
-    "deactivated": ladder_pb2.BOT_STATE_DEACTIVATED,
-    "removed": ladder_pb2.BOT_STATE_REMOVED,
-}
-STATUS_TO_PB = {
-    "scheduled": ladder_pb2.LADDER_MATCH_STATUS_SCHEDULED,
-    "claimed": ladder_pb2.LADDER_MATCH_STATUS_CLAIMED,
-    "running": ladder_pb2.LADDER_MATCH_STATUS_RUNNING,
-    "finished": ladder_pb2.LADDER_MATCH_STATUS_FINISHED,
-    "cancelled": ladder_pb2.LADDER_MATCH_STATUS_CANCELLED,
-}
-PB_TO_STATUS = {v: k for k, v in STATUS_TO_PB.items()}
-END_TO_PB = {
-    endings.TARGET: ladder_pb2.LADDER_END_REASON_TARGET,
-    endings.CAPPOTTO: ladder_pb2.LADDER_END_REASON_CAPPOTTO,
-    endings.FORFEIT: ladder_pb2.LADDER_END_REASON_FORFEIT,
-    endings.TIME_LIMIT: ladder_pb2.LADDER_END_REASON_TIME_LIMIT,
-    endings.VOID: ladder_pb2.LADDER_END_REASON_VOID,
-}
-PB_TO_END = {v: k for k, v in END_TO_PB.items()}
-DEFAULT_PAGE = 50
-MAX_PAGE = 1000
-
-
-def timestamp(seconds: float | None) -> Timestamp | None:
-    if seconds is None:
-        return None
-    ts = Timestamp()
-    ts.FromNanoseconds(int(seconds * 1e9))
-    return ts
-
-
-def queue_name(value: int, default: str | None = "2p") -> str | None:
-    if value == ladder_pb2.LADDER_QUEUE_UNSPECIFIED:
-        return default
-    if value not in PB_TO_QUEUE:
-        raise LadderError(f"queue: unknown LadderQueue value {value}")
-    return PB_TO_QUEUE[value]
-
-
-def status_name(value: int) -> str | None:
-    """A LadderMatchStatus filter: None for unspecified (every status)."""
-    if value == ladder_pb2.LADDER_MATCH_STATUS_UNSPECIFIED:
-        return None
-    if value not in PB_TO_STATUS:
-        raise LadderError(f"status: unknown LadderMatchStatus value {value}")
-    return PB_TO_STATUS[value]
-
-
-# -------------------------------------------------------------------- store -> protobuf
-
-
-def bot_pb(bot: BotInfo) -> ladder_pb2.LadderBot:
-    return ladder_pb2.LadderBot(
-        name=bot["name"],
-        version=bot["version"],
-        spec=bot["spec"],
-        queues=[QUEUE_TO_PB[q] for q in bot["queues"]],
-        state=STATE_TO_PB[bot["state"]],
-        state_reason=bot["state_reason"],
-        validation_games_left=bot["validation_games_left"],
-        max_concurrency=bot["max_concurrency"],
-        consecutive_failures=bot["consecutive_failures"],
-        last_failure=bot["last_failure"],
-        last_log=bot["last_log"],
-        create_time=timestamp(bot["created_at"]),
-        connect_in=bot["connect_in"],
-        offline=bot.get("offline", False),
-        # a connect-in bot runs on its own machine: it has no limits here
-        limits=None if bot["connect_in"] else effective_pb(bot["limits"]),
-    )
-
-
-def rating_pb(r: Standing | RatingView) -> ladder_pb2.Rating:
-    return ladder_pb2.Rating(
-        queue=QUEUE_TO_PB[r["queue"]],
-        mu=r["mu"],
-        sigma=r["sigma"],
-        score=rating.score(r["mu"], r["sigma"]),
-        games=r["games"],
-        wins=r["wins"],
-        draws=r["draws"],
-        provisional=r["provisional"],
-        last_played_time=timestamp(r["last_played_at"]),
-    )
-
-
-def match_pb(m: MatchView) -> ladder_pb2.LadderMatch:
-    out = ladder_pb2.LadderMatch(
-        match_id=m["id"],
-        server_match_id=m["server_match_id"],
-        server_address=m["server_address"],
-        queue=QUEUE_TO_PB[m["queue"]],
-        pair_id=m["pair_id"],
-        status=STATUS_TO_PB[m["status"]],
-        rated=m["rated"],
-        cancel_reason=m["cancel_reason"],
-        withheld=m["withheld"],
-        create_time=timestamp(m["created_at"]),
-        start_time=timestamp(m["started_at"]),
-        finish_time=timestamp(m["finished_at"]),
-        notes=m["notes"],
-        request_id=m.get("request_id", ""),
-        end_reason=END_TO_PB.get(m.get("end", ""), ladder_pb2.LADDER_END_REASON_UNSPECIFIED),
-        forfeit_kind=m.get("forfeit_kind", ""),
-    )
-    if m["winner"] is not None:
-        out.winner_side = m["winner"]
-    for s in m["seats"]:
-        seat = out.seats.add(
-            seat=s["seat"],
-            side=s["side"],
-            bot_name=s["bot"],
-            version=s["version"],
-            outcome=s["outcome"],
-            fault=s["fault"],
-        )
-        if s["points"] is not None:
-            seat.points = s["points"]
-        if s["mu_after"] is not None:
-            seat.mu_after = s["mu_after"]
-            seat.sigma_after = s["sigma_after"] or 0.0
-    return out
-
-
-def request_pb(r: RequestView) -> ladder_pb2.MatchRequest:
-    return ladder_pb2.MatchRequest(
-        request_id=r["id"],
-        bot_names=r["bots"],
-        queue=QUEUE_TO_PB[r["queue"]],
-        games=r["games"],
-        unrated=r["unrated"],
-        requested_by=r["requested_by"],
-        create_time=timestamp(r["created_at"]),
-        matches=[match_pb(m) for m in r["matches"]],
-        finished=r["finished"],
-        cancelled=r["cancelled"],
-    )
-
-
-def page_size(value: int) -> int:
-    return min(value or DEFAULT_PAGE, MAX_PAGE)
-
-
-# -------------------------------------------------------------------- the service
 
 
 #: The metadata key that carried a version's limits on AddBot before the request had its
@@ -242,10 +95,8 @@ class LadderService(ladder_pb2_grpc.LadderServiceServicer):
     async def Enroll(
         self,
         request_iterator: AsyncIterator[ladder_pb2.EnrollRequest],
-        context: grpc.aio.ServicerContext[Any, Any],
+        context: Context,
     ) -> AsyncIterator[ladder_pb2.EnrollResponse]:
-        from cirulla.ladder.enroll import enroll_stream
-
         async for response in enroll_stream(
             self.store,
             request_iterator,
@@ -257,30 +108,30 @@ class LadderService(ladder_pb2_grpc.LadderServiceServicer):
             yield response
 
     async def GetBotLogs(
-        self, request: ladder_pb2.GetBotLogsRequest, context: grpc.aio.ServicerContext[Any, Any]
+        self, request: ladder_pb2.GetBotLogsRequest, context: Context
     ) -> ladder_pb2.GetBotLogsResponse:
         return await authors.get_bot_logs(self, request, context)
 
     async def GetBotRecord(
-        self, request: ladder_pb2.GetBotRecordRequest, context: grpc.aio.ServicerContext[Any, Any]
+        self, request: ladder_pb2.GetBotRecordRequest, context: Context
     ) -> ladder_pb2.GetBotRecordResponse:
         return await authors.get_bot_record(self, request, context)
 
     async def ListBotEvents(
-        self, request: ladder_pb2.ListBotEventsRequest, context: grpc.aio.ServicerContext[Any, Any]
+        self, request: ladder_pb2.ListBotEventsRequest, context: Context
     ) -> ladder_pb2.ListBotEventsResponse:
         return await authors.list_bot_events(self, request, context)
 
     async def RotateBotKey(
-        self, request: ladder_pb2.RotateBotKeyRequest, context: grpc.aio.ServicerContext[Any, Any]
+        self, request: ladder_pb2.RotateBotKeyRequest, context: Context
     ) -> ladder_pb2.RotateBotKeyResponse:
         return await authors.rotate_bot_key(self, request, context)
 
-    async def _call(self, context: grpc.aio.ServicerContext[Any, Any], fn: Callable[[], T]) -> T:
+    async def _call(self, context: Context, fn: Callable[[], T]) -> T:
         """Run a store call in a thread; refusals become one clear gRPC error."""
         return await authors.call_store(context, fn)
 
-    def _is_admin(self, context: grpc.aio.ServicerContext[Any, Any]) -> bool | None:
+    def _is_admin(self, context: Context) -> bool | None:
         """True: the admin token; None: no authorization sent; False: a wrong one."""
         metadata = dict(context.invocation_metadata() or ())
         auth = str(metadata.get("authorization", ""))
@@ -291,7 +142,7 @@ class LadderService(ladder_pb2_grpc.LadderServiceServicer):
         given = auth.removeprefix("Bearer ").strip()
         return secrets.compare_digest(given.encode(), self.admin_token.encode())
 
-    async def _check_admin(self, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+    async def _check_admin(self, context: Context) -> None:
         """Every mutating rpc needs the admin token, on loopback too (no token: no admin)."""
         admin = self._is_admin(context)
         if admin is None:
@@ -304,7 +155,7 @@ class LadderService(ladder_pb2_grpc.LadderServiceServicer):
             await context.abort(grpc.StatusCode.PERMISSION_DENIED, "wrong admin token")
 
     async def GetStandings(
-        self, request: ladder_pb2.GetStandingsRequest, context: grpc.aio.ServicerContext[Any, Any]
+        self, request: ladder_pb2.GetStandingsRequest, context: Context
     ) -> ladder_pb2.GetStandingsResponse:
         queue = await self._call(context, lambda: queue_name(request.queue))
         assert queue is not None
@@ -325,7 +176,7 @@ class LadderService(ladder_pb2_grpc.LadderServiceServicer):
         )
 
     async def GetBotHistory(
-        self, request: ladder_pb2.GetBotHistoryRequest, context: grpc.aio.ServicerContext[Any, Any]
+        self, request: ladder_pb2.GetBotHistoryRequest, context: Context
     ) -> ladder_pb2.GetBotHistoryResponse:
         queue = await self._call(context, lambda: queue_name(request.queue, None))
         h = await self._call(
@@ -369,13 +220,13 @@ class LadderService(ladder_pb2_grpc.LadderServiceServicer):
         )
 
     async def GetLadderMatch(
-        self, request: ladder_pb2.GetLadderMatchRequest, context: grpc.aio.ServicerContext[Any, Any]
+        self, request: ladder_pb2.GetLadderMatchRequest, context: Context
     ) -> ladder_pb2.GetLadderMatchResponse:
         m = await self._call(context, lambda: self.store.views.match(request.match_id))
         return ladder_pb2.GetLadderMatchResponse(match=match_pb(m))
 
     async def GetHeadToHead(
-        self, request: ladder_pb2.GetHeadToHeadRequest, context: grpc.aio.ServicerContext[Any, Any]
+        self, request: ladder_pb2.GetHeadToHeadRequest, context: Context
     ) -> ladder_pb2.GetHeadToHeadResponse:
         queue = await self._call(context, lambda: queue_name(request.queue, None))
         h = await self._call(
@@ -397,7 +248,7 @@ class LadderService(ladder_pb2_grpc.LadderServiceServicer):
         )
 
     async def AddBot(
-        self, request: ladder_pb2.AddBotRequest, context: grpc.aio.ServicerContext[Any, Any]
+        self, request: ladder_pb2.AddBotRequest, context: Context
     ) -> ladder_pb2.AddBotResponse:
         only_new = False
         if self.open_registration and self._is_admin(context) is None:
@@ -437,7 +288,7 @@ class LadderService(ladder_pb2_grpc.LadderServiceServicer):
         return ladder_pb2.AddBotResponse(bot=bot_pb(bot), new_version=new, bot_key=key)
 
     async def PauseBot(
-        self, request: ladder_pb2.PauseBotRequest, context: grpc.aio.ServicerContext[Any, Any]
+        self, request: ladder_pb2.PauseBotRequest, context: Context
     ) -> ladder_pb2.PauseBotResponse:
         await self._check_admin(context)
         reason = request.reason or "paused by an admin"
@@ -447,7 +298,7 @@ class LadderService(ladder_pb2_grpc.LadderServiceServicer):
         return ladder_pb2.PauseBotResponse(bot=bot_pb(bot))
 
     async def ResumeBot(
-        self, request: ladder_pb2.ResumeBotRequest, context: grpc.aio.ServicerContext[Any, Any]
+        self, request: ladder_pb2.ResumeBotRequest, context: Context
     ) -> ladder_pb2.ResumeBotResponse:
         await self._check_admin(context)
         bot = await self._call(
@@ -456,7 +307,7 @@ class LadderService(ladder_pb2_grpc.LadderServiceServicer):
         return ladder_pb2.ResumeBotResponse(bot=bot_pb(bot))
 
     async def RemoveBot(
-        self, request: ladder_pb2.RemoveBotRequest, context: grpc.aio.ServicerContext[Any, Any]
+        self, request: ladder_pb2.RemoveBotRequest, context: Context
     ) -> ladder_pb2.RemoveBotResponse:
         await self._check_admin(context)
         reason = request.reason or "removed by an admin"
@@ -466,7 +317,7 @@ class LadderService(ladder_pb2_grpc.LadderServiceServicer):
         return ladder_pb2.RemoveBotResponse(bot=bot_pb(bot))
 
     async def RequestMatch(
-        self, request: ladder_pb2.RequestMatchRequest, context: grpc.aio.ServicerContext[Any, Any]
+        self, request: ladder_pb2.RequestMatchRequest, context: Context
     ) -> ladder_pb2.RequestMatchResponse:
         admin = self._is_admin(context)
         owner_key: str | None = None
@@ -490,7 +341,7 @@ class LadderService(ladder_pb2_grpc.LadderServiceServicer):
     async def ListMatchRequests(
         self,
         request: ladder_pb2.ListMatchRequestsRequest,
-        context: grpc.aio.ServicerContext[Any, Any],
+        context: Context,
     ) -> ladder_pb2.ListMatchRequestsResponse:
         requests = await self._call(
             context,
@@ -503,7 +354,7 @@ class LadderService(ladder_pb2_grpc.LadderServiceServicer):
     async def ListLadderMatches(
         self,
         request: ladder_pb2.ListLadderMatchesRequest,
-        context: grpc.aio.ServicerContext[Any, Any],
+        context: Context,
     ) -> ladder_pb2.ListLadderMatchesResponse:
         def read() -> MatchPage:
             return self.store.views.every_match(

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import Connection, insert, select
 
 from cirulla.ladder.fields import FieldError, check_name, shown
+from cirulla.ladder.matchmaking import SEED_BITS
 from cirulla.ladder.schema import match_requests
 from cirulla.ladder.store_bots import BotStore
 from cirulla.ladder.store_rows import (
@@ -62,8 +63,6 @@ class RequestStore:
         duplicate pairs (an odd last game alone); with a connect-in bot, or in ``3p``,
         single games whose seats rotate.
         """
-        from cirulla.ladder.matchmaking import SEED_BITS
-
         names = [str(n) for n in names]
         for name in names:
             try:
