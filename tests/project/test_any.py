@@ -17,7 +17,7 @@ CEILINGS = {
     "bots": 19,
     "clients": 28,
     "env": 5,
-    "ladder": 110,
+    "ladder": 26,
     "rules": 12,
     "server": 9,
     "src": 2,

@@ -24,7 +24,7 @@ CEILINGS = {
     "bots": 4,
     "clients": 11,
     "env": 3,
-    "ladder": 43,
+    "ladder": 23,
     "rules": 2,
     "server": 4,
     "src": 0,

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, TypedDict
 
 from prometheus_client import REGISTRY, Counter
 from prometheus_client.core import GaugeMetricFamily
@@ -35,6 +35,9 @@ from cirulla.ladder.schema import (
     ladder_matches,
     workers,
 )
+
+if TYPE_CHECKING:
+    from cirulla.ladder.store import LadderStore
 
 log = logging.getLogger("cirulla.ladder")
 
@@ -68,7 +71,7 @@ DEACTIVATIONS = Counter(
 )
 
 
-def match_played(queue: str, seat_kinds: Any) -> None:
+def match_played(queue: str, seat_kinds: Iterable[str]) -> None:
     """After a match's result was recorded: one finished match, one fault per bad seat."""
     MATCHES_FINISHED.labels(queue).inc()
     for kind in seat_kinds:
@@ -78,11 +81,24 @@ def match_played(queue: str, seat_kinds: Any) -> None:
             BOT_RESTARTS.labels("crash").inc()
 
 
+class Counts(TypedDict):
+    """What a scrape reads from the database: matches scheduled per queue, matches per
+    status, bots per state, and the live leases, workers, slots and enrollments."""
+
+    depth: dict[str, int]
+    status: dict[str, int]
+    state: dict[str, int]
+    leases: int
+    workers: int
+    slots: int
+    enrollments: int
+
+
 class LadderCollector(Collector):
     """The ladder's gauges, counted in its database when scraped."""
 
     def __init__(self) -> None:
-        self.store: Any = None
+        self.store: LadderStore | None = None
         self.lease_seconds = 60.0
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
@@ -137,23 +153,31 @@ class LadderCollector(Collector):
             value=rows["enrollments"],
         )
 
-    def _read(self, store: Any) -> dict[str, Any]:
+    def _read(self, store: LadderStore) -> Counts:
         now = store.now()
         with store.engine.connect() as conn:
             m = ladder_matches.c
-            counted = conn.execute(
-                select(m.queue, m.status, func.count()).group_by(m.queue, m.status)
-            ).all()
+            counted = (
+                conn.execute(select(m.queue, m.status, func.count()).group_by(m.queue, m.status))
+                .tuples()
+                .all()
+            )
             leases = conn.execute(
                 select(func.count())
                 .select_from(ladder_matches)
                 .where(m.status.in_(("claimed", "running")), m.lease_expires_at >= now)
             ).scalar_one()
-            state_rows = conn.execute(select(bots.c.state, func.count()).group_by(bots.c.state))
+            state_rows = conn.execute(
+                select(bots.c.state, func.count()).group_by(bots.c.state)
+            ).tuples()
             live = workers.c.heartbeat_at >= now - self.lease_seconds
-            n_workers, slots = conn.execute(
-                select(func.count(), func.coalesce(func.sum(workers.c.slots), 0)).where(live)
-            ).one()
+            n_workers, slots = (
+                conn.execute(
+                    select(func.count(), func.coalesce(func.sum(workers.c.slots), 0)).where(live)
+                )
+                .tuples()
+                .one()
+            )
             n_enrolled = conn.execute(select(func.count()).select_from(enrollments)).scalar_one()
             state = {str(s): int(n) for s, n in state_rows}
         depth: dict[str, int] = {}
@@ -180,7 +204,7 @@ _registered = threading.Lock()
 _done = False
 
 
-def watch(store: Any, lease_seconds: float) -> None:
+def watch(store: LadderStore, lease_seconds: float) -> None:
     """Count ``store``'s ladder in the gauges from now on (the last ladder of the process)."""
     global _done
     with _registered:
@@ -191,7 +215,7 @@ def watch(store: Any, lease_seconds: float) -> None:
             _done = True
 
 
-def unwatch(store: Any) -> None:
+def unwatch(store: LadderStore) -> None:
     """Stop reading ``store`` (it is being closed)."""
     with _registered:
         if COLLECTOR.store is store:

@@ -29,10 +29,11 @@ import signal
 import socket
 import sys
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
+import grpc
 from sqlalchemy.engine import make_url
 
 from cirulla.clients.matches.journal import Outcome, OutputLock, write_json_atomic
@@ -52,6 +53,7 @@ from cirulla.ladder.defaults import (
     DEFAULT_LISTEN,
     LEASE_SECONDS,
     STATE_FILE,
+    LadderState,
 )
 from cirulla.ladder.leases import reaper_loop
 from cirulla.ladder.pool_store import PoolStore
@@ -71,7 +73,12 @@ from cirulla.ladder.store import (
     MatchOutcome,
     SeatOutcome,
 )
+from cirulla.ladder.webhook import DeactivationWebhook, check_url
+from cirulla.server.app import start_server
+from cirulla.server.documents import GameRecord
+from cirulla.server.metrics import MetricsServer, parse_address, start_metrics
 from cirulla.server.store import Store
+from cirulla.server.web.app import WebServer, start_web
 from cirulla.v1 import ladder_pb2_grpc
 
 log = logging.getLogger("cirulla.ladder")
@@ -232,7 +239,7 @@ def worker_name(data: Path, role: str = "serve") -> str:
     return f"{role}:{socket.gethostname()}:{data.resolve()}"
 
 
-def outcome_from_record(record: dict[str, Any], players: int) -> MatchOutcome:
+def outcome_from_record(record: GameRecord, players: int) -> MatchOutcome:
     """The result of a game the ladder did not see end, from the match server's record."""
     result = record["result"]
     forfeit = result.get("forfeit_seat")
@@ -267,7 +274,7 @@ _RECORD_END = {
 }
 
 
-def recover(store: LadderStore, name: str, server_store: Any) -> dict[str, int]:
+def recover(store: LadderStore, name: str, server_store: Store) -> dict[str, int]:
     """Settle what earlier incarnations of this ladder left claimed or running."""
     counts = {"requeued": 0, "finished": 0, "cancelled": 0}
     previous = store.workers.workers_named(name)
@@ -358,7 +365,7 @@ class Ladder:
 
     def start(self) -> None:
         lease = self.options.lease_seconds
-        targets: list[tuple[str, Any, tuple[Any, ...]]] = [
+        targets: list[tuple[str, Callable[..., None], tuple[object, ...]]] = [
             ("heartbeat", heartbeat_loop, (self.store, self.worker_id, self.stop, lease)),
             # Any ladder process ends the leases of dead workers (docs/ladder.md, "Workers").
             ("reaper", reaper_loop, (self.store, self.stop, lease / 3)),
@@ -371,7 +378,7 @@ class Ladder:
             prune = (self.stop, self.server_store, self.options.data, keep, logs)
             targets.append(("retention", prune_loop, prune))
         # The pool needs PostgreSQL (docs/tournament.md): on SQLite only ladder matches.
-        work: Any = self.runner.loop
+        work: Callable[[], None] = self.runner.loop
         if self.store.engine.dialect.name == "postgresql":
             beat = (self.pool.store, self.worker_id, self.stop, lease)
             targets.append(("pool-heartbeat", pool_heartbeat_loop, beat))
@@ -423,7 +430,7 @@ async def start_views(
     dial: str,
     address: str = "",
     ca: Path | None = None,
-) -> tuple[Any, Any]:
+) -> tuple[WebServer | None, MetricsServer | None]:
     """``--http`` (the web view, reading this process's own ports) and ``--metrics``.
 
     The web view reads a match this process hosts (``address``, as its matches carry
@@ -432,16 +439,12 @@ async def start_views(
     plaintext."""
     web = exporter = None
     if options.http:
-        from cirulla.server.web.app import start_web
-
         tls_ca = ca.read_bytes() if ca is not None and options.tls_cert else None
         local = {a for a in (address, dial) if a}
         web = await start_web(
             options.http, dial, ladder=dial, ladder_local=local, ladder_tls_ca=tls_ca
         )
     if options.metrics:
-        from cirulla.server.metrics import start_metrics
-
         ladder_metrics.watch(store, options.lease_seconds)
         try:
             exporter = start_metrics(options.metrics)
@@ -454,20 +457,12 @@ async def start_views(
 
 async def serve(options: ServeOptions) -> int:
     """Run the ladder until SIGINT/SIGTERM."""
-    from cirulla.server.app import start_server
-
     database_url(options.db)  # a bad --db fails before anything starts
     if options.webhook:
-        from cirulla.ladder.webhook import check_url
-
         check_url(options.webhook)
     if options.metrics:
-        from cirulla.server.metrics import parse_address
-
         parse_address(options.metrics)
     if options.http:
-        from cirulla.server.metrics import parse_address
-
         parse_address(options.http, "--http")
     if bool(options.tls_cert) != bool(options.tls_key):
         raise ValueError("TLS needs both --tls-cert and --tls-key")
@@ -522,7 +517,7 @@ async def serve(options: ServeOptions) -> int:
         )
         internal: list[int] = []
 
-        def add_ladder(server: Any) -> None:
+        def add_ladder(server: grpc.aio.Server) -> None:
             ladder_pb2_grpc.add_LadderServiceServicer_to_server(service, server)
             if options.tls_cert:
                 internal.append(server.add_insecure_port(INTERNAL_LISTEN))
@@ -568,12 +563,10 @@ async def serve(options: ServeOptions) -> int:
         web, exporter = await start_views(options, store, dial, address, ca)
         hook = None
         if options.webhook and options.role == "serve":
-            from cirulla.ladder.webhook import DeactivationWebhook
-
             hook = DeactivationWebhook(store, options.webhook, address)
             await asyncio.to_thread(hook.start)
         if options.role == "serve":
-            state: dict[str, Any] = {
+            state: LadderState = {
                 "address": address,
                 "db": display_url(database_url(options.db)),
                 "data": str(options.data.resolve()),

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import json
 import secrets
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, TypedDict
 
-from sqlalchemy import Connection, and_, select
+from sqlalchemy import Connection, RowMapping, and_, select
 
 from cirulla.ladder.fields import shown
 from cirulla.ladder.schema import bot_events, bot_versions, bots, ladder_matches, ladder_seats
@@ -171,7 +171,7 @@ class AuthorViews:
             return out
 
     @staticmethod
-    def _seats_of(conn: Connection, row: Any, bot_id: int) -> list[OwnSeat]:
+    def _seats_of(conn: Connection, row: RowMapping, bot_id: int) -> list[OwnSeat]:
         match = dict(row)
         result = json.loads(match["result"] or "{}") if match.get("result") else {}
         logs = list(result.get("logs") or ())
@@ -191,7 +191,7 @@ class AuthorViews:
         return [{"seat": n, "log": logs[n] if n < len(logs) else ""} for n in seats]
 
 
-def _event(row: Any, name: str) -> BotEvent:
+def _event(row: RowMapping, name: str) -> BotEvent:
     r = dict(row)
     return {
         "id": r["id"],

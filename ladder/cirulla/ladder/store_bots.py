@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from sqlalchemy import Connection, and_, func, insert, select, update
+from sqlalchemy import Connection, RowMapping, and_, func, insert, select, update
 
 from cirulla.bots.botspec import BotSpec
+from cirulla.bots.cgroups import parse_limits
 from cirulla.ladder import rating
 from cirulla.ladder.fields import (
     MAX_CONCURRENCY,
@@ -25,6 +26,7 @@ from cirulla.ladder.fields import (
     check_text,
     shown,
 )
+from cirulla.ladder.metrics import DEACTIVATIONS
 from cirulla.ladder.schema import (
     bot_events,
     bot_versions,
@@ -127,7 +129,7 @@ class BotStore:
             else:
                 bot_id = bot["id"]
                 previous = self.current_version(conn, bot_id)
-                changes: dict[str, Any] = {}
+                changes: dict[str, object] = {}
                 if max_concurrency and max_concurrency != bot["max_concurrency"]:
                     changes["max_concurrency"] = max_concurrency
                 if bot["state"] == "removed":
@@ -206,9 +208,9 @@ class BotStore:
         """The bot if ``key`` is its connect-in key, else None (for Enroll)."""
         with self.ladder.engine.connect() as conn:
             bot = conn.execute(select(bots).where(bots.c.name == name)).mappings().first()
-            if not key_matches(bot, key):
+            if bot is None or not key_matches(bot, key):
                 return None
-            return self.info(conn, bot["id"])  # type: ignore[index]
+            return self.info(conn, bot["id"])
 
     def get_bot(self, name: str) -> BotInfo:
         with self.ladder.engine.connect() as conn:
@@ -269,7 +271,7 @@ class BotStore:
         )
 
     @staticmethod
-    def row(conn: Connection, name: str) -> Any:
+    def row(conn: Connection, name: str) -> RowMapping:
         """The ``bots`` row named ``name``; NotFound otherwise."""
         bot = conn.execute(select(bots).where(bots.c.name == name)).mappings().first()
         if bot is None:
@@ -277,7 +279,7 @@ class BotStore:
         return bot
 
     @staticmethod
-    def current_version(conn: Connection, bot_id: int) -> Any:
+    def current_version(conn: Connection, bot_id: int) -> RowMapping | None:
         return (
             conn.execute(
                 select(bot_versions)
@@ -295,7 +297,8 @@ class BotStore:
         version = self.current_version(conn, bot_id)
         last_log = version["last_log"] if version is not None else ""
         if (
-            last_log
+            version is not None
+            and last_log
             and version["last_log_match_id"]
             and self.ladder.views.pair_in_play(conn, version["last_log_match_id"])
         ):
@@ -348,7 +351,7 @@ class BotStore:
     def count_failure(
         self,
         conn: Connection,
-        seat: Any,
+        seat: RowMapping,
         result: SeatOutcome,
         match_id: str,
         void: bool,
@@ -392,8 +395,6 @@ class BotStore:
                     )
                 )
                 if deactivated.rowcount:
-                    from cirulla.ladder.metrics import DEACTIVATIONS
-
                     DEACTIVATIONS.inc()
                     self.record_event(
                         conn,
@@ -516,15 +517,13 @@ def check_limits(text: str, spec: str) -> str:
         return ""
     if spec == CONNECT_SPEC:
         raise LadderError("limits: a connect-in bot runs on its own machine, not in a sandbox")
-    from cirulla.bots.cgroups import parse_limits
-
     try:
         return parse_limits(text).text(all_keys=True)
     except ValueError as exc:
         raise LadderError(f"limits: {exc}") from None
 
 
-def key_matches(bot: Any, key: str | None) -> bool:
+def key_matches(bot: RowMapping | None, key: str | None) -> bool:
     """Whether ``key`` is the connect-in key of the ``bots`` row ``bot``."""
     if bot is None or not bot["bot_key_hash"] or not key:
         return False

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from sqlalchemy import Connection, Select, and_, func, insert, select, update
+from sqlalchemy import Connection, Row, Select, and_, func, insert, select, update
 
 from cirulla.ladder.schema import (
     bot_versions,
@@ -160,7 +160,11 @@ class MatchStore:
             return self._claimed(conn, row)
 
     def _claimable(
-        self, conn: Connection, worker_id: str, rows: Sequence[Any], dead_before: float
+        self,
+        conn: Connection,
+        worker_id: str,
+        rows: Sequence[Row[str, str | None]],
+        dead_before: float,
     ) -> str | None:
         """The first of ``rows`` whose bots are all below their limit of matches being
         played, and whose duplicate twin (if claimed) is on this same worker: twins
@@ -185,7 +189,7 @@ class MatchStore:
         )
         for row in rows:
             if row.pair_id:
-                twin_workers: set[Any] = set(
+                twin_workers: set[str] = set(
                     conn.execute(
                         select(ladder_matches.c.worker_id)
                         .join(workers, workers.c.id == ladder_matches.c.worker_id)
@@ -343,14 +347,14 @@ class MatchStore:
         )
 
     @staticmethod
-    def holders() -> Select[Any]:
+    def holders() -> Select[str | None]:
         """The workers holding a claimed or running match (a subquery)."""
         return select(ladder_matches.c.worker_id).where(
             ladder_matches.c.status.in_(ACTIVE),
             ladder_matches.c.worker_id.is_not(None),
         )
 
-    def expired(self, now: float) -> list[Any]:
+    def expired(self, now: float) -> list[Row[str, str, str | None, str]]:
         """Claimed or running matches whose lease ended before ``now`` (id, status,
         worker_id, notes)."""
         with self.ladder.engine.connect() as conn:
@@ -378,7 +382,7 @@ class MatchStore:
             ladder_matches.c.lease_expires_at < now,
         )
         with self.ladder.engine.begin() as conn:
-            values: dict[str, Any]
+            values: dict[str, object]
             if status == "claimed":
                 values = {
                     "status": "scheduled",
@@ -517,7 +521,7 @@ class MatchStore:
     # -- inside the results' transaction ----------------------------------------------
 
     @staticmethod
-    def record_result(conn: Connection, match_id: str, **values: Any) -> bool:
+    def record_result(conn: Connection, match_id: str, **values: object) -> bool:
         """Move a claimed or running match to ``finished`` with ``values``; False (rowcount
         0) when it is over already: a second report changes nothing."""
         done = conn.execute(

@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 import secrets
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from sqlalchemy import Connection, insert, select
+from sqlalchemy import Connection, RowMapping, insert, select
 
 from cirulla.ladder.fields import FieldError, check_name, shown
 from cirulla.ladder.matchmaking import SEED_BITS
@@ -200,7 +200,7 @@ class RequestStore:
                     break
             return out
 
-    def _public_request(self, conn: Connection, row: Any) -> RequestView:
+    def _public_request(self, conn: Connection, row: RowMapping) -> RequestView:
         matches = self.ladder.views.of_request(conn, row["id"])
         return {
             "id": row["id"],

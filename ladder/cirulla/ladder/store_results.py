@@ -13,7 +13,7 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Connection, func, insert, select, update
+from sqlalchemy import Connection, RowMapping, func, insert, select, update
 
 from cirulla.ladder import rating
 from cirulla.ladder.fields import shown
@@ -196,7 +196,7 @@ class ResultStore:
         conn: Connection,
         queue: str,
         match_id: str,
-        seats: Sequence[Any],
+        seats: Sequence[RowMapping],
         sides: int,
         outcome: MatchOutcome,
         now: float,

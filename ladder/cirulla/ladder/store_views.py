@@ -14,9 +14,9 @@ import base64
 import binascii
 import json
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from sqlalchemy import Connection, and_, func, or_, select
+from sqlalchemy import Connection, RowMapping, and_, func, or_, select
 
 from cirulla.ladder import endings
 from cirulla.ladder.fields import shown
@@ -165,7 +165,7 @@ class MatchViews:
             ).scalar_one()
         )
 
-    def public_match(self, conn: Connection, row: Any) -> MatchView:
+    def public_match(self, conn: Connection, row: RowMapping) -> MatchView:
         withheld = row["status"] == "finished" and self.pair_in_play(conn, row["id"])
         seats = (
             conn.execute(
