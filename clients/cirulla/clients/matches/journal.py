@@ -16,7 +16,7 @@ import os
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from cirulla.bots.botspec import BotSpec, parse_bots
 
@@ -57,6 +57,14 @@ GAME_ENDS = ("target", "cappotto", "forfeit", "never-joined", "time-limit", "voi
 SEAT_OUTCOMES = tuple(o for o in Outcome if o is not Outcome.NO_JOIN)
 
 
+class DeckSet(TypedDict, total=False):
+    """One deck set of ``--deals FILE`` (``cirulla.clients.tournament.deals``): its deck
+    seed, or its explicit deck orders (one per deal, each a list of 40 card codes)."""
+
+    seed: int
+    decks: list[list[str]]
+
+
 @dataclass(frozen=True, slots=True)
 class Settings:
     """Tournament settings as saved in ``tournament.json``; the schedule's only inputs.
@@ -69,7 +77,9 @@ class Settings:
     format: str = "round-robin"
     games: int = 4
     seed: int = 0
-    rules: dict[str, Any] = field(default_factory=dict)
+    #: Rule options that differ from the preset (``cirulla.rules.Options`` fields: ints and
+    #: booleans).
+    rules: dict[str, int | bool] = field(default_factory=dict)
     preset: str = "standard"
     move_limit_ms: int = 10_000
     #: Per-seat time bank of a game (``--tc``), 0 = none; the server deducts every decision.
@@ -82,7 +92,7 @@ class Settings:
     game_timeout: float = 600.0
     sprt: tuple[float, float, float, float] | None = None
     #: Fixed deck sets from ``--deals FILE`` (tournament.deals), None: from ``seed``.
-    deals: list[dict[str, Any]] | None = None
+    deals: list[DeckSet] | None = None
     #: Base of the bots' CIRULLA_SEED values (``schedule.bot_seed``), independent of the
     #: deck seeds; None in a tournament.json written before it existed (resume draws one).
     bot_seed: int | None = None
@@ -93,7 +103,7 @@ class Settings:
     #: ``cirulla.bots.cgroups.parse_limits`` form, by bot name; the others get the defaults.
     bot_limits: dict[str, str] = field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         data = asdict(self)
         # each spec's canonical text (str(spec)): what a resumed run or a pool worker parses
         data["bots"] = {name: str(spec) for name, spec in self.bots.items()}
@@ -146,7 +156,7 @@ class GameResult:
     #: Why the game ended (``GAME_ENDS``); empty in a journal written before it existed.
     end: str = ""
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
 
     @classmethod
@@ -177,7 +187,7 @@ def private_tree(out: Path) -> None:
             path.chmod(0o700 if path.is_dir() else path.stat().st_mode & 0o700)
 
 
-def write_json_atomic(path: Path, data: Any) -> None:
+def write_json_atomic(path: Path, data: object) -> None:
     """Replace ``path`` so that readers see the old or the new file, never half of one."""
     tmp = path.with_name(f".{path.name}.tmp")
     with tmp.open("w", encoding="utf-8") as f:

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import grpc
 from rich.text import Text
 from textual.app import App, ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Footer, OptionList, Static
 
@@ -23,7 +23,7 @@ from cirulla.clients.play.choices import CardChoice, capture_label, card_choices
 from cirulla.clients.play.table import TableState
 from cirulla.clients.play.widgets import ConfirmQuit, EventLog
 from cirulla.server.client import Outbox
-from cirulla.v1 import game_pb2, match_service_pb2, match_service_pb2_grpc, play_pb2
+from cirulla.v1 import events_pb2, game_pb2, match_service_pb2, match_service_pb2_grpc, play_pb2
 from cirulla.version import PROTOCOL_VERSION, __version__
 
 CSS = """
@@ -42,7 +42,7 @@ class CirullaApp(App[None]):
     CSS = CSS
     #: Follow the match's Spectate stream (a seat has its own Play stream instead).
     SPECTATE = True
-    BINDINGS: ClassVar[list[Any]] = [Binding("q", "quit", "Quit")]
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("q", "quit", "Quit")]
 
     def __init__(self, server: str, match_id: str) -> None:
         super().__init__()
@@ -106,7 +106,7 @@ class CirullaApp(App[None]):
             st.on_goodbye(msg.goodbye)
         self.redraw()
 
-    def take_event(self, event: Any) -> None:
+    def take_event(self, event: events_pb2.Event) -> None:
         self.table.on_event(event)
         self.write_log()
 
@@ -166,7 +166,7 @@ class PlayApp(CirullaApp):
     #: The seat's Play stream brings every public event too, in order with the seat's
     #: own; a second stream's Views, running ahead of it, would skip the end of a deal.
     SPECTATE = False
-    BINDINGS: ClassVar[list[Any]] = [
+    BINDINGS: ClassVar[list[BindingType]] = [
         Binding("q", "quit", "Quit"),
         Binding("escape", "to_cards", "Back to the cards"),
         *[Binding(str(n), f"pick({n})", show=False) for n in range(1, 10)],

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections import deque
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import RichLog, Static
@@ -25,8 +25,10 @@ class EventLog(RichLog):
 
     KEEP = 500
 
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(wrap=True, min_width=1, **kwargs)
+    def __init__(
+        self, *, name: str | None = None, id: str | None = None, classes: str | None = None
+    ) -> None:
+        super().__init__(wrap=True, min_width=1, name=name, id=id, classes=classes)
         self.texts: deque[Text] = deque(maxlen=self.KEEP)
         self._laid_out_at = 0
 
@@ -52,7 +54,7 @@ class ConfirmQuit(ModalScreen[bool]):
         width: 64; height: auto; padding: 1 2; border: thick $warning; background: $panel;
     }
     """
-    BINDINGS: ClassVar[list[Any]] = [
+    BINDINGS: ClassVar[list[BindingType]] = [
         Binding("y", "answer(True)", "Quit"),
         Binding("q", "answer(True)", "Quit", show=False),
         Binding("n", "answer(False)", "Stay"),

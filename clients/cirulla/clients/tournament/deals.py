@@ -22,8 +22,8 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
+from cirulla.clients.matches.journal import DeckSet
 from cirulla.clients.matches.schedule import SEED_BITS, deck_seed
 from cirulla.rules.cards import card_name, parse_cards
 from cirulla.rules.decks import parse_deck
@@ -33,7 +33,7 @@ from cirulla.rules.errors import CirullaError
 MAX_ERRORS = 20
 
 
-def load_deals(path: Path) -> list[dict[str, Any]]:
+def load_deals(path: Path) -> list[DeckSet]:
     """The deck sets of ``path``: ``{"seed": n}`` or ``{"decks": [[card codes] ...]}``
     each; a ValueError lists every bad line (up to MAX_ERRORS), one per line."""
     try:
@@ -42,7 +42,7 @@ def load_deals(path: Path) -> list[dict[str, Any]]:
         raise ValueError(f"--deals {path}: cannot read it ({exc.strerror})") from None
     except UnicodeDecodeError:
         raise ValueError(f"--deals {path}: not a UTF-8 text file") from None
-    deals: list[dict[str, Any]] = []
+    deals: list[DeckSet] = []
     errors: list[str] = []
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip() or line.lstrip().startswith("#"):
@@ -61,7 +61,7 @@ def load_deals(path: Path) -> list[dict[str, Any]]:
     return deals
 
 
-def parse_line(line: str) -> dict[str, Any]:
+def parse_line(line: str) -> DeckSet:
     """One deck set, normalized (decks as lists of card codes)."""
     try:
         data = json.loads(line)
@@ -91,7 +91,7 @@ def parse_line(line: str) -> dict[str, Any]:
     return {"decks": out}
 
 
-def deal_seeds(deals: Sequence[dict[str, Any]], tournament_seed: int, sets: int) -> list[int]:
+def deal_seeds(deals: Sequence[DeckSet], tournament_seed: int, sets: int) -> list[int]:
     """The deck seed of each of ``sets`` deck sets. A ``decks`` line gets the seed the
     runner would derive for its line number: it names the set (bots' seeds, its duplicate
     ``deal_group``) and is the same each time the file is used again from the top."""

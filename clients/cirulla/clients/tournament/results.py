@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import NotRequired, TypedDict
 
 from rich.table import Table
 
@@ -318,13 +318,102 @@ def pairs_table(st: Standings, sprt: Sprt | None = None) -> Table:
     return table
 
 
+class WdlDoc(TypedDict):
+    wins: int
+    draws: int
+    losses: int
+
+
+class OpenSkillDoc(TypedDict):
+    mu: float
+    sigma: float
+
+
+class BotDoc(TypedDict):
+    """A bot's line of ``results.json``'s standings (``BotLine``)."""
+
+    bot: str
+    games: int
+    wins: int
+    losses: int
+    draws: int
+    win_rate: float
+    points_per_deal: float
+    pairwise: WdlDoc
+    #: Elo and its 95% interval; null where unbounded (JSON has no infinity)
+    elo: float | None
+    elo_95: list[float | None]
+    los: float
+    openskill: OpenSkillDoc
+    #: games lost per outcome (crash, timeout, ...)
+    problems: dict[str, int]
+
+
+class PentaDoc(TypedDict):
+    pairs: int
+    counts: list[int]
+    elo: float | None
+    elo_95: list[float | None]
+
+
+class SprtDoc(TypedDict):
+    model: str
+    llr: float | None
+    llr_trinomial: float | None
+    lower: float
+    upper: float
+    decision: str | None
+
+
+class PairDoc(TypedDict):
+    """A pairing of ``results.json``'s standings (``HeadToHead``)."""
+
+    pairing: str
+    first: str
+    second: str
+    wins: int
+    draws: int
+    losses: int
+    elo: float | None
+    elo_95: list[float | None]
+    los: float
+    points_per_deal: list[float] | None
+    pentanomial: PentaDoc
+    #: with ``--sprt`` only
+    sprt: NotRequired[SprtDoc]
+
+
+class StandingsDoc(TypedDict):
+    games: int
+    void_games: int
+    bots: list[BotDoc]
+    head_to_head: list[PairDoc]
+
+
+class GameCounts(TypedDict):
+    """How far a tournament is, written beside its standings by the runner."""
+
+    scheduled_games: int
+    finished_games: int
+
+
+class ResultsDoc(TypedDict):
+    """``results.json``: the settings, the standings and every game in order."""
+
+    settings: dict[str, object]
+    standings: StandingsDoc
+    games: list[dict[str, object]]
+    scheduled_games: NotRequired[int]
+    finished_games: NotRequired[int]
+
+
 def _finite(x: float) -> float | None:
     """JSON has no infinity: an unbounded Elo (or interval end) is written as null."""
     return x if math.isfinite(x) else None
 
 
-def standings_dict(st: Standings, sprt: Sprt | None = None) -> dict[str, Any]:
-    bots = []
+def standings_dict(st: Standings, sprt: Sprt | None = None) -> StandingsDoc:
+    bots: list[BotDoc] = []
     for b in st.bots:
         est = b.elo
         bots.append(
@@ -344,10 +433,10 @@ def standings_dict(st: Standings, sprt: Sprt | None = None) -> dict[str, Any]:
                 "problems": dict(b.problems),
             }
         )
-    pairs = []
+    pairs: list[PairDoc] = []
     for h in st.head_to_head:
         est = elo_interval(h.wdl)
-        entry: dict[str, Any] = {
+        entry: PairDoc = {
             "pairing": h.pairing,
             "first": h.first,
             "second": h.second,
@@ -379,17 +468,18 @@ def standings_dict(st: Standings, sprt: Sprt | None = None) -> dict[str, Any]:
 
 
 def results_document(
-    settings: Settings, results: Iterable[GameResult], extra: dict[str, Any] | None = None
-) -> dict[str, Any]:
+    settings: Settings, results: Iterable[GameResult], extra: GameCounts | None = None
+) -> ResultsDoc:
     """The content of results.json: settings, standings and every game in order."""
     ordered = sorted(results, key=lambda r: r.index)
     st = standings(settings, ordered)
     sprt = Sprt(*settings.sprt) if settings.sprt else None
-    doc: dict[str, Any] = {
+    doc: ResultsDoc = {
         "settings": settings.to_dict(),
         "standings": standings_dict(st, sprt),
         "games": [r.to_dict() for r in ordered],
     }
-    if extra:
-        doc.update(extra)
+    if extra is not None:
+        doc["scheduled_games"] = extra["scheduled_games"]
+        doc["finished_games"] = extra["finished_games"]
     return doc

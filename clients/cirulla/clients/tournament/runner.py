@@ -41,6 +41,7 @@ from cirulla.clients.matches.seat_argv import is_served_spec
 from cirulla.clients.matches.supervise import LIVE, LocalServer
 from cirulla.clients.tournament.deals import deal_seeds
 from cirulla.clients.tournament.results import (
+    GameCounts,
     Standings,
     bots_table,
     pairs_table,
@@ -366,7 +367,10 @@ class Tournament:
             pool.shutdown(wait=True, cancel_futures=True)
 
     def write_results(self) -> None:
-        extra = {"scheduled_games": len(self.schedule), "finished_games": len(self.done)}
+        extra: GameCounts = {
+            "scheduled_games": len(self.schedule),
+            "finished_games": len(self.done),
+        }
         write_json_atomic(
             self.out / RESULTS_FILE, results_document(self.settings, self.done.values(), extra)
         )
