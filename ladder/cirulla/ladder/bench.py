@@ -29,6 +29,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from cirulla.ladder.pgtemp import running_server, scratch_database
+
 
 def register_bench(bench: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = bench.add_parser(
@@ -232,7 +234,6 @@ def run_bench(args: argparse.Namespace) -> int:
 def bench_workers(counts: list[int], args: argparse.Namespace) -> dict[str, Any]:
     """Scheduler-only ``serve`` and N workers on PostgreSQL, for each N in ``counts``."""
     from cirulla.ladder.db import database_url
-    from cirulla.ladder.pgtemp import running_server, scratch_database
 
     if args.db:
         database_url(args.db)

@@ -32,6 +32,7 @@ from cirulla.ladder.cli_client import (
 from cirulla.ladder.defaults import MATCH_STATES
 from cirulla.ladder.fields import plain
 from cirulla.ladder.messages import MAX_PAGE, PB_TO_QUEUE, STATUS_TO_PB
+from cirulla.ladder.store_rows import MAX_REQUEST_GAMES
 from cirulla.v1 import ladder_pb2
 
 
@@ -272,8 +273,6 @@ def request_line(r: ladder_pb2.MatchRequest) -> list[str]:
 
 @run_command
 def run_request(args: argparse.Namespace) -> int:
-    from cirulla.ladder.store import MAX_REQUEST_GAMES
-
     if not 1 <= args.games <= MAX_REQUEST_GAMES:  # 0 on the wire means 1
         raise CommandError(f"--games: 1 to {MAX_REQUEST_GAMES}, not {args.games}")
     key = ""

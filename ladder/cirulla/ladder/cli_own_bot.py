@@ -30,6 +30,7 @@ from cirulla.ladder.cli_client import (
     to_json,
     when,
 )
+from cirulla.server import records as record_files
 from cirulla.v1 import ladder_pb2
 
 
@@ -141,8 +142,6 @@ def run_logs(args: argparse.Namespace) -> int:
 
 @run_command
 def run_record(args: argparse.Namespace) -> int:
-    from cirulla.server import records as record_files
-
     request = ladder_pb2.GetBotRecordRequest(bot_name=args.bot, match_id=args.match_id)
     response = call(
         args, "GetBotRecord", request, ladder_pb2.GetBotRecordResponse, extra=author_metadata(args)

@@ -9,6 +9,7 @@ import asyncio
 import sys
 from pathlib import Path
 
+from cirulla.ladder import cli_own_bot
 from cirulla.ladder.defaults import DEFAULT_DATA, DEFAULT_DB, DEFAULT_LISTEN, STATE_FILE
 from cirulla.ladder.retention import parse_keep
 from cirulla.logs import add_log_level_argument
@@ -59,9 +60,7 @@ def add_serve_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
         "token (never a command, never an existing name); everything else still needs it",
     )
     add_safety_arguments(s)
-    from cirulla.ladder import cli_own_bot  # serve --webhook, beside the authors' commands
-
-    cli_own_bot.add_serve_arguments(s)
+    cli_own_bot.add_serve_arguments(s)  # serve --webhook, beside the authors' commands
     s.add_argument(
         "--concurrency",
         type=int,

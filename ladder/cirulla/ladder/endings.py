@@ -16,6 +16,9 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from cirulla.rules.options import Options
+from cirulla.v1 import ladder_pb2
+
 #: The rules ended it: a side reached the target with the single highest total.
 TARGET = "target"
 #: The rules ended it: a side captured all ten coins of a deal.
@@ -86,8 +89,6 @@ def ending_of(
 def target_of(settings_json: str | None) -> int | None:
     """The game's target from a match's stored settings (``ladder_matches.settings``: its
     preset and rule overrides); None when they cannot be read."""
-    from cirulla.rules.options import Options
-
     try:
         settings = json.loads(settings_json or "{}")
         rules = {k: v for k, v in (settings.get("rules") or {}).items() if k != "players"}
@@ -106,10 +107,8 @@ def describe(end: str, kind: str = "") -> str:
     return words
 
 
-def describe_pb(match: Any) -> str:
+def describe_pb(match: ladder_pb2.LadderMatch) -> str:
     """``describe`` of a ``LadderMatch`` message (its ``end_reason`` and ``forfeit_kind``)."""
-    from cirulla.v1 import ladder_pb2
-
     if not match.end_reason:
         return ""
     name = ladder_pb2.LadderEndReason.Name(match.end_reason)

@@ -9,13 +9,11 @@ must not turn the answer into RESOURCE_EXHAUSTED, nor a look-alike name into a b
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+
+from rich.text import Text
 
 # the shared layer's: one definition for the tournament, the ladder and the pool
 from cirulla.clients.matches.files import printable
-
-if TYPE_CHECKING:
-    from rich.text import Text
 
 #: Bot names: 1-40 of these characters, starting with a letter or digit (docs/ladder.md).
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,39}")
@@ -66,6 +64,4 @@ def check_count(field: str, value: int, low: int, high: int) -> int:
 
 def plain(text: str) -> Text:
     """``text`` for rich: printable and never parsed as markup (a ``rich.text.Text``)."""
-    from rich.text import Text
-
     return Text(printable(text))

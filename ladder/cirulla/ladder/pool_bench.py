@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from cirulla.ladder.bench import _cirulla, _stop
+from cirulla.ladder.pgtemp import PostgresMissing, running_server, scratch_database
 
 
 def register_bench(bench: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -99,8 +100,6 @@ def measure(url: str, args: argparse.Namespace, folder: Path) -> dict[str, Any]:
 
 
 def run_bench(args: argparse.Namespace) -> int:
-    from cirulla.ladder.pgtemp import PostgresMissing, running_server, scratch_database
-
     try:
         with (
             running_server(args.db) as admin,

@@ -44,6 +44,12 @@ if TYPE_CHECKING:
 ACTIVE = ("claimed", "running")
 
 
+#: A scheduled match as ``claim`` scans them: its id and its pair's.
+Scanned = Row[str, str | None]
+#: A match whose lease expired: id, status, worker_id, notes.
+Expired = Row[str, str, str | None, str]
+
+
 class MatchStore:
     """Scheduling, claiming, leases and reads of ladder matches."""
 
@@ -160,11 +166,7 @@ class MatchStore:
             return self._claimed(conn, row)
 
     def _claimable(
-        self,
-        conn: Connection,
-        worker_id: str,
-        rows: Sequence[Row[str, str | None]],
-        dead_before: float,
+        self, conn: Connection, worker_id: str, rows: Sequence[Scanned], dead_before: float
     ) -> str | None:
         """The first of ``rows`` whose bots are all below their limit of matches being
         played, and whose duplicate twin (if claimed) is on this same worker: twins
@@ -354,7 +356,7 @@ class MatchStore:
             ladder_matches.c.worker_id.is_not(None),
         )
 
-    def expired(self, now: float) -> list[Row[str, str, str | None, str]]:
+    def expired(self, now: float) -> list[Expired]:
         """Claimed or running matches whose lease ended before ``now`` (id, status,
         worker_id, notes)."""
         with self.ladder.engine.connect() as conn:

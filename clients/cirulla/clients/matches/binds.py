@@ -39,6 +39,7 @@ made on the host (a hard link of the admin token inside a bot's folder is that f
 
 from __future__ import annotations
 
+import glob
 import importlib
 import json
 import logging
@@ -48,6 +49,7 @@ import resource
 import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -121,8 +123,6 @@ def jvm_config() -> list[str]:
     """Debian's JVM configuration folders (``/etc/java-17-openjdk``: ``jvm.cfg``, the
     security properties), which a JVM reads at start: no secret, and without them a Java
     bot fails before its first word ("Error loading java.security file")."""
-    import glob
-
     return sorted(glob.glob("/etc/java-*-openjdk"))
 
 
@@ -448,8 +448,6 @@ def ask_interpreter(python: str, secrets: Sequence[Path]) -> list[str] | None:
     bytecode written). Its answer is only a list of folders, and each one is bound only if
     it exists, is not too broad (``own_folder_ok``) and passes the check every bind passes.
     """
-    import tempfile
-
     bwrap = shutil.which("bwrap")
     argv = probe_args(bwrap, python, secrets) if bwrap else None
     if argv is None:

@@ -35,6 +35,7 @@ from cirulla.clients.matches.seat_argv import bot_argv, is_served_spec, seat_env
 from cirulla.clients.matches.supervise import Child, ServedBot, Ticket
 from cirulla.rules.cards import parse_card
 from cirulla.rules.options import side_count, side_of
+from cirulla.server import records as record_files
 from cirulla.v1 import (
     events_pb2,
     match_pb2,
@@ -645,8 +646,6 @@ class Referee:
 
     def _save_records(self, match_id: str) -> str | None:
         """records/<match_id>.json (the record file format) and its text form, .txt."""
-        from cirulla.server import records as record_files
-
         try:
             listed = self.stub.ListRecords(
                 match_service_pb2.ListRecordsRequest(match_id=match_id),

@@ -40,6 +40,7 @@ from cirulla.clients.tournament.runner import (
 )
 from cirulla.clients.tournament.stats import Sprt
 from cirulla.console import output_console
+from cirulla.logs import setup_logging
 from cirulla.rules import OptionError, Options
 from cirulla.rules.cli import add_rule_arguments, rule_overrides
 
@@ -458,8 +459,6 @@ def _interrupt(signum: int, frame: object) -> None:
 
 
 def run_tournament(args: argparse.Namespace) -> int:
-    from cirulla.logs import setup_logging
-
     # the runner's own warnings (a record not fetched...) as the bots and server log them
     setup_logging("warning", "tournament", force=False)
     console = output_console()
