@@ -17,7 +17,7 @@ CEILINGS = {
     "bots": 19,
     "clients": 9,
     "env": 5,
-    "ladder": 25,
+    "ladder": 16,
     "rules": 12,
     "server": 9,
     "src": 2,

@@ -17,11 +17,12 @@ psycopg 3 and row locks.
 from __future__ import annotations
 
 import os
+import sqlite3
 from pathlib import Path
-from typing import Any
 
-from sqlalchemy import Engine, MetaData, create_engine, event, text
+from sqlalchemy import Connection, Engine, MetaData, create_engine, event, text
 from sqlalchemy.engine import make_url
+from sqlalchemy.pool import ConnectionPoolEntry
 
 metadata = MetaData()
 
@@ -80,7 +81,7 @@ def create(db: str) -> Engine:
 
 def _sqlite_setup(engine: Engine) -> None:
     @event.listens_for(engine, "connect")
-    def _connect(dbapi_connection: Any, _record: Any) -> None:
+    def _connect(dbapi_connection: sqlite3.Connection, _record: ConnectionPoolEntry) -> None:
         # Let SQLAlchemy's "begin" event start transactions (pysqlite's own are deferred).
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
@@ -91,7 +92,7 @@ def _sqlite_setup(engine: Engine) -> None:
         cursor.close()
 
     @event.listens_for(engine, "begin")
-    def _begin(conn: Any) -> None:
+    def _begin(conn: Connection) -> None:
         conn.exec_driver_sql("BEGIN IMMEDIATE")
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import secrets
 import time
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -34,6 +35,7 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    Row,
     String,
     Table,
     Text,
@@ -103,6 +105,10 @@ MAX_ATTEMPTS = 5
 ACTIVE = ("claimed", "running")
 
 
+#: A row of ``pool_jobs``, read by column name.
+JobRow = Row[*tuple[object, ...]]
+
+
 def game_to_json(game: ScheduledGame) -> str:
     return json.dumps(asdict(game), separators=(",", ":"))
 
@@ -153,7 +159,7 @@ class PoolStore:
     # -- the runner's side ------------------------------------------------------------
 
     def open_tournament(
-        self, tournament_id: str | None, settings: dict[str, Any], label: str
+        self, tournament_id: str | None, settings: Mapping[str, object], label: str
     ) -> str:
         """The pool tournament of an output folder: ``tournament_id`` when the database
         has it with the same settings (a resume), a new one otherwise (the jobs the old
@@ -269,7 +275,7 @@ class PoolStore:
             )
 
     @staticmethod
-    def _job_row(conn: Connection, tournament_id: str, index: int) -> Any:
+    def _job_row(conn: Connection, tournament_id: str, index: int) -> JobRow | None:
         return conn.execute(
             select(pool_jobs).where(
                 pool_jobs.c.tournament_id == tournament_id, pool_jobs.c.game_index == index
@@ -333,7 +339,7 @@ class PoolStore:
         self,
         job_id: str,
         worker_id: str,
-        result: dict[str, Any],
+        result: Mapping[str, object],
         record: str | None,
         record_text: str | None,
         logs: list[str],
@@ -354,7 +360,7 @@ class PoolStore:
         )
 
     def _update_held(
-        self, job_id: str, worker_id: str, statuses: tuple[str, ...], **values: Any
+        self, job_id: str, worker_id: str, statuses: tuple[str, ...], **values: object
     ) -> bool:
         """One guarded UPDATE of a job ``worker_id`` holds in one of ``statuses``."""
         with self.engine.begin() as conn:
@@ -397,7 +403,9 @@ class PoolStore:
                 changed += self._release(conn, row, reason, guard_lease=now)
         return changed
 
-    def _release(self, conn: Connection, row: Any, reason: str, guard_lease: float | None) -> bool:
+    def _release(
+        self, conn: Connection, row: JobRow, reason: str, guard_lease: float | None
+    ) -> bool:
         guard = [
             pool_jobs.c.id == row.id,
             pool_jobs.c.status == row.status,
@@ -405,7 +413,7 @@ class PoolStore:
         ]
         if guard_lease is not None:
             guard.append(pool_jobs.c.lease_expires_at < guard_lease)
-        values: dict[str, Any]
+        values: dict[str, object]
         if row.attempts >= MAX_ATTEMPTS:
             values = {
                 "status": "cancelled",
