@@ -28,12 +28,12 @@ AREAS = ("src", "rules", "server", "bots", "clients", "ladder", "env")
 #: Libraries of the extras, and those a bot of another venv brings (torch).
 OPTIONAL = {name for names in MODULES.values() for name in names} | {"torch", "onnx"}
 
-#: Imports inside functions, other than of an optional library, per area: a ceiling.
+#: Imports inside functions, other than those that keep an extra optional, per area: a ceiling.
 CEILINGS = {
     "bots": 4,
     "clients": 0,
     "env": 3,
-    "ladder": 1,
+    "ladder": 0,
     "rules": 2,
     "server": 4,
     "src": 0,
@@ -60,26 +60,27 @@ def _top_level(tree: ast.Module) -> list[ast.Import | ast.ImportFrom]:
     ``if TYPE_CHECKING:``."""
     found: list[ast.Import | ast.ImportFrom] = []
 
-    def walk(node: ast.AST) -> None:
-        for child in ast.iter_child_nodes(node):
+    def walk(nodes: list[ast.stmt] | list[ast.AST]) -> None:
+        for child in nodes:
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 continue
             if isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
-                for branch in child.orelse:
-                    walk(branch)
+                walk(child.orelse)
                 continue
             if isinstance(child, (ast.Import, ast.ImportFrom)):
                 found.append(child)
-            walk(child)
+            walk(list(ast.iter_child_nodes(child)))
 
-    walk(tree)
+    walk(tree.body)
     return found
 
 
 def project_modules() -> dict[str, Path]:
+    """Every module of the project by name; a compiled one by its stub (``_native.pyi``):
+    it imports nothing of the project, and loads no library of an extra."""
     found: dict[str, Path] = {}
     for area in AREAS:
-        for path in (ROOT / area).rglob("*.py"):
+        for path in [*(ROOT / area).rglob("*.py"), *(ROOT / area).rglob("_*.pyi")]:
             parts = list(path.relative_to(ROOT / area).with_suffix("").parts)
             if "v1" in parts or "__pycache__" in parts:
                 continue  # generated protocol code
@@ -131,7 +132,7 @@ class Loads:
         self.memo[target] = frozenset()  # a circle adds nothing more
         path = self.modules.get(target)
         found: set[str] = set()
-        if path is not None:
+        if path is not None and path.suffix == ".py":
             for node in _top_level(ast.parse(path.read_text(encoding="utf-8"))):
                 for name in self.targets(target, node):
                     found |= self.of(name)
