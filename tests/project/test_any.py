@@ -17,7 +17,7 @@ CEILINGS = {
     "bots": 19,
     "clients": 9,
     "env": 5,
-    "ladder": 16,
+    "ladder": 14,
     "rules": 12,
     "server": 9,
     "src": 2,

@@ -23,7 +23,6 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import grpc
 
@@ -312,7 +311,12 @@ class MatchRunner:
             )
         return outcome
 
-    def _created(self, match: ClaimedMatch, referee: Referee, created: Any) -> None:
+    def _created(
+        self,
+        match: ClaimedMatch,
+        referee: Referee,
+        created: match_service_pb2.CreateMatchResponse,
+    ) -> None:
         """Store the server's id and seat tokens before any bot starts (``running``), or
         abort the match and give up when the claim was lost meanwhile."""
         server_id = created.match.match_id

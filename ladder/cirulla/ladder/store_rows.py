@@ -16,9 +16,10 @@ import json
 import secrets
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
-from typing import Any, TypedDict
+from typing import TypedDict
 
 from cirulla.ladder import rating
+from cirulla.rules.options import OptionValue
 
 QUEUES = ("2p", "3p", "4p")
 QUEUE_PLAYERS = {"2p": 2, "3p": 3, "4p": 4}
@@ -94,7 +95,7 @@ class MatchConfig:
     """How a ladder match is played (stored as JSON with the match)."""
 
     preset: str = "standard"
-    rules: dict[str, Any] = field(default_factory=dict)
+    rules: dict[str, OptionValue] = field(default_factory=dict)
     move_limit_ms: int = 10_000
     disconnect_grace_ms: int = 1_000
     game_timeout: float = 600.0

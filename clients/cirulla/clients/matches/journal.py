@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 from cirulla.bots.botspec import BotSpec, parse_bots
+from cirulla.rules.options import OptionValue
 
 SETTINGS_FILE = "tournament.json"
 JOURNAL_FILE = "games.jsonl"
@@ -77,9 +78,8 @@ class Settings:
     format: str = "round-robin"
     games: int = 4
     seed: int = 0
-    #: Rule options that differ from the preset (``cirulla.rules.Options`` fields: ints and
-    #: booleans).
-    rules: dict[str, int | bool] = field(default_factory=dict)
+    #: Rule options that differ from the preset (``cirulla.rules.Options`` fields).
+    rules: dict[str, OptionValue] = field(default_factory=dict)
     preset: str = "standard"
     move_limit_ms: int = 10_000
     #: Per-seat time bank of a game (``--tc``), 0 = none; the server deducts every decision.
