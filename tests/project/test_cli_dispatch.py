@@ -65,3 +65,30 @@ def test_a_command_imports_its_own_area_only() -> None:
     assert imported("--version") == set()
     # help and bench need every area
     assert imported("--help") == set(HEAVY)
+
+
+EXTRA_PROBE = """
+import sys
+from cirulla.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit:
+    pass
+print("loaded:" + ",".join(m for m in ("numpy", "sqlalchemy", "textual") if m in sys.modules))
+"""
+
+
+def test_a_built_in_bot_starts_without_the_libraries_of_an_extra() -> None:
+    """A per-game bot process, and a seat reconnecting after a dropped stream (it has one
+    second to be back), start without NumPy: only the learned kinds and a search guided
+    by the network load it, when such a bot is made (tests/confinement/
+    test_rename_on_resume.py failed when every bot's start paid for it)."""
+    for kind in ("random", "greedy", "mcts"):
+        proc = subprocess.run(
+            [sys.executable, "-c", EXTRA_PROBE, "bot", kind, "--help"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
+        )
+        assert proc.stdout.splitlines()[-1] == "loaded:", (kind, proc.stdout[-300:])

@@ -48,7 +48,6 @@ from cirulla.bots.inference import (
     Evidence,
     sample_consistent,
 )
-from cirulla.bots.learned import WEIGHTS_PATH, WEIGHTS_SHA256, action_values, cached_qnet
 from cirulla.bots.policy import decision_cancelled
 from cirulla.bots.rewards import (
     DEAL_MEAN,
@@ -221,6 +220,9 @@ def root_prior(
     if weight <= 0:
         return {}
     if guide == "learned":
+        # the network loads NumPy (the env extra): only a search guided by it pays for it
+        from cirulla.bots.learned import WEIGHTS_PATH, WEIGHTS_SHA256, action_values, cached_qnet
+
         net = cached_qnet(WEIGHTS_PATH, WEIGHTS_SHA256)
         values = action_values(net, view, codes, evidence)
         scores = {code: float(v) for code, v in zip(codes, values, strict=True)}

@@ -10,7 +10,6 @@ import random
 from collections.abc import Sequence
 from dataclasses import replace
 
-from cirulla.bots.belief import play_log_likelihood, shipped_net
 from cirulla.bots.endgame import best_exact, solvable
 from cirulla.bots.inference import (
     DEFAULT_INFER,
@@ -105,6 +104,9 @@ class MctsPolicy:
             root, playout, expand, infer, depth, opponent, reward, solve, posterior, guide
         )
         if "learned" in (guide, posterior):  # the weights load (and are checked) now
+            # the network loads NumPy (the env extra): only a search that reads it pays
+            from cirulla.bots.belief import shipped_net
+
             shipped_net()
         self.core = resolve_core(core)  # fails here, naming the choices, if unavailable
         self.seed = seed if seed is not None else random.randrange(1 << 62)
@@ -179,6 +181,8 @@ class MctsPolicy:
         rng = random.Random(decision_seed(self.seed, view, salt=-1))
         if self.posterior == "replay":
             return self._tracker.replay_hands(view, rng)
+        from cirulla.bots.belief import play_log_likelihood, shipped_net  # NumPy, as above
+
         net = shipped_net()
         return self._tracker.weighted_hands(
             view, rng, lambda plays, seat, hand: play_log_likelihood(net, plays, seat, hand)

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 
 from cirulla.bots.endgame import SAMPLED_NODES
 from cirulla.bots.inference import DEFAULT_INFER
-from cirulla.bots.learned import LearnedPolicy
 from cirulla.bots.mcts import (
     DEFAULT_C,
     DEFAULT_DEPTH,
@@ -29,7 +28,6 @@ from cirulla.bots.mcts import (
 )
 from cirulla.bots.mcts_policy import MctsPolicy
 from cirulla.bots.policy import Policy
-from cirulla.bots.policy_bot import ArrayPolicyBot
 from cirulla.bots.simple import GreedyPolicy, RandomPolicy
 from cirulla.extras import MissingExtraError, importable
 
@@ -78,6 +76,10 @@ def _policy_bot(model: str | None = None, seed: int | None = None) -> Policy:
     """A trained policy over the environments' encoding (``cirulla.bots.policy_bot``)."""
     if not importable("numpy"):  # the env extra's arrays; a base install has none
         raise MissingExtraError(["env"])
+    # loads NumPy: imported when such a bot is made, not by every bot process (a built-in
+    # bot's start would pay about 0.1 s for it; a reconnecting seat has 1 s)
+    from cirulla.bots.policy_bot import ArrayPolicyBot
+
     return ArrayPolicyBot(model, seed=seed)
 
 
@@ -90,6 +92,8 @@ def _learned_bot(
     """The trained action-value network (``cirulla.bots.learned``), NumPy at play time."""
     if not importable("numpy"):
         raise MissingExtraError(["env"])
+    from cirulla.bots.learned import LearnedPolicy  # loads NumPy, as above
+
     return LearnedPolicy(seed=seed, weights=weights, endgame=endgame, nodes=nodes)
 
 
