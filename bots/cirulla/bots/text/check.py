@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 
 import grpc
 
-from cirulla.bots.botspec import TEXT_PREFIX
+from cirulla.bots.botspec import BotSpec, spec_form
 from cirulla.bots.cgroups import (
     DEFAULT_LIMITS,
     MIB,
@@ -64,9 +64,11 @@ MATCH_TIMEOUT = 300.0
 
 
 def engine_argv(spec: str) -> list[str]:
-    """``text:CMD ARGS`` (the tournament's form) or just ``CMD ARGS``."""
-    command = spec[len(TEXT_PREFIX) :] if spec.startswith(TEXT_PREFIX) else spec
-    argv = shlex.split(command)
+    """``text:CMD ARGS`` (the tournament's form, parsed as every bot spec is) or just
+    ``CMD ARGS``."""
+    if spec_form(spec) == "text":
+        return shlex.split(BotSpec.parse(spec).command)
+    argv = shlex.split(spec)
     if not argv:
         raise ValueError(f"engine spec {spec!r}: no command")
     return argv
