@@ -19,25 +19,20 @@ Three loops of the same random policy, one core each, observations and masks inc
 
 from __future__ import annotations
 
-import importlib
 import random
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
-import numpy as np
+import pyspiel  # type: ignore[import-not-found,unused-ignore]
 
 import cirulla.env.openspiel_baseline as openspiel_baseline
+from cirulla.env.aec import CirullaAEC, aec_env
+from cirulla.env.openspiel import GAME_NAME
 from cirulla.env.spiel_params import GameParams
-from cirulla.env.vector import ENV_CORE, Env, SplitmixDecks, VectorEnv
-from cirulla.rules.encoding import NUM_ACTIONS, OBS_SIZE, observe
+from cirulla.env.vector import ENV_CORE, SplitmixDecks, VectorEnv
+from cirulla.rules.encoding import observe
 from cirulla.rules.game import Game
 from cirulla.rules.options import Options, OptionValue
-
-if TYPE_CHECKING:  # the env extra's libraries: imported when the benchmark runs them
-    import pyspiel  # type: ignore[import-not-found,unused-ignore]
-
-    from cirulla.env.aec import CirullaAEC
 
 BATCHED_TARGET = 1_000_000
 API_TARGET = 100_000
@@ -56,31 +51,6 @@ def bench_batched(options: Options, seconds: float, num_envs: int, seed: int) ->
         for _ in range(16):
             env.step(env.random_actions())
         steps += 16 * num_envs
-        spent = _clock() - start
-        if spent >= seconds:
-            return steps / spent
-
-
-def bench_env_api(options: Options, seconds: float, seed: int) -> float:
-    """The single-game ``Env``: observe the mover, its mask, draw, step; reset at the end."""
-    env = Env(options, seed)
-    obs = np.zeros(OBS_SIZE, dtype=np.float32)
-    mask = np.zeros(NUM_ACTIONS, dtype=np.uint8)
-    legal_of = mask.view(bool).nonzero  # 0.5 us where np.flatnonzero(uint8) takes 10
-    rng = random.Random(seed)
-    steps = 0
-    start = _clock()
-    while True:
-        for _ in range(256):
-            seat = env.to_move
-            if seat is None:
-                env.reset()
-                continue
-            env.observe(seat, obs)
-            env.mask(mask)
-            legal = legal_of()[0]
-            env.step(int(legal[rng.randrange(len(legal))]))
-            steps += 1
         spent = _clock() - start
         if spent >= seconds:
             return steps / spent
@@ -171,14 +141,8 @@ def bench_openspiel(game: pyspiel.Game, seconds: float, seed: int) -> tuple[floa
                 return players / spent, (players + chance) / spent
 
 
-def openspiel_figures(options: Options, seconds: float, seed: int) -> dict[str, object] | None:
-    """``python_cirulla`` in both chance modes and its baseline (None without OpenSpiel)."""
-    try:
-        import pyspiel  # type: ignore[import-not-found,unused-ignore]
-
-        from cirulla.env.openspiel import GAME_NAME
-    except ImportError:
-        return None
+def openspiel_figures(options: Options, seconds: float, seed: int) -> dict[str, object]:
+    """``python_cirulla`` in both chance modes and its baseline."""
     params = _game_params(options)
     cards, cards_all = bench_openspiel(pyspiel.load_game(GAME_NAME, params), seconds, seed)
     sampled, _ = bench_openspiel(
@@ -211,16 +175,8 @@ def bench_env(
 ) -> dict[str, object]:
     """Each loop for ``seconds`` of CPU time (one core's work), reported per CPU second."""
     batched = bench_batched(options, seconds, num_envs, seed)
-    api_source = "Env"
-    try:  # the PettingZoo environment, when PettingZoo imports
-        aec_env = getattr(importlib.import_module("cirulla.env.aec"), "aec_env", None)
-    except ImportError:
-        aec_env = None
-    if aec_env is None:
-        api = bench_env_api(options, seconds, seed)
-    else:
-        api_source = "pettingzoo"
-        api = bench_aec_api(aec_env, options, seconds, seed)
+    api_source = "pettingzoo"  # the env extra brings PettingZoo with OpenSpiel
+    api = bench_aec_api(aec_env, options, seconds, seed)
     baseline = bench_baseline(options, seconds, seed)
     spiel = openspiel_figures(options, seconds, seed) if openspiel else None
     return {

@@ -9,6 +9,9 @@ import sys
 from dataclasses import fields
 from typing import NotRequired, TypedDict
 
+from rich.table import Table
+
+from cirulla.console import output_console  # the commands' one console (src/)
 from cirulla.rules.bench import (
     RulesReport,
     bench_api,
@@ -178,8 +181,6 @@ def cmd_options(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({p: o.to_dict() for p, o in PRESETS.items()}, indent=2))
         return 0
-    from rich.table import Table
-
     table = Table(title="Cirulla rule options (defaults = standard)")
     table.add_column("option")
     for preset in PRESETS:
@@ -193,8 +194,6 @@ def cmd_options(args: argparse.Namespace) -> int:
             text = _fmt(value)
             cells.append(f"[bold]{text}[/bold]" if value != getattr(default, name) else text)
         table.add_row(name, *cells, OPTION_HELP[name])
-    from cirulla.console import output_console  # the commands' one console (src/)
-
     console = output_console()
     console.print(table)
     console.print("fantacarte is for 2 players only. Override with --rule OPTION=VALUE.")
