@@ -70,8 +70,8 @@ def test_a_bot_that_joined_some_games_is_not_called_dead(tmp_path: Path) -> None
     """A bot that fails now and then is beaten, not broken: the run passes."""
     flaky = (
         "flaky=cmd:{python} -c 'import os, sys; "
-        "sys.exit(1) if os.path.exists(\"once\") else open(\"once\", \"w\"); "
-        "os.execv(sys.executable, [sys.executable, \"-m\", \"cirulla\", \"bot\", \"random\"])'"
+        'sys.exit(1) if os.path.exists("once") else open("once", "w"); '
+        'os.execv(sys.executable, [sys.executable, "-m", "cirulla", "bot", "random"])\''
     )
     argv = [sys.executable, "-m", "cirulla", "tournament", "--out", str(tmp_path / "t")]
     argv += ["--bot", "random", "--bot", flaky, "--games", "2", "--concurrency", "1"]
