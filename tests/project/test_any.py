@@ -18,7 +18,7 @@ CEILINGS = {
     "clients": 9,
     "env": 5,
     "ladder": 14,
-    "rules": 12,
+    "rules": 11,
     "server": 9,
     "src": 2,
 }

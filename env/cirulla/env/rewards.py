@@ -18,13 +18,11 @@ from __future__ import annotations
 from typing import TypedDict
 
 from cirulla.rules.options import Options
-from cirulla.rules.scoring import DealScore, SideScore
+from cirulla.rules.scoring import DealScore, SideScore, SideScoreDoc
 
 REWARD_MODES = ("game", "deal", "points")
 #: The native core's number of each mode.
 REWARD_CODE = {name: code for code, name in enumerate(REWARD_MODES)}
-#: The order of a deal's score items, the native core's and ``SideScore``'s.
-SCORE_ITEMS = ("cards", "coins", "settebello", "primiera", "scope", "grande", "piccola")
 
 
 def check_reward(reward: object) -> str:
@@ -55,19 +53,12 @@ def deal_rewards(options: Options, score: DealScore, mode: str) -> list[float]:
     return out
 
 
-def _items(side: SideScore) -> dict[str, int]:
-    """``SideScore.to_dict`` without ``dataclasses.asdict``'s deep copy (every deal's end)."""
-    items = {name: getattr(side, name) for name in SCORE_ITEMS}
-    items["total"] = side.total
-    return items
-
-
 class DealInfo(TypedDict):
     """``info["deal"]`` when a deal ends (``deal_info``)."""
 
     deal: int
     points: list[int]
-    items: list[dict[str, int]]
+    items: list[SideScoreDoc]
     cappotto: int
 
 
@@ -80,7 +71,7 @@ def deal_info(options: Options, deal: int, score: DealScore, seat: int) -> DealI
     return {
         "deal": deal,
         "points": [score.sides[s].total for s in order],
-        "items": [_items(score.sides[s]) for s in order],
+        "items": [score.sides[s].to_dict() for s in order],
         # -1, not None: Gymnasium's vector environments gather info values into arrays
         "cappotto": -1 if score.cappotto is None else (score.cappotto - me) % sides,
     }

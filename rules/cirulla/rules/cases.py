@@ -19,7 +19,7 @@ from cirulla.rules.core import native, require_native
 from cirulla.rules.core import score_deal as native_score
 from cirulla.rules.game import dealer_bonus
 from cirulla.rules.options import Options, OptionValue
-from cirulla.rules.scoring import DealScore, score_deal
+from cirulla.rules.scoring import DealScore, DealScoreDoc, score_deal
 
 FORMAT = "cirulla-rule-cases/1"
 #: The public rule cases, shipped with the package (``cirulla rules check`` runs them).
@@ -60,22 +60,6 @@ class DealerBonusCase(TypedDict):
     expect: int | str
 
 
-class SideScoreExpected(TypedDict):
-    cards: int
-    coins: int
-    settebello: int
-    primiera: int
-    scope: int
-    grande: int
-    piccola: int
-    total: int
-
-
-class DealScoreExpected(TypedDict):
-    sides: list[SideScoreExpected]
-    cappotto: int | None
-
-
 class DealScoringCase(TypedDict):
     """A ``deal_scoring`` case: each side's points for its captured cards and scope."""
 
@@ -83,7 +67,7 @@ class DealScoringCase(TypedDict):
     options: NotRequired[dict[str, OptionValue]]
     captured: list[list[str]]
     scope: list[int]
-    expect: DealScoreExpected
+    expect: DealScoreDoc
 
 
 class CaseFile(TypedDict):

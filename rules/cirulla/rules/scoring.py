@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Literal, TypedDict, get_args
 
 from cirulla.rules.cards import (
     COINS_MASK,
@@ -16,6 +16,32 @@ from cirulla.rules.cards import (
     make_card,
 )
 from cirulla.rules.options import Options
+
+#: A side's score items in a deal, in the order the records, the pages and the
+#: environments' info list them (``total`` is their sum).
+ScoreItem = Literal["cards", "coins", "settebello", "primiera", "scope", "grande", "piccola"]
+SCORE_ITEMS: tuple[ScoreItem, ...] = get_args(ScoreItem)
+
+
+class SideScoreDoc(TypedDict):
+    """One side's points in a deal, item by item, as JSON (``SideScore.to_dict()``): the
+    records', the rule cases' and the live view's shape."""
+
+    cards: int
+    coins: int
+    settebello: int
+    primiera: int
+    scope: int
+    grande: int
+    piccola: int
+    total: int
+
+
+class DealScoreDoc(TypedDict):
+    """A deal's score as JSON (``DealScore.to_dict()``): each side's, and who made cappotto."""
+
+    sides: list[SideScoreDoc]
+    cappotto: int | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,8 +68,17 @@ class SideScore:
             + self.piccola
         )
 
-    def to_dict(self) -> dict[str, int]:
-        return {**asdict(self), "total": self.total}
+    def to_dict(self) -> SideScoreDoc:
+        return {
+            "cards": self.cards,
+            "coins": self.coins,
+            "settebello": self.settebello,
+            "primiera": self.primiera,
+            "scope": self.scope,
+            "grande": self.grande,
+            "piccola": self.piccola,
+            "total": self.total,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,7 +96,7 @@ class DealScore:
     def totals(self) -> tuple[int, ...]:
         return tuple(s.total for s in self.sides)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> DealScoreDoc:
         return {"sides": [s.to_dict() for s in self.sides], "cappotto": self.cappotto}
 
 

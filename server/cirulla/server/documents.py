@@ -17,7 +17,7 @@ from typing import Any, NotRequired, TypedDict
 from cirulla.rules import CirullaError
 from cirulla.rules.events import BY_NAME, field_names
 from cirulla.rules.options import OptionValue
-from cirulla.rules.scoring import DealScore
+from cirulla.rules.scoring import DealScoreDoc
 from cirulla.server.messages import EXTRA_KEYS, EventExtras, EventMsg
 
 #: A JSON value, as ``json.dumps`` writes it and ``json.loads`` gives it back.
@@ -46,46 +46,6 @@ class PublicConfig(TypedDict):
     timeout_policy: str
     first_dealer: int | None
     disconnect_grace_ms: int
-
-
-class SideScoreDoc(TypedDict):
-    """One side's points in a deal, item by item (``SideScore.to_dict()``)."""
-
-    cards: int
-    coins: int
-    settebello: int
-    primiera: int
-    scope: int
-    grande: int
-    piccola: int
-    total: int
-
-
-class DealScoreDoc(TypedDict):
-    """A deal's score (``DealScore.to_dict()``): each side's, and who made cappotto."""
-
-    sides: list[SideScoreDoc]
-    cappotto: int | None
-
-
-def deal_score_doc(score: DealScore) -> DealScoreDoc:
-    """``score.to_dict()``, typed: the same keys in the same order."""
-    return {
-        "sides": [
-            {
-                "cards": s.cards,
-                "coins": s.coins,
-                "settebello": s.settebello,
-                "primiera": s.primiera,
-                "scope": s.scope,
-                "grande": s.grande,
-                "piccola": s.piccola,
-                "total": s.total,
-            }
-            for s in score.sides
-        ],
-        "cappotto": score.cappotto,
-    }
 
 
 class GameResultDoc(TypedDict):

@@ -21,7 +21,6 @@ from cirulla.server.documents import (
     RecordAction,
     RecordDeal,
     RecordSeat,
-    deal_score_doc,
     event_entry,
 )
 from cirulla.server.match_config import MatchConfig, public_config
@@ -71,7 +70,7 @@ def note_event(run: GameRun, event: Event, *, by_timeout: bool, notation: str) -
                 "deal": event.deal,
                 "dealer": run.dealers.get(event.deal, run.game.dealer),
                 "decks": run.redeals.get(event.deal, 0) + 1,
-                "score": deal_score_doc(event.score),
+                "score": event.score.to_dict(),
                 "totals": list(event.totals),
                 "counts": counts,
             }

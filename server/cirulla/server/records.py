@@ -23,13 +23,13 @@ from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import Message
 
 from cirulla import wire
+from cirulla.rules.scoring import SCORE_ITEMS
 from cirulla.server.documents import RECORD_FORMAT, Json
 from cirulla.v1 import events_pb2, match_pb2
 
 if TYPE_CHECKING:
     from google._upb._message import Descriptor as UpbDescriptor
 
-SCORE_ITEMS = ("cards", "coins", "settebello", "primiera", "scope", "grande", "piccola")
 #: A record file's content (``record_document``): protobuf JSON of one or more records.
 Document = dict[str, Json]
 
@@ -264,7 +264,7 @@ def replay_input(record: match_pb2.Record) -> ReplayInput:
 
 
 def _side_score(s: Score) -> dict[str, int]:
-    out = {name: getattr(s, name) for name in SCORE_ITEMS}
+    out: dict[str, int] = {name: getattr(s, name) for name in SCORE_ITEMS}
     out["total"] = s.total
     return out
 

@@ -30,15 +30,10 @@ from cirulla.rules.events import (
     RoundDealt,
 )
 from cirulla.rules.options import seats_of_side
+from cirulla.rules.scoring import DealScoreDoc, SideScoreDoc
 from cirulla.server.convert import framing
 from cirulla.server.convert.settings import POLICY_PB, legal_parts, settings_pb
-from cirulla.server.documents import (
-    DealScoreDoc,
-    GameResultDoc,
-    SeatSummary,
-    SideScoreDoc,
-    deal_score_doc,
-)
+from cirulla.server.documents import GameResultDoc, SeatSummary
 from cirulla.server.messages import (
     AcceptedMsg,
     ClockState,
@@ -229,7 +224,7 @@ def _deal_scored(e: DealScored, msg: EventMsg, players: int) -> Message:
     return deal_result_pb(
         msg.game_number,
         e.deal,
-        deal_score_doc(e.score),
+        e.score.to_dict(),
         list(e.totals),
         players,
         msg.extras.get("counts"),

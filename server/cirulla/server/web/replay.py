@@ -21,7 +21,7 @@ from markupsafe import Markup
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 
-from cirulla.server import records
+from cirulla.rules.scoring import SCORE_ITEMS
 from cirulla.server.web import table, templating
 from cirulla.server.web.steps import Replay, ScoreInfo, SeatInfo, replay_steps
 from cirulla.v1 import match_service_pb2, match_service_pb2_grpc
@@ -62,8 +62,8 @@ def score_view(score: ScoreInfo, seats: list[SeatInfo]) -> DealScoreView:
             for q in seats
             if q["side"] == side
         )
-        cells = [int(s.get(k, 0)) for k in records.SCORE_ITEMS]
-        rows.append(ScoreRow(side, names, cells, int(s.get("total", 0))))
+        cells = [s[k] for k in SCORE_ITEMS]
+        rows.append(ScoreRow(side, names, cells, s["total"]))
     return DealScoreView(score["deal"], rows, score["totals"])
 
 
@@ -76,7 +76,7 @@ def board(data: Replay, k: int) -> Markup:
         action=st["action"] if k else "Opening table of deal 1",
         log=st["log"],
         table=table.render(table.from_step(st, data["seats"])),
-        items=records.SCORE_ITEMS,
+        items=SCORE_ITEMS,
         scores=[score_view(s["score"], data["seats"]) for s in steps[: k + 1] if s["score"]],
         result=data["result"] if k == len(steps) - 1 else None,
     )

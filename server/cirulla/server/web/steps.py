@@ -14,6 +14,7 @@ from typing import TypedDict
 from cirulla.rules import Game, Options
 from cirulla.rules.cards import names_of
 from cirulla.rules.events import CardPlayed, DealerBonus, DealScored, Declared, Event, LastTake
+from cirulla.rules.scoring import SCORE_ITEMS, SideScoreDoc
 from cirulla.server import records
 from cirulla.v1 import match_pb2
 
@@ -35,10 +36,10 @@ class PlayedInfo(TypedDict):
 
 
 class ScoreInfo(TypedDict):
-    """A deal's score: each side's items (``records.SCORE_ITEMS`` and ``total``)."""
+    """A deal's score: each side's items (``SCORE_ITEMS`` and ``total``)."""
 
     deal: int
-    sides: list[dict[str, int]]
+    sides: list[SideScoreDoc]
     cappotto: int | None
     totals: list[int]
 
@@ -164,7 +165,7 @@ def replay_steps(record: match_pb2.Record) -> Replay:
         "record_id": record.record_id,
         "match_id": record.match_id,
         "seats": [{"seat": s.seat, "side": s.side, "name": s.name} for s in record.seats],
-        "score_items": list(records.SCORE_ITEMS),
+        "score_items": list(SCORE_ITEMS),
         "steps": steps,
         "result": records.result_line(record.result, record),
     }
