@@ -23,16 +23,17 @@ def data_dir() -> Path:
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
-    """``-n auto``: two workers a processor. Most tests wait on the processes they start
-    (servers, ladders, bots, browsers) or on a clock (an outage, a lease, a join timeout):
-    one pytest process alone kept 0.64 to 0.74 of a processor busy, and with one worker
-    more than the processors the whole suite still kept a 2-core machine only half busy
-    (about 700 CPU seconds in 737 s). ``PYTEST_XDIST_AUTO_NUM_WORKERS`` still decides when
-    it is set."""
+    """``-n auto``: one worker more than the processors. Most tests wait on the processes
+    they start (servers, ladders, bots, browsers): one pytest process alone kept 0.64 to
+    0.74 of a processor busy, so two workers left a third of a 2-core machine idle. Two
+    workers a processor were tried (2026-12-06): one fresh-clone run took 643 s instead
+    of 737 s, the next 762 s with four tests failing on the machine's load (a seat's 1 s
+    reconnection, a ladder's rated games within 300 s), so the suite stays at one more.
+    ``PYTEST_XDIST_AUTO_NUM_WORKERS`` still decides when it is set."""
     wanted = os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS", "")
     if wanted.isdigit():
         return int(wanted)
-    return 2 * len(os.sched_getaffinity(0))
+    return len(os.sched_getaffinity(0)) + 1
 
 
 @pytest.hookimpl(trylast=True)

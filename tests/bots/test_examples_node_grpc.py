@@ -8,10 +8,12 @@ missing), so the test needs Node.js 18+ with npm and, the first time, the npm re
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
 import subprocess
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -29,15 +31,20 @@ EXAMPLE = Path(__file__).parents[2] / "examples" / "node-grpc"
 def node_client() -> list[str]:
     node, npm = shutil.which("node"), shutil.which("npm")
     assert node and npm, "the Node.js example needs `node` and `npm` on PATH (Node.js 18+)"
-    if not (EXAMPLE / "node_modules" / "@grpc" / "grpc-js").is_dir():
-        done = subprocess.run(
-            [npm, "ci", "--no-audit", "--no-fund"],
-            cwd=EXAMPLE,
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
-        assert done.returncode == 0, f"npm ci failed:\n{done.stdout}\n{done.stderr}"
+    # one install for every pytest-xdist worker: `npm ci` empties node_modules first, so a
+    # second worker's install under a first worker's running client broke it
+    lock_path = Path(tempfile.gettempdir()) / f"cirulla-node-grpc-{os.getuid()}.lock"
+    with lock_path.open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (EXAMPLE / "node_modules" / "@grpc" / "grpc-js").is_dir():
+            done = subprocess.run(
+                [npm, "ci", "--no-audit", "--no-fund"],
+                cwd=EXAMPLE,
+                capture_output=True,
+                text=True,
+                timeout=600,
+            )
+            assert done.returncode == 0, f"npm ci failed:\n{done.stdout}\n{done.stderr}"
     return [node, str(EXAMPLE / "client.js")]
 
 

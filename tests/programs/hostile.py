@@ -159,6 +159,13 @@ def main() -> None:
     # the runner gave it (the renamer's first Hello sent that one: a seat keeps it)
     name = os.environ.get("CIRULLA_NAME", "")
     named = [f"--name={name}"] if name else []
+    if mode == "rename":
+        # its seat was dropped when its first stream ended: it resumes from this process
+        # (a new interpreter's start can outlast the runner's 1 s disconnect grace on a
+        # busy machine, and the seat would be forfeited for that alone)
+        from cirulla.cli import main as cirulla
+
+        sys.exit(cirulla(["bot", "random", *named]))
     os.execv(sys.executable, [sys.executable, "-m", "cirulla", "bot", "random", *named])
 
 
