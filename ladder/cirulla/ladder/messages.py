@@ -10,6 +10,7 @@ import grpc
 from google.protobuf.message import Message
 from google.protobuf.timestamp_pb2 import Timestamp
 
+from cirulla import ladder_words
 from cirulla.ladder import endings, rating
 from cirulla.ladder.limits import effective_pb
 from cirulla.ladder.store_rows import (
@@ -26,25 +27,10 @@ from cirulla.v1 import ladder_pb2
 #: handler names its own; the context's read and write are never called).
 Context = grpc.aio.ServicerContext[Message, Message]
 
-QUEUE_TO_PB = {
-    "2p": ladder_pb2.LADDER_QUEUE_TWO_PLAYERS,
-    "3p": ladder_pb2.LADDER_QUEUE_THREE_PLAYERS,
-    "4p": ladder_pb2.LADDER_QUEUE_FOUR_PLAYERS,
-}
+QUEUE_TO_PB = ladder_words.QUEUES
 PB_TO_QUEUE = {v: k for k, v in QUEUE_TO_PB.items()}
-STATE_TO_PB = {
-    "active": ladder_pb2.BOT_STATE_ACTIVE,
-    "paused": ladder_pb2.BOT_STATE_PAUSED,
-    "deactivated": ladder_pb2.BOT_STATE_DEACTIVATED,
-    "removed": ladder_pb2.BOT_STATE_REMOVED,
-}
-STATUS_TO_PB = {
-    "scheduled": ladder_pb2.LADDER_MATCH_STATUS_SCHEDULED,
-    "claimed": ladder_pb2.LADDER_MATCH_STATUS_CLAIMED,
-    "running": ladder_pb2.LADDER_MATCH_STATUS_RUNNING,
-    "finished": ladder_pb2.LADDER_MATCH_STATUS_FINISHED,
-    "cancelled": ladder_pb2.LADDER_MATCH_STATUS_CANCELLED,
-}
+STATE_TO_PB = ladder_words.BOT_STATES
+STATUS_TO_PB = ladder_words.MATCH_STATUSES
 PB_TO_STATUS = {v: k for k, v in STATUS_TO_PB.items()}
 END_TO_PB = {
     endings.TARGET: ladder_pb2.LADDER_END_REASON_TARGET,

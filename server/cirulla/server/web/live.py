@@ -46,9 +46,7 @@ async def live_page(
             async for msg in call:
                 kind = msg.WhichOneof("body")
                 if kind == "event":
-                    if msg.event.WhichOneof("body") == "deal_started":
-                        played = None
-                    played = table.played_from_event(msg.event) or played
+                    played = table.last_played(msg.event, played)
                 elif kind == "view":
                     drawn = table.render(table.from_view(msg.view, played))
                     status = "watching"
@@ -99,9 +97,7 @@ def live_stream(
                 out = as_dict(msg)
                 kind = msg.WhichOneof("body")
                 if kind == "event":
-                    if msg.event.WhichOneof("body") == "deal_started":
-                        played = None
-                    played = table.played_from_event(msg.event) or played
+                    played = table.last_played(msg.event, played)
                 elif kind == "view":
                     out["table_html"] = table.render(table.from_view(msg.view, played))
                 yield f"data: {json.dumps(out, separators=(',', ':'))}\n\n"

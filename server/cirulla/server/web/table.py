@@ -239,12 +239,14 @@ def from_view(view: game_pb2.View, played: Played | None = None) -> TableState:
     )
 
 
-def played_from_event(event: events_pb2.Event) -> Played | None:
-    """The ``card_played`` of a protobuf Event, or None for any other event."""
-    if event.WhichOneof("body") != "card_played":
-        return None
-    p = event.card_played
-    return Played(p.seat, p.card.code, _codes(p.captured), p.scopa, p.ace_sweep)
+def last_played(event: events_pb2.Event, played: Played | None) -> Played | None:
+    """The play the table shows after ``event``: the card just played, none once a new
+    deal starts, else the one shown before."""
+    body = event.WhichOneof("body")
+    if body == "card_played":
+        p = event.card_played
+        return Played(p.seat, p.card.code, _codes(p.captured), p.scopa, p.ace_sweep)
+    return None if body == "deal_started" else played
 
 
 def from_step(step: Step, seats: list[SeatInfo]) -> TableState:

@@ -19,29 +19,14 @@ the pages' sizes.
 
 from __future__ import annotations
 
-from cirulla.v1 import ladder_pb2
+from cirulla import ladder_words
 
 RPC_TIMEOUT = 10.0
-QUEUES = {
-    "2p": ladder_pb2.LADDER_QUEUE_TWO_PLAYERS,
-    "3p": ladder_pb2.LADDER_QUEUE_THREE_PLAYERS,
-    "4p": ladder_pb2.LADDER_QUEUE_FOUR_PLAYERS,
-}
+QUEUES = ladder_words.QUEUES
 QUEUE_NAMES = {v: k for k, v in QUEUES.items()}
-STATES = {
-    ladder_pb2.BOT_STATE_ACTIVE: "active",
-    ladder_pb2.BOT_STATE_PAUSED: "paused",
-    ladder_pb2.BOT_STATE_DEACTIVATED: "deactivated",
-    ladder_pb2.BOT_STATE_REMOVED: "removed",
-}
-STATUSES = {
-    ladder_pb2.LADDER_MATCH_STATUS_SCHEDULED: "scheduled",
-    ladder_pb2.LADDER_MATCH_STATUS_CLAIMED: "claimed",
-    ladder_pb2.LADDER_MATCH_STATUS_RUNNING: "running",
-    ladder_pb2.LADDER_MATCH_STATUS_FINISHED: "finished",
-    ladder_pb2.LADDER_MATCH_STATUS_CANCELLED: "cancelled",
-}
-STATUS_VALUES = {v: k for k, v in STATUSES.items()}
+STATES = {v: k for k, v in ladder_words.BOT_STATES.items()}
+STATUS_VALUES = ladder_words.MATCH_STATUSES
+STATUSES = {v: k for k, v in STATUS_VALUES.items()}
 #: a bot's history page size (the rpc's maximum)
 PAGE = 1000
 #: matches listed on a bot's page (its chart has every rated game)
