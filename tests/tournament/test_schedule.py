@@ -248,7 +248,8 @@ def test_bot_command_lines() -> None:
     """Built-in specs run through this Python; no token on any command line."""
     import sys
 
-    from cirulla.clients.matches.seat_argv import bot_argv, seat_values, validate_spec
+    from cirulla.bots.botspec import BotSpec
+    from cirulla.clients.matches.seat_argv import bot_argv, seat_values
 
     values = seat_values(server="127.0.0.1:5", match="m-1", token="-tok", seat=1, name="b", seed=9)
     argv = bot_argv(BotSpec.parse("mcts:iterations=5"), values)
@@ -259,8 +260,8 @@ def test_bot_command_lines() -> None:
     cmd = bot_argv(BotSpec.parse("cmd:engine --at {server} --id {match}/{seat}"), values)
     assert cmd == ["engine", "--at", "127.0.0.1:5", "--id", "m-1/1"]
     with pytest.raises(ValueError, match="CIRULLA_TOKEN"):
-        validate_spec("cmd:engine '{token}'")
+        BotSpec.parse("cmd:engine '{token}'")
     with pytest.raises(ValueError, match="empty"):
-        validate_spec("cmd:  ")
+        BotSpec.parse("cmd:  ")
     with pytest.raises(ValueError, match="unknown bot kind"):
-        validate_spec("alphazero")
+        BotSpec.parse("alphazero")

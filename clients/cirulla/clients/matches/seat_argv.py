@@ -33,12 +33,6 @@ def is_served_spec(spec: BotSpec) -> bool:
     return spec.served
 
 
-def validate_spec(spec: str) -> BotSpec:
-    """``spec`` parsed, or a ValueError early (before any game) for a bot spec that could
-    never start."""
-    return BotSpec.parse(spec)
-
-
 def seat_values(
     *, server: str, match: str, token: str, seat: int, name: str, seed: int
 ) -> dict[str, str]:

@@ -23,7 +23,6 @@ import tomllib
 from pathlib import Path
 
 from cirulla.bots.botspec import BotSpec
-from cirulla.clients.matches.seat_argv import validate_spec
 
 NAME = re.compile(r"[A-Za-z0-9_.+-]+")
 TABLE_KEYS = ("spec",)
@@ -57,7 +56,7 @@ def load_bots_file(path: Path) -> dict[str, BotSpec]:
         if not isinstance(entry, str) or not entry.strip():
             raise ValueError(f"{where}: needs a spec string")
         try:
-            bots[name] = validate_spec(entry.strip())
+            bots[name] = BotSpec.parse(entry.strip())
         except ValueError as exc:
             raise ValueError(f"{where}: {exc}") from None
     return bots

@@ -27,7 +27,7 @@ from cirulla.clients.matches.schedule import (
     new_bot_seed_base,
     new_tournament_seed,
 )
-from cirulla.clients.matches.seat_argv import PLACEHOLDERS, validate_spec
+from cirulla.clients.matches.seat_argv import PLACEHOLDERS
 from cirulla.clients.tournament.bench import register_bench
 from cirulla.clients.tournament.botsfile import load_bots_file
 from cirulla.clients.tournament.deals import load_deals
@@ -312,8 +312,8 @@ def parse_bot(text: str) -> tuple[str, BotSpec]:
     """``NAME=SPEC`` or just ``SPEC`` (named after its kind), the spec parsed."""
     name, sep, spec = text.partition("=")
     if sep and re.fullmatch(r"[A-Za-z0-9_.+-]+", name):
-        return name, validate_spec(spec.strip())
-    parsed = validate_spec(text.strip())
+        return name, BotSpec.parse(spec.strip())
+    parsed = BotSpec.parse(text.strip())
     if parsed.form == "cmd":
         raise ValueError(f"--bot {text!r}: a command spec needs a name: --bot NAME='{text}'")
     return parsed.label, parsed
