@@ -347,8 +347,10 @@ class ServerRelay:
             self._selector.unregister(endpoint.pidfd)
             os.close(endpoint.pidfd)
             endpoint.pidfd = None
-        endpoint.path.unlink(missing_ok=True)
+        # Forgotten before its file goes: whoever sees the socket file gone (a test, an
+        # operator) then reads counts that no longer hold it.
         self._endpoints.discard(endpoint)
+        endpoint.path.unlink(missing_ok=True)
 
     def _may_accept(self, endpoint: Endpoint) -> bool:
         held = len(endpoint.pipes)
