@@ -276,14 +276,16 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
         await self.hub.records_written()
         record = self.hub.store.get_record(request.record_id)
         if record is None:
+            # pruned first: a finished match stays in memory a while (--keep-finished), and
+            # its pruned game is over, not "not finished"
+            pruned = self.hub.store.pruned(request.record_id)
+            if pruned:  # one line: gone by a retention policy, not never there
+                raise NotFound(f"record {request.record_id!r}: {pruned}")
             if session is not None and game.isdigit() and int(game) <= len(session.runs):
                 raise FailedPrecondition(
                     f"game {game} of match {match_id} is not finished; its record (which shows "
                     "every hand) is available once it is"
                 )
-            pruned = self.hub.store.pruned(request.record_id)
-            if pruned:  # one line: gone by a retention policy, not never there
-                raise NotFound(f"record {request.record_id!r}: {pruned}")
             raise NotFound(f"no record {request.record_id!r}")
         self.hub.auth.check_record_readable(record, _metadata(context))
         return match_service_pb2.GetRecordResponse(record=record_pb(record))
