@@ -17,7 +17,7 @@ import grpc
 
 from cirulla.ladder.db import open_database
 from cirulla.ladder.store import LadderStore
-from cirulla.v1 import ladder_pb2_grpc
+from cirulla.v1 import ladder_pb2, ladder_pb2_grpc
 from tests.server_harness import tied_to_this_process
 
 #: Short games keep the tests fast: target 11 ends a game in a few deals.
@@ -106,6 +106,14 @@ class LadderProcess:
         state = json.loads((self.folder / "cirulla-ladder.json").read_text())
         token = Path(state["admin_token_file"]).read_text().strip()
         return (("authorization", f"Bearer {token}"),)
+
+    def add(self, name: str, spec: str, max_concurrency: int = 0) -> ladder_pb2.AddBotResponse:
+        """``AddBot`` over the rpc with the admin token, for a test whose subject is not
+        the ``add`` command: the same servicer, without starting an interpreter."""
+        request = ladder_pb2.AddBotRequest(
+            bot_name=name, spec=spec, max_concurrency=max_concurrency
+        )
+        return self.stub().AddBot(request, metadata=self.admin(), timeout=60)
 
     def cli(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
         out = subprocess.run(
