@@ -16,21 +16,35 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
+import grpc
 import pytest
 
+from cirulla.bots import enroll
+from cirulla.bots.kit import KIT_CHANNEL_OPTIONS
+from cirulla.bots.simple import RandomPolicy
 from tests.ladder_harness import LadderProcess, wait_for
 from tests.server_harness import tied_to_this_process
 
-#: How long the ladder stays away: long enough for gRPC's own backoff to grow past the
-#: bound below (its attempts at 1, 2.6, 5.2, 9.3, 15.8, 26.3 and 43 s put the next one
-#: about 70 s after the outage began).
-OUTAGE_SECONDS = 45.0
+#: The bot's longest wait between enrolment attempts (``--reenroll-max``, 10 s unless
+#: set): the bound the test checks is this plus one connection.
+REENROLL_MAX = 1.0
+REENROLL = ("--reenroll-max", str(REENROLL_MAX))
+#: How long the ladder stays away: fifteen times the bot's cap, so its own delays (0.5 s
+#: doubling) would have grown far past the bound below were they not capped. (The test
+#: used to keep the ladder away 45 s with the default cap of 10 s, back within 20 s: long
+#: enough for gRPC's own reconnect backoff, 1 s growing by 1.6, to put its next attempt
+#: about 25 s after the ladder came back. Where that outage caught a channel kept across
+#: attempts only when gRPC's jitter let it, test_every_enrolment_attempt_dials_a_new_channel
+#: checks the fresh channel itself, every time.)
+OUTAGE_SECONDS = 15.0
 #: What the issue asks: every connect-in bot back within 30 s of the ladder listening.
-#: The kit's own bound is its longest enrolment delay (10 s) plus one connection.
-BACK_WITHIN_SECONDS = 20.0
+#: The kit's own bound is its longest enrolment delay plus one connection; the rest is
+#: room for a busy machine.
+BACK_WITHIN_SECONDS = 10.0
 #: A built-in bot as a connect-in bot.
 BOT = [sys.executable, "-m", "cirulla", "bot", "random"]
 
@@ -58,7 +72,9 @@ def test_a_connect_in_bot_is_back_soon_after_a_long_ladder_outage(tmp_path: Path
         key = ladder.cli("add", "remote", "connect").stdout.strip().splitlines()[-1].strip()
         with log.open("ab") as out:
             bot = subprocess.Popen(
-                tied_to_this_process([*BOT, "--ladder", address, "--bot-name", "remote"]),
+                tied_to_this_process(
+                    [*BOT, "--ladder", address, "--bot-name", "remote", *REENROLL]
+                ),
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 env={**os.environ, "CIRULLA_BOT_KEY": key},
@@ -75,6 +91,7 @@ def test_a_connect_in_bot_is_back_soon_after_a_long_ladder_outage(tmp_path: Path
         listening = time.monotonic()
         wait_for(lambda: enrolments(log) >= 2, 120, "the bot to enrol again", every=0.2)
         back_after = time.monotonic() - listening
+        print(f"\nback {back_after:.1f} s after the ladder listened again")
         assert back_after < BACK_WITHIN_SECONDS, (back_after, log.read_text()[-2000:])
         assert bot.poll() is None  # the bot never gave up
     finally:
@@ -82,3 +99,31 @@ def test_a_connect_in_bot_is_back_soon_after_a_long_ladder_outage(tmp_path: Path
             os.killpg(bot.pid, signal.SIGKILL)
             bot.wait(30)
         ladder.stop()
+
+
+def test_every_enrolment_attempt_dials_a_new_channel(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fix itself, in process: each attempt opens (and closes) a channel of its own,
+    so no attempt after an outage inherits a channel waiting out gRPC's reconnect
+    backoff; the kit's channels cap that backoff at 2 s besides."""
+    opened: list[grpc.Channel] = []
+    kits = enroll.open_channel
+
+    def counting(server: str, tls_ca: str | None = None) -> grpc.Channel:
+        opened.append(kits(server, tls_ca))
+        return opened[-1]
+
+    monkeypatch.setattr(enroll, "open_channel", counting)
+    bot = enroll.LadderBot(
+        RandomPolicy, f"127.0.0.1:{free_port()}", "remote", "key", backoff=0.02, max_backoff=0.05
+    )
+    stop = threading.Event()
+    runner = threading.Thread(target=bot.run, args=(stop,))
+    runner.start()
+    try:
+        wait_for(lambda: len(opened) >= 5, 30, "five enrolment attempts", every=0.05)
+    finally:
+        stop.set()
+        runner.join(30)
+    assert not runner.is_alive()
+    assert len(set(map(id, opened))) == len(opened) >= 5  # one channel per attempt
+    assert dict(KIT_CHANNEL_OPTIONS)["grpc.max_reconnect_backoff_ms"] <= 2000

@@ -279,6 +279,15 @@ def add_ladder_arguments(p: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--capacity", type=int, default=1, metavar="N", help="matches played at once (1)"
     )
+    group.add_argument(
+        "--reenroll-max",
+        type=float,
+        default=LadderBot.max_backoff,
+        metavar="SECONDS",
+        help="the longest wait between two enrolment attempts while the ladder is away: "
+        "the bot is back within about this of a restarted ladder listening again "
+        f"({LadderBot.max_backoff:g})",
+    )
 
 
 def run_from_args(
@@ -288,12 +297,15 @@ def run_from_args(
     try:
         if not args.bot_name:
             raise BotError("--ladder needs --bot-name NAME (the name registered on the ladder)")
+        if not args.reenroll_max > 0:
+            raise BotError(f"--reenroll-max must be more than 0 seconds, not {args.reenroll_max:g}")
         bot = LadderBot(
             make_policy,
             ladder=args.ladder,
             bot_name=args.bot_name,
             bot_key=read_bot_key(args.bot_key_file),
             capacity=args.capacity,
+            max_backoff=args.reenroll_max,
             name=args.name,
             tls_ca=args.tls_ca or os.environ.get("CIRULLA_TLS_CA") or None,
             play_options={"retries": args.retries},
