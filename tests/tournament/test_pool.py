@@ -138,13 +138,17 @@ def test_bad_pool_database_is_one_line(tmp_path: Path, capsys: pytest.CaptureFix
         assert len(err.strip().splitlines()) == 1, err
 
 
-# A deterministic bot slow enough (0.05 s a decision) to be caught mid-game. It notes its
-# seat token in a file of the test (to look for it everywhere afterwards) and says in its
-# log whether the token is on its command line.
+# A deterministic bot slow enough to be caught mid-game: it sleeps the seconds written in
+# the file ``delay`` beside it at each decision (read when it starts: a test sets 0 once
+# the moment it needs a slow game is past, and the games after that play at full speed).
+# It notes its seat token in a file of the test (to look for it everywhere afterwards)
+# and says in its log whether the token is on its command line.
 SLOW_BOT = """
 import os, sys, time
 from cirulla.bots.kit import run_bot
 
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "delay")) as f:
+    DELAY = float(f.read())
 token = os.environ["CIRULLA_TOKEN"]
 print("token on the command line:", any(token in a for a in sys.argv), file=sys.stderr)
 if len(sys.argv) > 1:  # the test's file of tokens, named on the command line
@@ -152,17 +156,27 @@ if len(sys.argv) > 1:  # the test's file of tokens, named on the command line
         f.write(token + "\\n")
 
 def decide(view, legal, time_left):
-    time.sleep(0.15)  # slow enough that a game seen running is still running when killed
+    time.sleep(DELAY)
     return 0
 
 run_bot(decide, name="slow")
 """
+#: Slow enough that a game seen running is still running when it is killed.
+SLOW_SECONDS = 0.15
 
 
 def slow_bot(folder: Path) -> Path:
-    bot = folder / "slow_bot.py"
+    """The slow bot, in a folder of its own (bound whole in a sandbox, ``delay`` too)."""
+    bot = folder / "slow-bot" / "slow_bot.py"
+    bot.parent.mkdir()
     bot.write_text(SLOW_BOT)
+    set_delay(bot, SLOW_SECONDS)
     return bot
+
+
+def set_delay(bot: Path, seconds: float) -> None:
+    """The slow bot's delay a decision, for the bot processes started from now on."""
+    (bot.parent / "delay").write_text(f"{seconds}\n")
 
 
 @pytest.mark.slow
@@ -198,6 +212,9 @@ def test_runner_and_worker_killed_then_resume(postgres_url: str, tmp_path: Path)
         os.killpg(procs["runner"].pid, signal.SIGKILL)
         procs["a"].wait()
         procs["runner"].wait()
+        # The kill is past: the slow bot's games need no longer be slow (worker b starts
+        # new bot processes, the lost game's replay included).
+        set_delay(bot, 0)
         before = {g["index"] for g in journal(out)}
         with engine.connect() as conn:
             finished_before = set(
@@ -250,7 +267,8 @@ def test_sigterm_cancels_queued_jobs_and_sprt_stops_the_pool(
     engine = open_database(postgres_url)
     out = tmp_path / "pool"
     args = ["tournament", "--out", str(out), "--seed", "5", "--target", "11", "--games", "40"]
-    args += ["--bot", f"slow=cmd:{{python}} {slow_bot(tmp_path)}", "--bot", "greedy"]
+    bot = slow_bot(tmp_path)
+    args += ["--bot", f"slow=cmd:{{python}} {bot}", "--bot", "greedy"]
     args += ["--concurrency", "4", "--db", postgres_url, "--sprt", "0", "400", "0.1", "0.1"]
     worker = start_worker(postgres_url, tmp_path / "worker", 1)
     try:
@@ -265,6 +283,9 @@ def test_sigterm_cancels_queued_jobs_and_sprt_stops_the_pool(
         assert cancelled  # one worker, four jobs queued: some were never claimed
         assert all("runner stopped before a worker claimed it" in r for r in cancelled)
         assert "scheduled" not in {s for s, _ in states}
+        # Slow games only kept the first run from deciding before its SIGTERM: the
+        # resumed run's games (until the SPRT decides) play at full speed.
+        set_delay(bot, 0)
         assert main(["tournament", "--resume", str(out), "--db", postgres_url]) == 0
     finally:
         stop(worker)
