@@ -15,9 +15,15 @@ import pytest
 BROKEN = 'broken=cmd:{python} -c \'import sys; print("no module", "named mine"); sys.exit(1)\''
 
 
+#: Two runs of three unjoined games: --recover goes on after the stop would come (3) and
+#: still prints the tail once when a second run of three ends (6). Each unjoined game
+#: takes the runner's one-second join grace.
+GAMES = 6
+
+
 def run(out: Path, *extra: str) -> subprocess.CompletedProcess[str]:
     argv = [sys.executable, "-m", "cirulla", "tournament", "--out", str(out)]
-    argv += ["--bot", BROKEN, "--bot", "random", "--games", "8", "--concurrency", "1"]
+    argv += ["--bot", BROKEN, "--bot", "random", "--games", str(GAMES), "--concurrency", "1"]
     argv += ["--target", "11", "--seed", "5", "--bot-seed", "5", *extra]
     return subprocess.run(argv, capture_output=True, text=True, timeout=300, check=False)
 
@@ -32,7 +38,7 @@ def test_recover_plays_every_game_prints_the_tail_once_and_exits_1(tmp_path: Pat
     assert output.count("no module named mine") == 1, output  # the tail, printed once
     assert "exit status 1" in output
     games = [json.loads(x) for x in (tmp_path / "t" / "games.jsonl").read_text().splitlines()]
-    assert len(games) == 8  # every game played, the broken bot's as forfeits
+    assert len(games) == GAMES  # every game played, the broken bot's as forfeits
     for game in games:
         seat = game["seats"].index("broken")
         assert game["unjoined"] == [seat] and game["winner"] == 1 - seat
