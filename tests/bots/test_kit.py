@@ -71,8 +71,10 @@ def test_match_create_prints_the_match_and_tokens_that_cannot_look_like_options(
     tokens = [line.split()[-1] for line in lines if line.startswith("seat ")]
     assert len(tokens) == 3
     assert "CIRULLA_TOKEN=" + tokens[2] in done.stdout  # the commands to play each seat
-    many = [create(server)[1] for _ in range(12)]
-    for token in [t for pair in many for t in pair] + tokens:
+    # 24 more tokens, four a match: as many as twelve 2-seat matches gave, in half the
+    # commands (each is a Python start)
+    many = [create(server, "--players", "4")[1] for _ in range(6)]
+    for token in [t for seats in many for t in seats] + tokens:
         assert token.isalnum() and len(token) == 48  # 192 bits of hex: never "-..."
     bad = cirulla(
         "match", "create", f"--server={server}", "--preset", "fantacarte", "--players", "3"
@@ -90,7 +92,13 @@ def test_bots_play_from_the_environment_alone_and_say_they_wait(
         seat_env(server, match_id, tokens[0]),
         tmp_path / "example.log",
     )
-    time.sleep(3.0)  # alone in the match: it must say it waits for the others
+    # alone in the match: it must say it waits for the others (2 s after joining)
+    deadline = time.monotonic() + 60
+    while "waiting for the other players" not in (tmp_path / "example.log").read_text():
+        assert time.monotonic() < deadline and first.poll() is None, (
+            tmp_path / "example.log"
+        ).read_text()
+        time.sleep(0.05)
     second = start(
         [*CIRULLA, "bot", "greedy"], seat_env(server, match_id, tokens[1]), tmp_path / "greedy.log"
     )
@@ -177,14 +185,21 @@ def test_tls_from_a_ca_file_in_the_environment(tmp_path: Path) -> None:
         srv.wait(10)
 
 
+# It overruns its first two decisions (each one costs the whole move clock), then answers
+# at once: two overruns show it is told to stop, and the rest of the deal plays quickly.
 SLOW_BOT = """
 import logging, time
 from cirulla.bots.kit import run_bot
 from cirulla.bots.policy import decision_cancelled
 
 log = logging.getLogger("slow")
+overruns = 0
 
 def decide(view, legal, time_left):
+    global overruns
+    overruns += 1
+    if overruns > 2:
+        return 0
     start = time.monotonic()
     while not decision_cancelled():  # a search that would never end by itself
         time.sleep(0.01)
