@@ -188,8 +188,8 @@ for line in sys.stdin:
             print(f"={ident} {len(legal) + 5}\\n", flush=True)   # out of range
         elif n % 4 == 2:
             print(f"={ident} take everything\\n", flush=True)   # not an action
-        elif n % 4 == 3 and int(args.split()[0]) < 2000:
-            time.sleep(1.5)                                      # too slow
+        elif n in (3, 7) and int(args.split()[0]) < 2000:
+            time.sleep(1.5)                                      # too slow (twice)
             print(f"={ident} 0\\n", flush=True)
         else:
             print(f"={ident} 0\\n", flush=True)
