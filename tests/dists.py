@@ -1,7 +1,15 @@
 """The sdist and the wheel as any installer builds them (PEP 517, isolated build
 environment, from this tree) while a newer grpcio-tools than the pin is on offer: built once
 per test session (per xdist worker; the modules that use it share one xdist group) for
-tests/project/test_install_outside.py and tests/project/test_packaging.py."""
+tests/project/test_install_outside.py and tests/project/test_packaging.py.
+
+Every third-party wheel those builds and tests install is downloaded from the index once,
+into the session's wheel folder (``built_dists["wheels"]``), and each install then takes
+them from there with no index (``from_wheels``): the same files, without the index lookups
+each install repeated (grpcio and protobuf, say, were looked up by every one of them; the
+lookups took more than half of an install's time). What is checked is this project's
+packaging, not the index.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +18,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tomllib
 import venv
 import zipfile
 from pathlib import Path
@@ -71,10 +80,23 @@ def pip_install_into(python: Path) -> list[str]:
     return [sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-compile"]
 
 
-def with_find_links(folder: Path) -> dict[str, str]:
-    env = dict(os.environ)
-    env["PIP_FIND_LINKS"] = " ".join(filter(None, [env.get("PIP_FIND_LINKS", ""), str(folder)]))
+def from_wheels(*folders: Path, env: dict[str, str] | None = None) -> dict[str, str]:
+    """``env`` (default: this process's) for a pip that installs from ``folders`` alone: no
+    index (an isolated build environment's pip, a subprocess, follows the same variables)."""
+    env = dict(os.environ if env is None else env)
+    links = [env.get("PIP_FIND_LINKS", ""), *map(str, folders)]
+    env["PIP_FIND_LINKS"] = " ".join(filter(None, links))
+    env["PIP_NO_INDEX"] = "1"
     return env
+
+
+def pip_download(folder: Path, *args: str) -> None:
+    """``pip download`` of ``args`` (and what they need) from the index into ``folder``."""
+    run([sys.executable, "-m", "pip", "download", "-q", "-d", str(folder), *args])
+
+
+def build_requires() -> list[str]:
+    return list(tomllib.loads((ROOT / "pyproject.toml").read_text())["build-system"]["requires"])
 
 
 def lock_constraints(folder: Path) -> Path:
@@ -90,10 +112,14 @@ def lock_constraints(folder: Path) -> Path:
 
 @pytest.fixture(scope="session")
 def built_dists(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """The sdist and the wheel, built by PEP 517 with a newer grpcio-tools on offer."""
+    """The sdist and the wheel, built by PEP 517 with a newer grpcio-tools on offer; the
+    folder of the wheels the tests install (``wheels``), the lock as constraints."""
     work = tmp_path_factory.mktemp("dists")
     fake = fake_grpcio_tools(work / "offer")
-    env = with_find_links(fake.parent)
+    wheels = work / "wheels"
+    # the build requirements as an installer resolves them (not the lock's versions)
+    pip_download(wheels, *build_requires())
+    env = from_wheels(fake.parent, wheels)
     # Control: the offer is visible; an unpinned request takes it.
     run(
         [
@@ -123,4 +149,7 @@ def built_dists(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     assert f"grpcio-tools=={FAKE_VERSION}" not in log
     (sdist,) = out.glob("cirulla-*.tar.gz")
     (wheel,) = out.glob("cirulla-*.whl")
-    return {"sdist": sdist, "wheel": wheel, "constraints": lock_constraints(work)}
+    constraints = lock_constraints(work)
+    # what tests/project/test_install_outside.py installs (the sdist needs the base's)
+    pip_download(wheels, "-c", str(constraints), f"{wheel}[tournament,env]")
+    return {"sdist": sdist, "wheel": wheel, "constraints": constraints, "wheels": wheels}

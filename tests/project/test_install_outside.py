@@ -24,16 +24,17 @@ import re
 import zipfile
 from pathlib import Path
 
-from tests.dists import GROUP, ROOT, clean_venv, pip_install_into, run
+from tests.dists import GROUP, ROOT, clean_venv, from_wheels, pip_install_into, run
 
 pytestmark = GROUP
 
 
-def installed_venv(where: Path, target: str, constraints: Path, **env: str) -> Path:
-    """A clean venv with ``target`` installed at the lock's versions; its bin folder."""
+def installed_venv(where: Path, target: str, dists: dict[str, Path], **env: str) -> Path:
+    """A clean venv with ``target`` installed at the lock's versions (from the session's
+    wheel folder, tests/dists.py); its bin folder."""
     python = clean_venv(where)
-    pip = [*pip_install_into(python), "-c", str(constraints), target]
-    run(pip, env=dict(os.environ, **env) if env else None)
+    pip = [*pip_install_into(python), "-c", str(dists["constraints"]), target]
+    run(pip, env=from_wheels(dists["wheels"], env=dict(os.environ, **env)))
     return python.parent
 
 
@@ -51,9 +52,7 @@ def test_the_wheel_carries_code_generated_by_the_pinned_grpcio_tools(
 def test_the_wheel_with_the_tournament_extra_plays_a_tournament(
     built_dists: dict[str, Path], tmp_path: Path
 ) -> None:
-    bin_dir = installed_venv(
-        tmp_path / "venv", f"{built_dists['wheel']}[tournament]", built_dists["constraints"]
-    )
+    bin_dir = installed_venv(tmp_path / "venv", f"{built_dists['wheel']}[tournament]", built_dists)
     version = run([str(bin_dir / "cirulla"), "--version"])
     assert version.startswith("cirulla ") and "core: native" in version, version
     out = tmp_path / "out"
@@ -84,9 +83,7 @@ def test_the_wheel_with_the_tournament_extra_plays_a_tournament(
 def test_the_wheel_with_the_env_extra_runs_an_episode(
     built_dists: dict[str, Path], tmp_path: Path
 ) -> None:
-    bin_dir = installed_venv(
-        tmp_path / "venv", f"{built_dists['wheel']}[env]", built_dists["constraints"]
-    )
+    bin_dir = installed_venv(tmp_path / "venv", f"{built_dists['wheel']}[env]", built_dists)
     script = (
         "import gymnasium, numpy\n"
         "import cirulla.env\n"
@@ -111,7 +108,7 @@ def test_the_sdist_without_a_c_compiler_installs_the_python_core(
     cores are skipped, the install works and runs the pure-Python core."""
     no_compiler = {"CC": "/bin/false", "CXX": "/bin/false", "LDSHARED": "/bin/false"}
     bin_dir = installed_venv(
-        tmp_path / "venv", str(built_dists["sdist"]), built_dists["constraints"], **no_compiler
+        tmp_path / "venv", str(built_dists["sdist"]), built_dists, **no_compiler
     )
     version = run([str(bin_dir / "cirulla"), "--version"])
     assert "core: python" in version, version

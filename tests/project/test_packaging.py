@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 import cirulla.v1
-from tests.dists import GROUP, clean_venv, pip_install_into
+from tests.dists import GROUP, clean_venv, from_wheels, pip_download, pip_install_into
 from tests.project.test_light_install import play_a_match
 
 #: The wheel is tests/dists.py's, built once for this module and test_install_outside.py.
@@ -130,7 +130,9 @@ def installed(python: Path) -> dict[str, str]:
 
 
 @pytest.mark.slow
-def test_the_lowest_allowed_protobuf_and_grpcio_work(wheel: Path, tmp_path: Path) -> None:
+def test_the_lowest_allowed_protobuf_and_grpcio_work(
+    wheel: Path, built_dists: dict[str, Path], tmp_path: Path
+) -> None:
     """The wheel alone (``pip install cirulla``) at the base floors: no extra's library
     comes with it, the generated code imports, the rule cases pass, and ``cirulla
     server`` names its extra; then the server extra at its floors runs real round trips."""
@@ -138,6 +140,10 @@ def test_the_lowest_allowed_protobuf_and_grpcio_work(wheel: Path, tmp_path: Path
     python = clean_venv(env_dir)
     declared = floors()
     pin = {name: f"{name}=={declared[name]}" for name in PINNED}
+    # The floors from the index; the rest from the session's wheel folder (tests/dists.py).
+    at_floors = tmp_path / "floors"
+    pip_download(at_floors, "--no-deps", *pin.values())
+    env = from_wheels(built_dists["wheels"], at_floors)
 
     def pip_install(*args: str) -> None:
         subprocess.run(
@@ -145,6 +151,7 @@ def test_the_lowest_allowed_protobuf_and_grpcio_work(wheel: Path, tmp_path: Path
             check=True,
             capture_output=True,
             timeout=900,
+            env=env,
         )
 
     def run(*code: str) -> subprocess.CompletedProcess[str]:
