@@ -16,7 +16,7 @@ import grpc
 import pytest
 
 from cirulla.bots.botspec import BotSpec
-from cirulla.v1 import ladder_pb2
+from cirulla.v1 import ladder_pb2, ladder_pb2_grpc
 from tests.ladder_harness import LadderProcess, open_store, wait_for
 
 STRANGER = (("authorization", "Bearer not-the-token"),)
@@ -40,6 +40,14 @@ def snapshot(db: str) -> list[dict[str, Any]]:
         return rows
     finally:
         store.engine.dispose()
+
+
+def add(ladder: LadderProcess, name: str, spec: str, max_concurrency: int = 0) -> str:
+    """Register a bot by rpc with the admin token, as ``cirulla ladder add`` does (its
+    defaults: the 2p queue, the ladder's concurrency), where the command line is not what
+    a test checks: a command is a process start each. Returns the bot's key."""
+    request = ladder_pb2.AddBotRequest(bot_name=name, spec=spec, max_concurrency=max_concurrency)
+    return str(ladder.stub().AddBot(request, metadata=ladder.admin(), timeout=30).bot_key)
 
 
 def refused(rpc: Any, request: Any, *codes: grpc.StatusCode, metadata: Any = ()) -> grpc.RpcError:
@@ -115,7 +123,7 @@ def test_insecure_open_registers_only_new_connect_in_bots(tmp_path: Path, db_url
     ladder.start()
     try:
         assert "WARNING: --insecure-open" in ladder.log.read_text()
-        ladder.cli("add", "owner", "random")
+        add(ladder, "owner", "random")
         stub = ladder.stub()
         mine = stub.AddBot(ladder_pb2.AddBotRequest(bot_name="mine", spec="connect"))
         assert mine.bot_key and mine.bot.connect_in
@@ -143,7 +151,7 @@ def test_every_field_is_bounded(tmp_path: Path, db_url: str) -> None:
     try:
         stub = ladder.stub()
         admin = ladder.admin()
-        ladder.cli("add", "owner", "random")
+        add(ladder, "owner", "random")
         huge = "x" * (200 * 1024)
         bad: list[tuple[str, Any]] = [
             ("spec", ladder_pb2.AddBotRequest(bot_name="big", spec="cmd:" + huge)),
@@ -209,10 +217,15 @@ def test_files_are_private(tmp_path: Path) -> None:
     ladder = LadderProcess(folder, f"sqlite:///{db}")
     ladder.start()
     try:
-        ladder.cli("add", "random", "random")
-        ladder.cli("add", "greedy", "greedy")
-        wait_for(lambda: list((data / "logs").glob("*.log")), 120, "a bot log")
-        wait_for(lambda: len(list((data / "records").glob("*.json.gz"))) > 1, 240, "a game record")
+        add(ladder, "random", "random")
+        add(ladder, "greedy", "greedy")
+        wait_for(lambda: list((data / "logs").glob("*.log")), 120, "a bot log", every=0.1)
+        wait_for(
+            lambda: len(list((data / "records").glob("*.json.gz"))) > 1,
+            240,
+            "a game record",
+            every=0.1,
+        )
         files = [db, Path(f"{db}-wal"), Path(f"{db}-shm"), folder / "cirulla-ladder.json"]
         folders = [data]
         for root, dirs, names in os.walk(data):
@@ -241,8 +254,8 @@ def test_a_bots_output_is_shown_as_data(tmp_path: Path) -> None:
     ladder = LadderProcess(tmp_path / "ladder", f"sqlite:///{tmp_path / 'l.sqlite3'}")
     ladder.start()
     try:
-        ladder.cli("add", "random", "random")
-        ladder.cli("add", "evil", f'cmd:{sys.executable} -c "{HOSTILE_OUTPUT}"')
+        add(ladder, "random", "random")
+        add(ladder, "evil", f'cmd:{sys.executable} -c "{HOSTILE_OUTPUT}"')
         stub = ladder.stub()
 
         def deactivated() -> bool:
@@ -252,7 +265,7 @@ def test_a_bots_output_is_shown_as_data(tmp_path: Path) -> None:
             bot = next(e.bot for e in entries if e.bot.name == "evil")
             return bot.state == ladder_pb2.BOT_STATE_DEACTIVATED and "[red]" in bot.last_log
 
-        wait_for(deactivated, 240, "the hostile bot's deactivation")
+        wait_for(deactivated, 240, "the hostile bot's deactivation", every=0.2)
         for command in (("standings", "--all"), ("history", "evil")):
             out = ladder.cli(*command)
             assert "\x1b" not in out.stdout and "\x9b" not in out.stdout, repr(out.stdout)
@@ -339,8 +352,8 @@ def test_standings_never_show_a_game_its_history_withholds(tmp_path: Path) -> No
     ladder = LadderProcess(tmp_path / "ladder", f"sqlite:///{tmp_path / 'l.sqlite3'}")
     ladder.start()
     try:
-        ladder.cli("add", "random", "random")
-        ladder.cli("add", "greedy", "greedy")
+        add(ladder, "random", "random")
+        add(ladder, "greedy", "greedy")
         stub = ladder.stub()
         polls = withheld_seen = 0
         deadline_games = 8
@@ -438,9 +451,8 @@ def test_an_enrolled_bot_that_never_joins_frees_its_slots_within_a_lease(
     stop = threading.Event()
     store = open_store(db)
     try:
-        ladder.cli("add", "random", "random", "--max-concurrency", "4")
-        key = ladder.cli("add", "ghost", "connect", "--max-concurrency", "4").stdout
-        key = key.strip().splitlines()[-1]
+        add(ladder, "random", "random", max_concurrency=4)
+        key = add(ladder, "ghost", "connect", max_concurrency=4)
 
         def requests() -> Any:
             hello = ladder_pb2.EnrollHello(bot_name="ghost", bot_key=key, capacity=4)
@@ -596,9 +608,9 @@ def test_a_managed_bot_sees_nothing_of_the_ladder(tmp_path: Path) -> None:
                 paths=paths, ladder_pid=ladder.proc.pid, port=listener.getsockname()[1], mark=mark
             )
         )
-        ladder.cli("add", "random", "random")
+        add(ladder, "random", "random")
         # it names the private paths on its command line too: they are never bound
-        ladder.cli("add", "snooper", f"cmd:{sys.executable} {script} {db} --data={data}")
+        add(ladder, "snooper", f"cmd:{sys.executable} {script} {db} --data={data}")
         stub = ladder.stub()
 
         on_command_lines: list[str] = []
@@ -619,7 +631,9 @@ def test_a_managed_bot_sees_nothing_of_the_ladder(tmp_path: Path) -> None:
             ]
 
         wait_for(played, 240, "a finished game of the snooper", every=0.1)
-        ladder.cli("pause", "snooper")
+        ladder.stub().PauseBot(
+            ladder_pb2.PauseBotRequest(bot_name="snooper"), metadata=ladder.admin(), timeout=30
+        )
         wait_for(
             lambda: all(
                 m.status
@@ -633,6 +647,7 @@ def test_a_managed_bot_sees_nothing_of_the_ladder(tmp_path: Path) -> None:
             ),
             240,
             "the snooper's matches to end",
+            every=0.2,
         )
         reports = [
             p.read_text(errors="replace")
@@ -735,11 +750,11 @@ def test_no_bot_outlives_a_sigkilled_ladder(tmp_path: Path, sandbox: tuple[str, 
     ladder.start()
     assert ladder.proc is not None
     try:
-        ladder.cli("add", "random", "random", "--max-concurrency", "4")
-        ladder.cli("add", "greedy", "greedy", "--max-concurrency", "4")
+        add(ladder, "random", "random", max_concurrency=4)
+        add(ladder, "greedy", "greedy", max_concurrency=4)
         for name, prefix in (("kept", "serve:"), ("seat", "cmd:")):
             argv = [sys.executable, "-c", STUBBORN, f"{mark}-{name}"]
-            ladder.cli("add", name, prefix + shlex.join(argv), "--max-concurrency", "1")
+            add(ladder, name, prefix + shlex.join(argv), max_concurrency=1)
         pid = ladder.proc.pid
 
         def both_stubborn() -> set[int]:
@@ -808,8 +823,14 @@ def test_the_ladder_speaks_tls_only(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     ladder.start()
     stop = threading.Event()
     try:
-        ladder.cli("add", "random", "random")
-        ladder.cli("add", "greedy", "greedy")
+        # the managed bots by rpc over TLS (the commands are checked below: one process
+        # start each is enough of them)
+        secure = ladder_pb2_grpc.LadderServiceStub(
+            grpc.secure_channel(ladder.address, grpc.ssl_channel_credentials(cert.read_bytes()))
+        )
+        for name in ("random", "greedy"):
+            request = ladder_pb2.AddBotRequest(bot_name=name, spec=name)
+            secure.AddBot(request, metadata=ladder.admin(), timeout=30)
         bot_key = ladder.cli("add", "mine", "connect").stdout.strip().splitlines()[-1]
 
         def cli(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
@@ -851,14 +872,17 @@ def test_the_ladder_speaks_tls_only(tmp_path: Path, monkeypatch: pytest.MonkeyPa
             240,
             "a game of the connect-in bot over TLS",
         )
-        rated = wait_for(
+        wait_for(
             lambda: (
-                int(json.loads(ladder.cli("standings", "--json").stdout).get("rated_games", 0)) >= 4
+                secure.GetStandings(ladder_pb2.GetStandingsRequest(), timeout=10).rated_games >= 4
             ),
             240,
             "rated games of the managed bots",
+            every=0.2,
         )
-        assert rated
+        # the operator's command reads them over TLS too, the CA from the state file
+        rated = json.loads(ladder.cli("standings", "--json").stdout).get("rated_games", 0)
+        assert int(rated) >= 4
     finally:
         stop.set()
         ladder.stop()
