@@ -42,14 +42,6 @@ def snapshot(db: str) -> list[dict[str, Any]]:
         store.engine.dispose()
 
 
-def add(ladder: LadderProcess, name: str, spec: str, max_concurrency: int = 0) -> str:
-    """Register a bot by rpc with the admin token, as ``cirulla ladder add`` does (its
-    defaults: the 2p queue, the ladder's concurrency), where the command line is not what
-    a test checks: a command is a process start each. Returns the bot's key."""
-    request = ladder_pb2.AddBotRequest(bot_name=name, spec=spec, max_concurrency=max_concurrency)
-    return str(ladder.stub().AddBot(request, metadata=ladder.admin(), timeout=30).bot_key)
-
-
 def refused(rpc: Any, request: Any, *codes: grpc.StatusCode, metadata: Any = ()) -> grpc.RpcError:
     """``rpc(request)`` fails with one of ``codes`` and a short message."""
     with pytest.raises(grpc.RpcError) as info:
@@ -123,7 +115,7 @@ def test_insecure_open_registers_only_new_connect_in_bots(tmp_path: Path, db_url
     ladder.start()
     try:
         assert "WARNING: --insecure-open" in ladder.log.read_text()
-        add(ladder, "owner", "random")
+        ladder.add("owner", "random")
         stub = ladder.stub()
         mine = stub.AddBot(ladder_pb2.AddBotRequest(bot_name="mine", spec="connect"))
         assert mine.bot_key and mine.bot.connect_in
@@ -151,7 +143,7 @@ def test_every_field_is_bounded(tmp_path: Path, db_url: str) -> None:
     try:
         stub = ladder.stub()
         admin = ladder.admin()
-        add(ladder, "owner", "random")
+        ladder.add("owner", "random")
         huge = "x" * (200 * 1024)
         bad: list[tuple[str, Any]] = [
             ("spec", ladder_pb2.AddBotRequest(bot_name="big", spec="cmd:" + huge)),
@@ -217,8 +209,8 @@ def test_files_are_private(tmp_path: Path) -> None:
     ladder = LadderProcess(folder, f"sqlite:///{db}")
     ladder.start()
     try:
-        add(ladder, "random", "random")
-        add(ladder, "greedy", "greedy")
+        ladder.add("random", "random")
+        ladder.add("greedy", "greedy")
         wait_for(lambda: list((data / "logs").glob("*.log")), 120, "a bot log", every=0.1)
         wait_for(
             lambda: len(list((data / "records").glob("*.json.gz"))) > 1,
@@ -254,8 +246,8 @@ def test_a_bots_output_is_shown_as_data(tmp_path: Path) -> None:
     ladder = LadderProcess(tmp_path / "ladder", f"sqlite:///{tmp_path / 'l.sqlite3'}")
     ladder.start()
     try:
-        add(ladder, "random", "random")
-        add(ladder, "evil", f'cmd:{sys.executable} -c "{HOSTILE_OUTPUT}"')
+        ladder.add("random", "random")
+        ladder.add("evil", f'cmd:{sys.executable} -c "{HOSTILE_OUTPUT}"')
         stub = ladder.stub()
 
         def deactivated() -> bool:
@@ -352,8 +344,8 @@ def test_standings_never_show_a_game_its_history_withholds(tmp_path: Path) -> No
     ladder = LadderProcess(tmp_path / "ladder", f"sqlite:///{tmp_path / 'l.sqlite3'}")
     ladder.start()
     try:
-        add(ladder, "random", "random")
-        add(ladder, "greedy", "greedy")
+        ladder.add("random", "random")
+        ladder.add("greedy", "greedy")
         stub = ladder.stub()
         polls = withheld_seen = 0
         deadline_games = 8
@@ -451,8 +443,8 @@ def test_an_enrolled_bot_that_never_joins_frees_its_slots_within_a_lease(
     stop = threading.Event()
     store = open_store(db)
     try:
-        add(ladder, "random", "random", max_concurrency=4)
-        key = add(ladder, "ghost", "connect", max_concurrency=4)
+        ladder.add("random", "random", max_concurrency=4)
+        key = ladder.add("ghost", "connect", max_concurrency=4).bot_key
 
         def requests() -> Any:
             hello = ladder_pb2.EnrollHello(bot_name="ghost", bot_key=key, capacity=4)
@@ -608,9 +600,9 @@ def test_a_managed_bot_sees_nothing_of_the_ladder(tmp_path: Path) -> None:
                 paths=paths, ladder_pid=ladder.proc.pid, port=listener.getsockname()[1], mark=mark
             )
         )
-        add(ladder, "random", "random")
+        ladder.add("random", "random")
         # it names the private paths on its command line too: they are never bound
-        add(ladder, "snooper", f"cmd:{sys.executable} {script} {db} --data={data}")
+        ladder.add("snooper", f"cmd:{sys.executable} {script} {db} --data={data}")
         stub = ladder.stub()
 
         on_command_lines: list[str] = []
@@ -750,11 +742,11 @@ def test_no_bot_outlives_a_sigkilled_ladder(tmp_path: Path, sandbox: tuple[str, 
     ladder.start()
     assert ladder.proc is not None
     try:
-        add(ladder, "random", "random", max_concurrency=4)
-        add(ladder, "greedy", "greedy", max_concurrency=4)
+        ladder.add("random", "random", max_concurrency=4)
+        ladder.add("greedy", "greedy", max_concurrency=4)
         for name, prefix in (("kept", "serve:"), ("seat", "cmd:")):
             argv = [sys.executable, "-c", STUBBORN, f"{mark}-{name}"]
-            add(ladder, name, prefix + shlex.join(argv), max_concurrency=1)
+            ladder.add(name, prefix + shlex.join(argv), max_concurrency=1)
         pid = ladder.proc.pid
 
         def both_stubborn() -> set[int]:
