@@ -132,8 +132,8 @@ def test_ladder_web_view_in_a_real_browser(tmp_path: Path) -> None:
     try:
         state = json.loads((ladder.folder / "cirulla-ladder.json").read_text())
         base = f"http://{state['http']}"
-        ladder.cli("add", "slow", f"cmd:{sys.executable} {bot}")
-        ladder.cli("add", "rnd", "random")
+        ladder.add("slow", f"cmd:{sys.executable} {bot}")  # by rpc: no command is checked here
+        ladder.add("rnd", "random")
         withheld_id = check_withheld(ladder, base)
         # rated games: the chart has points
         wait_for(lambda: len(history(ladder, "rnd").rating_history) >= 2, 300, "rated games")
@@ -276,18 +276,25 @@ def test_live_ladder_match_shows_no_hand(tmp_path: Path) -> None:
     """The live view of a running ladder match, first state rendered by the server:
     hands are backs only; its table cards are the spectator's view.
 
-    One match at a time (--concurrency 1): a game is watchable only while its duplicate
-    twin is not in play (the match server withholds it otherwise), so each pair's second
-    game is watchable from its first move to its last. With the twins played side by side
-    (the default concurrency) both are withheld almost to the end, and the test waited
-    for a few lucky moments between them (1 to 3 minutes)."""
+    A game is watchable only while no duplicate twin of it is unfinished (the match
+    server withholds it otherwise): a requested single game (``RequestMatch``, one game:
+    no twin), claimed before any scheduled pair, is watchable from its first move to its
+    last. One match at a time (--concurrency 1): should a scheduled pair be claimed before
+    the request arrives, its second game is watchable too. (The test used to wait for a
+    pair's first game to end before it could watch the second: twice the time; with the
+    twins played side by side both were withheld almost to the end, 1 to 3 minutes.)"""
     bot, db = slow_bot_and_db(tmp_path)
     ladder = LadderProcess(tmp_path / "ladder", db, "--http", "127.0.0.1:0", "--concurrency", "1")
     ladder.start()
     try:
         base = "http://" + json.loads((ladder.folder / "cirulla-ladder.json").read_text())["http"]
-        ladder.cli("add", "slow", f"cmd:{sys.executable} {bot}")
-        ladder.cli("add", "slow2", f"cmd:{sys.executable} {bot}")
+        ladder.add("slow", f"cmd:{sys.executable} {bot}")
+        ladder.add("slow2", f"cmd:{sys.executable} {bot}")
+        ladder.stub().RequestMatch(
+            ladder_pb2.RequestMatchRequest(bot_names=["slow", "slow2"], games=1),
+            metadata=ladder.admin(),
+            timeout=30,
+        )
         deadline = time.monotonic() + 240
         while time.monotonic() < deadline:
             time.sleep(0.05)
