@@ -114,8 +114,9 @@ def test_every_result_says_why_the_game_ended(tmp_path: Path, db_url: str) -> No
     ladder = LadderProcess(tmp_path / "ladder", db_url, "--http", "127.0.0.1:0")
     ladder.start()
     try:
-        ladder.cli("add", "crasher", f"cmd:{sys.executable} {crash}")
-        ladder.cli("add", "rnd", "random")
+        # by rpc: the commands checked here are the ones that show results
+        ladder.add("crasher", f"cmd:{sys.executable} {crash}")
+        ladder.add("rnd", "random")
         stub = ladder.stub()
 
         def forfeited() -> ladder_pb2.LadderMatch | None:
@@ -127,7 +128,7 @@ def test_every_result_says_why_the_game_ended(tmp_path: Path, db_url: str) -> No
             )
             return next((m for m in page.matches if not m.withheld), None)
 
-        lost = wait_for(forfeited, 240, "a finished game of the crashing bot")
+        lost = wait_for(forfeited, 240, "a finished game of the crashing bot", every=0.2)
         assert lost.end_reason == ladder_pb2.LADDER_END_REASON_FORFEIT
         assert lost.forfeit_kind == "never-joined"
         for match_id in (new, old):

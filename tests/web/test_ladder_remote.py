@@ -72,8 +72,8 @@ def test_a_match_on_another_workers_server(tmp_path: Path, postgres_url: str) ->
     )
     try:
         base = "http://" + json.loads((ladder.folder / "cirulla-ladder.json").read_text())["http"]
-        ladder.cli("add", "slow", f"cmd:{sys.executable} {bot}")
-        ladder.cli("add", "rnd", "random")
+        ladder.add("slow", f"cmd:{sys.executable} {bot}")  # by rpc: no command is checked here
+        ladder.add("rnd", "random")
         own = MatchServiceStub(grpc.insecure_channel(ladder.address))
 
         # a running match, hosted by the worker: its live view comes from there
