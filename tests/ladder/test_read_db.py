@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from cirulla.v1 import ladder_pb2
 from tests.ladder_harness import LadderProcess, open_store, wait_for
 
 NOTICE = "ladder not running: read from the database at "
@@ -40,12 +41,15 @@ def test_reads_come_from_the_database_when_the_ladder_is_down(tmp_path: Path, db
     ladder = LadderProcess(tmp_path / "ladder", db_url)
     ladder.start()
     try:
-        ladder.cli("add", "rnd", "random")
-        ladder.cli("add", "grd", "greedy")
+        # the ladder's side over its rpc (the commands under test are the reads below)
+        ladder.add("rnd", "random")
+        ladder.add("grd", "greedy")
         store = open_store(db_url)
-        wait_for(lambda: store.rated_games("2p") >= 2, 240, "rated games")
-        ladder.cli("pause", "rnd")
-        ladder.cli("pause", "grd")
+        wait_for(lambda: store.rated_games("2p") >= 2, 240, "rated games", every=0.2)
+        for name in ("rnd", "grd"):
+            ladder.stub().PauseBot(
+                ladder_pb2.PauseBotRequest(bot_name=name), metadata=ladder.admin(), timeout=60
+            )
     finally:
         ladder.kill()  # SIGKILL: the state file stays, naming a port nobody listens on
     folder = ladder.folder

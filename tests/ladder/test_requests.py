@@ -203,22 +203,23 @@ def test_request_on_a_real_ladder(
     store = open_store(db_url)
     try:
         for name, spec in (("rnd", "random"), ("grd", "greedy"), ("rnd2", "random")):
-            ladder.cli("add", name, spec)
+            ladder.add(name, spec)  # over the rpc: the commands under test are the requests
         settled(store)
-        wait_for(lambda: store.rated_games("2p") >= 1, 240, "scheduled play")
+        wait_for(lambda: store.rated_games("2p") >= 1, 240, "scheduled play", every=0.2)
         out = ladder.cli("request", "grd", "rnd", "--games", "2", "--unrated").stdout
         assert "request rq-" in out and "2 games" in out and "unrated" in out
         request_id = out.split()[1]
         requested = store.match_request(request_id)
         ids = {m["id"] for m in requested["matches"]}
         asked_at = min(m["created_at"] for m in requested["matches"])
+        # waited for in the store, then said by the command (one interpreter, not a poll's)
         wait_for(
-            lambda: (
-                json.loads(ladder.cli("requests", "--json").stdout)["requests"][0]["finished"] == 2
-            ),
+            lambda: store.match_request(request_id)["finished"] == 2,
             240,
             "the requested games",
+            every=0.2,
         )
+        assert json.loads(ladder.cli("requests", "--json").stdout)["requests"][0]["finished"] == 2
         with store.engine.connect() as conn:
             first = conn.execute(
                 select(ladder_matches.c.id)
@@ -239,7 +240,9 @@ def test_request_on_a_real_ladder(
         # a rated request counts like any game
         out = ladder.cli("request", "grd", "rnd2").stdout
         rated_id = out.split()[1]
-        wait_for(lambda: store.match_request(rated_id)["finished"] == 1, 240, "the rated game")
+        wait_for(
+            lambda: store.match_request(rated_id)["finished"] == 1, 240, "the rated game", every=0.2
+        )
         (game,) = store.match_request(rated_id)["matches"]
         assert game["rated"] and game["seats"][0]["mu_after"] is not None
         # bad input: one line, exit 2, nothing queued
@@ -258,7 +261,7 @@ def test_request_on_a_real_ladder(
         assert res.returncode == 2 and "UNAUTHENTICATED" in res.stderr, res.stderr
 
         # the owner of a connect-in bot, with its key: unrated games of its own bot
-        key = ladder.cli("add", "remote", "connect").stdout.strip().splitlines()[-1]
+        key = ladder.add("remote", "connect").bot_key
         key_file = tmp_path / "remote.key"
         key_file.write_text(key)
         with (tmp_path / "remote.log").open("ab") as log:
@@ -269,14 +272,21 @@ def test_request_on_a_real_ladder(
                 env={**os.environ, "CIRULLA_BOT_KEY": key},
             )
         try:
-            wait_for(lambda: not store.get_bot("remote")["offline"], 60, "the bot enrolled")
+            wait_for(
+                lambda: not store.get_bot("remote")["offline"], 60, "the bot enrolled", every=0.2
+            )
             owner = ["request", "remote", "rnd", "--bot-key-file", str(key_file)]
             res = ladder.cli(*owner, check=False)
             assert res.returncode == 2 and "only unrated" in res.stderr, res.stderr
             out = ladder.cli(*owner, "--unrated").stdout
             assert "by owner of remote" in out
             owned = out.split()[1]
-            wait_for(lambda: store.match_request(owned)["finished"] == 1, 240, "the owner's game")
+            wait_for(
+                lambda: store.match_request(owned)["finished"] == 1,
+                240,
+                "the owner's game",
+                every=0.2,
+            )
             (game,) = store.match_request(owned)["matches"]
             assert {s["outcome"] for s in game["seats"]} == {"ok"} and not game["rated"]
         finally:

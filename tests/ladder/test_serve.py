@@ -125,7 +125,9 @@ def test_ladder_serves_rates_and_deactivates(tmp_path: Path) -> None:
             done = bot.state == ladder_pb2.BOT_STATE_DEACTIVATED and "withheld" not in bot.last_log
             return bot if done else None
 
-        crasher = wait_for(lambda: deactivated("crasher"), 240, "the crasher's deactivation")
+        crasher = wait_for(
+            lambda: deactivated("crasher"), 240, "the crasher's deactivation", every=0.2
+        )
         assert f"{FAILURES_TO_DEACTIVATE} failures in a row" in crasher.state_reason
         assert "crash" in crasher.state_reason
         assert "boom: no engine here" in crasher.last_log
@@ -195,8 +197,8 @@ def test_sigkill_mid_match_then_restart_loses_and_doubles_nothing(
     ladder.start()
     store = open_store(db_url)
     try:
-        ladder.cli("add", "random", "random", "--max-concurrency", "4")
-        ladder.cli("add", "greedy", "greedy", "--max-concurrency", "4")
+        ladder.add("random", "random", max_concurrency=4)
+        ladder.add("greedy", "greedy", max_concurrency=4)
         wait_for(
             lambda: (
                 count_status(store).get("finished", 0) >= 2
@@ -226,6 +228,7 @@ def test_sigkill_mid_match_then_restart_loses_and_doubles_nothing(
             lambda: count_status(store).get("finished", 0) >= before.get("finished", 0) + 2,
             240,
             "scheduling to resume after the restart",
+            every=0.2,
         )
     finally:
         assert ladder.stop() == 0

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from cirulla.ladder.spec_paths import SpecPathError, resolve_spec_paths
+from cirulla.v1 import ladder_pb2
 from tests.ladder_harness import LadderProcess, wait_for
 
 CRASHING_BOT = """\
@@ -84,22 +85,27 @@ def test_relative_spec_runs_in_the_worker_and_a_crash_shows_its_stderr(
         assert history["bot"]["spec"] == f"cmd:{{python}} {absolute}"
 
         def deactivated() -> bool:
-            out = json.loads(ladder.cli("standings", "--json", "--all").stdout)
-            bot = next(e["bot"] for e in out["entries"] if e["bot"]["name"] == "crasher")
-            return bot["state"] == "BOT_STATE_DEACTIVATED"
+            # polled over the rpc (an interpreter a poll was most of this test's CPU); the
+            # command line shows the result below
+            request = ladder_pb2.GetStandingsRequest(include_inactive=True)
+            out = ladder.stub().GetStandings(request, timeout=60)
+            bot = next(e.bot for e in out.entries if e.bot.name == "crasher")
+            return bot.state == ladder_pb2.BOT_STATE_DEACTIVATED
 
-        wait_for(deactivated, 240, "the crashing bot deactivated")
+        wait_for(deactivated, 240, "the crashing bot deactivated", every=0.2)
         # the last failure may be a duplicate pair's first game, whose log is withheld
         # until its twin ends (as the rpc withholds it): the twin ends by forfeit soon after
         wait_for(
             lambda: "my own last words on stderr" in ladder.cli("standings", "--all").stdout,
             60,
             "the crasher's own stderr in the standings",
+            every=0.2,
         )
         wait_for(
             lambda: "my own last words on stderr" in ladder.cli("history", "crasher").stdout,
             60,
             "the crasher's own stderr in its history",
+            every=0.2,
         )
         history_text = ladder.cli("history", "crasher").stdout
         # it crashed in the worker's sandbox, found by its absolute path (not "No such file")
