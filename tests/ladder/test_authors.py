@@ -164,9 +164,10 @@ def test_authors_read_their_own_bot_only(tmp_path: Path, db_url: str, hooks: Hoo
         listed = stub.GetBotLogs(ladder_pb2.GetBotLogsRequest(bot_name="a"), metadata=bearer_a)
         assert first not in [entry.match_id for entry in listed.logs]
 
-        key_rnd = key_of(ladder.cli("add", "rnd", "random").stdout)
-        ladder.cli("add", "grd", "greedy")
+        # the key as `add` prints it (once: the others by rpc, a process start less each)
         key_crash = key_of(ladder.cli("add", "crasher", f"cmd:{sys.executable} {crash}").stdout)
+        key_rnd = ladder.add("rnd", "random").bot_key
+        ladder.add("grd", "greedy")
         assert key_rnd != key_crash
 
         def deactivated() -> bool:
