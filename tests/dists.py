@@ -92,11 +92,34 @@ def from_wheels(*folders: Path, env: dict[str, str] | None = None) -> dict[str, 
 
 def pip_download(folder: Path, *args: str) -> None:
     """``pip download`` of ``args`` (and what they need) from the index into ``folder``."""
-    run([sys.executable, "-m", "pip", "download", "-q", "-d", str(folder), *args])
+    run(pip_download_argv(folder, *args))
+
+
+def pip_download_argv(folder: Path, *args: str) -> list[str]:
+    return [sys.executable, "-m", "pip", "download", "-q", "-d", str(folder), *args]
 
 
 def build_requires() -> list[str]:
     return list(tomllib.loads((ROOT / "pyproject.toml").read_text())["build-system"]["requires"])
+
+
+def requirements_of(*extras: str) -> list[str]:
+    """The base install's requirements and those of ``extras`` (and of the extras they
+    name), as pyproject.toml gives them: what ``cirulla[EXTRAS]`` installs."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    wanted, todo, seen = list(project["dependencies"]), list(extras), set()
+    while todo:
+        extra = todo.pop()
+        if extra in seen:
+            continue
+        seen.add(extra)
+        for dep in project["optional-dependencies"][extra]:
+            nested = re.match(r"cirulla\[([^\]]*)\]", dep)
+            if nested:
+                todo += [x.strip() for x in nested[1].split(",")]
+            else:
+                wanted.append(dep)
+    return wanted
 
 
 def lock_constraints(folder: Path) -> Path:
@@ -116,10 +139,20 @@ def built_dists(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     folder of the wheels the tests install (``wheels``), the lock as constraints."""
     work = tmp_path_factory.mktemp("dists")
     fake = fake_grpcio_tools(work / "offer")
+    constraints = lock_constraints(work)
+    # What tests/project/test_install_outside.py installs (the sdist needs the base's), at
+    # the lock's versions: downloaded while the build runs (mostly waiting on the index).
     wheels = work / "wheels"
+    downloading = subprocess.Popen(
+        pip_download_argv(wheels, "-c", str(constraints), *requirements_of("tournament", "env")),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     # the build requirements as an installer resolves them (not the lock's versions)
-    pip_download(wheels, *build_requires())
-    env = from_wheels(fake.parent, wheels)
+    build_wheels = work / "build-wheels"
+    pip_download(build_wheels, *build_requires())
+    env = from_wheels(fake.parent, build_wheels)
     # Control: the offer is visible; an unpinned request takes it.
     run(
         [
@@ -145,11 +178,17 @@ def built_dists(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         if (ROOT / name).is_file():
             (source / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(ROOT / name, source / name)
-    log = run([sys.executable, "-m", "build", "--outdir", str(out), str(source)], env=env)
+    try:
+        log = run([sys.executable, "-m", "build", "--outdir", str(out), str(source)], env=env)
+        downloaded, _ = downloading.communicate(timeout=900)
+    finally:
+        if downloading.poll() is None:
+            downloading.kill()
+    assert downloading.returncode == 0, downloaded[-3000:]
     assert f"grpcio-tools=={FAKE_VERSION}" not in log
     (sdist,) = out.glob("cirulla-*.tar.gz")
     (wheel,) = out.glob("cirulla-*.whl")
-    constraints = lock_constraints(work)
-    # what tests/project/test_install_outside.py installs (the sdist needs the base's)
-    pip_download(wheels, "-c", str(constraints), f"{wheel}[tournament,env]")
+    for path in build_wheels.iterdir():  # the sdist's install builds it: the tools too
+        if not (wheels / path.name).exists():
+            shutil.copy2(path, wheels / path.name)
     return {"sdist": sdist, "wheel": wheel, "constraints": constraints, "wheels": wheels}
