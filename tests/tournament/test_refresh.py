@@ -25,7 +25,9 @@ from tests.server_harness import tied_to_this_process
 
 def runner(out: Path, games: int) -> subprocess.Popen[bytes]:
     argv = [sys.executable, "-m", "cirulla", "tournament", "--bot", "a=random", "--bot", "b=random"]
-    argv += ["--games", str(games), "--seed", "5", "--out", str(out)]
+    # games to 11 (a few hundredths of a second each): 40 of them still take longer than
+    # the refresh period, and a write after each game would still be many more versions
+    argv += ["--games", str(games), "--seed", "5", "--target", "11", "--out", str(out)]
     return subprocess.Popen(
         tied_to_this_process(argv), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
