@@ -370,8 +370,13 @@ def test_honest_bots_play_on_while_hostile_ones_are_stopped(
         stub = ladder.stub()
         for name, spec in {**HONEST, **HOSTILE}.items():  # by rpc: a command each is slow
             stub.AddBot(ladder_pb2.AddBotRequest(bot_name=name, spec=spec), metadata=ladder.admin())
-        # each hostile bot plays an honest one first (requested games go first)
-        for name, honest in zip(HOSTILE, list(HONEST) * 2, strict=False):
+        # each hostile bot plays an honest one first (requested games go first); those
+        # whose attack shows only as their games go on (the burner's throttled games, the
+        # renamer's resumes, the flood held through a game) are requested first, the ones
+        # a limit stops within seconds after them
+        slow_to_show = ["burner", "rename", "relay"]
+        order = slow_to_show + [name for name in HOSTILE if name not in slow_to_show]
+        for name, honest in zip(order, list(HONEST) * 2, strict=False):
             stub.RequestMatch(
                 ladder_pb2.RequestMatchRequest(bot_names=[name, honest], games=2),
                 metadata=ladder.admin(),
