@@ -245,6 +245,10 @@ def test_the_first_games_bots_start_before_the_server_and_are_the_ones_used(
     server_ready = datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp()
     assert max(started) < server_ready  # both were started before the server was up
     logs = sorted(p.name for p in (out / "logs").glob("[sg]*-*.log"))
-    assert logs == ["greedy-1.log", "greedy-2.log", "s-1.log", "s-2.log"]
+    assert [name for name in logs if name.startswith("s-")] == ["s-1.log", "s-2.log"]
+    # greedy's two processes started ahead play too; a process slow to say it left its
+    # game (EXIT_GRACE, on a busy machine) is replaced by a third for a later game
+    assert {"greedy-1.log", "greedy-2.log"} <= set(logs)
+    assert all((out / "logs" / name).stat().st_size > 0 for name in logs)
     games = [json.loads(line) for line in (out / "games.jsonl").read_text().splitlines()]
     assert len(games) == 4 and all(g["seat_outcomes"] == ["ok", "ok"] for g in games)
