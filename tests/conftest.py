@@ -29,6 +29,9 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     workers a processor were tried (2026-12-06): one fresh-clone run took 643 s instead
     of 737 s, the next 762 s with four tests failing on the machine's load (a seat's 1 s
     reconnection, a ladder's rated games within 300 s), so the suite stays at one more.
+    Measured again once the tests waited less (479ddcd, the same clone, idle machine, all
+    1,121 passed each time): 3 workers 528 s, 4 workers 482 s, 5 workers 521 s; four
+    stays untried in CI, whose one flaky failure in a run costs more than the 46 s.
     ``PYTEST_XDIST_AUTO_NUM_WORKERS`` still decides when it is set."""
     wanted = os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS", "")
     if wanted.isdigit():
