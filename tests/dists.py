@@ -114,12 +114,18 @@ def requirements_of(*extras: str) -> list[str]:
             continue
         seen.add(extra)
         for dep in project["optional-dependencies"][extra]:
-            nested = re.match(r"cirulla\[([^\]]*)\]", dep)
+            nested = extras_of(dep)
             if nested:
-                todo += [x.strip() for x in nested[1].split(",")]
+                todo += sorted(nested - seen)
             else:
                 wanted.append(dep)
     return wanted
+
+
+def extras_of(dep: str) -> set[str]:
+    """The extras a ``cirulla[...]`` requirement names (none for any other)."""
+    found = re.match(r"cirulla\[([^\]]*)\]", dep)
+    return {x.strip() for x in found[1].split(",")} if found else set()
 
 
 def lock_constraints(folder: Path) -> Path:

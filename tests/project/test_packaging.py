@@ -18,7 +18,16 @@ from pathlib import Path
 import pytest
 
 import cirulla.v1
-from tests.dists import GROUP, clean_venv, from_wheels, pip_download, pip_install_into
+from tests.dists import (
+    GROUP,
+    build_requires,
+    clean_venv,
+    extras_of,
+    from_wheels,
+    pip_download,
+    pip_install_into,
+    requirements_of,
+)
 from tests.project.test_light_install import play_a_match
 
 #: The wheel is tests/dists.py's, built once for this module and test_install_outside.py.
@@ -230,13 +239,9 @@ def test_the_readme_commands_install_every_extra_from_the_lock() -> None:
     assert "\n" not in tests and tests.startswith(TEST_INSTALL + " && "), tests
     assert (ROOT / ".ci" / "run").read_text().rstrip().splitlines()[-1] == tests
     extras = project()["optional-dependencies"]
-    named = {x for dep in extras["all"] for x in _extras_of(dep)}
+    named = {x for dep in extras["all"] for x in extras_of(dep)}
     assert named == set(extras) - {"all", "dev"}
-    assert "all" in {x for dep in extras["dev"] for x in _extras_of(dep)}
-
-
-def build_requires() -> list[str]:
-    return list(tomllib.loads((ROOT / "pyproject.toml").read_text())["build-system"]["requires"])
+    assert "all" in {x for dep in extras["dev"] for x in extras_of(dep)}
 
 
 def test_build_requirements_are_exact_pins() -> None:
@@ -290,26 +295,10 @@ def test_the_lock_holds_the_build_tools_and_satisfies_every_range(extra: str) ->
     for requirement in build_requires():
         name, pinned = requirement.split("==")
         assert version_here(name) == pinned, requirement
-    extras = project()["optional-dependencies"]
-    wanted, todo, seen = list(project()["dependencies"]), [extra], set()
-    while todo:
-        current = todo.pop()
-        seen.add(current)
-        for dep in extras[current]:
-            nested = _extras_of(dep)
-            if nested:
-                todo += sorted(nested - seen)
-            else:
-                wanted.append(dep)
-    for dep in wanted:
+    for dep in requirements_of(extra):
         requirement = Requirement(dep)
         if requirement.marker and not requirement.marker.evaluate():
             continue
         assert requirement.specifier.contains(version_here(requirement.name), prereleases=True), (
             f"requirements/{extra}.txt pins {requirement.name} outside {dep!r}: run .ci/lock"
         )
-
-
-def _extras_of(dep: str) -> set[str]:
-    found = re.match(r"cirulla\[([^\]]*)\]", dep)
-    return {x.strip() for x in found[1].split(",")} if found else set()
