@@ -17,7 +17,7 @@ import pytest
 
 from cirulla.bots.botspec import BotSpec
 from cirulla.v1 import ladder_pb2, ladder_pb2_grpc
-from tests.ladder_harness import LadderProcess, open_store, wait_for
+from tests.ladder_harness import LadderProcess, open_store, settled, wait_for
 
 STRANGER = (("authorization", "Bearer not-the-token"),)
 DENIED = (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED)
@@ -301,14 +301,9 @@ def test_a_twin_is_rated_only_when_its_pair_is_over(db_url: str) -> None:
 
     store = LadderStore(open_database(db_url))
     try:
-        from sqlalchemy import update
-
-        from cirulla.ladder.schema import bot_versions
-
         store.add_bot("a", "random")
         store.add_bot("b", "random")
-        with store.engine.begin() as conn:
-            conn.execute(update(bot_versions).values(validation_games_left=0))
+        settled(store)
         a, b = (store.get_bot(n)["version_id"] for n in "ab")
         for pair, end_twin in (("p-1", "finish"), ("p-2", "cancel")):
             before = {e["bot"]["name"]: (e["games"], e["mu"]) for e in store.standings("2p")}

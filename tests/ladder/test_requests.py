@@ -17,11 +17,10 @@ import pytest
 import sqlalchemy as sa
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import insert, select, update
+from sqlalchemy import insert, select
 
 from cirulla.ladder.db import MIGRATIONS, create, open_database
 from cirulla.ladder.schema import (
-    bot_versions,
     enrollments,
     ladder_matches,
     rating_history,
@@ -37,19 +36,13 @@ from cirulla.ladder.store import (
     SeatOutcome,
     SeatPlan,
 )
-from tests.ladder_harness import LadderProcess, open_store, wait_for
+from tests.ladder_harness import LadderProcess, open_store, settled, wait_for
 from tests.server_harness import tied_to_this_process
 
 WIN_0 = MatchOutcome(winner=0, totals=(11, 3), seats=(SeatOutcome(0), SeatOutcome(1)), deals=2)
 
 #: A built-in bot, connect-in.
 BOT = [sys.executable, "-m", "cirulla", "bot", "random"]
-
-
-def settled(store: LadderStore) -> None:
-    """Every version done validating: its games count from the first one."""
-    with store.engine.begin() as conn:
-        conn.execute(update(bot_versions).values(validation_games_left=0))
 
 
 def test_requested_games_come_first_and_unrated_ones_rate_nothing(db_url: str) -> None:

@@ -21,13 +21,11 @@ from typing import Any
 
 import grpc
 import pytest
-from sqlalchemy import update
 
-from cirulla.ladder.schema import bot_versions
 from cirulla.v1 import ladder_pb2, match_pb2
 from cirulla.v1 import match_service_pb2 as ms
 from cirulla.v1.match_service_pb2_grpc import MatchServiceStub
-from tests.ladder_harness import LadderProcess, open_store, wait_for
+from tests.ladder_harness import LadderProcess, open_store, settled, wait_for
 from tests.server_harness import tied_to_this_process
 from tests.web.test_match_pages import CHROMIUM, CHROMIUM_ARGS
 
@@ -137,8 +135,7 @@ def test_ladder_web_view_in_a_real_browser(tmp_path: Path) -> None:
     try:
         store.add_bot("slow", f"cmd:{sys.executable} {bot}")
         store.add_bot("rnd", "random")
-        with store.engine.begin() as conn:
-            conn.execute(update(bot_versions).values(validation_games_left=0))
+        settled(store)
     finally:
         store.engine.dispose()
     ladder = LadderProcess(tmp_path / "ladder", db, "--http", "127.0.0.1:0", "--concurrency", "1")
