@@ -221,8 +221,11 @@ MAIN_JOB = (
     " && .venv/bin/cirulla tournament"
 )
 TEST_INSTALL = (
-    "python3 -m venv .venv && .venv/bin/pip install -q -r requirements/dev.txt"
-    " && .venv/bin/pip install -q --no-deps --no-build-isolation -e ."
+    "python3 -m venv .venv && .venv/bin/pip install -q -r requirements/uv.txt"
+    " && .venv/bin/uv pip install -q --python .venv/bin/python --require-hashes"
+    " -r requirements/dev.txt"
+    " && .venv/bin/uv pip install -q --python .venv/bin/python --no-deps"
+    " --no-build-isolation -e ."
 )
 
 
@@ -273,6 +276,15 @@ def locked(name: str) -> dict[str, list[tuple[str, str]]]:
         key = re.sub(r"[-_.]+", "-", found[1]).lower()
         entries.setdefault(key, []).append((found[2], (found[3] or "").strip()))
     return entries
+
+
+def test_the_test_commands_installer_is_the_uv_the_lock_is_made_with() -> None:
+    """The README's test command installs the lock with uv from requirements/uv.txt: one
+    exact, hashed version, the one .ci/uv pins to make the lock (a second uv, pinned
+    elsewhere, would drift from it unseen)."""
+    pinned = re.search(r"^UV_VERSION=(\S+)$", (ROOT / ".ci" / "uv").read_text(), re.M)
+    assert pinned, ".ci/uv names no UV_VERSION"
+    assert locked("uv") == {"uv": [(pinned[1], "")]}, "run .ci/lock"
 
 
 @pytest.mark.parametrize("extra", ["all", "dev"])
