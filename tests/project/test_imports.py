@@ -64,6 +64,35 @@ def _top_level(tree: ast.Module) -> list[ast.Import | ast.ImportFrom]:
     return found
 
 
+def runs_calls(tree: ast.AST) -> list[ast.Call]:
+    """Every ``Runs(...)`` call in ``tree``: a subcommand naming the function that runs it
+    (``cirulla.runs.Runs``), imported when the command runs."""
+    return [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and (
+            (isinstance(node.func, ast.Name) and node.func.id == "Runs")
+            or (isinstance(node.func, ast.Attribute) and node.func.attr == "Runs")
+        )
+    ]
+
+
+def runs_targets(tree: ast.AST) -> set[str]:
+    """The modules the ``Runs("module", "function")`` calls of ``tree`` name. They are
+    imports that run later, not at the top: the circle and layering checks
+    (tests/project/test_circles.py, test_layout.py) count each as an import of that module
+    by the module that writes it, as if it were an import inside a function;
+    tests/project/test_cli_dispatch.py holds every ``Runs`` to string literals."""
+    return {
+        call.args[0].value
+        for call in runs_calls(tree)
+        if call.args
+        and isinstance(call.args[0], ast.Constant)
+        and isinstance(call.args[0].value, str)
+    }
+
+
 def project_modules() -> dict[str, Path]:
     """Every module of the project by name; a compiled one by its stub (``_native.pyi``):
     it imports nothing of the project, and loads no library of an extra."""

@@ -9,6 +9,8 @@ import importlib.util
 import tomllib
 from pathlib import Path
 
+from tests.project.test_imports import runs_targets
+
 ROOT = Path(__file__).resolve().parents[2]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 SOURCE_ROOTS = ("src", "rules", "server", "bots", "clients", "ladder", "env")
@@ -116,8 +118,11 @@ def area_of(module: str) -> str:
 
 
 def imported_modules(path: Path) -> set[str]:
-    found = set()
-    for node in ast.walk(ast.parse(path.read_text())):
+    """The project's modules ``path`` imports, and those its subcommands' ``Runs`` name
+    (src/cirulla/runs.py: imported when the command runs, an edge all the same)."""
+    tree = ast.parse(path.read_text())
+    found = runs_targets(tree)
+    for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             if node.module == "cirulla":
                 found |= {f"cirulla.{a.name}" for a in node.names}
