@@ -8,15 +8,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-from pathlib import Path
 
 from rich.table import Table
 
 from cirulla.console import output_console
 from cirulla.ladder.cli_client import (
-    QUEUE_CHOICES,
     CommandError,
-    add_db_argument,
     admin_metadata,
     call,
     ladder_address,
@@ -29,79 +26,10 @@ from cirulla.ladder.cli_client import (
     to_json,
     when,
 )
-from cirulla.ladder.defaults import MATCH_STATES
 from cirulla.ladder.fields import plain
 from cirulla.ladder.messages import MAX_PAGE, PB_TO_QUEUE, STATUS_TO_PB
 from cirulla.ladder.store_rows import MAX_REQUEST_GAMES
 from cirulla.v1 import ladder_pb2
-
-
-def add_author_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """``history``, ``match``, ``matches``, ``h2h``, ``request`` and ``requests``."""
-    h = sub.add_parser("history", help="a bot's versions, ratings and matches")
-    h.add_argument("bot")
-    h.add_argument("--queue", choices=QUEUE_CHOICES)
-    h.add_argument("--limit", type=int, default=20)
-    h.add_argument("--json", action="store_true")
-    h.set_defaults(func=run_history)
-
-    m = sub.add_parser("match", help="one ladder match (ladder id or match server id)")
-    m.add_argument("match_id")
-    m.add_argument("--json", action="store_true")
-    m.set_defaults(func=run_match)
-
-    ms = sub.add_parser(
-        "matches",
-        help="every ladder match, newest first (optionally of one queue, status or bot)",
-    )
-    ms.add_argument("--queue", choices=QUEUE_CHOICES, help="only this queue")
-    ms.add_argument("--status", choices=MATCH_STATES, help="only matches in this state")
-    ms.add_argument("--bot", metavar="NAME", help="only matches this bot has a seat in")
-    ms.add_argument(
-        "--limit", type=int, default=20, metavar="N", help="matches listed (default %(default)s)"
-    )
-    ms.add_argument("--json", action="store_true")
-    ms.set_defaults(func=run_matches)
-
-    hh = sub.add_parser("h2h", help="results between two bots")
-    hh.add_argument("bot_a")
-    hh.add_argument("bot_b")
-    hh.add_argument("--queue", choices=QUEUE_CHOICES)
-    hh.add_argument("--limit", type=int, default=20, help="matches listed (default %(default)s)")
-    hh.add_argument("--json", action="store_true")
-    hh.set_defaults(func=run_h2h)
-
-    rq = sub.add_parser(
-        "request",
-        help="request a match or series between named bots, played before scheduled play",
-        description="Queue N games between 2 to 4 registered bots (their number is the queue: "
-        "2p, 3p, 4p), claimed before any scheduled match. Needs the admin token; a bot's "
-        "owner may instead give the bot's key (--bot-key-file, or $CIRULLA_BOT_KEY when no "
-        "admin token is at hand) to request --unrated games of that bot. Follow it with "
-        "`cirulla ladder requests` and `cirulla ladder match ID`.",
-    )
-    rq.add_argument("bots", nargs="+", metavar="BOT", help="2 to 4 bot names, seats in order")
-    rq.add_argument("--games", type=int, default=1, metavar="N", help="games (default 1)")
-    rq.add_argument("--unrated", action="store_true", help="the games never change a rating")
-    rq.add_argument(
-        "--bot-key-file",
-        type=Path,
-        metavar="FILE",
-        help="request as the owner of one of the bots, with its bot key (unrated only)",
-    )
-    rq.add_argument("--json", action="store_true")
-    rq.set_defaults(func=run_request)
-
-    rqs = sub.add_parser("requests", help="requested matches and how far they are, newest first")
-    rqs.add_argument("--bot", help="only requests naming this bot")
-    rqs.add_argument("--limit", type=int, default=20, help="requests listed (default %(default)s)")
-    rqs.add_argument("--json", action="store_true")
-    rqs.set_defaults(func=run_requests)
-    add_db_argument(h)
-    add_db_argument(m)
-    add_db_argument(ms)
-    add_db_argument(hh)
-    add_db_argument(rqs)
 
 
 @run_command

@@ -30,17 +30,6 @@ from cirulla.ladder.messages import QUEUE_TO_PB
 from cirulla.logs import quiet_grpc
 from cirulla.v1 import ladder_pb2, ladder_pb2_grpc
 
-QUEUE_CHOICES = ("2p", "3p", "4p")
-
-
-def add_db_argument(parser: argparse.ArgumentParser) -> None:
-    """``--db`` of the commands that only read: the database read when no ladder answers."""
-    parser.add_argument(
-        "--db",
-        help="when no ladder answers, read this ladder database instead (default: the "
-        f"one ./{STATE_FILE} names, else {DEFAULT_DB} if it exists)",
-    )
-
 
 class CommandError(Exception):
     """One line for stderr."""

@@ -14,9 +14,7 @@ from rich.text import Text
 from cirulla.bots.cgroups import BotLimits, delegate, parse_limits
 from cirulla.console import output_console
 from cirulla.ladder.cli_client import (
-    QUEUE_CHOICES,
     CommandError,
-    add_db_argument,
     call,
     queue_pb,
     run_command,
@@ -28,86 +26,6 @@ from cirulla.ladder.limits import compact, text_from_pb
 from cirulla.ladder.spec_paths import SpecPathError, resolve_spec_paths
 from cirulla.ladder.store_rows import LadderError
 from cirulla.v1 import ladder_pb2
-
-
-def add_registration_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """``add``, ``cgroup-setup`` and ``standings``."""
-    a = sub.add_parser(
-        "add",
-        help="register a bot, or a new version of one",
-        description="Register NAME with SPEC (what `cirulla tournament --bot` takes, or "
-        "'connect' for a bot that connects in with `cirulla bot KIND --ladder`). The same "
-        "NAME with a new SPEC or queues is a new version: its history stays, its rating "
-        "starts from the old mean with a wide uncertainty, and it plays validation games "
-        "first. Relative paths in SPEC are made absolute here, in this folder (a missing "
-        "one is refused): the ladder starts the bot in its workers' folders.",
-    )
-    a.add_argument("name")
-    a.add_argument("spec")
-    a.add_argument(
-        "--queue",
-        action="append",
-        choices=QUEUE_CHOICES,
-        help="queue to play in (repeatable; default 2p)",
-    )
-    a.add_argument(
-        "--max-concurrency",
-        type=int,
-        default=0,
-        metavar="N",
-        help="matches the bot may play at once (default 4)",
-    )
-    a.add_argument("--memory", metavar="SIZE", help="its memory in the sandbox (default 2G)")
-    a.add_argument(
-        "--processes", metavar="N", help="its processes and threads in the sandbox (default 256)"
-    )
-    a.add_argument("--cpu", metavar="CORES", help="its CPU quota in cores (default 1)")
-    a.add_argument(
-        "--limits",
-        metavar="KEY=VALUE,...",
-        default="",
-        help="the same as one list: memory=4G,processes=64,cpu=2,output=32M,tmp=1G "
-        "(docs/ladder.md, 'Per-bot limits'); stored with the version",
-    )
-    a.set_defaults(func=run_add)
-
-    cg = sub.add_parser(
-        "cgroup-setup",
-        help="as root, once: give USER a control group folder for its bots' limits",
-        description="Make the control group folder each bot's limits live under "
-        "(/sys/fs/cgroup/<memory|pids|cpu>/BASE on v1, /sys/fs/cgroup/BASE on v2) and give "
-        "it to USER, the user the ladder runs as: it then limits each bot's memory, "
-        "processes and CPU without privileges (docs/ladder.md, 'Threat model'). Idempotent.",
-    )
-    cg.add_argument("--user", required=True, help="the user the ladder and its workers run as")
-    cg.add_argument(
-        "--base",
-        default=None,
-        help="the folder's name (default: $CIRULLA_CGROUP, else cirulla); give the ladder "
-        "the same as CIRULLA_CGROUP",
-    )
-    cg.set_defaults(func=run_cgroup_setup)
-
-    st = sub.add_parser("standings", help="ratings of one queue, best first")
-    st.add_argument("--queue", choices=QUEUE_CHOICES, default="2p")
-    st.add_argument("--all", action="store_true", help="also paused and deactivated bots")
-    st.add_argument("--json", action="store_true", help="print JSON")
-    st.set_defaults(func=run_standings)
-    add_db_argument(st)
-
-
-def add_state_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """``pause``, ``resume`` and ``remove``."""
-    for name, helptext in (
-        ("pause", "stop scheduling a bot (its running matches finish)"),
-        ("resume", "schedule a paused or deactivated bot again"),
-        ("remove", "take a bot off the ladder (its matches stay readable)"),
-    ):
-        c = sub.add_parser(name, help=helptext)
-        c.add_argument("bot")
-        if name != "resume":
-            c.add_argument("--reason", default="", help="shown in the standings")
-        c.set_defaults(func=run_state, action=name)
 
 
 @run_command

@@ -1,5 +1,5 @@
-"""``cirulla ladder logs|record|events`` for bot authors, ``rotate-key`` for the admin,
-and ``serve --webhook``.
+"""``cirulla ladder logs|record|events`` for bot authors and ``rotate-key`` for the admin
+(their parsers, and ``serve --webhook``'s, are in ``cirulla.ladder.cli``).
 
 An author holds their bot's key, not the admin token: these commands send it as
 ``authorization: Bearer`` metadata to the author rpcs (``cirulla.ladder.authors``). The
@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-from pathlib import Path
 
 from cirulla.bots.enroll import KEY_ENV, read_bot_key
 from cirulla.bots.kit import BotError
@@ -32,70 +31,6 @@ from cirulla.ladder.cli_client import (
 )
 from cirulla.server import records as record_files
 from cirulla.v1 import ladder_pb2
-
-
-def add_serve_arguments(p: argparse.ArgumentParser) -> None:
-    """``serve --webhook URL``."""
-    p.add_argument(
-        "--webhook",
-        metavar="URL",
-        help="POST JSON to this http(s) URL when a bot is deactivated (bot, version, "
-        "reason, time); a failing endpoint is logged and never stalls the ladder",
-    )
-
-
-def add_own_bot_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """The author commands and ``rotate-key``, on ``cirulla ladder``'s sub-commands."""
-    key_help = (
-        "a file holding the bot's key (default: $CIRULLA_BOT_KEY; without either, the admin token)"
-    )
-    lg = sub.add_parser(
-        "logs",
-        help="a bot's own output in its finished games, with the bot's key",
-        description="What the bot wrote (stdout and stderr) in its finished games, newest "
-        "first, read with its key ($CIRULLA_BOT_KEY or --bot-key-file, never on the command "
-        "line). Games still in play, and the first game of a duplicate pair until its twin "
-        "is over, are left out.",
-    )
-    lg.add_argument("bot")
-    lg.add_argument("--match", default="", metavar="ID", help="only this game")
-    lg.add_argument("--limit", type=int, default=5, metavar="N", help="games (default 5)")
-    lg.add_argument("--bot-key-file", type=Path, metavar="FILE", help=key_help)
-    lg.add_argument("--json", action="store_true")
-    lg.set_defaults(func=run_logs)
-
-    rc = sub.add_parser(
-        "record",
-        help="the full record of one finished game of a bot, with the bot's key",
-        description="The record (every hand and deck) of one finished game of the bot, "
-        "read with its key; printed as text, or written with --out as a record file that "
-        "`cirulla replay` reads.",
-    )
-    rc.add_argument("bot")
-    rc.add_argument("match_id")
-    rc.add_argument("--out", type=Path, metavar="FILE", help="write the record file here")
-    rc.add_argument("--bot-key-file", type=Path, metavar="FILE", help=key_help)
-    rc.add_argument("--json", action="store_true")
-    rc.set_defaults(func=run_record)
-
-    ev = sub.add_parser(
-        "events",
-        help="a bot's state changes (registered, paused, deactivated...), with its key",
-    )
-    ev.add_argument("bot")
-    ev.add_argument("--limit", type=int, default=50, metavar="N")
-    ev.add_argument("--bot-key-file", type=Path, metavar="FILE", help=key_help)
-    ev.add_argument("--json", action="store_true")
-    ev.set_defaults(func=run_events)
-
-    rk = sub.add_parser(
-        "rotate-key",
-        help="give a bot a new key (admin): the old one stops working at once",
-        description="A new key for the bot, printed once: its author's key for logs, "
-        "record and events, and a connect-in bot's Enroll key. Needs the admin token.",
-    )
-    rk.add_argument("bot")
-    rk.set_defaults(func=run_rotate_key)
 
 
 def author_metadata(args: argparse.Namespace) -> tuple[tuple[str, str], ...]:

@@ -11,7 +11,11 @@ from typing import TypedDict
 DEFAULT_DB = "cirulla-ladder.sqlite3"
 STATE_FILE = "cirulla-ladder.json"
 DEFAULT_DATA = "cirulla-ladder-data"
+#: ``cirulla ladder worker``'s data folder.
+WORKER_DATA = "cirulla-worker-data"
 DEFAULT_LISTEN = "127.0.0.1:50061"
+#: The queues, by their number of seats.
+QUEUE_CHOICES = ("2p", "3p", "4p")
 #: Bot states; ``removed`` bots keep their matches but leave the standings.
 BOT_STATES = ("active", "paused", "deactivated", "removed")
 #: Ladder match life cycle (``ladder_matches.status``).

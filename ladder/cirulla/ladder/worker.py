@@ -16,70 +16,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-from pathlib import Path
 
-from cirulla.ladder.cli_serve import add_keeping_arguments, add_safety_arguments
-from cirulla.ladder.defaults import DEFAULT_DB, LEASE_SECONDS
 from cirulla.ladder.retention import parse_keep
-from cirulla.logs import add_log_level_argument
 from cirulla.server.logs import log_to_file, setup_logging
-
-DEFAULT_DATA = "cirulla-worker-data"
-
-
-def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    w = sub.add_parser(
-        "worker",
-        help="play scheduled matches of a (PostgreSQL) ladder on this machine",
-        description="Claim and play the matches a ladder schedules, on this machine's own "
-        "match server, until Ctrl-C or SIGTERM. Start any number on any machines with the "
-        "ladder's database (docs/ladder.md, 'Workers').",
-    )
-    w.add_argument(
-        "--db",
-        default=DEFAULT_DB,
-        help="the ladder's database, e.g. postgresql://USER@HOST:PORT/NAME (default "
-        "%(default)s, which only a worker on the ladder's own machine can share)",
-    )
-    w.add_argument(
-        "--listen",
-        default="127.0.0.1:0",
-        metavar="HOST:PORT",
-        help="address of this worker's match server; port 0 picks one (default %(default)s)",
-    )
-    w.add_argument(
-        "--advertise",
-        metavar="HOST:PORT",
-        help="address bots on other machines reach this match server at (default: from "
-        "--listen; give it when listening on 0.0.0.0 for connect-in bots elsewhere)",
-    )
-    w.add_argument(
-        "--data",
-        default=DEFAULT_DATA,
-        type=Path,
-        metavar="DIR",
-        help="bot logs, game records and the match server's database (default %(default)s)",
-    )
-    w.add_argument(
-        "--concurrency",
-        type=int,
-        default=2,
-        metavar="N",
-        help="matches played at once (default %(default)s)",
-    )
-    w.add_argument(
-        "--lease",
-        type=float,
-        default=LEASE_SECONDS,
-        metavar="SECONDS",
-        help="how long a match stays this worker's without a heartbeat; after that any "
-        "ladder process re-queues or cancels it (default %(default)s)",
-    )
-    add_safety_arguments(w)
-    add_keeping_arguments(w)
-
-    add_log_level_argument(w)
-    w.set_defaults(func=run_worker)
 
 
 def run_worker(args: argparse.Namespace) -> int:
