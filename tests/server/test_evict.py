@@ -4,8 +4,10 @@ answers for them, and joining or watching them gets a clear FAILED_PRECONDITION.
 from __future__ import annotations
 
 import asyncio
+import gc
 import random
 import time
+import weakref
 from typing import Any
 
 import grpc
@@ -166,6 +168,28 @@ def test_ended_matches_are_kept_by_their_events_too() -> None:
         assert srv.hub._ended_events == 0 and not srv.hub._ended
         late = stub.Spectate(ms.SpectateRequest(match_id=created.match.match_id))
         assert "is finished" in await refused(late.read())
+
+    run_with_server(body, ":memory:", keep_finished_s=3600, limits=Limits(keep_finished_events=10))
+
+
+def test_an_evicted_match_is_freed_without_the_garbage_collector() -> None:
+    """No reference cycle holds a session (its timer's callback once did): an evicted
+    match's memory goes as soon as the hub lets go of it, not at the garbage collector's
+    next full collection, which the serving process makes rare (``app.tune_gc``)."""
+
+    async def body(stub: Any, srv: Any) -> None:
+        created = await create(stub)
+        session = weakref.ref(srv.hub.matches[created.match.match_id])
+        gc.disable()
+        try:
+            await play(stub, created)
+            await srv.hub.records_written()
+            start = time.monotonic()
+            while session() is not None and time.monotonic() - start < 10:
+                await asyncio.sleep(0.05)  # the streams' handlers end
+            assert session() is None, "an evicted session is only freed by a full collection"
+        finally:
+            gc.enable()
 
     run_with_server(body, ":memory:", keep_finished_s=3600, limits=Limits(keep_finished_events=10))
 

@@ -28,6 +28,7 @@ import functools
 import logging
 import secrets
 import time
+import weakref
 from collections.abc import Callable
 
 from cirulla.rules import Action, Game
@@ -67,6 +68,24 @@ def _notation(code: int) -> str:
     return str(Action.from_int(code))
 
 
+def _weak_timeout(session: MatchSession) -> Callable[[int], None]:
+    """``session._timeout`` without a strong reference to the session.
+
+    The timer's callback lives on the session itself (in ``Turns``): a bound method there
+    would make every session a reference cycle, which only the garbage collector's full
+    collections free, and those stop the event loop for a time that grows with
+    everything the server holds (docs/performance.md, "The match server"). Without the
+    cycle an evicted match is freed as soon as the hub lets go of it."""
+    ref = weakref.ref(session)
+
+    def on_timeout(decision_id: int) -> None:
+        live = ref()
+        if live is not None:
+            live._timeout(decision_id)
+
+    return on_timeout
+
+
 class MatchSession:
     def __init__(
         self,
@@ -92,7 +111,7 @@ class MatchSession:
         n = self.options.players
         self.tokens = [new_seat_token() for _ in range(n)]
         self.seats = [Seat() for _ in range(n)]
-        self.turns = Turns(config.time, n, self._timeout)
+        self.turns = Turns(config.time, n, _weak_timeout(self))
         self.out = Publisher(match_id, room_id, config, self.seats)
         self.delivery = self.out.delivery
         #: waiting, in_progress, finished or aborted (``settle()`` first for a move still
