@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import gc
 import logging
 import os
 import signal
@@ -28,6 +29,9 @@ from cirulla.server.store import Store
 from cirulla.v1 import match_service_pb2
 
 log = logging.getLogger("cirulla.server")
+#: The garbage collector's third threshold in a serving process: full collections happen
+#: after this many second-generation ones (Python's default is 10), see ``tune_gc``.
+FULL_COLLECTION_EVERY = 1000
 SERVICE_NAME = match_service_pb2.DESCRIPTOR.services_by_name["MatchService"].full_name
 
 
@@ -136,6 +140,27 @@ def check_listen(listen: str) -> None:
         raise ValueError(f"--listen {listen!r}: port {port} is above 65535")
 
 
+def tune_gc() -> None:
+    """Keep the garbage collector's full collections off a serving process's hot path.
+
+    A full collection walks every object the process holds (the live matches' games and
+    events, the ended matches kept in memory, the recent records) and stops the event
+    loop meanwhile: at 100 matches at once about 300,000 objects, 0.1-0.4 s per
+    collection, one every few seconds with Python's thresholds, which was the paced load's
+    whole p99 latency (docs/performance.md, "The match server"). The server makes almost
+    no cyclic garbage (a session holds no reference cycle: its memory goes when the hub
+    lets go of it), so full collections can be rare: what start-up loaded (modules,
+    descriptors, the caches' first entries) is frozen out of every future collection, and
+    a full collection waits for ``FULL_COLLECTION_EVERY`` second-generation ones (about
+    ten minutes at full load). The young generations keep Python's thresholds: their
+    collections stay short.
+    """
+    gc.collect()
+    gc.freeze()
+    young, middle, _ = gc.get_threshold()
+    gc.set_threshold(young, middle, FULL_COLLECTION_EVERY)
+
+
 async def _watch_parent(parent_pid: int, stop: asyncio.Event, every_s: float = 0.5) -> None:
     """Set ``stop`` once the process that started this server is gone.
 
@@ -193,6 +218,7 @@ async def serve(
             await web.stop()
         await running.stop()
         raise
+    tune_gc()  # after start-up: what it loaded is never collected again
     if port_file:
         tmp = Path(str(port_file) + ".tmp")
         tmp.write_text(f"{running.port}\n")
