@@ -8,6 +8,7 @@ import asyncio
 import os
 import stat
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -77,3 +78,18 @@ def test_the_database_is_private(tmp_path: Path) -> None:
     db = tmp_path / "new.sqlite3"
     Store(db).close()
     assert stat.S_IMODE(os.stat(db).st_mode) == 0o600
+
+
+def test_a_serving_process_freezes_start_up_and_makes_full_collections_rare() -> None:
+    """``serve`` tunes the garbage collector once started (``app.tune_gc``): a full
+    collection stops the event loop for every object held, so it must be rare; the young
+    generations keep Python's thresholds. In a child: the tests' own process keeps its."""
+    code = (
+        "import gc\n"
+        "from cirulla.server.app import FULL_COLLECTION_EVERY, tune_gc\n"
+        "young, middle, _ = gc.get_threshold()\n"
+        "tune_gc()\n"
+        "assert gc.get_freeze_count() > 1000, gc.get_freeze_count()\n"
+        "assert gc.get_threshold() == (young, middle, FULL_COLLECTION_EVERY)\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
