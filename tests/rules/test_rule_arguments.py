@@ -1,4 +1,4 @@
-"""Every command that plays takes the rules the same way (``rules.cli.add_rule_arguments``):
+"""Every command that plays takes the rules the same way (``rules.arguments.add_rule_arguments``):
 the same --preset, --rule and --players, with one default each command may change."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import argparse
 import pytest
 
 from cirulla.cli import build_parser
-from cirulla.rules.cli import add_rule_arguments
+from cirulla.rules.arguments import add_rule_arguments
 
 COMMANDS = (
     (["tournament"], None),  # None: --resume refuses rules given again

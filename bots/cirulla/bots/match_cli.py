@@ -16,7 +16,7 @@ import grpc
 
 from cirulla.bots.kit import BotError, open_channel
 from cirulla.rules import OptionError, Options
-from cirulla.rules.cli import add_rule_arguments, rule_overrides
+from cirulla.rules.arguments import add_rule_arguments, rule_overrides
 from cirulla.v1 import match_service_pb2, match_service_pb2_grpc, match_settings_pb2
 from cirulla.wire import rules_to_proto
 

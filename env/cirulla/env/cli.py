@@ -7,7 +7,7 @@ import argparse
 import json
 
 from cirulla.extras import install_hint
-from cirulla.rules.cli import add_rule_arguments, options_from_args
+from cirulla.rules.arguments import add_rule_arguments, options_from_args
 
 
 def register(

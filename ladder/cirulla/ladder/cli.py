@@ -30,7 +30,7 @@ from cirulla.ladder.defaults import (
     WORKER_DATA,
 )
 from cirulla.logs import add_log_level_argument
-from cirulla.rules.cli import add_rule_arguments
+from cirulla.rules.arguments import add_rule_arguments
 from cirulla.runs import Runs
 
 DESCRIPTION = """\

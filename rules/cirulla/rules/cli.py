@@ -12,6 +12,7 @@ from typing import NotRequired, TypedDict
 from rich.table import Table
 
 from cirulla.console import output_console  # the commands' one console (src/)
+from cirulla.rules.arguments import add_rule_arguments, options_from_args
 from cirulla.rules.bench import (
     RulesReport,
     bench_api,
@@ -24,7 +25,7 @@ from cirulla.rules.core import CORE, CoreUnavailableError, resolve_core
 from cirulla.rules.errors import CirullaError
 from cirulla.rules.events import DealScored, GameOver
 from cirulla.rules.game import Game
-from cirulla.rules.options import OPTION_HELP, PRESETS, Options, OptionValue, parse_overrides
+from cirulla.rules.options import OPTION_HELP, PRESETS, Options
 
 
 class Figure(TypedDict, total=False):
@@ -125,51 +126,6 @@ def register(
     )
     p.add_argument("--json", action="store_true", help="print JSON (the default; kept for scripts)")
     p.set_defaults(func=cmd_bench)
-
-
-def add_rule_arguments(
-    parser: argparse.ArgumentParser, *, default: str | None = "standard", players: bool = True
-) -> None:
-    """--preset, --players and --rule OPTION=VALUE, shared by every command that plays.
-
-    ``default`` is ``args.preset`` when --preset is not given; None lets a command tell
-    "not given" apart (the tournament refuses rules with --resume) and apply "standard"
-    itself. ``players=False`` leaves out --players (the ladder sets it per queue). An
-    unknown preset is reported by ``Options.preset`` in one line, naming the presets.
-    """
-    parser.add_argument(
-        "--preset",
-        default=default,
-        metavar="P",
-        help=f"rule preset: {', '.join(PRESETS)} (default standard)",
-    )
-    if players:
-        parser.add_argument(
-            "--players", type=int, choices=(2, 3, 4), help="seats per game (default 2)"
-        )
-    parser.add_argument(
-        "--rule",
-        action="append",
-        default=[],
-        metavar="OPTION=VALUE",
-        help="override one rule option, e.g. must_capture=off or target=21 (repeat); "
-        "see `cirulla rules options`",
-    )
-
-
-def rule_overrides(args: argparse.Namespace) -> dict[str, OptionValue]:
-    """The rule options the arguments change: each --rule, then --players and --target
-    (the commands that have them), which win over a --rule naming the same option."""
-    overrides = parse_overrides(args.rule)
-    for name in ("players", "target"):
-        value = getattr(args, name, None)
-        if value is not None:
-            overrides[name] = value
-    return overrides
-
-
-def options_from_args(args: argparse.Namespace) -> Options:
-    return Options.preset(args.preset, **rule_overrides(args))
 
 
 def _fmt(value: object) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from cirulla.extras import require
-from cirulla.rules.cli import add_rule_arguments
+from cirulla.rules.arguments import add_rule_arguments
 
 PLAY_HELP = """\
 Play Cirulla in the terminal against the bots.

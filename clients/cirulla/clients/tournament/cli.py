@@ -42,7 +42,7 @@ from cirulla.clients.tournament.stats import Sprt
 from cirulla.console import output_console
 from cirulla.logs import setup_logging
 from cirulla.rules import OptionError, Options
-from cirulla.rules.cli import add_rule_arguments, rule_overrides
+from cirulla.rules.arguments import add_rule_arguments, rule_overrides
 
 DEFAULT_BOTS = ("random=random", "greedy=greedy", "mcts=mcts:iterations=200")
 DEFAULT_GAMES = 10
