@@ -25,3 +25,6 @@ MATCH_STATUSES: dict[str, ladder_pb2.LadderMatchStatus] = {
     "finished": ladder_pb2.LADDER_MATCH_STATUS_FINISHED,
     "cancelled": ladder_pb2.LADDER_MATCH_STATUS_CANCELLED,
 }
+#: The queues' and the match statuses' words by their protocol value.
+QUEUE_NAMES = {v: k for k, v in QUEUES.items()}
+MATCH_STATUS_NAMES = {v: k for k, v in MATCH_STATUSES.items()}

@@ -26,9 +26,9 @@ from cirulla.ladder.cli_client import (
     to_json,
     when,
 )
+from cirulla.ladder.defaults import MAX_PAGE, MAX_REQUEST_GAMES
 from cirulla.ladder.fields import plain
-from cirulla.ladder.messages import MAX_PAGE, PB_TO_QUEUE, STATUS_TO_PB
-from cirulla.ladder.store_rows import MAX_REQUEST_GAMES
+from cirulla.ladder_words import MATCH_STATUSES, QUEUE_NAMES
 from cirulla.v1 import ladder_pb2
 
 
@@ -56,7 +56,7 @@ def run_history(args: argparse.Namespace) -> int:
     for v in response.versions:
         say(console, f"  v{v.version} {when(v.create_time)}  {v.spec}")
     for r in response.ratings:
-        queue = PB_TO_QUEUE.get(r.queue, str(r.queue))
+        queue = QUEUE_NAMES.get(r.queue, str(r.queue))
         say(
             console,
             f"  {queue}: rating {r.score:.1f} (mu {r.mu:.1f}, sigma {r.sigma:.2f}), "
@@ -79,7 +79,7 @@ def run_match(args: argparse.Namespace) -> int:
         return 0
     console = output_console(markup=False, highlight=False, emoji=False)
     match_id, created, status, _seats, result = match_line(m)
-    say(console, f"{match_id} ({PB_TO_QUEUE.get(m.queue, str(m.queue))}) {status}")
+    say(console, f"{match_id} ({QUEUE_NAMES.get(m.queue, str(m.queue))}) {status}")
     say(
         console, f"  scheduled {created}, started {when(m.start_time)}, ended {when(m.finish_time)}"
     )
@@ -117,7 +117,7 @@ def run_matches(args: argparse.Namespace) -> int:
             ladder_pb2.ListLadderMatchesRequest(
                 queue=queue_pb(args.queue),
                 status=(
-                    STATUS_TO_PB[args.status]
+                    MATCH_STATUSES[args.status]
                     if args.status
                     else ladder_pb2.LADDER_MATCH_STATUS_UNSPECIFIED
                 ),
@@ -182,7 +182,7 @@ def request_summary(r: ladder_pb2.MatchRequest) -> str:
 
 
 def request_line(r: ladder_pb2.MatchRequest) -> list[str]:
-    queue = PB_TO_QUEUE.get(r.queue, "?")
+    queue = QUEUE_NAMES.get(r.queue, "?")
     kind = "unrated" if r.unrated else "rated"
     left = r.games - r.finished - r.cancelled
     progress = f"{r.finished}/{r.games} played" + (

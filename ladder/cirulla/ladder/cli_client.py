@@ -22,11 +22,11 @@ from google.protobuf.timestamp_pb2 import Timestamp
 from rich.console import Console, RenderableType
 from rich.table import Table
 
-from cirulla.clients.matches.journal import Outcome
+from cirulla import ladder_words
+from cirulla.clients.matches.outcome import Outcome
 from cirulla.ladder import endings
 from cirulla.ladder.defaults import DEFAULT_DB, STATE_FILE, LadderState
 from cirulla.ladder.fields import plain
-from cirulla.ladder.messages import QUEUE_TO_PB
 from cirulla.logs import quiet_grpc
 from cirulla.v1 import ladder_pb2, ladder_pb2_grpc
 
@@ -242,7 +242,7 @@ def when(ts: Timestamp) -> str:
 
 
 def queue_pb(name: str | None) -> ladder_pb2.LadderQueue:
-    return QUEUE_TO_PB[name] if name else ladder_pb2.LADDER_QUEUE_UNSPECIFIED
+    return ladder_words.QUEUES[name] if name else ladder_pb2.LADDER_QUEUE_UNSPECIFIED
 
 
 def state_text(bot: ladder_pb2.LadderBot) -> str:

@@ -20,6 +20,10 @@ QUEUE_CHOICES = ("2p", "3p", "4p")
 BOT_STATES = ("active", "paused", "deactivated", "removed")
 #: Ladder match life cycle (``ladder_matches.status``).
 MATCH_STATES = ("scheduled", "claimed", "running", "finished", "cancelled")
+#: Games one request may ask for (an operator's series).
+MAX_REQUEST_GAMES = 100
+#: Items one page of a listing rpc holds at most.
+MAX_PAGE = 1000
 #: Seconds a claim stays valid without a heartbeat of its worker.
 LEASE_SECONDS = 60.0
 

@@ -12,6 +12,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 
 from cirulla import ladder_words
 from cirulla.ladder import endings, rating
+from cirulla.ladder.defaults import MAX_PAGE
 from cirulla.ladder.limits import effective_pb
 from cirulla.ladder.store_rows import (
     BotInfo,
@@ -28,10 +29,10 @@ from cirulla.v1 import ladder_pb2
 Context = grpc.aio.ServicerContext[Message, Message]
 
 QUEUE_TO_PB = ladder_words.QUEUES
-PB_TO_QUEUE = {v: k for k, v in QUEUE_TO_PB.items()}
+PB_TO_QUEUE = ladder_words.QUEUE_NAMES
 STATE_TO_PB = ladder_words.BOT_STATES
 STATUS_TO_PB = ladder_words.MATCH_STATUSES
-PB_TO_STATUS = {v: k for k, v in STATUS_TO_PB.items()}
+PB_TO_STATUS = ladder_words.MATCH_STATUS_NAMES
 END_TO_PB = {
     endings.TARGET: ladder_pb2.LADDER_END_REASON_TARGET,
     endings.CAPPOTTO: ladder_pb2.LADDER_END_REASON_CAPPOTTO,
@@ -41,7 +42,6 @@ END_TO_PB = {
 }
 PB_TO_END = {v: k for k, v in END_TO_PB.items()}
 DEFAULT_PAGE = 50
-MAX_PAGE = 1000
 
 
 def timestamp(seconds: float | None) -> Timestamp | None:

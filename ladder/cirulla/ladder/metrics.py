@@ -26,7 +26,7 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 from sqlalchemy import func, select
 
-from cirulla.clients.matches.journal import Outcome
+from cirulla.clients.matches.outcome import Outcome
 from cirulla.ladder.schema import (
     BOT_STATES,
     MATCH_STATES,

@@ -30,7 +30,8 @@ from cirulla.bots.botspec import BotSpec
 from cirulla.bots.cgroups import BotLimits
 from cirulla.clients.matches.bot_pool import BotPool
 from cirulla.clients.matches.files import log_tail, safe_name
-from cirulla.clients.matches.journal import GameResult, Outcome, Settings
+from cirulla.clients.matches.journal import GameResult, Settings
+from cirulla.clients.matches.outcome import Outcome
 from cirulla.clients.matches.referee import GameSeam, Referee
 from cirulla.clients.matches.sandbox import Confinement
 from cirulla.clients.matches.schedule import ScheduledGame, new_bot_seed_base

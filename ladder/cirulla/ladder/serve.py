@@ -36,7 +36,8 @@ from pathlib import Path
 import grpc
 from sqlalchemy.engine import make_url
 
-from cirulla.clients.matches.journal import Outcome, OutputLock, write_json_atomic
+from cirulla.clients.matches.journal import OutputLock, write_json_atomic
+from cirulla.clients.matches.outcome import Outcome
 from cirulla.clients.matches.relay import ServerRelay
 from cirulla.clients.matches.sandbox import (
     Confinement,

@@ -35,6 +35,7 @@ from collections.abc import Callable
 
 from sqlalchemy import Engine
 
+from cirulla.ladder.defaults import MAX_REQUEST_GAMES
 from cirulla.ladder.store_authors import AuthorViews
 from cirulla.ladder.store_bots import BotStore
 from cirulla.ladder.store_enrollments import EnrollmentStore
@@ -50,7 +51,6 @@ from cirulla.ladder.store_rows import (
     FAULTS,
     IN_FLIGHT,
     LOG_TAIL_CHARS,
-    MAX_REQUEST_GAMES,
     OWNER_REQUEST_GAMES,
     QUEUE_PLAYERS,
     QUEUES,

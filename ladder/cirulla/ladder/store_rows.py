@@ -37,8 +37,6 @@ ENROLLMENT_TIMEOUT = 30.0
 IN_FLIGHT = ("scheduled", "claimed", "running")
 #: Scheduled matches a claim looks at (oldest first) for one it may start.
 CLAIM_SCAN = 50
-#: Games one request may ask for (an operator's series).
-MAX_REQUEST_GAMES = 100
 #: Games a bot's owner may have requested and not yet played, all requests together.
 OWNER_REQUEST_GAMES = 10
 #: Claim priority of requested games (scheduled matches have 0).

@@ -14,37 +14,17 @@ import fcntl
 import json
 import os
 from dataclasses import asdict, dataclass, field
-from enum import StrEnum
 from pathlib import Path
 from typing import Any, TypedDict
 
 from cirulla.bots.botspec import BotSpec, parse_bots
+from cirulla.clients.matches.outcome import Outcome
 from cirulla.rules.options import OptionValue
 
 SETTINGS_FILE = "tournament.json"
 JOURNAL_FILE = "games.jsonl"
 RESULTS_FILE = "results.json"
 LOCK_FILE = ".lock"
-
-
-class Outcome(StrEnum):
-    """How a seat's game ended for it: every runner's one vocabulary (results files,
-    tables, the ladder's seats and faults). All but ``ok`` lose the game for that seat.
-    StrEnum: each is its own string in JSON and in the database."""
-
-    OK = "ok"
-    #: the seat's process died (or never started)
-    CRASH = "crash"
-    #: it forfeited on its clock
-    TIMEOUT = "timeout"
-    #: illegal actions ran its clock out
-    ILLEGAL = "illegal"
-    #: the server forfeited it (the game was lost on a rule)
-    FORFEIT = "forfeit"
-    #: its stream dropped and did not come back in time
-    DISCONNECT = "disconnect"
-    #: a ladder connect-in bot that never took its seat
-    NO_JOIN = "no-join"
 
 
 #: Why a game ended, as ``GameResult.end`` records it: the rules ended it (``target``, a

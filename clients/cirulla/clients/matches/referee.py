@@ -28,7 +28,8 @@ from cirulla.bots.botspec import BotSpec
 from cirulla.bots.cgroups import BotLimits, parse_limits
 from cirulla.clients.matches.bot_pool import BotPool, BotStartError
 from cirulla.clients.matches.files import safe_name, write_atomic
-from cirulla.clients.matches.journal import GameResult, Outcome, Settings
+from cirulla.clients.matches.journal import GameResult, Settings
+from cirulla.clients.matches.outcome import Outcome
 from cirulla.clients.matches.sandbox import Confinement
 from cirulla.clients.matches.schedule import ScheduledGame, bot_seed
 from cirulla.clients.matches.seat_argv import bot_argv, is_served_spec, seat_env, seat_values

@@ -15,7 +15,8 @@ from typing import NotRequired, TypedDict
 
 from rich.table import Table
 
-from cirulla.clients.matches.journal import GameResult, Outcome, Settings
+from cirulla.clients.matches.journal import GameResult, Settings
+from cirulla.clients.matches.outcome import Outcome
 from cirulla.clients.tournament.stats import (
     EloEstimate,
     Penta,
