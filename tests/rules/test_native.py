@@ -12,10 +12,13 @@ import os
 import random
 import subprocess
 import sys
+from itertools import combinations
 
 import pytest
 
 from cirulla.rules import PRESETS, Action, Game, Options
+from cirulla.rules.actions import declaration_codes
+from cirulla.rules.captures import legal_captures
 from cirulla.rules.cards import ALL_CARDS_MASK
 from cirulla.rules.core import CORE, event_of, native, options_tuple, view_tuple
 from cirulla.rules.views import sample_world
@@ -125,6 +128,46 @@ def test_both_cores_agree_on_option_mixes(overrides: dict) -> None:
     for seed in range(6):
         _play_both(options, 1000 + seed)
     _play_both(options, 77, deal_only=True)
+
+
+def test_native_declarations_match_the_reference_for_every_hand() -> None:
+    """Every 3-card hand (the 7H's named values among them), and hands of other sizes."""
+    assert native is not None
+    for cards in combinations(range(40), 3):
+        hand = sum(1 << c for c in cards)
+        assert native.declaration_codes(hand) == declaration_codes(hand), cards
+    for hand in (0, 1 << 25, 3, 0b1111, (1 << 25) | 0b110000):
+        assert native.declaration_codes(hand) == declaration_codes(hand)
+
+
+def test_native_positions_match_the_reference_at_every_table_size() -> None:
+    """Captures and legal codes of random positions: tables of 0 to 10 cards (the compact
+    paths for small tables and the general ones past them), the 7H named or not, pairing
+    precedence and forced captures on and off, hands of 0 to 3 cards (declarations)."""
+    assert native is not None
+    rng = random.Random(38)
+    games = {
+        (must, pp): Game(Options(must_capture=must, pairing_precedence=pp), seed=1)
+        for must in (False, True)
+        for pp in (False, True)
+    }
+    for i in range(4000):
+        size = i % 11
+        cards = rng.sample(range(40), size + 3)
+        if i % 3 == 0 and 25 not in cards:  # the 7H often, on the table or in the hand
+            cards[rng.randrange(len(cards))] = 25
+        table = sum(1 << c for c in cards[:size])
+        hand = sum(1 << c for c in cards[size : size + rng.randrange(4)])
+        wild = rng.choice((0, 0, rng.randrange(1, 11)))
+        must, pp = rng.random() < 0.5, rng.random() < 0.5
+        for v in range(1, 11):
+            got = native.captures(table, v, wild, pp)
+            assert got == legal_captures(table, v, wild, pp), (table, v, wild, pp)
+        game = games[must, pp]
+        game.hands[game.turn] = hand
+        game.table, game.wild = table, wild
+        expected = game.reference_legal_codes()
+        assert native.legal_codes(hand, table, wild, must, pp) == expected, (hand, table, wild)
 
 
 def test_native_deck_errors_name_the_deal() -> None:

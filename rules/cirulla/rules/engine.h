@@ -156,10 +156,31 @@ static void scratch_free(Scratch *s) {
 
 typedef struct {
     u64 table;
-    int ncards, ace_on_table, err, dp;
-    int vals[NUM_CARDS];
-    int have[11], start[11], len[11];
+    int ncards, ace_on_table, err, dp, tiny;
+    unsigned have; /* bit v: the captures of played value v are in the scratch (tab_caps) */
+    int vals[NUM_CARDS]; /* tables larger than tiny: each card's value, ascending cards */
+    /* tiny tables (TINY_MAX cards or fewer: nearly every table of a game that must
+       capture). The cards in ascending order are positions 0 to 3 (pos[i]: the card's
+       bit), a subset is a position mask m (0 to 15), and byte m of sums (subsets 0-7 in
+       sums[0], 8-15 in sums[1]) is its value sum: the subsets summing to a value are
+       found eight at a time (tiny_bits), in ascending position masks, which are
+       ascending card masks: the protocol's order. */
+    u64 sums[2], pos[4];
+    int start[11], len[11];
 } Tab;
+#define TINY_MAX 4
+
+#define ONES8 0x0101010101010101ULL
+#define LOW7 0x7F7F7F7F7F7F7F7FULL
+#define HIGH8 0x8080808080808080ULL
+/* the high bit of each byte of w equal to v (0 to 127), nothing else */
+static inline u64 bytes_equal(u64 w, int v) {
+    u64 x = w ^ (u64)v * ONES8;
+    return ~(((x & LOW7) + LOW7) | x) & HIGH8;
+}
+/* the bytes of sums[0] and sums[1] of the single-card subsets (position masks 1, 2, 4; 8) */
+#define SINGLE_LO 0x0000008000808000ULL
+#define SINGLE_HI 0x80ULL
 
 static int enum_subsets(Scratch *s, const int *cards, const int *vals, int n, int start,
                         int total, u64 mask, int size) {
@@ -177,35 +198,101 @@ static int enum_subsets(Scratch *s, const int *cards, const int *vals, int n, in
     return 0;
 }
 
-/* The table's subsets summing to at most 14, the 7H at its named value (table_entry). */
-static int tab_init(Scratch *s, Tab *t, u64 table, int wild) {
-    int cards[NUM_CARDS], vals[NUM_CARDS];
-    int n = cards_of(table, cards);
-    t->table = table;
-    t->ncards = n;
-    t->ace_on_table = 0;
-    t->err = 0;
-    for (int i = 0; i < n; i++) {
-        vals[i] = cards[i] == WILD && wild ? wild : card_value(cards[i]);
-        if (vals[i] == 1) t->ace_on_table = 1;
+/* tab_init of a table larger than tiny: the subsets by position mask (DP_MAX cards or
+   fewer), or the subsets summing to at most 14 */
+__attribute__((noinline)) static int tab_init_large(Scratch *s, Tab *t, u64 table, int wild) {
+    int cards[NUM_CARDS], *vals = t->vals, n = 0;
+    for (u64 m = table; m; m &= m - 1) {
+        int c = __builtin_ctzll(m);
+        cards[n] = c;
+        vals[n++] = c == WILD && wild ? wild : card_value(c);
     }
-    memset(t->have, 0, sizeof t->have);
-    s->nsub = 0;
-    s->ncaps = 0;
+    t->ncards = n;
+    t->tiny = 0;
     t->dp = n <= DP_MAX;
     if (t->dp) {
-        memcpy(t->vals, vals, sizeof(int) * (size_t)n);
         s->dp_sum[0] = 0;
         s->dp_mask[0] = 0;
-        for (int m = 1; m < 1 << n; m++) {
-            int low = __builtin_ctz((unsigned)m), prev = m & (m - 1);
-            s->dp_sum[m] = (uint8_t)(s->dp_sum[prev] + vals[low]);
-            s->dp_mask[m] = s->dp_mask[prev] | 1ULL << cards[low];
+        for (int k = 1; k < 1 << n; k++) {
+            int low = __builtin_ctz((unsigned)k), prev = k & (k - 1);
+            s->dp_sum[k] = (uint8_t)(s->dp_sum[prev] + vals[low]);
+            s->dp_mask[k] = s->dp_mask[prev] | 1ULL << cards[low];
         }
     } else if (enum_subsets(s, cards, vals, n, 0, 0, 0, 0)) {
         t->err = -1;
     }
     return t->err;
+}
+
+/* The table's subsets summing to at most 14, the 7H at its named value (table_entry). */
+static int tab_init(Scratch *s, Tab *t, u64 table, int wild) {
+    t->table = table;
+    t->err = 0;
+    t->have = 0;
+    t->ace_on_table = (table & ACES) || (wild == 1 && (table >> WILD & 1));
+    s->nsub = 0;
+    s->ncaps = 0;
+    /* a tiny table: each card doubles the subsets, those without it (the first 2^i bytes)
+       then the same with its value added (the next 2^i) */
+    u64 m = table, lo = 0, hi = 0;
+    int n = 0;
+#define TAB_CARD(i)                                                                       \
+    int c##i = __builtin_ctzll(m);                                                        \
+    u64 v##i = (u64)(c##i == WILD && wild ? wild : card_value(c##i));                     \
+    t->pos[i] = 1ULL << c##i;                                                             \
+    m &= m - 1;                                                                           \
+    n = i + 1;
+    if (m) {
+        TAB_CARD(0)
+        lo = v0 << 8;
+        if (m) {
+            TAB_CARD(1)
+            lo |= (lo + v1 * 0x0101ULL) << 16;
+            if (m) {
+                TAB_CARD(2)
+                lo |= (lo + v2 * 0x01010101ULL) << 32;
+                if (m) {
+                    TAB_CARD(3)
+                    hi = lo + v3 * ONES8;
+                    if (m) return tab_init_large(s, t, table, wild);
+                }
+            }
+        }
+    }
+#undef TAB_CARD
+    t->sums[0] = lo;
+    t->sums[1] = hi;
+    t->ncards = n;
+    t->tiny = t->dp = 1;
+    return 0;
+}
+
+/* A tiny table's captures of played value v (not the ace sweep): the high bits of the
+   bytes of sums[0] (lo) and sums[1] (hi) of the subsets summing to v (only single cards
+   when pairing takes precedence and one pairs) and of those summing to 15 - v. The empty
+   subset sums to 0, as do the bytes past the table's subsets: never a capture. */
+static inline __attribute__((always_inline)) void tiny_bits(const Tab *t, int v, int pp, u64 *lo,
+                                                            u64 *hi) {
+    u64 elo = bytes_equal(t->sums[0], v), ehi = 0;
+    if (t->ncards > 3) {
+        ehi = bytes_equal(t->sums[1], v);
+        if (pp && ((elo & SINGLE_LO) | (ehi & SINGLE_HI))) {
+            elo &= SINGLE_LO;
+            ehi &= SINGLE_HI;
+        }
+        ehi |= bytes_equal(t->sums[1], 15 - v);
+    } else if (pp && (elo & SINGLE_LO)) {
+        elo &= SINGLE_LO;
+    }
+    *lo = elo | bytes_equal(t->sums[0], 15 - v);
+    *hi = ehi;
+}
+
+/* the card mask of a tiny table's subset at position mask m */
+static inline u64 tiny_mask(const Tab *t, unsigned m) {
+    u64 mask = 0;
+    for (; m; m &= m - 1) mask |= t->pos[__builtin_ctz(m)];
+    return mask;
 }
 
 static void sort_u64(u64 *a, int n) {
@@ -227,11 +314,19 @@ static int cmp_u64(const void *a, const void *b) {
 
 /* Capture masks of a played value, ascending (captures._subset_shape); NULL on error. */
 static const u64 *tab_caps(Scratch *s, Tab *t, int v, int pp, int *len) {
-    if (!t->have[v]) {
+    if (!(t->have >> v & 1)) {
         int start = s->ncaps;
         if (v == 1 && t->ncards && !t->ace_on_table) {
             if (grow((void **)&s->caps, &s->caps_cap, s->ncaps + 1, sizeof(u64))) return NULL;
             s->caps[s->ncaps++] = t->table; /* the ace sweep: its only capture */
+        } else if (t->tiny) {
+            u64 lo, hi;
+            tiny_bits(t, v, pp, &lo, &hi);
+            if (grow((void **)&s->caps, &s->caps_cap, s->ncaps + 16, sizeof(u64))) return NULL;
+            for (; lo; lo &= lo - 1)
+                s->caps[s->ncaps++] = tiny_mask(t, (unsigned)__builtin_ctzll(lo) >> 3);
+            for (; hi; hi &= hi - 1)
+                s->caps[s->ncaps++] = tiny_mask(t, 8 + ((unsigned)__builtin_ctzll(hi) >> 3));
         } else if (t->dp) {
             int pairing = 0, full = 1 << t->ncards;
             if (pp)
@@ -264,7 +359,7 @@ static const u64 *tab_caps(Scratch *s, Tab *t, int v, int pp, int *len) {
             else
                 qsort(s->caps + start, (size_t)n, sizeof(u64), cmp_u64);
         }
-        t->have[v] = 1;
+        t->have |= 1u << v;
         t->start[v] = start;
         t->len[v] = s->ncaps - start;
     }
@@ -275,32 +370,102 @@ static const u64 *tab_caps(Scratch *s, Tab *t, int v, int pp, int *len) {
 
 /* ------------------------------------------------------------------ declarations (actions.py) */
 
-/* Declaration codes of a 3-card hand, ascending (declaration_codes). */
+/* Declaration codes of a 3-card hand, ascending (declaration_codes): a low hand (the values
+   sum to 9 or less) is 1 << 4, three of a kind 2 << 4, and the 7H among the cards names
+   its value w in the low four bits, each w that makes either (the lows first). */
 static int decl_codes(u64 hand, int *out) {
-    int cards[NUM_CARDS];
-    if (cards_of(hand, cards) != 3) return 0;
-    int others[3], k = 0;
-    for (int i = 0; i < 3; i++)
-        if (cards[i] != WILD) others[k++] = card_value(cards[i]);
-    int n = 0;
-    int lo = k == 2 ? 1 : 0, hi = k == 2 ? 10 : 0;
-    int low[10], three[10], nl = 0, nt = 0;
-    for (int w = lo; w <= hi; w++) {
-        int a = others[0], b = others[1], c = k == 2 ? w : others[2];
-        if (a == b && b == c)
-            three[nt++] = 2 << 4 | w;
-        else if (a + b + c <= 9)
-            low[nl++] = 1 << 4 | w;
+    u64 two = hand & (hand - 1), one = two & (two - 1);
+    if (!one || one & (one - 1)) return 0; /* not 3 cards */
+    if (!(hand >> WILD & 1)) {
+        int a = card_value(__builtin_ctzll(hand)), b = card_value(__builtin_ctzll(two)),
+            c = card_value(__builtin_ctzll(one));
+        if (a == b && b == c) {
+            out[0] = 2 << 4;
+            return 1;
+        }
+        if (a + b + c <= 9) {
+            out[0] = 1 << 4;
+            return 1;
+        }
+        return 0;
     }
-    for (int i = 0; i < nl; i++) out[n++] = low[i];
-    for (int i = 0; i < nt; i++) out[n++] = three[i];
+    u64 others = hand & ~(1ULL << WILD);
+    int a = card_value(__builtin_ctzll(others)), b = card_value(63 - __builtin_clzll(others));
+    int n = 0;
+    for (int w = 1; w <= 9 - a - b; w++) /* w <= 7: a named 10 is never low */
+        if (!(a == b && w == a)) out[n++] = 1 << 4 | w;
+    if (a == b) out[n++] = 2 << 4 | a;
     return n;
 }
 
 /* ------------------------------------------------------------------ legal actions (game.py) */
 
+/* The codes of one card played at value v on a tiny table (base: the card and its
+   declaration) into out, in the protocol's order; how many. */
+static inline __attribute__((always_inline)) int tiny_codes(const Tab *t, u64 *out, u64 base, int v,
+                                                           int must, int pp) {
+    int k = 0;
+    if (!t->ncards) { /* an empty table: no capture */
+        out[0] = base;
+        return 1;
+    }
+    if (v == 1 && !t->ace_on_table) { /* the ace sweep: its only capture */
+        if (!must) out[k++] = base;
+        out[k++] = base | t->table << 12;
+        return k;
+    }
+    u64 lo, hi;
+    tiny_bits(t, v, pp, &lo, &hi);
+    if (!(lo | hi) || !must) out[k++] = base;
+    for (; lo; lo &= lo - 1)
+        out[k++] = base | tiny_mask(t, (unsigned)__builtin_ctzll(lo) >> 3) << 12;
+    for (; hi; hi &= hi - 1)
+        out[k++] = base | tiny_mask(t, 8 + ((unsigned)__builtin_ctzll(hi) >> 3)) << 12;
+    return k;
+}
+/* the most codes of a hand on a tiny table: 3 cards, 8 declarations or none, a capture
+   per subset or none */
+#define TINY_CODES (3 * 9 * (1 << TINY_MAX))
+
+/* legal_codes on a tiny table, for a hand of at most 3 cards */
+static int tiny_legal_codes(Scratch *s, const Tab *t, u64 hand, int wild, int must, int pp) {
+    if (s->codes_cap < TINY_CODES &&
+        grow((void **)&s->codes, &s->codes_cap, TINY_CODES, sizeof(u64)))
+        return -1;
+    u64 *out = s->codes;
+    int cards[3], at[4], nc = 0, k = 0;
+    for (u64 m = hand; m; m &= m - 1) {
+        int c = __builtin_ctzll(m);
+        cards[nc] = c;
+        at[nc++] = k;
+        k += tiny_codes(t, out + k, (u64)c, c == WILD && wild ? wild : card_value(c), must, pp);
+    }
+    at[nc] = k;
+    if (nc == 3) {
+        int decls[9];
+        int nd = decl_codes(hand, decls);
+        for (int d = 0; d < nd; d++) {
+            u64 declared = (u64)decls[d] << 6;
+            int named = decls[d] & 15;
+            for (int i = 0; i < 3; i++) {
+                if (cards[i] == WILD && named) { /* the 7H at its named value */
+                    k += tiny_codes(t, out + k, (u64)WILD | declared, named, must, pp);
+                } else { /* the card's codes undeclared, declaring */
+                    for (int j = at[i]; j < at[i + 1]; j++) out[k++] = out[j] | declared;
+                }
+            }
+        }
+    }
+    s->ncodes = k;
+    return 0;
+}
+
 /* Game.legal_codes into s->codes; the table entry t must be for (table, wild). */
 static int legal_codes(Scratch *s, Tab *t, u64 hand, int wild, int must, int pp) {
+    u64 fourth = hand & (hand - 1);
+    fourth &= fourth - 1;
+    fourth &= fourth - 1;
+    if (t->tiny && !fourth) return tiny_legal_codes(s, t, hand, wild, must, pp);
     int cards[NUM_CARDS], len;
     int nc = cards_of(hand, cards);
     s->ncodes = 0;
