@@ -154,6 +154,8 @@ static void scratch_free(Scratch *s) {
 
 /* ------------------------------------------------------------------ captures (captures.py) */
 
+#define TINY_MAX 4
+
 typedef struct {
     u64 table;
     int ncards, ace_on_table, err, dp, tiny;
@@ -161,26 +163,17 @@ typedef struct {
     int vals[NUM_CARDS]; /* tables larger than tiny: each card's value, ascending cards */
     /* tiny tables (TINY_MAX cards or fewer: nearly every table of a game that must
        capture). The cards in ascending order are positions 0 to 3 (pos[i]: the card's
-       bit), a subset is a position mask m (0 to 15), and byte m of sums (subsets 0-7 in
-       sums[0], 8-15 in sums[1]) is its value sum: the subsets summing to a value are
-       found eight at a time (tiny_bits), in ascending position masks, which are
-       ascending card masks: the protocol's order. */
-    u64 sums[2], pos[4];
+       bit), a subset is a position mask m (0 to 15), and bit m of subsets[s] is set when
+       its values sum to s (s <= 14; [15] gathers the larger sums, never read). A played
+       value's captures are two of these words (tiny_bits), their bits in ascending
+       position masks, which are ascending card masks: the protocol's order. */
+    uint16_t subsets[16];
+    u64 pos[TINY_MAX];
     int start[11], len[11];
 } Tab;
 #define TINY_MAX 4
 
-#define ONES8 0x0101010101010101ULL
-#define LOW7 0x7F7F7F7F7F7F7F7FULL
-#define HIGH8 0x8080808080808080ULL
-/* the high bit of each byte of w equal to v (0 to 127), nothing else */
-static inline u64 bytes_equal(u64 w, int v) {
-    u64 x = w ^ (u64)v * ONES8;
-    return ~(((x & LOW7) + LOW7) | x) & HIGH8;
-}
-/* the bytes of sums[0] and sums[1] of the single-card subsets (position masks 1, 2, 4; 8) */
-#define SINGLE_LO 0x0000008000808000ULL
-#define SINGLE_HI 0x80ULL
+#define SINGLES 0x116 /* position masks 1, 2, 4 and 8: the single cards */
 
 static int enum_subsets(Scratch *s, const int *cards, const int *vals, int n, int start,
                         int total, u64 mask, int size) {
@@ -232,8 +225,9 @@ static int tab_init(Scratch *s, Tab *t, u64 table, int wild) {
     t->ace_on_table = (table & ACES) || (wild == 1 && (table >> WILD & 1));
     s->nsub = 0;
     s->ncaps = 0;
-    /* a tiny table: each card doubles the subsets, those without it (the first 2^i bytes)
-       then the same with its value added (the next 2^i) */
+    /* a tiny table: the value sums of its subsets, a byte each by position mask (subsets
+       0-7 in lo, 8-15 in hi): each card doubles them, those without it (the first 2^i
+       bytes) then the same with its value added (the next 2^i) */
     u64 m = table, lo = 0, hi = 0;
     int n = 0;
 #define TAB_CARD(i)                                                                       \
@@ -253,39 +247,40 @@ static int tab_init(Scratch *s, Tab *t, u64 table, int wild) {
                 lo |= (lo + v2 * 0x01010101ULL) << 32;
                 if (m) {
                     TAB_CARD(3)
-                    hi = lo + v3 * ONES8;
+                    hi = lo + v3 * 0x0101010101010101ULL;
                     if (m) return tab_init_large(s, t, table, wild);
                 }
             }
         }
     }
 #undef TAB_CARD
-    t->sums[0] = lo;
-    t->sums[1] = hi;
+    /* then each subset's bit under its sum (unrolled: the last subset first) */
+    memset(t->subsets, 0, sizeof t->subsets);
+#define TAB_SUBSET(k)                                                                     \
+    case k: {                                                                             \
+        unsigned sum = (unsigned)((k < 8 ? lo >> 8 * (k & 7) : hi >> 8 * (k & 7)) & 255); \
+        t->subsets[sum < 15 ? sum : 15] |= 1u << k;                                       \
+    } /* fall through */
+    switch ((1 << n) - 1) {
+        TAB_SUBSET(15) TAB_SUBSET(14) TAB_SUBSET(13) TAB_SUBSET(12) TAB_SUBSET(11)
+        TAB_SUBSET(10) TAB_SUBSET(9) TAB_SUBSET(8) TAB_SUBSET(7) TAB_SUBSET(6) TAB_SUBSET(5)
+        TAB_SUBSET(4) TAB_SUBSET(3) TAB_SUBSET(2) TAB_SUBSET(1)
+    default:
+        break;
+    }
+#undef TAB_SUBSET
     t->ncards = n;
     t->tiny = t->dp = 1;
     return 0;
 }
 
-/* A tiny table's captures of played value v (not the ace sweep): the high bits of the
-   bytes of sums[0] (lo) and sums[1] (hi) of the subsets summing to v (only single cards
-   when pairing takes precedence and one pairs) and of those summing to 15 - v. The empty
-   subset sums to 0, as do the bytes past the table's subsets: never a capture. */
-static inline __attribute__((always_inline)) void tiny_bits(const Tab *t, int v, int pp, u64 *lo,
-                                                            u64 *hi) {
-    u64 elo = bytes_equal(t->sums[0], v), ehi = 0;
-    if (t->ncards > 3) {
-        ehi = bytes_equal(t->sums[1], v);
-        if (pp && ((elo & SINGLE_LO) | (ehi & SINGLE_HI))) {
-            elo &= SINGLE_LO;
-            ehi &= SINGLE_HI;
-        }
-        ehi |= bytes_equal(t->sums[1], 15 - v);
-    } else if (pp && (elo & SINGLE_LO)) {
-        elo &= SINGLE_LO;
-    }
-    *lo = elo | bytes_equal(t->sums[0], 15 - v);
-    *hi = ehi;
+/* A tiny table's captures of played value v (not the ace sweep), as position masks: the
+   subsets summing to v (only single cards when pairing takes precedence and one pairs)
+   and those summing to 15 - v. */
+static inline unsigned tiny_bits(const Tab *t, int v, int pp) {
+    unsigned eq = t->subsets[v];
+    if (pp && (eq & SINGLES)) eq &= SINGLES;
+    return eq | t->subsets[15 - v];
 }
 
 /* the card mask of a tiny table's subset at position mask m */
@@ -320,13 +315,10 @@ static const u64 *tab_caps(Scratch *s, Tab *t, int v, int pp, int *len) {
             if (grow((void **)&s->caps, &s->caps_cap, s->ncaps + 1, sizeof(u64))) return NULL;
             s->caps[s->ncaps++] = t->table; /* the ace sweep: its only capture */
         } else if (t->tiny) {
-            u64 lo, hi;
-            tiny_bits(t, v, pp, &lo, &hi);
+            unsigned bits = tiny_bits(t, v, pp);
             if (grow((void **)&s->caps, &s->caps_cap, s->ncaps + 16, sizeof(u64))) return NULL;
-            for (; lo; lo &= lo - 1)
-                s->caps[s->ncaps++] = tiny_mask(t, (unsigned)__builtin_ctzll(lo) >> 3);
-            for (; hi; hi &= hi - 1)
-                s->caps[s->ncaps++] = tiny_mask(t, 8 + ((unsigned)__builtin_ctzll(hi) >> 3));
+            for (; bits; bits &= bits - 1)
+                s->caps[s->ncaps++] = tiny_mask(t, (unsigned)__builtin_ctz(bits));
         } else if (t->dp) {
             int pairing = 0, full = 1 << t->ncards;
             if (pp)
@@ -414,13 +406,9 @@ static inline __attribute__((always_inline)) int tiny_codes(const Tab *t, u64 *o
         out[k++] = base | t->table << 12;
         return k;
     }
-    u64 lo, hi;
-    tiny_bits(t, v, pp, &lo, &hi);
-    if (!(lo | hi) || !must) out[k++] = base;
-    for (; lo; lo &= lo - 1)
-        out[k++] = base | tiny_mask(t, (unsigned)__builtin_ctzll(lo) >> 3) << 12;
-    for (; hi; hi &= hi - 1)
-        out[k++] = base | tiny_mask(t, 8 + ((unsigned)__builtin_ctzll(hi) >> 3)) << 12;
+    unsigned bits = tiny_bits(t, v, pp);
+    if (!bits || !must) out[k++] = base;
+    for (; bits; bits &= bits - 1) out[k++] = base | tiny_mask(t, (unsigned)__builtin_ctz(bits)) << 12;
     return k;
 }
 /* the most codes of a hand on a tiny table: 3 cards, 8 declarations or none, a capture
@@ -653,7 +641,10 @@ static int g_start_deal(G *g) { /* Game._start_deal */
     for (;;) {
         if (g->deck(g->deck_ctx, g->deal_no, deck)) return -1;
         memset(g->hands, 0, sizeof g->hands);
-        for (int k = 0; k < 3 * n; k++) g->hands[(dealer + 1 + k) % n] |= 1ULL << deck[k];
+        for (int k = 0, seat = dealer; k < 3 * n; k++) {
+            seat = seat + 1 < n ? seat + 1 : 0; /* (dealer + 1 + k) % n */
+            g->hands[seat] |= 1ULL << deck[k];
+        }
         table = 0;
         for (int k = 3 * n; k < 3 * n + 4; k++) table |= 1ULL << deck[k];
         if (popc(table & ACES) < 2) break;
@@ -685,7 +676,7 @@ static int g_start_deal(G *g) { /* Game._start_deal */
     return 0;
 }
 
-static int g_end_deal(G *g) { /* Game._end_deal */
+__attribute__((noinline)) static int g_end_deal(G *g) { /* Game._end_deal */
     u64 leftover = g->table;
     int taker = g->last_taker;
     if (taker >= 0) {
@@ -737,9 +728,12 @@ static int g_end_deal(G *g) { /* Game._end_deal */
     return 0;
 }
 
-static int g_deal_round(G *g) { /* Game._deal_round */
-    int n = g->n, first = g->dealer + 1;
-    for (int k = 0; k < 3 * n; k++) g->hands[(first + k) % n] |= 1ULL << g->stock[--g->nstock];
+__attribute__((noinline)) static int g_deal_round(G *g) { /* Game._deal_round */
+    int n = g->n;
+    for (int k = 0, seat = g->dealer; k < 3 * n; k++) {
+        seat = seat + 1 < n ? seat + 1 : 0; /* (dealer + 1 + k) % n */
+        g->hands[seat] |= 1ULL << g->stock[--g->nstock];
+    }
     g->in_hands = 3 * n;
     g->round++;
     EMIT(g, EV_ROUND_DEALT, g->round, n, g->nstock);
@@ -751,8 +745,9 @@ static inline int ace_on_table(u64 table, int wild) {
     return (table & ACES) || (wild == 1 && (table >> WILD & 1));
 }
 
-/* Game._play: an action code from legal_codes, unchecked. */
-static int g_play(G *g, u64 code) {
+/* Game._play: an action code from legal_codes, unchecked; events only when ``events`` (a
+   constant where it is inlined: the loops without events skip building them). */
+static inline __attribute__((always_inline)) int g_play_body(G *g, u64 code, int events) {
     int seat = g->turn, side = g->side_of[seat];
     int card = (int)(code & 63);
     u64 capture = code >> 12;
@@ -762,7 +757,9 @@ static int g_play(G *g, u64 code) {
         int points = decl >> 4 == 2 ? 10 : 3;
         g->scope[side] += points;
         g->declared[seat] = g->hands[seat];
-        EMIT(g, EV_DECLARED, seat, side, decl >> 4, (long long)g->hands[seat], decl & 15, points);
+        if (events)
+            EMIT(g, EV_DECLARED, seat, side, decl >> 4, (long long)g->hands[seat], decl & 15,
+                 points);
     }
     u64 bit = 1ULL << card;
     g->hands[seat] ^= bit;
@@ -783,10 +780,18 @@ static int g_play(G *g, u64 code) {
     } else {
         g->table |= bit;
     }
-    EMIT(g, EV_CARD_PLAYED, seat, side, card, value, (long long)capture, scopa, sweep);
+    if (events) EMIT(g, EV_CARD_PLAYED, seat, side, card, value, (long long)capture, scopa, sweep);
     g->turn = seat + 1 < g->n ? seat + 1 : 0;
     if (!in_hands && !g->pause_at_round_end) return g->nstock ? g_deal_round(g) : g_end_deal(g);
     return 0;
+}
+
+__attribute__((noinline)) static int g_play_events(G *g, u64 code) {
+    return g_play_body(g, code, 1);
+}
+
+static int g_play(G *g, u64 code) {
+    return g->emit ? g_play_events(g, code) : g_play_body(g, code, 0);
 }
 
 /* ------------------------------------------------------------------ views and worlds (views.py) */
