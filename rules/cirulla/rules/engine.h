@@ -448,12 +448,9 @@ static int tiny_legal_codes(Scratch *s, const Tab *t, u64 hand, int wild, int mu
     return 0;
 }
 
-/* Game.legal_codes into s->codes; the table entry t must be for (table, wild). */
-static int legal_codes(Scratch *s, Tab *t, u64 hand, int wild, int must, int pp) {
-    u64 fourth = hand & (hand - 1);
-    fourth &= fourth - 1;
-    fourth &= fourth - 1;
-    if (t->tiny && !fourth) return tiny_legal_codes(s, t, hand, wild, must, pp);
+/* legal_codes past a tiny table or a hand of 3 cards: through tab_caps */
+__attribute__((noinline)) static int legal_codes_large(Scratch *s, Tab *t, u64 hand, int wild,
+                                                       int must, int pp) {
     int cards[NUM_CARDS], len;
     int nc = cards_of(hand, cards);
     s->ncodes = 0;
@@ -486,6 +483,15 @@ static int legal_codes(Scratch *s, Tab *t, u64 hand, int wild, int must, int pp)
         }
     }
     return 0;
+}
+
+/* Game.legal_codes into s->codes; the table entry t must be for (table, wild). */
+static int legal_codes(Scratch *s, Tab *t, u64 hand, int wild, int must, int pp) {
+    u64 fourth = hand & (hand - 1);
+    fourth &= fourth - 1;
+    fourth &= fourth - 1;
+    if (t->tiny && !fourth) return tiny_legal_codes(s, t, hand, wild, must, pp);
+    return legal_codes_large(s, t, hand, wild, must, pp);
 }
 
 /* ------------------------------------------------------------------ scoring (scoring.py) */
