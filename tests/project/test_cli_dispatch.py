@@ -9,6 +9,7 @@ import importlib
 import subprocess
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 from cirulla.cli import AREAS, COMMAND_AREAS, areas_for, build_parser
 from cirulla.runs import Runs
@@ -50,10 +51,11 @@ def imported(*argv: str) -> set[str]:
     return imported_of(HEAVY, *argv)
 
 
-def imported_of(modules: tuple[str, ...], *argv: str) -> set[str]:
-    """Which of ``modules`` ``cirulla ARGV`` has imported when it returns."""
+def imported_of(modules: tuple[str, ...], *argv: str, cwd: Path | None = None) -> set[str]:
+    """Which of ``modules`` ``cirulla ARGV`` (run in ``cwd``) has imported when it returns."""
     proc = subprocess.run(
         [sys.executable, "-c", PROBE.format(heavy=modules), *argv],
+        cwd=cwd,
         capture_output=True,
         text=True,
         timeout=60,
@@ -181,3 +183,18 @@ def test_a_ladder_command_imports_only_what_it_runs() -> None:
     )
     assert imported_of(code, "ladder", "add", "--help") == set()
     assert imported_of(code, "ladder", "--help") == set()
+
+
+def test_a_ladder_client_command_imports_no_results_journal_and_no_bot_kinds(
+    tmp_path: Path,
+) -> None:
+    """A client command (here one that finds no ladder: the same start) prints a match's
+    outcomes and the protocol's words without the tournament's results journal, the
+    ladder's store-side messages and, through them, every bot kind (~0.1 s of its start)."""
+    heavy = (
+        "cirulla.clients.matches.journal",
+        "cirulla.ladder.messages",
+        "cirulla.bots.specs",
+    )
+    args = ("ladder", "history", "nobody", "--server", "127.0.0.1:1")
+    assert imported_of(heavy, *args, cwd=tmp_path) == set()
