@@ -218,7 +218,7 @@ __attribute__((noinline)) static int tab_init_large(Scratch *s, Tab *t, u64 tabl
 }
 
 /* The table's subsets summing to at most 14, the 7H at its named value (table_entry). */
-static int tab_init(Scratch *s, Tab *t, u64 table, int wild) {
+static inline __attribute__((always_inline)) int tab_init(Scratch *s, Tab *t, u64 table, int wild) {
     t->table = table;
     t->err = 0;
     t->have = 0;
@@ -486,7 +486,8 @@ __attribute__((noinline)) static int legal_codes_large(Scratch *s, Tab *t, u64 h
 }
 
 /* Game.legal_codes into s->codes; the table entry t must be for (table, wild). */
-static int legal_codes(Scratch *s, Tab *t, u64 hand, int wild, int must, int pp) {
+static inline __attribute__((always_inline)) int legal_codes(Scratch *s, Tab *t, u64 hand, int wild,
+                                                             int must, int pp) {
     u64 fourth = hand & (hand - 1);
     fourth &= fourth - 1;
     fourth &= fourth - 1;
@@ -1030,8 +1031,12 @@ static PyObject *zones_tuple(const G *g) {
 
 /* A deck source for g->deck: shuffled by the Rng in ctx. */
 static int rng_deck(void *ctx, int deal_no, uint8_t *deck) {
+    static const uint8_t ordered[NUM_CARDS] = {0,  1,  2,  3,  4,  5,  6,  7,  8,  9,
+                                               10, 11, 12, 13, 14, 15, 16, 17, 18, 19,
+                                               20, 21, 22, 23, 24, 25, 26, 27, 28, 29,
+                                               30, 31, 32, 33, 34, 35, 36, 37, 38, 39};
     (void)deal_no;
-    for (int i = 0; i < NUM_CARDS; i++) deck[i] = (uint8_t)i;
+    memcpy(deck, ordered, NUM_CARDS);
     shuffle(deck, NUM_CARDS, (Rng *)ctx);
     return 0;
 }
