@@ -416,7 +416,8 @@ static inline __attribute__((always_inline)) int tiny_codes(const Tab *t, u64 *o
 #define TINY_CODES (3 * 9 * (1 << TINY_MAX))
 
 /* legal_codes on a tiny table, for a hand of at most 3 cards */
-static int tiny_legal_codes(Scratch *s, const Tab *t, u64 hand, int wild, int must, int pp) {
+static inline __attribute__((always_inline)) int tiny_legal_codes(Scratch *s, const Tab *t, u64 hand,
+                                                                  int wild, int must, int pp) {
     if (s->codes_cap < TINY_CODES &&
         grow((void **)&s->codes, &s->codes_cap, TINY_CODES, sizeof(u64)))
         return -1;
