@@ -14,9 +14,12 @@ decisions the seats answered (moves the server plays itself for ``auto_play_forc
 not counted, so the figure is, if anything, high). The decision latency is the time from a
 seat's answer to the next decision request of its match, as the waiting seat sees it: the
 server's whole move (check, apply, record, events, next view and legal actions) plus both
-network legs. Seats may think (``think_ms``) before answering, so latency can be measured
-at a load the machine can carry rather than at saturation, where it only measures the
-queue.
+network legs, and the client's own event loop on both ends (the frame waits for it to be
+read; the answer is timed when it is queued, after the thinking). Seats may think
+(``think_ms``) before answering, so latency can be measured at a load the machine can
+carry rather than at saturation, where it only measures the queue; the client processes'
+CPU per decision (``client_cpu_ms_per_decision``) says how much of the machine the load
+itself takes: server and clients share its cores.
 """
 
 from __future__ import annotations
@@ -70,6 +73,8 @@ class LoadFigures(TypedDict):
     server_cpu_s: float
     server_cpu_ms_per_decision: float | None
     server_cores_busy: float | None
+    client_cpu_ms_per_decision: float | None
+    client_cores_busy: float | None
     frames_per_decision: float | None
     bytes_per_frame: float | None
     bytes_per_decision: float | None
@@ -99,6 +104,8 @@ class Tally:
     failed: int = 0
     #: Play streams that ended with an error status, by status.
     errors: dict[str, int] = field(default_factory=dict)
+    #: The client process's CPU time over its share of the load.
+    cpu_s: float = 0.0
 
 
 def settings(target: int, seed: int) -> match_settings_pb2.MatchSettings:
@@ -253,7 +260,10 @@ async def _play(
 
 
 def _client(args: tuple[int, str, int, int, int, int, float]) -> Tally:
-    return asyncio.run(_play(*args))
+    cpu = time.process_time()
+    tally = asyncio.run(_play(*args))
+    tally.cpu_s = time.process_time() - cpu
+    return tally
 
 
 def share(n: int, parts: int, i: int) -> int:
@@ -314,6 +324,7 @@ def run_load(
     decisions = sum(t.decisions for t in tallies)
     frames = sum(t.frames for t in tallies)
     frame_bytes = sum(t.frame_bytes for t in tallies)
+    client_cpu = sum(t.cpu_s for t in tallies)
     p50, p99 = percentile(latencies, 0.5), percentile(latencies, 0.99)
     return {
         "mode": mode,
@@ -333,6 +344,10 @@ def run_load(
         "server_cpu_s": round(cpu, 3),
         "server_cpu_ms_per_decision": round(cpu * 1000 / decisions, 4) if decisions else None,
         "server_cores_busy": round(cpu / wall, 2) if wall else None,
+        "client_cpu_ms_per_decision": (
+            round(client_cpu * 1000 / decisions, 4) if decisions else None
+        ),
+        "client_cores_busy": round(client_cpu / wall, 2) if wall else None,
         "frames_per_decision": round(frames / decisions, 2) if decisions else None,
         "bytes_per_frame": round(frame_bytes / frames, 1) if frames else None,
         "bytes_per_decision": round(frame_bytes / decisions, 1) if decisions else None,
