@@ -32,6 +32,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import grpc
 from sqlalchemy.engine import make_url
@@ -79,8 +80,10 @@ from cirulla.server.app import start_server
 from cirulla.server.documents import GameRecord
 from cirulla.server.metrics import MetricsServer, parse_address, start_metrics
 from cirulla.server.store import Store
-from cirulla.server.web.app import WebServer, start_web
 from cirulla.v1 import ladder_pb2_grpc
+
+if TYPE_CHECKING:
+    from cirulla.server.web.app import WebServer
 
 log = logging.getLogger("cirulla.ladder")
 
@@ -442,6 +445,10 @@ async def start_views(
     if options.http:
         tls_ca = ca.read_bytes() if ca is not None and options.tls_cert else None
         local = {a for a in (address, dial) if a}
+        # the web view (Starlette, uvicorn, Jinja2: 0.1 s) is loaded when it is asked for,
+        # as the match server's is: a ladder without --http (every test's) starts without
+        from cirulla.server.web.app import start_web
+
         web = await start_web(
             options.http, dial, ladder=dial, ladder_local=local, ladder_tls_ca=tls_ca
         )
