@@ -211,6 +211,8 @@ def test_authors_read_their_own_bot_only(tmp_path: Path, db_url: str, hooks: Hoo
 
         out = ladder.folder.parent / "author" / "game.json"
         played, record = wait_for(rnd_played, 180, "a game of rnd played out, with its record")
+        # every game the checks below read is played: the ladder stops playing more
+        ladder.pause("rnd", "grd")
         assert "assignment: match" in played.text  # its kept-alive process's own lines
         assert record.returncode == 0, record.stderr
         check = subprocess.run(
