@@ -198,3 +198,16 @@ def test_a_ladder_client_command_imports_no_results_journal_and_no_bot_kinds(
     )
     args = ("ladder", "history", "nobody", "--server", "127.0.0.1:1")
     assert imported_of(heavy, *args, cwd=tmp_path) == set()
+
+
+def test_a_ladder_without_http_starts_without_the_web_view() -> None:
+    """``cirulla ladder serve`` (every ladder test starts one) loads the web view's
+    libraries only with --http, as the match server does (they were 0.1 s of its start)."""
+    code = (
+        "import sys, cirulla.ladder.cli_serve, cirulla.ladder.serve; "
+        "print(','.join(m for m in ('starlette', 'uvicorn', 'jinja2') if m in sys.modules))"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert proc.stdout.strip() == ""
