@@ -1,18 +1,7 @@
 """``cirulla bench ladder``: sustained ladder throughput, embedded and with workers.
 
-First the embedded default: ``cirulla ladder serve`` on a fresh SQLite file with its
-default settings (standard rules, 4 games at once), a random and a greedy bot
-registered; after a warm-up it counts the rated games finished per minute over a fixed
-window (the issue's target: 20 a minute on 2 cores), and the median game's duration.
-
-Then, for each worker count, a fresh PostgreSQL database (a throwaway cluster started here
-unless ``--db`` names a server), random bots registered, ``cirulla ladder serve
---concurrency 0`` scheduling and N ``cirulla ladder worker`` processes playing. After a
-warm-up it counts, over a fixed window, the matches finished per minute and the
-scheduling latency of the matches started in it: scheduled -> claimed by a worker and
-scheduled -> started on a match server (the bots' processes launched, the match
-created). Prints one JSON object. Figures on a shared machine are noisy: compare the
-two worker counts of one run.
+What it measures and prints is its --help, ``LADDER_BENCH_DESCRIPTION`` in ``cirulla.ladder.cli``
+(where its parser is).
 """
 
 from __future__ import annotations
@@ -30,44 +19,6 @@ from pathlib import Path
 from typing import Any
 
 from cirulla.ladder.pgtemp import running_server, scratch_database
-
-
-def register_bench(bench: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = bench.add_parser(
-        "ladder",
-        help="ladder matches per minute and scheduling latency, 1 and 2 workers (PostgreSQL)",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    p.add_argument(
-        "--db",
-        metavar="URL",
-        help="a PostgreSQL server to use (postgresql://USER@HOST:PORT/DB; each run creates "
-        "and drops its own database there); default: start a throwaway one",
-    )
-    p.add_argument(
-        "--workers",
-        default="1,2",
-        help="worker counts to compare on PostgreSQL (default 1,2; '' for none)",
-    )
-    p.add_argument(
-        "--no-embedded",
-        dest="embedded",
-        action="store_false",
-        help="skip the embedded SQLite ladder (serve with random and greedy)",
-    )
-    p.add_argument(
-        "--embedded-concurrency",
-        type=int,
-        default=4,
-        help="games at once of the embedded ladder (default 4, serve's default)",
-    )
-    p.add_argument("--concurrency", type=int, default=2, help="matches per worker (default 2)")
-    p.add_argument("--bots", type=int, default=6, help="random bots registered (default 6)")
-    p.add_argument("--warmup", type=float, default=15.0, help="seconds before measuring (15)")
-    p.add_argument("--seconds", type=float, default=45.0, help="measured window (45)")
-    p.add_argument("--json", action="store_true", help="JSON only (the default output too)")
-    p.set_defaults(func=run_bench)
 
 
 def _cirulla(args: list[str], log: Path) -> subprocess.Popen[bytes]:

@@ -8,7 +8,8 @@ subcommand names the function that runs it with ``cirulla.runs.Runs``, imported 
 runs: ``cli_serve`` (``serve``), ``cli_operator`` (``add``, ``cgroup-setup``,
 ``standings``, ``pause``/``resume``/``remove``), ``cli_author`` (``history``, ``match``,
 ``matches``, ``h2h``, ``request``, ``requests``), ``cli_own_bot`` (``logs``, ``record``,
-``events``, ``rotate-key``) and ``worker``. ``cirulla ladder add`` so imports neither the
+``events``, ``rotate-key``) and ``worker``; ``cirulla bench ladder`` and ``bench pool``
+(``bench``, ``pool_bench``) the same way. ``cirulla ladder add`` so imports neither the
 ladder's server nor the other commands' clients, and ``--help`` none of them.
 """
 
@@ -17,8 +18,6 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from cirulla.ladder import bench as ladder_bench
-from cirulla.ladder import pool_bench
 from cirulla.ladder.defaults import (
     DEFAULT_DATA,
     DEFAULT_DB,
@@ -94,8 +93,8 @@ def register(
             "when the ladder serves TLS; none of them: plaintext)",
         )
     add_worker_parser(sub)
-    ladder_bench.register_bench(bench)
-    pool_bench.register_bench(bench)
+    add_ladder_bench_parser(bench)
+    add_pool_bench_parser(bench)
 
 
 def add_serve_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -530,3 +529,98 @@ def add_db_argument(parser: argparse.ArgumentParser) -> None:
         help="when no ladder answers, read this ladder database instead (default: the "
         f"one ./{STATE_FILE} names, else {DEFAULT_DB} if it exists)",
     )
+
+
+#: ``cirulla bench ladder --help``: what ``cirulla.ladder.bench`` measures and prints.
+LADDER_BENCH_DESCRIPTION = """\
+``cirulla bench ladder``: sustained ladder throughput, embedded and with workers.
+
+First the embedded default: ``cirulla ladder serve`` on a fresh SQLite file with its
+default settings (standard rules, 4 games at once), a random and a greedy bot
+registered; after a warm-up it counts the rated games finished per minute over a fixed
+window (the issue's target: 20 a minute on 2 cores), and the median game's duration.
+
+Then, for each worker count, a fresh PostgreSQL database (a throwaway cluster started here
+unless ``--db`` names a server), random bots registered, ``cirulla ladder serve
+--concurrency 0`` scheduling and N ``cirulla ladder worker`` processes playing. After a
+warm-up it counts, over a fixed window, the matches finished per minute and the
+scheduling latency of the matches started in it: scheduled -> claimed by a worker and
+scheduled -> started on a match server (the bots' processes launched, the match
+created). Prints one JSON object. Figures on a shared machine are noisy: compare the
+two worker counts of one run.
+"""
+
+
+def add_ladder_bench_parser(bench: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = bench.add_parser(
+        "ladder",
+        help="ladder matches per minute and scheduling latency, 1 and 2 workers (PostgreSQL)",
+        description=LADDER_BENCH_DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "--db",
+        metavar="URL",
+        help="a PostgreSQL server to use (postgresql://USER@HOST:PORT/DB; each run creates "
+        "and drops its own database there); default: start a throwaway one",
+    )
+    p.add_argument(
+        "--workers",
+        default="1,2",
+        help="worker counts to compare on PostgreSQL (default 1,2; '' for none)",
+    )
+    p.add_argument(
+        "--no-embedded",
+        dest="embedded",
+        action="store_false",
+        help="skip the embedded SQLite ladder (serve with random and greedy)",
+    )
+    p.add_argument(
+        "--embedded-concurrency",
+        type=int,
+        default=4,
+        help="games at once of the embedded ladder (default 4, serve's default)",
+    )
+    p.add_argument("--concurrency", type=int, default=2, help="matches per worker (default 2)")
+    p.add_argument("--bots", type=int, default=6, help="random bots registered (default 6)")
+    p.add_argument("--warmup", type=float, default=15.0, help="seconds before measuring (15)")
+    p.add_argument("--seconds", type=float, default=45.0, help="measured window (45)")
+    p.add_argument("--json", action="store_true", help="JSON only (the default output too)")
+    p.set_defaults(func=Runs("cirulla.ladder.bench", "run_bench"))
+
+
+#: ``cirulla bench pool --help``: what ``cirulla.ladder.pool_bench`` measures and prints.
+POOL_BENCH_DESCRIPTION = """\
+``cirulla bench pool``: one tournament played here and on the worker pool.
+
+The same tournament (random against greedy, fixed seed) is played twice in one run:
+by a local ``cirulla tournament`` (its own server and bots) and by ``cirulla tournament
+--db`` with N ``cirulla ladder worker`` processes on a fresh PostgreSQL database (a
+throwaway cluster started here unless ``--db`` names a server). Prints one JSON object:
+the wall time of each, their ratio and whether the per-game results are identical. All
+processes share this machine, so the ratio shows the pool's overhead (claims, polling,
+results through the database), not the speed-up of more machines.
+"""
+
+
+def add_pool_bench_parser(bench: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = bench.add_parser(
+        "pool",
+        help="a tournament played locally and on N ladder workers (PostgreSQL): time, same results",
+        description=POOL_BENCH_DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "--db",
+        metavar="URL",
+        help="a PostgreSQL server to use (a database is created and dropped there); "
+        "default: start a throwaway one",
+    )
+    p.add_argument("--games", type=int, default=20, help="games of the tournament (default 20)")
+    p.add_argument("--workers", type=int, default=2, help="worker processes (default 2)")
+    p.add_argument(
+        "--concurrency", type=int, default=1, help="games per worker; the runner and the "
+        "local run play workers x concurrency games at once (default 1)",
+    )  # fmt: skip
+    p.add_argument("--json", action="store_true", help="JSON only (the default output too)")
+    p.set_defaults(func=Runs("cirulla.ladder.pool_bench", "run_bench"))

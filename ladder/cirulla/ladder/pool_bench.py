@@ -1,12 +1,7 @@
 """``cirulla bench pool``: one tournament played here and on the worker pool.
 
-The same tournament (random against greedy, fixed seed) is played twice in one run:
-by a local ``cirulla tournament`` (its own server and bots) and by ``cirulla tournament
---db`` with N ``cirulla ladder worker`` processes on a fresh PostgreSQL database (a
-throwaway cluster started here unless ``--db`` names a server). Prints one JSON object:
-the wall time of each, their ratio and whether the per-game results are identical. All
-processes share this machine, so the ratio shows the pool's overhead (claims, polling,
-results through the database), not the speed-up of more machines.
+What it measures and prints is its --help, ``POOL_BENCH_DESCRIPTION`` in ``cirulla.ladder.cli``
+(where its parser is).
 """
 
 from __future__ import annotations
@@ -23,29 +18,6 @@ from typing import Any
 
 from cirulla.ladder.bench import _cirulla, _stop
 from cirulla.ladder.pgtemp import PostgresMissing, running_server, scratch_database
-
-
-def register_bench(bench: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = bench.add_parser(
-        "pool",
-        help="a tournament played locally and on N ladder workers (PostgreSQL): time, same results",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    p.add_argument(
-        "--db",
-        metavar="URL",
-        help="a PostgreSQL server to use (a database is created and dropped there); "
-        "default: start a throwaway one",
-    )
-    p.add_argument("--games", type=int, default=20, help="games of the tournament (default 20)")
-    p.add_argument("--workers", type=int, default=2, help="worker processes (default 2)")
-    p.add_argument(
-        "--concurrency", type=int, default=1, help="games per worker; the runner and the "
-        "local run play workers x concurrency games at once (default 1)",
-    )  # fmt: skip
-    p.add_argument("--json", action="store_true", help="JSON only (the default output too)")
-    p.set_defaults(func=run_bench)
 
 
 def _tournament(args: list[str]) -> float:
