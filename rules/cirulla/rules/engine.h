@@ -537,11 +537,16 @@ static int score_deal(const Opts *o, int sides, const u64 *captured, const int *
                 complete = 0;
                 continue;
             }
-            int best = 0;
-            while (sm) {
-                int c = __builtin_ctzll(sm);
-                if (PRIMIERA_POINTS[c] > best) best = PRIMIERA_POINTS[c];
-                sm &= sm - 1;
+            /* the suit's best card: the first held in the order of their points (7, 6, ace,
+               5, 4, 3, 2; a face card otherwise) */
+            static const int8_t rank_by_points[7] = {6, 5, 0, 4, 3, 2, 1};
+            int best = 10;
+            for (int r = 0; r < 7; r++) {
+                int c = rank_by_points[r] * 4 + suit;
+                if (sm >> c & 1) {
+                    best = PRIMIERA_POINTS[c];
+                    break;
+                }
             }
             total += best;
         }
@@ -737,11 +742,14 @@ __attribute__((noinline)) static int g_end_deal(G *g) { /* Game._end_deal */
 }
 
 __attribute__((noinline)) static int g_deal_round(G *g) { /* Game._deal_round */
-    int n = g->n;
-    for (int k = 0, seat = g->dealer; k < 3 * n; k++) {
-        seat = seat + 1 < n ? seat + 1 : 0; /* (dealer + 1 + k) % n */
-        g->hands[seat] |= 1ULL << g->stock[--g->nstock];
+    int n = g->n, top = g->nstock - 1;
+    /* card k of the round (the stock's top first) to seat (dealer + 1 + k) % n */
+    for (int j = 0, seat = g->dealer; j < n; j++) {
+        seat = seat + 1 < n ? seat + 1 : 0;
+        const uint8_t *from = g->stock + top - j;
+        g->hands[seat] |= 1ULL << from[0] | 1ULL << from[-n] | 1ULL << from[-2 * n];
     }
+    g->nstock -= 3 * n;
     g->in_hands = 3 * n;
     g->round++;
     EMIT(g, EV_ROUND_DEALT, g->round, n, g->nstock);
