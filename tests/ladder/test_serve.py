@@ -136,7 +136,18 @@ def test_ladder_serves_rates_and_deactivates(tmp_path: Path) -> None:
         assert "crash" in served.state_reason and "kaboom: served bot died" in served.last_log
         # restarted after each crash: one process per failed match, none reused
         served_logs = list((ladder.folder / "cirulla-ladder-data" / "logs").glob("served-*.log"))
-        assert len(served_logs) >= FAILURES_TO_DEACTIVATE
+        # (failed once in about nine runs, cause unknown: what the next failure should show)
+        assert len(served_logs) >= FAILURES_TO_DEACTIVATE, (
+            sorted(p.name for p in served_logs),
+            served.state_reason,
+            [
+                (m.match_id, [(s.bot_name, s.outcome) for s in m.seats], list(m.notes))
+                for m in stub.GetBotHistory(
+                    ladder_pb2.GetBotHistoryRequest(bot_name="served", page_size=50)
+                ).matches
+            ],
+            ladder.log.read_text()[-4000:],
+        )
 
         def rated_games() -> int:
             response = stub.GetStandings(ladder_pb2.GetStandingsRequest())
