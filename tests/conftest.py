@@ -23,20 +23,21 @@ def data_dir() -> Path:
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
-    """``-n auto``: one worker more than the processors. Most tests wait on the processes
-    they start (servers, ladders, bots, browsers): one pytest process alone kept 0.64 to
-    0.74 of a processor busy, so two workers left a third of a 2-core machine idle. Two
-    workers a processor were tried (2026-12-06): one fresh-clone run took 643 s instead
-    of 737 s, the next 762 s with four tests failing on the machine's load (a seat's 1 s
-    reconnection, a ladder's rated games within 300 s), so the suite stays at one more.
-    Measured again once the tests waited less (479ddcd, the same clone, idle machine, all
-    1,121 passed each time): 3 workers 528 s, 4 workers 482 s, 5 workers 521 s; four
-    stays untried in CI, whose one flaky failure in a run costs more than the 46 s.
-    ``PYTEST_XDIST_AUTO_NUM_WORKERS`` still decides when it is set."""
+    """``-n auto``: two workers a processor. Most tests wait on the processes they start
+    (servers, ladders, bots, browsers): one pytest process alone kept 0.64 to 0.74 of a
+    processor busy, and even four workers on two processors kept them 80% busy (1.59
+    processors over the run). Measured on fresh clones of the 2-core machine, idle:
+    on 479ddcd (1,121 tests, the same clone) 3 workers 528 s, 4 workers 482 s,
+    5 workers 521 s; on 76b3f76 (1,133 tests, after the tests' waiting was cut) 3 workers
+    534 s, 4 workers 502 s, all passing. Two workers a processor were first tried on an
+    older suite (2026-12-06), which then had tests that timed a seat's 1 s reconnection
+    or a ladder's rated games against the wall clock on a loaded machine: four failed;
+    those tests have waited on conditions since. ``PYTEST_XDIST_AUTO_NUM_WORKERS`` still
+    decides when it is set."""
     wanted = os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS", "")
     if wanted.isdigit():
         return int(wanted)
-    return len(os.sched_getaffinity(0)) + 1
+    return 2 * len(os.sched_getaffinity(0))
 
 
 @pytest.hookimpl(trylast=True)
