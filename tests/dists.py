@@ -3,12 +3,19 @@ environment, from this tree) while a newer grpcio-tools than the pin is on offer
 per test session (per xdist worker; the modules that use it share one xdist group) for
 tests/project/test_install_outside.py and tests/project/test_packaging.py.
 
-Every third-party wheel those builds and tests install is downloaded from the index once,
-into the session's wheel folder (``built_dists["wheels"]``), and each install then takes
-them from there with no index (``from_wheels``): the same files, without the index lookups
-each install repeated (grpcio and protobuf, say, were looked up by every one of them; the
-lookups took more than half of an install's time). What is checked is this project's
-packaging, not the index.
+The build requirements' wheels are downloaded from the index once, into the session's wheel
+folder (``built_dists["wheels"]``): every isolated build (the sdist's, the wheel's, and the
+sdist's install by pip) takes them from there with no index (``from_wheels``), instead of
+looking grpcio and protobuf up again each time (pip spent about 3.5 CPU seconds a lookup).
+
+What a test installs is this project's sdist or wheel, by pip (``pip_install_into``): pip
+reads the distribution's metadata, resolves its requirements and extras, and installs it.
+The third-party libraries those requirements name are put into the throwaway venv first, by
+uv (``uv_install_into``; the lock's versions, or the floors under test): pip then finds each
+requirement already satisfied by them, or fails (no index) if the metadata names a library
+or a range they do not meet. What is checked is this project's packaging, not how pip
+unpacks numpy: pip's download and install of the extras' libraries cost about 10 CPU
+seconds a session; uv's, from its cache, well under one.
 """
 
 from __future__ import annotations
@@ -80,6 +87,14 @@ def pip_install_into(python: Path) -> list[str]:
     return [sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-compile"]
 
 
+def uv_install_into(python: Path) -> list[str]:
+    """The command that installs third-party libraries into ``python``'s venv: the uv of
+    the test venv (requirements/uv.txt), no byte-compiling (uv's default)."""
+    from uv import find_uv_bin
+
+    return [find_uv_bin(), "pip", "install", "-q", "--python", str(python)]
+
+
 def from_wheels(*folders: Path, env: dict[str, str] | None = None) -> dict[str, str]:
     """``env`` (default: this process's) for a pip that installs from ``folders`` alone: no
     index (an isolated build environment's pip, a subprocess, follows the same variables)."""
@@ -122,19 +137,26 @@ def requirements_of(*extras: str) -> list[str]:
     return wanted
 
 
+def normalized(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
 def extras_of(dep: str) -> set[str]:
     """The extras a ``cirulla[...]`` requirement names (none for any other)."""
     found = re.match(r"cirulla\[([^\]]*)\]", dep)
     return {x.strip() for x in found[1].split(",")} if found else set()
 
 
-def lock_constraints(folder: Path) -> Path:
-    """requirements/all.txt as a constraints file (pip takes no hashes there)."""
+def lock_constraints(folder: Path, without: tuple[str, ...] = ()) -> Path:
+    """requirements/all.txt as a constraints file (pip takes no hashes there), less the
+    distributions named in ``without`` (say, those a test pins at their floors)."""
+    skip = {normalized(name) for name in without}
     lines = []
     for line in (ROOT / "requirements" / "all.txt").read_text().splitlines():
-        if re.match(r"^[A-Za-z0-9]", line):
+        found = re.match(r"^([A-Za-z0-9][A-Za-z0-9_.-]*)", line)
+        if found and normalized(found[1]) not in skip:
             lines.append(line.rstrip(" \\"))
-    path = folder / "constraints.txt"
+    path = folder / ("constraints.txt" if not skip else "constraints-less-pinned.txt")
     path.write_text("\n".join(lines) + "\n")
     return path
 
@@ -142,23 +164,14 @@ def lock_constraints(folder: Path) -> Path:
 @pytest.fixture(scope="session")
 def built_dists(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """The sdist and the wheel, built by PEP 517 with a newer grpcio-tools on offer; the
-    folder of the wheels the tests install (``wheels``), the lock as constraints."""
+    folder of the build requirements' wheels (``wheels``), the lock as constraints."""
     work = tmp_path_factory.mktemp("dists")
     fake = fake_grpcio_tools(work / "offer")
     constraints = lock_constraints(work)
-    # What tests/project/test_install_outside.py installs (the sdist needs the base's), at
-    # the lock's versions: downloaded while the build runs (mostly waiting on the index).
-    wheels = work / "wheels"
-    downloading = subprocess.Popen(
-        pip_download_argv(wheels, "-c", str(constraints), *requirements_of("tournament", "env")),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
     # the build requirements as an installer resolves them (not the lock's versions)
-    build_wheels = work / "build-wheels"
-    pip_download(build_wheels, *build_requires())
-    env = from_wheels(fake.parent, build_wheels)
+    wheels = work / "wheels"
+    pip_download(wheels, *build_requires())
+    env = from_wheels(fake.parent, wheels)
     # Control: the offer is visible; an unpinned request takes it.
     run(
         [
@@ -184,17 +197,8 @@ def built_dists(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         if (ROOT / name).is_file():
             (source / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(ROOT / name, source / name)
-    try:
-        log = run([sys.executable, "-m", "build", "--outdir", str(out), str(source)], env=env)
-        downloaded, _ = downloading.communicate(timeout=900)
-    finally:
-        if downloading.poll() is None:
-            downloading.kill()
-    assert downloading.returncode == 0, downloaded[-3000:]
+    log = run([sys.executable, "-m", "build", "--outdir", str(out), str(source)], env=env)
     assert f"grpcio-tools=={FAKE_VERSION}" not in log
     (sdist,) = out.glob("cirulla-*.tar.gz")
     (wheel,) = out.glob("cirulla-*.whl")
-    for path in build_wheels.iterdir():  # the sdist's install builds it: the tools too
-        if not (wheels / path.name).exists():
-            shutil.copy2(path, wheels / path.name)
     return {"sdist": sdist, "wheel": wheel, "constraints": constraints, "wheels": wheels}

@@ -13,7 +13,10 @@ this test shows that an isolated build ignores a newer release on offer, and the
 
 The installs take the lock's versions as constraints (requirements/all.txt, hashes
 stripped): the test checks this project's packaging, and an upstream release that breaks
-the ranges is what ``.ci/drift`` reports, not a reason for main to go red.
+the ranges is what ``.ci/drift`` reports, not a reason for main to go red. The third-party
+libraries (the base's and the extra's, as pyproject.toml names them) are put in the venv by
+uv first; then pip installs the wheel or the sdist with no index: pip resolves its
+metadata's requirements against them (tests/dists.py).
 """
 
 from __future__ import annotations
@@ -24,16 +27,31 @@ import re
 import zipfile
 from pathlib import Path
 
-from tests.dists import GROUP, ROOT, clean_venv, from_wheels, pip_install_into, run
+from tests.dists import (
+    GROUP,
+    ROOT,
+    clean_venv,
+    from_wheels,
+    pip_install_into,
+    requirements_of,
+    run,
+    uv_install_into,
+)
 
 pytestmark = GROUP
 
 
-def installed_venv(where: Path, target: str, dists: dict[str, Path], **env: str) -> Path:
-    """A clean venv with ``target`` installed at the lock's versions (from the session's
-    wheel folder, tests/dists.py); its bin folder."""
+def installed_venv(
+    where: Path, target: str, dists: dict[str, Path], *extras: str, **env: str
+) -> Path:
+    """A clean venv with ``target`` (whose ``extras`` are named) installed by pip at the
+    lock's versions, its third-party libraries put there by uv first (tests/dists.py); pip
+    has no index, only the build requirements' wheels (an sdist's isolated build); its bin
+    folder."""
     python = clean_venv(where)
-    pip = [*pip_install_into(python), "-c", str(dists["constraints"]), target]
+    lock = ["-c", str(dists["constraints"])]
+    run([*uv_install_into(python), *lock, *requirements_of(*extras)], timeout=300)
+    pip = [*pip_install_into(python), *lock, target]
     run(pip, env=from_wheels(dists["wheels"], env=dict(os.environ, **env)))
     return python.parent
 
@@ -52,7 +70,9 @@ def test_the_wheel_carries_code_generated_by_the_pinned_grpcio_tools(
 def test_the_wheel_with_the_tournament_extra_plays_a_tournament(
     built_dists: dict[str, Path], tmp_path: Path
 ) -> None:
-    bin_dir = installed_venv(tmp_path / "venv", f"{built_dists['wheel']}[tournament]", built_dists)
+    bin_dir = installed_venv(
+        tmp_path / "venv", f"{built_dists['wheel']}[tournament]", built_dists, "tournament"
+    )
     version = run([str(bin_dir / "cirulla"), "--version"])
     assert version.startswith("cirulla ") and "core: native" in version, version
     out = tmp_path / "out"
@@ -83,7 +103,7 @@ def test_the_wheel_with_the_tournament_extra_plays_a_tournament(
 def test_the_wheel_with_the_env_extra_runs_an_episode(
     built_dists: dict[str, Path], tmp_path: Path
 ) -> None:
-    bin_dir = installed_venv(tmp_path / "venv", f"{built_dists['wheel']}[env]", built_dists)
+    bin_dir = installed_venv(tmp_path / "venv", f"{built_dists['wheel']}[env]", built_dists, "env")
     script = (
         "import gymnasium, numpy\n"
         "import cirulla.env\n"
