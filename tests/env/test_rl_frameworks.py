@@ -12,6 +12,7 @@ here must pass; on a machine without it they say how to get it (``source
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -28,8 +29,16 @@ DOCS = ROOT / "docs" / "env.md"
 
 
 def run_rl(args: list[str], cwd: Path, timeout: float = 900) -> subprocess.CompletedProcess[str]:
+    """``args`` run by the side environment's interpreter, PyTorch on one thread (its
+    documented ``OMP_NUM_THREADS``, unless set): on a busy machine (CI runs two tests a
+    processor) torch's default pool of one thread a core spins waiting for threads that
+    are not running; the same 256 MaskablePPO steps took 6.3 CPU-s beside two busy
+    processes, 0.4 on one thread. The networks here are too small to gain from more."""
     python = rl_python()
-    done = subprocess.run([python, *args], cwd=cwd, capture_output=True, text=True, timeout=timeout)
+    env = {**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}
+    done = subprocess.run(
+        [python, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout
+    )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
     return done
 
@@ -68,8 +77,10 @@ def _check_agent(tmp_path: Path, summary: dict[str, object]) -> None:
 @pytest.mark.slow
 @needs_rl
 def test_maskable_ppo_example_trains_exports_and_plays(tmp_path: Path) -> None:
+    # 32 timesteps on 2 envs: one rollout of 16 steps a game (the example's least) and one
+    # PPO update of its 10 epochs on them, a trained policy as surely as 256 steps made one
     done = run_rl(
-        [str(EXAMPLES / "maskable_ppo.py"), "--timesteps", "256", "--n-envs", "2",
+        [str(EXAMPLES / "maskable_ppo.py"), "--timesteps", "32", "--n-envs", "2",
          "--games", "2", "--tournament-games", "2", "--onnx", "agent.onnx"],
         tmp_path,
     )  # fmt: skip
