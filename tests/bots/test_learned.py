@@ -318,7 +318,11 @@ def test_it_and_the_guided_search_play_rated_ladder_matches(tmp_path: Path) -> N
     from cirulla.v1 import ladder_pb2
     from tests.ladder_harness import LadderProcess, wait_for
 
-    ladder = LadderProcess(tmp_path / "ladder", f"sqlite:///{tmp_path / 'ladder.sqlite3'}")
+    # one match at a time (serve's --concurrency 1): at its default 4 the ladder started
+    # eight bot processes for the first matches, 12 s of start-up before the first move on a
+    # 2-core machine; one at a time they are still real rated matches, two of each bot
+    db = f"sqlite:///{tmp_path / 'ladder.sqlite3'}"
+    ladder = LadderProcess(tmp_path / "ladder", db, "--concurrency", "1")
     ladder.start()
     try:
         assert "mine version 1" in ladder.cli("add", "mine", "learned").stdout
