@@ -38,14 +38,15 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """``-n auto``: two workers a processor. Most tests wait on the processes they start
     (servers, ladders, bots, browsers): one pytest process alone kept 0.64 to 0.74 of a
     processor busy, and even four workers on two processors kept them 80% busy (1.59
-    processors over the run). Measured on fresh clones of the 2-core machine, idle:
-    on 479ddcd (1,121 tests, the same clone) 3 workers 528 s, 4 workers 482 s,
-    5 workers 521 s; on 76b3f76 (1,133 tests, after the tests' waiting was cut) 3 workers
-    534 s, 4 workers 502 s, all passing. Two workers a processor were first tried on an
-    older suite (2026-12-06), which then had tests that timed a seat's 1 s reconnection
-    or a ladder's rated games against the wall clock on a loaded machine: four failed;
-    those tests have waited on conditions since. ``PYTEST_XDIST_AUTO_NUM_WORKERS`` still
-    decides when it is set."""
+    processors over the run). Measured on fresh clones of the 2-core machine, idle: on
+    479ddcd (1,121 tests, the same clone) 3 workers 528 s, 4 workers 482 s, 5 workers
+    521 s; on 76b3f76 (1,133 tests, after the tests' waiting was cut) 3 workers 534 s,
+    4 workers 502 s; on f024bca 4 workers 520 s, 5 workers 524 s (the processors 153%
+    busy in both: a fifth worker only queues); all passing. Two workers a processor were
+    first tried on an older suite (2026-12-06), which then had tests that timed a seat's
+    1 s reconnection or a ladder's rated games against the wall clock on a loaded
+    machine: four failed; those tests have waited on conditions since.
+    ``PYTEST_XDIST_AUTO_NUM_WORKERS`` still decides when it is set."""
     wanted = os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS", "")
     if wanted.isdigit():
         return int(wanted)
