@@ -24,7 +24,7 @@ from cirulla.ladder.defaults import (
     DEFAULT_LISTEN,
     LEASE_SECONDS,
     MATCH_STATES,
-    QUEUE_CHOICES,
+    QUEUES,
     STATE_FILE,
     WORKER_DATA,
 )
@@ -272,7 +272,7 @@ def add_registration_parsers(sub: argparse._SubParsersAction[argparse.ArgumentPa
     a.add_argument(
         "--queue",
         action="append",
-        choices=QUEUE_CHOICES,
+        choices=QUEUES,
         help="queue to play in (repeatable; default 2p)",
     )
     a.add_argument(
@@ -314,7 +314,7 @@ def add_registration_parsers(sub: argparse._SubParsersAction[argparse.ArgumentPa
     cg.set_defaults(func=Runs("cirulla.ladder.cli_operator", "run_cgroup_setup"))
 
     st = sub.add_parser("standings", help="ratings of one queue, best first")
-    st.add_argument("--queue", choices=QUEUE_CHOICES, default="2p")
+    st.add_argument("--queue", choices=QUEUES, default="2p")
     st.add_argument("--all", action="store_true", help="also paused and deactivated bots")
     st.add_argument("--json", action="store_true", help="print JSON")
     st.set_defaults(func=Runs("cirulla.ladder.cli_operator", "run_standings"))
@@ -339,7 +339,7 @@ def add_author_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     """``history``, ``match``, ``matches``, ``h2h``, ``request`` and ``requests``."""
     h = sub.add_parser("history", help="a bot's versions, ratings and matches")
     h.add_argument("bot")
-    h.add_argument("--queue", choices=QUEUE_CHOICES)
+    h.add_argument("--queue", choices=QUEUES)
     h.add_argument("--limit", type=int, default=20)
     h.add_argument("--json", action="store_true")
     h.set_defaults(func=Runs("cirulla.ladder.cli_author", "run_history"))
@@ -353,7 +353,7 @@ def add_author_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser])
         "matches",
         help="every ladder match, newest first (optionally of one queue, status or bot)",
     )
-    ms.add_argument("--queue", choices=QUEUE_CHOICES, help="only this queue")
+    ms.add_argument("--queue", choices=QUEUES, help="only this queue")
     ms.add_argument("--status", choices=MATCH_STATES, help="only matches in this state")
     ms.add_argument("--bot", metavar="NAME", help="only matches this bot has a seat in")
     ms.add_argument(
@@ -365,7 +365,7 @@ def add_author_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     hh = sub.add_parser("h2h", help="results between two bots")
     hh.add_argument("bot_a")
     hh.add_argument("bot_b")
-    hh.add_argument("--queue", choices=QUEUE_CHOICES)
+    hh.add_argument("--queue", choices=QUEUES)
     hh.add_argument("--limit", type=int, default=20, help="matches listed (default %(default)s)")
     hh.add_argument("--json", action="store_true")
     hh.set_defaults(func=Runs("cirulla.ladder.cli_author", "run_h2h"))

@@ -14,8 +14,9 @@ DEFAULT_DATA = "cirulla-ladder-data"
 #: ``cirulla ladder worker``'s data folder.
 WORKER_DATA = "cirulla-worker-data"
 DEFAULT_LISTEN = "127.0.0.1:50061"
-#: The queues, by their number of seats.
-QUEUE_CHOICES = ("2p", "3p", "4p")
+#: The queues, by their number of seats (the one list: the store, the scheduler, the
+#: metrics and the command line read it).
+QUEUES = ("2p", "3p", "4p")
 #: Bot states; ``removed`` bots keep their matches but leave the standings.
 BOT_STATES = ("active", "paused", "deactivated", "removed")
 #: Ladder match life cycle (``ladder_matches.status``).

@@ -27,6 +27,7 @@ from prometheus_client.registry import Collector
 from sqlalchemy import func, select
 
 from cirulla.clients.matches.outcome import Outcome
+from cirulla.ladder.defaults import QUEUES
 from cirulla.ladder.schema import (
     BOT_STATES,
     MATCH_STATES,
@@ -186,7 +187,7 @@ class LadderCollector(Collector):
             status[st] = status.get(st, 0) + int(n)
             if st == "scheduled":
                 depth[queue] = depth.get(queue, 0) + int(n)
-        for queue in ("2p", "3p", "4p"):
+        for queue in QUEUES:
             depth.setdefault(queue, 0)
         return {
             "depth": depth,

@@ -54,6 +54,7 @@ from cirulla.ladder.defaults import (
     DEFAULT_DB,
     DEFAULT_LISTEN,
     LEASE_SECONDS,
+    QUEUES,
     STATE_FILE,
     LadderState,
 )
@@ -108,7 +109,7 @@ class ServeOptions:
     concurrency: int = 4
     config: MatchConfig = field(default_factory=MatchConfig)
     #: queues the scheduler plans (bots registered in others simply wait)
-    queues: tuple[str, ...] = ("2p", "3p", "4p")
+    queues: tuple[str, ...] = QUEUES
     #: "serve" plans matches and plays them; "worker" (``cirulla ladder worker``) only
     #: plays what any ladder process scheduled (no scheduler, no state file)
     role: str = "serve"

@@ -35,7 +35,7 @@ from collections.abc import Callable
 
 from sqlalchemy import Engine
 
-from cirulla.ladder.defaults import MAX_REQUEST_GAMES
+from cirulla.ladder.defaults import MAX_REQUEST_GAMES, QUEUES
 from cirulla.ladder.store_authors import AuthorViews
 from cirulla.ladder.store_bots import BotStore
 from cirulla.ladder.store_enrollments import EnrollmentStore
@@ -53,7 +53,6 @@ from cirulla.ladder.store_rows import (
     LOG_TAIL_CHARS,
     OWNER_REQUEST_GAMES,
     QUEUE_PLAYERS,
-    QUEUES,
     REQUEST_PRIORITY,
     VALIDATION_GAMES,
     BotHistory,

@@ -14,14 +14,13 @@ from typing import TYPE_CHECKING
 
 from sqlalchemy import Connection, RowMapping, insert, select
 
-from cirulla.ladder.defaults import MAX_REQUEST_GAMES
+from cirulla.ladder.defaults import MAX_REQUEST_GAMES, QUEUES
 from cirulla.ladder.fields import FieldError, check_name, shown
 from cirulla.ladder.matchmaking import SEED_BITS
 from cirulla.ladder.schema import match_requests
 from cirulla.ladder.store_bots import BotStore
 from cirulla.ladder.store_rows import (
     OWNER_REQUEST_GAMES,
-    QUEUES,
     LadderError,
     MatchConfig,
     MatchPlan,

@@ -19,9 +19,9 @@ from dataclasses import asdict, dataclass, field
 from typing import TypedDict
 
 from cirulla.ladder import rating
+from cirulla.ladder.defaults import QUEUES
 from cirulla.rules.options import OptionValue
 
-QUEUES = ("2p", "3p", "4p")
 QUEUE_PLAYERS = {"2p": 2, "3p": 3, "4p": 4}
 CONNECT_SPEC = "connect"
 #: Matches a bot may play at once unless registered otherwise.

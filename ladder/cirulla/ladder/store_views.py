@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from sqlalchemy import Connection, RowMapping, and_, func, or_, select
 
 from cirulla.ladder import endings
+from cirulla.ladder.defaults import QUEUES
 from cirulla.ladder.fields import shown
 from cirulla.ladder.schema import (
     MATCH_STATES,
@@ -32,7 +33,6 @@ from cirulla.ladder.schema import (
 from cirulla.ladder.store_bots import BotStore
 from cirulla.ladder.store_rows import (
     IN_FLIGHT,
-    QUEUES,
     LadderError,
     MatchTimes,
     MatchView,

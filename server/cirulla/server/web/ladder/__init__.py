@@ -23,10 +23,10 @@ from cirulla import ladder_words
 
 RPC_TIMEOUT = 10.0
 QUEUES = ladder_words.QUEUES
-QUEUE_NAMES = {v: k for k, v in QUEUES.items()}
+QUEUE_NAMES = ladder_words.QUEUE_NAMES
 STATES = {v: k for k, v in ladder_words.BOT_STATES.items()}
 STATUS_VALUES = ladder_words.MATCH_STATUSES
-STATUSES = {v: k for k, v in STATUS_VALUES.items()}
+STATUSES = ladder_words.MATCH_STATUS_NAMES
 #: a bot's history page size (the rpc's maximum)
 PAGE = 1000
 #: matches listed on a bot's page (its chart has every rated game)
