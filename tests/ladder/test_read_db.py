@@ -118,3 +118,52 @@ def test_reads_come_from_the_database_when_the_ladder_is_down(
     # no ladder, no database: the usual line
     nothing = cirulla(elsewhere, "standings")  # a process
     assert nothing.returncode == 2 and "no ladder in this folder" in nothing.stderr
+
+
+def _revision(file: Path) -> str | None:
+    """The alembic revision a SQLite file holds, read with sqlite3 itself."""
+    import sqlite3
+
+    with sqlite3.connect(file) as conn:
+        tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
+        if "alembic_version" not in tables:
+            return None
+        (revision,) = conn.execute("SELECT version_num FROM alembic_version").fetchone()
+    return str(revision)
+
+
+def test_a_read_never_migrates_the_database(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A ladder of another version may be serving the file: a read of an older schema says
+    what to do in one line and leaves the schema as it was; a file that is not a ladder's
+    gets no schema written into it."""
+    from alembic import command
+
+    from cirulla.ladder.database import alembic_config, create
+
+    here = InProcess(monkeypatch, capsys)
+    older = tmp_path / "older.db"
+    engine = create(str(older))
+    config = alembic_config()
+    with engine.begin() as conn:
+        config.attributes["connection"] = conn
+        command.upgrade(config, "0006")
+    engine.dispose()
+    assert _revision(older) == "0006"
+    out = here(tmp_path, "standings", "--db", str(older))
+    assert out.returncode != 0
+    (line,) = out.stderr.splitlines()[-1:]
+    assert "revision 0006" in line and "cirulla ladder serve" in line, out.stderr
+    assert "Traceback" not in out.stderr
+    assert _revision(older) == "0006"
+
+    other = tmp_path / "other.db"
+    import sqlite3
+
+    with sqlite3.connect(other) as conn:
+        conn.execute("CREATE TABLE notes (body TEXT)")
+    out = here(tmp_path, "standings", "--db", str(other))
+    assert out.returncode != 0
+    assert "holds no ladder schema" in out.stderr, out.stderr
+    assert _revision(other) is None

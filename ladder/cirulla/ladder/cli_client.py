@@ -143,7 +143,7 @@ def read_database(db: str, method: str, request: Message, response: type[Respons
     """Serve a read rpc from the database itself (the same code the ladder runs), after
     one line on stderr saying so."""
 
-    from cirulla.ladder.db import database_url, display_url, open_database
+    from cirulla.ladder.database import database_url, display_url, open_current
     from cirulla.ladder.service import LadderService
     from cirulla.ladder.store import LadderStore
 
@@ -152,7 +152,7 @@ def read_database(db: str, method: str, request: Message, response: type[Respons
         _READ_NOTICES.add(shown)
         print(f"ladder not running: read from the database at {shown}", file=sys.stderr)
     try:
-        engine = open_database(db)
+        engine = open_current(db)  # a read never migrates (a ladder may be serving it)
     except Exception as exc:  # a database that is down or not a ladder's: one line
         raise CommandError(f"cannot read the database at {shown}: {exc}") from None
     try:

@@ -19,10 +19,14 @@ from __future__ import annotations
 import os
 import sqlite3
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sqlalchemy import Connection, Engine, MetaData, create_engine, event, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.pool import ConnectionPoolEntry
+
+if TYPE_CHECKING:
+    from alembic.config import Config
 
 metadata = MetaData()
 
@@ -96,13 +100,23 @@ def _sqlite_setup(engine: Engine) -> None:
         conn.exec_driver_sql("BEGIN IMMEDIATE")
 
 
-def migrate(engine: Engine) -> None:
-    """Alembic ``upgrade head`` with the migrations shipped in this package."""
-    from alembic import command
+class SchemaError(ValueError):
+    """A database a read cannot use as it is: not a ladder's, or at another revision."""
+
+
+def alembic_config() -> Config:
     from alembic.config import Config
 
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS))
+    return config
+
+
+def migrate(engine: Engine) -> None:
+    """Alembic ``upgrade head`` with the migrations shipped in this package."""
+    from alembic import command
+
+    config = alembic_config()
     with engine.begin() as conn:
         if conn.dialect.name == "postgresql":
             conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK})
@@ -114,4 +128,35 @@ def open_database(db: str) -> Engine:
     """An engine on ``db`` with the schema migrated to the newest revision."""
     engine = create(db)
     migrate(engine)
+    return engine
+
+
+def open_current(db: str) -> Engine:
+    """An engine on ``db`` whose schema is already this version's newest revision.
+
+    For reads: a command that only reads must never migrate a database that a ladder or
+    its workers of another version may be serving (their code would meet tables it does
+    not know), nor write a schema into a file that is not a ladder's. Raises
+    ``SchemaError`` with one line saying what the database holds and what to do.
+    """
+    from alembic.runtime.migration import MigrationContext
+    from alembic.script import ScriptDirectory
+
+    engine = create(db)
+    try:
+        with engine.connect() as conn:
+            current = MigrationContext.configure(conn).get_current_revision()
+        head = ScriptDirectory.from_config(alembic_config()).get_current_head()
+    except Exception:
+        engine.dispose()
+        raise
+    if current != head:
+        engine.dispose()
+        if current is None:
+            raise SchemaError("it holds no ladder schema (no alembic revision)")
+        raise SchemaError(
+            f"its schema is at revision {current} and this cirulla reads revision {head}: "
+            "start this version's ladder on it once (cirulla ladder serve) to migrate it, "
+            "or read it with the version that wrote it"
+        )
     return engine
