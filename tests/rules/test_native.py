@@ -13,6 +13,7 @@ import random
 import subprocess
 import sys
 from itertools import combinations
+from typing import Any
 
 import pytest
 
@@ -21,6 +22,9 @@ from cirulla.rules.actions import declaration_codes
 from cirulla.rules.captures import legal_captures
 from cirulla.rules.cards import ALL_CARDS_MASK
 from cirulla.rules.core import CORE, event_of, native, options_tuple, view_tuple
+from cirulla.rules.decks import DeckSource, seeded_deck
+from cirulla.rules.errors import DeckError
+from cirulla.rules.scoring import DealScore, SideScore
 from cirulla.rules.views import sample_world
 from tests.rules_helpers import deal_positions
 
@@ -63,18 +67,26 @@ def _state(game: Game) -> dict:
     }
 
 
-def _play_both(options: Options, seed: int, deal_only: bool = False) -> int:
-    """One random game through both cores; returns the number of actions compared."""
+def _play_both(options: Options, seed: int, deal_only: bool = False, seeded: bool = False) -> int:
+    """One random game through both cores; returns the number of actions compared.
+
+    ``seeded``: the game's decks are ``seed``'s seeded decks (Game(seed=...)), which the
+    fast path's deal start shuffles in C; else explicit deck orders (DeckSource's
+    next_deck, called from C)."""
     rng = random.Random(seed)
-    decks = [rng.sample(range(40), 40) for _ in range(80)]
+    if seeded:
+        decks = [seeded_deck(seed, number) for number in range(1, 81)]
+        source = {"seed": seed}
+    else:
+        decks = [rng.sample(range(40), 40) for _ in range(80)]
+        source = {"decks": decks}
     first_dealer = rng.randrange(options.players)
     py_events: list = []
-    ref = Game(
-        options, decks=decks, first_dealer=first_dealer, deal_only=deal_only, events=py_events
-    )
-    # the same game on Game's fast paths (the card played in C on its slots, _native.c's
-    # bind_game), held to the Python reference step by step like the native Game
-    fast = Game(options, decks=decks, first_dealer=first_dealer, deal_only=deal_only)
+    ref = Game(options, **source, first_dealer=first_dealer, deal_only=deal_only, events=py_events)
+    # the same game on Game's fast paths (the card played, and the deal's end and the next
+    # deal's start, in C on its slots: _native.c's bind_game), held to the Python reference
+    # step by step like the native Game
+    fast = Game(options, **source, first_dealer=first_dealer, deal_only=deal_only)
     nat = native.Game(options_tuple(options), decks, first_dealer=first_dealer, deal_only=deal_only)
     assert [event_of(e) for e in nat.take_events()] == py_events
     assert nat.state() == _state(ref) == _state(fast)
@@ -95,9 +107,21 @@ def _play_both(options: Options, seed: int, deal_only: bool = False) -> int:
         assert [event_of(e) for e in nat.take_events()] == py_events, f"seed {seed} step {steps}"
         assert fast_events == py_events, f"seed {seed} step {steps}"
         assert nat.state() == _state(ref) == _state(fast), f"seed {seed} step {steps}"
+        _same_scores(ref.last_score, fast.last_score)
         steps += 1
     assert nat.legal_codes() == [] == fast.legal_codes() == fast.legal_actions()
+    assert fast.decks_used == ref.decks_used
+    assert vars(fast.deck_source) == vars(ref.deck_source)
+    assert type(fast.cappotto) is type(ref.cappotto) is bool
     return steps
+
+
+def _same_scores(ref: DealScore | None, fast: DealScore | None) -> None:
+    """The same DealScore, its captured piles (not part of its value) included."""
+    assert fast == ref
+    if ref is not None and fast is not None:
+        assert fast.captured == ref.captured and fast.sides == ref.sides
+        assert [type(s) for s in fast.sides] == [SideScore] * len(ref.sides)
 
 
 def _apply_code(game: Game, code: int) -> list:
@@ -112,6 +136,134 @@ def test_both_cores_play_the_same_games(preset: str, players: int) -> None:
     options = Options.preset(preset, players=players)
     steps = sum(_play_both(options, seed) for seed in range(12))
     assert steps > 12 * 30  # whole games, several deals each
+
+
+@pytest.mark.parametrize(("preset", "players"), [("standard", 2), ("genova-home", 4)])
+def test_both_cores_play_the_same_seeded_games(preset: str, players: int) -> None:
+    """Seeded decks: the fast path's deal start shuffles them in C (_native.c's
+    seeded_deck_c), the reference through decks.seeded_deck."""
+    assert native is not None
+    options = Options.preset(preset, players=players)
+    steps = sum(_play_both(options, seed, seeded=True) for seed in (0, 3, 2**40 + 1, -17))
+    _play_both(options, 99, deal_only=True, seeded=True)
+    assert steps > 4 * 30
+
+
+def test_native_seeded_deck_is_the_reference_bit_for_bit() -> None:
+    """SHA-256, CPython's MT19937 seeded from the digest and the stable sort, in C: the
+    same deck orders for small, negative and huge seeds and many deck numbers."""
+    assert native is not None
+    rng = random.Random(38)
+    seeds = [0, 1, -1, 2**31, 2**64, -(2**70), 10**200]
+    seeds += [rng.getrandbits(rng.choice((8, 32, 64, 128, 300))) for _ in range(300)]
+    for seed in seeds:
+        for number in (1, 2, rng.randrange(3, 10_000)):
+            assert native.seeded_deck(seed, number) == seeded_deck(seed, number), (seed, number)
+
+
+def _fast_and_reference(options: Options, **setup: Any) -> tuple[Game, Game]:
+    """The same position twice: one to play through the fast paths, one (its bound
+    methods' Python references) to play through Game._play."""
+    return Game.setup(options, **setup), Game.setup(options, **setup)
+
+
+def _last_card_both(fast: Game, ref: Game) -> list:
+    """The position's only card played both ways; the events, once held equal."""
+    [code] = ref.reference_legal_codes()
+    ref_events: list = []
+    ref._play(code, ref_events)
+    events = fast.apply(code)
+    assert events == ref_events
+    assert _state(fast) == _state(ref)
+    _same_scores(ref.last_score, fast.last_score)
+    return events
+
+
+def test_the_fast_deal_end_takes_cappotto_like_the_reference() -> None:
+    """Every coin captured by one side: the game ends at once, cappotto (a bool)."""
+    coins = sum(1 << (4 * r) for r in range(10))  # suit 0 of each rank
+    options = Options()
+    fast, ref = _fast_and_reference(
+        options,
+        hands=[1 << 37, 0],  # KS: nothing to take
+        table=1 << 5,
+        captured=[coins, ALL_CARDS_MASK & ~coins & ~(1 << 37 | 1 << 5)],
+        totals=[10, 12],
+        last_taker=1,
+    )
+    events = _last_card_both(fast, ref)
+    assert fast.winner == 0 and fast.cappotto is True and fast.deal_over
+    assert [type(e).__name__ for e in events][-1] == "GameOver"
+
+
+def test_the_fast_deal_end_of_a_deal_only_game_stops_there() -> None:
+    options = Options()
+    fast, ref = _fast_and_reference(
+        options,
+        hands=[1 << 37, 0],
+        table=1 << 5,
+        captured=[1, ALL_CARDS_MASK & ~(1 << 37 | 1 << 5 | 1)],  # no cappotto: AD is 0's
+        last_taker=1,
+        deal_only=True,
+    )
+    _last_card_both(fast, ref)
+    assert fast.winner is None and fast.deal_over and fast.to_move is None
+    assert fast.table == 0 and fast.captured[1] & 1 << 5  # the last taker takes the rest
+    assert fast.legal_codes() == [] and fast.decks_used == []
+
+
+def test_the_fast_deal_start_redeals_and_runs_out_of_decks_like_the_reference() -> None:
+    """The next deck through DeckSource.next_deck: a redeal (two aces on the table) takes
+    the next order; a missing order is the reference's DeckError."""
+    aces_on_table = [*range(4, 10), 0, 1, 2, 3, *range(10, 40)]
+    good = [*range(39, -1, -1)]
+    setup: dict[str, Any] = {
+        "hands": [1 << 37, 0],
+        "table": 1 << 5,
+        "captured": [1, ALL_CARDS_MASK & ~(1 << 37 | 1 << 5 | 1)],
+        "last_taker": 1,
+    }
+    options = Options()
+    fast, ref = _fast_and_reference(options, **setup)
+    fast.deck_source = DeckSource(decks=[aces_on_table, good])
+    ref.deck_source = DeckSource(decks=[aces_on_table, good])
+    events = _last_card_both(fast, ref)
+    assert [type(e).__name__ for e in events].count("Redeal") == 1
+    assert fast.decks_used == [aces_on_table, good] and fast.deal_no == 2
+    fast, ref = _fast_and_reference(options, **setup)
+    fast.deck_source = DeckSource(decks=[aces_on_table])
+    ref.deck_source = DeckSource(decks=[aces_on_table])
+    with pytest.raises(DeckError, match="deal 2 needs deck order #2"):
+        fast.apply(fast.legal_codes()[0])
+    with pytest.raises(DeckError, match="deal 2 needs deck order #2"):
+        ref._play(ref.reference_legal_codes()[0], [])
+    assert _state(fast) == _state(ref) and fast.decks_used == ref.decks_used
+    _same_scores(ref.last_score, fast.last_score)
+
+
+def test_the_fast_deal_start_takes_any_deck_source() -> None:
+    """A DeckSource of another class is asked for its decks through next_deck; what it
+    returns must be a deck order."""
+
+    class Reversed(DeckSource):
+        def next_deck(self, deal_no: int) -> list[int]:
+            return [*range(39, -1, -1)] if deal_no < 3 else [1, 2, 3]
+
+    setup: dict[str, Any] = {
+        "hands": [1 << 37, 0],
+        "table": 1 << 5,
+        "captured": [1, ALL_CARDS_MASK & ~(1 << 37 | 1 << 5 | 1)],
+        "last_taker": 1,
+    }
+    fast, ref = _fast_and_reference(Options(), **setup)
+    fast.deck_source = Reversed(seed=1)
+    ref.deck_source = Reversed(seed=1)
+    _last_card_both(fast, ref)
+    assert fast.decks_used == [[*range(39, -1, -1)]]
+    fast, _ = _fast_and_reference(Options(), **setup, deal_no=2)
+    fast.deck_source = Reversed(seed=1)
+    with pytest.raises(DeckError, match="40 cards"):
+        fast.apply(fast.legal_codes()[0])
 
 
 @pytest.mark.parametrize(

@@ -12,6 +12,167 @@
    than computing the answer. */
 static Scratch shared_scratch;
 
+/* ------------------------------------------------------------------ seeded decks (decks.py) */
+
+/* decks.seeded_deck in C, bit for bit: SHA-256 of "cirulla-deck/1:{seed}:{number}", the
+   digest as a big-endian integer seeding CPython's random.Random (MT19937 through
+   init_by_array over the integer's 32-bit words, least significant first), 40 random()
+   keys (genrand_res53) and range(40) sorted stably by them. */
+
+static const uint32_t SHA_K[64] = {
+    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4,
+    0xab1c5ed5, 0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe,
+    0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f,
+    0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7,
+    0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc,
+    0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b,
+    0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116,
+    0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7,
+    0xc67178f2};
+
+#define ROR32(x, n) ((x) >> (n) | (x) << (32 - (n)))
+
+static void sha256_block(uint32_t *h, const uint8_t *p) {
+    uint32_t w[64];
+    for (int i = 0; i < 16; i++)
+        w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 |
+               (uint32_t)p[4 * i + 2] << 8 | p[4 * i + 3];
+    for (int i = 16; i < 64; i++) {
+        uint32_t s0 = ROR32(w[i - 15], 7) ^ ROR32(w[i - 15], 18) ^ (w[i - 15] >> 3);
+        uint32_t s1 = ROR32(w[i - 2], 17) ^ ROR32(w[i - 2], 19) ^ (w[i - 2] >> 10);
+        w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+    }
+    uint32_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], k = h[7];
+    for (int i = 0; i < 64; i++) {
+        uint32_t t1 = k + (ROR32(e, 6) ^ ROR32(e, 11) ^ ROR32(e, 25)) + ((e & f) ^ (~e & g)) +
+                      SHA_K[i] + w[i];
+        uint32_t t2 = (ROR32(a, 2) ^ ROR32(a, 13) ^ ROR32(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
+        k = g;
+        g = f;
+        f = e;
+        e = d + t1;
+        d = c;
+        c = b;
+        b = a;
+        a = t1 + t2;
+    }
+    h[0] += a;
+    h[1] += b;
+    h[2] += c;
+    h[3] += d;
+    h[4] += e;
+    h[5] += f;
+    h[6] += g;
+    h[7] += k;
+}
+
+static void sha256(const uint8_t *msg, size_t len, uint8_t out[32]) {
+    uint32_t h[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+                     0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+    size_t i = 0;
+    for (; i + 64 <= len; i += 64) sha256_block(h, msg + i);
+    uint8_t tail[128] = {0};
+    size_t rest = len - i, end = rest + 9 <= 64 ? 64 : 128;
+    memcpy(tail, msg + i, rest);
+    tail[rest] = 0x80;
+    for (int k = 0; k < 8; k++) tail[end - 1 - k] = (uint8_t)((u64)len * 8 >> 8 * k);
+    sha256_block(h, tail);
+    if (end == 128) sha256_block(h, tail + 64);
+    for (int k = 0; k < 8; k++)
+        for (int b = 0; b < 4; b++) out[4 * k + b] = (uint8_t)(h[k] >> (24 - 8 * b));
+}
+
+#define MT_N 624
+#define MT_M 397
+
+/* CPython's init_genrand(19650218), the state init_by_array starts from (computed once) */
+static uint32_t mt_base[MT_N];
+
+static void mt_base_init(void) {
+    mt_base[0] = 19650218U;
+    for (uint32_t i = 1; i < MT_N; i++)
+        mt_base[i] = 1812433253U * (mt_base[i - 1] ^ (mt_base[i - 1] >> 30)) + i;
+}
+
+/* random.Random(int)'s state for the key words (init_by_array, _randommodule.c) */
+static void mt_init_by_array(uint32_t *mt, const uint32_t *key, size_t nkey) {
+    size_t i = 1, j = 0;
+    memcpy(mt, mt_base, sizeof mt_base);
+    for (size_t k = MT_N > nkey ? MT_N : nkey; k; k--) {
+        mt[i] = (mt[i] ^ ((mt[i - 1] ^ (mt[i - 1] >> 30)) * 1664525U)) + key[j] + (uint32_t)j;
+        i++;
+        j++;
+        if (i >= MT_N) {
+            mt[0] = mt[MT_N - 1];
+            i = 1;
+        }
+        if (j >= nkey) j = 0;
+    }
+    for (size_t k = MT_N - 1; k; k--) {
+        mt[i] = (mt[i] ^ ((mt[i - 1] ^ (mt[i - 1] >> 30)) * 1566083941U)) - (uint32_t)i;
+        i++;
+        if (i >= MT_N) {
+            mt[0] = mt[MT_N - 1];
+            i = 1;
+        }
+    }
+    mt[0] = 0x80000000U;
+}
+
+/* output kk (< MT_N - MT_M) of the first twist, tempered: the first outputs of a freshly
+   seeded generator need only the untwisted words kk, kk + 1 and kk + MT_M */
+static inline uint32_t mt_first(const uint32_t *mt, int kk) {
+    uint32_t y = (mt[kk] & 0x80000000U) | (mt[kk + 1] & 0x7fffffffU);
+    y = mt[kk + MT_M] ^ (y >> 1) ^ (y & 1 ? 0x9908b0dfU : 0);
+    y ^= y >> 11;
+    y ^= (y << 7) & 0x9d2c5680U;
+    y ^= (y << 15) & 0xefc60000U;
+    return y ^ (y >> 18);
+}
+
+/* decks.seeded_deck from the seed's decimal text */
+static void seeded_deck_c(const char *seed_text, size_t seed_len, long long number,
+                          uint8_t *deck) {
+    char buf[256], *msg = buf;
+    size_t need = seed_len + 48;
+    if (need > sizeof buf && !(msg = malloc(need))) msg = NULL;
+    uint8_t digest[32];
+    if (msg) {
+        int head = snprintf(msg, need, "cirulla-deck/1:");
+        memcpy(msg + head, seed_text, seed_len);
+        int tail = snprintf(msg + head + seed_len, need - head - seed_len, ":%lld", number);
+        sha256((const uint8_t *)msg, (size_t)head + seed_len + (size_t)tail, digest);
+        if (msg != buf) free(msg);
+    } else {
+        memset(digest, 0, sizeof digest); /* out of memory: the caller never gets here */
+    }
+    /* the digest as an integer, in 32-bit words from the least significant; leading zero
+       words dropped (random.seed uses the integer's bit length) */
+    uint32_t key[8], mt[MT_N];
+    size_t nkey = 0;
+    for (int w = 0; w < 8; w++) {
+        const uint8_t *p = digest + 28 - 4 * w;
+        key[w] = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+        if (key[w]) nkey = (size_t)w + 1;
+    }
+    if (!nkey) nkey = 1;
+    mt_init_by_array(mt, key, nkey);
+    double keys[NUM_CARDS];
+    for (int c = 0; c < NUM_CARDS; c++) {
+        uint32_t a = mt_first(mt, 2 * c) >> 5, b = mt_first(mt, 2 * c + 1) >> 6;
+        keys[c] = ((double)a * 67108864.0 + (double)b) * (1.0 / 9007199254740992.0);
+    }
+    for (int i = 0; i < NUM_CARDS; i++) { /* insertion sort: stable, as sorted() */
+        int j = i;
+        while (j > 0 && keys[deck[j - 1]] > keys[i]) {
+            deck[j] = deck[j - 1];
+            j--;
+        }
+        deck[j] = (uint8_t)i;
+    }
+}
+
 /* ------------------------------------------------------------------ random-play benchmark */
 
 /* rules/cirulla/rules/bench.py:bench_rules, the whole loop in C, for ``seconds`` of CPU time. */
@@ -206,6 +367,47 @@ static PyObject *py_dealer_bonus(PyObject *self, PyObject *args) {
     return PyLong_FromLong(dealer_bonus(table & ALL_CARDS, low));
 }
 
+/* decks.seeded_deck(seed, number) for an int seed */
+static int seeded_deck_of(PyObject *seed, long long number, uint8_t *deck) {
+    int overflow;
+    long long small = PyLong_AsLongLongAndOverflow(seed, &overflow);
+    if (small == -1 && PyErr_Occurred()) return -1;
+    if (!overflow) {
+        char text[32];
+        int len = snprintf(text, sizeof text, "%lld", small);
+        seeded_deck_c(text, (size_t)len, number, deck);
+        return 0;
+    }
+    PyObject *str = PyObject_Str(seed);
+    if (!str) return -1;
+    Py_ssize_t len;
+    const char *text = PyUnicode_AsUTF8AndSize(str, &len);
+    if (text) seeded_deck_c(text, (size_t)len, number, deck);
+    Py_DECREF(str);
+    return text ? 0 : -1;
+}
+
+static PyObject *deck_list(const uint8_t *deck) {
+    PyObject *list = PyList_New(NUM_CARDS);
+    for (int i = 0; list && i < NUM_CARDS; i++)
+        PyList_SET_ITEM(list, i, PyLong_FromLong(deck[i])); /* small ints: cached */
+    return list;
+}
+
+PyDoc_STRVAR(seeded_deck_doc,
+             "seeded_deck(seed, number) -> list\n\n"
+             "decks.seeded_deck: deck order ``number`` of ``seed``, bit for bit.");
+
+static PyObject *py_seeded_deck(PyObject *self, PyObject *args) {
+    PyObject *seed;
+    long long number;
+    uint8_t deck[NUM_CARDS];
+    (void)self;
+    if (!PyArg_ParseTuple(args, "O!L", &PyLong_Type, &seed, &number)) return NULL;
+    if (seeded_deck_of(seed, number, deck)) return NULL;
+    return deck_list(deck);
+}
+
 PyDoc_STRVAR(score_deal_doc,
              "score_deal(options, captured, scope) -> (cappotto, items)\n\n"
              "scoring.score_deal: cappotto side or -1, and per side the 7 items (cards, "
@@ -368,12 +570,14 @@ static PyObject *py_frozen_maker(PyObject *self, PyObject *args) {
 enum {
     F_TURN, F_N, F_SIDE_OF, F_HANDS, F_DECLARED, F_IN_HANDS, F_WILD, F_TABLE, F_CAPTURED,
     F_SCOPE, F_LAST_TAKER, F_STOCK, F_OPTIONS, F_WINNER, F_DEAL_OVER, F_HISTORY, F_LEGAL,
-    F_DEALER, F_ROUND, F_COUNT
+    F_DEALER, F_ROUND, F_DEAL_NO, F_TOTALS, F_CAPPOTTO, F_DEAL_ONLY, F_LAST_SCORE,
+    F_DECK_SOURCE, F_DECKS_USED, F_COUNT
 };
 static const char *const GAME_SLOTS[F_COUNT] = {
     "turn", "n", "side_of", "hands", "declared", "in_hands", "wild", "table", "captured",
     "scope", "last_taker", "stock", "options", "winner", "deal_over", "history", "_legal",
-    "dealer", "round"};
+    "dealer", "round", "deal_no", "totals", "cappotto", "deal_only", "last_score",
+    "deck_source", "decks_used"};
 static Py_ssize_t game_off[F_COUNT], action_code_off;
 static PyTypeObject *action_type;
 static PyObject *bound_game, *card_played_mk, *declared_mk, *round_dealt_mk, *hand_dealt_mk,
@@ -421,6 +625,38 @@ static inline int as_int(PyObject *o, int lo, int hi, const char *what, int *out
         return -1;
     }
     *out = (int)v;
+    return 0;
+}
+
+/* Options as engine.h's Opts, read once per options object (Options is frozen; the cache
+   holds a reference, so the object cannot be replaced by another at the same address) */
+static PyObject *opts_cached;
+static Opts opts_cache;
+static const char *const OPT_NAMES[9] = {
+    "players", "target", "must_capture", "pairing_precedence", "ace_sweep_scopa",
+    "dealer_low_bonus", "primiera_needs_all_suits", "piccola_max", "cappotto"};
+
+static int opts_of(PyObject *options, Opts *o) {
+    if (options == opts_cached) {
+        *o = opts_cache;
+        return 0;
+    }
+    int v[9];
+    for (int i = 0; i < 9; i++) {
+        PyObject *x = PyObject_GetAttrString(options, OPT_NAMES[i]);
+        if (!x) return -1;
+        long y = PyLong_AsLong(x);
+        Py_DECREF(x);
+        if (y == -1 && PyErr_Occurred()) return -1;
+        v[i] = (int)y;
+    }
+    if (v[0] < 2 || v[0] > MAX_PLAYERS) {
+        PyErr_SetString(PyExc_ValueError, "options: players must be 2, 3 or 4");
+        return -1;
+    }
+    *o = (Opts){v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8]};
+    Py_XSETREF(opts_cached, Py_NewRef(options));
+    opts_cache = *o;
     return 0;
 }
 
@@ -472,23 +708,26 @@ static PyObject *legal_entry(PyObject *self) {
         Py_INCREF(e);
         return e;
     }
-    PyObject *must_obj = PyObject_GetAttrString(options, "must_capture");
-    PyObject *pp_obj = must_obj ? PyObject_GetAttrString(options, "pairing_precedence") : NULL;
-    int must = must_obj ? PyObject_IsTrue(must_obj) : -1, pp = pp_obj ? PyObject_IsTrue(pp_obj) : -1;
-    Py_XDECREF(must_obj);
-    Py_XDECREF(pp_obj);
-    if (must < 0 || pp < 0) return NULL;
+    Opts o;
+    if (opts_of(options, &o)) return NULL;
     Tab t;
     PyObject *codes = NULL;
     if (tab_init(&shared_scratch, &t, table, wild) ||
-        legal_codes(&shared_scratch, &t, hand, wild, must, pp))
+        legal_codes(&shared_scratch, &t, hand, wild, o.must_capture, o.pairing_precedence))
         PyErr_NoMemory();
     else
         codes = codes_list(&shared_scratch);
     if (!codes) return NULL;
-    e = Py_BuildValue("[KKiNO]", (unsigned long long)hand, (unsigned long long)table, wild, codes,
-                      Py_None);
-    if (!e) return NULL;
+    if (!(e = PyList_New(5))) {
+        Py_DECREF(codes);
+        return NULL;
+    }
+    /* the key as the slots hold it (ints equal to the masks read above) */
+    PyList_SET_ITEM(e, 0, Py_NewRef(PyList_GET_ITEM(hands, turn)));
+    PyList_SET_ITEM(e, 1, Py_NewRef(SLOT(self, F_TABLE)));
+    PyList_SET_ITEM(e, 2, Py_NewRef(SLOT(self, F_WILD)));
+    PyList_SET_ITEM(e, 3, codes);
+    PyList_SET_ITEM(e, 4, Py_NewRef(Py_None));
     Py_INCREF(e);
     slot_set(self, F_LEGAL, e);
     return e;
@@ -580,8 +819,280 @@ static int play_emit(void *ctx, int type, const long long *a, int n) {
     return rc;
 }
 
-/* Game._play through g_play on the game's slots (dealing the next round too); the deal's
-   end in Python. */
+/* ------------------------------------------------------------------ the deal's end, in C */
+
+/* Game._end_deal and the next deal's Game._start_deal on the game's slots, through
+   engine.h's g_end_deal (which calls g_start_deal): the score, the totals, the winner, the
+   events, the next deck (seeded decks in C, any other source through its next_deck in
+   Python) and the new deal's zones. The Python methods stay the reference
+   (tests/rules/test_native.py plays both side by side). */
+
+enum {
+    M_REDEAL, M_DEAL_STARTED, M_DEALER_BONUS, M_LAST_TAKE, M_DEAL_SCORED, M_GAME_OVER,
+    M_SIDE_SCORE, M_DEAL_SCORE, M_DECK_SOURCE, M_DECK_ERROR, M_COUNT
+};
+static PyObject *deal_mk[M_COUNT]; /* bind_game's ``deal`` tuple, in this order */
+static PyObject *str_explicit, *str_seed, *str_next, *str_next_deck, *threes[MAX_PLAYERS + 1];
+
+typedef struct {
+    PyObject *events; /* the caller's list, or NULL: no events */
+    PyObject *score;  /* the DealScore built at EV_DEAL_SCORED (Game.last_score) */
+    PyObject *deck_source, *decks_used;
+    G *g;
+} DealCtx;
+
+/* ``mk(*args)``, stealing the n arguments (any of them NULL: an error already set) */
+static PyObject *call_mk(PyObject *mk, PyObject **args, int n) {
+    PyObject *ev = NULL;
+    int ok = 1;
+    for (int i = 0; i < n; i++) ok &= args[i] != NULL;
+    if (ok) ev = PyObject_Vectorcall(mk, args, (size_t)n, NULL);
+    for (int i = 0; i < n; i++) Py_XDECREF(args[i]);
+    return ev;
+}
+
+static PyObject *ints_tuple(const long long *a, int n) {
+    PyObject *t = PyTuple_New(n);
+    for (int i = 0; t && i < n; i++) {
+        PyObject *x = PyLong_FromLongLong(a[i]);
+        if (!x) Py_CLEAR(t);
+        else PyTuple_SET_ITEM(t, i, x);
+    }
+    return t;
+}
+
+#define L(x) PyLong_FromLongLong(x)
+
+static int deal_emit(void *ctx, int type, const long long *a, int n) {
+    DealCtx *d = ctx;
+    PyObject *ev = NULL;
+    (void)n;
+    if (type == EV_DEAL_SCORED) { /* deal, cappotto, sides, 7 items per side, totals */
+        int sides = (int)a[2];
+        PyObject *per = PyTuple_New(sides), *caps = PyTuple_New(sides);
+        for (int i = 0; per && caps && i < sides; i++) {
+            PyObject *items[7];
+            for (int k = 0; k < 7; k++) items[k] = L(a[3 + 7 * i + k]);
+            PyObject *side = call_mk(deal_mk[M_SIDE_SCORE], items, 7);
+            PyObject *cap = PyLong_FromUnsignedLongLong(d->g->captured[i]);
+            if (!side || !cap) {
+                Py_XDECREF(side);
+                Py_XDECREF(cap);
+                Py_CLEAR(per);
+                break;
+            }
+            PyTuple_SET_ITEM(per, i, side);
+            PyTuple_SET_ITEM(caps, i, cap);
+        }
+        if (!per || !caps) {
+            Py_XDECREF(per);
+            Py_XDECREF(caps);
+            return -1;
+        }
+        PyObject *sargs[3] = {per, a[1] < 0 ? Py_NewRef(Py_None) : L(a[1]), caps};
+        PyObject *score = call_mk(deal_mk[M_DEAL_SCORE], sargs, 3);
+        if (!score) return -1;
+        Py_XSETREF(d->score, score);
+        if (!d->events) return 0;
+        PyObject *args[3] = {L(a[0]), Py_NewRef(score), ints_tuple(a + 3 + 7 * sides, sides)};
+        ev = call_mk(deal_mk[M_DEAL_SCORED], args, 3);
+    } else if (!d->events) {
+        return 0;
+    } else if (type == EV_LAST_TAKE) {
+        PyObject *args[2] = {a[0] < 0 ? Py_NewRef(Py_None) : L(a[0]), L(a[1])};
+        ev = call_mk(deal_mk[M_LAST_TAKE], args, 2);
+    } else if (type == EV_GAME_OVER) { /* winner, cappotto, sides, totals */
+        PyObject *args[3] = {L(a[0]), ints_tuple(a + 3, (int)a[2]), PyBool_FromLong((long)a[1])};
+        ev = call_mk(deal_mk[M_GAME_OVER], args, 3);
+    } else if (type == EV_REDEAL) {
+        PyObject *args[3] = {L(a[0]), L(a[1]), L(a[2])};
+        ev = call_mk(deal_mk[M_REDEAL], args, 3);
+    } else if (type == EV_DEAL_STARTED) {
+        PyObject *args[4] = {L(a[0]), L(a[1]), L(a[2]), Py_NewRef(threes[a[3]])};
+        ev = call_mk(deal_mk[M_DEAL_STARTED], args, 4);
+    } else if (type == EV_HAND_DEALT) {
+        PyObject *args[3] = {L(a[0]), L(a[1]), L(a[2])};
+        ev = call_mk(hand_dealt_mk, args, 3);
+    } else if (type == EV_DEALER_BONUS) {
+        PyObject *args[4] = {L(a[0]), L(a[1]), L(a[2]), L(a[3])};
+        ev = call_mk(deal_mk[M_DEALER_BONUS], args, 4);
+    } else {
+        PyErr_Format(PyExc_RuntimeError, "unexpected event %d at a deal's end", type);
+        return -1;
+    }
+    if (!ev) return -1;
+    int rc = PyList_Append(d->events, ev);
+    Py_DECREF(ev);
+    return rc;
+}
+
+#undef L
+
+/* a deck order from Python: 40 distinct cards */
+static int deck_from(PyObject *obj, uint8_t *deck) {
+    PyObject *seq = PySequence_Fast(obj, "a deck order is a list of 40 cards");
+    if (!seq) return -1;
+    u64 seen = 0;
+    int ok = PySequence_Fast_GET_SIZE(seq) == NUM_CARDS;
+    for (int i = 0; ok && i < NUM_CARDS; i++) {
+        long c = PyLong_AsLong(PySequence_Fast_GET_ITEM(seq, i));
+        if (c == -1 && PyErr_Occurred()) {
+            Py_DECREF(seq);
+            return -1;
+        }
+        ok = c >= 0 && c < NUM_CARDS && !(seen >> c & 1);
+        seen |= 1ULL << (c & 63);
+        deck[i] = (uint8_t)c;
+    }
+    Py_DECREF(seq);
+    if (!ok) PyErr_SetString(deal_mk[M_DECK_ERROR], "a deck order must list all 40 cards once each");
+    return ok ? 0 : -1;
+}
+
+/* DeckSource.next_deck for g_start_deal, each deck appended to Game.decks_used: a seeded
+   DeckSource's in C, any other through its next_deck */
+static int deal_deck(void *ctx, int deal_no, uint8_t *deck) {
+    DealCtx *d = ctx;
+    PyObject *ds = d->deck_source, *used = NULL;
+    if (Py_TYPE(ds) == (PyTypeObject *)deal_mk[M_DECK_SOURCE]) {
+        PyObject *explicit = PyObject_GetAttr(ds, str_explicit);
+        if (!explicit) return -1;
+        PyObject *seed = explicit == Py_None ? PyObject_GetAttr(ds, str_seed) : NULL;
+        Py_DECREF(explicit);
+        if (PyErr_Occurred()) return -1;
+        if (seed && PyLong_CheckExact(seed)) {
+            PyObject *next = PyObject_GetAttr(ds, str_next), *number = NULL;
+            long long k = next ? PyLong_AsLongLong(next) : -1;
+            Py_XDECREF(next);
+            if (!PyErr_Occurred() && (number = PyLong_FromLongLong(k + 1)) &&
+                !PyObject_SetAttr(ds, str_next, number) && !seeded_deck_of(seed, k + 1, deck))
+                used = deck_list(deck);
+            Py_XDECREF(number);
+            Py_DECREF(seed);
+            if (!used) return -1;
+        } else {
+            Py_XDECREF(seed);
+        }
+    }
+    if (!used) {
+        PyObject *no = PyLong_FromLong(deal_no);
+        if (!no) return -1;
+        used = PyObject_CallMethodOneArg(ds, str_next_deck, no);
+        Py_DECREF(no);
+        if (!used) return -1;
+        if (deck_from(used, deck)) {
+            Py_DECREF(used);
+            return -1;
+        }
+    }
+    int rc = PyList_Append(d->decks_used, used);
+    Py_DECREF(used);
+    return rc;
+}
+
+static PyObject *masks_list(const u64 *m, int n) {
+    PyObject *list = PyList_New(n);
+    for (int i = 0; list && i < n; i++) {
+        PyObject *x = PyLong_FromUnsignedLongLong(m[i]);
+        if (!x) Py_CLEAR(list);
+        else PyList_SET_ITEM(list, i, x);
+    }
+    return list;
+}
+
+static PyObject *ints_list(const int *v, int n) {
+    PyObject *list = PyList_New(n);
+    for (int i = 0; list && i < n; i++) {
+        PyObject *x = PyLong_FromLong(v[i]);
+        if (!x) Py_CLEAR(list);
+        else PyList_SET_ITEM(list, i, x);
+    }
+    return list;
+}
+
+/* Game._end_deal when the last card of the deal has been played (every hand and the stock
+   empty, the card's effects already on the slots), the next deal's start included */
+static int fast_end_deal(PyObject *self, PyObject *events) {
+    G g;
+    Opts o;
+    PyObject *captured = slot_get(self, F_CAPTURED), *scope = slot_get(self, F_SCOPE),
+             *totals = slot_get(self, F_TOTALS), *ds = slot_get(self, F_DECK_SOURCE),
+             *used = slot_get(self, F_DECKS_USED), *options = slot_get(self, F_OPTIONS),
+             *deal_only = slot_get(self, F_DEAL_ONLY);
+    if (!captured || !scope || !totals || !ds || !used || !options || !deal_only ||
+        opts_of(options, &o))
+        return -1;
+    g_init(&g, &o);
+    int n = g.n, sides = g.sides, only;
+    if (!PyList_CheckExact(captured) || PyList_GET_SIZE(captured) != sides ||
+        !PyList_CheckExact(scope) || PyList_GET_SIZE(scope) != sides ||
+        !PyList_CheckExact(totals) || PyList_GET_SIZE(totals) != sides ||
+        !PyList_CheckExact(used)) {
+        PyErr_SetString(PyExc_ValueError, "Game's zones are not lists of one entry per side");
+        return -1;
+    }
+    for (int i = 0; i < sides; i++) {
+        long sc = PyLong_AsLong(PyList_GET_ITEM(scope, i)),
+             tot = PyLong_AsLong(PyList_GET_ITEM(totals, i));
+        if (as_mask(PyList_GET_ITEM(captured, i), &g.captured[i]) || PyErr_Occurred())
+            return -1;
+        g.scope[i] = (int)sc;
+        g.totals[i] = (int)tot;
+    }
+    if (as_int(slot_get(self, F_DEALER), 0, n - 1, "dealer", &g.dealer) ||
+        as_int(slot_get(self, F_DEAL_NO), 0, INT_MAX - 1, "deal_no", &g.deal_no) ||
+        as_int(slot_get(self, F_LAST_TAKER), -1, sides - 1, "last_taker", &g.last_taker) ||
+        as_int(slot_get(self, F_WILD), 0, 10, "wild", &g.wild) ||
+        as_int(slot_get(self, F_TURN), 0, n - 1, "turn", &g.turn) ||
+        as_mask(slot_get(self, F_TABLE), &g.table) || (only = PyObject_IsTrue(deal_only)) < 0)
+        return -1;
+    g.deal_only = only;
+    DealCtx d = {events, NULL, ds, used, &g};
+    g.emit = deal_emit;
+    g.emit_ctx = &d;
+    g.deck = deal_deck;
+    g.deck_ctx = &d;
+    int deal_no = g.deal_no, taker = g.last_taker;
+    int rc = g_end_deal(&g);
+    /* the slots as the Python methods leave them, an error in the next deck included */
+    for (int i = 0; i < sides; i++)
+        if (PyList_SetItem(totals, i, PyLong_FromLong(g.totals[i]))) rc = -1;
+    if (d.score) slot_set(self, F_LAST_SCORE, d.score);
+    if (g.winner >= 0 && slot_set(self, F_WINNER, PyLong_FromLong(g.winner))) rc = -1;
+    if (g.cappotto) slot_set(self, F_CAPPOTTO, Py_NewRef(Py_True));
+    if (g.deal_no != deal_no && (slot_set(self, F_DEAL_NO, PyLong_FromLong(g.deal_no)) ||
+                                 slot_set(self, F_DEALER, PyLong_FromLong(g.dealer))))
+        rc = -1;
+    if (g.deal_no == deal_no || rc) { /* the game or the deal ended (or the next deck failed) */
+        if (taker >= 0 &&
+            (PyList_SetItem(captured, taker,
+                            PyLong_FromUnsignedLongLong(g.captured[taker])) ||
+             slot_set(self, F_TABLE, PyLong_FromLong(0))))
+            rc = -1;
+        if (g.deal_over) slot_set(self, F_DEAL_OVER, Py_NewRef(Py_True));
+        return rc;
+    }
+    PyObject *stock = PyList_New(g.nstock);
+    for (int j = 0; stock && j < g.nstock; j++)
+        PyList_SET_ITEM(stock, j, PyLong_FromLong(g.stock[j]));
+    if (slot_set(self, F_HANDS, masks_list(g.hands, n)) ||
+        slot_set(self, F_TABLE, PyLong_FromUnsignedLongLong(g.table)) ||
+        slot_set(self, F_STOCK, stock) ||
+        slot_set(self, F_CAPTURED, masks_list(g.captured, sides)) ||
+        slot_set(self, F_SCOPE, ints_list(g.scope, sides)) ||
+        slot_set(self, F_LAST_TAKER, PyLong_FromLong(g.last_taker)) ||
+        slot_set(self, F_WILD, PyLong_FromLong(g.wild)) ||
+        slot_set(self, F_DECLARED, masks_list(g.declared, n)) ||
+        slot_set(self, F_ROUND, PyLong_FromLong(g.round)) ||
+        slot_set(self, F_TURN, PyLong_FromLong(g.turn)) ||
+        slot_set(self, F_IN_HANDS, PyLong_FromLong(g.in_hands)) ||
+        slot_set(self, F_DEAL_OVER, Py_NewRef(Py_False)))
+        return -1;
+    return 0;
+}
+
+/* Game._play through g_play on the game's slots (dealing the next round too; the deal's
+   end through fast_end_deal). */
 static int fast_play(PyObject *self, u64 code, PyObject *events) {
     G g;
     int n, turn, side, in_hands, wild, last_taker;
@@ -648,10 +1159,9 @@ static int fast_play(PyObject *self, u64 code, PyObject *events) {
     }
     u64 capture = code >> 12;
     if (capture && capture == g.table) { /* the table empties: a sweep's scopa may count */
-        PyObject *opt = PyObject_GetAttrString(slot_get(self, F_OPTIONS), "ace_sweep_scopa");
-        if (!opt) return -1;
-        g.o.ace_sweep_scopa = PyObject_IsTrue(opt);
-        Py_DECREF(opt);
+        Opts o;
+        if (opts_of(slot_get(self, F_OPTIONS), &o)) return -1;
+        g.o.ace_sweep_scopa = o.ace_sweep_scopa;
     }
     g.emit = events ? play_emit : NULL;
     g.emit_ctx = events;
@@ -682,11 +1192,7 @@ static int fast_play(PyObject *self, u64 code, PyObject *events) {
         slot_set(self, F_IN_HANDS, PyLong_FromLong(g.in_hands)) ||
         slot_set(self, F_TURN, PyLong_FromLong(g.turn)))
         return -1;
-    if (!g.in_hands) {
-        PyObject *r = PyObject_CallMethod(self, "_end_deal", "O", events ? events : Py_None);
-        if (!r) return -1;
-        Py_DECREF(r);
-    }
+    if (!g.in_hands) return fast_end_deal(self, events);
     return 0;
 }
 
@@ -757,7 +1263,7 @@ static PyObject *fast_apply(PyObject *self, PyObject *const *args, Py_ssize_t na
     if (code == (unsigned long long)-1 && PyErr_Occurred()) return NULL;
     PyObject *history = slot_get(self, F_HISTORY);
     if (!history) return NULL;
-    PyObject *entry = Py_BuildValue("(iO)", turn, code_obj);
+    PyObject *entry = PyTuple_Pack(2, SLOT(self, F_TURN), code_obj);
     if (!entry || PyList_Append(history, entry)) {
         Py_XDECREF(entry);
         return NULL;
@@ -781,18 +1287,42 @@ static PyMethodDef fast_methods[] = {
 
 PyDoc_STRVAR(bind_game_doc,
              "bind_game(game_cls, action_cls, card_played, declared, round_dealt, hand_dealt, "
-             "kinds, interned, from_int) -> dict\n\n"
+             "kinds, interned, from_int, deal) -> dict\n\n"
              "Method descriptors of game.py's Game running its hot path in C on its slots: "
              "legal_codes, legal_actions, apply_code, apply (by name; game.py takes over each "
              "Python method's docstring). The four makers build those events, kinds maps "
-             "a declaration kind code to DeclarationKind, interned/from_int give Actions.");
+             "a declaration kind code to DeclarationKind, interned/from_int give Actions; deal "
+             "holds the makers of the deal's events and scores, DeckSource and DeckError "
+             "(the deal's end and the next deal's start in C).");
 
 static PyObject *py_bind_game(PyObject *self, PyObject *args) {
-    PyObject *game_cls, *act_cls, *cp, *dec, *rd, *hd, *kinds, *interned, *from_int;
+    PyObject *game_cls, *act_cls, *cp, *dec, *rd, *hd, *kinds, *interned, *from_int, *deal;
     (void)self;
-    if (!PyArg_ParseTuple(args, "O!O!OOOOOO!O", &PyType_Type, &game_cls, &PyType_Type, &act_cls,
-                          &cp, &dec, &rd, &hd, &kinds, &PyDict_Type, &interned, &from_int))
+    if (!PyArg_ParseTuple(args, "O!O!OOOOOO!OO!", &PyType_Type, &game_cls, &PyType_Type,
+                          &act_cls, &cp, &dec, &rd, &hd, &kinds, &PyDict_Type, &interned,
+                          &from_int, &PyTuple_Type, &deal))
         return NULL;
+    if (PyTuple_GET_SIZE(deal) != M_COUNT || !PyType_Check(PyTuple_GET_ITEM(deal, M_DECK_SOURCE)) ||
+        !PyExceptionClass_Check(PyTuple_GET_ITEM(deal, M_DECK_ERROR))) {
+        PyErr_SetString(PyExc_TypeError, "bind_game: deal is (redeal, deal_started, "
+                        "dealer_bonus, last_take, deal_scored, game_over, side_score, "
+                        "deal_score, DeckSource, DeckError)");
+        return NULL;
+    }
+    for (int i = 0; i < M_COUNT; i++) Py_XSETREF(deal_mk[i], Py_NewRef(PyTuple_GET_ITEM(deal, i)));
+    if (!str_explicit) {
+        str_explicit = PyUnicode_InternFromString("_explicit");
+        str_seed = PyUnicode_InternFromString("_seed");
+        str_next = PyUnicode_InternFromString("_next");
+        str_next_deck = PyUnicode_InternFromString("next_deck");
+        if (!str_explicit || !str_seed || !str_next || !str_next_deck) return NULL;
+        for (int k = 0; k <= MAX_PLAYERS; k++) {
+            PyObject *three = PyLong_FromLong(3);
+            if (!three || !(threes[k] = PyTuple_New(k))) return NULL;
+            for (int i = 0; i < k; i++) PyTuple_SET_ITEM(threes[k], i, Py_NewRef(three));
+            Py_DECREF(three);
+        }
+    }
     for (int f = 0; f < F_COUNT; f++)
         if ((game_off[f] = slot_offset((PyTypeObject *)game_cls, GAME_SLOTS[f])) < 0) return NULL;
     if ((action_code_off = slot_offset((PyTypeObject *)act_cls, "_code")) < 0) return NULL;
@@ -1018,6 +1548,7 @@ static PyMethodDef module_methods[] = {
     {"dealer_bonus", py_dealer_bonus, METH_VARARGS,
      "dealer_bonus(table, low_bonus) -> int: game.dealer_bonus."},
     {"score_deal", py_score_deal, METH_VARARGS, score_deal_doc},
+    {"seeded_deck", py_seeded_deck, METH_VARARGS, seeded_deck_doc},
     {"sample_world", py_sample_world, METH_VARARGS, sample_world_doc},
     {"bench_rules", py_bench_rules, METH_VARARGS, bench_rules_doc},
     {"random_deals_digest", py_random_deals_digest, METH_VARARGS, random_deals_digest_doc},
@@ -1035,6 +1566,7 @@ static struct PyModuleDef module_def = {
 
 PyMODINIT_FUNC PyInit__native(void) {
     init_tables();
+    mt_base_init();
     if (PyType_Ready(&GameType) < 0) return NULL;
     PyObject *m = PyModule_Create(&module_def);
     if (!m) return NULL;

@@ -658,6 +658,18 @@ def _bind_native() -> None:
         kinds,
         _INTERNED_ACTIONS,
         Action.from_int,
+        (
+            _Redeal,
+            _DealStarted,
+            _DealerBonus,
+            _LastTake,
+            _DealScored,
+            _GameOver,
+            _SideScore,
+            _DealScore,
+            DeckSource,
+            DeckError,
+        ),
     )
     for name, method in methods.items():
         setattr(Game, name, method)
