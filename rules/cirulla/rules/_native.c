@@ -181,8 +181,7 @@ static int bench_run(const Opts *o, double seconds, u64 seed, long long *deals, 
     Rng rng = {seed}, deck_rng = {seed ^ 0x5bd1e995ULL};
     Scratch s = {0};
     G g;
-    Tab t;
-    int rc = 0;
+    int rc = 0, must = o->must_capture, pp = o->pairing_precedence;
     *deals = *games = *actions = 0;
     g_init(&g, o);
     g.deck = rng_deck;
@@ -193,13 +192,12 @@ static int bench_run(const Opts *o, double seconds, u64 seed, long long *deals, 
     for (;;) {
         int deal_no = g.deal_no;
         while (g.deal_no == deal_no && g.winner < 0) {
-            if (tab_init(&s, &t, g.table, g.wild) ||
-                legal_codes(&s, &t, g.hands[g.turn], g.wild, o->must_capture,
-                            o->pairing_precedence)) {
+            u64 code;
+            if (random_code(&s, g.table, g.hands[g.turn], g.wild, must, pp, &rng, &code) < 0) {
                 rc = -1;
                 goto out;
             }
-            g_play(&g, s.codes[rng_below(&rng, (uint32_t)s.ncodes)]);
+            g_play_body(&g, code, 0); /* no events */
             (*actions)++;
         }
         (*deals)++;
@@ -237,7 +235,7 @@ static int digest_run(const Opts *o, long long ndeals, u64 seed, u64 *digest,
     Rng rng = {seed}, deck_rng = {seed ^ 0x5bd1e995ULL};
     Scratch s = {0};
     G g;
-    Tab t;
+    int must = o->must_capture, pp = o->pairing_precedence;
     u64 h = 0xcbf29ce484222325ULL;
     *actions = 0;
     g_init(&g, o);
@@ -248,16 +246,15 @@ static int digest_run(const Opts *o, long long ndeals, u64 seed, u64 *digest,
     for (long long d = 0; d < ndeals; d++) {
         int deal_no = g.deal_no;
         while (g.deal_no == deal_no && g.winner < 0) {
-            if (tab_init(&s, &t, g.table, g.wild) ||
-                legal_codes(&s, &t, g.hands[g.turn], g.wild, o->must_capture,
-                            o->pairing_precedence)) {
+            u64 code;
+            int ncodes = random_code(&s, g.table, g.hands[g.turn], g.wild, must, pp, &rng, &code);
+            if (ncodes < 0) {
                 scratch_free(&s);
                 return -1;
             }
-            u64 code = s.codes[rng_below(&rng, (uint32_t)s.ncodes)];
             h = fnv_mix(h, code);
-            h = fnv_mix(h, (u64)s.ncodes);
-            g_play(&g, code);
+            h = fnv_mix(h, (u64)ncodes);
+            g_play_body(&g, code, 0); /* no events */
             (*actions)++;
         }
         for (int i = 0; i < g.sides; i++) h = fnv_mix(h, (u64)(uint32_t)g.totals[i]);

@@ -496,6 +496,184 @@ static inline __attribute__((always_inline)) int legal_codes(Scratch *s, Tab *t,
     return legal_codes_large(s, t, hand, wild, must, pp);
 }
 
+/* ------------------------------------------------------------------ the random loops' pick */
+
+/* The random-play loops (bench_rules, random_deals_digest in _native.c) need only how many
+   codes legal_codes gives and the one at rng_below of that many. random_code counts the
+   codes of each card of the hand on a tiny table and builds only the code drawn: the same
+   code at the same index as legal_codes's list (tests/rules/test_same_games.py holds the
+   loops to games recorded before). A card's codes, as tiny_codes writes them, are the card
+   alone when it need not capture (nocap), then one code per set bit of a position mask
+   (bits: a bit per subset of the table, ascending). The subsets' value sums are 16 bytes,
+   one per position mask (tab_init's lo and hi); the subsets summing to v are the bytes
+   equal to v, compared 16 at a time (SSE2, every x86-64) or a word at a time. */
+#if defined(__SSE2__) && !defined(CIRULLA_NO_SSE2)
+#include <emmintrin.h>
+#define SPLAT16(v) {v, v, v, v, v, v, v, v, v, v, v, v, v, v, v, v}
+static const uint8_t BYTE_SPLAT[16][16] __attribute__((aligned(16))) = {
+    SPLAT16(0),  SPLAT16(1),  SPLAT16(2),  SPLAT16(3),  SPLAT16(4),  SPLAT16(5),
+    SPLAT16(6),  SPLAT16(7),  SPLAT16(8),  SPLAT16(9),  SPLAT16(10), SPLAT16(11),
+    SPLAT16(12), SPLAT16(13), SPLAT16(14), SPLAT16(15)};
+#undef SPLAT16
+typedef __m128i SubsetSums;
+static inline SubsetSums subset_sums(u64 lo, u64 hi) {
+    return _mm_set_epi64x((long long)hi, (long long)lo);
+}
+/* bit k: subset k's values sum to v */
+static inline unsigned sums_equal(SubsetSums sums, int v) {
+    __m128i splat = _mm_load_si128((const __m128i *)BYTE_SPLAT[v]);
+    return (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(sums, splat));
+}
+#else
+typedef struct {
+    u64 lo, hi;
+} SubsetSums;
+static inline SubsetSums subset_sums(u64 lo, u64 hi) {
+    SubsetSums s = {lo, hi};
+    return s;
+}
+/* bit i: byte i of x is zero (exact: no borrow crosses the bytes) */
+static inline unsigned zero_bytes(u64 x) {
+    const u64 low7 = 0x7F7F7F7F7F7F7F7FULL;
+    u64 y = ~(((x & low7) + low7) | x | low7); /* 0x80 in each zero byte */
+    return (unsigned)(((y >> 7) * 0x0102040810204080ULL) >> 56);
+}
+static inline unsigned sums_equal(SubsetSums sums, int v) {
+    u64 splat = 0x0101010101010101ULL * (u64)v;
+    return zero_bytes(sums.lo ^ splat) | zero_bytes(sums.hi ^ splat) << 8;
+}
+#endif
+
+#define POPC_2(n) n, n + 1, n + 1, n + 2
+#define POPC_4(n) POPC_2(n), POPC_2(n + 1), POPC_2(n + 1), POPC_2(n + 2)
+#define POPC_6(n) POPC_4(n), POPC_4(n + 1), POPC_4(n + 1), POPC_4(n + 2)
+static const uint8_t POPC8[256] = {POPC_6(0), POPC_6(1), POPC_6(1), POPC_6(2)};
+#undef POPC_2
+#undef POPC_4
+#undef POPC_6
+/* set bits of a 16-bit mask (a table lookup: x86-64's baseline has no popcnt) */
+static inline unsigned popc16(unsigned m) { return POPC8[m & 255] + POPC8[m >> 8]; }
+
+/* code j of a card's codes (base: the card and its declaration) on a tiny table whose
+   cards, ascending, are the bits p0 to p3 (0 past the table's size) */
+static inline u64 segment_code(u64 base, unsigned bits, unsigned nocap, unsigned j, u64 p0,
+                               u64 p1, u64 p2, u64 p3) {
+    if (nocap) {
+        if (!j) return base;
+        j--;
+    }
+    for (; j; j--) bits &= bits - 1;
+    unsigned m = (unsigned)__builtin_ctz(bits);
+    u64 cards = (p0 & -(u64)(m & 1)) | (p1 & -(u64)(m >> 1 & 1)) | (p2 & -(u64)(m >> 2 & 1)) |
+                (p3 & -(u64)(m >> 3 & 1));
+    return base | cards << 12;
+}
+
+/* past a tiny table, a hand of 4 cards or a hand with the 7H that may declare: the list */
+__attribute__((noinline)) static int random_code_listed(Scratch *s, u64 table, u64 hand,
+                                                        int wild, int must, int pp, Rng *rng,
+                                                        u64 *code) {
+    Tab t;
+    if (tab_init(s, &t, table, wild) || legal_codes(s, &t, hand, wild, must, pp)) return -1;
+    *code = s->codes[rng_below(rng, (uint32_t)s->ncodes)];
+    return s->ncodes;
+}
+
+/* legal_codes(table, hand)[rng_below(rng, n)] into *code; returns n (-1: no memory). */
+static inline __attribute__((always_inline)) int random_code(Scratch *s, u64 table, u64 hand,
+                                                             int wild, int must, int pp,
+                                                             Rng *rng, u64 *code) {
+    /* the table: its cards' bits and its subsets' value sums (as tab_init) */
+    u64 m = table, p0 = 0, p1 = 0, p2 = 0, p3 = 0, lo = 0, hi = 0;
+    unsigned full = 0; /* the position mask of the whole table */
+#define RC_CARD(i)                                                                        \
+    p##i = m & -m;                                                                        \
+    m ^= p##i;                                                                            \
+    int c##i = __builtin_ctzll(p##i);                                                     \
+    u64 v##i = (u64)(c##i == WILD && wild ? wild : card_value(c##i));
+    if (m) {
+        RC_CARD(0)
+        lo = v0 << 8;
+        full = 1;
+        if (m) {
+            RC_CARD(1)
+            lo |= (lo + v1 * 0x0101ULL) << 16;
+            full = 3;
+            if (m) {
+                RC_CARD(2)
+                lo |= (lo + v2 * 0x01010101ULL) << 32;
+                full = 7;
+                if (m) {
+                    RC_CARD(3)
+                    hi = lo + v3 * 0x0101010101010101ULL;
+                    full = 15;
+                    if (m) goto listed;
+                }
+            }
+        }
+    }
+#undef RC_CARD
+    SubsetSums sums = subset_sums(lo, hi);
+    /* a played ace takes the table when no ace is on it */
+    int sweeps = table && !(table & ACES) && !(wild == 1 && (table >> WILD & 1));
+    /* each card of the hand: its codes' bits and count */
+    int hc[3] = {0, 0, 0}, nh = 0;
+    unsigned bits[3] = {0, 0, 0}, nocap[3] = {0, 0, 0}, count[3] = {0, 0, 0};
+    for (u64 h = hand; h; h &= h - 1) {
+        if (nh == 3) goto listed;
+        int c = __builtin_ctzll(h);
+        int v = c == WILD && wild ? wild : card_value(c);
+        unsigned b;
+        if (v == 1 && sweeps) {
+            b = 1u << full;
+        } else {
+            unsigned eq = sums_equal(sums, v);
+            if (pp && (eq & SINGLES)) eq &= SINGLES;
+            b = eq | sums_equal(sums, 15 - v);
+        }
+        hc[nh] = c;
+        bits[nh] = b;
+        nocap[nh] = !must || !b;
+        count[nh] = nocap[nh] + popc16(b);
+        nh++;
+    }
+    unsigned total = count[0] + count[1] + count[2];
+    u64 declared = 0; /* a 3-card hand's declaration (decl_codes) */
+    if (nh == 3) {
+        if (hand >> WILD & 1) {
+            u64 others = hand & ~(1ULL << WILD);
+            int a = card_value(__builtin_ctzll(others)), b = card_value(63 - __builtin_clzll(others));
+            if (a == b || a + b <= 8) goto listed; /* declarations naming values */
+        } else {
+            int a = card_value(hc[0]), b = card_value(hc[1]), c = card_value(hc[2]);
+            if (a == b && b == c)
+                declared = 2 << 4;
+            else if (a + b + c <= 9)
+                declared = 1 << 4;
+        }
+    }
+    unsigned n = declared ? 2 * total : total;
+    unsigned j = rng_below(rng, n);
+    u64 base = 0;
+    if (j >= total) { /* the declaring codes: the same again, declared */
+        j -= total;
+        base = declared << 6;
+    }
+    int i = 0;
+    if (j >= count[0]) {
+        j -= count[0];
+        i = 1;
+        if (j >= count[1]) {
+            j -= count[1];
+            i = 2;
+        }
+    }
+    *code = segment_code(base | (u64)hc[i], bits[i], nocap[i], j, p0, p1, p2, p3);
+    return (int)n;
+listed:
+    return random_code_listed(s, table, hand, wild, must, pp, rng, code);
+}
+
 /* ------------------------------------------------------------------ scoring (scoring.py) */
 
 enum { S_CARDS, S_COINS, S_SETTEBELLO, S_PRIMIERA, S_SCOPE, S_GRANDE, S_PICCOLA, S_ITEMS };
