@@ -175,14 +175,18 @@ static void seeded_deck_c(const char *seed_text, size_t seed_len, long long numb
 
 /* ------------------------------------------------------------------ random-play benchmark */
 
-/* rules/cirulla/rules/bench.py:bench_rules, the whole loop in C, for ``seconds`` of CPU time. */
-static int bench_run(const Opts *o, double seconds, u64 seed, long long *deals, long long *games,
-                     long long *actions, double *elapsed, double *cpu) {
+/* rules/cirulla/rules/bench.py:bench_rules, the whole loop in C, for ``seconds`` of CPU time;
+   must and pp (the options' must_capture and pairing_precedence) are constants where it is
+   inlined (bench_run: one loop per pair). */
+static inline __attribute__((always_inline)) int bench_loop(const Opts *o, double seconds, u64 seed,
+                                                            long long *deals, long long *games,
+                                                            long long *actions, double *elapsed,
+                                                            double *cpu, int must, int pp) {
     Rng rng = {seed}, deck_rng = {seed ^ 0x5bd1e995ULL};
     Scratch s = {0};
     G g;
-    int rc = 0, must = o->must_capture, pp = o->pairing_precedence;
-    *deals = *games = *actions = 0;
+    int rc = 0;
+    long long n_deals = 0, n_games = 0, n_actions = 0;
     g_init(&g, o);
     g.deck = rng_deck;
     g.deck_ctx = &deck_rng;
@@ -198,24 +202,36 @@ static int bench_run(const Opts *o, double seconds, u64 seed, long long *deals, 
                 goto out;
             }
             g_play_body(&g, code, 0); /* no events */
-            (*actions)++;
+            n_actions++;
         }
-        (*deals)++;
+        n_deals++;
         if (g.winner >= 0) {
-            (*games)++;
+            n_games++;
             g_init(&g, o);
             g.deck = rng_deck;
             g.deck_ctx = &deck_rng;
             g.dealer = o->players - 2;
             g_start_deal(&g);
         }
-        if (*deals % 64 == 0 && cpu_seconds() >= deadline) break;
+        if (n_deals % 64 == 0 && cpu_seconds() >= deadline) break;
     }
 out:
     *elapsed = now_seconds() - start;
     *cpu = cpu_seconds() - cpu_start;
+    *deals = n_deals;
+    *games = n_games;
+    *actions = n_actions;
     scratch_free(&s);
     return rc;
+}
+
+static int bench_run(const Opts *o, double seconds, u64 seed, long long *deals, long long *games,
+                     long long *actions, double *elapsed, double *cpu) {
+    int must = o->must_capture != 0, pp = o->pairing_precedence != 0;
+    if (must && !pp) return bench_loop(o, seconds, seed, deals, games, actions, elapsed, cpu, 1, 0);
+    if (must) return bench_loop(o, seconds, seed, deals, games, actions, elapsed, cpu, 1, 1);
+    if (!pp) return bench_loop(o, seconds, seed, deals, games, actions, elapsed, cpu, 0, 0);
+    return bench_loop(o, seconds, seed, deals, games, actions, elapsed, cpu, 0, 1);
 }
 
 /* FNV-1a over 64-bit words: the fingerprint of a run of random games (never inlined, so that
@@ -230,14 +246,14 @@ __attribute__((noinline)) static u64 fnv_mix(u64 h, u64 x) {
 
 /* bench_run's loop for a fixed number of deals, fingerprinting every action code and every
    deal's totals: the benchmark's games, so a faster core can show it plays the same ones. */
-static int digest_run(const Opts *o, long long ndeals, u64 seed, u64 *digest,
-                      long long *actions) {
+static inline __attribute__((always_inline)) int digest_loop(const Opts *o, long long ndeals,
+                                                             u64 seed, u64 *digest,
+                                                             long long *actions, int must, int pp) {
     Rng rng = {seed}, deck_rng = {seed ^ 0x5bd1e995ULL};
     Scratch s = {0};
     G g;
-    int must = o->must_capture, pp = o->pairing_precedence;
     u64 h = 0xcbf29ce484222325ULL;
-    *actions = 0;
+    long long n_actions = 0;
     g_init(&g, o);
     g.deck = rng_deck;
     g.deck_ctx = &deck_rng;
@@ -255,7 +271,7 @@ static int digest_run(const Opts *o, long long ndeals, u64 seed, u64 *digest,
             h = fnv_mix(h, code);
             h = fnv_mix(h, (u64)ncodes);
             g_play_body(&g, code, 0); /* no events */
-            (*actions)++;
+            n_actions++;
         }
         for (int i = 0; i < g.sides; i++) h = fnv_mix(h, (u64)(uint32_t)g.totals[i]);
         if (g.winner >= 0) {
@@ -269,7 +285,17 @@ static int digest_run(const Opts *o, long long ndeals, u64 seed, u64 *digest,
     }
     scratch_free(&s);
     *digest = h;
+    *actions = n_actions;
     return 0;
+}
+
+static int digest_run(const Opts *o, long long ndeals, u64 seed, u64 *digest,
+                      long long *actions) {
+    int must = o->must_capture != 0, pp = o->pairing_precedence != 0;
+    if (must && !pp) return digest_loop(o, ndeals, seed, digest, actions, 1, 0);
+    if (must) return digest_loop(o, ndeals, seed, digest, actions, 1, 1);
+    if (!pp) return digest_loop(o, ndeals, seed, digest, actions, 0, 0);
+    return digest_loop(o, ndeals, seed, digest, actions, 0, 1);
 }
 
 PyDoc_STRVAR(random_deals_digest_doc,

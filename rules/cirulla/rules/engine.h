@@ -583,6 +583,9 @@ __attribute__((noinline)) static int random_code_listed(Scratch *s, u64 table, u
 static inline __attribute__((always_inline)) int random_code(Scratch *s, u64 table, u64 hand,
                                                              int wild, int must, int pp,
                                                              Rng *rng, u64 *code) {
+    /* the 7H's value less 7 (its own value unless declared) */
+    int wild_extra = wild ? wild - 7 : 0;
+#define RC_VALUE(c) (card_value(c) + ((c) == WILD ? wild_extra : 0))
     /* the table: its cards' bits and its subsets' value sums (as tab_init) */
     u64 m = table, p0 = 0, p1 = 0, p2 = 0, p3 = 0, lo = 0, hi = 0;
     unsigned full = 0; /* the position mask of the whole table */
@@ -590,7 +593,7 @@ static inline __attribute__((always_inline)) int random_code(Scratch *s, u64 tab
     p##i = m & -m;                                                                        \
     m ^= p##i;                                                                            \
     int c##i = __builtin_ctzll(p##i);                                                     \
-    u64 v##i = (u64)(c##i == WILD && wild ? wild : card_value(c##i));
+    u64 v##i = (u64)RC_VALUE(c##i);
     if (m) {
         RC_CARD(0)
         lo = v0 << 8;
@@ -615,61 +618,71 @@ static inline __attribute__((always_inline)) int random_code(Scratch *s, u64 tab
 #undef RC_CARD
     SubsetSums sums = subset_sums(lo, hi);
     /* a played ace takes the table when no ace is on it */
-    int sweeps = table && !(table & ACES) && !(wild == 1 && (table >> WILD & 1));
-    /* each card of the hand: its codes' bits and count */
-    int hc[3] = {0, 0, 0}, nh = 0;
-    unsigned bits[3] = {0, 0, 0}, nocap[3] = {0, 0, 0}, count[3] = {0, 0, 0};
-    for (u64 h = hand; h; h &= h - 1) {
-        if (nh == 3) goto listed;
-        int c = __builtin_ctzll(h);
-        int v = c == WILD && wild ? wild : card_value(c);
-        unsigned b;
-        if (v == 1 && sweeps) {
-            b = 1u << full;
-        } else {
-            unsigned eq = sums_equal(sums, v);
-            if (pp && (eq & SINGLES)) eq &= SINGLES;
-            b = eq | sums_equal(sums, 15 - v);
-        }
-        hc[nh] = c;
-        bits[nh] = b;
-        nocap[nh] = !must || !b;
-        count[nh] = nocap[nh] + popc16(b);
-        nh++;
+    int ace = table && !(table & ACES) && !(wild == 1 && (table >> WILD & 1)) ? 1 : 0;
+    /* each card of the hand (ascending, 1 to 3 of them): its captures' bits, whether it may
+       go without one (nocap), and so its codes' count */
+#define RC_HAND(i)                                                                        \
+    int h##i = __builtin_ctzll(h);                                                        \
+    h &= h - 1;                                                                           \
+    unsigned b##i, n##i, k##i;                                                            \
+    {                                                                                     \
+        int v = RC_VALUE(h##i);                                                           \
+        unsigned eq = sums_equal(sums, v);                                                \
+        if (pp && (eq & SINGLES)) eq &= SINGLES;                                          \
+        b##i = eq | sums_equal(sums, 15 - v);                                             \
+        if (v == ace) b##i = 1u << full; /* the sweep: its only capture */                \
+        n##i = !must || !b##i;                                                            \
+        k##i = n##i + popc16(b##i);                                                       \
     }
-    unsigned total = count[0] + count[1] + count[2];
+    u64 h = hand;
+    RC_HAND(0)
+    unsigned total = k0;
     u64 declared = 0; /* a 3-card hand's declaration (decl_codes) */
-    if (nh == 3) {
-        if (hand >> WILD & 1) {
-            u64 others = hand & ~(1ULL << WILD);
-            int a = card_value(__builtin_ctzll(others)), b = card_value(63 - __builtin_clzll(others));
-            if (a == b || a + b <= 8) goto listed; /* declarations naming values */
-        } else {
-            int a = card_value(hc[0]), b = card_value(hc[1]), c = card_value(hc[2]);
-            if (a == b && b == c)
-                declared = 2 << 4;
-            else if (a + b + c <= 9)
-                declared = 1 << 4;
+    if (h) {
+        RC_HAND(1)
+        total += k1;
+        if (h) {
+            RC_HAND(2)
+            total += k2;
+            if (h) goto listed;
+            if (hand >> WILD & 1) {
+                u64 others = hand & ~(1ULL << WILD);
+                int a = card_value(__builtin_ctzll(others));
+                int b = card_value(63 - __builtin_clzll(others));
+                if (a == b || a + b <= 8) goto listed; /* declarations naming values */
+            } else {
+                int a = card_value(h0), b = card_value(h1), c = card_value(h2);
+                if (a == b && b == c)
+                    declared = 2 << 4;
+                else if (a + b + c <= 9)
+                    declared = 1 << 4;
+            }
+            unsigned n = declared ? 2 * total : total;
+            unsigned j = rng_below(rng, n);
+            u64 base = 0;
+            if (j >= total) { /* the declaring codes: the same again, declared */
+                j -= total;
+                base = declared << 6;
+            }
+            if (j < k0)
+                *code = segment_code(base | (u64)h0, b0, n0, j, p0, p1, p2, p3);
+            else if (j - k0 < k1)
+                *code = segment_code(base | (u64)h1, b1, n1, j - k0, p0, p1, p2, p3);
+            else
+                *code = segment_code(base | (u64)h2, b2, n2, j - k0 - k1, p0, p1, p2, p3);
+            return (int)n;
         }
+        unsigned j = rng_below(rng, total);
+        if (j < k0)
+            *code = segment_code((u64)h0, b0, n0, j, p0, p1, p2, p3);
+        else
+            *code = segment_code((u64)h1, b1, n1, j - k0, p0, p1, p2, p3);
+        return (int)total;
     }
-    unsigned n = declared ? 2 * total : total;
-    unsigned j = rng_below(rng, n);
-    u64 base = 0;
-    if (j >= total) { /* the declaring codes: the same again, declared */
-        j -= total;
-        base = declared << 6;
-    }
-    int i = 0;
-    if (j >= count[0]) {
-        j -= count[0];
-        i = 1;
-        if (j >= count[1]) {
-            j -= count[1];
-            i = 2;
-        }
-    }
-    *code = segment_code(base | (u64)hc[i], bits[i], nocap[i], j, p0, p1, p2, p3);
-    return (int)n;
+#undef RC_HAND
+#undef RC_VALUE
+    *code = segment_code((u64)h0, b0, n0, rng_below(rng, total), p0, p1, p2, p3);
+    return (int)total;
 listed:
     return random_code_listed(s, table, hand, wild, must, pp, rng, code);
 }
@@ -838,12 +851,23 @@ static int g_start_deal(G *g) { /* Game._start_deal */
         }
         table = 0;
         for (int k = 3 * n; k < 3 * n + 4; k++) table |= 1ULL << deck[k];
-        if (popc(table & ACES) < 2) break;
+        u64 aces = table & ACES;
+        if (!(aces & (aces - 1))) break; /* fewer than 2 aces */
         EMIT(g, EV_REDEAL, g->deal_no, dealer, (long long)table);
     }
     g->table = table;
     g->nstock = NUM_CARDS - 3 * n - 4;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    /* the stock is the deck's end reversed: 8 cards at a time (all 40: past nstock unused) */
+    for (int j = 0; j < NUM_CARDS; j += 8) {
+        u64 w;
+        memcpy(&w, deck + NUM_CARDS - 8 - j, 8);
+        w = __builtin_bswap64(w);
+        memcpy(g->stock + j, &w, 8);
+    }
+#else
     for (int j = 0; j < g->nstock; j++) g->stock[j] = deck[NUM_CARDS - 1 - j];
+#endif
     memset(g->captured, 0, sizeof g->captured);
     memset(g->scope, 0, sizeof g->scope);
     memset(g->declared, 0, sizeof g->declared);
