@@ -81,12 +81,14 @@ static inline uint32_t rng_below(Rng *r, uint32_t n) {
 static inline double rng_unit(Rng *r) { return (double)(rng_next(r) >> 11) * 0x1.0p-53; }
 
 static void shuffle(uint8_t *a, int n, Rng *r) {
+    Rng local = *r; /* in a register: the array's stores might alias *r */
     for (int i = n - 1; i > 0; i--) {
-        int j = (int)rng_below(r, (uint32_t)(i + 1));
+        int j = (int)rng_below(&local, (uint32_t)(i + 1));
         uint8_t t = a[i];
         a[i] = a[j];
         a[j] = t;
     }
+    *r = local;
 }
 
 /* ------------------------------------------------------------------ options */
@@ -983,22 +985,26 @@ static inline __attribute__((always_inline)) int g_play_body(G *g, u64 code, int
     g->hands[seat] ^= bit;
     g->declared[seat] &= ~bit;
     int in_hands = --g->in_hands;
-    int value = card == WILD && g->wild ? g->wild : card_value(card);
+    u64 table = g->table;
+    /* a capture takes its cards off the table, else the card joins it (without a branch:
+       which card captures is as random as the game) */
+    u64 after = capture ? table ^ capture : table | bit;
+    g->table = after;
+    g->captured[side] |= capture ? capture | bit : 0;
+    g->last_taker = capture ? side : g->last_taker;
     int scopa = 0, sweep = 0;
-    if (capture) {
-        u64 table = g->table;
-        if (value == 1 && capture == table && !ace_on_table(table, g->wild)) sweep = 1;
-        g->table = table ^= capture;
-        g->captured[side] |= capture | bit;
-        g->last_taker = side;
-        if (!table && (in_hands || g->nstock)) {
+    if (!after) { /* the whole table taken (a capture alone empties it) */
+        sweep = (card == WILD && g->wild ? g->wild : card_value(card)) == 1 &&
+                !ace_on_table(table, g->wild);
+        if (in_hands || g->nstock) {
             scopa = !sweep || g->o.ace_sweep_scopa;
-            if (scopa) g->scope[side]++;
+            g->scope[side] += scopa;
         }
-    } else {
-        g->table |= bit;
     }
-    if (events) EMIT(g, EV_CARD_PLAYED, seat, side, card, value, (long long)capture, scopa, sweep);
+    if (events)
+        EMIT(g, EV_CARD_PLAYED, seat, side, card,
+             card == WILD && g->wild ? g->wild : card_value(card), (long long)capture, scopa,
+             sweep);
     g->turn = seat + 1 < g->n ? seat + 1 : 0;
     if (!in_hands && !g->pause_at_round_end) return g->nstock ? g_deal_round(g) : g_end_deal(g);
     return 0;
