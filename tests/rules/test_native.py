@@ -24,6 +24,7 @@ from cirulla.rules.cards import ALL_CARDS_MASK
 from cirulla.rules.core import CORE, event_of, native, options_tuple, view_tuple
 from cirulla.rules.decks import DeckSource, seeded_deck
 from cirulla.rules.errors import DeckError
+from cirulla.rules.events import DealerBonus, Redeal
 from cirulla.rules.scoring import DealScore, SideScore
 from cirulla.rules.views import sample_world
 from tests.rules_helpers import deal_positions
@@ -67,6 +68,15 @@ def _state(game: Game) -> dict:
     }
 
 
+class _Reference(Game):
+    """Game dealing its first deal with the Python reference (``_start_deal``) where the
+    native core binds a C one; ``_play`` (the tests' reference) runs the Python methods
+    through every later deal."""
+
+    __slots__ = ()
+    _first_deal = Game._start_deal
+
+
 def _play_both(options: Options, seed: int, deal_only: bool = False, seeded: bool = False) -> int:
     """One random game through both cores; returns the number of actions compared.
 
@@ -82,13 +92,18 @@ def _play_both(options: Options, seed: int, deal_only: bool = False, seeded: boo
         source = {"decks": decks}
     first_dealer = rng.randrange(options.players)
     py_events: list = []
-    ref = Game(options, **source, first_dealer=first_dealer, deal_only=deal_only, events=py_events)
+    ref = _Reference(
+        options, **source, first_dealer=first_dealer, deal_only=deal_only, events=py_events
+    )
     # the same game on Game's fast paths (the card played, and the deal's end and the next
     # deal's start, in C on its slots: _native.c's bind_game), held to the Python reference
     # step by step like the native Game
-    fast = Game(options, **source, first_dealer=first_dealer, deal_only=deal_only)
+    fast_events: list = []
+    fast = Game(
+        options, **source, first_dealer=first_dealer, deal_only=deal_only, events=fast_events
+    )
     nat = native.Game(options_tuple(options), decks, first_dealer=first_dealer, deal_only=deal_only)
-    assert [event_of(e) for e in nat.take_events()] == py_events
+    assert [event_of(e) for e in nat.take_events()] == py_events == fast_events
     assert nat.state() == _state(ref) == _state(fast)
     steps = 0
     while ref.to_move is not None:
@@ -239,6 +254,29 @@ def test_the_fast_deal_start_redeals_and_runs_out_of_decks_like_the_reference() 
         ref._play(ref.reference_legal_codes()[0], [])
     assert _state(fast) == _state(ref) and fast.decks_used == ref.decks_used
     _same_scores(ref.last_score, fast.last_score)
+
+
+@pytest.mark.parametrize("first_dealer", [None, 0, 2])
+def test_the_first_deal_in_c_is_the_reference(first_dealer: int | None) -> None:
+    """Game.__init__'s first deal (``_first_deal``, C) against ``_start_deal``: a redeal,
+    the dealer's bonus, seeded and explicit decks, with and without events."""
+    aces_on_table = [*range(4, 13), 0, 1, 2, 3, *range(13, 40)]  # 3 hands, then 4 aces
+    table = [4, 8, 12, 20]  # 2 + 3 + 4 + 6 = 15: the dealer's scopa
+    rest = [c for c in range(40) if c not in table]
+    bonus = [*rest[:9], *table, *rest[9:]]
+    options = Options(players=3)
+    for source in ({"seed": 7}, {"seed": 2**90}, {"decks": [aces_on_table, bonus]}):
+        ref_events: list = []
+        fast_events: list = []
+        ref = _Reference(options, **source, first_dealer=first_dealer, events=ref_events)
+        fast = Game(options, **source, first_dealer=first_dealer, events=fast_events)
+        assert fast_events == ref_events and _state(fast) == _state(ref)
+        assert fast.decks_used == ref.decks_used
+        quiet = Game(options, **source, first_dealer=first_dealer)
+        assert _state(quiet) == _state(ref)
+        if "decks" in source:
+            assert [type(e) for e in fast_events].count(Redeal) == 1
+            assert type(fast_events[-1]) is DealerBonus
 
 
 def test_the_fast_deal_start_takes_any_deck_source() -> None:

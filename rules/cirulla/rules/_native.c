@@ -426,7 +426,11 @@ static PyObject *py_seeded_deck(PyObject *self, PyObject *args) {
     long long number;
     uint8_t deck[NUM_CARDS];
     (void)self;
-    if (!PyArg_ParseTuple(args, "O!L", &PyLong_Type, &seed, &number)) return NULL;
+    if (!PyArg_ParseTuple(args, "OL", &seed, &number)) return NULL;
+    if (!PyLong_CheckExact(seed)) { /* a bool or another int's text differs: decks.py's */
+        PyErr_SetString(PyExc_TypeError, "seeded_deck: the seed must be an int");
+        return NULL;
+    }
     if (seeded_deck_of(seed, number, deck)) return NULL;
     return deck_list(deck);
 }
@@ -1033,6 +1037,28 @@ static PyObject *ints_list(const int *v, int n) {
     return list;
 }
 
+/* a new deal's zones (g_start_deal's) onto the slots, as Game._start_deal sets them */
+static int store_deal(PyObject *self, const G *g) {
+    int n = g->n, sides = g->sides;
+    PyObject *stock = PyList_New(g->nstock);
+    for (int j = 0; stock && j < g->nstock; j++)
+        PyList_SET_ITEM(stock, j, PyLong_FromLong(g->stock[j]));
+    if (slot_set(self, F_HANDS, masks_list(g->hands, n)) ||
+        slot_set(self, F_TABLE, PyLong_FromUnsignedLongLong(g->table)) ||
+        slot_set(self, F_STOCK, stock) ||
+        slot_set(self, F_CAPTURED, masks_list(g->captured, sides)) ||
+        slot_set(self, F_SCOPE, ints_list(g->scope, sides)) ||
+        slot_set(self, F_LAST_TAKER, PyLong_FromLong(g->last_taker)) ||
+        slot_set(self, F_WILD, PyLong_FromLong(g->wild)) ||
+        slot_set(self, F_DECLARED, masks_list(g->declared, n)) ||
+        slot_set(self, F_ROUND, PyLong_FromLong(g->round)) ||
+        slot_set(self, F_TURN, PyLong_FromLong(g->turn)) ||
+        slot_set(self, F_IN_HANDS, PyLong_FromLong(g->in_hands)) ||
+        slot_set(self, F_DEAL_OVER, Py_NewRef(Py_False)))
+        return -1;
+    return 0;
+}
+
 /* Game._end_deal when the last card of the deal has been played (every hand and the stock
    empty, the card's effects already on the slots), the next deal's start included */
 static int fast_end_deal(PyObject *self, PyObject *events) {
@@ -1095,23 +1121,37 @@ static int fast_end_deal(PyObject *self, PyObject *events) {
         if (g.deal_over) slot_set(self, F_DEAL_OVER, Py_NewRef(Py_True));
         return rc;
     }
-    PyObject *stock = PyList_New(g.nstock);
-    for (int j = 0; stock && j < g.nstock; j++)
-        PyList_SET_ITEM(stock, j, PyLong_FromLong(g.stock[j]));
-    if (slot_set(self, F_HANDS, masks_list(g.hands, n)) ||
-        slot_set(self, F_TABLE, PyLong_FromUnsignedLongLong(g.table)) ||
-        slot_set(self, F_STOCK, stock) ||
-        slot_set(self, F_CAPTURED, masks_list(g.captured, sides)) ||
-        slot_set(self, F_SCOPE, ints_list(g.scope, sides)) ||
-        slot_set(self, F_LAST_TAKER, PyLong_FromLong(g.last_taker)) ||
-        slot_set(self, F_WILD, PyLong_FromLong(g.wild)) ||
-        slot_set(self, F_DECLARED, masks_list(g.declared, n)) ||
-        slot_set(self, F_ROUND, PyLong_FromLong(g.round)) ||
-        slot_set(self, F_TURN, PyLong_FromLong(g.turn)) ||
-        slot_set(self, F_IN_HANDS, PyLong_FromLong(g.in_hands)) ||
-        slot_set(self, F_DEAL_OVER, Py_NewRef(Py_False)))
-        return -1;
-    return 0;
+    return store_deal(self, &g);
+}
+
+/* Game._start_deal for Game.__init__ (bound as Game._first_deal): the first deal in C */
+static PyObject *fast_first_deal(PyObject *self, PyObject *events) {
+    G g;
+    Opts o;
+    if (events != Py_None && !PyList_CheckExact(events))
+        return PyObject_CallMethod(self, "_start_deal", "O", events);
+    PyObject *ds = slot_get(self, F_DECK_SOURCE), *used = slot_get(self, F_DECKS_USED),
+             *options = slot_get(self, F_OPTIONS);
+    if (!ds || !used || !options || opts_of(options, &o)) return NULL;
+    if (!PyList_CheckExact(used)) {
+        PyErr_SetString(PyExc_ValueError, "Game.decks_used must be a list");
+        return NULL;
+    }
+    g_init(&g, &o);
+    if (as_int(slot_get(self, F_DEALER), -1, g.n - 1, "dealer", &g.dealer) ||
+        as_int(slot_get(self, F_DEAL_NO), 0, INT_MAX - 1, "deal_no", &g.deal_no))
+        return NULL;
+    DealCtx d = {events == Py_None ? NULL : events, NULL, ds, used, &g};
+    g.emit = deal_emit;
+    g.emit_ctx = &d;
+    g.deck = deal_deck;
+    g.deck_ctx = &d;
+    int rc = g_start_deal(&g);
+    Py_XDECREF(d.score);
+    if (slot_set(self, F_DEAL_NO, PyLong_FromLong(g.deal_no)) ||
+        slot_set(self, F_DEALER, PyLong_FromLong(g.dealer)) || rc || store_deal(self, &g))
+        return NULL;
+    Py_RETURN_NONE;
 }
 
 /* Game._play through g_play on the game's slots (dealing the next round too; the deal's
@@ -1306,13 +1346,14 @@ static PyMethodDef fast_methods[] = {
     {"legal_actions", fast_legal_actions, METH_NOARGS, NULL},
     {"apply_code", (PyCFunction)(void (*)(void))fast_apply_code, METH_FASTCALL, NULL},
     {"apply", (PyCFunction)(void (*)(void))fast_apply, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"_first_deal", fast_first_deal, METH_O, NULL},
     {NULL, NULL, 0, NULL}};
 
 PyDoc_STRVAR(bind_game_doc,
              "bind_game(game_cls, action_cls, card_played, declared, round_dealt, hand_dealt, "
              "kinds, interned, from_int, deal) -> dict\n\n"
              "Method descriptors of game.py's Game running its hot path in C on its slots: "
-             "legal_codes, legal_actions, apply_code, apply (by name; game.py takes over each "
+             "legal_codes, legal_actions, apply_code, apply, _first_deal (by name; game.py takes over each "
              "Python method's docstring). The four makers build those events, kinds maps "
              "a declaration kind code to DeclarationKind, interned/from_int give Actions; deal "
              "holds the makers of the deal's events and scores, DeckSource and DeckError "

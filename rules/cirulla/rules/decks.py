@@ -10,6 +10,7 @@ import secrets
 from collections.abc import Iterable, Sequence
 
 from cirulla.rules.cards import ALL_CARDS_MASK, NUM_CARDS, mask_of, parse_card
+from cirulla.rules.core import native
 from cirulla.rules.errors import DeckError
 
 
@@ -45,9 +46,12 @@ class DeckSource:
             deck = self._explicit[self._next]
             self._next += 1
             return list(deck)
-        assert self._seed is not None
+        seed = self._seed
+        assert seed is not None
         self._next += 1
-        return seeded_deck(self._seed, self._next)
+        if _native_deck is not None and type(seed) is int:
+            return _native_deck(seed, self._next)
+        return seeded_deck(seed, self._next)
 
 
 def seeded_deck(seed: int, number: int) -> list[int]:
@@ -57,3 +61,8 @@ def seeded_deck(seed: int, number: int) -> list[int]:
     # sorting by random keys: a uniform permutation, ~5x cheaper than random.shuffle
     keys = [rng.random() for _ in range(NUM_CARDS)]
     return sorted(range(NUM_CARDS), key=keys.__getitem__)
+
+
+#: ``seeded_deck`` in C when the native core runs (the same decks bit for bit:
+#: tests/rules/test_native.py); the reference above otherwise.
+_native_deck = None if native is None else native.seeded_deck

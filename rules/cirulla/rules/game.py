@@ -221,7 +221,7 @@ class Game:
         self.history: list[tuple[int, int]] = []  # (seat, action code) through apply()
         self.last_score: DealScore | None = None
         self._legal: list[Any] | None = None
-        self._start_deal(events)
+        self._first_deal(events)
 
     @classmethod
     def setup(
@@ -583,6 +583,8 @@ class Game:
     #: the round's end here; ``_play`` stays the reference the differential test follows.
     apply_code = _play
     _apply_checked = apply
+    #: The first deal (``__init__``): ``_start_deal``, in C with the native core.
+    _first_deal = _start_deal
 
     # ------------------------------------------------------------------ copies
 
@@ -642,9 +644,11 @@ class Game:
 
 def _bind_native() -> None:
     """Put the native core's C versions of the hot methods on ``Game`` (legal_codes,
-    legal_actions, apply_code, apply): the same answers on the same slots, an order of
-    magnitude faster for a Python caller; the Python methods above remain the fallback,
-    the reference and the only code path with ``CIRULLA_CORE=python``."""
+    legal_actions, apply_code, apply, _first_deal; apply and apply_code end a deal and
+    start the next in C too): the same answers on the same slots, an order of magnitude
+    faster for a Python caller; the Python methods above (``_play``, ``_end_deal``,
+    ``_start_deal``) remain the fallback, the reference and the only code path with
+    ``CIRULLA_CORE=python``."""
     if native is None:
         return
     kinds = (None, *sorted(DeclarationKind, key=int))
