@@ -13,7 +13,9 @@ import random
 
 import pytest
 
+import cirulla.rules.actions as actions_module
 from cirulla.rules import Action, Game, IllegalActionError, Options
+from cirulla.rules.actions import Declaration, decode
 from cirulla.rules.core import fast_constructor, native
 from cirulla.rules.events import CardPlayed, Declared, HandDealt
 from cirulla.rules.game import _SLOTS
@@ -44,6 +46,68 @@ def test_legal_lists_are_the_callers_and_actions_are_shared() -> None:
     assert all(a is Action.from_int(a.to_int()) for a in again)
     with pytest.raises(AttributeError):
         again[0].card = 3  # type: ignore[misc]
+
+
+def test_actions_stay_the_interned_ones_when_the_intern_table_changes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``legal_actions`` keeps the actions of recent codes at hand (_native.c's
+    ``interned_action``); when ``Action.from_int``'s table is cleared (it is when full)
+    and refilled, even to the same size, legal_actions returns the table's new objects."""
+    game = Game(Options(), seed=5)
+    legal = game.legal_actions()
+    interned = actions_module._INTERNED
+    monkeypatch.setattr(actions_module, "_INTERNED", interned)  # restored, with its codes
+    saved = dict(interned)
+    try:
+        interned.clear()
+        fresh = [Action.from_int(a.to_int()) for a in legal]  # new objects, same codes
+        assert all(f is not a and f == a for f, a in zip(fresh, legal, strict=True))
+        game._legal = None  # the position's list built again
+        assert all(a is f for a, f in zip(game.legal_actions(), fresh, strict=True))
+        # the table full: from_int clears it while legal_actions interns a new code
+        monkeypatch.setattr(actions_module, "_INTERNED_LIMIT", len(interned))
+        game.hands[game.turn], game.hands[1 - game.turn] = (
+            game.hands[1 - game.turn],
+            game.hands[game.turn],
+        )
+        again = game.legal_actions()
+        assert all(a is Action.from_int(a.to_int()) for a in again[-1:])
+        assert all(interned.get(a.to_int()) in (None, a) for a in again)
+    finally:
+        interned.clear()
+        interned.update(saved)
+
+
+def test_actions_built_in_c_are_the_dataclass_ones(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``legal_actions`` builds the Action of a new code without a declaration itself
+    (_native.c's ``new_action``): the same fields, text, hash and code as the validated
+    dataclass, interned for ``Action.from_int``."""
+    monkeypatch.setattr(actions_module, "_INTERNED", actions_module._INTERNED)
+    saved = dict(actions_module._INTERNED)
+    rng = random.Random(11)
+    try:
+        actions_module._INTERNED.clear()
+        game = Game(Options(), seed=11)
+        for step in range(300):
+            if game.winner is not None:
+                game = Game(Options(), seed=step)
+            legal = game.legal_actions()
+            for action in legal:
+                card, decl, capture = decode(action.to_int())
+                slow = Action(card, capture, Declaration.from_code(decl))
+                assert action == slow and hash(action) == hash(slow)
+                assert (str(action), repr(action), action.to_int()) == (
+                    str(slow),
+                    repr(slow),
+                    slow.to_int(),
+                )
+                assert type(action) is Action and action.declaration == slow.declaration
+                assert Action.from_int(action.to_int()) is action
+            game.apply(rng.choice(legal))
+    finally:
+        actions_module._INTERNED.clear()
+        actions_module._INTERNED.update(saved)
 
 
 def test_an_action_from_an_earlier_position_is_checked_again() -> None:

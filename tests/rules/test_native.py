@@ -17,14 +17,18 @@ from typing import Any
 
 import pytest
 
+import cirulla.rules.decks as decks_module
+import cirulla.rules.game as game_module
 from cirulla.rules import PRESETS, Action, Game, Options
 from cirulla.rules.actions import declaration_codes
+from cirulla.rules.bench import _paths_before, bench_api_before
 from cirulla.rules.captures import legal_captures
 from cirulla.rules.cards import ALL_CARDS_MASK
 from cirulla.rules.core import CORE, event_of, native, options_tuple, view_tuple
 from cirulla.rules.decks import DeckSource, seeded_deck
 from cirulla.rules.errors import DeckError
-from cirulla.rules.events import DealerBonus, Redeal
+from cirulla.rules.events import CardPlayed, DealerBonus, Redeal
+from cirulla.rules.game import _CardPlayed
 from cirulla.rules.scoring import DealScore, SideScore
 from cirulla.rules.views import sample_world
 from tests.rules_helpers import deal_positions
@@ -448,3 +452,21 @@ def test_bench_rules_reports_both_cores_side_by_side() -> None:
     )
     assert all(figure["ratio"] > 0 for figure in figures.values())
     assert report["search"]["deals"] > 0 and report["api_before"]["deals"] > 0
+
+
+def test_the_api_baseline_runs_the_paths_before_and_restores_them() -> None:
+    """``api_before`` (the figure's baseline) deals and shuffles in Python, as the API did
+    before the deal moved into C, with the dataclasses' event constructors; the fast
+    paths are back once it has run."""
+    assert native is not None
+    fast_first, fast_deck, fast_card = Game._first_deal, decks_module._native_deck, _CardPlayed
+    with _paths_before():
+        assert Game._first_deal is Game._start_deal
+        assert decks_module._native_deck is None
+        assert game_module._CardPlayed is CardPlayed
+        game = Game(Options(), seed=9)
+        assert game.decks_used == [seeded_deck(9, 1)]
+    assert Game._first_deal is fast_first and decks_module._native_deck is fast_deck
+    assert game_module._CardPlayed is fast_card
+    report = bench_api_before(Options(), 0.05)
+    assert report["deals"] > 0 and Game._first_deal is fast_first

@@ -605,7 +605,8 @@ static const char *const GAME_SLOTS[F_COUNT] = {
     "scope", "last_taker", "stock", "options", "winner", "deal_over", "history", "_legal",
     "dealer", "round", "deal_no", "totals", "cappotto", "deal_only", "last_score",
     "deck_source", "decks_used"};
-static Py_ssize_t game_off[F_COUNT], action_code_off;
+static Py_ssize_t game_off[F_COUNT], action_code_off, action_off[3];
+static PyObject *actions_module; /* cirulla.rules.actions: _INTERNED_LIMIT */
 static PyTypeObject *action_type;
 static PyObject *bound_game, *card_played_mk, *declared_mk, *round_dealt_mk, *hand_dealt_mk,
     *decl_kinds, *interned_actions, *action_from_int;
@@ -637,10 +638,27 @@ static inline int slot_set(PyObject *self, int f, PyObject *v) {
     return 0;
 }
 
+/* a non-negative int below 2**63 (masks, action codes): PyLong_AsLong loops over the
+   digits, where 3.11's PyLong_AsUnsignedLongLong goes through _PyLong_AsByteArray, several
+   times slower on the hot path */
+static inline int as_u64(PyObject *o, u64 *out) {
+#if LONG_MAX >= 0x7fffffffffffffffL
+    long v = PyLong_AsLong(o);
+#else
+    long long v = PyLong_AsLongLong(o);
+#endif
+    if (v == -1 && PyErr_Occurred()) return -1;
+    if (v < 0) {
+        PyErr_SetString(PyExc_OverflowError, "can't convert negative int to unsigned");
+        return -1;
+    }
+    *out = (u64)v;
+    return 0;
+}
+
 static inline int as_mask(PyObject *o, u64 *out) {
-    unsigned long long m = PyLong_AsUnsignedLongLong(o);
-    if (m == (unsigned long long)-1 && PyErr_Occurred()) return -1;
-    *out = m & ALL_CARDS;
+    if (as_u64(o, out)) return -1;
+    *out &= ALL_CARDS;
     return 0;
 }
 
@@ -770,6 +788,82 @@ static PyObject *fast_legal_codes(PyObject *self, PyObject *unused) {
     return out;
 }
 
+/* Action.from_int's shared Action of a code (actions._INTERNED, filled by from_int),
+   through a small direct-mapped cache of the codes met lately: the interned dict grows to
+   a hundred thousand codes and more in random play, and a look-up there missed the
+   processor's caches several times (a quarter of the api loop). The cache holds only
+   objects the dict held when they were cached, and is emptied whenever the dict changed
+   since this function last left it (from_int clears it when it is full, or others added
+   codes meanwhile): what it returns is always the dict's object. The dict's version tag
+   tells (3.11); where it is deprecated (3.12 on), its size, which misses only a clear
+   followed by a refill to the very same size between two calls. */
+#define ACTION_CACHE 16384
+static struct {
+    u64 code;
+    PyObject *action;
+} action_cache[ACTION_CACHE];
+#if PY_VERSION_HEX < 0x030C0000
+#define INTERNED_STAMP() (((PyDictObject *)interned_actions)->ma_version_tag)
+#else
+#define INTERNED_STAMP() ((uint64_t)PyDict_GET_SIZE(interned_actions))
+#endif
+static uint64_t interned_seen;
+
+/* Action.from_int(code) for a code not interned yet. A legal code without a declaration
+   (nearly all of them) is built here, as from_int would build and intern it: its fields'
+   slots filled directly (the dataclass's __init__ and __post_init__ cost microseconds, and
+   random play meets a hundred thousand codes); any other through from_int itself. */
+static PyObject *new_action(PyObject *code_obj, u64 code) {
+    if (code >> 6 & 63 || !actions_module)
+        return PyObject_CallOneArg(action_from_int, code_obj);
+    PyObject *limit = PyObject_GetAttrString(actions_module, "_INTERNED_LIMIT");
+    if (!limit) return NULL;
+    Py_ssize_t cap = PyLong_AsSsize_t(limit);
+    Py_DECREF(limit);
+    if (cap == -1 && PyErr_Occurred()) return NULL;
+    PyObject *card = PyLong_FromLong((long)(code & 63)), *capture = PyLong_FromLongLong(
+                                                             (long long)(code >> 12));
+    PyObject *a = card && capture ? action_type->tp_alloc(action_type, 0) : NULL;
+    if (!a) {
+        Py_XDECREF(card);
+        Py_XDECREF(capture);
+        return NULL;
+    }
+    *(PyObject **)((char *)a + action_off[0]) = card;
+    *(PyObject **)((char *)a + action_off[1]) = capture;
+    *(PyObject **)((char *)a + action_off[2]) = Py_NewRef(Py_None);
+    *(PyObject **)((char *)a + action_code_off) = Py_NewRef(code_obj);
+    if (PyDict_GET_SIZE(interned_actions) >= cap) PyDict_Clear(interned_actions);
+    if (PyDict_SetItem(interned_actions, code_obj, a)) Py_CLEAR(a);
+    return a;
+}
+
+static PyObject *interned_action(PyObject *code_obj) {
+    u64 code;
+    if (INTERNED_STAMP() != interned_seen) {
+        for (int i = 0; i < ACTION_CACHE; i++) Py_CLEAR(action_cache[i].action);
+        interned_seen = INTERNED_STAMP();
+    }
+    if (as_u64(code_obj, &code)) return NULL;
+    unsigned h = (unsigned)((code * 0x9E3779B97F4A7C15ULL) >> 52) & (ACTION_CACHE - 1);
+    if (action_cache[h].action && action_cache[h].code == code)
+        return Py_NewRef(action_cache[h].action);
+    PyObject *a = PyDict_GetItemWithError(interned_actions, code_obj);
+    if (a) {
+        Py_INCREF(a);
+    } else if (!PyErr_Occurred()) {
+        uint64_t size = (uint64_t)PyDict_GET_SIZE(interned_actions);
+        if (!(a = new_action(code_obj, code))) return NULL;
+        if ((uint64_t)PyDict_GET_SIZE(interned_actions) != size + 1) /* the dict was cleared */
+            for (int i = 0; i < ACTION_CACHE; i++) Py_CLEAR(action_cache[i].action);
+        interned_seen = INTERNED_STAMP(); /* our own insertion (and clear, if any) */
+    }
+    if (!a) return NULL;
+    Py_XSETREF(action_cache[h].action, Py_NewRef(a));
+    action_cache[h].code = code;
+    return a;
+}
+
 static PyObject *fast_legal_actions(PyObject *self, PyObject *unused) {
     (void)unused;
     PyObject *e = legal_entry(self);
@@ -780,12 +874,7 @@ static PyObject *fast_legal_actions(PyObject *self, PyObject *unused) {
         Py_ssize_t k = PyList_GET_SIZE(codes);
         acts = PyList_New(k);
         for (Py_ssize_t i = 0; acts && i < k; i++) {
-            PyObject *code = PyList_GET_ITEM(codes, i);
-            PyObject *a = PyDict_GetItemWithError(interned_actions, code);
-            if (a)
-                Py_INCREF(a);
-            else if (!PyErr_Occurred())
-                a = PyObject_CallOneArg(action_from_int, code);
+            PyObject *a = interned_action(PyList_GET_ITEM(codes, i));
             if (!a) {
                 Py_CLEAR(acts);
                 break;
@@ -1267,9 +1356,8 @@ static PyObject *fast_apply_code(PyObject *self, PyObject *const *args, Py_ssize
     PyObject *events = nargs == 2 && args[1] != Py_None ? args[1] : NULL;
     if (events && !PyList_CheckExact(events))
         return PyObject_CallMethod(self, "_play", "OO", args[0], events);
-    unsigned long long code = PyLong_AsUnsignedLongLong(args[0]);
-    if (code == (unsigned long long)-1 && PyErr_Occurred()) return NULL;
-    if (fast_play(self, code, events)) return NULL;
+    u64 code;
+    if (as_u64(args[0], &code) || fast_play(self, code, events)) return NULL;
     Py_RETURN_NONE;
 }
 
@@ -1322,8 +1410,8 @@ static PyObject *fast_apply(PyObject *self, PyObject *const *args, Py_ssize_t na
         Py_DECREF(slow);
         return r;
     }
-    unsigned long long code = PyLong_AsUnsignedLongLong(code_obj);
-    if (code == (unsigned long long)-1 && PyErr_Occurred()) return NULL;
+    u64 code;
+    if (as_u64(code_obj, &code)) return NULL;
     PyObject *history = slot_get(self, F_HISTORY);
     if (!history) return NULL;
     PyObject *entry = PyTuple_Pack(2, SLOT(self, F_TURN), code_obj);
@@ -1389,7 +1477,16 @@ static PyObject *py_bind_game(PyObject *self, PyObject *args) {
     }
     for (int f = 0; f < F_COUNT; f++)
         if ((game_off[f] = slot_offset((PyTypeObject *)game_cls, GAME_SLOTS[f])) < 0) return NULL;
-    if ((action_code_off = slot_offset((PyTypeObject *)act_cls, "_code")) < 0) return NULL;
+    if ((action_code_off = slot_offset((PyTypeObject *)act_cls, "_code")) < 0 ||
+        (action_off[0] = slot_offset((PyTypeObject *)act_cls, "card")) < 0 ||
+        (action_off[1] = slot_offset((PyTypeObject *)act_cls, "capture")) < 0 ||
+        (action_off[2] = slot_offset((PyTypeObject *)act_cls, "declaration")) < 0)
+        return NULL;
+    PyObject *module_name = PyObject_GetAttrString(act_cls, "__module__");
+    if (!module_name) return NULL;
+    Py_XSETREF(actions_module, PyImport_Import(module_name));
+    Py_DECREF(module_name);
+    if (!actions_module) return NULL;
     Py_XSETREF(bound_game, Py_NewRef(game_cls));
     action_type = (PyTypeObject *)act_cls;
     Py_INCREF(act_cls);

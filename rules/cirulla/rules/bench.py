@@ -13,8 +13,9 @@ The loops, reported apart because their rates differ by two orders of magnitude:
   core is built: what a Python bot or environment written against ``Game`` sees;
 * ``api_before``: the same program on the API as it was before its fast paths (a
   validated ``Action`` built for every legal code, the legal codes generated again by
-  ``apply``'s check, events through the dataclasses' own constructors), kept as the
-  baseline the ``api`` figure is measured against in the same run;
+  ``apply``'s check, events through the dataclasses' own constructors, every deal ended
+  and started in Python with the decks shuffled in Python), kept as the baseline the
+  ``api`` figure is measured against in the same run;
 * ``search``: the documented fast path for search in Python, ``legal_codes()`` and
   ``apply_code()`` (no checks, no events).
 """
@@ -27,6 +28,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import NotRequired, TypedDict
 
+import cirulla.rules.decks as decks_module
 import cirulla.rules.events as ev
 import cirulla.rules.game as game_module
 from cirulla.rules.actions import Action, Declaration, decode, encode
@@ -83,7 +85,7 @@ def bench_api(options: Options, seconds: float = 3.0, seed: int = 1) -> RulesRep
 
 def bench_api_before(options: Options, seconds: float = 3.0, seed: int = 1) -> RulesReport:
     """``bench_api``'s program on the API as it was before its fast paths: the baseline."""
-    with _dataclass_events():
+    with _paths_before():
         return _random_deals(options, seconds, seed, _api_before_deal, 16, CORE, "api_before")
 
 
@@ -146,7 +148,8 @@ def _api_before_deal(game: Game, rnd: Callable[[], float]) -> int:
     """``_api_deal`` on the API's previous paths: ``legal_actions`` built a validated
     ``Action`` per legal code; ``apply`` encoded the action again, generated the legal
     codes again for its check, and built its events with the dataclass constructors
-    (``_dataclass_events``); then the same state machine."""
+    (``_paths_before``); then the same state machine, its deals ended and started in
+    Python (``Game._play``)."""
     deal_no, actions = game.deal_no, 0
     while game.deal_no == deal_no and game.winner is None:
         legal = [_action_before(code) for code in _codes_before(game)]
@@ -178,17 +181,24 @@ _EVENT_TYPES = (
 
 
 @contextmanager
-def _dataclass_events() -> Iterator[None]:
-    """The state machine builds its events with the dataclasses' generated ``__init__``
-    (as before ``core.fast_constructor``) while the baseline runs."""
+def _paths_before() -> Iterator[None]:
+    """While the baseline runs, the state machine builds its events with the dataclasses'
+    generated ``__init__`` (as before ``core.fast_constructor``), deals a new game's first
+    deal in Python (``Game._start_deal``, as before ``_first_deal`` in C) and shuffles the
+    seeded decks in Python (``decks.seeded_deck``, as before ``native.seeded_deck``)."""
     saved = {name: getattr(game_module, "_" + name) for name in _EVENT_TYPES}
+    first_deal, native_deck = Game.__dict__["_first_deal"], decks_module._native_deck
     try:
         for name in _EVENT_TYPES:
             setattr(game_module, "_" + name, getattr(ev, name))
+        Game._first_deal = Game._start_deal
+        decks_module._native_deck = None
         yield
     finally:
         for name, value in saved.items():
             setattr(game_module, "_" + name, value)
+        Game._first_deal = first_deal
+        decks_module._native_deck = native_deck
 
 
 def _random_deals(
@@ -230,7 +240,8 @@ LOOPS = {
     "api": "Python calling Game.legal_actions() and Game.apply() (what a Python user sees)",
     "api_before": "the api loop on the API's paths before its fast paths (the baseline): a "
     "validated Action built per legal code, legal codes generated again by apply's check, "
-    "events through the dataclass constructors",
+    "events through the dataclass constructors, deals ended and started in Python with "
+    "the decks shuffled in Python",
     "search": "Python calling Game.legal_codes() and Game.apply_code() (the fast path for "
     "search: no checks, no events)",
 }

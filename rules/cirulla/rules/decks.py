@@ -7,7 +7,7 @@ from __future__ import annotations
 import hashlib
 import random
 import secrets
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from cirulla.rules.cards import ALL_CARDS_MASK, NUM_CARDS, mask_of, parse_card
 from cirulla.rules.core import native
@@ -65,4 +65,6 @@ def seeded_deck(seed: int, number: int) -> list[int]:
 
 #: ``seeded_deck`` in C when the native core runs (the same decks bit for bit:
 #: tests/rules/test_native.py); the reference above otherwise.
-_native_deck = None if native is None else native.seeded_deck
+_native_deck: Callable[[int, int], list[int]] | None = (
+    None if native is None else native.seeded_deck
+)
