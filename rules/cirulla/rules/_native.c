@@ -737,6 +737,19 @@ static PyObject *legal_entry(PyObject *self) {
     int stopped = game_stopped(self), turn, n, wild;
     if (stopped) return stopped < 0 ? NULL : PyList_New(0); /* caller tells them apart */
     PyObject *hands = slot_get(self, F_HANDS), *options = slot_get(self, F_OPTIONS);
+    /* the entry built from these very int objects (the key is the slots' own objects,
+       and ints are immutable): the same position, no conversion needed */
+    PyObject *e = SLOT(self, F_LEGAL), *turn_obj = SLOT(self, F_TURN);
+    if (e && hands && turn_obj && PyList_CheckExact(e) && PyList_GET_SIZE(e) == 5 &&
+        PyList_CheckExact(hands) && PyLong_CheckExact(turn_obj)) {
+        Py_ssize_t k = PyLong_AsSsize_t(turn_obj);
+        if (k == -1 && PyErr_Occurred()) PyErr_Clear(); /* the long way says what is wrong */
+        else if (k >= 0 && k < PyList_GET_SIZE(hands) &&
+                 PyList_GET_ITEM(e, 0) == PyList_GET_ITEM(hands, k) &&
+                 PyList_GET_ITEM(e, 1) == SLOT(self, F_TABLE) &&
+                 PyList_GET_ITEM(e, 2) == SLOT(self, F_WILD))
+            return Py_NewRef(e);
+    }
     u64 hand, table;
     if (!hands || !options || as_int(slot_get(self, F_N), 2, MAX_PLAYERS, "n", &n) ||
         as_int(slot_get(self, F_TURN), 0, n - 1, "turn", &turn) ||
@@ -748,7 +761,7 @@ static PyObject *legal_entry(PyObject *self) {
         return NULL;
     }
     if (as_mask(PyList_GET_ITEM(hands, turn), &hand)) return NULL;
-    PyObject *e = fresh_entry(self, hand, table, wild);
+    e = fresh_entry(self, hand, table, wild);
     if (e) {
         Py_INCREF(e);
         return e;
@@ -797,7 +810,8 @@ static PyObject *fast_legal_codes(PyObject *self, PyObject *unused) {
    codes meanwhile): what it returns is always the dict's object. The dict's version tag
    tells (3.11); where it is deprecated (3.12 on), its size, which misses only a clear
    followed by a refill to the very same size between two calls. */
-#define ACTION_CACHE 16384
+#define ACTION_BITS 14
+#define ACTION_CACHE (1 << ACTION_BITS)
 static struct {
     u64 code;
     PyObject *action;
@@ -833,6 +847,10 @@ static PyObject *new_action(PyObject *code_obj, u64 code) {
     *(PyObject **)((char *)a + action_off[1]) = capture;
     *(PyObject **)((char *)a + action_off[2]) = Py_NewRef(Py_None);
     *(PyObject **)((char *)a + action_code_off) = Py_NewRef(code_obj);
+    /* ints and None only, immutable: never part of a cycle, so the collector need not
+       visit it (random play interns a hundred thousand of them, which every full
+       collection would walk through) */
+    if (PyObject_IS_GC(a)) PyObject_GC_UnTrack(a);
     if (PyDict_GET_SIZE(interned_actions) >= cap) PyDict_Clear(interned_actions);
     if (PyDict_SetItem(interned_actions, code_obj, a)) Py_CLEAR(a);
     return a;
@@ -845,7 +863,7 @@ static PyObject *interned_action(PyObject *code_obj) {
         interned_seen = INTERNED_STAMP();
     }
     if (as_u64(code_obj, &code)) return NULL;
-    unsigned h = (unsigned)((code * 0x9E3779B97F4A7C15ULL) >> 52) & (ACTION_CACHE - 1);
+    unsigned h = (unsigned)((code * 0x9E3779B97F4A7C15ULL) >> (64 - ACTION_BITS));
     if (action_cache[h].action && action_cache[h].code == code)
         return Py_NewRef(action_cache[h].action);
     PyObject *a = PyDict_GetItemWithError(interned_actions, code_obj);
