@@ -581,6 +581,58 @@ __attribute__((noinline)) static int random_code_listed(Scratch *s, u64 table, u
     return s->ncodes;
 }
 
+/* random_code's 3-card hand holding the 7H when it may declare (decl_codes: each value w
+   the 7H may name, the lows first, then three of a kind), on a tiny table (tab_init): the
+   undeclared codes, then for each declaration the same cards declared, the 7H's at its
+   named value, as tiny_legal_codes writes them; a and a2 are the other cards' values */
+__attribute__((noinline)) static int random_code_7h(Scratch *s, u64 table, u64 hand, int wild,
+                                                    int must, int pp, int a, int a2, Rng *rng,
+                                                    u64 *code) {
+    Tab t;
+    tab_init(s, &t, table, wild); /* 4 cards or fewer: the tiny table */
+    u64 p[4] = {0, 0, 0, 0};
+    for (int i = 0; i < t.ncards; i++) p[i] = t.pos[i];
+    int sweeps = t.ncards && !t.ace_on_table;
+    unsigned full = (1u << t.ncards) - 1;
+    int h[3], decls[10], nd = 0, at = 0;
+    cards_of(hand, h);
+    unsigned b[3], n[3], k[3], total = 0;
+    for (int i = 0; i < 3; i++) { /* the cards undeclared */
+        int v = h[i] == WILD && wild ? wild : card_value(h[i]);
+        b[i] = v == 1 && sweeps ? 1u << full : tiny_bits(&t, v, pp);
+        n[i] = !must || !b[i];
+        k[i] = n[i] + popc16(b[i]);
+        total += k[i];
+        if (h[i] == WILD) at = i;
+    }
+    for (int w = 1; w <= 9 - a - a2; w++)
+        if (!(a == a2 && w == a)) decls[nd++] = 1 << 4 | w;
+    if (a == a2) decls[nd++] = 2 << 4 | a;
+    unsigned others = total - k[at], count = total, nb[10], nn[10], nk[10];
+    for (int d = 0; d < nd; d++) { /* the 7H's codes at its named value */
+        int v = decls[d] & 15;
+        nb[d] = v == 1 && sweeps ? 1u << full : tiny_bits(&t, v, pp);
+        nn[d] = !must || !nb[d];
+        nk[d] = nn[d] + popc16(nb[d]);
+        count += others + nk[d];
+    }
+    unsigned j = rng_below(rng, count);
+    u64 base = 0;
+    if (j >= total) {
+        j -= total;
+        int d = 0;
+        while (j >= others + nk[d]) j -= others + nk[d++];
+        base = (u64)decls[d] << 6;
+        b[at] = nb[d];
+        n[at] = nn[d];
+        k[at] = nk[d];
+    }
+    int i = 0;
+    while (j >= k[i]) j -= k[i++];
+    *code = segment_code(base | (u64)h[i], b[i], n[i], j, p[0], p[1], p[2], p[3]);
+    return (int)count;
+}
+
 /* legal_codes(table, hand)[rng_below(rng, n)] into *code; returns n (-1: no memory). */
 static inline __attribute__((always_inline)) int random_code(Scratch *s, u64 table, u64 hand,
                                                              int wild, int must, int pp,
@@ -651,7 +703,8 @@ static inline __attribute__((always_inline)) int random_code(Scratch *s, u64 tab
                 u64 others = hand & ~(1ULL << WILD);
                 int a = card_value(__builtin_ctzll(others));
                 int b = card_value(63 - __builtin_clzll(others));
-                if (a == b || a + b <= 8) goto listed; /* declarations naming values */
+                if (a == b || a + b <= 8) /* declarations naming values */
+                    return random_code_7h(s, table, hand, wild, must, pp, a, b, rng, code);
             } else {
                 int a = card_value(h0), b = card_value(h1), c = card_value(h2);
                 if (a == b && b == c)
