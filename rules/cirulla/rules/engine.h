@@ -42,7 +42,17 @@ static u64 COINS_MASK, GRANDE_MASK, SUIT_MASK[4];
 static int PRIMIERA_POINTS[NUM_CARDS];
 
 static inline int card_value(int c) { return (c >> 2) + 1; }
-static inline int popc(u64 m) { return __builtin_popcountll(m); }
+static inline int popc(u64 m) {
+#if defined(__x86_64__) && !defined(__POPCNT__)
+    /* x86-64's baseline has no popcnt instruction: the builtin would call libgcc */
+    m -= (m >> 1) & 0x5555555555555555ULL;
+    m = (m & 0x3333333333333333ULL) + (m >> 2 & 0x3333333333333333ULL);
+    m = (m + (m >> 4)) & 0x0F0F0F0F0F0F0F0FULL;
+    return (int)((m * 0x0101010101010101ULL) >> 56);
+#else
+    return __builtin_popcountll(m);
+#endif
+}
 
 static int cards_of(u64 m, int *out) {
     int n = 0;
@@ -633,6 +643,80 @@ __attribute__((noinline)) static int random_code_7h(Scratch *s, u64 table, u64 h
     return (int)count;
 }
 
+/* random_code on a table of 5 cards (past tiny; the most often after it): the subsets of
+   the first 4 (tab_init's sums) and the same with the fifth, 32 position masks; a hand of
+   3 cards or fewer, its codes counted and the one drawn built as random_code does */
+__attribute__((noinline)) static int random_code_5(Scratch *s, u64 table, u64 hand, int wild,
+                                                   int must, int pp, Rng *rng, u64 *code) {
+    u64 p[5], m = table;
+    u64 v[5];
+    for (int i = 0; i < 5; i++) {
+        p[i] = m & -m;
+        m ^= p[i];
+        int c = __builtin_ctzll(p[i]);
+        v[i] = (u64)(c == WILD && wild ? wild : card_value(c));
+    }
+    u64 lo = v[0] << 8;
+    lo |= (lo + v[1] * 0x0101ULL) << 16;
+    lo |= (lo + v[2] * 0x01010101ULL) << 32;
+    u64 hi = lo + v[3] * 0x0101010101010101ULL, fifth = v[4] * 0x0101010101010101ULL;
+    SubsetSums low = subset_sums(lo, hi), high = subset_sums(lo + fifth, hi + fifth);
+    int sweeps = !(table & ACES) && !(wild == 1 && (table >> WILD & 1));
+    int h[NUM_CARDS], nh = cards_of(hand, h);
+    if (nh > 3) return random_code_listed(s, table, hand, wild, must, pp, rng, code);
+    unsigned b[3], n[3], k[3], total = 0;
+    for (int i = 0; i < nh; i++) {
+        int val = h[i] == WILD && wild ? wild : card_value(h[i]);
+        if (val == 1 && sweeps) {
+            b[i] = 1u << 31; /* the whole table: its only capture */
+        } else {
+            unsigned eq = sums_equal(low, val) | sums_equal(high, val) << 16;
+            if (pp && (eq & (SINGLES | 1u << 16))) eq &= SINGLES | 1u << 16;
+            b[i] = eq | sums_equal(low, 15 - val) | sums_equal(high, 15 - val) << 16;
+        }
+        n[i] = !must || !b[i];
+        k[i] = n[i] + popc16(b[i] & 0xFFFF) + popc16(b[i] >> 16);
+        total += k[i];
+    }
+    u64 declared = 0;
+    if (nh == 3) {
+        if (hand >> WILD & 1) {
+            u64 others = hand & ~(1ULL << WILD);
+            int a = card_value(__builtin_ctzll(others)), a2 = card_value(63 - __builtin_clzll(others));
+            if (a == a2 || a + a2 <= 8) return random_code_listed(s, table, hand, wild, must, pp, rng, code);
+        } else {
+            int a = card_value(h[0]), a2 = card_value(h[1]), a3 = card_value(h[2]);
+            if (a == a2 && a2 == a3)
+                declared = 2 << 4;
+            else if (a + a2 + a3 <= 9)
+                declared = 1 << 4;
+        }
+    }
+    unsigned count = declared ? 2 * total : total, j = rng_below(rng, count);
+    u64 base = 0;
+    if (j >= total) {
+        j -= total;
+        base = declared << 6;
+    }
+    int i = 0;
+    while (j >= k[i]) j -= k[i++];
+    base |= (u64)h[i];
+    if (n[i]) {
+        if (!j) {
+            *code = base;
+            return (int)count;
+        }
+        j--;
+    }
+    unsigned bits = b[i];
+    for (; j; j--) bits &= bits - 1;
+    u64 cards = 0;
+    for (unsigned sub = (unsigned)__builtin_ctz(bits); sub; sub &= sub - 1)
+        cards |= p[__builtin_ctz(sub)];
+    *code = base | cards << 12;
+    return (int)count;
+}
+
 /* legal_codes(table, hand)[rng_below(rng, n)] into *code; returns n (-1: no memory). */
 static inline __attribute__((always_inline)) int random_code(Scratch *s, u64 table, u64 hand,
                                                              int wild, int must, int pp,
@@ -664,7 +748,10 @@ static inline __attribute__((always_inline)) int random_code(Scratch *s, u64 tab
                     RC_CARD(3)
                     hi = lo + v3 * 0x0101010101010101ULL;
                     full = 15;
-                    if (m) goto listed;
+                    if (m) {
+                        if (m & (m - 1)) goto listed;
+                        return random_code_5(s, table, hand, wild, must, pp, rng, code);
+                    }
                 }
             }
         }
