@@ -1306,7 +1306,8 @@ static int fast_play(PyObject *self, u64 code, PyObject *events) {
             if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "Game.stock is too short");
             return -1;
         }
-        for (int j = 0; j < g.nstock; j++) {
+        /* g_deal_round deals the top 3n cards (the list's last) and only shortens the rest */
+        for (int j = g.nstock - 3 * n; j < g.nstock; j++) {
             int c;
             if (as_int(PyList_GET_ITEM(stock, j), 0, NUM_CARDS - 1, "stock", &c)) return -1;
             g.stock[j] = (uint8_t)c;
