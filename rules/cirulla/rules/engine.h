@@ -847,12 +847,27 @@ static int unique_top(const int *v, int n) {
 }
 
 static int piccola_points(u64 m, int piccola_max) {
-    int run = 0;
-    for (int value = 1; value <= piccola_max; value++) {
-        if (!(m >> ((value - 1) * 4) & 1)) break;
-        run = value;
-    }
+    /* the coins held from the ace up: up to the first missing one (no loop: its end is as
+       random as the deal) */
+    u64 missing = ~m & 0x1111111111ULL;
+    int run = missing ? __builtin_ctzll(missing) >> 2 : 10;
+    run = run < piccola_max ? run : piccola_max;
     return run >= 3 ? run : 0;
+}
+
+/* a suit's primiera points (0 without a card of it), its cards at bits 0, 4, ... of x: the
+   best card held, by selects in the order of the points (face cards 10, 2 12, 3 13, 4 14,
+   5 15, ace 16, 6 18, 7 21) */
+static inline int suit_primiera(u64 x) {
+    int best = (x & 0x1111111111ULL) ? 10 : 0;
+    best = (x >> 4 & 1) ? 12 : best;
+    best = (x >> 8 & 1) ? 13 : best;
+    best = (x >> 12 & 1) ? 14 : best;
+    best = (x >> 16 & 1) ? 15 : best;
+    best = (x & 1) ? 16 : best;
+    best = (x >> 20 & 1) ? 18 : best;
+    best = (x >> 24 & 1) ? 21 : best;
+    return best;
 }
 
 /* score_deal: items per side, and the cappotto side (-1: none). */
@@ -863,26 +878,9 @@ static int score_deal(const Opts *o, int sides, const u64 *captured, const int *
         u64 m = captured[i];
         n_cards[i] = popc(m);
         n_coins[i] = popc(m & COINS_MASK);
-        int total = 0, complete = 1;
-        for (int suit = 0; suit < 4; suit++) {
-            u64 sm = m & SUIT_MASK[suit];
-            if (!sm) {
-                complete = 0;
-                continue;
-            }
-            /* the suit's best card: the first held in the order of their points (7, 6, ace,
-               5, 4, 3, 2; a face card otherwise) */
-            static const int8_t rank_by_points[7] = {6, 5, 0, 4, 3, 2, 1};
-            int best = 10;
-            for (int r = 0; r < 7; r++) {
-                int c = rank_by_points[r] * 4 + suit;
-                if (sm >> c & 1) {
-                    best = PRIMIERA_POINTS[c];
-                    break;
-                }
-            }
-            total += best;
-        }
+        int p0 = suit_primiera(m), p1 = suit_primiera(m >> 1), p2 = suit_primiera(m >> 2),
+            p3 = suit_primiera(m >> 3);
+        int total = p0 + p1 + p2 + p3, complete = p0 && p1 && p2 && p3;
         prim[i] = complete || !o->primiera_needs_all_suits ? total : -1;
     }
     int cards_w = unique_top(n_cards, sides), coins_w = unique_top(n_coins, sides);
