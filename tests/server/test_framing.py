@@ -1,7 +1,8 @@
 """The hand-written bytes of a move's messages (``convert.framing``) are protobuf's own.
 
 Whole random games of 2, 3 and 4 players, every decision (the mover's view and legal
-actions, with and without a clock), every acceptance and every played card: the bytes
+actions, with and without a clock), every acceptance, every played card, hand dealt and
+round dealt: the bytes
 ``framing`` writes must equal what protobuf serializes from the message built field by
 field (``convert.live``), and parse back to the same message.
 """
@@ -78,16 +79,24 @@ def test_framing_writes_protobufs_bytes_for_whole_games(players: int) -> None:
             checked["accepted"] += 1
             for event in game.apply(code, seat):
                 sequence += rng.randrange(1, 3)
+                private = rng.choice((None, 0, players - 1))
                 if not isinstance(event, CardPlayed):
+                    other = EventMsg(sequence, game_number, rng.randrange(0, 9), event, private)
+                    framed = framing.event_response(other)
+                    if framed is not None:
+                        assert framed == _slow(other, players)
+                        assert play_response_bytes(other, players) == framed
+                        checked[type(event).__name__] = checked.get(type(event).__name__, 0) + 1
                     continue
                 extras = {"notation": f"n{code}", "by_timeout": rng.random() < 0.1}
-                private = rng.choice((None, 0, players - 1))
                 msg = EventMsg(sequence, game_number, rng.randrange(1, 9), event, private, extras)
                 fast_event = framing.card_played_response(msg)
                 assert fast_event == _slow(msg, players)
                 assert play_response_bytes(msg, players) == fast_event
+                assert framing.event_response(msg) == fast_event
                 checked["card_played"] += 1
-    assert min(checked.values()) > 50, checked
+    assert min(checked.values()) > 10, checked
+    assert {"HandDealt", "RoundDealt"} <= set(checked), checked
 
 
 def test_a_batch_of_framed_messages_parses_as_the_messages_in_order() -> None:
@@ -108,5 +117,7 @@ def test_framing_refuses_nothing_it_does_not_know_and_leaves_other_events_to_pro
     others = [e for e in events if not isinstance(e, CardPlayed)]
     for event in others:
         assert framing.card_played_response(EventMsg(1, 1, 1, event)) is None
+    framed = {type(e).__name__ for e in others if framing.event_response(EventMsg(1, 1, 1, e))}
+    assert framed <= {"HandDealt", "RoundDealt"}
     assert framing.varint(300) == b"\xac\x02"
     assert framing.varint(1 << 20) == b"\x80\x80\x40"

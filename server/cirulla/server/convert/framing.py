@@ -19,7 +19,7 @@ from __future__ import annotations
 import functools
 
 from cirulla.rules.cards import WILD
-from cirulla.rules.events import CardPlayed
+from cirulla.rules.events import CardPlayed, HandDealt, RoundDealt
 from cirulla.rules.options import seats_of_side
 from cirulla.server.convert.settings import legal_parts
 from cirulla.server.messages import AcceptedMsg, ClockState, DecisionMsg, EventMsg, ViewMsg
@@ -68,22 +68,49 @@ def message_field(number: int, payload: bytes) -> bytes:
 _CARD_BYTES = tuple(m.SerializeToString() for m in CARD_MESSAGES)
 
 
+@functools.lru_cache(maxsize=64)
+def _card_entries(number: int) -> tuple[bytes, ...]:
+    """Each of the 40 cards as one entry of the repeated Card field ``number``."""
+    tag = _tag(number, 2)
+    return tuple(tag + varint(len(b)) + b for b in _CARD_BYTES)
+
+
 @functools.lru_cache(maxsize=16384)
 def cards_field(number: int, mask: int) -> bytes:
     """A repeated Card field holding the cards of ``mask``, ascending."""
-    tag = _tag(number, 2)
-    return b"".join(
-        tag + varint(len(_CARD_BYTES[c])) + _CARD_BYTES[c] for c in range(40) if mask >> c & 1
-    )
+    entries = _card_entries(number)
+    parts = []
+    while mask:
+        low = mask & -mask
+        parts.append(entries[low.bit_length() - 1])
+        mask ^= low
+    return b"".join(parts)
 
 
-@functools.lru_cache(maxsize=8192)
-def _legal_action(index: int, code: int) -> bytes:
-    """DecisionRequest.legal_actions (field 3) entry ``index`` for ``code``."""
+def packed_uints(number: int, values: tuple[int, ...] | list[int]) -> bytes:
+    """A repeated uint32 field (packed, as proto3 writes it): nothing when empty."""
+    if not values:
+        return b""
+    return message_field(number, b"".join([varint(v) for v in values]))
+
+
+@functools.lru_cache(maxsize=32768)
+def _legal_body(code: int) -> bytes:
+    """A LegalAction's fields after ``index`` (its action and notation) for ``code``:
+    the same whatever the action's place in the list, so cached by code alone."""
     action, text = legal_parts(code)
-    return message_field(
-        3, game_pb2.LegalAction(index=index, action=action, notation=text).SerializeToString()
-    )
+    return game_pb2.LegalAction(action=action, notation=text).SerializeToString()
+
+
+def _legal_actions(codes: tuple[int, ...] | list[int]) -> bytes:
+    """DecisionRequest.legal_actions (field 3), one entry per code, index = position."""
+    parts = []
+    for index, code in enumerate(codes):
+        body = _legal_body(code)
+        if index:  # LegalAction.index is field 1: it comes before the cached fields
+            body = _T1 + varint(index) + body
+        parts.append(_F3 + varint(len(body)) + body)
+    return b"".join(parts)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -106,16 +133,16 @@ def _seat_state(
 
 @functools.lru_cache(maxsize=4096)
 def _side_state(players: int, side: int, captured: int, scope: int, total: int) -> bytes:
-    """View.sides (field 12) entry: a side's pile changes only when it captures."""
+    """View.sides (field 12) entry: a side's pile changes only when it captures.
+
+    SideState: side = 1, seats = 2 (packed), captured = 3, scope = 4, game_total = 5."""
     return message_field(
         12,
-        game_pb2.SideState(
-            side=side,
-            seats=seats_of_side(side, players),
-            captured=cards_to_proto(captured),
-            scope=scope,
-            game_total=total,
-        ).SerializeToString(),
+        uint_field(1, side)
+        + packed_uints(2, seats_of_side(side, players))
+        + cards_field(3, captured)
+        + uint_field(4, scope)
+        + uint_field(5, total),
     )
 
 
@@ -123,6 +150,8 @@ def _side_state(players: int, side: int, captured: int, scope: int, total: int) 
 _V = _VARINTS
 _T1, _T2, _T3, _T4, _T5, _T6, _T7 = (bytes([n << 3]) for n in range(1, 8))
 _T10, _T13, _T14, _T15 = (bytes([n << 3]) for n in (10, 13, 14, 15))
+#: DecisionRequest.legal_actions' tag (field 3, length-delimited).
+_F3 = bytes([3 << 3 | 2])
 
 
 def view_bytes(msg: ViewMsg) -> bytes:
@@ -177,7 +206,7 @@ def decision_response(msg: DecisionMsg) -> bytes:
         (
             uint_field(1, msg.decision_id),
             message_field(2, view_bytes(msg.view)),
-            *[_legal_action(i, code) for i, code in enumerate(msg.legal_codes)],
+            _legal_actions(msg.legal_codes),
             message_field(4, _clock_bytes(msg.clock)),
             uint_field(5, msg.default_index),
         )
@@ -225,29 +254,64 @@ def _card_played_body(
     return message_field(_CARD_PLAYED_FIELD, p.SerializeToString())
 
 
+def _event_response(msg: EventMsg, body: bytes) -> bytes:
+    """PlayResponse{event} (field 4): the Event's header fields, then its body field."""
+    return message_field(
+        4,
+        b"".join(
+            (
+                uint_field(1, msg.sequence),
+                uint_field(2, msg.game_number),
+                uint_field(3, msg.deal_number),
+                optional_uint(4, msg.private_to),
+                body,
+            )
+        ),
+    )
+
+
 def card_played_response(msg: EventMsg) -> bytes | None:
     """PlayResponse{event} (field 4) of a played card, serialized; None for any other
-    event (those are rarer: protobuf builds them)."""
+    event (``event_response`` frames the other frequent ones)."""
     e = msg.event
     if type(e) is not CardPlayed:
         return None
-    body = b"".join(
-        (
-            uint_field(1, msg.sequence),
-            uint_field(2, msg.game_number),
-            uint_field(3, msg.deal_number),
-            optional_uint(4, msg.private_to),
-            _card_played_body(
-                e.seat,
-                e.side,
-                e.card,
-                e.captured,
-                e.scopa,
-                e.ace_sweep,
-                msg.extras.get("notation", ""),
-                msg.extras.get("by_timeout", False),
-                e.value if e.card == WILD and e.value != 7 else None,
-            ),
-        )
+    return _event_response(
+        msg,
+        _card_played_body(
+            e.seat,
+            e.side,
+            e.card,
+            e.captured,
+            e.scopa,
+            e.ace_sweep,
+            msg.extras.get("notation", ""),
+            msg.extras.get("by_timeout", False),
+            e.value if e.card == WILD and e.value != 7 else None,
+        ),
     )
-    return message_field(4, body)
+
+
+#: Event.hand_dealt's and Event.round_dealt's field numbers (events.proto).
+_HAND_DEALT_FIELD = events_pb2.Event.DESCRIPTOR.fields_by_name["hand_dealt"].number
+_ROUND_DEALT_FIELD = events_pb2.Event.DESCRIPTOR.fields_by_name["round_dealt"].number
+
+
+def event_response(msg: EventMsg) -> bytes | None:
+    """PlayResponse{event} of the events of every round (a played card, a hand dealt, a
+    round dealt), serialized; None for the others (once a deal or rarer: protobuf builds
+    them).
+
+    HandDealt: seat = 1, round = 2, cards = 3; RoundDealt: round = 1, hand_sizes = 2
+    (packed), stock_count = 3."""
+    e = msg.event
+    kind = type(e)
+    if kind is CardPlayed:
+        return card_played_response(msg)
+    if kind is HandDealt:
+        body = uint_field(1, e.seat) + uint_field(2, e.round) + cards_field(3, e.hand)
+        return _event_response(msg, message_field(_HAND_DEALT_FIELD, body))
+    if kind is RoundDealt:
+        body = uint_field(1, e.round) + packed_uints(2, e.hand_sizes) + uint_field(3, e.stock)
+        return _event_response(msg, message_field(_ROUND_DEALT_FIELD, body))
+    return None

@@ -513,9 +513,9 @@ def play_response_bytes(msg: ServerMsg, players: int) -> bytes:
 
 def _shared_bytes(msg: ServerMsg, players: int) -> bytes:
     if type(msg) is EventMsg:
-        played = framing.card_played_response(msg)
-        if played is not None:
-            return played
+        framed = framing.event_response(msg)
+        if framed is not None:
+            return framed
     return _play_response(msg, players).SerializeToString()
 
 
