@@ -17,6 +17,7 @@ the session.
 from __future__ import annotations
 
 import asyncio
+import collections
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -32,6 +33,59 @@ DEFERRABLE = frozenset((EventMsg, AcceptedMsg))
 if TYPE_CHECKING:
     from cirulla.server.hub import Room
     from cirulla.server.session import MatchSession
+
+
+class Mailbox:
+    """A stream's outgoing messages, in order: the part of ``asyncio.Queue`` a stream uses
+    (one reader, its writer), without its bookkeeping (task counts, an event per put).
+
+    Every message of every decision passes through one (an acceptance, each event, the
+    decision request), so its cost counts: a put is a deque append, and wakes the writer
+    only when it waits."""
+
+    __slots__ = ("_items", "_waiter")
+
+    def __init__(self) -> None:
+        self._items: collections.deque[ServerMsg] = collections.deque()
+        self._waiter: asyncio.Future[None] | None = None
+
+    def qsize(self) -> int:
+        return len(self._items)
+
+    def empty(self) -> bool:
+        return not self._items
+
+    def put_nowait(self, msg: ServerMsg) -> None:
+        self._items.append(msg)
+        self._wake()
+
+    def extend(self, msgs: list[ServerMsg]) -> None:
+        """Several messages, in order, with one wake-up."""
+        self._items.extend(msgs)
+        self._wake()
+
+    def _wake(self) -> None:
+        waiter = self._waiter
+        if waiter is not None:
+            self._waiter = None
+            if not waiter.done():
+                waiter.set_result(None)
+
+    def get_nowait(self) -> ServerMsg:
+        if not self._items:
+            raise asyncio.QueueEmpty
+        return self._items.popleft()
+
+    async def get(self) -> ServerMsg:
+        while not self._items:
+            waiter = asyncio.get_running_loop().create_future()
+            self._waiter = waiter
+            try:
+                await waiter
+            finally:
+                if self._waiter is waiter:
+                    self._waiter = None
+        return self._items.popleft()
 
 
 class Connection:
@@ -54,7 +108,7 @@ class Connection:
         #: Decisions with one legal action are played for the seat, unasked
         #: (Hello.auto_play_forced).
         self.auto_play_forced = False
-        self.queue: asyncio.Queue[ServerMsg] = asyncio.Queue()
+        self.queue = Mailbox()
         #: Deferred messages not yet on the queue (``defer``), in order.
         self.held: list[ServerMsg] = []
         self.limit = limit  # 0 = unbounded
@@ -83,12 +137,14 @@ class Connection:
 
     def _release(self) -> None:
         """Put the held messages on the queue (in order, before whatever comes next)."""
-        held, self.held = self.held, []
-        for msg in held:
-            if self.limit and self.queue.qsize() >= self.limit:
-                self._overflow()
-                return
-            self.queue.put_nowait(msg)
+        held = self.held
+        if not held:
+            return
+        self.held = []
+        if self.limit and self.queue.qsize() + len(held) > self.limit:
+            self._overflow()  # (as if put one by one until the queue was full)
+            return
+        self.queue.extend(held)
 
     def _overflow(self) -> None:
         self.closed = True

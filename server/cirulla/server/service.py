@@ -18,7 +18,7 @@ from google.protobuf.message import DecodeError, Message
 from google.protobuf.message_factory import GetMessageClass
 
 from cirulla.rules import CirullaError
-from cirulla.server.connections import Connection
+from cirulla.server.connections import Connection, Mailbox
 from cirulla.server.convert.live import CAPABILITIES, play_responses, spectate_response
 from cirulla.server.convert.records import game_summary_pb, match_pb, record_pb, room_pb
 from cirulla.server.convert.settings import choice_from_pb, config_from_pb
@@ -318,7 +318,7 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
                 conn.seat,
                 conn.queue.qsize(),
             )
-            conn.queue = asyncio.Queue()  # drop what it never read
+            conn.queue = Mailbox()  # drop what it never read
             if task is not None:
                 task.cancel()
 

@@ -50,19 +50,30 @@ def _tag(number: int, wire_type: int) -> bytes:
     return varint(number << 3 | wire_type)
 
 
+# The tags of field numbers 0..63, varint (wire type 0) and length-delimited (2): every
+# message written here has its fields below 64.
+_TAG0 = tuple(_tag(n, 0) for n in range(64))
+_TAG2 = tuple(_tag(n, 2) for n in range(64))
+
+
 def uint_field(number: int, value: int) -> bytes:
     """A varint field without presence: nothing when 0."""
-    return _tag(number, 0) + varint(value) if value else b""
+    if not value:
+        return b""
+    return _TAG0[number] + (_VARINTS[value] if value < 16384 else _make_varint(value))
 
 
 def optional_uint(number: int, value: int | None) -> bytes:
     """A varint field with presence (``optional``): written whenever not None."""
-    return b"" if value is None else _tag(number, 0) + varint(value)
+    if value is None:
+        return b""
+    return _TAG0[number] + (_VARINTS[value] if value < 16384 else _make_varint(value))
 
 
 def message_field(number: int, payload: bytes) -> bytes:
     """A length-delimited field (an embedded message, a string, bytes)."""
-    return _tag(number, 2) + varint(len(payload)) + payload
+    size = len(payload)
+    return _TAG2[number] + (_VARINTS[size] if size < 16384 else _make_varint(size)) + payload
 
 
 _CARD_BYTES = tuple(m.SerializeToString() for m in CARD_MESSAGES)
@@ -305,13 +316,12 @@ def event_response(msg: EventMsg) -> bytes | None:
     HandDealt: seat = 1, round = 2, cards = 3; RoundDealt: round = 1, hand_sizes = 2
     (packed), stock_count = 3."""
     e = msg.event
-    kind = type(e)
-    if kind is CardPlayed:
+    if type(e) is CardPlayed:
         return card_played_response(msg)
-    if kind is HandDealt:
+    if type(e) is HandDealt:
         body = uint_field(1, e.seat) + uint_field(2, e.round) + cards_field(3, e.hand)
         return _event_response(msg, message_field(_HAND_DEALT_FIELD, body))
-    if kind is RoundDealt:
+    if type(e) is RoundDealt:
         body = uint_field(1, e.round) + packed_uints(2, e.hand_sizes) + uint_field(3, e.stock)
         return _event_response(msg, message_field(_ROUND_DEALT_FIELD, body))
     return None

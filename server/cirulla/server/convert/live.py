@@ -498,6 +498,12 @@ def play_response(msg: ServerMsg, players: int) -> match_service_pb2.PlayRespons
     return _play_response(msg, players)
 
 
+#: The serialized PlayResponse of shared messages (``_SHARED``), by identity, each entry
+#: keeping its message alive (as ``_ENCODED``); oldest out first.
+_PLAY_BYTES: dict[int, tuple[ServerMsg, bytes]] = {}
+_SHARED_TYPES = frozenset(_SHARED)
+
+
 def play_response_bytes(msg: ServerMsg, players: int) -> bytes:
     """The serialized PlayResponse of one domain message; a message sent to several
     streams (an event) is serialized once. The messages of every move (a decision, an
@@ -506,9 +512,19 @@ def play_response_bytes(msg: ServerMsg, players: int) -> bytes:
         return framing.decision_response(msg)
     if type(msg) is AcceptedMsg:
         return framing.accepted_response(msg)
-    if isinstance(msg, _SHARED):
-        return _encoded(msg, "play-bytes", lambda: _shared_bytes(msg, players))
-    return _play_response(msg, players).SerializeToString()
+    if type(msg) not in _SHARED_TYPES:
+        return _play_response(msg, players).SerializeToString()
+    if type(msg) is EventMsg and msg.private_to is not None:
+        return _shared_bytes(msg, players)  # one receiver: nothing to share
+    key = id(msg)
+    hit = _PLAY_BYTES.get(key)
+    if hit is not None and hit[0] is msg:
+        return hit[1]
+    out = _shared_bytes(msg, players)
+    _PLAY_BYTES[key] = (msg, out)
+    if len(_PLAY_BYTES) > _ENCODED_MAX:
+        del _PLAY_BYTES[next(iter(_PLAY_BYTES))]
+    return out
 
 
 def _shared_bytes(msg: ServerMsg, players: int) -> bytes:
@@ -530,10 +546,11 @@ def play_responses(msgs: Sequence[ServerMsg], players: int) -> bytes:
     there is one (the bytes of ``PlayResponse(batch=PlayResponseBatch(...))``)."""
     if len(msgs) == 1:
         return play_response_bytes(msgs[0], players)
-    inner = b"".join(
-        _RESPONSE_TAG + framing.varint(len(part)) + part
-        for part in (play_response_bytes(msg, players) for msg in msgs)
-    )
+    parts: list[bytes] = []
+    for msg in msgs:
+        part = play_response_bytes(msg, players)
+        parts += (_RESPONSE_TAG, framing.varint(len(part)), part)
+    inner = b"".join(parts)
     return _BATCH_TAG + framing.varint(len(inner)) + inner
 
 
