@@ -15,7 +15,8 @@ from collections.abc import Collection
 from typing import Any, NotRequired, TypedDict
 
 from cirulla.rules import CirullaError
-from cirulla.rules.events import BY_NAME, field_names
+from cirulla.rules.cards import CARD_NAMES, names_of
+from cirulla.rules.events import BY_NAME, CardPlayed, field_names
 from cirulla.rules.options import OptionValue
 from cirulla.rules.scoring import DealScoreDoc
 from cirulla.server.messages import EXTRA_KEYS, EventExtras, EventMsg
@@ -196,12 +197,31 @@ def record_summary(record: GameRecord) -> RecordSummary:
 def event_entry(msg: EventMsg) -> dict[str, Any]:
     """A published event as its record keeps it: ``Event.to_dict()`` with its sequence,
     deal, receiver (None: public) and wire extras; ``record_events`` reads it back."""
+    e = msg.event
+    if type(e) is CardPlayed:
+        # Most of a record's events: the same dict as the general case below, key for
+        # key and in order, without ``to_dict``'s look-ups per field (a record is built
+        # on the writer thread, and holds the interpreter's lock while it is).
+        return {
+            "sequence": msg.sequence,
+            "deal": msg.deal_number,
+            "private_to": msg.private_to,
+            **msg.extras,
+            "type": "CardPlayed",
+            "seat": e.seat,
+            "side": e.side,
+            "card": CARD_NAMES[e.card],
+            "value": e.value,
+            "captured": names_of(e.captured),
+            "scopa": e.scopa,
+            "ace_sweep": e.ace_sweep,
+        }
     return {
         "sequence": msg.sequence,
         "deal": msg.deal_number,
         "private_to": msg.private_to,
         **msg.extras,
-        **msg.event.to_dict(),
+        **e.to_dict(),
     }
 
 

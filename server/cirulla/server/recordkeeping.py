@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from cirulla.rules import Game, Options
-from cirulla.rules.events import DealScored, DealStarted, Event, Redeal
+from cirulla.rules.events import CardPlayed, DealScored, DealStarted, Event, Redeal
 from cirulla.server.documents import (
     RECORD_FORMAT,
     GameRecord,
@@ -53,7 +53,10 @@ def note_event(run: GameRun, event: Event, *, by_timeout: bool, notation: str) -
     """Keep ``run``'s deal bookkeeping up to date with ``event``; return the event's extra
     fields (redeal attempt, stock count, score counts, how a card was played)."""
     extras: EventExtras = {}
-    if isinstance(event, Redeal):
+    if type(event) is CardPlayed:  # most events: tested first
+        extras["by_timeout"] = by_timeout
+        extras["notation"] = notation
+    elif isinstance(event, Redeal):
         run.cur_deal = event.deal
         run.redeals[event.deal] = run.redeals.get(event.deal, 0) + 1
         extras["attempt"] = run.redeals[event.deal]
@@ -75,9 +78,6 @@ def note_event(run: GameRun, event: Event, *, by_timeout: bool, notation: str) -
                 "counts": counts,
             }
         )
-    elif type(event).__name__ == "CardPlayed":
-        extras["by_timeout"] = by_timeout
-        extras["notation"] = notation
     return extras
 
 
