@@ -114,9 +114,6 @@ class Store:
     def save_record(self, record: GameRecord) -> None:
         """Store a finished game; a record id already stored raises ``sqlite3.IntegrityError``
         (records are never overwritten)."""
-        # Encoded and compressed before taking the lock: the writer thread calls this,
-        # and the event loop's own saves (``save_match``) wait for the lock.
-        packed = pack_record(json.dumps(record, separators=(",", ":")))
         with self._lock:
             self._db.execute(
                 "INSERT INTO records "
@@ -128,7 +125,7 @@ class Store:
                     record.get("room_id", ""),
                     record["game_number"],
                     record.get("finish_time", ""),
-                    packed,
+                    pack_record(json.dumps(record, separators=(",", ":"))),
                 ),
             )
             self._recent[record["record_id"]] = record
@@ -261,11 +258,14 @@ class Store:
 
     def save_match(self, summary: MatchSummary) -> None:
         """Update a stored match (``insert_match`` created it): status and summary."""
-        text = json.dumps(summary, separators=(",", ":"))
         with self._lock:
             self._db.execute(
                 "UPDATE matches SET status = ?, summary = ? WHERE match_id = ?",
-                (summary["status"], text, summary["match_id"]),
+                (
+                    summary["status"],
+                    json.dumps(summary, separators=(",", ":")),
+                    summary["match_id"],
+                ),
             )
 
     def count_matches(self) -> int:
