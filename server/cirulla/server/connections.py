@@ -254,7 +254,7 @@ class Delivery:
         for seat, slot in enumerate(self.seats):
             if slot.conn is not None and slot.conn is not exclude and event.visible_to(seat):
                 slot.conn.send(msg)
-        if event.visible_to(None):
+        if self.spectators and event.visible_to(None):
             for spec in self.spectators:
                 spec.send(msg)
 

@@ -22,7 +22,7 @@ from cirulla.server.connections import Connection, Mailbox
 from cirulla.server.convert.live import CAPABILITIES, play_responses, spectate_response
 from cirulla.server.convert.records import game_summary_pb, match_pb, record_pb, room_pb
 from cirulla.server.convert.settings import choice_from_pb, config_from_pb
-from cirulla.server.decisions import Choice, Unreadable
+from cirulla.server.decisions import ByIndex, Choice, Unreadable
 from cirulla.server.documents import record_summary
 from cirulla.server.errors import (
     FailedPrecondition,
@@ -138,7 +138,10 @@ def _guard(
 
 def _choice(submit: play_pb2.SubmitAction) -> Choice:
     """The submitted choice; a notation over the limit is refused without decoding it."""
-    if submit.WhichOneof("choice") == "notation" and len(submit.notation) > MAX_NOTATION:
+    kind = submit.WhichOneof("choice")
+    if kind == "legal_action_index":  # what bots send: decoded here at once
+        return ByIndex(submit.legal_action_index)
+    if kind == "notation" and len(submit.notation) > MAX_NOTATION:
         return Unreadable(
             f"SubmitAction.notation has {len(submit.notation)} characters; "
             f"the limit is {MAX_NOTATION}"
