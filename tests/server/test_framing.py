@@ -121,3 +121,41 @@ def test_framing_refuses_nothing_it_does_not_know_and_leaves_other_events_to_pro
     assert framed <= {"HandDealt", "RoundDealt"}
     assert framing.varint(300) == b"\xac\x02"
     assert framing.varint(1 << 20) == b"\x80\x80\x40"
+
+
+def test_every_legal_action_is_written_as_protobuf_writes_it() -> None:
+    """Each code's LegalAction fields, written by hand (``framing._legal_body``), over the
+    legal actions of many random positions: declarations (with and without a value named
+    for 7H) included."""
+    from cirulla.rules import Action
+    from cirulla.server.convert.settings import legal_parts
+    from cirulla.v1 import game_pb2
+
+    rng = random.Random(11)
+    seen: set[int] = set()
+    for players in (2, 3, 4):
+        for _ in range(12):
+            game = Game(
+                Options.preset("standard", players=players, target=21), seed=rng.randrange(1 << 30)
+            )
+            while not game.is_over:
+                codes = game.legal_codes()
+                seen.update(codes)
+                declaring = [c for c in codes if Action.from_int(c).declaration is not None]
+                game.apply(rng.choice(declaring or codes), game.to_move)
+    declared = [Action.from_int(c).declaration for c in seen]
+    assert sum(d is not None for d in declared) > 10
+    assert any(d is not None and d.wild_value is not None for d in declared)
+    for code in seen:
+        action, text = legal_parts(code)
+        for index in (0, 1, 300):
+            slow = game_pb2.LegalAction(index=index, action=action, notation=text)
+            fast = framing._legal_actions([code] * (index + 1))
+            entry = match_service_pb2.PlayResponse.FromString(
+                framing.message_field(6, framing.message_field(2, b"") + fast)
+            ).decision_request.legal_actions[index]
+            assert entry == slow
+        assert (
+            framing._legal_body(code)
+            == game_pb2.LegalAction(action=action, notation=text).SerializeToString()
+        )

@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import functools
 
+from cirulla.rules.actions import Action
 from cirulla.rules.cards import WILD
 from cirulla.rules.events import CardPlayed, HandDealt, RoundDealt
 from cirulla.rules.options import seats_of_side
-from cirulla.server.convert.settings import legal_parts
 from cirulla.server.messages import AcceptedMsg, ClockState, DecisionMsg, EventMsg, ViewMsg
 from cirulla.v1 import events_pb2, game_pb2
-from cirulla.wire import CARD_MESSAGES, cards_to_proto
+from cirulla.wire import CARD_MESSAGES, DECLARATION_KINDS_PB, cards_to_proto
 
 _VARINTS: tuple[bytes, ...]
 
@@ -108,9 +108,18 @@ def packed_uints(number: int, values: tuple[int, ...] | list[int]) -> bytes:
 @functools.lru_cache(maxsize=32768)
 def _legal_body(code: int) -> bytes:
     """A LegalAction's fields after ``index`` (its action and notation) for ``code``:
-    the same whatever the action's place in the list, so cached by code alone."""
-    action, text = legal_parts(code)
-    return game_pb2.LegalAction(action=action, notation=text).SerializeToString()
+    the same whatever the action's place in the list, so cached by code alone.
+
+    LegalAction: action = 2, notation = 3; Action: card = 1, captures = 2 (repeated Card),
+    declaration = 3 (enum), wild_value = 4 (optional), as ``wire.action_to_proto``."""
+    action = Action.from_int(code)
+    body = message_field(1, _CARD_BYTES[action.card]) + cards_field(2, action.capture)
+    declaration = action.declaration
+    if declaration is not None:
+        body += uint_field(3, DECLARATION_KINDS_PB[declaration.kind])
+        body += optional_uint(4, declaration.wild_value)
+    text = str(action).encode()  # wire.notation
+    return message_field(2, body) + (message_field(3, text) if text else b"")
 
 
 def _legal_actions(codes: tuple[int, ...] | list[int]) -> bytes:
