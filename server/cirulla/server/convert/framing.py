@@ -259,19 +259,27 @@ def _card_played_body(
     by_timeout: bool,
     wild_value: int | None,
 ) -> bytes:
-    p = events_pb2.CardPlayed(
-        seat=seat,
-        side=side,
-        card=CARD_MESSAGES[card],
-        captured=cards_to_proto(captured),
-        scopa=scopa,
-        ace_sweep=ace_sweep,
-        notation=notation,
-        by_timeout=by_timeout,
+    """Event.card_played, written by hand: CardPlayed's seat = 1, side = 2, card = 3,
+    captured = 4 (repeated Card), scopa = 5, ace_sweep = 6, wild_value = 7 (optional),
+    notation = 8, by_timeout = 9 (bools as varints, left out when false)."""
+    text = notation.encode()
+    body = b"".join(
+        (
+            uint_field(1, seat),
+            uint_field(2, side),
+            message_field(3, _CARD_BYTES[card]),
+            cards_field(4, captured),
+            _TRUE5 if scopa else b"",
+            _TRUE6 if ace_sweep else b"",
+            optional_uint(7, wild_value),
+            message_field(8, text) if text else b"",
+            _TRUE9 if by_timeout else b"",
+        )
     )
-    if wild_value is not None:
-        p.wild_value = wild_value
-    return message_field(_CARD_PLAYED_FIELD, p.SerializeToString())
+    return message_field(_CARD_PLAYED_FIELD, body)
+
+
+_TRUE5, _TRUE6, _TRUE9 = (bytes([n << 3, 1]) for n in (5, 6, 9))
 
 
 def _event_response(msg: EventMsg, body: bytes) -> bytes:
