@@ -302,10 +302,11 @@ def test_the_fast_deal_start_takes_any_deck_source() -> None:
     ref.deck_source = Reversed(seed=1)
     _last_card_both(fast, ref)
     assert fast.decks_used == [[*range(39, -1, -1)]]
-    fast, _ = _fast_and_reference(Options(), **setup, deal_no=2)
-    fast.deck_source = Reversed(seed=1)
-    with pytest.raises(DeckError, match="40 cards"):
-        fast.apply(fast.legal_codes()[0])
+    if native is not None:  # the C path checks what comes back (the reference trusts it)
+        fast, _ = _fast_and_reference(Options(), **setup, deal_no=2)
+        fast.deck_source = Reversed(seed=1)
+        with pytest.raises(DeckError, match="40 cards"):
+            fast.apply(fast.legal_codes()[0])
 
 
 @pytest.mark.parametrize(
