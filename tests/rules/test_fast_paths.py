@@ -80,15 +80,16 @@ def test_actions_stay_the_interned_ones_when_the_intern_table_changes(
 
 
 def test_actions_built_in_c_are_the_dataclass_ones(monkeypatch: pytest.MonkeyPatch) -> None:
-    """``legal_actions`` builds the Action of a new code without a declaration itself
-    (_native.c's ``new_action``): the same fields, text, hash and code as the validated
-    dataclass, interned for ``Action.from_int``."""
+    """``legal_actions`` builds the Action of a new code itself (_native.c's
+    ``new_action``): the same fields, text, hash and code as the validated dataclass,
+    declarations included, interned for ``Action.from_int``."""
     monkeypatch.setattr(actions_module, "_INTERNED", actions_module._INTERNED)
     saved = dict(actions_module._INTERNED)
     rng = random.Random(11)
     try:
         actions_module._INTERNED.clear()
         game = Game(Options(), seed=11)
+        declared = 0
         for step in range(300):
             if game.winner is not None:
                 game = Game(Options(), seed=step)
@@ -104,7 +105,9 @@ def test_actions_built_in_c_are_the_dataclass_ones(monkeypatch: pytest.MonkeyPat
                 )
                 assert type(action) is Action and action.declaration == slow.declaration
                 assert Action.from_int(action.to_int()) is action
+                declared += decl != 0
             game.apply(rng.choice(legal))
+        assert declared > 10
     finally:
         actions_module._INTERNED.clear()
         actions_module._INTERNED.update(saved)

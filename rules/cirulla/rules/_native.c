@@ -641,7 +641,36 @@ static inline int slot_set(PyObject *self, int f, PyObject *v) {
 /* a non-negative int below 2**63 (masks, action codes): PyLong_AsLong loops over the
    digits, where 3.11's PyLong_AsUnsignedLongLong goes through _PyLong_AsByteArray, several
    times slower on the hot path */
+/* An exact int of up to two 30-bit digits (every card mask, count and nearly every action
+   code) read from its digits inline: CPython 3.11's int layout (ob_size's sign and the
+   number of digits, then the digits), which 3.12 changed; elsewhere, and for anything
+   else, the API call. 1: read into *out; 0: not such an int. */
+#if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030C0000 && PYLONG_BITS_IN_DIGIT == 30
+static inline int small_int(PyObject *o, long long *out) {
+    if (!PyLong_CheckExact(o)) return 0;
+    const digit *d = ((PyLongObject *)o)->ob_digit;
+    switch (Py_SIZE(o)) {
+    case 0: *out = 0; return 1;
+    case 1: *out = d[0]; return 1;
+    case -1: *out = -(long long)d[0]; return 1;
+    case 2: *out = (long long)d[0] | (long long)d[1] << 30; return 1;
+    default: return 0;
+    }
+}
+#else
+static inline int small_int(PyObject *o, long long *out) {
+    (void)o;
+    (void)out;
+    return 0;
+}
+#endif
+
 static inline int as_u64(PyObject *o, u64 *out) {
+    long long fast;
+    if (small_int(o, &fast) && fast >= 0) {
+        *out = (u64)fast;
+        return 0;
+    }
 #if LONG_MAX >= 0x7fffffffffffffffL
     long v = PyLong_AsLong(o);
 #else
@@ -663,6 +692,11 @@ static inline int as_mask(PyObject *o, u64 *out) {
 }
 
 static inline int as_int(PyObject *o, int lo, int hi, const char *what, int *out) {
+    long long fast;
+    if (small_int(o, &fast) && fast >= lo && fast <= hi) {
+        *out = (int)fast;
+        return 0;
+    }
     long v = PyLong_AsLong(o);
     if (v == -1 && PyErr_Occurred()) return -1;
     if (v < lo || v > hi) {
@@ -823,13 +857,25 @@ static struct {
 #endif
 static uint64_t interned_seen;
 
-/* Action.from_int(code) for a code not interned yet. A legal code without a declaration
-   (nearly all of them) is built here, as from_int would build and intern it: its fields'
-   slots filled directly (the dataclass's __init__ and __post_init__ cost microseconds, and
-   random play meets a hundred thousand codes); any other through from_int itself. */
+/* Action.from_int(code) for a legal code not interned yet, built here as from_int would
+   build and intern it: its fields' slots filled directly (the dataclass's __init__ and
+   __post_init__ cost microseconds, and random play meets a hundred thousand codes), a
+   declaration's Declaration shared by the codes that make it (it is immutable). */
+static PyObject *decl_objs[64]; /* Declaration.from_code(d) by declaration code d */
+
 static PyObject *new_action(PyObject *code_obj, u64 code) {
-    if (code >> 6 & 63 || !actions_module)
-        return PyObject_CallOneArg(action_from_int, code_obj);
+    int d = (int)(code >> 6 & 63);
+    if (!actions_module) return PyObject_CallOneArg(action_from_int, code_obj);
+    PyObject *decl = Py_None;
+    if (d) { /* a declaration: its (immutable) Declaration, made once by from_code */
+        if (!decl_objs[d]) {
+            PyObject *cls = PyObject_GetAttrString(actions_module, "Declaration");
+            decl_objs[d] = cls ? PyObject_CallMethod(cls, "from_code", "i", d) : NULL;
+            Py_XDECREF(cls);
+            if (!decl_objs[d]) return NULL;
+        }
+        decl = decl_objs[d];
+    }
     PyObject *limit = PyObject_GetAttrString(actions_module, "_INTERNED_LIMIT");
     if (!limit) return NULL;
     Py_ssize_t cap = PyLong_AsSsize_t(limit);
@@ -845,12 +891,12 @@ static PyObject *new_action(PyObject *code_obj, u64 code) {
     }
     *(PyObject **)((char *)a + action_off[0]) = card;
     *(PyObject **)((char *)a + action_off[1]) = capture;
-    *(PyObject **)((char *)a + action_off[2]) = Py_NewRef(Py_None);
+    *(PyObject **)((char *)a + action_off[2]) = Py_NewRef(decl);
     *(PyObject **)((char *)a + action_code_off) = Py_NewRef(code_obj);
     /* ints and None only, immutable: never part of a cycle, so the collector need not
        visit it (random play interns a hundred thousand of them, which every full
        collection would walk through) */
-    if (PyObject_IS_GC(a)) PyObject_GC_UnTrack(a);
+    if (decl == Py_None && PyObject_IS_GC(a)) PyObject_GC_UnTrack(a);
     if (PyDict_GET_SIZE(interned_actions) >= cap) PyDict_Clear(interned_actions);
     if (PyDict_SetItem(interned_actions, code_obj, a)) Py_CLEAR(a);
     return a;
@@ -910,18 +956,40 @@ static PyObject *fast_legal_actions(PyObject *self, PyObject *unused) {
     return out;
 }
 
+/* ``maker(*args)``, stealing the n arguments (any of them NULL: an error already set).
+   A maker of frozen_maker's has its object's slots filled here directly, the references
+   handed over (the same object as calling it, without the call). */
+static PyObject *make_stolen(PyObject *maker, PyObject **args, int n) {
+    PyObject *obj = NULL;
+    int ok = 1;
+    for (int i = 0; i < n; i++) ok &= args[i] != NULL;
+    if (ok && PyCFunction_Check(maker) &&
+        ((PyCFunctionObject *)maker)->m_ml == &make_frozen_def) {
+        PyObject *state = PyCFunction_GET_SELF(maker);
+        PyTypeObject *cls = (PyTypeObject *)PyTuple_GET_ITEM(state, 0);
+        PyObject *offs = PyTuple_GET_ITEM(state, 1);
+        const Py_ssize_t *off = (const Py_ssize_t *)PyBytes_AS_STRING(offs);
+        if (PyBytes_GET_SIZE(offs) / (Py_ssize_t)sizeof(Py_ssize_t) == n &&
+            (obj = cls->tp_alloc(cls, 0))) {
+            for (int i = 0; i < n; i++) *(PyObject **)((char *)obj + off[i]) = args[i];
+            return obj;
+        }
+    }
+    if (ok && !PyErr_Occurred()) obj = PyObject_Vectorcall(maker, args, (size_t)n, NULL);
+    for (int i = 0; i < n; i++) Py_XDECREF(args[i]);
+    return obj;
+}
+
 static int play_emit(void *ctx, int type, const long long *a, int n) {
     PyObject *events = ctx, *ev = NULL;
     (void)n;
     if (type == EV_CARD_PLAYED) {
         PyObject *args[7];
-        for (int i = 0; i < 5; i++) args[i] = PyLong_FromLongLong(a[i]);
+        for (int i = 0; i < 4; i++) args[i] = PyLong_FromLong((long)a[i]); /* small ints */
+        args[4] = PyLong_FromLongLong(a[4]);
         args[5] = PyBool_FromLong((long)a[5]);
         args[6] = PyBool_FromLong((long)a[6]);
-        int ok = 1;
-        for (int i = 0; i < 7; i++) ok &= args[i] != NULL;
-        if (ok) ev = PyObject_Vectorcall(card_played_mk, args, 7, NULL);
-        for (int i = 0; i < 7; i++) Py_XDECREF(args[i]);
+        ev = make_stolen(card_played_mk, args, 7);
     } else if (type == EV_DECLARED) {
         PyObject *args[6] = {PyLong_FromLongLong(a[0]), PyLong_FromLongLong(a[1]),
                              PySequence_GetItem(decl_kinds, (Py_ssize_t)a[2]),
@@ -975,15 +1043,7 @@ typedef struct {
     G *g;
 } DealCtx;
 
-/* ``mk(*args)``, stealing the n arguments (any of them NULL: an error already set) */
-static PyObject *call_mk(PyObject *mk, PyObject **args, int n) {
-    PyObject *ev = NULL;
-    int ok = 1;
-    for (int i = 0; i < n; i++) ok &= args[i] != NULL;
-    if (ok) ev = PyObject_Vectorcall(mk, args, (size_t)n, NULL);
-    for (int i = 0; i < n; i++) Py_XDECREF(args[i]);
-    return ev;
-}
+#define call_mk make_stolen
 
 static PyObject *ints_tuple(const long long *a, int n) {
     PyObject *t = PyTuple_New(n);
