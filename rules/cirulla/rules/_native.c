@@ -196,13 +196,21 @@ static inline __attribute__((always_inline)) int bench_loop(const Opts *o, doubl
     for (;;) {
         int deal_no = g.deal_no;
         while (g.deal_no == deal_no && g.winner < 0) {
-            u64 code;
-            if (random_code(&s, g.table, g.hands[g.turn], g.wild, must, pp, &rng, &code) < 0) {
-                rc = -1;
-                goto out;
-            }
-            g_play_body(&g, code, 0); /* no events */
-            n_actions++;
+            /* a round: each seat's hand of 3 cards, then of 2, then of 1 (random_code told) */
+#define BENCH_TURNS(size)                                                                 \
+    for (int k = 0; k < g.n; k++) {                                                       \
+        u64 code;                                                                         \
+        if (random_code(&s, g.table, g.hands[g.turn], g.wild, must, pp, size, &rng, &code) < 0) { \
+            rc = -1;                                                                      \
+            goto out;                                                                     \
+        }                                                                                 \
+        g_play_body(&g, code, 0); /* no events */                                         \
+    }
+            BENCH_TURNS(3)
+            BENCH_TURNS(2)
+            BENCH_TURNS(1)
+#undef BENCH_TURNS
+            n_actions += 3 * g.n;
         }
         n_deals++;
         if (g.winner >= 0) {
@@ -262,16 +270,24 @@ static inline __attribute__((always_inline)) int digest_loop(const Opts *o, long
     for (long long d = 0; d < ndeals; d++) {
         int deal_no = g.deal_no;
         while (g.deal_no == deal_no && g.winner < 0) {
-            u64 code;
-            int ncodes = random_code(&s, g.table, g.hands[g.turn], g.wild, must, pp, &rng, &code);
-            if (ncodes < 0) {
-                scratch_free(&s);
-                return -1;
-            }
-            h = fnv_mix(h, code);
-            h = fnv_mix(h, (u64)ncodes);
-            g_play_body(&g, code, 0); /* no events */
-            n_actions++;
+            /* a round, as bench_loop plays it */
+#define DIGEST_TURNS(size)                                                                \
+    for (int k = 0; k < g.n; k++) {                                                       \
+        u64 code;                                                                         \
+        int ncodes = random_code(&s, g.table, g.hands[g.turn], g.wild, must, pp, size, &rng, &code); \
+        if (ncodes < 0) {                                                                 \
+            scratch_free(&s);                                                             \
+            return -1;                                                                    \
+        }                                                                                 \
+        h = fnv_mix(h, code);                                                             \
+        h = fnv_mix(h, (u64)ncodes);                                                      \
+        g_play_body(&g, code, 0); /* no events */                                         \
+    }
+            DIGEST_TURNS(3)
+            DIGEST_TURNS(2)
+            DIGEST_TURNS(1)
+#undef DIGEST_TURNS
+            n_actions += 3 * g.n;
         }
         for (int i = 0; i < g.sides; i++) h = fnv_mix(h, (u64)(uint32_t)g.totals[i]);
         if (g.winner >= 0) {

@@ -720,7 +720,7 @@ __attribute__((noinline)) static int random_code_5(Scratch *s, u64 table, u64 ha
 /* legal_codes(table, hand)[rng_below(rng, n)] into *code; returns n (-1: no memory). */
 static inline __attribute__((always_inline)) int random_code(Scratch *s, u64 table, u64 hand,
                                                              int wild, int must, int pp,
-                                                             Rng *rng, u64 *code) {
+                                                             int size, Rng *rng, u64 *code) {
     /* the 7H's value less 7 (its own value unless declared) */
     int wild_extra = wild ? wild - 7 : 0;
 #define RC_VALUE(c) (card_value(c) + ((c) == WILD ? wild_extra : 0))
@@ -776,13 +776,18 @@ static inline __attribute__((always_inline)) int random_code(Scratch *s, u64 tab
         k##i = n##i + popc16(b##i);                                                       \
     }
     u64 h = hand;
+    if (size && !h) goto listed; /* size: the hand's cards when the caller knows (1 to 3) */
     RC_HAND(0)
     unsigned total = k0;
     u64 declared = 0; /* a 3-card hand's declaration (decl_codes) */
-    if (h) {
+    if (size == 1 && h) goto listed;
+    if (size ? size >= 2 : h != 0) {
+        if (size && !h) goto listed;
         RC_HAND(1)
         total += k1;
-        if (h) {
+        if (size == 2 && h) goto listed;
+        if (size ? size >= 3 : h != 0) {
+            if (size && !h) goto listed;
             RC_HAND(2)
             total += k2;
             if (h) goto listed;
