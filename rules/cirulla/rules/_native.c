@@ -131,22 +131,19 @@ static inline uint32_t mt_first(const uint32_t *mt, int kk) {
     return y ^ (y >> 18);
 }
 
-/* decks.seeded_deck from the seed's decimal text */
-static void seeded_deck_c(const char *seed_text, size_t seed_len, long long number,
-                          uint8_t *deck) {
+/* decks.seeded_deck from the seed's decimal text; -1 when out of memory (a seed of
+   hundreds of digits) */
+static int seeded_deck_c(const char *seed_text, size_t seed_len, long long number,
+                         uint8_t *deck) {
     char buf[256], *msg = buf;
     size_t need = seed_len + 48;
-    if (need > sizeof buf && !(msg = malloc(need))) msg = NULL;
+    if (need > sizeof buf && !(msg = malloc(need))) return -1;
     uint8_t digest[32];
-    if (msg) {
-        int head = snprintf(msg, need, "cirulla-deck/1:");
-        memcpy(msg + head, seed_text, seed_len);
-        int tail = snprintf(msg + head + seed_len, need - head - seed_len, ":%lld", number);
-        sha256((const uint8_t *)msg, (size_t)head + seed_len + (size_t)tail, digest);
-        if (msg != buf) free(msg);
-    } else {
-        memset(digest, 0, sizeof digest); /* out of memory: the caller never gets here */
-    }
+    int head = snprintf(msg, need, "cirulla-deck/1:");
+    memcpy(msg + head, seed_text, seed_len);
+    int tail = snprintf(msg + head + seed_len, need - head - seed_len, ":%lld", number);
+    sha256((const uint8_t *)msg, (size_t)head + seed_len + (size_t)tail, digest);
+    if (msg != buf) free(msg);
     /* the digest as an integer, in 32-bit words from the least significant; leading zero
        words dropped (random.seed uses the integer's bit length) */
     uint32_t key[8], mt[MT_N];
@@ -171,6 +168,7 @@ static void seeded_deck_c(const char *seed_text, size_t seed_len, long long numb
         }
         deck[j] = (uint8_t)i;
     }
+    return 0;
 }
 
 /* ------------------------------------------------------------------ random-play benchmark */
@@ -414,16 +412,17 @@ static int seeded_deck_of(PyObject *seed, long long number, uint8_t *deck) {
     if (!overflow) {
         char text[32];
         int len = snprintf(text, sizeof text, "%lld", small);
-        seeded_deck_c(text, (size_t)len, number, deck);
+        seeded_deck_c(text, (size_t)len, number, deck); /* short: never out of memory */
         return 0;
     }
     PyObject *str = PyObject_Str(seed);
     if (!str) return -1;
     Py_ssize_t len;
     const char *text = PyUnicode_AsUTF8AndSize(str, &len);
-    if (text) seeded_deck_c(text, (size_t)len, number, deck);
+    int rc = text ? seeded_deck_c(text, (size_t)len, number, deck) : -1;
+    if (text && rc) PyErr_NoMemory();
     Py_DECREF(str);
-    return text ? 0 : -1;
+    return rc;
 }
 
 static PyObject *deck_list(const uint8_t *deck) {
