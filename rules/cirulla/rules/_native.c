@@ -202,13 +202,17 @@ static inline __attribute__((always_inline)) int bench_loop(const Opts *o, doubl
             rc = -1;                                                                      \
             goto out;                                                                     \
         }                                                                                 \
-        g_play_body(&g, code, 0); /* no events */                                         \
+        g_play_card(&g, code, 0); /* no events */                                         \
     }
             BENCH_TURNS(3)
             BENCH_TURNS(2)
             BENCH_TURNS(1)
 #undef BENCH_TURNS
             n_actions += 3 * g.n;
+            if (g.nstock ? g_deal_round(&g) : g_end_deal(&g)) { /* the round's end */
+                rc = -1;
+                goto out;
+            }
         }
         n_deals++;
         if (g.winner >= 0) {
@@ -279,13 +283,17 @@ static inline __attribute__((always_inline)) int digest_loop(const Opts *o, long
         }                                                                                 \
         h = fnv_mix(h, code);                                                             \
         h = fnv_mix(h, (u64)ncodes);                                                      \
-        g_play_body(&g, code, 0); /* no events */                                         \
+        g_play_card(&g, code, 0); /* no events */                                         \
     }
             DIGEST_TURNS(3)
             DIGEST_TURNS(2)
             DIGEST_TURNS(1)
 #undef DIGEST_TURNS
             n_actions += 3 * g.n;
+            if (g.nstock ? g_deal_round(&g) : g_end_deal(&g)) { /* the round's end */
+                scratch_free(&s);
+                return -1;
+            }
         }
         for (int i = 0; i < g.sides; i++) h = fnv_mix(h, (u64)(uint32_t)g.totals[i]);
         if (g.winner >= 0) {

@@ -1108,9 +1108,10 @@ static inline int ace_on_table(u64 table, int wild) {
     return (table & ACES) || (wild == 1 && (table >> WILD & 1));
 }
 
-/* Game._play: an action code from legal_codes, unchecked; events only when ``events`` (a
-   constant where it is inlined: the loops without events skip building them). */
-static inline __attribute__((always_inline)) int g_play_body(G *g, u64 code, int events) {
+/* Game._play up to the round's end (g_play_body): an action code from legal_codes,
+   unchecked; events only when ``events`` (a constant where it is inlined: the loops without
+   events skip building them). */
+static inline __attribute__((always_inline)) int g_play_card(G *g, u64 code, int events) {
     int seat = g->turn, side = g->side_of[seat];
     int card = (int)(code & 63);
     u64 capture = code >> 12;
@@ -1149,7 +1150,13 @@ static inline __attribute__((always_inline)) int g_play_body(G *g, u64 code, int
              card == WILD && g->wild ? g->wild : card_value(card), (long long)capture, scopa,
              sweep);
     g->turn = seat + 1 < g->n ? seat + 1 : 0;
-    if (!in_hands && !g->pause_at_round_end) return g->nstock ? g_deal_round(g) : g_end_deal(g);
+    return 0;
+}
+
+/* g_play_card, then the round's end: the next round dealt or the deal's end */
+static inline __attribute__((always_inline)) int g_play_body(G *g, u64 code, int events) {
+    if (g_play_card(g, code, events)) return -1;
+    if (!g->in_hands && !g->pause_at_round_end) return g->nstock ? g_deal_round(g) : g_end_deal(g);
     return 0;
 }
 
