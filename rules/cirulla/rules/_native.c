@@ -899,7 +899,10 @@ static PyObject *new_action(PyObject *code_obj, u64 code) {
         }
         decl = decl_objs[d];
     }
-    PyObject *limit = PyObject_GetAttrString(actions_module, "_INTERNED_LIMIT");
+    static PyObject *limit_name;
+    if (!limit_name && !(limit_name = PyUnicode_InternFromString("_INTERNED_LIMIT")))
+        return NULL;
+    PyObject *limit = PyObject_GetAttr(actions_module, limit_name);
     if (!limit) return NULL;
     Py_ssize_t cap = PyLong_AsSsize_t(limit);
     Py_DECREF(limit);
