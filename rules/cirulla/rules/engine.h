@@ -907,17 +907,14 @@ static int score_deal(const Opts *o, int sides, const u64 *captured, const int *
 }
 
 static int dealer_bonus(u64 table, int low_bonus) {
-    int base = 0, cards[NUM_CARDS];
-    int n = cards_of(table, cards);
-    for (int i = 0; i < n; i++)
-        if (cards[i] != WILD) base += card_value(cards[i]);
-    int wild = (int)(table >> WILD & 1), best = 0;
-    for (int w = wild ? 1 : 0; w <= (wild ? 10 : 0); w++) {
-        int s = base + w;
-        int bonus = s == 15 ? 1 : s == 30 ? 2 : low_bonus && s <= 9 ? 3 : 0;
-        if (bonus > best) best = bonus;
-    }
-    return best;
+    int base = 0;
+    for (u64 m = table & ~(1ULL << WILD); m; m &= m - 1) base += card_value(__builtin_ctzll(m));
+    if (!(table >> WILD & 1)) return base == 15 ? 1 : base == 30 ? 2 : low_bonus && base <= 9 ? 3 : 0;
+    /* the 7H at any value from 1 to 10: the best bonus one of the sums makes (no loop) */
+    if (low_bonus && base + 1 <= 9) return 3;
+    if (base + 1 <= 30 && 30 <= base + 10) return 2;
+    if (base + 1 <= 15 && 15 <= base + 10) return 1;
+    return 0;
 }
 
 /* ------------------------------------------------------------------ the game (game.py) */
