@@ -40,6 +40,7 @@ typedef uint64_t u64;
 
 static u64 COINS_MASK, GRANDE_MASK, SUIT_MASK[4];
 static int PRIMIERA_POINTS[NUM_CARDS];
+static uint8_t PRIM7[128]; /* bit r set for each rank r (ace to 7) held: the best points */
 
 static inline int card_value(int c) { return (c >> 2) + 1; }
 static inline int popc(u64 m) {
@@ -71,6 +72,9 @@ static void init_tables(void) {
     }
     COINS_MASK = SUIT_MASK[0];
     GRANDE_MASK = (1ULL << 28) | (1ULL << 32) | (1ULL << 36);
+    for (int k = 0; k < 128; k++)
+        for (int r = 0; r < 7; r++)
+            if (k >> r & 1 && prim[r] > PRIM7[k]) PRIM7[k] = (uint8_t)prim[r];
 }
 
 /* ------------------------------------------------------------------ random numbers */
@@ -860,19 +864,12 @@ static int piccola_points(u64 m, int piccola_max) {
     return run >= 3 ? run : 0;
 }
 
-/* a suit's primiera points (0 without a card of it), its cards at bits 0, 4, ... of x: the
-   best card held, by selects in the order of the points (face cards 10, 2 12, 3 13, 4 14,
-   5 15, ace 16, 6 18, 7 21) */
+/* a suit's primiera points (0 without a card of it), its cards at bits 0, 4, ... of x: its
+   ace to 7 gathered into 7 bits (PRIM7: the best of them), else 10 for a face card */
 static inline int suit_primiera(u64 x) {
-    int best = (x & 0x1111111111ULL) ? 10 : 0;
-    best = (x >> 4 & 1) ? 12 : best;
-    best = (x >> 8 & 1) ? 13 : best;
-    best = (x >> 12 & 1) ? 14 : best;
-    best = (x >> 16 & 1) ? 15 : best;
-    best = (x & 1) ? 16 : best;
-    best = (x >> 20 & 1) ? 18 : best;
-    best = (x >> 24 & 1) ? 21 : best;
-    return best;
+    u64 y = x & 0x1111111ULL, z = (y | y >> 3) & 0x03030303ULL;
+    int best = PRIM7[(z | z >> 6 | z >> 12 | z >> 18) & 127];
+    return best ? best : (x & 0x1110000000ULL) ? 10 : 0;
 }
 
 /* score_deal: items per side, and the cappotto side (-1: none). */
