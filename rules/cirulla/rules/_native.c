@@ -276,7 +276,8 @@ static inline __attribute__((always_inline)) int digest_loop(const Opts *o, long
 #define DIGEST_TURNS(size)                                                                \
     for (int k = 0; k < g.n; k++) {                                                       \
         u64 code;                                                                         \
-        int ncodes = random_code(&s, g.table, g.hands[g.turn], g.wild, must, pp, size, &rng, &code); \
+        int ncodes =                                                                      \
+            random_code(&s, g.table, g.hands[g.turn], g.wild, must, pp, size, &rng, &code);  \
         if (ncodes < 0) {                                                                 \
             scratch_free(&s);                                                             \
             return -1;                                                                    \

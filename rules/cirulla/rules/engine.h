@@ -585,7 +585,7 @@ static inline u64 segment_code(u64 base, unsigned bits, unsigned nocap, unsigned
     return base | cards << 12;
 }
 
-/* past a tiny table, a hand of 4 cards or a hand with the 7H that may declare: the list */
+/* random_code past what it counts (a table of 6 cards or more, a hand of 4): the list */
 __attribute__((noinline)) static int random_code_listed(Scratch *s, u64 table, u64 hand,
                                                         int wild, int must, int pp, Rng *rng,
                                                         u64 *code) {
@@ -686,8 +686,10 @@ __attribute__((noinline)) static int random_code_5(Scratch *s, u64 table, u64 ha
     if (nh == 3) {
         if (hand >> WILD & 1) {
             u64 others = hand & ~(1ULL << WILD);
-            int a = card_value(__builtin_ctzll(others)), a2 = card_value(63 - __builtin_clzll(others));
-            if (a == a2 || a + a2 <= 8) return random_code_listed(s, table, hand, wild, must, pp, rng, code);
+            int a = card_value(__builtin_ctzll(others));
+            int a2 = card_value(63 - __builtin_clzll(others));
+            if (a == a2 || a + a2 <= 8) /* declarations naming values */
+                return random_code_listed(s, table, hand, wild, must, pp, rng, code);
         } else {
             int a = card_value(h[0]), a2 = card_value(h[1]), a3 = card_value(h[2]);
             if (a == a2 && a2 == a3)
@@ -906,7 +908,8 @@ static int score_deal(const Opts *o, int sides, const u64 *captured, const int *
 static int dealer_bonus(u64 table, int low_bonus) {
     int base = 0;
     for (u64 m = table & ~(1ULL << WILD); m; m &= m - 1) base += card_value(__builtin_ctzll(m));
-    if (!(table >> WILD & 1)) return base == 15 ? 1 : base == 30 ? 2 : low_bonus && base <= 9 ? 3 : 0;
+    if (!(table >> WILD & 1))
+        return base == 15 ? 1 : base == 30 ? 2 : low_bonus && base <= 9 ? 3 : 0;
     /* the 7H at any value from 1 to 10: the best bonus one of the sums makes (no loop) */
     if (low_bonus && base + 1 <= 9) return 3;
     if (base + 1 <= 30 && 30 <= base + 10) return 2;
