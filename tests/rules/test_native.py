@@ -445,7 +445,9 @@ def test_bench_rules_reports_both_cores_side_by_side() -> None:
     assert report["native_over_python"] > 0
     # each headline figure beside its baseline from the same run (docs/performance.md)
     figures = report["figures"]
-    assert set(figures) == {"api", "search", "native"}
+    assert set(figures) == {"api", "search", "native", "native_listed"}
+    assert figures["native_listed"]["deals_per_cpu_s"] == report["native_listed"]["deals_per_cpu_s"]
+    assert "legal codes" in report["native_listed"]["loop"]
     assert figures["api"]["baseline_deals_per_cpu_s"] == report["api_before"]["deals_per_cpu_s"]
     assert (
         figures["native"]["baseline_deals_per_cpu_s"]

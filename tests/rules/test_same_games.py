@@ -75,10 +75,15 @@ def _api_digest(options: Options, games: int, seed: int, *, codes: bool) -> str:
     return h.hexdigest()
 
 
+@pytest.mark.parametrize("listed", [False, True], ids=["counted", "listed"])
 @pytest.mark.parametrize(("preset", "players", "deals"), list(NATIVE_LOOP))
-def test_the_native_loop_plays_the_recorded_games(preset: str, players: int, deals: int) -> None:
+def test_the_native_loop_plays_the_recorded_games(
+    preset: str, players: int, deals: int, listed: bool
+) -> None:
+    """Both picks, the code drawn built alone (``random_code``) and the code drawn from the
+    whole list of legal codes (``legal_codes``), play the recorded games."""
     assert native is not None
-    got = native.random_deals_digest(options_tuple(_options(preset, players)), deals, 1)
+    got = native.random_deals_digest(options_tuple(_options(preset, players)), deals, 1, listed)
     assert got == NATIVE_LOOP[preset, players, deals]
 
 

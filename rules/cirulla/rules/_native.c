@@ -179,7 +179,8 @@ static int seeded_deck_c(const char *seed_text, size_t seed_len, long long numbe
 static inline __attribute__((always_inline)) int bench_loop(const Opts *o, double seconds, u64 seed,
                                                             long long *deals, long long *games,
                                                             long long *actions, double *elapsed,
-                                                            double *cpu, int must, int pp) {
+                                                            double *cpu, int must, int pp,
+                                                            int listed) {
     Rng rng = {seed}, deck_rng = {seed ^ 0x5bd1e995ULL};
     Scratch s = {0};
     G g;
@@ -198,7 +199,10 @@ static inline __attribute__((always_inline)) int bench_loop(const Opts *o, doubl
 #define BENCH_TURNS(size)                                                                 \
     for (int k = 0; k < g.n; k++) {                                                       \
         u64 code;                                                                         \
-        if (random_code(&s, g.table, g.hands[g.turn], g.wild, must, pp, size, &rng, &code) < 0) { \
+        if ((listed ? random_code_listed(&s, g.table, g.hands[g.turn], g.wild, must, pp, &rng, \
+                                         &code)                                           \
+                    : random_code(&s, g.table, g.hands[g.turn], g.wild, must, pp, size, &rng, \
+                                  &code)) < 0) {                                          \
             rc = -1;                                                                      \
             goto out;                                                                     \
         }                                                                                 \
@@ -235,13 +239,20 @@ out:
     return rc;
 }
 
+/* ``listed``: every pick through the whole list of legal codes (random_code_listed: the
+   table's sums, legal_codes, an index), what a caller that looks at every legal action
+   pays (a policy, a search); otherwise random_code counts the codes and builds the one
+   drawn. The same code either way, so the same games. */
 static int bench_run(const Opts *o, double seconds, u64 seed, long long *deals, long long *games,
-                     long long *actions, double *elapsed, double *cpu) {
+                     long long *actions, double *elapsed, double *cpu, int listed) {
     int must = o->must_capture != 0, pp = o->pairing_precedence != 0;
-    if (must && !pp) return bench_loop(o, seconds, seed, deals, games, actions, elapsed, cpu, 1, 0);
-    if (must) return bench_loop(o, seconds, seed, deals, games, actions, elapsed, cpu, 1, 1);
-    if (!pp) return bench_loop(o, seconds, seed, deals, games, actions, elapsed, cpu, 0, 0);
-    return bench_loop(o, seconds, seed, deals, games, actions, elapsed, cpu, 0, 1);
+    if (listed)
+        return bench_loop(o, seconds, seed, deals, games, actions, elapsed, cpu, must, pp, 1);
+    if (must && !pp)
+        return bench_loop(o, seconds, seed, deals, games, actions, elapsed, cpu, 1, 0, 0);
+    if (must) return bench_loop(o, seconds, seed, deals, games, actions, elapsed, cpu, 1, 1, 0);
+    if (!pp) return bench_loop(o, seconds, seed, deals, games, actions, elapsed, cpu, 0, 0, 0);
+    return bench_loop(o, seconds, seed, deals, games, actions, elapsed, cpu, 0, 1, 0);
 }
 
 /* FNV-1a over 64-bit words: the fingerprint of a run of random games (never inlined, so that
@@ -258,7 +269,8 @@ __attribute__((noinline)) static u64 fnv_mix(u64 h, u64 x) {
    deal's totals: the benchmark's games, so a faster core can show it plays the same ones. */
 static inline __attribute__((always_inline)) int digest_loop(const Opts *o, long long ndeals,
                                                              u64 seed, u64 *digest,
-                                                             long long *actions, int must, int pp) {
+                                                             long long *actions, int must, int pp,
+                                                             int listed) {
     Rng rng = {seed}, deck_rng = {seed ^ 0x5bd1e995ULL};
     Scratch s = {0};
     G g;
@@ -277,7 +289,10 @@ static inline __attribute__((always_inline)) int digest_loop(const Opts *o, long
     for (int k = 0; k < g.n; k++) {                                                       \
         u64 code;                                                                         \
         int ncodes =                                                                      \
-            random_code(&s, g.table, g.hands[g.turn], g.wild, must, pp, size, &rng, &code);  \
+            listed ? random_code_listed(&s, g.table, g.hands[g.turn], g.wild, must, pp, &rng, \
+                                        &code)                                            \
+                   : random_code(&s, g.table, g.hands[g.turn], g.wild, must, pp, size, &rng, \
+                                 &code);                                                  \
         if (ncodes < 0) {                                                                 \
             scratch_free(&s);                                                             \
             return -1;                                                                    \
@@ -313,18 +328,20 @@ static inline __attribute__((always_inline)) int digest_loop(const Opts *o, long
 }
 
 static int digest_run(const Opts *o, long long ndeals, u64 seed, u64 *digest,
-                      long long *actions) {
+                      long long *actions, int listed) {
     int must = o->must_capture != 0, pp = o->pairing_precedence != 0;
-    if (must && !pp) return digest_loop(o, ndeals, seed, digest, actions, 1, 0);
-    if (must) return digest_loop(o, ndeals, seed, digest, actions, 1, 1);
-    if (!pp) return digest_loop(o, ndeals, seed, digest, actions, 0, 0);
-    return digest_loop(o, ndeals, seed, digest, actions, 0, 1);
+    if (listed) return digest_loop(o, ndeals, seed, digest, actions, must, pp, 1);
+    if (must && !pp) return digest_loop(o, ndeals, seed, digest, actions, 1, 0, 0);
+    if (must) return digest_loop(o, ndeals, seed, digest, actions, 1, 1, 0);
+    if (!pp) return digest_loop(o, ndeals, seed, digest, actions, 0, 0, 0);
+    return digest_loop(o, ndeals, seed, digest, actions, 0, 1, 0);
 }
 
 PyDoc_STRVAR(random_deals_digest_doc,
-             "random_deals_digest(options, deals, seed) -> (digest, actions)\n\n"
+             "random_deals_digest(options, deals, seed, listed=False) -> (digest, actions)\n\n"
              "bench_rules's random-play loop for ``deals`` deals: a fingerprint (FNV-1a) of every "
-             "action code, the number of legal actions at each step, and every deal's totals.");
+             "action code, the number of legal actions at each step, and every deal's totals; "
+             "``listed`` picks from the whole list of legal codes (the same games).");
 
 static PyObject *py_random_deals_digest(PyObject *self, PyObject *args) {
     PyObject *opts_obj;
@@ -332,10 +349,11 @@ static PyObject *py_random_deals_digest(PyObject *self, PyObject *args) {
     unsigned long long seed;
     u64 digest;
     Opts o;
+    int listed = 0;
     (void)self;
-    if (!PyArg_ParseTuple(args, "OLK", &opts_obj, &deals, &seed)) return NULL;
+    if (!PyArg_ParseTuple(args, "OLK|p", &opts_obj, &deals, &seed, &listed)) return NULL;
     if (parse_opts(opts_obj, &o)) return NULL;
-    if (digest_run(&o, deals, seed, &digest, &actions)) return PyErr_NoMemory();
+    if (digest_run(&o, deals, seed, &digest, &actions, listed)) return PyErr_NoMemory();
     return Py_BuildValue("(KL)", (unsigned long long)digest, actions);
 }
 
@@ -522,8 +540,9 @@ static PyObject *py_sample_world(PyObject *self, PyObject *args) {
 }
 
 PyDoc_STRVAR(bench_rules_doc,
-             "bench_rules(options, cpu_seconds, seed) -> (deals, games, actions, wall, cpu)\n\n"
-             "rules/cirulla/rules/bench.py's random-policy loop, entirely native, for cpu_seconds of CPU.");
+             "bench_rules(options, cpu_seconds, seed, listed=False) -> (deals, games, actions, wall, cpu)\n\n"
+             "rules/cirulla/rules/bench.py's random-policy loop, entirely native, for cpu_seconds of CPU; "
+             "``listed`` picks each action from the whole list of legal codes.");
 
 static PyObject *py_bench_rules(PyObject *self, PyObject *args) {
     PyObject *opts_obj;
@@ -532,12 +551,12 @@ static PyObject *py_bench_rules(PyObject *self, PyObject *args) {
     Opts o;
     long long deals, games, actions;
     double elapsed, cpu;
-    int rc;
+    int rc, listed = 0;
     (void)self;
-    if (!PyArg_ParseTuple(args, "OdK", &opts_obj, &seconds, &seed)) return NULL;
+    if (!PyArg_ParseTuple(args, "OdK|p", &opts_obj, &seconds, &seed, &listed)) return NULL;
     if (parse_opts(opts_obj, &o)) return NULL;
     Py_BEGIN_ALLOW_THREADS
-    rc = bench_run(&o, seconds, seed, &deals, &games, &actions, &elapsed, &cpu);
+    rc = bench_run(&o, seconds, seed, &deals, &games, &actions, &elapsed, &cpu, listed);
     Py_END_ALLOW_THREADS
     if (rc) return PyErr_NoMemory();
     return Py_BuildValue("(LLLdd)", deals, games, actions, elapsed, cpu);

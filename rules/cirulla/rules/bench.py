@@ -4,7 +4,11 @@ a Python program driving ``Game`` sees.
 The loops, reported apart because their rates differ by two orders of magnitude:
 
 * ``native``: the random-play loop runs inside the native core (``_native.c``), never
-  returning to Python: what a search in C (``mcts``) sees;
+  returning to Python; a uniform random pick needs only how many legal codes there are
+  and the one drawn, so it builds that one (``engine.h``'s ``random_code``);
+* ``native_listed``: the same loop and the same games, each pick from the whole list of
+  legal codes (``legal_codes``): what a policy or search in C that looks at every legal
+  action pays (``mcts``'s playouts weigh every code);
 * ``python``: the reference core's own loop in Python (``reference_legal_codes`` and
   ``apply_code``), the core a machine without a C compiler runs: the naive pure-Python
   baseline;
@@ -57,21 +61,26 @@ class RulesReport(TypedDict):
 
 
 def bench_rules(
-    options: Options, seconds: float = 3.0, seed: int = 1, core: str | None = None
+    options: Options,
+    seconds: float = 3.0,
+    seed: int = 1,
+    core: str | None = None,
+    listed: bool = False,
 ) -> RulesReport:
     """Play random deals (legal generation, declarations, scoring included) for ``seconds``
     of CPU time (one core's work: on a busy machine the wall time is longer).
 
-    ``core`` native runs the same loop inside the native core (``_native.c``), which is
-    what search does; python (the reference) drives ``Game`` from Python.
+    ``core`` native runs the same loop inside the native core (``_native.c``); python (the
+    reference) drives ``Game`` from Python. ``listed`` (native only) picks each action
+    from the whole list of legal codes instead of building only the one drawn.
     """
     if resolve_core(core) == "native":
         require_native()
         deals, games, actions, elapsed, cpu = native.bench_rules(
-            options_tuple(options), seconds, seed
+            options_tuple(options), seconds, seed, listed
         )
         report = _report(options, "native", elapsed, cpu, deals, games, actions)
-        report["loop"] = LOOPS["native"]
+        report["loop"] = LOOPS["native_listed" if listed else "native"]
         return report
     return _random_deals(options, seconds, seed, _reference_deal, 64, "python", "python")
 
@@ -235,7 +244,10 @@ def _random_deals(
 
 #: What each measured loop is (``loop`` in the JSON).
 LOOPS = {
-    "native": "the random-play loop inside the native core, in C (what mcts's search sees)",
+    "native": "the random-play loop inside the native core, in C: each uniform pick built "
+    "alone from the count of legal codes (random_code)",
+    "native_listed": "the same loop and games, each pick from the whole list of legal codes "
+    "(legal_codes: what a policy or search in C that weighs every action pays)",
     "python": "the reference core's loop in Python (reference_legal_codes + apply_code)",
     "api": "Python calling Game.legal_actions() and Game.apply() (what a Python user sees)",
     "api_before": "the api loop on the API's paths before its fast paths (the baseline): a "

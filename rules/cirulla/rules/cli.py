@@ -47,6 +47,7 @@ class BenchReport(TypedDict):
     api: RulesReport
     api_before: RulesReport
     search: RulesReport
+    native_listed: NotRequired[RulesReport]
     user_sees_deals_per_cpu_s: float | None
     figures: dict[str, Figure]
     native_over_python: NotRequired[float | None]
@@ -102,8 +103,9 @@ def register(
         "rules",
         help="random-policy deals per second through the rules core (one core)",
         description="Plays random-policy deals (legal actions, declarations and deal "
-        "scoring included) and prints JSON: the loop inside the native core, in C (what "
-        "mcts's search sees: `cores.native`), the reference core's loop in Python "
+        "scoring included) and prints JSON: the loop inside the native core, in C "
+        "(`cores.native`; `native_listed`: the same games, each pick from the whole list of "
+        "legal codes, as a policy or search in C sees them), the reference core's loop in Python "
         "(`cores.python`), and a Python program calling Game.legal_actions() and "
         "Game.apply() (`api`: what a Python user of the rules sees, about two orders of "
         "magnitude below the C loop). Rates are per wall second and per CPU second.",
@@ -216,6 +218,7 @@ def figures(
     api: RulesReport,
     before: RulesReport,
     search: RulesReport,
+    listed: RulesReport | None = None,
 ) -> dict[str, Figure]:
     """Each headline figure beside its baseline measured in the same run (deals per CPU
     second, one core): docs/performance.md's table reads them."""
@@ -244,6 +247,13 @@ def figures(
             "baseline_deals_per_cpu_s": python["deals_per_cpu_s"],
             "ratio": _ratio(native, python),
         }
+    if listed is not None:
+        out["native_listed"] = {
+            "deals_per_cpu_s": listed["deals_per_cpu_s"],
+            "baseline": "cores.python",
+            "baseline_deals_per_cpu_s": python["deals_per_cpu_s"],
+            "ratio": _ratio(listed, python),
+        }
     return out
 
 
@@ -263,6 +273,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
         return 0
     cores = ["native", "python"] if CORE == "native" else ["python"]
     runs = {core: bench_rules(options, args.seconds, args.seed, core) for core in cores}
+    listed = (
+        bench_rules(options, args.seconds, args.seed, "native", listed=True)
+        if "native" in runs
+        else None
+    )
     api = bench_api(options, args.seconds, args.seed)
     before = bench_api_before(options, args.seconds, args.seed)
     search = bench_search(options, args.seconds, args.seed)
@@ -275,8 +290,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
         "api_before": before,
         "search": search,
         "user_sees_deals_per_cpu_s": api["deals_per_cpu_s"],
-        "figures": figures(runs, api, before, search),
+        "figures": figures(runs, api, before, search, listed),
     }
+    if listed is not None:
+        report["native_listed"] = listed
     if len(runs) == 2:
         report["native_over_python"] = _ratio(runs["native"], runs["python"])
         report["native_loop_over_api"] = _ratio(runs["native"], api)
