@@ -16,6 +16,7 @@ import tomllib
 from pathlib import Path
 
 from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
 
 ROOT = Path(__file__).resolve().parent
 PROTO_ROOT = ROOT / "proto"
@@ -103,10 +104,35 @@ def _version(text: str) -> tuple[int, ...]:
     return tuple(int(part) for part in text.split(".") if part.isdigit())
 
 
+class BuildExt(build_ext):
+    """An optional extension that fails to compile leaves no stale build behind.
+
+    setuptools skips an optional extension whose compilation fails, with a warning, and an
+    editable install builds in place: the module built from the previous sources would stay
+    and run, silently, with code the sources no longer hold. It is removed instead, so the
+    Python core runs (``cirulla --version`` says so) and ``CIRULLA_CORE=native`` fails.
+    """
+
+    def build_extension(self, ext: Extension) -> None:
+        try:
+            super().build_extension(ext)
+        except Exception:
+            if ext.optional and getattr(self, "editable_mode", False):
+                build_py = self.get_finalized_command("build_py")
+                package = ext.name.rpartition(".")[0]
+                filename = Path(self.get_ext_filename(ext.name)).name
+                stale = Path(build_py.get_package_dir(package)) / filename
+                if stale.exists():
+                    stale.unlink()
+                    print(f"warning: {ext.name} did not build: removed the stale {stale}")
+            raise
+
+
 # Generated before setuptools validates package directories: `cirulla.v1` must exist
 # by then, for wheels and editable installs alike.
 generate_protos()
 setup(
+    cmdclass={"build_ext": BuildExt},
     ext_modules=[
         Extension(
             "cirulla.rules._native",
@@ -131,5 +157,5 @@ setup(
             extra_compile_args=["-O2", "-std=gnu11", "-Wno-unused-function"],
             optional=True,  # no compiler: cirulla.env runs on the Python reference
         ),
-    ]
+    ],
 )
