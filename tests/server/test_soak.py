@@ -23,3 +23,9 @@ def test_a_short_soak_reports_latency_and_server_memory() -> None:
     memory = report["server_rss_mib"]
     assert 0 < memory["start"] <= memory["peak"] and memory["end"] <= memory["peak"]
     assert report["server_cpu_s"] > 0
+    # one client address creates every match: the server's creation rate is lifted, or a
+    # fast soak's matches past the burst were refused (RESOURCE_EXHAUSTED, a traceback)
+    command = report["server_command"]
+    assert command[0] == "server"
+    assert command[command.index("--create-rate") + 1] == "1000000"
+    assert command[command.index("--create-burst") + 1] == "1000000"

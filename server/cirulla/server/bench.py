@@ -114,6 +114,20 @@ def _in_process_replay(record: GameRecord) -> tuple[float, int]:
     return time.perf_counter() - start, len(record["actions"])
 
 
+#: The flags of a server under a benchmark's load: one client address creates every match,
+#: so no creation rate applies to it (a deployed server's default, 20 a second, would
+#: refuse a fast load's matches); a match a seat never joined (its streams all failed)
+#: ends in a minute.
+LOAD_SERVER_ARGS = (
+    "--create-rate",
+    "1000000",
+    "--create-burst",
+    "1000000",
+    "--waiting-timeout",
+    "60",
+)
+
+
 @contextlib.contextmanager
 def server_process(
     workdir: Path,
@@ -222,11 +236,7 @@ def _load_runs(plan: LoadPlan, python: str, tmp: Path) -> LoadRuns:
     """The load against one server process run by ``python``: the kit's flags and a
     plain client at full speed (the CPU per decision), the kit's paced (the latency)."""
     procs: list[subprocess.Popen[bytes]] = []
-    # one client address creates every match: no creation rate applies to it here; a
-    # match a seat never joined (its streams all failed) ends in a minute
-    unlimited: tuple[str, ...] = ("--create-rate", "1000000", "--create-burst", "1000000")
-    unlimited += ("--waiting-timeout", "60")
-    with server_process(tmp, procs=procs, python=python, args=unlimited) as port:
+    with server_process(tmp, procs=procs, python=python, args=LOAD_SERVER_ARGS) as port:
         pid = procs[0].pid
         common = {
             "concurrency": plan.matches,

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import grpc
 
-from cirulla.server.bench import _settings, server_process
+from cirulla.server.bench import LOAD_SERVER_ARGS, _settings, server_process
 from cirulla.server.client import Outbox, hello, submit_index
 from cirulla.server.load import PlayCall, Stub
 from cirulla.server.procstat import cpu_seconds, rss_kib
@@ -179,12 +179,15 @@ def run_soak(
     counter = ctx.Value("i", 0)
     with (
         tempfile.TemporaryDirectory(prefix="cirulla-soak-") as tmp,
-        server_process(Path(tmp), procs=procs) as port,
+        server_process(Path(tmp), procs=procs, args=LOAD_SERVER_ARGS) as port,
         ProcessPoolExecutor(
             processes, mp_context=ctx, initializer=_init, initargs=(counter,)
         ) as pool,
     ):
         pid = procs[0].pid
+        argv = procs[0].args
+        assert isinstance(argv, list)  # server_process starts it from a list
+        server_flags = [str(arg) for arg in argv[3:]]  # after "python -m cirulla"
         memory = [rss_kib(pid)]
         curve = [(0, memory[0])]  # (matches ended, server RSS KiB)
         cpu_start = cpu_seconds(pid)
@@ -222,6 +225,9 @@ def run_soak(
         "concurrency": concurrency,
         "matches": total,
         "client_processes": processes,
+        # the server's own command line: its match-creation rate is lifted (one client
+        # address creates every match; a deployed server's 20 a second refused them)
+        "server_command": server_flags,
         "finished": finished,
         "failed": failed,
         "stream_errors": dict(stream_errors),
