@@ -217,6 +217,7 @@ class LoadPlan:
     think_ms: float = 20.0  # the paced run's thinking time per decision
     processes: int = 2  # client processes
     baseline_python: str | None = None
+    rounds: int = 1  # load runs per server, alternated with the baseline's
 
 
 #: The targets of the server's cost (issue "fast where users touch it").
@@ -273,15 +274,14 @@ def run_bench(decisions: int = 2000, plan: LoadPlan | None = None) -> dict[str, 
         },
     }
     with tempfile.TemporaryDirectory(prefix="cirulla-bench-") as tmp:
-        (Path(tmp) / "new").mkdir()
-        server = _load_runs(plan, sys.executable, Path(tmp) / "new")
+        runs = _alternated(plan, Path(tmp))
+        server = runs["server"][0]
         result["server"] = server
         if plan.baseline_python:
-            (Path(tmp) / "base").mkdir()
-            result["baseline_server"] = {
-                "python": plan.baseline_python,
-                **_load_runs(plan, plan.baseline_python, Path(tmp) / "base"),
-            }
+            result["baseline_server"] = {"python": plan.baseline_python, **runs["baseline"][0]}
+        if plan.rounds > 1:
+            result["rounds"] = runs
+            result["medians"] = {side: _medians(each) for side, each in runs.items() if each}
         kit = server["kit"]
         reply = int(kit["bytes_per_decision"] or 500)
         wire = result["wire_baseline"] = run_echo(
@@ -299,8 +299,11 @@ def run_bench(decisions: int = 2000, plan: LoadPlan | None = None) -> dict[str, 
             }
     result.update(asyncio.run(_in_process()))
     cpu = kit["server_cpu_ms_per_decision"]
-    wire_cpu = wire["server_cpu_ms_per_round_trip"]
     p99 = server["kit_paced"]["latency_ms"]["p99"]
+    if plan.rounds > 1:  # the targets read the rounds' medians
+        medians = _medians(runs["server"])
+        cpu, p99 = medians["kit_cpu_ms_per_decision"], medians["kit_paced_p99_ms"]
+    wire_cpu = wire["server_cpu_ms_per_round_trip"]
     result["targets"] = {
         "server_cpu_ms_per_decision": {
             "value": cpu,
@@ -317,6 +320,44 @@ def run_bench(decisions: int = 2000, plan: LoadPlan | None = None) -> dict[str, 
     }
     machine["load_average_end"] = os.getloadavg()[0]
     return result
+
+
+def _alternated(plan: LoadPlan, tmp: Path) -> dict[str, list[LoadRuns]]:
+    """``plan.rounds`` load runs against the server of this installation and as many
+    against the baseline's, alternated A B B A A B ... so that a machine whose speed drifts
+    (a shared host) weighs on both alike: one run of each is not an A/B on such a machine,
+    the medians of several alternated ones are."""
+    runs: dict[str, list[LoadRuns]] = {"server": [], "baseline": []}
+    sides = [("server", sys.executable)]
+    if plan.baseline_python:
+        sides.append(("baseline", plan.baseline_python))
+    for number in range(plan.rounds):
+        order = sides if number % 2 == 0 else sides[::-1]
+        for side, python in order:
+            folder = tmp / f"{side}-{number}"
+            folder.mkdir()
+            runs[side].append(_load_runs(plan, python, folder))
+    return runs
+
+
+def _medians(runs: list[LoadRuns]) -> dict[str, float | None]:
+    """The figures the targets read, each the median over the rounds."""
+
+    def median(values: list[float | None]) -> float | None:
+        known = [v for v in values if v is not None]
+        return round(statistics.median(known), 4) if known else None
+
+    return {
+        "kit_cpu_ms_per_decision": median([r["kit"]["server_cpu_ms_per_decision"] for r in runs]),
+        "plain_cpu_ms_per_decision": median(
+            [r["plain"]["server_cpu_ms_per_decision"] for r in runs]
+        ),
+        "kit_paced_cpu_ms_per_decision": median(
+            [r["kit_paced"]["server_cpu_ms_per_decision"] for r in runs]
+        ),
+        "kit_paced_p50_ms": median([r["kit_paced"]["latency_ms"]["p50"] for r in runs]),
+        "kit_paced_p99_ms": median([r["kit_paced"]["latency_ms"]["p99"] for r in runs]),
+    }
 
 
 async def _in_process() -> dict[str, object]:

@@ -255,6 +255,14 @@ def register(
         help="also run the load against a server run by this interpreter (another "
         "installation: the code before a change, measured in the same run)",
     )
+    b.add_argument(
+        "--rounds",
+        type=int,
+        default=1,
+        help="load runs per server, alternated with the baseline's (A B B A ...); the "
+        "JSON adds every round and their medians, which the targets then read: on a "
+        "shared machine one run of each is not an A/B (default %(default)s)",
+    )
     b.set_defaults(func=run_bench_command)
 
     k = bench.add_parser(
@@ -415,10 +423,10 @@ def run_soak_command(args: argparse.Namespace) -> int:
 def run_bench_command(args: argparse.Namespace) -> int:
     from cirulla.server.bench import LoadPlan, run_bench  # the server extra (its server)
 
-    if min(args.matches, args.decisions, args.processes, args.total or 1) < 1:
+    if min(args.matches, args.decisions, args.processes, args.total or 1, args.rounds) < 1:
         print(
-            "cirulla bench server: --matches, --total, --decisions and --processes must be "
-            "at least 1",
+            "cirulla bench server: --matches, --total, --decisions, --processes and --rounds "
+            "must be at least 1",
             file=sys.stderr,
         )
         return 2
@@ -429,6 +437,7 @@ def run_bench_command(args: argparse.Namespace) -> int:
         think_ms=args.think_ms,
         processes=args.processes,
         baseline_python=args.baseline_python,
+        rounds=args.rounds,
     )
     result = run_bench(args.decisions, plan)
     print(json.dumps(result, indent=1))

@@ -1,0 +1,49 @@
+"""`cirulla bench server --rounds N`: the loads of this installation's server and of the
+baseline's alternate, every round is in the JSON with their medians, and the targets read
+the medians (a real `cirulla server` per load run, real client processes)."""
+
+from __future__ import annotations
+
+import json
+import statistics
+import subprocess
+import sys
+
+from tests.server_harness import tied_to_this_process
+
+SMALL = ["--matches", "2", "--total", "2", "--target", "11", "--decisions", "20"]
+
+
+def _bench(*args: str) -> subprocess.CompletedProcess[str]:
+    argv = [sys.executable, "-m", "cirulla", "bench", "server", "--json", *SMALL, *args]
+    return subprocess.run(tied_to_this_process(argv), capture_output=True, text=True, timeout=300)
+
+
+def test_rounds_alternate_with_the_baseline_and_the_targets_read_their_medians() -> None:
+    done = _bench("--processes", "1", "--rounds", "2", "--baseline-python", sys.executable)
+    assert done.returncode == 0, done.stderr[-2000:]
+    report = json.loads(done.stdout)
+    rounds = report["rounds"]
+    assert len(rounds["server"]) == len(rounds["baseline"]) == 2
+    assert report["server"] == rounds["server"][0]
+    kit_cpu = [r["kit"]["server_cpu_ms_per_decision"] for r in rounds["server"]]
+    assert all(cpu > 0 for cpu in kit_cpu)
+    medians = report["medians"]
+    assert medians["server"]["kit_cpu_ms_per_decision"] == round(statistics.median(kit_cpu), 4)
+    p99 = [r["kit_paced"]["latency_ms"]["p99"] for r in rounds["baseline"]]
+    assert medians["baseline"]["kit_paced_p99_ms"] == round(statistics.median(p99), 4)
+    targets = report["targets"]
+    assert (
+        targets["server_cpu_ms_per_decision"]["value"]
+        == medians["server"]["kit_cpu_ms_per_decision"]
+    )
+    assert targets["p99_decision_latency_ms"]["value"] == medians["server"]["kit_paced_p99_ms"]
+
+
+def test_zero_rounds_is_one_line() -> None:
+    done = _bench("--rounds", "0")
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        "cirulla bench server: --matches, --total, --decisions, --processes and --rounds "
+        "must be at least 1"
+    ]
