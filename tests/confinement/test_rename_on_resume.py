@@ -33,7 +33,9 @@ def test_a_rename_on_resume_is_refused_and_the_seat_keeps_its_first_name(
     ]
     games = [json.loads(line) for line in (out / "games.jsonl").read_text().splitlines()]
     assert len(tried) == 3 * len(games) == 6, tried  # name, version, both; in each game
-    assert all(LEAK_PREFIX in line and "refused FAILED_PRECONDITION" in line for line in tried)
+    assert all(LEAK_PREFIX in line and "refused FAILED_PRECONDITION" in line for line in tried), (
+        tried
+    )
     for game in games:  # it played on under its first name
         assert game["seat_outcomes"] == ["ok", "ok"], game
     records = sorted((out / "records").glob("*.json"))

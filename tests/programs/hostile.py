@@ -115,20 +115,27 @@ def rename() -> None:
             )
         )
 
-    # the first Hello: the name and version `cirulla bot random` sends when it plays on
-    outbox: queue.Queue[match_service_pb2.PlayRequest | None] = queue.Queue()
-    outbox.put(hello(env.get("CIRULLA_NAME", "rename"), __version__, False))
-    first = stub.Play(iter(outbox.get, None), timeout=120)
+    # the first Hello: the name and version `cirulla bot random` sends when it plays on;
+    # a connection that fails before the seat is joined is tried again, as the bot kit
+    # does (a sandboxed bot's first connection can fail on a busy machine)
     hand = ""
-    try:
-        for response in first:
-            kind = response.WhichOneof("body")
-            view = response.view if kind == "view" else response.decision_request.view
-            if kind in ("view", "decision_request") and view.hand:
-                hand = "".join(card.code for card in view.hand)
+    for attempt in range(8):
+        outbox: queue.Queue[match_service_pb2.PlayRequest | None] = queue.Queue()
+        outbox.put(hello(env.get("CIRULLA_NAME", "rename"), __version__, attempt > 0))
+        first = stub.Play(iter(outbox.get, None), timeout=120)
+        try:
+            for response in first:
+                kind = response.WhichOneof("body")
+                view = response.view if kind == "view" else response.decision_request.view
+                if kind in ("view", "decision_request") and view.hand:
+                    hand = "".join(card.code for card in view.hand)
+                    break
+            break
+        except grpc.RpcError as exc:
+            say(f"rename first stream ended {exc.code().name}")
+            if exc.code() != grpc.StatusCode.UNAVAILABLE:
                 break
-    except grpc.RpcError as exc:
-        say(f"rename first stream ended {exc.code().name}")
+            time.sleep(0.25 * (attempt + 1))
     # a resume that would rename the seat after its hand (each field alone, then both)
     leak = LEAK_PREFIX + (hand or "none")
     for name, version in ((leak, ""), ("", leak), (leak, leak)):
