@@ -1071,16 +1071,16 @@ static int play_emit(void *ctx, int type, const long long *a, int n) {
 
 /* Game._end_deal and the next deal's Game._start_deal on the game's slots, through
    engine.h's g_end_deal (which calls g_start_deal): the score, the totals, the winner, the
-   events, the next deck (seeded decks in C, any other source through its next_deck in
-   Python) and the new deal's zones. The Python methods stay the reference
+   events, the next deck (the deck source's next_deck: a seeded DeckSource shuffles in C)
+   and the new deal's zones. The Python methods stay the reference
    (tests/rules/test_native.py plays both side by side). */
 
 enum {
     M_REDEAL, M_DEAL_STARTED, M_DEALER_BONUS, M_LAST_TAKE, M_DEAL_SCORED, M_GAME_OVER,
-    M_SIDE_SCORE, M_DEAL_SCORE, M_DECK_SOURCE, M_DECK_ERROR, M_COUNT
+    M_SIDE_SCORE, M_DEAL_SCORE, M_DECK_ERROR, M_COUNT
 };
 static PyObject *deal_mk[M_COUNT]; /* bind_game's ``deal`` tuple, in this order */
-static PyObject *str_explicit, *str_seed, *str_next, *str_next_deck, *threes[MAX_PLAYERS + 1];
+static PyObject *str_next_deck, *threes[MAX_PLAYERS + 1];
 
 typedef struct {
     PyObject *events; /* the caller's list, or NULL: no events */
@@ -1189,41 +1189,20 @@ static int deck_from(PyObject *obj, uint8_t *deck) {
     return ok ? 0 : -1;
 }
 
-/* DeckSource.next_deck for g_start_deal, each deck appended to Game.decks_used: a seeded
-   DeckSource's in C, any other through its next_deck */
+/* DeckSource.next_deck for g_start_deal, each deck appended to Game.decks_used: the
+   game's deck source asked for it (a seeded DeckSource shuffles in C itself,
+   native.seeded_deck) */
 static int deal_deck(void *ctx, int deal_no, uint8_t *deck) {
     DealCtx *d = ctx;
     PyObject *ds = d->deck_source, *used = NULL;
-    if (Py_TYPE(ds) == (PyTypeObject *)deal_mk[M_DECK_SOURCE]) {
-        PyObject *explicit = PyObject_GetAttr(ds, str_explicit);
-        if (!explicit) return -1;
-        PyObject *seed = explicit == Py_None ? PyObject_GetAttr(ds, str_seed) : NULL;
-        Py_DECREF(explicit);
-        if (PyErr_Occurred()) return -1;
-        if (seed && PyLong_CheckExact(seed)) {
-            PyObject *next = PyObject_GetAttr(ds, str_next), *number = NULL;
-            long long k = next ? PyLong_AsLongLong(next) : -1;
-            Py_XDECREF(next);
-            if (!PyErr_Occurred() && (number = PyLong_FromLongLong(k + 1)) &&
-                !PyObject_SetAttr(ds, str_next, number) && !seeded_deck_of(seed, k + 1, deck))
-                used = deck_list(deck);
-            Py_XDECREF(number);
-            Py_DECREF(seed);
-            if (!used) return -1;
-        } else {
-            Py_XDECREF(seed);
-        }
-    }
-    if (!used) {
-        PyObject *no = PyLong_FromLong(deal_no);
-        if (!no) return -1;
-        used = PyObject_CallMethodOneArg(ds, str_next_deck, no);
-        Py_DECREF(no);
-        if (!used) return -1;
-        if (deck_from(used, deck)) {
-            Py_DECREF(used);
-            return -1;
-        }
+    PyObject *no = PyLong_FromLong(deal_no);
+    if (!no) return -1;
+    used = PyObject_CallMethodOneArg(ds, str_next_deck, no);
+    Py_DECREF(no);
+    if (!used) return -1;
+    if (deck_from(used, deck)) {
+        Py_DECREF(used);
+        return -1;
     }
     int rc = PyList_Append(d->decks_used, used);
     Py_DECREF(used);
@@ -1579,20 +1558,17 @@ static PyObject *py_bind_game(PyObject *self, PyObject *args) {
                           &act_cls, &cp, &dec, &rd, &hd, &kinds, &PyDict_Type, &interned,
                           &from_int, &PyTuple_Type, &deal))
         return NULL;
-    if (PyTuple_GET_SIZE(deal) != M_COUNT || !PyType_Check(PyTuple_GET_ITEM(deal, M_DECK_SOURCE)) ||
+    if (PyTuple_GET_SIZE(deal) != M_COUNT ||
         !PyExceptionClass_Check(PyTuple_GET_ITEM(deal, M_DECK_ERROR))) {
         PyErr_SetString(PyExc_TypeError, "bind_game: deal is (redeal, deal_started, "
                         "dealer_bonus, last_take, deal_scored, game_over, side_score, "
-                        "deal_score, DeckSource, DeckError)");
+                        "deal_score, DeckError)");
         return NULL;
     }
     for (int i = 0; i < M_COUNT; i++) Py_XSETREF(deal_mk[i], Py_NewRef(PyTuple_GET_ITEM(deal, i)));
-    if (!str_explicit) {
-        str_explicit = PyUnicode_InternFromString("_explicit");
-        str_seed = PyUnicode_InternFromString("_seed");
-        str_next = PyUnicode_InternFromString("_next");
+    if (!str_next_deck) {
         str_next_deck = PyUnicode_InternFromString("next_deck");
-        if (!str_explicit || !str_seed || !str_next || !str_next_deck) return NULL;
+        if (!str_next_deck) return NULL;
         for (int k = 0; k <= MAX_PLAYERS; k++) {
             PyObject *three = PyLong_FromLong(3);
             if (!three || !(threes[k] = PyTuple_New(k))) return NULL;

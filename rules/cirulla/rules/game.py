@@ -671,7 +671,6 @@ def _bind_native() -> None:
             _GameOver,
             _SideScore,
             _DealScore,
-            DeckSource,
             DeckError,
         ),
     )
