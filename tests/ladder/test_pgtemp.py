@@ -3,13 +3,15 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import psycopg
+import pytest
 
-from cirulla.ladder.pgtemp import libpq_url
+from cirulla.ladder.pgtemp import libpq_url, postmaster_pid
 
 
 def pgtemp(*args: str) -> subprocess.CompletedProcess[str]:
@@ -39,6 +41,24 @@ def test_start_then_stop_leaves_nothing_running(tmp_path: Path) -> None:
         pass
     else:
         raise AssertionError(f"PostgreSQL still answers at {url} after stop")
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root runs PostgreSQL as another user")
+def test_a_stop_as_the_wrong_user_still_stops_the_server(tmp_path: Path) -> None:
+    """``pg_ctl stop`` run as a user who does not own the cluster fails; the folder used
+    to be deleted anyway, leaving the server running without it on its port."""
+    folder_file = tmp_path / "folder"
+    started = pgtemp("start", "--folder-file", str(folder_file))
+    assert started.returncode == 0, started.stderr
+    url, folder = started.stdout.strip(), Path(folder_file.read_text())
+    pid = postmaster_pid(folder / "data")
+    assert pid is not None
+    stopped = pgtemp("stop", str(folder), "--os-user", "nobody")
+    assert stopped.returncode == 0, stopped.stderr
+    assert not folder.exists()
+    assert not Path(f"/proc/{pid}").exists(), f"the postmaster {pid} still runs"
+    with pytest.raises(psycopg.OperationalError):
+        psycopg.connect(libpq_url(url), connect_timeout=5).close()
 
 
 def test_stop_without_a_folder_is_one_line() -> None:

@@ -24,10 +24,12 @@ import contextlib
 import os
 import pwd
 import shutil
+import signal
 import socket
 import subprocess
 import sys
 import tempfile
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -182,19 +184,37 @@ class TempPostgres:
         return self.url
 
     def stop(self) -> None:
+        """Stop the server, then delete its folder (unless ``keep``).
+
+        Why not just ``pg_ctl stop``: it runs as ``os_user`` and fails when that is not
+        the cluster's owner (a ``stop`` given the wrong ``--os-user``); deleting the
+        folder then left the server running without its data folder, holding its port.
+        So a failed ``pg_ctl`` is followed by an immediate shutdown signal to the
+        postmaster named in ``postmaster.pid``, and a server still running after that
+        keeps its folder and is a clear error."""
         if self.folder is None:
             return
-        with contextlib.suppress(RuntimeError, PostgresMissing):
+        data = self.folder / "data"
+        failure: Exception | None = None
+        try:
             self._run(
                 [
                     str(find_bin_dir() / "pg_ctl"),
                     "-D",
-                    str(self.folder / "data"),
+                    str(data),
                     "-m",
                     "immediate",
                     "-w",
                     "stop",
                 ]
+            )
+        except (RuntimeError, PostgresMissing) as exc:
+            failure = exc
+        pid = postmaster_pid(data)
+        if failure is not None and pid is not None and not _shut_down(pid):
+            raise RuntimeError(
+                f"{failure}; PostgreSQL (pid {pid}) still runs, its folder "
+                f"{self.folder} is kept: stop it with pg_ctl -D {data} stop as its owner"
             )
         if not self.keep:
             shutil.rmtree(self.folder, ignore_errors=True)
@@ -210,6 +230,31 @@ class TempPostgres:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def postmaster_pid(data: Path) -> int | None:
+    """The pid of the postmaster serving ``data`` if one runs (its ``postmaster.pid``'s
+    first line, checked to be a live ``postgres`` process: a stale file's pid may have
+    been reused)."""
+    try:
+        pid = int((data / "postmaster.pid").read_text().split("\n", 1)[0])
+        command = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0", 1)[0]
+    except (OSError, ValueError):
+        return None
+    return pid if Path(command.decode(errors="replace")).name == "postgres" else None
+
+
+def _shut_down(pid: int, wait: float = 30.0) -> bool:
+    """Ask the postmaster ``pid`` for an immediate shutdown (SIGQUIT, what ``pg_ctl -m
+    immediate`` sends); whether it is gone within ``wait`` seconds."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.kill(pid, signal.SIGQUIT)
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        if not Path(f"/proc/{pid}").exists():
+            return True
+        time.sleep(0.05)
+    return False
 
 
 def with_database(url: str, name: str) -> str:
