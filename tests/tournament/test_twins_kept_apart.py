@@ -25,6 +25,8 @@ def test_the_pool_gives_a_deal_group_only_to_processes_that_did_not_play_it(
         twin = pool.acquire("r", deal_group="g1")
         assert twin.pid != first.pid  # a new process: the idle one played g1
         pool.release("r", twin)
+        pool.game_over("g1", 0, 2)  # g1's two games are over: its processes play again
+        pool.game_over("g1", 1, 2)
         # both stay for other groups: no process is thrown away for it
         other = {pool.acquire("r", deal_group="g2").pid, pool.acquire("r", deal_group="g2").pid}
         assert other == {first.pid, twin.pid}

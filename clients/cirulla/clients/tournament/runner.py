@@ -14,7 +14,7 @@ import secrets
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,7 +33,7 @@ from cirulla.clients.matches.journal import (
     private_tree,
     write_json_atomic,
 )
-from cirulla.clients.matches.referee import Referee
+from cirulla.clients.matches.referee import Referee, deal_group
 from cirulla.clients.matches.relay import ServerRelay
 from cirulla.clients.matches.sandbox import Confinement, check_installation
 from cirulla.clients.matches.schedule import ScheduledGame, build_schedule, games_per_set
@@ -327,8 +327,10 @@ class Tournament:
                     if INTERRUPTED.is_set():
                         raise KeyboardInterrupt
                     report_due = False
+                    ended: set[int] = set()  # deck seeds of the games that ended
                     for future in finished:
                         game = running.pop(future)
+                        ended.add(game.seed)
                         result = future.result()
                         if result is None:
                             continue
@@ -344,6 +346,8 @@ class Tournament:
                                 markup=False,
                             )
                         self._check_start_failures(result, progress.console)
+                    if ended and isinstance(referee, Referee):
+                        self._settle_groups(referee.pool, ended, running.values(), st)
                     now = time.monotonic()
                     if stale and (report_due or not running or now - refreshed >= interval):
                         st = standings(self.settings, self.done.values())
@@ -365,6 +369,22 @@ class Tournament:
             raise
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
+
+    def _settle_groups(
+        self,
+        pool: BotPool,
+        seeds: set[int],
+        running: Iterable[ScheduledGame],
+        st: Standings,
+    ) -> None:
+        """Tell the pool which of ``seeds`` no game will be dealt from any more (none
+        running, none pending): their processes may play again. The pool counts the
+        games it saw end; this covers the games it never sees (played in an earlier
+        run before ``--resume``, or skipped by SPRT), which would otherwise keep them
+        idle until the end."""
+        in_play = {g.seed for g in running} | {g.seed for g in self.pending(st)}
+        for seed in seeds - in_play:
+            pool.group_over(deal_group(seed))
 
     def write_results(self) -> None:
         extra: GameCounts = {
