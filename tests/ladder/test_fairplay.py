@@ -398,7 +398,8 @@ def test_a_connect_in_bot_never_plays_both_twins() -> None:
 
 def test_a_kept_alive_process_never_plays_both_twins(tmp_path: Path) -> None:
     """The ladder's pool keeps bot processes across matches; for the second twin of a
-    pair it starts a fresh one instead of the process that played the first."""
+    pair it starts a fresh one instead of the process that played the first, which plays
+    nothing until the pair is over (tests/confinement/test_pair_quarantine.py)."""
     from cirulla.ladder.runner import LadderBotPool
 
     pool = LadderBotPool(tmp_path / "logs")
@@ -407,12 +408,14 @@ def test_a_kept_alive_process_never_plays_both_twins(tmp_path: Path) -> None:
     try:
         first = pool.acquire("r", spec=random, pair_id="lp-1")
         pool.release("r", first)
-        reused = pool.acquire("r", spec=random)  # not a twin: the process is reused
-        assert reused.pid == first.pid
-        pool.release("r", reused)
+        other = pool.acquire("r", spec=random)  # not a twin, but lp-1 is open: not first
+        assert other.pid != first.pid
+        pool.release("r", other)
         second = pool.acquire("r", spec=random, pair_id="lp-1")
         assert second.pid != first.pid
         pool.release("r", second)
+        pool.game_over("lp-1", "first", 2)  # the pair is over: both may play again
+        pool.game_over("lp-1", "second", 2)
         assert pool.acquire("r", spec=random, pair_id="lp-2").pid == second.pid
     finally:
         pool.close()

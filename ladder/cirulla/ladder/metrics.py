@@ -61,7 +61,8 @@ BOT_RESTARTS = Counter(
     "cirulla_ladder_bot_restarts",
     "Bot processes started in place of one that could not play, by reason: crash (a "
     "seat's process died; its next match starts a new one) or duplicate_twin (every idle "
-    "process had played the other game of the pair, which a process never plays twice).",
+    "process had played the other game of the pair, which a process never plays twice, "
+    "or a game of a pair still open, after which it plays nothing until the pair ends).",
     ["reason"],
 )
 for _reason in ("crash", "duplicate_twin"):  # both series exist from the start (0)

@@ -36,6 +36,9 @@ log = logging.getLogger("cirulla.pool")
 IDLE_SECONDS = 0.2
 #: A tournament's referee (and its kept-alive bots) is closed after this long without jobs.
 IDLE_CLOSE = 30.0
+#: A kept-alive bot process quarantined by an open deal group (``BotPool``) is stopped
+#: after this long idle: the group's other games may be another worker's.
+QUARANTINE_IDLE = 60.0
 #: Characters of each seat's log sent to the runner.
 LOG_TAIL_CHARS = 8000
 
@@ -83,6 +86,9 @@ class PoolRunner:
             self.store.give_back(job.id, self.worker_id, f"worker {self.worker_id} failed: {exc}")
         finally:
             self._give(job.tournament_id)
+            # a process whose deal group has games on other workers never sees it end
+            # here: quarantined (BotPool), it would only wait; stop it in time instead
+            referee.pool.stop_idle(QUARANTINE_IDLE, quarantined_only=True)
         return job.id
 
     def _play(self, job: ClaimedJob, referee: Referee) -> None:

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import grpc
+from sqlalchemy import func, select
 
 from cirulla.bots.botspec import BotSpec
 from cirulla.bots.cgroups import BotLimits
@@ -38,7 +39,9 @@ from cirulla.clients.matches.schedule import ScheduledGame, new_bot_seed_base
 from cirulla.clients.matches.supervise import READY_TIMEOUT, ServedBot
 from cirulla.ladder import endings, metrics
 from cirulla.ladder.defaults import LEASE_SECONDS
+from cirulla.ladder.schema import ladder_matches
 from cirulla.ladder.store import (
+    IN_FLIGHT,
     ClaimedMatch,
     LadderStore,
     MatchOutcome,
@@ -159,11 +162,21 @@ class LadderBotPool(BotPool):
     of an older version is stopped rather than reused. Idle processes stop after
     ``BOT_IDLE_SECONDS``, so a ladder with many bots keeps only those it is playing.
     With ``confinement`` every process runs sandboxed.
+
+    A process that played a game of a duplicate pair plays nothing else until the pair
+    is over (``BotPool``: quarantined): the runner reports each pair match it ended
+    (``game_over``), and ``settled`` (the ladder's database: no match of the pair
+    scheduled, claimed or running) covers a twin played or cancelled elsewhere.
     """
 
-    def __init__(self, logs: Path, confinement: Confinement | None = None) -> None:
+    def __init__(
+        self,
+        logs: Path,
+        confinement: Confinement | None = None,
+        settled: Callable[[str], bool] | None = None,
+    ) -> None:
         # tied: its processes die with the ladder, even by SIGKILL
-        super().__init__({}, logs, tied=True, confinement=confinement)
+        super().__init__({}, logs, tied=True, confinement=confinement, settled=settled)
 
     def acquire(
         self,
@@ -172,16 +185,23 @@ class LadderBotPool(BotPool):
         spec: BotSpec | None = None,
         deal_group: str | None = None,
         limits: BotLimits | None = None,
+        group_size: int | None = None,
         *,
         pair_id: str | None = None,
     ) -> ServedBot:
         """A process of ``bot`` running ``spec`` (the pool has no specs of its own: each
         match's seat says its version's); for a twin of duplicate pair ``pair_id`` (the
-        ladder's deal group) only one that has not played the other twin."""
+        ladder's deal group, two games) only one that has not played the other twin; and
+        never one that played a game of a pair still open."""
         if spec is None:
             raise ValueError(f"bot {bot}: the ladder's pool needs the spec the seat runs")
-        group = pair_id if pair_id is not None else deal_group
-        return super().acquire(bot, timeout, spec, deal_group=group, limits=limits)
+        if pair_id is not None:
+            return super().acquire(
+                bot, timeout, spec, deal_group=pair_id, limits=limits, group_size=2
+            )
+        return super().acquire(
+            bot, timeout, spec, deal_group=deal_group, limits=limits, group_size=group_size
+        )
 
     def release(self, bot: str, served: ServedBot) -> None:
         """Back to the pool; a process whose log passed ``BOT_LOG_BYTES`` is stopped
@@ -244,7 +264,21 @@ class MatchRunner:
 
     def __post_init__(self) -> None:
         #: Kept-alive bot processes, shared by every match this runner plays.
-        self.bots = LadderBotPool(self.out / "logs", self.confinement)
+        self.bots = LadderBotPool(self.out / "logs", self.confinement, self.pair_over)
+
+    def pair_over(self, pair_id: str) -> bool:
+        """No match of duplicate pair ``pair_id`` is scheduled, claimed or running any
+        more (each finished or was cancelled): its bots' processes may play again."""
+        with self.store.engine.connect() as conn:
+            left = conn.execute(
+                select(func.count())
+                .select_from(ladder_matches)
+                .where(
+                    ladder_matches.c.pair_id == pair_id,
+                    ladder_matches.c.status.in_(IN_FLIGHT),
+                )
+            ).scalar_one()
+        return left == 0
 
     def close(self) -> None:
         """Stop the kept-alive bots (once the threads playing matches have stopped)."""
@@ -257,13 +291,19 @@ class MatchRunner:
         if claimed is None:
             return None
         outcome: MatchOutcome | None = None
+        over = False  # the match ended for good: finished or cancelled, never replayed
         try:
             outcome = self.play(claimed)
-        except LeaseLost as exc:
+            over = outcome is not None
+        except LeaseLost as exc:  # re-queued (it may be played again) or cancelled
             log.warning("ladder_lease_lost match=%s %s", claimed.id, exc)
         except Exception as exc:  # the ladder goes on; the match ends with the reason
             log.exception("ladder_match_failed match=%s", claimed.id)
             self.store.matches.cancel(claimed.id, f"the worker failed to play it: {exc}")
+            over = True
+        if over and claimed.pair_id:
+            # the pair's processes play again once both of its matches are over
+            self.bots.game_over(claimed.pair_id, claimed.id, 2)
         if self.on_done is not None:
             self.on_done(claimed.id, outcome)
         return claimed.id
