@@ -239,13 +239,15 @@ def test_the_first_games_bots_start_before_the_server_and_are_the_ones_used(
     args += ["--games", "4", "--concurrency", "2", "--target", "11", "--seed", "5"]
     assert main(args) == 0
     started = [float(line) for line in stamps.read_text().split()]
-    assert len(started) == 2  # one per concurrency slot, never restarted
+    # one per concurrency slot, and at most one more per slot while the first pair is
+    # open (its processes play nothing else until it ends: docs/tournament.md)
+    assert 2 <= len(started) <= 4
     server_log = (out / "logs" / "server.log").read_text()
     ts = server_log.split("server_started", 1)[0].rsplit("ts=", 1)[1].split()[0]
     server_ready = datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp()
-    assert max(started) < server_ready  # both were started before the server was up
+    assert sorted(started)[1] < server_ready  # the first two before the server was up
     logs = sorted(p.name for p in (out / "logs").glob("[sg]*-*.log"))
-    assert [name for name in logs if name.startswith("s-")] == ["s-1.log", "s-2.log"]
+    assert [name for name in logs if name.startswith("s-")][:2] == ["s-1.log", "s-2.log"]
     # greedy's two processes started ahead play too; a process slow to say it left its
     # game (EXIT_GRACE, on a busy machine) is replaced by a third for a later game
     assert {"greedy-1.log", "greedy-2.log"} <= set(logs)
