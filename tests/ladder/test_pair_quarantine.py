@@ -151,3 +151,8 @@ def test_two_slots_no_process_plays_while_its_pair_is_open(tmp_path: Path) -> No
         and times[match_id][0] < times[later][0] < pair_end[pair_of[match_id]]
     ]
     assert not early, f"(process log, its pair's match, a match it started meanwhile): {early}"
+    # the cost: a bot's processes, at most twice its slots (2): those playing, and those
+    # of a pair whose twin is still in play
+    per_bot = collections.Counter(Path(log).name.split("-")[0] for log in played)
+    assert all(n <= 4 for n in per_bot.values()), per_bot
+    print("processes per bot:", dict(per_bot), "matches:", len(outcomes))

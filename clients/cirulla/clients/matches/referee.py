@@ -251,10 +251,8 @@ class GameSeam:
     #: ends the game there, after the hook has done what the match needs (abort it)
     on_created: Callable[[match_service_pb2.CreateMatchResponse], None] | None = None
     #: how a kept-alive seat's process is taken, given the bot, the spec it must run and
-    #: its limits (default: the referee's pool's ``acquire``, and the referee tells the
-    #: pool when the game is over, ``BotPool.game_over``); the ladder's pool also keeps a
-    #: process from playing both games of a duplicate pair, or anything while its pair
-    #: is open, and the ladder tells it when a pair's match is over
+    #: its limits (default: the referee's pool's, told when the game is over); the ladder's
+    #: pool also keeps a process from both games of a pair, or any while the pair is open
     acquire: Callable[[str, BotSpec, BotLimits | None], ServedBot] | None = None
 
 
@@ -321,11 +319,9 @@ class Referee:
         ``seam``: what a caller other than the tournament adds (see ``GameSeam``)."""
         seam = seam or GameSeam()
         group = deal_group(game.seed) if seam.deal_group is None else seam.deal_group
-        size = (
-            self.group_sizes.get(game.seed, 0)
-            if seam.deal_group_size is None
-            else seam.deal_group_size
-        )
+        pooled = group or deal_group(game.seed)  # the pool's group: never none
+        size = self.group_sizes.get(game.seed, 0)
+        size = size if seam.deal_group_size is None else seam.deal_group_size
         notes: list[str] = []
         # Kept-alive bots first: the match is created once they are ready to join it.
         ready: dict[int, ServedBot | None] = {}
@@ -339,11 +335,7 @@ class Referee:
                         ready[seat] = seam.acquire(bot, spec, limits)
                     else:
                         ready[seat] = self.pool.acquire(
-                            bot,
-                            spec=spec,
-                            deal_group=group or deal_group(game.seed),
-                            limits=limits,
-                            group_size=size,
+                            bot, spec=spec, deal_group=pooled, limits=limits, group_size=size
                         )
                 except OSError as exc:
                     ready[seat] = None
@@ -413,10 +405,8 @@ class Referee:
             if throttled:
                 notes.append(f"seat {seat} ({game.seats[seat]}) {throttled}")
         result = self._result(game, match_id, match, forfeits, timed_out, codes, notes, started)
-        if seam.acquire is None:
-            # this game is over for good (a result): once the group's every game is, the
-            # processes that played it may play again (BotPool: quarantined until then)
-            self.pool.game_over(group or deal_group(game.seed), game.index, size)
+        if seam.acquire is None:  # over for good: its group's processes wait for the rest
+            self.pool.game_over(pooled, game.index, size)
         logs = tuple(
             str(p.relative_to(self.out)) if p is not None and p.is_relative_to(self.out) else ""
             for p in (seat.log_path for seat in seats)
