@@ -151,6 +151,7 @@ def test_the_options_are_checked_like_the_others() -> None:
         make_policy("learned", {"nodes": 0})
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("preset", ["standard", "genova-home", "fantacarte"])
 def test_sampled_values_native_and_python_agree_on_the_same_deal(preset: str) -> None:
     """On the first deal the native solver draws, the reference gives the same value to
@@ -176,6 +177,7 @@ def test_sampled_values_native_and_python_agree_on_the_same_deal(preset: str) ->
     assert checked > 30
 
 
+@pytest.mark.slow
 def test_sampled_values_keep_to_their_budget_and_average_whole_deals() -> None:
     checked = moved = 0
     for _, view, codes in last_rounds(2, stock=6):

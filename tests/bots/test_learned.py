@@ -371,6 +371,7 @@ def test_newgame_behind_cirulla_engine_starts_the_bots_account_of_the_game_afres
     assert tracker._last is None and not tracker._plays
 
 
+@pytest.mark.slow
 def test_bench_learned_reports_its_regret_against_a_teacher_by_kind_of_decision(
     tmp_path: Path,
 ) -> None:

@@ -12,9 +12,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 HOSTILE = Path(__file__).parents[1] / "programs" / "hostile.py"
 
 
+@pytest.mark.slow
 def test_a_cpu_burner_is_throttled_at_its_quota_and_named(tmp_path: Path) -> None:
     out = tmp_path / "t"
     argv = [sys.executable, "-m", "cirulla", "tournament", "--sandbox", "--games", "1"]

@@ -16,6 +16,7 @@ import pytest
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("name", "program", "engine"),
     [

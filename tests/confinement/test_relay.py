@@ -20,6 +20,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from cirulla.clients.matches import relay as relay_module
 from cirulla.clients.matches.relay import ServerRelay
 
@@ -223,6 +225,7 @@ def records_elapsed(out: Path) -> dict[str, list[int]]:
     return found
 
 
+@pytest.mark.slow
 def test_a_flooding_bot_in_a_sandboxed_tournament_delays_no_other_match(tmp_path: Path) -> None:
     """A sandboxed tournament with the flooding bot (it plays while holding every
     connection it can get) and two honest bots: every game finishes, the honest bots'

@@ -18,6 +18,7 @@ from tests.ladder_harness import LadderProcess, open_store, wait_for
 BALLOON = Path(__file__).parents[1] / "programs" / "hostile.py"
 
 
+@pytest.mark.slow
 def test_ladder_add_limits_are_stored_with_the_version_and_applied(tmp_path: Path) -> None:
     db = f"sqlite:///{tmp_path / 'ladder.sqlite3'}"
     ladder = LadderProcess(tmp_path / "ladder", db)
@@ -50,6 +51,7 @@ def test_ladder_add_limits_are_stored_with_the_version_and_applied(tmp_path: Pat
         ladder.stop()
 
 
+@pytest.mark.slow
 def test_limits_are_in_the_published_api_the_standings_and_the_bot_page(tmp_path: Path) -> None:
     """``AddBotRequest.limits`` sets a version's limits (``ladder add`` sends them there),
     ``LadderBot.limits`` shows them with the defaults filled in, ``standings --all`` and

@@ -16,6 +16,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+import pytest
 from sqlalchemy import update
 
 from cirulla.clients.matches.journal import GameResult
@@ -105,6 +106,7 @@ def test_outcome_keeps_the_referees_reason(tmp_path: Path) -> None:
     assert (got.end, got.forfeit_kind) == ("forfeit", "limit")
 
 
+@pytest.mark.slow
 def test_every_result_says_why_the_game_ended(tmp_path: Path, db_url: str) -> None:
     if db_url.startswith("sqlite"):
         db_url = f"sqlite:///{tmp_path / 'ladder.sqlite3'}"

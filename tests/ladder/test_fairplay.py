@@ -195,6 +195,7 @@ def test_every_field_is_bounded(tmp_path: Path, db_url: str) -> None:
         ladder.stop()
 
 
+@pytest.mark.slow
 def test_files_are_private(tmp_path: Path) -> None:
     """The database (with WAL and SHM), the data folder, its records and logs: 0600 files
     in 0700 folders, also when an older ladder left them readable."""
@@ -333,6 +334,7 @@ def test_a_twin_is_rated_only_when_its_pair_is_over(db_url: str) -> None:
         store.engine.dispose()
 
 
+@pytest.mark.slow
 def test_standings_never_show_a_game_its_history_withholds(tmp_path: Path) -> None:
     """Polled while pairs are played by a real ladder: no bot's standings ever count more
     games than its history shows as rated and not withheld."""

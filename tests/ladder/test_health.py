@@ -9,6 +9,7 @@ from pathlib import Path
 
 import grpc
 import psycopg
+import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from sqlalchemy.engine import make_url
 
@@ -46,6 +47,7 @@ def test_the_ladder_service_is_serving(tmp_path: Path, db_url: str) -> None:
     assert "ladder_health service=cirulla.v1.LadderService status=SERVING" in ladder.log.read_text()
 
 
+@pytest.mark.slow
 def test_not_serving_while_the_database_is_down(tmp_path: Path, postgres_url: str) -> None:
     ladder = LadderProcess(tmp_path / "ladder", postgres_url)
     address = ladder.start()

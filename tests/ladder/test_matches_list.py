@@ -169,6 +169,7 @@ def test_bad_filters_name_the_field(tmp_path: Path, kwargs: dict[str, str], fiel
     assert str(refused.value).startswith(f"{field}: ") and "\n" not in str(refused.value)
 
 
+@pytest.mark.slow
 def test_the_rpc_and_the_command(db_url: str, tmp_path: Path) -> None:
     store, made = ladder_with_matches(db_url)
     everything = newest_first(store)

@@ -243,6 +243,7 @@ def test_data_folder_stays_bounded_under_keep_records(
     assert (ladder.folder / "ladder.log").stat().st_size > 0
 
 
+@pytest.mark.slow
 def test_pruned_record_is_said_on_both_databases(tmp_path: Path, db_url: str) -> None:
     """--keep-records 2: the first game's record is pruned; GetRecord says so in one line,
     the ladder's result stays, the newest records are whole, gzip'd on disk."""

@@ -201,6 +201,7 @@ def test_ladder_serves_rates_and_deactivates(tmp_path: Path) -> None:
     assert_counted_once(db_url)
 
 
+@pytest.mark.slow
 def test_sigkill_mid_match_then_restart_loses_and_doubles_nothing(
     tmp_path: Path, db_url: str
 ) -> None:

@@ -9,6 +9,8 @@ import statistics
 import subprocess
 import sys
 
+import pytest
+
 from tests.server_harness import tied_to_this_process
 
 SMALL = ["--matches", "2", "--total", "2", "--target", "11", "--decisions", "20"]
@@ -19,6 +21,7 @@ def _bench(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(tied_to_this_process(argv), capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.slow
 def test_rounds_alternate_with_the_baseline_and_the_targets_read_their_medians() -> None:
     done = _bench("--processes", "1", "--rounds", "2", "--baseline-python", sys.executable)
     assert done.returncode == 0, done.stderr[-2000:]

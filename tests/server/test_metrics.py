@@ -12,6 +12,7 @@ import sys
 import urllib.request
 from pathlib import Path
 
+import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from cirulla.server.client import Outbox, hello, submit_index
@@ -148,6 +149,7 @@ def test_cirulla_server_metrics_flag(tmp_path: Path) -> None:
         assert not (tmp_path / "cirulla-ladder-data").exists()  # nothing was started
 
 
+@pytest.mark.slow
 def test_ladder_metrics_after_ladder_matches(tmp_path: Path) -> None:
     db = f"sqlite:///{tmp_path / 'ladder.sqlite3'}"
     ladder = LadderProcess(tmp_path / "ladder", db, "--metrics", "127.0.0.1:0")

@@ -8,7 +8,10 @@ import os
 import subprocess
 import sys
 
+import pytest
 
+
+@pytest.mark.slow
 def test_bench_tournament_reports_both_modes_and_their_cpu() -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "cirulla", "bench", "tournament", "--games", "4", "--target", "11"],

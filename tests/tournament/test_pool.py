@@ -68,6 +68,7 @@ def tournament(out: Path, *args: str) -> list[str]:
     ]
 
 
+@pytest.mark.slow
 def test_pool_games_are_the_local_games(postgres_url: str, tmp_path: Path) -> None:
     """Two workers play a tournament's games with exactly the results of a local run;
     records land in the output folder; the workers' servers keep them withheld."""
