@@ -61,9 +61,10 @@ def cirulla_command() -> list[str]:
     return [sys.executable, "-m", "cirulla"]
 
 
-def server_argv(port_file: Path, db: Path) -> list[str]:
+def server_argv(port_file: Path, db: Path, bot_socket: Path | None = None) -> list[str]:
     """A ``cirulla server`` on a free loopback port that writes the port to ``port_file``
-    once it serves, and stops by itself if this process dies (even by SIGKILL)."""
+    once it serves, and stops by itself if this process dies (even by SIGKILL); with
+    ``bot_socket``, also serving sandboxed bots Play only there (``--bot-socket``)."""
     return [
         *cirulla_command(),
         "server",
@@ -75,6 +76,7 @@ def server_argv(port_file: Path, db: Path) -> list[str]:
         str(db),
         "--parent-pid",
         str(os.getpid()),
+        *(["--bot-socket", str(bot_socket)] if bot_socket is not None else []),
     ]
 
 

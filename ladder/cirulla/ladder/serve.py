@@ -416,9 +416,10 @@ class Ladder:
         self.store.workers.remove_worker(self.worker_id)
 
 
-#: Under TLS the ladder's own referees, and its sandboxed bots through the relay, reach
-#: its match server on a second, plaintext port on loopback only (never another
-#: machine); --listen itself speaks TLS only.
+#: Under TLS the ladder's own referees (and its bots under --no-sandbox) reach its match
+#: server on a second, plaintext port on loopback only (never another machine); --listen
+#: itself speaks TLS only. Sandboxed bots reach the bot socket (Play only) through the
+#: relay, never a port.
 INTERNAL_LISTEN = "127.0.0.1:0"
 
 
@@ -499,7 +500,8 @@ async def serve(options: ServeOptions) -> int:
         lock = OutputLock(options.data).__enter__()
     except ValueError:
         raise ValueError(f"another ladder is running on {options.data}") from None
-    # Managed bots reach the match server through this relay's socket and nothing else.
+    # Managed bots reach the match server's bot socket (Play only) through this relay's
+    # sockets and nothing else.
     ca = client_ca(options)
     # The ladder's bots dial its plaintext loopback port or their relay, never TLS: a CA
     # of the operator's environment is the ladder's own (program_env would pass it on).
@@ -542,6 +544,8 @@ async def serve(options: ServeOptions) -> int:
             tls_key=options.tls_key,
             disconnect_grace_ms=5_000,
             services=[(SERVICE_NAME, add_ladder)],
+            # sandboxed bots: Play and nothing else (no LadderService, no ListMatches)
+            bot_socket=relay.server_socket if relay is not None else None,
         )
         service.server_store = running.hub.store  # pruned records, for their authors
         await ladder_health.starting(running.health)  # NOT_SERVING until recovered
@@ -550,7 +554,7 @@ async def serve(options: ServeOptions) -> int:
             f"127.0.0.1:{internal[0]}" if internal else local_address(options.listen, running.port)
         )
         if relay is not None:
-            relay.point_at(dial)
+            relay.point_at(f"unix:{relay.server_socket}")
             relay.start()
         counts = await asyncio.to_thread(
             recover, store, worker_name(options.data, options.role), running.hub.store

@@ -21,6 +21,7 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
+from cirulla.server.bot_socket import check_bot_socket, start_bot_server
 from cirulla.server.hub import KEEP_FINISHED_S, Hub
 from cirulla.server.limits import Limits
 from cirulla.server.metrics import parse_address, start_metrics
@@ -41,13 +42,16 @@ class RunningServer:
     port: int
     hub: Hub
     health: health.aio.HealthServicer
+    #: The sandboxed bots' listener (``bot_socket``: Play only), when asked for.
+    bot_server: grpc.aio.Server | None = None
 
     async def stop(self, grace: float = 1.0) -> None:
         """Goodbye to every stream, then stop accepting calls and close the database."""
         await self.health.enter_graceful_shutdown()
         self.hub.shutdown()
         await asyncio.sleep(0.05)  # let the stream writers flush their Goodbye
-        await self.server.stop(grace)
+        servers = [self.server] + ([self.bot_server] if self.bot_server is not None else [])
+        await asyncio.gather(*(server.stop(grace) for server in servers))
         await self.hub.records_written()
         self.hub.close()
         self.hub.store.close()
@@ -64,12 +68,17 @@ async def start_server(
     keep_finished_s: float = KEEP_FINISHED_S,
     limits: Limits | None = None,
     services: Sequence[tuple[str, Callable[[grpc.aio.Server], None]]] = (),
+    bot_socket: str | Path | None = None,
 ) -> RunningServer:
     """``services``: more (full service name, add-to-server function) pairs served on
-    the same port, e.g. the ladder's LadderService."""
+    the same port, e.g. the ladder's LadderService. ``bot_socket``: a unix socket path
+    where sandboxed bots are served ``MatchService/Play`` and nothing else, in plaintext
+    (``cirulla.server.bot_socket``)."""
     if bool(tls_cert) != bool(tls_key):
         raise ValueError("TLS needs both --tls-cert and --tls-key")
     check_listen(listen)
+    if bot_socket is not None:
+        check_bot_socket(bot_socket)
     store = Store(db)
     if keep_finished_s < 0:
         raise ValueError(f"--keep-finished must be 0 or more seconds, not {keep_finished_s}")
@@ -80,14 +89,14 @@ async def start_server(
         keep_finished_s=keep_finished_s,
         limits=limits,
     )
-    server = grpc.aio.server(
-        options=[
-            ("grpc.max_receive_message_length", hub.limits.max_request_bytes),
-            # a port already in use must fail, not be shared with another server
-            ("grpc.so_reuseport", 0),
-        ]
-    )
-    add_to_server(MatchService(hub), server)
+    server_options = [
+        ("grpc.max_receive_message_length", hub.limits.max_request_bytes),
+        # a port already in use must fail, not be shared with another server
+        ("grpc.so_reuseport", 0),
+    ]
+    server = grpc.aio.server(options=server_options)
+    servicer = MatchService(hub)
+    add_to_server(servicer, server)
     for _name, add_service in services:
         add_service(server)
     health_servicer = health.aio.HealthServicer()
@@ -117,18 +126,26 @@ async def start_server(
     if not port:
         store.close()
         raise OSError(f"cannot listen on {listen}: the port is in use or the address is not local")
+    bot_server = None
+    if bot_socket is not None:
+        try:
+            bot_server = await start_bot_server(bot_socket, servicer, server_options)
+        except BaseException:
+            store.close()
+            raise
     await server.start()
     for name in ("", SERVICE_NAME):
         await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
     log.info(
-        "server_started listen=%s port=%d db=%s tls=%s admin_token=%s",
+        "server_started listen=%s port=%d db=%s tls=%s admin_token=%s bot_socket=%s",
         listen,
         port,
         db,
         bool(tls_cert),
         bool(admin_token),
+        bot_socket or "",
     )
-    return RunningServer(server, port, hub, health_servicer)
+    return RunningServer(server, port, hub, health_servicer, bot_server)
 
 
 def check_listen(listen: str) -> None:

@@ -156,6 +156,13 @@ def register(
             dest=attr,
             help=f"{text} (default %(default)s)",
         )
+    p.add_argument(
+        "--bot-socket",
+        metavar="PATH",
+        help="also listen on this unix socket for sandboxed bots: only MatchService/Play is "
+        "served there (in plaintext, mode 0600), every other rpc is refused; a tournament "
+        "or ladder with --sandbox relays its bots here (docs/server.md, 'The bot socket')",
+    )
     p.add_argument("--tls-cert", metavar="PEM", help="serve TLS with this certificate chain")
     p.add_argument("--tls-key", metavar="PEM", help="private key for --tls-cert")
     p.add_argument(
@@ -331,6 +338,7 @@ def run_server_command(args: argparse.Namespace) -> int:
                 http=args.http,
                 ladder=args.ladder,
                 metrics=args.metrics,
+                bot_socket=args.bot_socket,
             )
         )
     except (OSError, ValueError) as exc:

@@ -70,6 +70,8 @@ CONNECT_TIMEOUT = 10.0
 BACKOFF_FIRST, BACKOFF_MAX = 0.05, 1.0
 #: Errors that say the process (or the machine) is out of something: back off.
 EXHAUSTED = {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM}
+#: What a non-blocking TCP connect says while it goes on.
+IN_PROGRESS = (errno.EINPROGRESS, errno.EAGAIN, errno.EWOULDBLOCK)
 #: Open files of the process the relay leaves to everything else it does.
 RESERVED_FILES = 256
 
@@ -164,7 +166,7 @@ class ServerRelay:
         socket into its first bots' sandboxes while its match server is still starting."""
         self.per_endpoint = per_endpoint
         self.total = total if total is not None else default_total()
-        self._target: tuple[int, tuple[object, ...]] | None = None
+        self._target: tuple[int, str | tuple[object, ...]] | None = None
         if target is not None:
             self.point_at(target)
         self._folder = Path(tempfile.mkdtemp(prefix="cirulla-relay-"))
@@ -189,8 +191,19 @@ class ServerRelay:
 
     # -- the caller's side (any thread) ------------------------------------------------
 
+    @property
+    def server_socket(self) -> Path:
+        """Where a match server started by the relay's owner puts its bot socket
+        (``cirulla server --bot-socket``): in the relay's own 0700 folder, beside the
+        endpoints (each sandbox sees its own endpoint only, never this folder)."""
+        return self._folder / "match-server.sock"
+
     def point_at(self, target: str) -> None:
-        """Forward to ``target`` ("host:port", "[v6]:port"), resolved here, once."""
+        """Forward to ``target``: "unix:PATH" (a match server's bot socket, which serves
+        Play only), or "host:port", "[v6]:port", resolved here, once."""
+        if target.startswith("unix:"):
+            self._target = (socket.AF_UNIX, target.removeprefix("unix:"))
+            return
         host, _, port = target.rpartition(":")
         info = socket.getaddrinfo(
             host.strip("[]") or "127.0.0.1", int(port), type=socket.SOCK_STREAM
@@ -422,9 +435,11 @@ class ServerRelay:
         endpoint.pipes.add(pipe)
         self._connections += 1
         code = upstream.connect_ex(target[1])
+        # a unix socket connects at once or not at all (EAGAIN: its backlog is full)
+        waiting = (errno.EINPROGRESS,) if target[0] == socket.AF_UNIX else IN_PROGRESS
         if code == 0:
             pipe.connecting = False
-        elif code not in (errno.EINPROGRESS, errno.EAGAIN, errno.EWOULDBLOCK):
+        elif code not in waiting:
             self._close_pipe(pipe)
             return
         self._interest(pipe)

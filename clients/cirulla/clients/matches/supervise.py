@@ -494,17 +494,25 @@ LIVE = _LiveSet()
 class LocalServer:
     """A ``cirulla server`` subprocess on a free local port, for one tournament."""
 
-    def __init__(self, db: Path, log_path: Path, admin_token: str | None = None):
+    def __init__(
+        self,
+        db: Path,
+        log_path: Path,
+        admin_token: str | None = None,
+        bot_socket: Path | None = None,
+    ):
         self.db = db
         self.log_path = log_path
         self.admin_token = admin_token
+        #: where sandboxed bots are served Play only (``cirulla server --bot-socket``)
+        self.bot_socket = bot_socket
         self.port_file = log_path.with_name("server.port")
         self.child: Child | None = None
         self.address = ""
 
     def start(self, timeout: float = 30.0) -> str:
         self.port_file.unlink(missing_ok=True)
-        argv = server_argv(self.port_file, self.db)
+        argv = server_argv(self.port_file, self.db, self.bot_socket)
         # the server is trusted (it gets its admin token) but not the operator's secrets
         env = program_env()
         if self.admin_token:  # in the environment, not on the command line (`ps`)

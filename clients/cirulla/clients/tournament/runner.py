@@ -205,11 +205,16 @@ class Tournament:
                 if address is None:
                     admin_token = admin_token or secrets.token_hex(16)
                     server = LocalServer(
-                        self.out / "server.sqlite3", self.out / "logs" / "server.log", admin_token
+                        self.out / "server.sqlite3",
+                        self.out / "logs" / "server.log",
+                        admin_token,
+                        # the sandboxed bots' socket: Play only, nothing else of the server
+                        bot_socket=relay.server_socket if relay is not None else None,
                     )
                     address = server.start()
                 if relay is not None:
-                    relay.point_at(address)
+                    # a server of ours: its bot socket; one given (--server): its port
+                    relay.point_at(f"unix:{relay.server_socket}" if server else address)
                 referee = Referee(
                     self.settings,
                     address,
