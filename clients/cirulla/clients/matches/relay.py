@@ -3,8 +3,13 @@ else, without letting one bot exhaust the process it runs in.
 
 Each sandboxed process gets an ``Endpoint`` of its own: a unix socket in the relay's 0700
 folder, bound into that sandbox only (as ``/run/cirulla/server.sock``), forwarded byte
-for byte to the match server's TCP port (TLS passes through untouched). The endpoint
-closes when its process exits (the relay watches a pidfd of it).
+for byte to the match server's bot socket (``server_socket``, in the same folder: the
+runner gives it to the match server it starts, ``cirulla server --bot-socket``), where
+the server serves ``MatchService/Play`` and refuses every other rpc
+(``cirulla.server.bot_socket``). Forwarded to a TCP port instead (``point_at("host:port")``:
+a tournament's ``--server`` that the runner did not start), every rpc of that port is
+reachable and TLS passes through untouched. The endpoint closes when its process exits
+(the relay watches a pidfd of it).
 
 Why bounded this way (finding 1 of issue 37: one thread per connection and no limit took
 a ladder to 1,024 open files and ~264 threads, so other bots' sandboxes failed to start,
@@ -28,7 +33,11 @@ and the accept loop returned for good on its first error):
 The alternative the issue offered, a socket per sandbox served by the match server
 itself, was weighed and not taken: grpcio cannot add a listening port to a started
 server, the tournament's match server is another process that starts after the first
-bots, and gRPC's server has no bound of connections per socket either.
+bots, and gRPC's server has no bound of connections per socket either. What was taken
+instead: one bot socket per match server, whose path the runner chooses before the
+server starts (in this relay's folder, which exists from the relay's creation), with the
+relay's endpoints, bounds and pidfds in front of it as before; the first bots, started
+before the match server, retry until it listens.
 """
 
 from __future__ import annotations

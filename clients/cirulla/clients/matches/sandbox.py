@@ -6,10 +6,11 @@ Python installation, this project's packages, its own program's folder and the f
 command line names, each checked against the runner's private paths), a private tmpfs
 ``/tmp`` (its HOME is in it), its own ``/proc`` in a new PID namespace (no other process
 of the machine), no network at all except its own endpoint of the match server's relay,
-a unix socket bound at ``SANDBOX_SERVER_SOCKET`` (``relay.ServerRelay`` forwards it to
-the server's TCP port, within bounds per bot), and resource limits. bwrap's
-``--die-with-parent`` and the PID namespace make every descendant die with the sandbox:
-when the namespace's first process exits the kernel kills the rest.
+a unix socket bound at ``SANDBOX_SERVER_SOCKET`` (``relay.ServerRelay`` forwards it,
+within bounds per bot, to the match server's bot socket, which serves Play only), and
+resource limits. bwrap's ``--die-with-parent`` and the PID namespace make every
+descendant die with the sandbox: when the namespace's first process exits the kernel
+kills the rest.
 
 We use an existing sandbox rather than a home-made one: Debian's ``bubblewrap`` works
 unprivileged (user namespaces) and as root.
