@@ -157,5 +157,12 @@ setup(
             extra_compile_args=["-O2", "-std=gnu11", "-Wno-unused-function"],
             optional=True,  # no compiler: cirulla.env runs on the Python reference
         ),
+        Extension(
+            # the match server's decision requests written from the game's state
+            "cirulla.server.convert._framing",
+            ["server/cirulla/server/convert/_framing.c"],
+            extra_compile_args=["-O2", "-std=gnu11"],
+            optional=True,  # no compiler: the server frames decisions in Python
+        ),
     ],
 )

@@ -141,11 +141,17 @@ class ClockState:
 
 @dataclass(frozen=True, slots=True)
 class DecisionMsg:
+    """A seat's decision request. The session's own carry their bytes (``framed``: the
+    serialized PlayResponse, written from the game's state when the decision opened,
+    ``convert.framing.decision_frame``) and no ``view``; one built from a ``ViewMsg`` is
+    written when it is sent."""
+
     decision_id: int
-    view: ViewMsg
+    view: ViewMsg | None
     legal_codes: tuple[int, ...]
     clock: ClockState
     default_index: int = 0
+    framed: bytes | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from cirulla.rules.events import Event, GameOver
 from cirulla.server.connections import Connection, Delivery, Seat
+from cirulla.server.convert import framing
 from cirulla.server.decisions import Decision
 from cirulla.server.match_config import MatchConfig
 from cirulla.server.messages import (
@@ -39,6 +40,7 @@ class Publisher:
         #: The sequence number of the match's last event.
         self.sequence = 0
         self._public: tuple[SeatPublic, ...] | None = None
+        self._wire: tuple[framing.SeatWire, ...] = ()
 
     def seats_changed(self) -> None:
         """A seat joined or left: its public part is built anew."""
@@ -51,6 +53,7 @@ class Publisher:
                 SeatPublic(i, self.options.side_of(i), s.name, s.version, s.conn is not None)
                 for i, s in enumerate(self.seats)
             )
+            self._wire = framing.seat_wire(self._public)
         return self._public
 
     def publish(
@@ -101,9 +104,21 @@ class Publisher:
         return ViewMsg(run.game.view(seat), run.number, self.sequence, self.seat_public())
 
     def decision_msg(self, run: GameRun, decision: Decision, clock: ClockState) -> DecisionMsg:
-        return DecisionMsg(
-            decision.id, self.view_msg(run, decision.seat), tuple(decision.codes), clock, 0
+        """``decision``'s request, its bytes written now from the game's state (the
+        view as it stands when the decision opens), in one call (``framing``)."""
+        seats = self.seat_public()
+        framed = framing.decision_frame(
+            run.game,
+            decision.seat,
+            decision.id,
+            decision.codes,
+            run.number,
+            self.sequence,
+            seats,
+            self._wire,
+            clock,
         )
+        return DecisionMsg(decision.id, None, tuple(decision.codes), clock, 0, framed)
 
     def catch_up(
         self,

@@ -21,10 +21,25 @@ import functools
 from cirulla.rules.actions import Action
 from cirulla.rules.cards import WILD
 from cirulla.rules.events import CardPlayed, HandDealt, RoundDealt
+from cirulla.rules.game import Game
 from cirulla.rules.options import seats_of_side
-from cirulla.server.messages import AcceptedMsg, ClockState, DecisionMsg, EventMsg, ViewMsg
+from cirulla.server.messages import (
+    AcceptedMsg,
+    ClockState,
+    DecisionMsg,
+    EventMsg,
+    SeatPublic,
+    ViewMsg,
+)
 from cirulla.v1 import events_pb2, game_pb2
 from cirulla.wire import CARD_MESSAGES, DECLARATION_KINDS_PB, cards_to_proto
+
+# The decision request written in C from the game's state (an optional extension, typed
+# by its stub _framing.pyi); without it (no compiler at install) the Python writer below.
+try:
+    from cirulla.server.convert import _framing as native
+except ImportError:
+    native = None  # type: ignore[assignment]  # every use tests `native is None`
 
 _VARINTS: tuple[bytes, ...]
 
@@ -120,6 +135,19 @@ def _legal_body(code: int) -> bytes:
         body += optional_uint(4, declaration.wild_value)
     text = str(action).encode()  # wire.notation
     return message_field(2, body) + (message_field(3, text) if text else b"")
+
+
+#: ``_legal_body`` by code, as a dict the native writer reads (``_legal_fill`` adds to it).
+LEGAL_BODIES: dict[int, bytes] = {}
+_LEGAL_BODIES_MAX = 32768
+
+
+def _legal_fill(code: int) -> bytes:
+    """``code``'s body, kept in ``LEGAL_BODIES`` (emptied when full: codes repeat)."""
+    if len(LEGAL_BODIES) >= _LEGAL_BODIES_MAX:
+        LEGAL_BODIES.clear()
+    body = LEGAL_BODIES[code] = _legal_body(code)
+    return body
 
 
 def _legal_actions(codes: tuple[int, ...] | list[int]) -> bytes:
@@ -222,6 +250,9 @@ def _clock_bytes(clock: ClockState | None) -> bytes:
 
 def decision_response(msg: DecisionMsg) -> bytes:
     """PlayResponse{decision_request} (field 6), serialized."""
+    if msg.framed is not None:
+        return msg.framed
+    assert msg.view is not None
     body = b"".join(
         (
             uint_field(1, msg.decision_id),
@@ -232,6 +263,54 @@ def decision_response(msg: DecisionMsg) -> bytes:
         )
     )
     return message_field(6, body)
+
+
+#: A seat as the native writer reads it: side, name (UTF-8), connected.
+SeatWire = tuple[int, bytes, bool]
+
+
+def seat_wire(seats: tuple[SeatPublic, ...]) -> tuple[SeatWire, ...]:
+    """The seats' public part as ``decision_frame`` takes it (built once per change)."""
+    return tuple((s.side, s.name.encode(), s.connected) for s in seats)
+
+
+def decision_frame(
+    game: Game,
+    seat: int,
+    decision_id: int,
+    codes: list[int],
+    game_number: int,
+    sequence: int,
+    seats: tuple[SeatPublic, ...],
+    wire_seats: tuple[SeatWire, ...],
+    clock: ClockState,
+    *,
+    python: bool = False,
+) -> bytes:
+    """PlayResponse{decision_request} for ``seat``'s decision on ``game`` as it stands:
+    ``decision_response`` of the ``DecisionMsg`` the publisher would build, in one call
+    to the native writer when it is built (``python``: the Python writer regardless).
+    ``wire_seats`` is ``seat_wire(seats)``."""
+    if native is not None and not python:
+        return native.decision(
+            game,
+            seat,
+            decision_id,
+            codes,
+            game_number,
+            sequence,
+            wire_seats,
+            (clock.move_left_ms, clock.bank_left_ms, clock.increment_ms),
+            0,
+            LEGAL_BODIES,
+            _legal_fill,
+        )
+    view = ViewMsg(game.view(seat), game_number, sequence, seats)
+    return decision_response(DecisionMsg(decision_id, view, tuple(codes), clock, 0))
+
+
+if native is not None:
+    native.setup(_CARD_BYTES)
 
 
 def accepted_response(msg: AcceptedMsg) -> bytes:

@@ -398,6 +398,7 @@ def decision_pb(
     if out is None:
         out = play_pb2.DecisionRequest()
     out.decision_id = msg.decision_id
+    assert msg.view is not None, "a framed decision is written from its bytes"
     view_pb(msg.view, out.view)
     add = out.legal_actions.add
     for i, code in enumerate(msg.legal_codes):
@@ -509,7 +510,7 @@ def play_response_bytes(msg: ServerMsg, players: int) -> bytes:
     streams (an event) is serialized once. The messages of every move (a decision, an
     acceptance, a played card) are written from cached bytes (``framing``)."""
     if type(msg) is DecisionMsg:
-        return framing.decision_response(msg)
+        return msg.framed if msg.framed is not None else framing.decision_response(msg)
     if type(msg) is AcceptedMsg:
         return framing.accepted_response(msg)
     if type(msg) not in _SHARED_TYPES:
@@ -559,6 +560,8 @@ def _play_response(msg: ServerMsg, players: int) -> match_service_pb2.PlayRespon
     if isinstance(msg, EventMsg):
         return R(event=event_pb(msg, players))
     if isinstance(msg, DecisionMsg):
+        if msg.framed is not None:
+            return R.FromString(msg.framed)
         out = R()
         decision_pb(msg, out.decision_request)
         return out

@@ -1,0 +1,457 @@
+/*
+ * cirulla.server.convert._framing: a seat's decision request written as protobuf bytes
+ * from the game's state in one call (convert/framing.py's ``decision_frame``).
+ *
+ * The match server sends one DecisionRequest per decision: the seat's whole view and
+ * every legal action. Built in Python from a ``View`` and cached pieces it cost more of
+ * the server's CPU than anything but gRPC itself; here the game's slots are read
+ * directly and the bytes written as protobuf writes them (field order, proto3 zero
+ * values left out, ``optional`` fields written whenever set). Legal actions' bodies come
+ * from framing.py's cache (a dict, code -> bytes; ``miss`` fills it). The Python writer in
+ * framing.py stays the reference: tests/server/test_framing.py compares both with
+ * protobuf's own bytes over whole games.
+ *
+ * Optional: without a C compiler the server frames decisions in Python.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------ the output buffer */
+
+typedef struct {
+    unsigned char *data;
+    Py_ssize_t len;
+    Py_ssize_t cap;
+} Buf;
+
+static Buf out_buf; /* reused between calls: the GIL is held throughout */
+
+static int buf_reserve(Buf *b, Py_ssize_t extra) {
+    if (b->len + extra <= b->cap) return 0;
+    Py_ssize_t cap = b->cap ? b->cap : 4096;
+    while (cap < b->len + extra) cap *= 2;
+    unsigned char *data = PyMem_Realloc(b->data, (size_t)cap);
+    if (data == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    b->data = data;
+    b->cap = cap;
+    return 0;
+}
+
+static int varint_size(uint64_t v) {
+    int n = 1;
+    while (v > 0x7F) {
+        v >>= 7;
+        n++;
+    }
+    return n;
+}
+
+static unsigned char *put_varint_at(unsigned char *p, uint64_t v) {
+    while (v > 0x7F) {
+        *p++ = (unsigned char)(v & 0x7F) | 0x80;
+        v >>= 7;
+    }
+    *p++ = (unsigned char)v;
+    return p;
+}
+
+static int put_varint(Buf *b, uint64_t v) {
+    if (buf_reserve(b, 10) < 0) return -1;
+    b->len = put_varint_at(b->data + b->len, v) - b->data;
+    return 0;
+}
+
+static int put_bytes(Buf *b, const void *src, Py_ssize_t n) {
+    if (buf_reserve(b, n) < 0) return -1;
+    memcpy(b->data + b->len, src, (size_t)n);
+    b->len += n;
+    return 0;
+}
+
+/* A varint field: its tag (field number < 16, wire type 0) and value. */
+static int put_uint_field(Buf *b, int number, uint64_t v) {
+    if (buf_reserve(b, 11) < 0) return -1;
+    unsigned char *p = b->data + b->len;
+    *p++ = (unsigned char)(number << 3);
+    b->len = put_varint_at(p, v) - b->data;
+    return 0;
+}
+
+/* A field without presence: nothing when 0. */
+static int put_uint_nz(Buf *b, int number, uint64_t v) {
+    return v ? put_uint_field(b, number, v) : 0;
+}
+
+/* A length-delimited field whose body was written from ``start`` on: the body moves up to
+   make room for the tag (field number < 16) and the length. */
+static int close_message(Buf *b, int number, Py_ssize_t start) {
+    uint64_t size = (uint64_t)(b->len - start);
+    int head = 1 + varint_size(size);
+    if (buf_reserve(b, head) < 0) return -1;
+    unsigned char *p = b->data + start;
+    memmove(p + head, p, (size_t)size);
+    *p++ = (unsigned char)(number << 3 | 2);
+    put_varint_at(p, size);
+    b->len += head;
+    return 0;
+}
+
+/* ------------------------------------------------------------------ cards */
+
+/* Each of the 40 cards' serialized Card message (``setup``). */
+static PyObject *card_bytes[40];
+
+/* A repeated Card field ``number`` (< 16) holding the cards of ``mask``, ascending. */
+static int put_cards(Buf *b, int number, uint64_t mask) {
+    while (mask) {
+        int card = __builtin_ctzll(mask);
+        mask &= mask - 1;
+        if (card >= 40 || card_bytes[card] == NULL) {
+            PyErr_SetString(PyExc_ValueError, "card mask out of range (or setup not called)");
+            return -1;
+        }
+        Py_ssize_t n = PyBytes_GET_SIZE(card_bytes[card]);
+        if (buf_reserve(b, n + 11) < 0) return -1;
+        unsigned char *p = b->data + b->len;
+        *p++ = (unsigned char)(number << 3 | 2);
+        p = put_varint_at(p, (uint64_t)n);
+        memcpy(p, PyBytes_AS_STRING(card_bytes[card]), (size_t)n);
+        b->len = (p - b->data) + n;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------ reading the game */
+
+static PyObject *s_n, *s_sides, *s_side_of, *s_deal_no, *s_dealer, *s_round, *s_turn,
+    *s_winner, *s_deal_over, *s_hands, *s_table, *s_wild, *s_declared, *s_captured,
+    *s_scope, *s_stock, *s_totals, *s_last_taker;
+
+/* ``obj`` as an unsigned 64-bit value; -1 with an exception when it is not one. */
+static int as_u64(PyObject *obj, uint64_t *out) {
+    unsigned long long v = PyLong_AsUnsignedLongLong(obj);
+    if (v == (unsigned long long)-1 && PyErr_Occurred()) return -1;
+    *out = (uint64_t)v;
+    return 0;
+}
+
+static int attr_u64(PyObject *game, PyObject *name, uint64_t *out) {
+    PyObject *v = PyObject_GetAttr(game, name);
+    if (v == NULL) return -1;
+    int r = as_u64(v, out);
+    Py_DECREF(v);
+    return r;
+}
+
+static int attr_i64(PyObject *game, PyObject *name, long long *out) {
+    PyObject *v = PyObject_GetAttr(game, name);
+    if (v == NULL) return -1;
+    long long x = PyLong_AsLongLong(v);
+    Py_DECREF(v);
+    if (x == -1 && PyErr_Occurred()) return -1;
+    *out = x;
+    return 0;
+}
+
+/* Item ``i`` of the list (or tuple) attribute ``seq`` as an unsigned value. */
+static int item_u64(PyObject *seq, Py_ssize_t i, uint64_t *out) {
+    PyObject *v = PySequence_Fast_GET_ITEM(seq, i);
+    return as_u64(v, out);
+}
+
+/* The list attribute ``name`` as a fast sequence of at least ``n`` items (new reference). */
+static PyObject *attr_seq(PyObject *game, PyObject *name, Py_ssize_t n) {
+    PyObject *v = PyObject_GetAttr(game, name);
+    if (v == NULL) return NULL;
+    PyObject *seq = PySequence_Fast(v, "expected a list");
+    Py_DECREF(v);
+    if (seq != NULL && PySequence_Fast_GET_SIZE(seq) < n) {
+        Py_DECREF(seq);
+        PyErr_SetString(PyExc_ValueError, "a game list is shorter than its seats or sides");
+        return NULL;
+    }
+    return seq;
+}
+
+#define MAX_SEATS 8
+
+/* The View (game.proto) of ``seat`` as framing.view_bytes writes it. */
+static int put_view(Buf *b, PyObject *game, long seat, uint64_t game_number, uint64_t sequence,
+                    PyObject *seats) {
+    long long n_ll, sides_ll, deal_no, dealer, round, turn, last_taker;
+    uint64_t table, wild;
+    if (attr_i64(game, s_n, &n_ll) < 0 || attr_i64(game, s_sides, &sides_ll) < 0) return -1;
+    if (n_ll < 1 || n_ll > MAX_SEATS || sides_ll < 1 || sides_ll > n_ll) {
+        PyErr_SetString(PyExc_ValueError, "unsupported number of seats or sides");
+        return -1;
+    }
+    Py_ssize_t n = (Py_ssize_t)n_ll, sides = (Py_ssize_t)sides_ll;
+    if (!PyTuple_Check(seats) || PyTuple_GET_SIZE(seats) != n) {
+        PyErr_SetString(PyExc_TypeError, "seats: a tuple of (side, name, connected) per seat");
+        return -1;
+    }
+    if (attr_i64(game, s_deal_no, &deal_no) < 0 || attr_i64(game, s_dealer, &dealer) < 0 ||
+        attr_i64(game, s_round, &round) < 0 || attr_i64(game, s_turn, &turn) < 0 ||
+        attr_i64(game, s_last_taker, &last_taker) < 0 || attr_u64(game, s_table, &table) < 0 ||
+        attr_u64(game, s_wild, &wild) < 0)
+        return -1;
+    PyObject *winner = PyObject_GetAttr(game, s_winner);
+    if (winner == NULL) return -1;
+    int has_winner = winner != Py_None;
+    Py_DECREF(winner);
+    PyObject *deal_over = PyObject_GetAttr(game, s_deal_over);
+    if (deal_over == NULL) return -1;
+    int over = PyObject_IsTrue(deal_over);
+    Py_DECREF(deal_over);
+    if (over < 0) return -1;
+
+    int rc = -1;
+    PyObject *hands = NULL, *declared = NULL, *captured = NULL, *scope = NULL, *totals = NULL,
+             *side_of = NULL, *stock = NULL;
+    hands = attr_seq(game, s_hands, n);
+    declared = hands ? attr_seq(game, s_declared, n) : NULL;
+    captured = declared ? attr_seq(game, s_captured, sides) : NULL;
+    scope = captured ? attr_seq(game, s_scope, sides) : NULL;
+    totals = scope ? attr_seq(game, s_totals, sides) : NULL;
+    side_of = totals ? attr_seq(game, s_side_of, n) : NULL;
+    stock = side_of ? PyObject_GetAttr(game, s_stock) : NULL;
+    if (stock == NULL) goto done;
+    Py_ssize_t stock_count = PyObject_Length(stock);
+    if (stock_count < 0) goto done;
+
+    uint64_t hand = 0;
+    if (seat >= 0) {
+        if (seat >= n) {
+            PyErr_SetString(PyExc_ValueError, "seat out of range");
+            goto done;
+        }
+        if (item_u64(hands, seat, &hand) < 0) goto done;
+        if (put_uint_field(b, 1, (uint64_t)seat) < 0) goto done;
+    }
+    if (put_uint_field(b, 2, (uint64_t)n) < 0 || put_uint_nz(b, 3, game_number) < 0 ||
+        put_uint_nz(b, 4, (uint64_t)deal_no) < 0 || put_uint_nz(b, 5, (uint64_t)round) < 0 ||
+        put_uint_nz(b, 6, (uint64_t)dealer) < 0)
+        goto done;
+    if (!has_winner && !over && put_uint_field(b, 7, (uint64_t)turn) < 0) goto done;
+    if (put_cards(b, 8, hand) < 0 || put_cards(b, 9, table) < 0 || put_uint_nz(b, 10, wild) < 0)
+        goto done;
+    for (Py_ssize_t s = 0; s < n; s++) { /* SeatState: seats = 11 */
+        PyObject *info = PyTuple_GET_ITEM(seats, s);
+        if (!PyTuple_Check(info) || PyTuple_GET_SIZE(info) != 3 ||
+            !PyBytes_Check(PyTuple_GET_ITEM(info, 1))) {
+            PyErr_SetString(PyExc_TypeError, "seats: a tuple of (side, name, connected)");
+            goto done;
+        }
+        uint64_t side, size, decl;
+        if (as_u64(PyTuple_GET_ITEM(info, 0), &side) < 0 || item_u64(hands, s, &size) < 0 ||
+            item_u64(declared, s, &decl) < 0)
+            goto done;
+        int connected = PyObject_IsTrue(PyTuple_GET_ITEM(info, 2));
+        if (connected < 0) goto done;
+        PyObject *name = PyTuple_GET_ITEM(info, 1);
+        Py_ssize_t start = b->len;
+        if (put_uint_nz(b, 1, (uint64_t)s) < 0 || put_uint_nz(b, 2, side) < 0) goto done;
+        if (PyBytes_GET_SIZE(name)) {
+            Py_ssize_t name_start = b->len;
+            if (put_bytes(b, PyBytes_AS_STRING(name), PyBytes_GET_SIZE(name)) < 0 ||
+                close_message(b, 3, name_start) < 0)
+                goto done;
+        }
+        if (put_uint_nz(b, 4, (uint64_t)__builtin_popcountll(size)) < 0 ||
+            put_cards(b, 5, decl) < 0 || (connected && put_uint_field(b, 6, 1) < 0) ||
+            close_message(b, 11, start) < 0)
+            goto done;
+    }
+    for (Py_ssize_t side = 0; side < sides; side++) { /* SideState: sides = 12 */
+        uint64_t cap, sc, total;
+        if (item_u64(captured, side, &cap) < 0 || item_u64(scope, side, &sc) < 0 ||
+            item_u64(totals, side, &total) < 0)
+            goto done;
+        Py_ssize_t start = b->len;
+        if (put_uint_nz(b, 1, (uint64_t)side) < 0) goto done;
+        Py_ssize_t seats_start = b->len;
+        for (Py_ssize_t s = 0; s < n; s++) {
+            uint64_t of;
+            if (item_u64(side_of, s, &of) < 0) goto done;
+            if (of == (uint64_t)side && put_varint(b, (uint64_t)s) < 0) goto done;
+        }
+        if (b->len > seats_start && close_message(b, 2, seats_start) < 0) goto done;
+        if (put_cards(b, 3, cap) < 0 || put_uint_nz(b, 4, sc) < 0 || put_uint_nz(b, 5, total) < 0 ||
+            close_message(b, 12, start) < 0)
+            goto done;
+    }
+    if (put_uint_nz(b, 13, (uint64_t)stock_count) < 0) goto done;
+    if (last_taker >= 0 && put_uint_field(b, 14, (uint64_t)last_taker) < 0) goto done;
+    if (put_uint_nz(b, 15, sequence) < 0) goto done;
+    rc = 0;
+done:
+    Py_XDECREF(hands);
+    Py_XDECREF(declared);
+    Py_XDECREF(captured);
+    Py_XDECREF(scope);
+    Py_XDECREF(totals);
+    Py_XDECREF(side_of);
+    Py_XDECREF(stock);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ module functions */
+
+static PyObject *framing_setup(PyObject *self, PyObject *cards) {
+    if (!PyTuple_Check(cards) || PyTuple_GET_SIZE(cards) != 40) {
+        PyErr_SetString(PyExc_TypeError, "setup: a tuple of the 40 cards' serialized Card");
+        return NULL;
+    }
+    for (int i = 0; i < 40; i++) {
+        PyObject *c = PyTuple_GET_ITEM(cards, i);
+        if (!PyBytes_Check(c) || PyBytes_GET_SIZE(c) > 127) {
+            PyErr_SetString(PyExc_TypeError, "setup: each card is bytes (under 128)");
+            return NULL;
+        }
+    }
+    for (int i = 0; i < 40; i++) {
+        PyObject *c = PyTuple_GET_ITEM(cards, i);
+        Py_INCREF(c);
+        Py_XSETREF(card_bytes[i], c);
+    }
+    Py_RETURN_NONE;
+}
+
+/* An optional uint64 field of the Clock: written whenever not None. */
+static int put_optional(Buf *b, int number, PyObject *v) {
+    if (v == Py_None) return 0;
+    uint64_t x;
+    if (as_u64(v, &x) < 0) return -1;
+    return put_uint_field(b, number, x);
+}
+
+static PyObject *framing_decision(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    /* decision(game, seat, decision_id, codes, game_number, sequence, seats, clock,
+                default_index, bodies, miss) */
+    if (nargs != 11) {
+        PyErr_SetString(PyExc_TypeError, "decision() takes 11 arguments");
+        return NULL;
+    }
+    PyObject *game = args[0], *codes = args[3], *seats = args[6], *clock = args[7];
+    PyObject *bodies = args[9], *miss = args[10];
+    long seat = PyLong_AsLong(args[1]);
+    uint64_t decision_id, game_number, sequence, default_index;
+    if ((seat == -1 && PyErr_Occurred()) || as_u64(args[2], &decision_id) < 0 ||
+        as_u64(args[4], &game_number) < 0 || as_u64(args[5], &sequence) < 0 ||
+        as_u64(args[8], &default_index) < 0)
+        return NULL;
+    if (seat < 0) {
+        PyErr_SetString(PyExc_ValueError, "a decision is a seat's");
+        return NULL;
+    }
+    if (!PyDict_Check(bodies)) {
+        PyErr_SetString(PyExc_TypeError, "bodies: a dict");
+        return NULL;
+    }
+    PyObject *fast = PySequence_Fast(codes, "codes: a list of legal action codes");
+    if (fast == NULL) return NULL;
+    PyObject *result = NULL;
+    Buf *b = &out_buf;
+    b->len = 0;
+    /* PlayResponse.decision_request = 6: DecisionRequest */
+    if (put_uint_nz(b, 1, decision_id) < 0) goto done;
+    Py_ssize_t view_start = b->len;
+    if (put_view(b, game, seat, game_number, sequence, seats) < 0 ||
+        close_message(b, 2, view_start) < 0)
+        goto done;
+    Py_ssize_t count = PySequence_Fast_GET_SIZE(fast);
+    for (Py_ssize_t i = 0; i < count; i++) { /* legal_actions = 3: LegalAction */
+        PyObject *code = PySequence_Fast_GET_ITEM(fast, i);
+        PyObject *body = PyDict_GetItemWithError(bodies, code); /* borrowed */
+        if (body == NULL) {
+            if (PyErr_Occurred()) goto done;
+            body = PyObject_CallOneArg(miss, code);
+            if (body == NULL) goto done;
+            if (!PyBytes_Check(body)) {
+                Py_DECREF(body);
+                PyErr_SetString(PyExc_TypeError, "miss(code) must return bytes");
+                goto done;
+            }
+            Py_DECREF(body); /* ``miss`` keeps it in ``bodies`` */
+            body = PyDict_GetItemWithError(bodies, code);
+            if (body == NULL) {
+                if (!PyErr_Occurred())
+                    PyErr_SetString(PyExc_RuntimeError, "miss(code) did not fill bodies");
+                goto done;
+            }
+        }
+        if (!PyBytes_Check(body)) {
+            PyErr_SetString(PyExc_TypeError, "bodies' values must be bytes");
+            goto done;
+        }
+        Py_ssize_t start = b->len;
+        /* LegalAction.index = 1 comes before the cached fields (action = 2, notation = 3) */
+        if (put_uint_nz(b, 1, (uint64_t)i) < 0 ||
+            put_bytes(b, PyBytes_AS_STRING(body), PyBytes_GET_SIZE(body)) < 0 ||
+            close_message(b, 3, start) < 0)
+            goto done;
+    }
+    Py_ssize_t clock_start = b->len; /* clock = 4, always present */
+    if (clock != Py_None) {
+        if (!PyTuple_Check(clock) || PyTuple_GET_SIZE(clock) != 3) {
+            PyErr_SetString(PyExc_TypeError, "clock: None or (move, bank, increment)");
+            goto done;
+        }
+        if (put_optional(b, 1, PyTuple_GET_ITEM(clock, 0)) < 0 ||
+            put_optional(b, 2, PyTuple_GET_ITEM(clock, 1)) < 0 ||
+            put_optional(b, 3, PyTuple_GET_ITEM(clock, 2)) < 0)
+            goto done;
+    }
+    if (close_message(b, 4, clock_start) < 0 || put_uint_nz(b, 5, default_index) < 0 ||
+        close_message(b, 6, 0) < 0)
+        goto done;
+    result = PyBytes_FromStringAndSize((const char *)b->data, b->len);
+done:
+    Py_DECREF(fast);
+    return result;
+}
+
+static PyMethodDef methods[] = {
+    {"setup", framing_setup, METH_O, "setup(cards): the 40 cards' serialized Card messages."},
+    {"decision", (PyCFunction)(void (*)(void))framing_decision, METH_FASTCALL,
+     "decision(game, seat, decision_id, codes, game_number, sequence, seats, clock, "
+     "default_index, bodies, miss) -> the serialized PlayResponse{decision_request}."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "cirulla.server.convert._framing",
+    "A seat's decision request as protobuf bytes from the game's state (framing.py).", -1,
+    methods,
+};
+
+PyMODINIT_FUNC PyInit__framing(void) {
+#define INTERN(var, text)                                  \
+    if ((var = PyUnicode_InternFromString(text)) == NULL) \
+        return NULL;
+    INTERN(s_n, "n");
+    INTERN(s_sides, "sides");
+    INTERN(s_side_of, "side_of");
+    INTERN(s_deal_no, "deal_no");
+    INTERN(s_dealer, "dealer");
+    INTERN(s_round, "round");
+    INTERN(s_turn, "turn");
+    INTERN(s_winner, "winner");
+    INTERN(s_deal_over, "deal_over");
+    INTERN(s_hands, "hands");
+    INTERN(s_table, "table");
+    INTERN(s_wild, "wild");
+    INTERN(s_declared, "declared");
+    INTERN(s_captured, "captured");
+    INTERN(s_scope, "scope");
+    INTERN(s_stock, "stock");
+    INTERN(s_totals, "totals");
+    INTERN(s_last_taker, "last_taker");
+#undef INTERN
+    return PyModule_Create(&module);
+}

@@ -1,0 +1,139 @@
+"""A decision request written in one call from the game's state (``framing.decision_frame``,
+the native writer ``convert/_framing.c`` when it is built) is protobuf's own bytes.
+
+Whole random games of 2, 3 and 4 players (declarations, named values of 7H, last takers,
+scope and the stock's end included): every decision is written by the native writer, by
+the Python writer (``python=True``) and by protobuf from the message built field by field
+(``convert.live``); the three must be equal.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from cirulla.rules import Action, Game, Options
+from cirulla.server.convert import framing
+from cirulla.server.convert.live import _play_response
+from cirulla.server.messages import ClockState, DecisionMsg, SeatPublic, ViewMsg
+from cirulla.v1 import match_service_pb2
+
+CLOCKS = (
+    ClockState(None, None),
+    ClockState(0, 0, 0),
+    ClockState(2500, 60_000, 100),
+    ClockState(123_456_789, None, None),
+    ClockState(None, 1 << 40, 7),
+)
+
+needs_native = pytest.mark.skipif(framing.native is None, reason="the native writer is not built")
+
+
+def _seats(players: int, rng: random.Random) -> tuple[SeatPublic, ...]:
+    names = ("", "ann", "Bé ☃", "x" * 200)
+    return tuple(
+        SeatPublic(
+            s, s % (2 if players == 4 else players), rng.choice(names), "v1", rng.random() < 0.7
+        )
+        for s in range(players)
+    )
+
+
+def _slow(msg: DecisionMsg, players: int) -> bytes:
+    return _play_response(msg, players).SerializeToString()
+
+
+@needs_native
+@pytest.mark.parametrize("players", [2, 3, 4])
+def test_the_native_decision_is_protobufs_bytes_over_whole_games(players: int) -> None:
+    rng = random.Random(100 + players)
+    seen = {"wild": 0, "last_taker": 0, "declared": 0, "no_stock": 0, "decisions": 0}
+    for game_number in (1, 2, 300):
+        options = Options.preset("standard", players=players, target=21)
+        game = Game(options, seed=rng.randrange(1 << 30))
+        sequence = decision_id = 0
+        while not game.is_over:
+            seat = game.to_move
+            assert seat is not None
+            codes = game.legal_codes()
+            seats = _seats(players, rng)
+            clock = rng.choice(CLOCKS)
+            decision_id += rng.randrange(1, 400)
+            sequence += rng.randrange(0, 200)
+            args = (game, seat, decision_id, codes, game_number, sequence, seats)
+            fast = framing.decision_frame(*args, framing.seat_wire(seats), clock)
+            python = framing.decision_frame(*args, framing.seat_wire(seats), clock, python=True)
+            view = ViewMsg(game.view(seat), game_number, sequence, seats)
+            slow = _slow(DecisionMsg(decision_id, view, tuple(codes), clock, 0), players)
+            assert fast == python == slow
+            seen["decisions"] += 1
+            seen["wild"] += bool(game.wild)
+            seen["last_taker"] += game.last_taker >= 0
+            seen["declared"] += any(game.declared)
+            seen["no_stock"] += not game.stock
+            declaring = [c for c in codes if Action.from_int(c).declaration is not None]
+            game.apply(rng.choice(declaring or codes), seat)
+    assert min(seen.values()) > 0, seen
+
+
+@needs_native
+def test_the_native_decision_writes_long_lists_and_large_numbers() -> None:
+    """Indexes past 127 (two-byte varints), numbers past 32 bits, an empty cache."""
+    game = Game(Options.preset("standard", players=2, target=11), seed=9)
+    seat = game.to_move
+    assert seat is not None
+    codes = game.legal_codes() * 100
+    seats = _seats(2, random.Random(2))
+    framing.LEGAL_BODIES.clear()
+    for decision_id, sequence, clock in (
+        (0, 0, ClockState(None, None)),
+        (1 << 33, (1 << 50) + 3, ClockState(1 << 35, 0, 1)),
+    ):
+        args = (game, seat, decision_id, codes, 1 << 20, sequence, seats, framing.seat_wire(seats))
+        fast = framing.decision_frame(*args, clock)
+        view = ViewMsg(game.view(seat), 1 << 20, sequence, seats)
+        assert fast == _slow(DecisionMsg(decision_id, view, tuple(codes), clock, 0), 2)
+        parsed = match_service_pb2.PlayResponse.FromString(fast).decision_request
+        assert [a.index for a in parsed.legal_actions] == list(range(len(codes)))
+
+
+@needs_native
+def test_the_native_decision_refuses_what_it_cannot_write() -> None:
+    game = Game(Options.preset("standard", players=2, target=11), seed=9)
+    seats = _seats(2, random.Random(2))
+    wire = framing.seat_wire(seats)
+    codes = game.legal_codes()
+    native = framing.native
+    assert native is not None
+
+    def call(**changes: object) -> bytes:
+        args: dict[str, object] = {
+            "game": game,
+            "seat": 0,
+            "decision_id": 1,
+            "codes": codes,
+            "game_number": 1,
+            "sequence": 1,
+            "seats": wire,
+            "clock": None,
+            "default_index": 0,
+            "bodies": framing.LEGAL_BODIES,
+            "miss": framing._legal_fill,
+        }
+        args.update(changes)
+        return bytes(native.decision(*args.values()))
+
+    assert call()  # the arguments above are right
+    with pytest.raises(ValueError):
+        call(seat=5)
+    with pytest.raises(TypeError):
+        call(seats=wire[:1])
+    with pytest.raises(TypeError):
+        call(clock=(1, 2))
+    with pytest.raises(TypeError):
+        call(bodies={}, miss=lambda code: "not bytes")
+    with pytest.raises(RuntimeError):
+        call(bodies={}, miss=lambda code: b"")  # returns bytes, leaves the cache empty
+    with pytest.raises(OverflowError):
+        call(decision_id=-1)
