@@ -137,3 +137,65 @@ def test_the_native_decision_refuses_what_it_cannot_write() -> None:
         call(bodies={}, miss=lambda code: b"")  # returns bytes, leaves the cache empty
     with pytest.raises(OverflowError):
         call(decision_id=-1)
+
+
+@pytest.mark.parametrize("players", [2, 3, 4])
+def test_the_events_and_decisions_a_session_sends_are_protobufs_bytes(players: int) -> None:
+    """A whole match through the session, seats reading batches with deferred events and
+    forced moves played for them (the bot kit's flags): every event the publisher wrote
+    once (``EventMsg.framed``) and every decision request is what protobuf writes from
+    the message's fields, and each stream's messages parse back in order."""
+    import asyncio
+
+    from cirulla.server.connections import Connection
+    from cirulla.server.convert.live import play_responses
+    from cirulla.server.decisions import ByIndex
+    from cirulla.server.match_config import MatchConfig
+    from cirulla.server.messages import EventMsg
+    from cirulla.server.session import MatchSession
+
+    async def main() -> dict[str, int]:
+        options = Options.preset("standard", players=players, target=21)
+        session = MatchSession("m-framed", MatchConfig(options=options, seed=players, best_of=2))
+        conns = [Connection() for _ in range(players)]
+        for seat, conn in enumerate(conns):
+            conn.batches = conn.defer = conn.auto_play_forced = True
+            session.attach(seat, conn, name=f"p{seat}é", version="t")
+        rng = random.Random(players)
+        seen = {"events": 0, "framed": 0, "decisions": 0}
+        while session.settled_status() == "in_progress":
+            for conn in conns:
+                msgs = []
+                while not conn.queue.empty():
+                    msgs.append(conn.queue.get_nowait())
+                if not msgs:
+                    continue
+                batch = match_service_pb2.PlayResponse.FromString(play_responses(msgs, players))
+                parsed = list(batch.batch.responses) if len(msgs) > 1 else [batch]
+                for msg, got in zip(msgs, parsed, strict=True):
+                    if isinstance(msg, EventMsg):
+                        seen["events"] += 1
+                        seen["framed"] += msg.framed is not None
+                        plain = EventMsg(*(getattr(msg, f) for f in EventMsg.__slots__[:6]))
+                        assert (
+                            got.SerializeToString()
+                            == _play_response(plain, players).SerializeToString()
+                        )
+                    if isinstance(msg, DecisionMsg):
+                        seen["decisions"] += 1
+                        assert msg.framed is not None and msg.view is None
+                        assert got.SerializeToString() == msg.framed
+                decision = session.decision
+                last = msgs[-1]
+                if isinstance(last, DecisionMsg) and decision is not None:
+                    assert decision.id == last.decision_id
+                    assert got.decision_request.decision_id == decision.id
+                    assert len(got.decision_request.legal_actions) == len(decision.codes)
+                    pick = rng.randrange(len(decision.codes))
+                    session.submit(conn, decision.id, ByIndex(pick))
+            await asyncio.sleep(0)
+        return seen
+
+    seen = asyncio.run(main())
+    assert seen["framed"] > 100 and seen["decisions"] > 50, seen
+    assert seen["events"] > seen["framed"], seen  # the rarer ones protobuf writes

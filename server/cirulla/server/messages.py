@@ -122,6 +122,10 @@ class EventMsg:
     event: Event
     private_to: int | None = None
     extras: EventExtras = field(default_factory=lambda: EventExtras())
+    #: Its serialized PlayResponse, written once when it was published (the events of
+    #: every round: ``convert.framing.event_frame``), for every seat that gets it: the
+    #: other fields' encoding, so left out of comparisons.
+    framed: bytes | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)

@@ -73,9 +73,12 @@ class Publisher:
             if isinstance(event, GameOver):
                 continue  # the session publishes GameEnded with the reason instead
             extras = note_event(run, event, by_timeout=by_timeout, notation=notation)
-            self.sequence += 1
+            self.sequence = sequence = self.sequence + 1
             private = getattr(event, "seat", None) if not event.visible_to(None) else None
-            msg = EventMsg(self.sequence, run.number, run.cur_deal, event, private, extras)
+            deal = run.cur_deal
+            # written once here, for every seat that gets it (None: protobuf writes it)
+            framed = framing.event_frame(sequence, run.number, deal, event, private, extras)
+            msg = EventMsg(sequence, run.number, deal, event, private, extras, framed)
             run.events.append(msg)
             self.delivery.event(msg, exclude)
 

@@ -20,13 +20,14 @@ import functools
 
 from cirulla.rules.actions import Action
 from cirulla.rules.cards import WILD
-from cirulla.rules.events import CardPlayed, HandDealt, RoundDealt
+from cirulla.rules.events import CardPlayed, Event, HandDealt, RoundDealt
 from cirulla.rules.game import Game
 from cirulla.rules.options import seats_of_side
 from cirulla.server.messages import (
     AcceptedMsg,
     ClockState,
     DecisionMsg,
+    EventExtras,
     EventMsg,
     SeatPublic,
     ViewMsg,
@@ -361,19 +362,40 @@ def _card_played_body(
 _TRUE5, _TRUE6, _TRUE9 = (bytes([n << 3, 1]) for n in (5, 6, 9))
 
 
-def _event_response(msg: EventMsg, body: bytes) -> bytes:
+def _event_frame(
+    sequence: int, game_number: int, deal_number: int, private_to: int | None, body: bytes
+) -> bytes:
     """PlayResponse{event} (field 4): the Event's header fields, then its body field."""
     return message_field(
         4,
         b"".join(
             (
-                uint_field(1, msg.sequence),
-                uint_field(2, msg.game_number),
-                uint_field(3, msg.deal_number),
-                optional_uint(4, msg.private_to),
+                uint_field(1, sequence),
+                uint_field(2, game_number),
+                uint_field(3, deal_number),
+                optional_uint(4, private_to),
                 body,
             )
         ),
+    )
+
+
+def _event_response(msg: EventMsg, body: bytes) -> bytes:
+    return _event_frame(msg.sequence, msg.game_number, msg.deal_number, msg.private_to, body)
+
+
+def _card_played(e: CardPlayed, extras: EventExtras) -> bytes:
+    """Event.card_played's field of ``e``."""
+    return _card_played_body(
+        e.seat,
+        e.side,
+        e.card,
+        e.captured,
+        e.scopa,
+        e.ace_sweep,
+        extras.get("notation", ""),
+        extras.get("by_timeout", False),
+        e.value if e.card == WILD and e.value != 7 else None,
     )
 
 
@@ -383,20 +405,7 @@ def card_played_response(msg: EventMsg) -> bytes | None:
     e = msg.event
     if type(e) is not CardPlayed:
         return None
-    return _event_response(
-        msg,
-        _card_played_body(
-            e.seat,
-            e.side,
-            e.card,
-            e.captured,
-            e.scopa,
-            e.ace_sweep,
-            msg.extras.get("notation", ""),
-            msg.extras.get("by_timeout", False),
-            e.value if e.card == WILD and e.value != 7 else None,
-        ),
-    )
+    return _event_response(msg, _card_played(e, msg.extras))
 
 
 #: Event.hand_dealt's and Event.round_dealt's field numbers (events.proto).
@@ -407,17 +416,37 @@ _ROUND_DEALT_FIELD = events_pb2.Event.DESCRIPTOR.fields_by_name["round_dealt"].n
 def event_response(msg: EventMsg) -> bytes | None:
     """PlayResponse{event} of the events of every round (a played card, a hand dealt, a
     round dealt), serialized; None for the others (once a deal or rarer: protobuf builds
-    them).
+    them)."""
+    return event_frame(
+        msg.sequence, msg.game_number, msg.deal_number, msg.event, msg.private_to, msg.extras
+    )
+
+
+def event_frame(
+    sequence: int,
+    game_number: int,
+    deal_number: int,
+    e: Event,
+    private_to: int | None,
+    extras: EventExtras,
+) -> bytes | None:
+    """``event_response`` of the ``EventMsg`` these would make: what the publisher writes
+    once, when it publishes an event (``EventMsg.framed``), for every seat that gets it.
 
     HandDealt: seat = 1, round = 2, cards = 3; RoundDealt: round = 1, hand_sizes = 2
     (packed), stock_count = 3."""
-    e = msg.event
     if type(e) is CardPlayed:
-        return card_played_response(msg)
-    if type(e) is HandDealt:
-        body = uint_field(1, e.seat) + uint_field(2, e.round) + cards_field(3, e.hand)
-        return _event_response(msg, message_field(_HAND_DEALT_FIELD, body))
-    if type(e) is RoundDealt:
-        body = uint_field(1, e.round) + packed_uints(2, e.hand_sizes) + uint_field(3, e.stock)
-        return _event_response(msg, message_field(_ROUND_DEALT_FIELD, body))
-    return None
+        body = _card_played(e, extras)
+    elif type(e) is HandDealt:
+        body = message_field(
+            _HAND_DEALT_FIELD,
+            uint_field(1, e.seat) + uint_field(2, e.round) + cards_field(3, e.hand),
+        )
+    elif type(e) is RoundDealt:
+        body = message_field(
+            _ROUND_DEALT_FIELD,
+            uint_field(1, e.round) + packed_uints(2, e.hand_sizes) + uint_field(3, e.stock),
+        )
+    else:
+        return None
+    return _event_frame(sequence, game_number, deal_number, private_to, body)

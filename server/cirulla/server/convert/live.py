@@ -509,6 +509,8 @@ def play_response_bytes(msg: ServerMsg, players: int) -> bytes:
     """The serialized PlayResponse of one domain message; a message sent to several
     streams (an event) is serialized once. The messages of every move (a decision, an
     acceptance, a played card) are written from cached bytes (``framing``)."""
+    if type(msg) is EventMsg and msg.framed is not None:
+        return msg.framed
     if type(msg) is DecisionMsg:
         return msg.framed if msg.framed is not None else framing.decision_response(msg)
     if type(msg) is AcceptedMsg:
