@@ -151,7 +151,7 @@ def test_the_events_and_decisions_a_session_sends_are_protobufs_bytes(players: i
     from cirulla.server.convert.live import play_responses
     from cirulla.server.decisions import ByIndex
     from cirulla.server.match_config import MatchConfig
-    from cirulla.server.messages import EventMsg
+    from cirulla.server.messages import AcceptedMsg, EventMsg
     from cirulla.server.session import MatchSession
 
     async def main() -> dict[str, int]:
@@ -162,7 +162,7 @@ def test_the_events_and_decisions_a_session_sends_are_protobufs_bytes(players: i
             conn.batches = conn.defer = conn.auto_play_forced = True
             session.attach(seat, conn, name=f"p{seat}é", version="t")
         rng = random.Random(players)
-        seen = {"events": 0, "framed": 0, "decisions": 0}
+        seen = {"events": 0, "framed": 0, "decisions": 0, "accepted": 0}
         while session.settled_status() == "in_progress":
             for conn in conns:
                 msgs = []
@@ -181,6 +181,15 @@ def test_the_events_and_decisions_a_session_sends_are_protobufs_bytes(players: i
                             got.SerializeToString()
                             == _play_response(plain, players).SerializeToString()
                         )
+                    if isinstance(msg, AcceptedMsg):
+                        seen["accepted"] += 1
+                        plain_accepted = AcceptedMsg(msg.decision_id, msg.index, msg.elapsed_ms)
+                        assert msg.framed is not None
+                        assert got.SerializeToString() == msg.framed
+                        assert (
+                            msg.framed
+                            == _play_response(plain_accepted, players).SerializeToString()
+                        )
                     if isinstance(msg, DecisionMsg):
                         seen["decisions"] += 1
                         assert msg.framed is not None and msg.view is None
@@ -197,5 +206,5 @@ def test_the_events_and_decisions_a_session_sends_are_protobufs_bytes(players: i
         return seen
 
     seen = asyncio.run(main())
-    assert seen["framed"] > 100 and seen["decisions"] > 50, seen
+    assert seen["framed"] > 100 and seen["decisions"] > 50 and seen["accepted"] > 50, seen
     assert seen["events"] > seen["framed"], seen  # the rarer ones protobuf writes

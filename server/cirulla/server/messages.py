@@ -163,6 +163,9 @@ class AcceptedMsg:
     decision_id: int
     index: int
     elapsed_ms: int
+    #: Its serialized PlayResponse when the session wrote it as it made it
+    #: (``convert.framing.accepted_frame``): the other fields' encoding.
+    framed: bytes | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)

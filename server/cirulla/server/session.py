@@ -39,6 +39,7 @@ from cirulla.rules.match import match_winner
 from cirulla.server import metrics
 from cirulla.server.admission import admit, seat_of_token
 from cirulla.server.connections import Connection, Seat, new_seat_token
+from cirulla.server.convert import framing
 from cirulla.server.decisions import COUNTED, Choice, Decision, Turns, chosen_code, forfeit_winner
 from cirulla.server.documents import GameRecord, MatchSummary
 from cirulla.server.errors import FailedPrecondition, Rejection
@@ -508,7 +509,8 @@ class MatchSession:
         self._undelivered = (run, events, by_timeout, text)
         conn = self.seats[seat].conn
         if conn is not None and not by_timeout and not auto:
-            conn.send(AcceptedMsg(decision.id, index, elapsed))
+            framed = framing.accepted_frame(decision.id, index, elapsed)
+            conn.send(AcceptedMsg(decision.id, index, elapsed, framed))
             if not conn.batches:
                 # The mover's stream writer was woken first, so it sends AcceptedMsg before
                 # this runs; anything else reaching the session earlier settles it itself.

@@ -316,9 +316,13 @@ if native is not None:
 
 def accepted_response(msg: AcceptedMsg) -> bytes:
     """PlayResponse{action_accepted} (field 7), serialized."""
+    return accepted_frame(msg.decision_id, msg.index, msg.elapsed_ms)
+
+
+def accepted_frame(decision_id: int, index: int, elapsed_ms: int) -> bytes:
+    """``accepted_response`` of the ``AcceptedMsg`` these would make."""
     return message_field(
-        7,
-        uint_field(1, msg.decision_id) + uint_field(2, msg.index) + uint_field(3, msg.elapsed_ms),
+        7, uint_field(1, decision_id) + uint_field(2, index) + uint_field(3, elapsed_ms)
     )
 
 

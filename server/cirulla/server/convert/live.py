@@ -514,7 +514,7 @@ def play_response_bytes(msg: ServerMsg, players: int) -> bytes:
     if type(msg) is DecisionMsg:
         return msg.framed if msg.framed is not None else framing.decision_response(msg)
     if type(msg) is AcceptedMsg:
-        return framing.accepted_response(msg)
+        return msg.framed if msg.framed is not None else framing.accepted_response(msg)
     if type(msg) not in _SHARED_TYPES:
         return _play_response(msg, players).SerializeToString()
     if type(msg) is EventMsg and msg.private_to is not None:
@@ -544,15 +544,27 @@ _BATCH_TAG = bytes([11 << 3 | 2])
 _RESPONSE_TAG = bytes([1 << 3 | 2])
 
 
+#: A batch entry's tag and length, for lengths under 16384 (a decision is ~1 KB).
+_ENTRY_HEADS = tuple(_RESPONSE_TAG + framing.varint(n) for n in range(16384))
+#: The messages whose bytes were written when they were made (``framed``, if not None).
+_FRAMED = frozenset((EventMsg, DecisionMsg, AcceptedMsg))
+
+
 def play_responses(msgs: Sequence[ServerMsg], players: int) -> bytes:
     """One serialized stream message for consecutive domain messages: a batch unless
     there is one (the bytes of ``PlayResponse(batch=PlayResponseBatch(...))``)."""
     if len(msgs) == 1:
         return play_response_bytes(msgs[0], players)
     parts: list[bytes] = []
+    append = parts.append
+    heads = _ENTRY_HEADS
     for msg in msgs:
-        part = play_response_bytes(msg, players)
-        parts += (_RESPONSE_TAG, framing.varint(len(part)), part)
+        part = msg.framed if type(msg) in _FRAMED else None  # type: ignore[union-attr]
+        if part is None:
+            part = play_response_bytes(msg, players)
+        size = len(part)
+        append(heads[size] if size < 16384 else _RESPONSE_TAG + framing.varint(size))
+        append(part)
     inner = b"".join(parts)
     return _BATCH_TAG + framing.varint(len(inner)) + inner
 
