@@ -79,13 +79,12 @@ def test_the_native_decision_is_protobufs_bytes_over_whole_games(players: int) -
 
 @needs_native
 def test_the_native_decision_writes_long_lists_and_large_numbers() -> None:
-    """Indexes past 127 (two-byte varints), numbers past 32 bits, an empty cache."""
+    """Indexes past 127 (two-byte varints), numbers past 32 bits."""
     game = Game(Options.preset("standard", players=2, target=11), seed=9)
     seat = game.to_move
     assert seat is not None
     codes = game.legal_codes() * 100
     seats = _seats(2, random.Random(2))
-    framing.LEGAL_BODIES.clear()
     for decision_id, sequence, clock in (
         (0, 0, ClockState(None, None)),
         (1 << 33, (1 << 50) + 3, ClockState(1 << 35, 0, 1)),
@@ -118,8 +117,6 @@ def test_the_native_decision_refuses_what_it_cannot_write() -> None:
             "seats": wire,
             "clock": None,
             "default_index": 0,
-            "bodies": framing.LEGAL_BODIES,
-            "miss": framing._legal_fill,
         }
         args.update(changes)
         return bytes(native.decision(*args.values()))
@@ -131,12 +128,50 @@ def test_the_native_decision_refuses_what_it_cannot_write() -> None:
         call(seats=wire[:1])
     with pytest.raises(TypeError):
         call(clock=(1, 2))
-    with pytest.raises(TypeError):
-        call(bodies={}, miss=lambda code: "not bytes")
-    with pytest.raises(RuntimeError):
-        call(bodies={}, miss=lambda code: b"")  # returns bytes, leaves the cache empty
     with pytest.raises(OverflowError):
         call(decision_id=-1)
+    for bad in (40, 3 << 10 | 1, 1 << 52):  # no such card, declaration, capture
+        with pytest.raises(ValueError):
+            call(codes=[bad])
+        with pytest.raises(ValueError):
+            native.notation(bad)
+
+
+@needs_native
+def test_the_native_legal_actions_and_notation_are_the_rules_own() -> None:
+    """Every legal code of many random games of 2-4 players (declarations, with and
+    without a value named for 7H): its LegalAction as protobuf writes it, its notation as
+    ``Action.__str__`` writes it."""
+    from cirulla.server.convert.settings import legal_parts
+    from cirulla.v1 import game_pb2
+
+    native = framing.native
+    assert native is not None
+    rng = random.Random(12)
+    seen: set[int] = set()
+    for players in (2, 3, 4):
+        for _ in range(10):
+            options = Options.preset("standard", players=players, target=21)
+            game = Game(options, seed=rng.randrange(1 << 30))
+            while not game.is_over:
+                codes = game.legal_codes()
+                seen.update(codes)
+                declaring = [c for c in codes if Action.from_int(c).declaration is not None]
+                game.apply(rng.choice(declaring or codes), game.to_move)
+    declared = [Action.from_int(c).declaration for c in seen]
+    assert any(d is not None and d.wild_value is not None for d in declared)
+    assert any(d is not None and d.wild_value is None for d in declared)
+    game = Game(Options.preset("standard", players=2, target=11), seed=1)
+    seats = _seats(2, rng)
+    codes = sorted(seen)
+    frame = framing.decision_frame(
+        game, 0, 1, codes, 1, 1, seats, framing.seat_wire(seats), CLOCKS[0]
+    )
+    listed = match_service_pb2.PlayResponse.FromString(frame).decision_request.legal_actions
+    for index, (code, entry) in enumerate(zip(codes, listed, strict=True)):
+        action, text = legal_parts(code)
+        assert entry == game_pb2.LegalAction(index=index, action=action, notation=text)
+        assert native.notation(code) == str(Action.from_int(code)) == framing.notation(code)
 
 
 @pytest.mark.parametrize("players", [2, 3, 4])

@@ -31,7 +31,7 @@ import time
 import weakref
 from collections.abc import Callable
 
-from cirulla.rules import Action, Game
+from cirulla.rules import Game
 from cirulla.rules.decks import DeckSource
 from cirulla.rules.errors import DeckError
 from cirulla.rules.events import Event
@@ -63,10 +63,8 @@ log = logging.getLogger("cirulla.server")
 RecordBuilder = Callable[[], GameRecord]
 
 
-@functools.lru_cache(maxsize=8192)
-def _notation(code: int) -> str:
-    """An action's notation: every move's record entry and card_played event carry it."""
-    return str(Action.from_int(code))
+#: An action's notation: every move's record entry and card_played event carry it.
+_notation = framing.notation
 
 
 def _weak_timeout(session: MatchSession) -> Callable[[int], None]:

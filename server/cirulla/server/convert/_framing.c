@@ -6,10 +6,10 @@
  * every legal action. Built in Python from a ``View`` and cached pieces it cost more of
  * the server's CPU than anything but gRPC itself; here the game's slots are read
  * directly and the bytes written as protobuf writes them (field order, proto3 zero
- * values left out, ``optional`` fields written whenever set). Legal actions' bodies come
- * from framing.py's cache (a dict, code -> bytes; ``miss`` fills it). The Python writer in
- * framing.py stays the reference: tests/server/test_framing.py compares both with
- * protobuf's own bytes over whole games.
+ * values left out, ``optional`` fields written whenever set), the legal actions and
+ * their notation from their codes. The Python writer in framing.py stays the reference:
+ * tests/server/test_framing_native.py compares both with protobuf's own bytes over whole
+ * games, and every legal action's notation with ``Action.__str__``.
  *
  * Optional: without a C compiler the server frames decisions in Python.
  */
@@ -103,8 +103,10 @@ static int close_message(Buf *b, int number, Py_ssize_t start) {
 
 /* ------------------------------------------------------------------ cards */
 
-/* Each of the 40 cards' serialized Card message (``setup``). */
+/* Each of the 40 cards' serialized Card message and its name (``setup``). */
 static PyObject *card_bytes[40];
+static char card_names[40][4];
+static int card_name_len[40];
 
 /* A repeated Card field ``number`` (< 16) holding the cards of ``mask``, ascending. */
 static int put_cards(Buf *b, int number, uint64_t mask) {
@@ -302,24 +304,114 @@ done:
 
 /* ------------------------------------------------------------------ module functions */
 
-static PyObject *framing_setup(PyObject *self, PyObject *cards) {
-    if (!PyTuple_Check(cards) || PyTuple_GET_SIZE(cards) != 40) {
-        PyErr_SetString(PyExc_TypeError, "setup: a tuple of the 40 cards' serialized Card");
+static PyObject *framing_setup(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    PyObject *cards = nargs == 2 ? args[0] : NULL, *names = nargs == 2 ? args[1] : NULL;
+    if (cards == NULL || !PyTuple_Check(cards) || PyTuple_GET_SIZE(cards) != 40 ||
+        !PyTuple_Check(names) || PyTuple_GET_SIZE(names) != 40) {
+        PyErr_SetString(PyExc_TypeError,
+                        "setup(cards, names): the 40 cards' serialized Card and their names");
         return NULL;
     }
     for (int i = 0; i < 40; i++) {
-        PyObject *c = PyTuple_GET_ITEM(cards, i);
-        if (!PyBytes_Check(c) || PyBytes_GET_SIZE(c) > 127) {
-            PyErr_SetString(PyExc_TypeError, "setup: each card is bytes (under 128)");
+        PyObject *c = PyTuple_GET_ITEM(cards, i), *name = PyTuple_GET_ITEM(names, i);
+        if (!PyBytes_Check(c) || PyBytes_GET_SIZE(c) > 127 || !PyBytes_Check(name) ||
+            PyBytes_GET_SIZE(name) < 1 || PyBytes_GET_SIZE(name) > 3) {
+            PyErr_SetString(PyExc_TypeError,
+                            "setup: each card is bytes (under 128), each name 1-3 bytes");
             return NULL;
         }
     }
     for (int i = 0; i < 40; i++) {
-        PyObject *c = PyTuple_GET_ITEM(cards, i);
+        PyObject *c = PyTuple_GET_ITEM(cards, i), *name = PyTuple_GET_ITEM(names, i);
         Py_INCREF(c);
         Py_XSETREF(card_bytes[i], c);
+        card_name_len[i] = (int)PyBytes_GET_SIZE(name);
+        memcpy(card_names[i], PyBytes_AS_STRING(name), (size_t)card_name_len[i]);
     }
     Py_RETURN_NONE;
+}
+
+/* ------------------------------------------------------------------ actions */
+
+/* An action code's parts (actions.decode): card, declaration code (kind << 4 | the value
+   named for 7H, 0: none), capture mask. 0 if they are out of range (-1, an exception). */
+static int decode_code(PyObject *code, int *card, int *decl, uint64_t *capture) {
+    uint64_t c;
+    if (as_u64(code, &c) < 0) return -1;
+    *card = (int)(c & 63);
+    *decl = (int)(c >> 6 & 63);
+    *capture = c >> 12;
+    int kind = *decl >> 4;
+    if (*card >= 40 || (*capture >> 40) != 0 || (*decl && kind != 1 && kind != 2) ||
+        card_bytes[*card] == NULL) {
+        PyErr_SetString(PyExc_ValueError, "not an action code (or setup not called)");
+        return -1;
+    }
+    return 0;
+}
+
+/* The action's notation (Action.__str__): "[low|three[:7H=N] ]CARD[:CARD+CARD...]". */
+static int put_notation(Buf *b, int card, int decl, uint64_t capture) {
+    if (buf_reserve(b, 16 + 3 + 1 + 40 * 4) < 0) return -1;
+    unsigned char *p = b->data + b->len;
+    if (decl) {
+        const char *word = (decl >> 4) == 1 ? "low" : "three";
+        size_t n = strlen(word);
+        memcpy(p, word, n);
+        p += n;
+        int wild = decl & 15;
+        if (wild) {
+            memcpy(p, ":7H=", 4);
+            p += 4;
+            if (wild >= 10) *p++ = (unsigned char)('0' + wild / 10);
+            *p++ = (unsigned char)('0' + wild % 10);
+        }
+        *p++ = ' ';
+    }
+    memcpy(p, card_names[card], (size_t)card_name_len[card]);
+    p += card_name_len[card];
+    char sep = ':';
+    while (capture) {
+        int c = __builtin_ctzll(capture);
+        capture &= capture - 1;
+        *p++ = (unsigned char)sep;
+        sep = '+';
+        memcpy(p, card_names[c], (size_t)card_name_len[c]);
+        p += card_name_len[c];
+    }
+    b->len = p - b->data;
+    return 0;
+}
+
+/* A LegalAction's fields after ``index`` (framing._legal_body): action = 2 (Action: card = 1,
+   captures = 2, declaration = 3, wild_value = 4, optional), notation = 3. */
+static int put_legal_body(Buf *b, int card, int decl, uint64_t capture) {
+    Py_ssize_t action_start = b->len;
+    Py_ssize_t card_start = b->len;
+    if (put_bytes(b, PyBytes_AS_STRING(card_bytes[card]), PyBytes_GET_SIZE(card_bytes[card])) <
+            0 ||
+        close_message(b, 1, card_start) < 0 || put_cards(b, 2, capture) < 0)
+        return -1;
+    if (decl && (put_uint_field(b, 3, (uint64_t)(decl >> 4)) < 0 ||
+                 ((decl & 15) && put_uint_field(b, 4, (uint64_t)(decl & 15)) < 0)))
+        return -1;
+    if (close_message(b, 2, action_start) < 0) return -1;
+    Py_ssize_t text_start = b->len;
+    if (put_notation(b, card, decl, capture) < 0) return -1;
+    return close_message(b, 3, text_start);
+}
+
+static Buf text_buf; /* notation()'s */
+
+static PyObject *framing_notation(PyObject *self, PyObject *code) {
+    (void)self;
+    int card, decl;
+    uint64_t capture;
+    if (decode_code(code, &card, &decl, &capture) < 0) return NULL;
+    text_buf.len = 0;
+    if (put_notation(&text_buf, card, decl, capture) < 0) return NULL;
+    return PyUnicode_FromStringAndSize((const char *)text_buf.data, text_buf.len);
 }
 
 /* An optional uint64 field of the Clock: written whenever not None. */
@@ -332,13 +424,13 @@ static int put_optional(Buf *b, int number, PyObject *v) {
 
 static PyObject *framing_decision(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     /* decision(game, seat, decision_id, codes, game_number, sequence, seats, clock,
-                default_index, bodies, miss) */
-    if (nargs != 11) {
-        PyErr_SetString(PyExc_TypeError, "decision() takes 11 arguments");
+                default_index) */
+    (void)self;
+    if (nargs != 9) {
+        PyErr_SetString(PyExc_TypeError, "decision() takes 9 arguments");
         return NULL;
     }
     PyObject *game = args[0], *codes = args[3], *seats = args[6], *clock = args[7];
-    PyObject *bodies = args[9], *miss = args[10];
     long seat = PyLong_AsLong(args[1]);
     uint64_t decision_id, game_number, sequence, default_index;
     if ((seat == -1 && PyErr_Occurred()) || as_u64(args[2], &decision_id) < 0 ||
@@ -347,10 +439,6 @@ static PyObject *framing_decision(PyObject *self, PyObject *const *args, Py_ssiz
         return NULL;
     if (seat < 0) {
         PyErr_SetString(PyExc_ValueError, "a decision is a seat's");
-        return NULL;
-    }
-    if (!PyDict_Check(bodies)) {
-        PyErr_SetString(PyExc_TypeError, "bodies: a dict");
         return NULL;
     }
     PyObject *fast = PySequence_Fast(codes, "codes: a list of legal action codes");
@@ -366,33 +454,13 @@ static PyObject *framing_decision(PyObject *self, PyObject *const *args, Py_ssiz
         goto done;
     Py_ssize_t count = PySequence_Fast_GET_SIZE(fast);
     for (Py_ssize_t i = 0; i < count; i++) { /* legal_actions = 3: LegalAction */
-        PyObject *code = PySequence_Fast_GET_ITEM(fast, i);
-        PyObject *body = PyDict_GetItemWithError(bodies, code); /* borrowed */
-        if (body == NULL) {
-            if (PyErr_Occurred()) goto done;
-            body = PyObject_CallOneArg(miss, code);
-            if (body == NULL) goto done;
-            if (!PyBytes_Check(body)) {
-                Py_DECREF(body);
-                PyErr_SetString(PyExc_TypeError, "miss(code) must return bytes");
-                goto done;
-            }
-            Py_DECREF(body); /* ``miss`` keeps it in ``bodies`` */
-            body = PyDict_GetItemWithError(bodies, code);
-            if (body == NULL) {
-                if (!PyErr_Occurred())
-                    PyErr_SetString(PyExc_RuntimeError, "miss(code) did not fill bodies");
-                goto done;
-            }
-        }
-        if (!PyBytes_Check(body)) {
-            PyErr_SetString(PyExc_TypeError, "bodies' values must be bytes");
+        int card, decl;
+        uint64_t capture;
+        if (decode_code(PySequence_Fast_GET_ITEM(fast, i), &card, &decl, &capture) < 0)
             goto done;
-        }
         Py_ssize_t start = b->len;
-        /* LegalAction.index = 1 comes before the cached fields (action = 2, notation = 3) */
-        if (put_uint_nz(b, 1, (uint64_t)i) < 0 ||
-            put_bytes(b, PyBytes_AS_STRING(body), PyBytes_GET_SIZE(body)) < 0 ||
+        /* LegalAction.index = 1 comes before the action (2) and its notation (3) */
+        if (put_uint_nz(b, 1, (uint64_t)i) < 0 || put_legal_body(b, card, decl, capture) < 0 ||
             close_message(b, 3, start) < 0)
             goto done;
     }
@@ -417,10 +485,12 @@ done:
 }
 
 static PyMethodDef methods[] = {
-    {"setup", framing_setup, METH_O, "setup(cards): the 40 cards' serialized Card messages."},
+    {"setup", (PyCFunction)(void (*)(void))framing_setup, METH_FASTCALL,
+     "setup(cards, names): the 40 cards' serialized Card messages and names (UTF-8)."},
     {"decision", (PyCFunction)(void (*)(void))framing_decision, METH_FASTCALL,
      "decision(game, seat, decision_id, codes, game_number, sequence, seats, clock, "
-     "default_index, bodies, miss) -> the serialized PlayResponse{decision_request}."},
+     "default_index) -> the serialized PlayResponse{decision_request}."},
+    {"notation", framing_notation, METH_O, "notation(code) -> the action's notation."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -2,12 +2,12 @@
 (server/cirulla/server/convert/_framing.c), for mypy and the editors: the module carries
 none. ``framing.decision_frame`` is its one caller."""
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from cirulla.rules.game import Game
 
-def setup(cards: tuple[bytes, ...], /) -> None:
-    """The 40 cards' serialized Card messages, by card index."""
+def setup(cards: tuple[bytes, ...], names: tuple[bytes, ...], /) -> None:
+    """The 40 cards' serialized Card messages and their names (UTF-8), by card index."""
 
 def decision(
     game: Game,
@@ -19,8 +19,9 @@ def decision(
     seats: tuple[tuple[int, bytes, bool], ...],
     clock: tuple[int | None, int | None, int | None] | None,
     default_index: int,
-    bodies: dict[int, bytes],
-    miss: Callable[[int], bytes],
     /,
 ) -> bytes:
     """The serialized PlayResponse{decision_request} of ``seat``'s decision on ``game``."""
+
+def notation(code: int, /) -> str:
+    """The notation of the action ``code`` (``str(Action.from_int(code))``)."""

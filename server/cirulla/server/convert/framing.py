@@ -17,9 +17,10 @@ set.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 
 from cirulla.rules.actions import Action
-from cirulla.rules.cards import WILD
+from cirulla.rules.cards import CARD_NAMES, WILD
 from cirulla.rules.events import CardPlayed, Event, HandDealt, RoundDealt
 from cirulla.rules.game import Game
 from cirulla.rules.options import seats_of_side
@@ -136,19 +137,6 @@ def _legal_body(code: int) -> bytes:
         body += optional_uint(4, declaration.wild_value)
     text = str(action).encode()  # wire.notation
     return message_field(2, body) + (message_field(3, text) if text else b"")
-
-
-#: ``_legal_body`` by code, as a dict the native writer reads (``_legal_fill`` adds to it).
-LEGAL_BODIES: dict[int, bytes] = {}
-_LEGAL_BODIES_MAX = 32768
-
-
-def _legal_fill(code: int) -> bytes:
-    """``code``'s body, kept in ``LEGAL_BODIES`` (emptied when full: codes repeat)."""
-    if len(LEGAL_BODIES) >= _LEGAL_BODIES_MAX:
-        LEGAL_BODIES.clear()
-    body = LEGAL_BODIES[code] = _legal_body(code)
-    return body
 
 
 def _legal_actions(codes: tuple[int, ...] | list[int]) -> bytes:
@@ -303,15 +291,24 @@ def decision_frame(
             wire_seats,
             (clock.move_left_ms, clock.bank_left_ms, clock.increment_ms),
             0,
-            LEGAL_BODIES,
-            _legal_fill,
         )
     view = ViewMsg(game.view(seat), game_number, sequence, seats)
     return decision_response(DecisionMsg(decision_id, view, tuple(codes), clock, 0))
 
 
+@functools.lru_cache(maxsize=8192)
+def _python_notation(code: int) -> str:
+    return str(Action.from_int(code))
+
+
+#: The notation of an action code (``str(Action.from_int(code))``): in C when the decision
+#: writer is built (nothing cached, nothing to miss), else cached.
+notation: Callable[[int], str] = _python_notation if native is None else native.notation
+
 if native is not None:
-    native.setup(_CARD_BYTES)
+    # the writer's declaration kinds are the codes' (actions.DeclarationKind)
+    assert all(int(kind) == pb for kind, pb in DECLARATION_KINDS_PB.items())
+    native.setup(_CARD_BYTES, tuple(name.encode() for name in CARD_NAMES))
 
 
 def accepted_response(msg: AcceptedMsg) -> bytes:
