@@ -243,3 +243,42 @@ def test_the_events_and_decisions_a_session_sends_are_protobufs_bytes(players: i
     seen = asyncio.run(main())
     assert seen["framed"] > 100 and seen["decisions"] > 50 and seen["accepted"] > 50, seen
     assert seen["events"] > seen["framed"], seen  # the rarer ones protobuf writes
+
+
+@needs_native
+def test_the_native_played_card_is_protobufs_bytes() -> None:
+    """Every card played in random games of 2-4 players (scope, an ace's sweep, 7H counted
+    as another value included), private or not, played by the timeout policy or not."""
+    from cirulla.rules.cards import WILD
+    from cirulla.rules.events import CardPlayed
+    from cirulla.server.messages import EventMsg
+
+    native = framing.native
+    assert native is not None
+    rng = random.Random(5)
+    seen = {"played": 0, "scopa": 0, "ace_sweep": 0, "wild_value": 0}
+    for players in (2, 3, 4):
+        for _ in range(6):
+            game = Game(Options.preset("standard", players=players), seed=rng.randrange(1 << 30))
+            while not game.is_over:
+                code = rng.choice(game.legal_codes())
+                for event in game.apply(code, game.to_move):
+                    if not isinstance(event, CardPlayed):
+                        continue
+                    extras = {
+                        "notation": rng.choice(("", framing.notation(code), "é☃")),
+                        "by_timeout": rng.random() < 0.2,
+                    }
+                    head = (rng.randrange(1 << 34), rng.randrange(300), rng.randrange(20))
+                    private = rng.choice((None, 0, 3))
+                    msg = EventMsg(*head, event, private, extras)  # type: ignore[arg-type]
+                    slow = _play_response(msg, players).SerializeToString()
+                    fast = native.card_played(
+                        event, *head, private, extras["notation"], extras["by_timeout"]
+                    )
+                    assert fast == slow == framing.card_played_response(msg)
+                    seen["played"] += 1
+                    seen["scopa"] += event.scopa
+                    seen["ace_sweep"] += event.ace_sweep
+                    seen["wild_value"] += event.card == WILD and event.value != 7
+    assert min(seen.values()) > 0, seen

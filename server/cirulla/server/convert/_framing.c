@@ -484,6 +484,79 @@ done:
     return result;
 }
 
+static PyObject *s_seat, *s_side, *s_card, *s_value, *s_captured, *s_scopa, *s_ace_sweep;
+
+#define WILD_CARD 25 /* 7H (cards.WILD): its value is written when it counts as another */
+
+static PyObject *framing_card_played(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    /* card_played(event, sequence, game_number, deal_number, private_to, notation,
+                   by_timeout) */
+    (void)self;
+    if (nargs != 7) {
+        PyErr_SetString(PyExc_TypeError, "card_played() takes 7 arguments");
+        return NULL;
+    }
+    PyObject *event = args[0], *private_to = args[4], *notation = args[5];
+    uint64_t sequence, game_number, deal_number, seat, side, card, value, captured;
+    if (as_u64(args[1], &sequence) < 0 || as_u64(args[2], &game_number) < 0 ||
+        as_u64(args[3], &deal_number) < 0 || attr_u64(event, s_seat, &seat) < 0 ||
+        attr_u64(event, s_side, &side) < 0 || attr_u64(event, s_card, &card) < 0 ||
+        attr_u64(event, s_value, &value) < 0 || attr_u64(event, s_captured, &captured) < 0)
+        return NULL;
+    if (card >= 40 || card_bytes[card] == NULL) {
+        PyErr_SetString(PyExc_ValueError, "no such card (or setup not called)");
+        return NULL;
+    }
+    if (!PyUnicode_Check(notation)) {
+        PyErr_SetString(PyExc_TypeError, "notation: a str");
+        return NULL;
+    }
+    Py_ssize_t text_len;
+    const char *text = PyUnicode_AsUTF8AndSize(notation, &text_len);
+    if (text == NULL) return NULL;
+    int flags[3];
+    PyObject *names[2] = {s_scopa, s_ace_sweep};
+    for (int i = 0; i < 2; i++) {
+        PyObject *v = PyObject_GetAttr(event, names[i]);
+        if (v == NULL) return NULL;
+        flags[i] = PyObject_IsTrue(v);
+        Py_DECREF(v);
+        if (flags[i] < 0) return NULL;
+    }
+    flags[2] = PyObject_IsTrue(args[6]);
+    if (flags[2] < 0) return NULL;
+    Buf *b = &out_buf;
+    b->len = 0;
+    /* PlayResponse.event = 4: Event (sequence = 1, game_number = 2, deal_number = 3,
+       private_to_seat = 4, optional; card_played = 15: CardPlayed) */
+    if (put_uint_nz(b, 1, sequence) < 0 || put_uint_nz(b, 2, game_number) < 0 ||
+        put_uint_nz(b, 3, deal_number) < 0)
+        return NULL;
+    if (private_to != Py_None) {
+        uint64_t p;
+        if (as_u64(private_to, &p) < 0 || put_uint_field(b, 4, p) < 0) return NULL;
+    }
+    /* CardPlayed: seat = 1, side = 2, card = 3, captured = 4, scopa = 5, ace_sweep = 6,
+       wild_value = 7 (optional), notation = 8, by_timeout = 9 */
+    Py_ssize_t body = b->len;
+    if (put_uint_nz(b, 1, seat) < 0 || put_uint_nz(b, 2, side) < 0) return NULL;
+    Py_ssize_t card_start = b->len;
+    if (put_bytes(b, PyBytes_AS_STRING(card_bytes[card]), PyBytes_GET_SIZE(card_bytes[card])) <
+            0 ||
+        close_message(b, 3, card_start) < 0 || put_cards(b, 4, captured) < 0 ||
+        put_uint_nz(b, 5, (uint64_t)flags[0]) < 0 || put_uint_nz(b, 6, (uint64_t)flags[1]) < 0)
+        return NULL;
+    if (card == WILD_CARD && value != 7 && put_uint_field(b, 7, value) < 0) return NULL;
+    if (text_len) {
+        Py_ssize_t text_start = b->len;
+        if (put_bytes(b, text, text_len) < 0 || close_message(b, 8, text_start) < 0) return NULL;
+    }
+    if (put_uint_nz(b, 9, (uint64_t)flags[2]) < 0 || close_message(b, 15, body) < 0 ||
+        close_message(b, 4, 0) < 0)
+        return NULL;
+    return PyBytes_FromStringAndSize((const char *)b->data, b->len);
+}
+
 static PyMethodDef methods[] = {
     {"setup", (PyCFunction)(void (*)(void))framing_setup, METH_FASTCALL,
      "setup(cards, names): the 40 cards' serialized Card messages and names (UTF-8)."},
@@ -491,6 +564,9 @@ static PyMethodDef methods[] = {
      "decision(game, seat, decision_id, codes, game_number, sequence, seats, clock, "
      "default_index) -> the serialized PlayResponse{decision_request}."},
     {"notation", framing_notation, METH_O, "notation(code) -> the action's notation."},
+    {"card_played", (PyCFunction)(void (*)(void))framing_card_played, METH_FASTCALL,
+     "card_played(event, sequence, game_number, deal_number, private_to, notation, "
+     "by_timeout) -> the serialized PlayResponse{event{card_played}}."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -522,6 +598,13 @@ PyMODINIT_FUNC PyInit__framing(void) {
     INTERN(s_stock, "stock");
     INTERN(s_totals, "totals");
     INTERN(s_last_taker, "last_taker");
+    INTERN(s_seat, "seat");
+    INTERN(s_side, "side");
+    INTERN(s_card, "card");
+    INTERN(s_value, "value");
+    INTERN(s_captured, "captured");
+    INTERN(s_scopa, "scopa");
+    INTERN(s_ace_sweep, "ace_sweep");
 #undef INTERN
     return PyModule_Create(&module);
 }

@@ -4,6 +4,7 @@ none. ``framing.decision_frame`` is its one caller."""
 
 from collections.abc import Sequence
 
+from cirulla.rules.events import CardPlayed
 from cirulla.rules.game import Game
 
 def setup(cards: tuple[bytes, ...], names: tuple[bytes, ...], /) -> None:
@@ -25,3 +26,15 @@ def decision(
 
 def notation(code: int, /) -> str:
     """The notation of the action ``code`` (``str(Action.from_int(code))``)."""
+
+def card_played(
+    event: CardPlayed,
+    sequence: int,
+    game_number: int,
+    deal_number: int,
+    private_to: int | None,
+    notation: str,
+    by_timeout: bool,
+    /,
+) -> bytes:
+    """The serialized PlayResponse{event{card_played}} of ``event``."""

@@ -437,6 +437,16 @@ def event_frame(
     HandDealt: seat = 1, round = 2, cards = 3; RoundDealt: round = 1, hand_sizes = 2
     (packed), stock_count = 3."""
     if type(e) is CardPlayed:
+        if native is not None:
+            return native.card_played(
+                e,
+                sequence,
+                game_number,
+                deal_number,
+                private_to,
+                extras.get("notation", ""),
+                extras.get("by_timeout", False),
+            )
         body = _card_played(e, extras)
     elif type(e) is HandDealt:
         body = message_field(
