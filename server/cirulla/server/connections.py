@@ -7,7 +7,7 @@ messages on its queue and the stream's writer (``service``) takes them off in or
 queue is bounded: a client that stops reading while messages keep coming is disconnected,
 never buffered without limit.
 
-The hiding rule is applied in ``Delivery.event`` and only there: an event goes to a seat
+The hiding rule is applied in ``Delivery.events`` and only there: an event goes to a seat
 only if ``event.visible_to(seat)`` and to spectators only if ``event.visible_to(None)``
 (the rules core decides; ``cirulla.rules.events``). Everything else a match sends
 (welcome, views, decisions, results) is addressed to one stream or built per receiver by
@@ -135,6 +135,15 @@ class Connection:
             return
         self.queue.put_nowait(msg)
 
+    def send_events(self, msgs: list[EventMsg]) -> None:
+        """``send`` each of ``msgs`` in order; held in one step when they stay below a
+        full batch (as one by one: nothing would be released)."""
+        if self.defer and not self.closed and len(self.held) + len(msgs) < MAX_BATCH:
+            self.held.extend(msgs)
+            return
+        for msg in msgs:
+            self.send(msg)
+
     def _release(self) -> None:
         """Put the held messages on the queue (in order, before whatever comes next)."""
         held = self.held
@@ -248,15 +257,19 @@ class Delivery:
         for spec in self.spectators:
             spec.send(msg)
 
-    def event(self, msg: EventMsg, exclude: Connection | None = None) -> None:
-        """An event, to each receiver allowed to see it."""
-        event = msg.event
+    def events(self, msgs: list[EventMsg], exclude: Connection | None = None) -> None:
+        """Events in order (a move's), each to every receiver allowed to see it."""
         for seat, slot in enumerate(self.seats):
-            if slot.conn is not None and slot.conn is not exclude and event.visible_to(seat):
-                slot.conn.send(msg)
-        if self.spectators and event.visible_to(None):
-            for spec in self.spectators:
-                spec.send(msg)
+            conn = slot.conn
+            if conn is not None and conn is not exclude:
+                mine = [m for m in msgs if m.event.visible_to(seat)]
+                if mine:
+                    conn.send_events(mine)
+        if self.spectators:
+            public = [m for m in msgs if m.event.visible_to(None)]
+            if public:
+                for spec in self.spectators:
+                    spec.send_events(public)
 
     def close_all(self, reason: str, message: str = "") -> None:
         """Goodbye ``reason`` to every receiver."""

@@ -19,6 +19,8 @@ from cirulla.server.clock import SeatClock, TimeControl
 from cirulla.server.errors import Rejection, reject_reason_for
 from cirulla.server.messages import ClockState, RejectedMsg
 
+#: The clock of a seat playing without a time limit.
+NO_LIMIT = ClockState(None, None, None)
 #: Rejection reasons counted as an illegal action (an index outside the list is one too).
 COUNTED = frozenset(("illegal", "index_out_of_range"))
 
@@ -40,6 +42,8 @@ class Turns:
 
     def __init__(self, time: TimeControl, players: int, on_timeout: Callable[[int], None]) -> None:
         self.clocks = [SeatClock(time) for _ in range(players)]
+        #: No move limit and no bank: no deadline, and every clock reads "no limit".
+        self.unlimited = not time.limited
         self.decision: Decision | None = None
         self.counter = 0
         self._on_timeout = on_timeout
@@ -63,6 +67,8 @@ class Turns:
         if decision is None:
             return
         self.cancel_timer()
+        if self.unlimited and disconnected_at is None:
+            return  # no deadline
         deadlines = []
         clock_deadline = self.clocks[decision.seat].deadline()
         if clock_deadline is not None:
@@ -96,6 +102,8 @@ class Turns:
         self.decision = None
 
     def clock_state(self, seat: int) -> ClockState:
+        if self.unlimited:
+            return NO_LIMIT  # what ``left`` and ``increment_ms`` say without limits
         move, bank = self.clocks[seat].left()
         return ClockState(move, bank, self.clocks[seat].increment_ms())
 

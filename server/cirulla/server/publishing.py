@@ -69,6 +69,7 @@ class Publisher:
         may see."""
         if run is None:
             return
+        published: list[EventMsg] = []
         for event in events:
             if isinstance(event, GameOver):
                 continue  # the session publishes GameEnded with the reason instead
@@ -79,8 +80,10 @@ class Publisher:
             # written once here, for every seat that gets it (None: protobuf writes it)
             framed = framing.event_frame(sequence, run.number, deal, event, private, extras)
             msg = EventMsg(sequence, run.number, deal, event, private, extras, framed)
-            run.events.append(msg)
-            self.delivery.event(msg, exclude)
+            published.append(msg)
+        if published:
+            run.events += published
+            self.delivery.events(published, exclude)
 
     def welcome_msg(self, seat: int | None, *, resumed: bool = False) -> WelcomeMsg:
         """The first message of a stream: ``seat``'s (None: a spectator's)."""
