@@ -3,7 +3,9 @@ part of them anyone may see."""
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
+from typing import Any
 
 from cirulla.rules import Options
 from cirulla.rules.options import OptionValue
@@ -29,12 +31,24 @@ class MatchConfig:
     disconnect_grace_ms: int = 0  # 0 = the server default
 
 
+@functools.lru_cache(maxsize=256)
+def _options_doc(options: Options) -> dict[str, Any]:
+    """``options.to_dict()`` (a deep copy through ``dataclasses.asdict``), once per rule
+    set: a match's summary carries it, and is built at every change of the match."""
+    return options.to_dict()
+
+
+def options_doc(options: Options) -> dict[str, Any]:
+    """``options.to_dict()``: a fresh dict of the options' plain values."""
+    return dict(_options_doc(options))
+
+
 def public_config(config: MatchConfig) -> PublicConfig:
     """The settings anyone may see: the deck source (seed, decks) is left out."""
     return {
         "preset": config.preset,
         "overrides": dict(config.overrides),
-        "options": config.options.to_dict(),
+        "options": options_doc(config.options),
         "best_of": config.best_of,
         "move_limit_ms": config.time.move_limit_ms,
         "game_bank_ms": config.time.game_bank_ms,

@@ -23,7 +23,7 @@ from cirulla.server.documents import (
     RecordSeat,
     event_entry,
 )
-from cirulla.server.match_config import MatchConfig, public_config
+from cirulla.server.match_config import MatchConfig, options_doc, public_config
 from cirulla.server.messages import EventExtras, EventMsg, GameEnded, SeatPublic
 
 
@@ -119,7 +119,7 @@ def game_record(
         "room_id": room_id,
         "deal_group": deal_group,
         "game_number": run.number,
-        "options": options.to_dict(),
+        "options": options_doc(options),
         "config": public_config(config),
         "first_dealer": run.first_dealer,
         "decks": [list(d) for d in run.game.decks_used],
