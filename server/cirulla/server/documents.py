@@ -16,7 +16,7 @@ from typing import Any, NotRequired, TypedDict
 
 from cirulla.rules import CirullaError
 from cirulla.rules.cards import CARD_NAMES, names_of
-from cirulla.rules.events import BY_NAME, CardPlayed, field_names
+from cirulla.rules.events import BY_NAME, CardPlayed, HandDealt, RoundDealt, field_names
 from cirulla.rules.options import OptionValue
 from cirulla.rules.scoring import DealScoreDoc
 from cirulla.server.messages import EXTRA_KEYS, EventExtras, EventMsg
@@ -215,6 +215,28 @@ def event_entry(msg: EventMsg) -> dict[str, Any]:
             "captured": names_of(e.captured),
             "scopa": e.scopa,
             "ace_sweep": e.ace_sweep,
+        }
+    if type(e) is HandDealt:  # the next most frequent (a hand per seat per round)
+        return {
+            "sequence": msg.sequence,
+            "deal": msg.deal_number,
+            "private_to": msg.private_to,
+            **msg.extras,
+            "type": "HandDealt",
+            "seat": e.seat,
+            "round": e.round,
+            "hand": names_of(e.hand),
+        }
+    if type(e) is RoundDealt:
+        return {
+            "sequence": msg.sequence,
+            "deal": msg.deal_number,
+            "private_to": msg.private_to,
+            **msg.extras,
+            "type": "RoundDealt",
+            "round": e.round,
+            "hand_sizes": e.hand_sizes,
+            "stock": e.stock,
         }
     return {
         "sequence": msg.sequence,
