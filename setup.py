@@ -1,6 +1,7 @@
 """Build hook only (metadata lives in pyproject.toml): compile proto/ into cirulla.v1,
 and the three extensions on the native rules core's state machine (rules/cirulla/rules/
-engine.h): cirulla.rules._native, cirulla.bots._search and cirulla.env._native.
+engine.h): cirulla.rules._native, cirulla.bots._search and cirulla.env._native; and the
+match server's decision writer, cirulla.server.convert._framing.
 
 The generated modules are never committed or edited by hand; every install, editable or
 not, produces them from the .proto files with grpcio-tools' bundled protoc. The native

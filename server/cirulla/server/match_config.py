@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
-from typing import Any
 
 from cirulla.rules import Options
 from cirulla.rules.options import OptionValue
@@ -32,13 +31,13 @@ class MatchConfig:
 
 
 @functools.lru_cache(maxsize=256)
-def _options_doc(options: Options) -> dict[str, Any]:
+def _options_doc(options: Options) -> dict[str, OptionValue]:
     """``options.to_dict()`` (a deep copy through ``dataclasses.asdict``), once per rule
     set: a match's summary carries it, and is built at every change of the match."""
     return options.to_dict()
 
 
-def options_doc(options: Options) -> dict[str, Any]:
+def options_doc(options: Options) -> dict[str, OptionValue]:
     """``options.to_dict()``: a fresh dict of the options' plain values."""
     return dict(_options_doc(options))
 
