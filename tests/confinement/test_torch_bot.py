@@ -70,7 +70,6 @@ def test_the_documented_line_is_the_tested_one() -> None:
     assert "cirulla tournament --sandbox" in text and "cirulla ladder add torch" in text
 
 
-@pytest.mark.slow
 @needs_rl
 def test_a_torch_policy_plays_a_sandboxed_tournament_with_one_line(tmp_path: Path) -> None:
     """The documented line, as typed in the folder holding examples/: the side venv's
@@ -96,7 +95,6 @@ def test_a_torch_policy_plays_a_sandboxed_tournament_with_one_line(tmp_path: Pat
     assert entry["games"] == 4 and entry["problems"] == {}, entry
 
 
-@pytest.mark.slow
 @needs_rl
 def test_a_torch_policy_plays_on_a_sandboxed_ladder_with_one_line(tmp_path: Path) -> None:
     """``cirulla ladder add torch "serve:PYTHON -m cirulla.bots.loop
