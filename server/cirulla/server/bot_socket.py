@@ -39,7 +39,7 @@ import contextlib
 import os
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Any, TypeAlias
+from typing import TypeVar, cast
 
 import grpc
 
@@ -58,15 +58,17 @@ REFUSED = (
 )
 
 
-async def _refuse(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+async def _refuse(request: object, context: grpc.aio.ServicerContext[object, object]) -> None:
     await context.abort(grpc.StatusCode.PERMISSION_DENIED, REFUSED)
 
 
-Handler: TypeAlias = "grpc.RpcMethodHandler[Any, Any]"
-
 #: A stream-stream handler answers any kind of call (unary or streaming) at once with
 #: the refusal, without reading a request.
-_REFUSAL: Handler = grpc.stream_stream_rpc_method_handler(_refuse)
+_REFUSAL: grpc.RpcMethodHandler[object, object] = grpc.stream_stream_rpc_method_handler(_refuse)
+
+#: A call's request and response (the interceptor passes every method's handler on).
+Q = TypeVar("Q")
+R = TypeVar("R")
 
 
 class PlayOnly(grpc.aio.ServerInterceptor):
@@ -79,9 +81,11 @@ class PlayOnly(grpc.aio.ServerInterceptor):
 
     async def intercept_service(
         self,
-        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[Handler | None]],
+        continuation: Callable[
+            [grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler[Q, R] | None]
+        ],
         handler_call_details: grpc.HandlerCallDetails,
-    ) -> Handler | None:
+    ) -> grpc.RpcMethodHandler[Q, R] | None:
         method = handler_call_details.method
         if method == PLAY_METHOD:
             return await continuation(handler_call_details)
@@ -89,23 +93,30 @@ class PlayOnly(grpc.aio.ServerInterceptor):
             handler = await continuation(handler_call_details)
             if handler is not None and handler.unary_unary is not None:
                 return self._own_match_only(handler)
-        return _REFUSAL
+        return cast("grpc.RpcMethodHandler[Q, R]", _REFUSAL)
 
-    def _own_match_only(self, handler: Handler) -> Handler:
-        inner: Any = handler.unary_unary
+    def _own_match_only(self, handler: grpc.RpcMethodHandler[Q, R]) -> grpc.RpcMethodHandler[Q, R]:
+        # grpc's stubs type a handler's behaviour as a blocking call; on an aio server it
+        # is a coroutine function, awaited here
+        inner = cast(
+            "Callable[[Q, grpc.aio.ServicerContext[Q, R]], Awaitable[R]]", handler.unary_unary
+        )
 
-        async def get_match(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+        async def get_match(request: Q, context: grpc.aio.ServicerContext[Q, R]) -> R:
             if not self._seat_of(getattr(request, "match_id", ""), context):
                 await context.abort(grpc.StatusCode.PERMISSION_DENIED, REFUSED)
             return await inner(request, context)
 
-        return grpc.unary_unary_rpc_method_handler(
-            get_match,
-            request_deserializer=handler.request_deserializer,
-            response_serializer=handler.response_serializer,
+        return cast(
+            "grpc.RpcMethodHandler[Q, R]",
+            grpc.unary_unary_rpc_method_handler(
+                get_match,
+                request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            ),
         )
 
-    def _seat_of(self, match_id: str, context: grpc.aio.ServicerContext[Any, Any]) -> bool:
+    def _seat_of(self, match_id: str, context: grpc.aio.ServicerContext[Q, R]) -> bool:
         """Whether the call's bearer token is a seat token of live match ``match_id``."""
         session = self.hub.matches.get(match_id) if isinstance(match_id, str) else None
         if session is None:
@@ -132,7 +143,7 @@ def check_bot_socket(path: str | Path) -> Path:
 
 
 async def start_bot_server(
-    path: str | Path, servicer: MatchService, options: Sequence[tuple[str, Any]]
+    path: str | Path, servicer: MatchService, options: Sequence[tuple[str, int | str]]
 ) -> grpc.aio.Server:
     """A started server on unix socket ``path`` serving ``servicer``'s Play only."""
     path = check_bot_socket(path)
