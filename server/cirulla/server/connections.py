@@ -43,11 +43,14 @@ class Mailbox:
     decision request), so its cost counts: a put is a deque append, and wakes the writer
     only when it waits."""
 
-    __slots__ = ("_items", "_waiter")
+    __slots__ = ("_items", "_loop", "_waiter")
 
     def __init__(self) -> None:
         self._items: collections.deque[ServerMsg] = collections.deque()
         self._waiter: asyncio.Future[None] | None = None
+        #: The loop of the stream's writer, kept at its first wait (``get_running_loop``
+        #: asks the OS for the process id at every call, to detect a fork).
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     def qsize(self) -> int:
         return len(self._items)
@@ -78,7 +81,10 @@ class Mailbox:
 
     async def get(self) -> ServerMsg:
         while not self._items:
-            waiter = asyncio.get_running_loop().create_future()
+            loop = self._loop
+            if loop is None or loop.is_closed():  # (a test may run several loops)
+                loop = self._loop = asyncio.get_running_loop()
+            waiter = loop.create_future()
             self._waiter = waiter
             try:
                 await waiter

@@ -125,7 +125,7 @@ class Store:
                     record.get("room_id", ""),
                     record["game_number"],
                     record.get("finish_time", ""),
-                    pack_record(json.dumps(record, separators=(",", ":"))),
+                    pack_record(json.dumps(record, separators=(",", ":"), check_circular=False)),
                 ),
             )
             self._recent[record["record_id"]] = record
