@@ -343,6 +343,9 @@ class Referee:
                     notes.append(f"seat {seat} ({bot}) could not start: {exc}")
         seats: list[SeatPlayer] = []
         match: match_pb2.Match | None = None
+        #: the runner aborted the match on the server (a seat never joined, wall-clock
+        #: limit): it is over there too, and the seats that joined are told so
+        aborted = False
         started = time.monotonic()  # the game's clock: bots' start-up is not part of it
         try:
             created = self.stub.CreateMatch(
@@ -387,15 +390,18 @@ class Referee:
             if match.status not in _FINAL:
                 # Decided here, not on the server: end the match there too.
                 reason = abort_reason(forfeits, self.settings)
-                finished = self._abort(match_id, reason, notes, tokens[0])
+                finished, aborted = self._abort(match_id, reason, notes, tokens[0])
                 if finished is not None:
                     match, forfeits, timed_out = finished, set(), False
         finally:
             for seat, served in ready.items():  # acquired, never assigned (an error)
                 if served:
                     self.pool.release(game.seats[seat], served)
-            # Bots of a finished match leave by themselves; others wait for nothing.
-            over = match is not None and match.status in _FINAL
+            # Bots of a match over on the server (finished, or aborted here: the seats
+            # that joined get its goodbye) leave by themselves: a kept-alive one that
+            # reports it within the grace goes back to its pool, even when the match
+            # ended through another seat's fault; others wait for nothing.
+            over = aborted or (match is not None and match.status in _FINAL)
             codes = self._reap(seats, EXIT_GRACE if over else 0.0)
         for seat, player in enumerate(seats):
             killed = player.killed_by()
@@ -480,14 +486,15 @@ class Referee:
 
     def _abort(
         self, match_id: str, reason: str, notes: list[str], seat_token: str
-    ) -> match_pb2.Match | None:
+    ) -> tuple[match_pb2.Match | None, bool]:
         """AbortMatch, so the server does not keep the match waiting or running forever.
 
         With the admin token when there is one; on an open server as the match's creator,
         which proves itself with one of the match's seat tokens.
 
-        Returns the match if it finished on its own meanwhile (its result then counts);
-        a failure is noted and otherwise ignored: the game is decided either way.
+        Returns the match if it finished on its own meanwhile (its result then counts),
+        and whether the match is now over on the server (aborted, or finished); a failure
+        is noted and otherwise ignored: the game is decided either way.
         """
         try:
             self.stub.AbortMatch(
@@ -495,7 +502,7 @@ class Referee:
                 timeout=RPC_TIMEOUT,
                 metadata=self.metadata or (("authorization", f"Bearer {seat_token}"),),
             )
-            return None
+            return None, True
         except grpc.RpcError as exc:
             failure = f"match not aborted on the server: {exc.code().name} {exc.details()}"
         try:
@@ -503,9 +510,9 @@ class Referee:
         except grpc.RpcError:
             match = None
         if match is not None and match.status == match_pb2.MATCH_STATUS_FINISHED:
-            return match
+            return match, True
         notes.append(failure)
-        return None
+        return None, False
 
     def _get_match(self, match_id: str, seat_token: str) -> match_pb2.Match:
         """The match's summary, as its creator: a twin's is withheld from the public while
@@ -603,10 +610,11 @@ class Referee:
             if len(remaining) == 1:
                 winner = remaining.pop()
         for seat, code in enumerate(codes):
-            # After a seat never joined, the runner aborts the match, and the seats that
-            # did join end with it (their bots exit 1 on an aborted match): that is no
-            # fault of theirs, and naming it blamed the healthy opponent of a dead bot.
-            if code and outcomes[seat] == Outcome.OK and not forfeits:
+            # After a seat never joined (or the wall-clock limit), the runner aborts the
+            # match, and the seats that did join end with it (their bots exit 1, or
+            # report 1, on an aborted match): that is no fault of theirs, and naming it
+            # blamed the healthy opponent of a dead bot.
+            if code and outcomes[seat] == Outcome.OK and not forfeits and not timed_out:
                 notes.append(f"seat {seat} ({game.seats[seat]}) exited with code {code}")
         for seat, seat_note in sorted(seat_notes.items()):
             if seat_note:
