@@ -200,11 +200,14 @@ def test_request_on_a_real_ladder(
         settled(store)
         wait_for(lambda: store.rated_games("2p") >= 1, 240, "scheduled play", every=0.2)
         out = ladder.cli("request", "grd", "rnd", "--games", "2", "--unrated").stdout
+        # the request is committed now: a claim that starts from here on sees it (one
+        # that started earlier, its time taken before the request's rows were visible,
+        # may still carry a later time than their created_at and take a scheduled match)
+        visible_at = time.time()
         assert "request rq-" in out and "2 games" in out and "unrated" in out
         request_id = out.split()[1]
         requested = store.match_request(request_id)
         ids = {m["id"] for m in requested["matches"]}
-        asked_at = min(m["created_at"] for m in requested["matches"])
         # waited for in the store, then said by the command (one interpreter, not a poll's)
         wait_for(
             lambda: store.match_request(request_id)["finished"] == 2,
@@ -216,7 +219,7 @@ def test_request_on_a_real_ladder(
         with store.engine.connect() as conn:
             first = conn.execute(
                 select(ladder_matches.c.id)
-                .where(ladder_matches.c.claimed_at >= asked_at)
+                .where(ladder_matches.c.claimed_at >= visible_at)
                 .order_by(ladder_matches.c.claimed_at)
                 .limit(1)
             ).scalar_one()
