@@ -163,6 +163,14 @@ def register(
         help="use this running server instead of starting a local one",
     )
     parser.add_argument(
+        "--server-bot-socket",
+        type=Path,
+        metavar="PATH",
+        help="with --server and --sandbox: that server's --bot-socket (a unix socket on "
+        "this machine), so the sandboxed bots reach its Play rpc and nothing else, as "
+        "with the local server; without it they reach every rpc of --server",
+    )
+    parser.add_argument(
         "--sandbox",
         action="store_true",
         default=None,
@@ -442,6 +450,20 @@ def resume_settings(args: argparse.Namespace) -> Settings:
     return settings
 
 
+def check_server_bot_socket(args: argparse.Namespace) -> None:
+    """``--server-bot-socket`` names a socket the sandboxed bots of a ``--server`` run
+    reach instead of its TCP port: checked before anything is created."""
+    path: Path | None = args.server_bot_socket
+    if path is None:
+        return
+    if args.server is None:
+        raise ValueError("--server-bot-socket needs --server (a local server has its own)")
+    if not (args.sandbox or args.resume):
+        raise ValueError("--server-bot-socket needs --sandbox: only sandboxed bots use it")
+    if not path.is_socket():
+        raise ValueError(f"--server-bot-socket {path}: not a socket (cirulla server --bot-socket)")
+
+
 def check_pool_args(db: str, server: str | None) -> None:
     """``--db`` (worker pool) checked before anything is created: one line if wrong."""
     from cirulla.clients.tournament.pool import check_pool_db
@@ -479,6 +501,7 @@ def run_tournament(args: argparse.Namespace) -> int:
                     "--sandbox and --db exclude each other: the pool's workers start the bots"
                 )
             check_pool_args(args.db, args.server)
+        check_server_bot_socket(args)
         if args.sandbox:
             sandbox.require()
             # before anything is written there: --out is not the installation bots run from
@@ -541,6 +564,7 @@ def _run_locked(args: argparse.Namespace, settings: Settings, out: Path, console
         args.report_every,
         args.db,
         recover=args.recover,
+        server_bot_socket=args.server_bot_socket,
     )
     tournament = Tournament(settings, run, console)
     per_set = games_per_set(settings.players)

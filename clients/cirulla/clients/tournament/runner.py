@@ -72,6 +72,9 @@ class RunOptions:
     #: START_FAILURES games in a row does not stop the tournament; its games go on as
     #: forfeits, its log's tail is printed once, and the run ends with status 1.
     recover: bool = False
+    #: ``--server-bot-socket``: the given server's socket for sandboxed bots (its
+    #: ``--bot-socket``: Play only); without it they reach ``server``'s port.
+    server_bot_socket: Path | None = None
 
 
 #: The standings behind the progress line and ``results.json`` are refreshed at most this
@@ -184,6 +187,21 @@ class Tournament:
         finally:
             os.umask(previous)
 
+    def _bot_target(self, relay: ServerRelay, server: LocalServer | None, address: str) -> str:
+        """Where the sandboxed bots' relay forwards: a server of ours, its bot socket
+        (Play only); one given (--server), the socket --server-bot-socket names, else
+        its port (every rpc: said once at the start)."""
+        if server is not None:
+            return f"unix:{relay.server_socket}"
+        if self.run_options.server_bot_socket is not None:
+            return f"unix:{self.run_options.server_bot_socket}"
+        self.console.print(
+            f"[yellow]warning:[/] the sandboxed bots reach every rpc of --server {address} "
+            "(other matches, records); give that server's --bot-socket with "
+            "--server-bot-socket to let them reach Play only"
+        )
+        return address
+
     def _run(self) -> Standings:
         server: LocalServer | None = None
         address = self.run_options.server
@@ -213,8 +231,7 @@ class Tournament:
                     )
                     address = server.start()
                 if relay is not None:
-                    # a server of ours: its bot socket; one given (--server): its port
-                    relay.point_at(f"unix:{relay.server_socket}" if server else address)
+                    relay.point_at(self._bot_target(relay, server, address))
                 referee = Referee(
                     self.settings,
                     address,
