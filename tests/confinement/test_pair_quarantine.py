@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from cirulla.bots.botspec import BotSpec
-from cirulla.clients.matches.bot_pool import BotPool
+from cirulla.clients.matches.bot_pool import MAX_UNWAITED_GROUPS, BotPool
 
 RANDOM = BotSpec.parse("random")
 
@@ -147,3 +147,23 @@ def test_in_a_tournament_no_process_plays_while_a_pair_it_played_is_open(
     # the cost: processes per bot, against the concurrency (2)
     per_bot = collections.Counter(Path(log).name.split("-")[0] for log in played)
     assert all(n <= 6 for n in per_bot.values()), per_bot
+
+
+def test_groups_no_process_waits_on_stay_bounded(tmp_path: Path) -> None:
+    """A ladder worker may see one game of a pair end and never the other (replayed on
+    another worker): those groups are kept, up to a bound, oldest dropped first, while a
+    group a process waits on is never dropped."""
+    pool = BotPool({}, tmp_path)
+    waited = "pair-held"
+    with pool._lock:  # a process of this group waits on it (acquire marks it so)
+        pool._group(waited, 2).members.add(object())  # type: ignore[arg-type]
+    for n in range(MAX_UNWAITED_GROUPS + 500):
+        pool.game_over(f"pair-{n}", "first", 2)
+    assert pool.open_groups() == MAX_UNWAITED_GROUPS + 1
+    assert waited in pool._groups and f"pair-{MAX_UNWAITED_GROUPS + 499}" in pool._groups
+    assert "pair-0" not in pool._groups  # the oldest went first
+    pool.game_over("pair-0", "second", 2)  # a dropped group's other game: not over alone
+    assert "pair-0" in pool._groups
+    pool.game_over(waited, "a", 2)
+    pool.game_over(waited, "b", 2)  # both games of the waited group ended: over
+    assert waited not in pool._groups

@@ -30,6 +30,13 @@ from cirulla.clients.matches.supervise import KILL_GRACE, READY_TIMEOUT, ServedB
 
 log = logging.getLogger("cirulla.bots")
 
+#: Open deal groups kept although no process of the pool waits on them (some of their
+#: games ended here, the others elsewhere or never: a ladder pair's twin replayed on
+#: another worker): at most this many, the oldest dropped first. Dropping one only makes
+#: a later process of that group wait for ``group_over`` or ``settled`` instead of the
+#: count of its games: the safe side.
+MAX_UNWAITED_GROUPS = 10_000
+
 
 @dataclass
 class _Group:
@@ -213,8 +220,23 @@ class BotPool:
             entry = self._group(group, size)
             entry.ended.add(game)
             over = entry.size is not None and len(entry.ended) >= entry.size
+            if not over and len(self._groups) > MAX_UNWAITED_GROUPS:
+                self._drop_unwaited()
         if over:
             self.group_over(group)
+
+    def _drop_unwaited(self) -> None:
+        """Keep at most ``MAX_UNWAITED_GROUPS`` open groups no process waits on (under
+        the lock): memory stays bounded on a ladder that never sees some twins end."""
+        unwaited = [name for name, entry in self._groups.items() if not entry.members]
+        excess = len(unwaited) - MAX_UNWAITED_GROUPS
+        for name in unwaited[: max(excess, 0)]:
+            del self._groups[name]
+
+    def open_groups(self) -> int:
+        """How many deal groups the pool holds as open (a figure for tests and metrics)."""
+        with self._lock:
+            return len(self._groups)
 
     def group_over(self, group: str) -> None:
         """Every game of ``group`` is over (or cancelled): its processes may play again
