@@ -173,6 +173,26 @@ static int seeded_deck_c(const char *seed_text, size_t seed_len, long long numbe
 
 /* ------------------------------------------------------------------ random-play benchmark */
 
+/* A new game of the benchmark's random play (bench_loop and digest_loop play the same ones):
+   its decks drawn from ``deck_rng``, its first deal dealt. */
+static inline void bench_new_game(G *g, const Opts *o, Rng *deck_rng) {
+    g_init(g, o);
+    g->deck = rng_deck;
+    g->deck_ctx = deck_rng;
+    g->dealer = o->players - 2;
+    g_start_deal(g);
+}
+
+/* One random pick for the seat to move, whose hand holds ``size`` cards: from the whole list
+   of legal codes (``listed``) or built alone from their count (random_code); the same code
+   either way. Its number of legal codes, or -1 (no memory). */
+static inline __attribute__((always_inline)) int bench_pick(Scratch *s, const G *g, int must,
+                                                            int pp, int size, int listed,
+                                                            Rng *rng, u64 *code) {
+    return listed ? random_code_listed(s, g->table, g->hands[g->turn], g->wild, must, pp, rng, code)
+                  : random_code(s, g->table, g->hands[g->turn], g->wild, must, pp, size, rng, code);
+}
+
 /* rules/cirulla/rules/bench.py:bench_rules, the whole loop in C, for ``seconds`` of CPU time;
    must and pp (the options' must_capture and pairing_precedence) are constants where it is
    inlined (bench_run: one loop per pair). */
@@ -186,12 +206,8 @@ static inline __attribute__((always_inline)) int bench_loop(const Opts *o, doubl
     G g;
     int rc = 0;
     long long n_deals = 0, n_games = 0, n_actions = 0;
-    g_init(&g, o);
-    g.deck = rng_deck;
-    g.deck_ctx = &deck_rng;
-    g.dealer = o->players - 2;
     double start = now_seconds(), cpu_start = cpu_seconds(), deadline = cpu_start + seconds;
-    g_start_deal(&g);
+    bench_new_game(&g, o, &deck_rng);
     for (;;) {
         int deal_no = g.deal_no;
         while (g.deal_no == deal_no && g.winner < 0) {
@@ -199,10 +215,7 @@ static inline __attribute__((always_inline)) int bench_loop(const Opts *o, doubl
 #define BENCH_TURNS(size)                                                                 \
     for (int k = 0; k < g.n; k++) {                                                       \
         u64 code;                                                                         \
-        if ((listed ? random_code_listed(&s, g.table, g.hands[g.turn], g.wild, must, pp, &rng, \
-                                         &code)                                           \
-                    : random_code(&s, g.table, g.hands[g.turn], g.wild, must, pp, size, &rng, \
-                                  &code)) < 0) {                                          \
+        if (bench_pick(&s, &g, must, pp, size, listed, &rng, &code) < 0) {                \
             rc = -1;                                                                      \
             goto out;                                                                     \
         }                                                                                 \
@@ -221,11 +234,7 @@ static inline __attribute__((always_inline)) int bench_loop(const Opts *o, doubl
         n_deals++;
         if (g.winner >= 0) {
             n_games++;
-            g_init(&g, o);
-            g.deck = rng_deck;
-            g.deck_ctx = &deck_rng;
-            g.dealer = o->players - 2;
-            g_start_deal(&g);
+            bench_new_game(&g, o, &deck_rng);
         }
         if (n_deals % 64 == 0 && cpu_seconds() >= deadline) break;
     }
@@ -276,11 +285,7 @@ static inline __attribute__((always_inline)) int digest_loop(const Opts *o, long
     G g;
     u64 h = 0xcbf29ce484222325ULL;
     long long n_actions = 0;
-    g_init(&g, o);
-    g.deck = rng_deck;
-    g.deck_ctx = &deck_rng;
-    g.dealer = o->players - 2;
-    g_start_deal(&g);
+    bench_new_game(&g, o, &deck_rng);
     for (long long d = 0; d < ndeals; d++) {
         int deal_no = g.deal_no;
         while (g.deal_no == deal_no && g.winner < 0) {
@@ -288,11 +293,7 @@ static inline __attribute__((always_inline)) int digest_loop(const Opts *o, long
 #define DIGEST_TURNS(size)                                                                \
     for (int k = 0; k < g.n; k++) {                                                       \
         u64 code;                                                                         \
-        int ncodes =                                                                      \
-            listed ? random_code_listed(&s, g.table, g.hands[g.turn], g.wild, must, pp, &rng, \
-                                        &code)                                            \
-                   : random_code(&s, g.table, g.hands[g.turn], g.wild, must, pp, size, &rng, \
-                                 &code);                                                  \
+        int ncodes = bench_pick(&s, &g, must, pp, size, listed, &rng, &code);             \
         if (ncodes < 0) {                                                                 \
             scratch_free(&s);                                                             \
             return -1;                                                                    \
@@ -314,11 +315,7 @@ static inline __attribute__((always_inline)) int digest_loop(const Opts *o, long
         for (int i = 0; i < g.sides; i++) h = fnv_mix(h, (u64)(uint32_t)g.totals[i]);
         if (g.winner >= 0) {
             h = fnv_mix(h, (u64)g.winner);
-            g_init(&g, o);
-            g.deck = rng_deck;
-            g.deck_ctx = &deck_rng;
-            g.dealer = o->players - 2;
-            g_start_deal(&g);
+            bench_new_game(&g, o, &deck_rng);
         }
     }
     scratch_free(&s);
