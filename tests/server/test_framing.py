@@ -36,8 +36,9 @@ CLOCKS = (
 )
 
 
-def _seats(players: int, rng: random.Random) -> tuple[SeatPublic, ...]:
-    names = ("", "ann", "Bé ☃", "x" * 64)
+def _seats(players: int, rng: random.Random, longest: int = 64) -> tuple[SeatPublic, ...]:
+    """Random public seats: names empty, short, not ASCII, or ``longest`` characters."""
+    names = ("", "ann", "Bé ☃", "x" * longest)
     return tuple(
         SeatPublic(
             s, s % (2 if players == 4 else players), rng.choice(names), "v1", rng.random() < 0.8

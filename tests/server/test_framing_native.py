@@ -18,6 +18,8 @@ from cirulla.server.convert import framing
 from cirulla.server.convert.live import _play_response
 from cirulla.server.messages import ClockState, DecisionMsg, SeatPublic, ViewMsg
 from cirulla.v1 import match_service_pb2
+from tests.server.test_framing import _seats as framing_seats
+from tests.server.test_framing import _slow
 
 CLOCKS = (
     ClockState(None, None),
@@ -31,17 +33,8 @@ needs_native = pytest.mark.skipif(framing.native is None, reason="the native wri
 
 
 def _seats(players: int, rng: random.Random) -> tuple[SeatPublic, ...]:
-    names = ("", "ann", "Bé ☃", "x" * 200)
-    return tuple(
-        SeatPublic(
-            s, s % (2 if players == 4 else players), rng.choice(names), "v1", rng.random() < 0.7
-        )
-        for s in range(players)
-    )
-
-
-def _slow(msg: DecisionMsg, players: int) -> bytes:
-    return _play_response(msg, players).SerializeToString()
+    """test_framing's seats, with names long enough for a two-byte length."""
+    return framing_seats(players, rng, longest=200)
 
 
 @needs_native
