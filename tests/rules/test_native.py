@@ -455,6 +455,31 @@ def test_bench_rules_reports_both_cores_side_by_side() -> None:
     )
     assert all(figure["ratio"] > 0 for figure in figures.values())
     assert report["search"]["deals"] > 0 and report["api_before"]["deals"] > 0
+    # the api program's ceiling: the same loop on a game doing no rules work, as many
+    # actions to a deal as the real games played
+    floor, api = report["api_floor"], report["api"]
+    assert floor["deals_per_cpu_s"] > api["deals_per_cpu_s"]
+    assert floor["actions"] == floor["deals"] * round(api["actions"] / api["deals"])
+    assert figures["api"]["floor_deals_per_cpu_s"] == floor["deals_per_cpu_s"]
+    assert figures["api"]["reachable_ratio"] == round(
+        floor["deals_per_cpu_s"] / report["api_before"]["deals_per_cpu_s"], 1
+    )
+
+
+def test_the_floor_game_does_no_rules_work_but_ends_its_deals() -> None:
+    """``native.FloorGame``, the stand-in the ``api_floor`` loop plays: a fresh copy of its
+    list each time (as ``legal_actions`` promises), a deal every ``per_deal`` actions."""
+    assert native is not None
+    actions = Game(Options(), seed=3).legal_actions()
+    floor = native.FloorGame(actions, 3)
+    first = floor.legal_actions()
+    assert first == actions and first is not actions and first is not floor.legal_actions()
+    assert (floor.deal_no, floor.winner) == (1, None)
+    for _ in range(7):
+        floor.apply(actions[0])
+    assert floor.deal_no == 3
+    with pytest.raises(ValueError, match="per_deal must be at least 1"):
+        native.FloorGame(actions, 0)
 
 
 def test_the_api_baseline_runs_the_paths_before_and_restores_them() -> None:

@@ -1799,6 +1799,82 @@ static PyTypeObject GameType = {
     .tp_methods = Game_methods,
 };
 
+/* The API loop's floor (rules/cirulla/rules/bench.py: bench_api_floor): a stand-in for
+ * Game with the cheapest legal_actions() and apply() C allows -- a fresh copy of a fixed
+ * list, and a counter that ends the "deal" every per_deal calls -- so the bench's own
+ * Python program, run on it, measures what the interpreter costs before any rules work: the
+ * highest rate any Game could show to that program in the same run. */
+typedef struct {
+    PyObject_HEAD PyObject *actions;
+    PyObject *winner;
+    long deal_no, left, per_deal;
+} FloorObject;
+
+static int Floor_init(FloorObject *self, PyObject *args, PyObject *kwds) {
+    static char *names[] = {"actions", "per_deal", NULL};
+    PyObject *actions;
+    long per_deal;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!l", names, &PyList_Type, &actions,
+                                     &per_deal))
+        return -1;
+    if (per_deal < 1) {
+        PyErr_SetString(PyExc_ValueError, "per_deal must be at least 1");
+        return -1;
+    }
+    Py_INCREF(actions);
+    Py_XSETREF(self->actions, actions);
+    Py_INCREF(Py_None);
+    Py_XSETREF(self->winner, Py_None);
+    self->deal_no = 1;
+    self->left = self->per_deal = per_deal;
+    return 0;
+}
+
+static void Floor_dealloc(FloorObject *self) {
+    Py_XDECREF(self->actions);
+    Py_XDECREF(self->winner);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *Floor_legal_actions(FloorObject *self, PyObject *unused) {
+    (void)unused;
+    return PyList_GetSlice(self->actions, 0, PY_SSIZE_T_MAX);
+}
+
+static PyObject *Floor_apply(FloorObject *self, PyObject *action) {
+    (void)action;
+    if (--self->left == 0) {
+        self->deal_no++;
+        self->left = self->per_deal;
+    }
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef Floor_methods[] = {
+    {"legal_actions", (PyCFunction)Floor_legal_actions, METH_NOARGS,
+     "A fresh copy of the fixed list (Game.legal_actions' contract, nothing computed)."},
+    {"apply", (PyCFunction)Floor_apply, METH_O,
+     "Count one action; every per_deal actions the deal number moves on."},
+    {NULL, NULL, 0, NULL}};
+
+static PyMemberDef Floor_members[] = {
+    {"deal_no", T_LONG, offsetof(FloorObject, deal_no), READONLY, "The deal being played."},
+    {"winner", T_OBJECT, offsetof(FloorObject, winner), READONLY, "Always None."},
+    {NULL, 0, 0, 0, NULL}};
+
+static PyTypeObject FloorType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "cirulla.rules._native.FloorGame",
+    .tp_basicsize = sizeof(FloorObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "FloorGame(actions, per_deal): Game's loop surface doing no rules work, the "
+              "floor of bench.py's api loop.",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)Floor_init,
+    .tp_dealloc = (destructor)Floor_dealloc,
+    .tp_methods = Floor_methods,
+    .tp_members = Floor_members,
+};
+
 static PyMethodDef module_methods[] = {
     {"legal_codes", py_legal_codes, METH_VARARGS, legal_codes_doc},
     {"captures", py_captures, METH_VARARGS, captures_doc},
@@ -1826,12 +1902,10 @@ static struct PyModuleDef module_def = {
 PyMODINIT_FUNC PyInit__native(void) {
     init_tables();
     mt_base_init();
-    if (PyType_Ready(&GameType) < 0) return NULL;
+    if (PyType_Ready(&GameType) < 0 || PyType_Ready(&FloorType) < 0) return NULL;
     PyObject *m = PyModule_Create(&module_def);
     if (!m) return NULL;
-    Py_INCREF(&GameType);
-    if (PyModule_AddObject(m, "Game", (PyObject *)&GameType) < 0) {
-        Py_DECREF(&GameType);
+    if (PyModule_AddType(m, &GameType) < 0 || PyModule_AddType(m, &FloorType) < 0) {
         Py_DECREF(m);
         return NULL;
     }

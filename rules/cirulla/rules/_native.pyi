@@ -9,7 +9,7 @@ masks.
 """
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import TypeVar
+from typing import Generic, TypeVar
 
 from cirulla.rules.core import ViewTuple
 
@@ -33,6 +33,17 @@ class Game:
     def apply_code(self, code: int, /) -> None: ...
     def take_events(self) -> list[tuple[int, ...]]: ...
     def state(self) -> dict[str, object]: ...
+
+class FloorGame(Generic[_T]):
+    """Game's loop surface doing no rules work: the floor of bench.py's api loop."""
+
+    def __init__(self, actions: list[_T], per_deal: int) -> None: ...
+    @property
+    def deal_no(self) -> int: ...
+    @property
+    def winner(self) -> None: ...
+    def legal_actions(self) -> list[_T]: ...
+    def apply(self, action: _T, /) -> None: ...
 
 def legal_codes(
     hand: int, table: int, wild: int, must_capture: bool, pairing_precedence: bool, /

@@ -21,16 +21,20 @@ The loops, reported apart because their rates differ by two orders of magnitude:
   and started in Python with the decks shuffled in Python), kept as the baseline the
   ``api`` figure is measured against in the same run;
 * ``search``: the documented fast path for search in Python, ``legal_codes()`` and
-  ``apply_code()`` (no checks, no events).
+  ``apply_code()`` (no checks, no events);
+* ``api_floor``: ``api``'s very program on a stand-in for ``Game`` (``native.FloorGame``)
+  whose ``legal_actions()`` and ``apply()`` do no rules work at all, in C: what the
+  interpreter alone costs that program, so the highest rate any ``Game`` could show it in
+  the same run (the ceiling of the ``api`` figure).
 """
 
 from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import NotRequired, TypedDict
+from typing import NotRequired, Protocol, TypedDict, TypeVar
 
 import cirulla.rules.decks as decks_module
 import cirulla.rules.events as ev
@@ -40,6 +44,27 @@ from cirulla.rules.core import CORE, native, options_tuple, require_native, reso
 from cirulla.rules.errors import IllegalActionError
 from cirulla.rules.game import Game
 from cirulla.rules.options import Options, OptionValue
+
+_A = TypeVar("_A")
+
+
+class Playable(Protocol[_A]):
+    """What ``api``'s program uses of a game: ``Game``, or the floor's stand-in."""
+
+    @property
+    def deal_no(self) -> int: ...
+    @property
+    def winner(self) -> int | None: ...
+    def legal_actions(self) -> Sequence[_A]: ...
+    def apply(self, action: _A, /) -> object: ...
+
+
+class _Ending(Protocol):
+    @property
+    def winner(self) -> int | None: ...
+
+
+_G = TypeVar("_G", bound=_Ending)
 
 
 class RulesReport(TypedDict):
@@ -82,26 +107,44 @@ def bench_rules(
         report = _report(options, "native", elapsed, cpu, deals, games, actions)
         report["loop"] = LOOPS["native_listed" if listed else "native"]
         return report
-    return _random_deals(options, seconds, seed, _reference_deal, 64, "python", "python")
+    return _random_deals(
+        _seeded(options), seconds, seed, _reference_deal, 64, "python", "python", options
+    )
 
 
 def bench_api(options: Options, seconds: float = 3.0, seed: int = 1) -> RulesReport:
     """Random deals through ``Game.legal_actions()`` and ``Game.apply()``, for ``seconds``
     of CPU time: the rate a Python user of the API sees (``core`` says which one runs
     underneath ``legal_actions``)."""
-    return _random_deals(options, seconds, seed, _api_deal, 16, CORE, "api")
+    return _random_deals(_seeded(options), seconds, seed, _api_deal, 16, CORE, "api", options)
 
 
 def bench_api_before(options: Options, seconds: float = 3.0, seed: int = 1) -> RulesReport:
     """``bench_api``'s program on the API as it was before its fast paths: the baseline."""
     with _paths_before():
-        return _random_deals(options, seconds, seed, _api_before_deal, 16, CORE, "api_before")
+        return _random_deals(
+            _seeded(options), seconds, seed, _api_before_deal, 16, CORE, "api_before", options
+        )
+
+
+def bench_api_floor(
+    options: Options, seconds: float = 3.0, seed: int = 1, actions_per_deal: int = 36
+) -> RulesReport:
+    """``bench_api``'s program, clock and bookkeeping on ``native.FloorGame``: a game whose
+    ``legal_actions()`` copies a fixed list (a real position's actions) and whose
+    ``apply()`` only counts, ``actions_per_deal`` to a deal (give ``bench_api``'s own
+    ratio, so both loops pay the same per-deal steps). Nothing a real ``Game`` does can
+    cost less, so its rate bounds ``api``'s from above in the same run."""
+    require_native()
+    actions = Game(options, seed=seed).legal_actions()
+    floor: Playable[Action] = native.FloorGame(actions, actions_per_deal)
+    return _random_deals(lambda _: floor, seconds, seed, _api_deal, 16, CORE, "api_floor", options)
 
 
 def bench_search(options: Options, seconds: float = 3.0, seed: int = 1) -> RulesReport:
     """Random deals through ``Game.legal_codes()`` and ``Game.apply_code()``: the fast path
     for search in Python."""
-    return _random_deals(options, seconds, seed, _search_deal, 16, CORE, "search")
+    return _random_deals(_seeded(options), seconds, seed, _search_deal, 16, CORE, "search", options)
 
 
 def _reference_deal(game: Game, rnd: Callable[[], float]) -> int:
@@ -114,7 +157,7 @@ def _reference_deal(game: Game, rnd: Callable[[], float]) -> int:
     return actions
 
 
-def _api_deal(game: Game, rnd: Callable[[], float]) -> int:
+def _api_deal(game: Playable[_A], rnd: Callable[[], float]) -> int:
     """One deal of random play as a Python user writes it; its actions."""
     deal_no, actions = game.deal_no, 0
     while game.deal_no == deal_no and game.winner is None:
@@ -211,19 +254,21 @@ def _paths_before() -> Iterator[None]:
 
 
 def _random_deals(
-    options: Options,
+    new_game: Callable[[int], _G],
     seconds: float,
     seed: int,
-    play_deal: Callable[[Game, Callable[[], float]], int],
+    play_deal: Callable[[_G, Callable[[], float]], int],
     check_every: int,
     core: str,
     loop: str,
+    options: Options,
 ) -> RulesReport:
     """Deals played by ``play_deal`` for ``seconds`` of CPU time (the clock read every
-    ``check_every`` deals), a new seeded game whenever one ends."""
+    ``check_every`` deals), the game ``new_game(seed)``, and a new seeded one whenever one
+    ends."""
     rng = random.Random(seed)
     deals = actions = games = 0
-    game = Game(options, seed=seed)
+    game = new_game(seed)
     cpu = time.process_time()
     start = time.perf_counter()
     deadline = cpu + seconds
@@ -232,7 +277,7 @@ def _random_deals(
         deals += 1
         if game.winner is not None:
             games += 1
-            game = Game(options, seed=rng.getrandbits(32))
+            game = new_game(rng.getrandbits(32))
         if deals % check_every == 0 and time.process_time() >= deadline:
             break
     elapsed = time.perf_counter() - start
@@ -240,6 +285,11 @@ def _random_deals(
     report = _report(options, core, elapsed, cpu, deals, games, actions)
     report["loop"] = LOOPS[loop]
     return report
+
+
+def _seeded(options: Options) -> Callable[[int], Game]:
+    """A new game of ``options`` for each seed."""
+    return lambda seed: Game(options, seed=seed)
 
 
 #: What each measured loop is (``loop`` in the JSON).
@@ -256,6 +306,9 @@ LOOPS = {
     "the decks shuffled in Python",
     "search": "Python calling Game.legal_codes() and Game.apply_code() (the fast path for "
     "search: no checks, no events)",
+    "api_floor": "the api loop on native.FloorGame, whose legal_actions() and apply() do no "
+    "rules work (a list copied, a counter): what the interpreter alone costs that program, "
+    "the ceiling of the api figure",
 }
 
 

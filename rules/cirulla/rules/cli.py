@@ -17,6 +17,7 @@ from cirulla.rules.bench import (
     RulesReport,
     bench_api,
     bench_api_before,
+    bench_api_floor,
     bench_rules,
     bench_search,
 )
@@ -36,6 +37,8 @@ class Figure(TypedDict, total=False):
     baseline_deals_per_cpu_s: float | None
     ratio: float | None
     over_naive_python: float | None
+    floor_deals_per_cpu_s: float | None
+    reachable_ratio: float | None
 
 
 class BenchReport(TypedDict):
@@ -47,6 +50,7 @@ class BenchReport(TypedDict):
     api: RulesReport
     api_before: RulesReport
     search: RulesReport
+    api_floor: NotRequired[RulesReport]
     native_listed: NotRequired[RulesReport]
     user_sees_deals_per_cpu_s: float | None
     figures: dict[str, Figure]
@@ -219,9 +223,12 @@ def figures(
     before: RulesReport,
     search: RulesReport,
     listed: RulesReport | None = None,
+    floor: RulesReport | None = None,
 ) -> dict[str, Figure]:
     """Each headline figure beside its baseline measured in the same run (deals per CPU
-    second, one core): docs/performance.md's table reads them."""
+    second, one core): docs/performance.md's table reads them. With ``floor`` (the api
+    program on a game doing no rules work), ``api`` also says the highest ratio to its
+    baseline that any ``Game`` could reach in this run (``reachable_ratio``)."""
     python = runs["python"]
     out: dict[str, Figure] = {
         "api": {
@@ -239,6 +246,9 @@ def figures(
             "over_naive_python": _ratio(search, python),
         },
     }
+    if floor is not None:
+        out["api"]["floor_deals_per_cpu_s"] = floor["deals_per_cpu_s"]
+        out["api"]["reachable_ratio"] = _ratio(floor, before)
     if "native" in runs:
         native = runs["native"]
         out["native"] = {
@@ -281,6 +291,13 @@ def cmd_bench(args: argparse.Namespace) -> int:
     api = bench_api(options, args.seconds, args.seed)
     before = bench_api_before(options, args.seconds, args.seed)
     search = bench_search(options, args.seconds, args.seed)
+    floor = (
+        bench_api_floor(
+            options, args.seconds, args.seed, max(1, round(api["actions"] / max(1, api["deals"])))
+        )
+        if "native" in runs
+        else None
+    )
     report: BenchReport = {
         "benchmark": "rules",
         "core": CORE,
@@ -290,8 +307,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
         "api_before": before,
         "search": search,
         "user_sees_deals_per_cpu_s": api["deals_per_cpu_s"],
-        "figures": figures(runs, api, before, search, listed),
+        "figures": figures(runs, api, before, search, listed, floor),
     }
+    if floor is not None:
+        report["api_floor"] = floor
     if listed is not None:
         report["native_listed"] = listed
     if len(runs) == 2:
