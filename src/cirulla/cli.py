@@ -8,6 +8,7 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from cirulla.extras import MissingExtraError, extra_of, install_hint, modules_of, require
 from cirulla.logs import quiet_grpc
@@ -100,8 +101,32 @@ def areas_for(words: Sequence[str]) -> tuple[str, ...]:
 HELP = frozenset({"-h", "--help"})
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse's parser whose errors are one line, as every other refusal of the
+    command is: the command, the option and what is wrong, and where the options are
+    listed; not the usage block first (eleven lines for ``cirulla tournament``, the
+    error lost under it). Subcommand parsers are of the same class (``add_subparsers``
+    makes them of its parser's)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def subcommand_parser(
+    parser: argparse.ArgumentParser, args: argparse.Namespace
+) -> argparse.ArgumentParser:
+    """The innermost subcommand's parser that ``args`` went through (``cirulla ladder
+    standings`` for ``args`` of that command), so its errors name it."""
+    while True:
+        sub = next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
+        chosen = getattr(args, sub.dest, None) if sub is not None else None
+        if sub is None or chosen not in sub.choices:
+            return parser
+        parser = sub.choices[chosen]
+
+
 def build_parser(areas: Sequence[str] = AREAS) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="cirulla",
         description=DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -146,9 +171,7 @@ def build_parser(areas: Sequence[str] = AREAS) -> argparse.ArgumentParser:
     return parser
 
 
-def _unavailable(
-    subparsers: argparse._SubParsersAction[argparse.ArgumentParser], name: str, extra: str
-) -> None:
+def _unavailable(subparsers: argparse._SubParsersAction[Parser], name: str, extra: str) -> None:
     """``name`` as a command that only says which extra to install (whatever follows it)."""
     hint = f"needs the {extra} extra: {install_hint(extra)}"
     p = subparsers.add_parser(name, help=f"({hint})", description=hint, add_help=False)
@@ -197,10 +220,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if getattr(args, "engine", None) == [] and not any(w.startswith("-") for w in extra):
             args.engine = extra
         else:
-            parser.error(f"unrecognized arguments: {' '.join(extra)}")
+            subcommand_parser(parser, args).error(f"unrecognized arguments: {' '.join(extra)}")
     if tail is not None:
         if not hasattr(args, "command_line"):
-            parser.error(f"unrecognized arguments: -- {' '.join(tail)}")
+            subcommand_parser(parser, args).error(f"unrecognized arguments: -- {' '.join(tail)}")
         args.command_line = tail
     func = getattr(args, "func", None)
     if func is None:

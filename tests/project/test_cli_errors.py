@@ -1,0 +1,54 @@
+"""A wrong option or value on any ``cirulla`` command line is one line on stderr, naming
+the command it was given to (the innermost subcommand) and the option, and exit status
+2: not argparse's usage block first, and not the top-level ``cirulla`` for an option
+of ``cirulla ladder standings``."""
+
+from __future__ import annotations
+
+import pytest
+
+from cirulla.cli import main
+
+
+@pytest.mark.parametrize(
+    "argv, line",
+    [
+        (
+            ["tournament", "--games", "0"],
+            "cirulla tournament: error: argument --games: must be at least 1, not 0"
+            " (see cirulla tournament --help)",
+        ),
+        (
+            ["tournament", "--frobnicate"],
+            "cirulla tournament: error: unrecognized arguments: --frobnicate"
+            " (see cirulla tournament --help)",
+        ),
+        (
+            ["ladder", "standings", "--frob"],
+            "cirulla ladder standings: error: unrecognized arguments: --frob"
+            " (see cirulla ladder standings --help)",
+        ),
+        (
+            ["bench", "rules", "--frob"],
+            "cirulla bench rules: error: unrecognized arguments: --frob"
+            " (see cirulla bench rules --help)",
+        ),
+        (
+            ["rules", "options", "--frob"],
+            "cirulla rules options: error: unrecognized arguments: --frob"
+            " (see cirulla rules options --help)",
+        ),
+        (
+            ["watch"],
+            "cirulla watch: error: the following arguments are required: MATCH_ID"
+            " (see cirulla watch --help)",
+        ),
+    ],
+)
+def test_a_bad_option_is_one_line_naming_the_command_and_the_option(
+    capsys: pytest.CaptureFixture[str], argv: list[str], line: str
+) -> None:
+    with pytest.raises(SystemExit) as stop:
+        main(argv)
+    assert stop.value.code == 2
+    assert capsys.readouterr().err == line + "\n"
