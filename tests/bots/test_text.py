@@ -298,3 +298,49 @@ def test_tournament_takes_a_text_engine_spec(c_engine: list[str], tmp_path: Path
     assert all(set(g["seat_outcomes"]) == {"ok"} for g in games), games
     logs = list((out / "logs").glob("*.log"))
     assert any("engine c-example" in p.read_text() for p in logs)
+
+
+@pytest.mark.parametrize(
+    "spec, words",
+    [
+        ("greedy", "'greedy' is a built-in bot kind, not an engine command"),
+        ("mcts:iterations=5", "as a text engine it is 'text:{python} -m cirulla engine mcts'"),
+        ("cmd:{python} my_bot.py", "'cmd:{python} my_bot.py' is a cmd: bot (gRPC)"),
+        ("serve:./mine", "bot check checks text-protocol engines"),
+    ],
+)
+def test_bot_check_of_a_spec_that_is_no_engine_says_so_in_one_line(spec: str, words: str) -> None:
+    """A built-in kind or a gRPC bot given to `bot check` is refused naming what it is,
+    not started as a command ("cannot start the engine greedy", four times)."""
+    done = subprocess.run(
+        [*CIRULLA, "bot", "check", spec], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 2 and done.stdout == ""
+    assert words in done.stderr and done.stderr.count("\n") == 1, done.stderr
+
+
+def test_bot_check_of_an_engine_that_cannot_start_reports_it_once(tmp_path: Path) -> None:
+    """The first game shows the engine cannot start: the check stops there, one error."""
+    missing = tmp_path / "no-such-engine"
+    done = subprocess.run(
+        [*CIRULLA, "bot", "check", f"text:{missing}"], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 1
+    errors = [line for line in done.stdout.splitlines() if line.startswith("error:")]
+    assert errors == [
+        f"error: cannot start the engine {missing}: "
+        f"[Errno 2] No such file or directory: '{missing}'"
+    ], done.stdout
+    assert done.stdout.splitlines()[-1].startswith("FAIL: 0 games")
+
+
+def test_bot_check_fills_in_python_as_the_tournament_does() -> None:
+    """`text:{python} ...` means the same to `bot check` as to `tournament --bot`."""
+    done = subprocess.run(
+        [*CIRULLA, "bot", "check", "--games=1", "text:{python} -m cirulla engine random"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.splitlines()[-1].startswith("PASS: 1 games")

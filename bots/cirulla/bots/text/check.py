@@ -25,6 +25,7 @@ import contextlib
 import logging
 import resource
 import shlex
+import shutil
 import signal
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -46,6 +47,7 @@ from cirulla.bots.cgroups import (
 from cirulla.bots.kit import BotClient, BotError, MatchOutcome, open_aio_channel
 from cirulla.bots.processes import local_server
 from cirulla.bots.simple import RandomPolicy
+from cirulla.bots.specs import KINDS
 from cirulla.bots.text.bridge import TextEnginePolicy
 from cirulla.bots.text.engine_io import EngineError
 from cirulla.bots.text.limits import EngineLimits
@@ -64,13 +66,28 @@ MATCH_TIMEOUT = 300.0
 
 
 def engine_argv(spec: str) -> list[str]:
-    """``text:CMD ARGS`` (the tournament's form, parsed as every bot spec is) or just
-    ``CMD ARGS``."""
-    if spec_form(spec) == "text":
-        return shlex.split(BotSpec.parse(spec).command)
+    """``text:CMD ARGS`` (the tournament's form, parsed as every bot spec is: ``{python}``
+    is this interpreter, as in a tournament) or just ``CMD ARGS``."""
+    form = spec_form(spec)
+    if form == "text":
+        return BotSpec.parse(spec).args()
+    if form != "kind":
+        # a cmd: or serve: bot speaks gRPC, not this protocol: a check would only see
+        # it fail to answer `protocol_version`
+        raise ValueError(
+            f"{spec!r} is a {form}: bot (gRPC); bot check checks text-protocol engines "
+            "('text:CMD ARGS'): play a cmd: or serve: bot in a short tournament instead, "
+            f"cirulla tournament --bot random --bot mine={shlex.quote(spec)} --games 2"
+        )
     argv = shlex.split(spec)
     if not argv:
         raise ValueError(f"engine spec {spec!r}: no command")
+    name = argv[0].partition(":")[0]
+    if name in KINDS and shutil.which(argv[0]) is None:
+        raise ValueError(
+            f"{spec!r} is a built-in bot kind, not an engine command; "
+            f"as a text engine it is 'text:{{python}} -m cirulla engine {name}'"
+        )
     return argv
 
 
@@ -271,6 +288,10 @@ def check_engine(
                 # the errors and violations of its death are the limit's, not its own
                 report.errors, report.violations, report.counts = [], [], {}
                 report.violations_total = 0
+                break
+            if report.games == 0 and report.errors:
+                # the engine could not play its first game (it does not start, or dies
+                # at the handshake): the other games would only say the same again
                 break
     return report
 
