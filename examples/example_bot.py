@@ -1,8 +1,9 @@
 """A complete Cirulla bot: declare, take the settebello, take the most cards, else drop
 the lowest card.
 
-Run it: CIRULLA_SERVER=HOST:PORT CIRULLA_MATCH=ID CIRULLA_TOKEN=T python example_bot.py
-(in a tournament: --bot mine='cmd:{python} example_bot.py'; the runner sets those three).
+Run it from the clone's root: CIRULLA_SERVER=HOST:PORT CIRULLA_MATCH=ID CIRULLA_TOKEN=T
+python examples/example_bot.py (in a tournament: --bot mine='cmd:{python}
+examples/example_bot.py'; the runner sets those three).
 """
 
 from collections.abc import Sequence

@@ -73,3 +73,34 @@ def test_the_readme_bot_command_plays_the_docs_example_bot(tmp_path: Path) -> No
     for game in doc["games"]:
         log = out / game["logs"][game["seats"].index("mine")]
         assert "joined match" in log.read_text()
+
+
+CIRULLA = [sys.executable, "-m", "cirulla", "tournament"]
+
+
+def docs_bots_file() -> str:
+    """The TOML block of docs/tournament.md's "Saved bot definitions" section."""
+    text = (ROOT / "docs" / "tournament.md").read_text()
+    section = text[text.index("### Saved bot definitions") :]
+    match = re.search(r"```toml\n(.*?)```", section, re.S)
+    assert match is not None
+    return match.group(1)
+
+
+def test_the_docs_bots_file_plays_the_docs_example_bot(tmp_path: Path) -> None:
+    """docs/tournament.md's bots file, its `mine` being docs/bots.md's bot as my_bot.py
+    (a run_bot() program: as `serve:` it exited at once and stopped the tournament)."""
+    (tmp_path / "bots.toml").write_text(docs_bots_file())
+    (tmp_path / "my_bot.py").write_text(docs_example_bot())
+    out = tmp_path / "t"
+    short = ["--games", "2", "--target", "11", "--seed", "3", "--out", str(out)]
+    res = subprocess.run(
+        [*CIRULLA, "--bots-file", "bots.toml", "--bot", "mine", "--bot", "greedy", *short],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert res.returncode == 0, res.stdout + res.stderr
+    games = json.loads((out / "results.json").read_text())["games"]
+    assert [g["seat_outcomes"] for g in games] == [["ok", "ok"], ["ok", "ok"]]

@@ -8,7 +8,7 @@ greedy = "greedy"
 strong = "mcts:iterations=800"
 
 [bots.mine]
-spec = "serve:{python} my_bot.py"
+spec = "cmd:{python} my_bot.py"
 ```
 
 A bot is either a spec string or a table with ``spec`` (and room for more keys later;
