@@ -65,7 +65,7 @@ def register(
     rules = commands.add_parser(
         "rules",
         help="rule options, presets, rule-case checks and a demo game",
-        description="The rules core: options and presets (RULES.md), rule-case files, a demo.",
+        description="The rules core: options and presets (docs/rules.md), rule-case files, a demo.",
     )
     sub = rules.add_subparsers(dest="rules_command", metavar="ACTION", required=True)
 
