@@ -153,3 +153,20 @@ def test_an_unbounded_elo_is_null_in_results_json() -> None:
     assert isinstance(a["elo_95"][0], float)
     (pair,) = doc["standings"]["head_to_head"]
     assert pair["elo"] is None
+
+
+def test_a_resumed_run_counts_the_games_it_played_itself(tmp_path: Path) -> None:
+    """The last line of a resumed run says how many games it played, beside the total:
+    a resume with nothing left said `2 games in 1s` as if it had played them."""
+    out = tmp_path / "t"
+    first = [sys.executable, "-m", "cirulla", "tournament", "--bot", "random", "--bot", "greedy"]
+    first += ["--games", "2", "--target", "11", "--seed", "4", "--max-games", "1"]
+    resume = [sys.executable, "-m", "cirulla", "tournament", "--resume", str(out)]
+    lines = []
+    for argv in ([*first, "--out", str(out)], resume, resume):
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stdout + done.stderr
+        lines.append(next(x for x in done.stdout.splitlines() if "Results:" in x))
+    assert lines[0].startswith("1 games in ")
+    assert lines[1].startswith("1 games played in ") and "(2 in all)" in lines[1]
+    assert lines[2].startswith("0 games played in ") and "(2 in all)" in lines[2]

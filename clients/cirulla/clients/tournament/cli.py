@@ -575,11 +575,16 @@ def _run_locked(args: argparse.Namespace, settings: Settings, out: Path, console
         f"{len(tournament.done)} already played; output in {out}"
     )
     start = time.monotonic()
+    before = len(tournament.done)
     st = tournament.run()
     tournament.print_tables(st)
     left = len(tournament.pending(st))
+    seconds = time.monotonic() - start
+    total = len(tournament.done)
+    # a resumed run counts what it played itself, beside the total it reports on
+    played = f"{total - before} games played in {seconds:.0f}s ({total} in all)"
     console.print(
-        f"{len(tournament.done)} games in {time.monotonic() - start:.0f}s. "
+        f"{played if before else f'{total} games in {seconds:.0f}s'}. "
         f"Results: {out / 'results.json'}; records: {out / 'records'}; bot logs: {out / 'logs'}"
     )
     if left:
