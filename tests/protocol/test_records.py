@@ -122,3 +122,24 @@ def test_record_dict_is_what_protobuf_json_writes() -> None:
     text = records.dumps(records.record_document(games[-1:]))
     assert text.count("\n") == 1
     assert records.records_from_document(json.loads(text)) == games[-1:]
+
+
+def test_json_that_is_no_record_is_one_line_not_a_mismatch(tmp_path: Path) -> None:
+    """`cirulla replay` of a JSON file that is no record (a list, another document) says
+    so in one line, exit 2: a list was a traceback, an object a `MISMATCH` report."""
+    for n, content in enumerate(("[1]", '{"not": "a record"}', '"text"')):
+        path = tmp_path / f"other-{n}.json"
+        path.write_text(content)
+        for show in ([], ["--show"]):
+            done = subprocess.run(
+                [sys.executable, "-m", "cirulla", "replay", *show, str(path)],
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
+            assert done.returncode == 2 and done.stdout == "", done.stdout + done.stderr
+            assert done.stderr == (
+                f"cirulla replay: {path}: not a record file: JSON, but neither the protocol's "
+                "Record (a tournament's records/*.json, replay --export) nor a "
+                "cirulla-record/1 document\n"
+            )

@@ -59,9 +59,19 @@ def load_record(source: str, db: str | None = None) -> Mapping[str, object]:
         if not path.is_file():
             raise FileNotFoundError(f"no record file {source}")
         try:
-            return cast(Mapping[str, object], json.loads(read_record_file(path)))
+            doc = json.loads(read_record_file(path))
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise ValueError(f"{source}: not a JSON record file ({exc})") from None
+        if not records.is_public_document(doc) and not (
+            isinstance(doc, dict) and doc.get("format") == RECORD_FORMAT
+        ):
+            # JSON, but no record: one line, not a mismatch (or a traceback for a list)
+            raise ValueError(
+                f"{source}: not a record file: JSON, but neither the protocol's Record "
+                "(a tournament's records/*.json, replay --export) nor a "
+                f"{RECORD_FORMAT} document"
+            )
+        return cast(Mapping[str, object], doc)
     if db is None or not Path(db).exists():
         raise FileNotFoundError(f"{source!r} is not a file and database {db!r} does not exist")
     store = Store(db)
