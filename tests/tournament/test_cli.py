@@ -25,6 +25,7 @@ from cirulla.clients.tournament.results import results_document
         (["--bot", "random", "--bot", "greedy", "--sprt", "10", "0", "0.05", "0.05"], "elo0"),
         (["--bot", "random", "--bot", "greedy", "--sprt", "0", "10", "0.7", "0.05"], "alpha"),
         (["--bot", "random", "--bot", "nonsense"], "unknown bot kind"),
+        (["--bot", "my bot=greedy", "--bot", "random"], "not 'my bot'"),
         (["--bot", "random", "--bot", "greedy", "--tc", "60+soon"], "--tc takes"),
         (["--bot", "random", "--bot", "greedy", "--tc", "soon"], "--tc takes"),
         (["--bot", "random", "--bot", "greedy", "--tc", "60+-1"], "--tc increment"),

@@ -69,6 +69,8 @@ bot specs (--bot NAME=SPEC; NAME is optional for a built-in kind):
   random                     uniform random legal moves
   greedy                     one-move heuristic
   mcts:iterations=500        ISMCTS; options iterations, time, workers, c, epsilon
+  learned, policy:model=F    a trained network; `cirulla bot --help` lists every kind
+                             and its options
   text:COMMAND ...           a text-protocol engine (docs/text-protocol.md), e.g.
                              --bot c='text:./text_engine'
   cmd:COMMAND ...            any program that plays one seat, exiting when the match
@@ -92,7 +94,9 @@ output, inside --out DIR (default ./{DEFAULT_OUT_ROOT}/<date-time>, printed at t
   tournament.json  settings (what --resume rebuilds the schedule from)
   games.jsonl      one line per finished game (the journal)
   results.json     settings, standings with 95% intervals, every game's result and notes
-  records/ID.json  the server's record of each game; logs/ID-SEAT.log each bot's output
+  records/ID.json  the server's record of each game (records/ID.txt: as text)
+  logs/BOT-N.log   a kept-alive bot's output (its N-th process); logs/ID-SEAT.log a cmd:
+                   bot's in one game; logs/server.log the local server's
 
 examples:
   cirulla tournament
@@ -321,6 +325,11 @@ def parse_bot(text: str) -> tuple[str, BotSpec]:
     name, sep, spec = text.partition("=")
     if sep and re.fullmatch(r"[A-Za-z0-9_.+-]+", name):
         return name, BotSpec.parse(spec.strip())
+    if sep and ":" not in name:
+        # a NAME= with a character no name takes (a kind's options have a ':' first)
+        raise ValueError(
+            f"--bot {text!r}: a bot name uses letters, digits and _ . + -, not {name!r}"
+        )
     parsed = BotSpec.parse(text.strip())
     if parsed.form == "cmd":
         raise ValueError(f"--bot {text!r}: a command spec needs a name: --bot NAME='{text}'")
