@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -344,3 +345,25 @@ def test_bot_check_fills_in_python_as_the_tournament_does() -> None:
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.splitlines()[-1].startswith("PASS: 1 games")
+
+
+def test_the_readme_java_engine_plays_sandboxed_as_written(tmp_path: Path) -> None:
+    """The README's compile and tournament lines for examples/TextEngine.java, run from a
+    folder of one's own with --sandbox added: `-cp ./classes` is bound as a path (a bare
+    `classes` is a name, and the sandboxed JVM found no class)."""
+    readme = (EXAMPLES.parent / "README.md").read_text()
+    javac_line = next(x for x in readme.splitlines() if x.startswith("javac "))
+    run_line = next(x for x in readme.splitlines() if "java='text:" in x)
+    javac = shlex.split(javac_line.partition("#")[0])
+    assert shutil.which("javac"), "javac is needed (.ci/setup.d/35-java.sh)"
+    javac[-1] = str(EXAMPLES / "TextEngine.java")  # the clone's file, from another folder
+    subprocess.run(javac, cwd=tmp_path, check=True, timeout=300)
+    argv = shlex.split(run_line)
+    assert argv[:2] == ["cirulla", "tournament"]
+    short = ["--sandbox", "--games", "2", "--target", "11", "--seed", "5", "--out", "t"]
+    done = subprocess.run(
+        [*CIRULLA, *argv[1:], *short], cwd=tmp_path, capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    games = [json.loads(x) for x in (tmp_path / "t" / "games.jsonl").read_text().splitlines()]
+    assert [g["seat_outcomes"] for g in games] == [["ok", "ok"], ["ok", "ok"]], games
