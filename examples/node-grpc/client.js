@@ -18,12 +18,17 @@
 // set); uint64 ids arrive as strings with `longs: String`: send them back untouched.
 "use strict";
 
+const fs = require("node:fs");
 const path = require("node:path");
 const grpc = require("@grpc/grpc-js");
 const protoLoader = require("@grpc/proto-loader");
 
 const PROTOCOL_VERSION = "cirulla.v1/1";
-const PROTO_ROOT = process.env.CIRULLA_PROTO_ROOT || path.join(__dirname, "..", "..", "proto");
+// The folder holding cirulla/v1/*.proto: --proto-root=DIR, else $CIRULLA_PROTO_ROOT, else
+// the clone's proto/ two folders up. Under a tournament's --sandbox only the client's own
+// folder and the paths named on its command line are there: name it with
+// --proto-root=./proto (docs/protocol.md, "Clients in other languages").
+const DEFAULT_PROTO_ROOT = process.env.CIRULLA_PROTO_ROOT || path.join(__dirname, "..", "..", "proto");
 
 function options(argv) {
   const out = {
@@ -31,11 +36,16 @@ function options(argv) {
     match: process.env.CIRULLA_MATCH || "",
     token: process.env.CIRULLA_TOKEN || "",
     name: "node-grpc",
+    proto_root: DEFAULT_PROTO_ROOT,
   };
   for (const arg of argv) {
-    const m = /^--(server|match|token|name)=(.*)$/s.exec(arg);
-    if (!m) throw new Error(`unknown argument ${JSON.stringify(arg)}; use --server=, --match=, --token=, --name=`);
-    out[m[1]] = m[2];
+    const m = /^--(server|match|token|name|proto-root)=(.*)$/s.exec(arg);
+    if (!m) {
+      throw new Error(
+        `unknown argument ${JSON.stringify(arg)}; use --server=, --match=, --token=, --name=, --proto-root=`,
+      );
+    }
+    out[m[1].replace("-", "_")] = m[2];
   }
   for (const key of ["server", "match", "token"]) {
     if (!out[key]) throw new Error(`missing --${key}= (or CIRULLA_${key.toUpperCase()})`);
@@ -43,9 +53,14 @@ function options(argv) {
   return out;
 }
 
-function loadService() {
+function loadService(protoRoot) {
+  if (!fs.existsSync(path.join(protoRoot, "cirulla", "v1", "match_service.proto"))) {
+    throw new Error(
+      `no cirulla/v1/match_service.proto under ${protoRoot}: give --proto-root=DIR, the clone's proto folder`,
+    );
+  }
   const definition = protoLoader.loadSync("cirulla/v1/match_service.proto", {
-    includeDirs: [PROTO_ROOT],
+    includeDirs: [protoRoot],
     keepCase: true, // field names exactly as in the .proto files
     longs: String, // uint64 (decision_id, sequence) as decimal strings: no precision loss
     enums: String, // enum values by name, e.g. "GOODBYE_REASON_MATCH_FINISHED"
@@ -76,7 +91,7 @@ function choose(request) {
 }
 
 function play(opts) {
-  const Service = loadService();
+  const Service = loadService(opts.proto_root);
   const client = new Service(opts.server, grpc.credentials.createInsecure());
   const call = client.Play();
   const state = { seat: null, decisions: 0, games: 0, lastSequence: "0", result: null, done: false };

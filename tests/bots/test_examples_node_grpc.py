@@ -11,8 +11,10 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import shlex
 import shutil
 import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -111,3 +113,28 @@ def test_node_grpc_client_plays_whole_matches(
         assert out["winner_side"] == winner
     # Every action of the match was a decision the node clients answered.
     assert sum(o["decisions"] for o in outputs) == actions > 0
+
+
+def test_the_readme_node_command_plays_a_sandboxed_tournament(
+    node_client: list[str], tmp_path: Path
+) -> None:
+    """The README's tournament line for the Node.js player, run from the clone's root
+    with --sandbox added: the sandbox shows the bot its folder and the paths it names,
+    so the client reads the protos from --proto-root=./proto (it looked two folders up,
+    outside what the sandbox shows: `ENOENT ... match_service.proto`, every game lost)."""
+    readme = (EXAMPLE.parents[1] / "README.md").read_text()
+    line = next(x for x in readme.splitlines() if "node-grpc/client.js" in x and "--bot" in x)
+    argv = shlex.split(line)
+    assert argv[:2] == ["cirulla", "tournament"]
+    out = tmp_path / "t"
+    short = ["--sandbox", "--games", "2", "--target", "11", "--seed", "5", "--out", str(out)]
+    done = subprocess.run(
+        [sys.executable, "-m", "cirulla", *argv[1:], *short],
+        cwd=EXAMPLE.parents[1],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    games = [json.loads(x) for x in (out / "games.jsonl").read_text().splitlines()]
+    assert [g["seat_outcomes"] for g in games] == [["ok", "ok"], ["ok", "ok"]], games
