@@ -102,7 +102,8 @@ def register(
 ) -> None:
     p = commands.add_parser(
         "bot",
-        help="play one seat of a match with a built-in bot (random, greedy, mcts)",
+        help="play one seat of a match with a built-in bot (random, greedy, mcts, learned, "
+        "policy) or a text engine (bot text); check an engine (bot check)",
         description=BOT_DESCRIPTION.format(kinds=_kinds_text()),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
