@@ -5,6 +5,7 @@ tables, and a bot that never starts stopping the tournament with its log's tail.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -171,3 +172,35 @@ def test_a_resumed_run_counts_the_games_it_played_itself(tmp_path: Path) -> None
     assert lines[0].startswith("1 games in ")
     assert lines[1].startswith("1 games played in ") and "(2 in all)" in lines[1]
     assert lines[2].startswith("0 games played in ") and "(2 in all)" in lines[2]
+
+
+def test_a_server_that_does_not_answer_or_refuses_the_token_is_one_line(tmp_path: Path) -> None:
+    """`--server` is checked before anything is written: no server there, no admin token,
+    a wrong one. Each was an rpc error after the output folder was made, with a `--resume`
+    hint that could not help."""
+    from cirulla.clients.matches.supervise import LocalServer
+
+    def run(*extra: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+        argv = [sys.executable, "-m", "cirulla", "tournament", "--bot", "greedy"]
+        argv += ["--bot", "random", "--games", "2", "--target", "11", *extra]
+        return subprocess.run(argv, capture_output=True, text=True, timeout=120, env=env)
+
+    with LocalServer(tmp_path / "s.sqlite3", tmp_path / "s.log", admin_token="sekrit") as server:
+        address = server.address
+        env = {k: v for k, v in os.environ.items() if k != "CIRULLA_ADMIN_TOKEN"}
+        cases = [
+            (["--server", "127.0.0.1:1"], "--server 127.0.0.1:1: no match server answers there"),
+            (["--server", address], f"--server {address} needs its admin token: --admin-token"),
+            (["--server", address, "--admin-token", "wrong"], "the admin token is wrong"),
+        ]
+        for n, (extra, words) in enumerate(cases):
+            out = tmp_path / f"t{n}"
+            done = run(*extra, "--out", str(out), env=env)
+            assert done.returncode == 2 and words in done.stderr, done.stdout + done.stderr
+            assert done.stderr.count("\n") == 1 and not out.exists(), done.stderr
+        out = tmp_path / "ok"
+        done = run(
+            "--server", address, "--out", str(out), env={**env, "CIRULLA_ADMIN_TOKEN": "sekrit"}
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert len((out / "games.jsonl").read_text().splitlines()) == 2

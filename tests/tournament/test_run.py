@@ -370,6 +370,7 @@ def test_external_server_with_admin_token(
         assert len(journal(out)) == 2
         assert not (out / "server.sqlite3").exists()  # the given server was used
         capsys.readouterr()
-        assert run(tmp_path / "u", *args, "--admin-token", "wrong") == 1
-        assert "PERMISSION_DENIED" in capsys.readouterr().out
-        assert not (tmp_path / "u" / "games.jsonl").exists()
+        # refused before anything is written (tests/tournament/test_cli.py has every case)
+        assert run(tmp_path / "u", *args, "--admin-token", "wrong") == 2
+        assert "the admin token is wrong" in capsys.readouterr().err
+        assert not (tmp_path / "u").exists()

@@ -43,6 +43,7 @@ from cirulla.console import output_console
 from cirulla.logs import setup_logging
 from cirulla.rules import OptionError, Options
 from cirulla.rules.arguments import add_rule_arguments, rule_overrides
+from cirulla.v1 import match_service_pb2, match_service_pb2_grpc
 
 DEFAULT_BOTS = ("random=random", "greedy=greedy", "mcts=mcts:iterations=200")
 DEFAULT_GAMES = 10
@@ -473,6 +474,41 @@ def check_server_bot_socket(args: argparse.Namespace) -> None:
         raise ValueError(f"--server-bot-socket {path}: not a socket (cirulla server --bot-socket)")
 
 
+def check_server(server: str, admin_token: str | None) -> None:
+    """``--server`` answers and takes the admin token, checked before anything is
+    written: an ``AbortMatch`` of a match that is not there (NOT_FOUND once the token
+    passed; nothing changes on the server) tells both."""
+    metadata = (("authorization", f"Bearer {admin_token}"),) if admin_token else ()
+    with grpc.insecure_channel(server) as channel:
+        stub = match_service_pb2_grpc.MatchServiceStub(channel)
+        try:
+            stub.AbortMatch(
+                match_service_pb2.AbortMatchRequest(
+                    match_id="cirulla-tournament-probe", reason="the runner's check"
+                ),
+                metadata=metadata,
+                timeout=10,
+            )
+        except grpc.RpcError as exc:
+            code, details = exc.code(), exc.details()
+            if code == grpc.StatusCode.NOT_FOUND:
+                return
+            if code == grpc.StatusCode.UNAUTHENTICATED:
+                raise ValueError(
+                    f"--server {server} needs its admin token: --admin-token TOKEN or "
+                    "$CIRULLA_ADMIN_TOKEN"
+                ) from None
+            if code == grpc.StatusCode.PERMISSION_DENIED:
+                raise ValueError(f"--server {server}: the admin token is wrong") from None
+            if code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
+                raise ValueError(
+                    f"--server {server}: no match server answers there ({details})"
+                ) from None
+            raise ValueError(
+                f"--server {server}: not a Cirulla match server? ({code.name}: {details})"
+            ) from None
+
+
 def check_pool_args(db: str, server: str | None) -> None:
     """``--db`` (worker pool) checked before anything is created: one line if wrong."""
     from cirulla.clients.tournament.pool import check_pool_db
@@ -511,6 +547,8 @@ def run_tournament(args: argparse.Namespace) -> int:
                 )
             check_pool_args(args.db, args.server)
         check_server_bot_socket(args)
+        if args.server is not None:
+            check_server(args.server, args.admin_token or os.environ.get("CIRULLA_ADMIN_TOKEN"))
         if args.sandbox:
             sandbox.require()
             # before anything is written there: --out is not the installation bots run from
