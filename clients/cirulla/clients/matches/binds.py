@@ -39,6 +39,7 @@ made on the host (a hard link of the admin token inside a bot's folder is that f
 
 from __future__ import annotations
 
+import functools
 import glob
 import importlib
 import json
@@ -408,6 +409,36 @@ def interpreters(argv: Sequence[str]) -> list[str]:
     return [w for w in dict.fromkeys(found) if is_python(w) and not runners_own(w)]
 
 
+@functools.cache
+def _disables_userns(bwrap: str | None) -> bool:
+    """Whether this bwrap has ``--disable-userns`` (bubblewrap 0.8 and later)."""
+    if bwrap is None:
+        return False
+    try:
+        done = subprocess.run([bwrap, "--help"], capture_output=True, timeout=20, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return b"--disable-userns" in done.stdout + done.stderr
+
+
+def no_privilege(bwrap: str | None) -> list[str]:
+    """bwrap arguments: no capability inside, and no user namespace of its own where
+    this bwrap can say so (every sandbox: a bot's, and the probe's, which runs an
+    interpreter's ``.pth`` code).
+
+    bwrap started by root keeps every capability for the sandbox's processes (in its
+    namespaces): a bot remounted its read-only binds writable and wrote the host's files
+    as root, mounted the cgroup filesystem and raised its own ``pids.max`` and CPU
+    quota (tests/confinement/test_hostile_sandbox.py). ``--cap-drop ALL`` leaves it none
+    (unprivileged, bwrap keeps none anyway). ``--disable-userns`` stops it making user
+    namespaces of its own, in which it would hold every capability again (over nothing
+    of the host's, but the kernel's code behind them is a known road out)."""
+    args = ["--cap-drop", "ALL"]
+    if _disables_userns(bwrap):
+        args += ["--unshare-user", "--disable-userns"]
+    return args
+
+
 def probe_args(bwrap: str, python: str, secrets: Sequence[Path]) -> list[str] | None:
     """The probe sandbox: the whole machine read-only (an interpreter's folders may be
     anywhere, /tmp included) except the private paths, masked as in a bot's sandbox, and
@@ -416,7 +447,8 @@ def probe_args(bwrap: str, python: str, secrets: Sequence[Path]) -> list[str] | 
     hide = masks(Bind(Path("/"), "/"), secrets, install=False)
     if hide is None:
         return None
-    head = ["--unshare-all", "--die-with-parent", "--new-session", "--ro-bind", "/", "/"]
+    head = ["--unshare-all", *no_privilege(bwrap), "--die-with-parent", "--new-session"]
+    head += ["--ro-bind", "/", "/"]
     head += ["--proc", "/proc", "--dev", "/dev", "--size", str(1024**2), "--tmpfs", "/run"]
     head += ["--remount-ro", "/run", "--chdir", "/"]
     return [bwrap, *head, *hide, "--", python, "-I", "-B", "-c", PROBE_CODE]

@@ -100,6 +100,7 @@ def _base_args(
     against ``private``."""
     args = [
         "--unshare-all",  # net, pid, ipc, uts, cgroup (and user where possible)
+        *binds.no_privilege(bwrap_path()),
         "--die-with-parent",
         "--new-session",
         "--proc",

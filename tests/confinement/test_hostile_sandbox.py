@@ -1,0 +1,180 @@
+"""Hostile bots against the sandbox itself, run through the real bubblewrap (and, where
+it matters, the host's real control groups): what a bot tries from inside its sandbox
+to write the host's files, raise its own limits or leave its namespaces.
+
+This machine and CI run the runner as root, which a tournament organiser may do too
+("it works unprivileged with user namespaces and as root", docs/tournament.md): bwrap
+started by root kept every capability for the bot inside its namespaces, so a bot
+remounted its read-only folders writable (and wrote the host's files as root), mounted
+the cgroup filesystem and raised its own process limit and CPU quota, and made user
+namespaces of its own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from cirulla.bots.cgroups import BotLimits, HostGroups, RunGroups
+from cirulla.clients.matches import binds, sandbox
+from cirulla.clients.matches.relay import PER_ENDPOINT, ServerRelay
+from cirulla.server.app import start_server
+from cirulla.server.bot_socket import MAX_STREAMS_PER_CONNECTION
+
+STREAM_FLOOD = Path(__file__).parents[1] / "programs" / "stream_flood.py"
+
+#: Each attempt prints ``ESCAPE <what>`` when it worked, ``HELD <what>`` when refused.
+ESCAPES = r"""
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+MS_BIND, MS_REMOUNT = 4096, 32
+folder = os.path.dirname(os.path.abspath(sys argv0))
+def report(what, ok):
+    print(('ESCAPE ' if ok else 'HELD ') + what, flush=True)
+caps = [l.split()[1] for l in open('/proc/self/status') if l.startswith('CapEff:')][0]
+report('capabilities ' + caps, int(caps, 16) != 0)
+# its read-only folder (a bind of the host's) made writable, then written
+libc.mount(None, folder.encode(), None, MS_REMOUNT | MS_BIND, None)
+try:
+    open(os.path.join(folder, 'WRITTEN'), 'w').write('owned')
+    report('remount rw', True)
+except OSError:
+    report('remount rw', False)
+# the cgroup filesystem mounted, its own process limit raised
+os.makedirs('/tmp/cg', exist_ok=True)
+if libc.mount(b'cg', b'/tmp/cg', b'cgroup', 0, b'pids') == 0:
+    try:
+        open('/tmp/cg/pids.max', 'w').write('max')
+        report('pids.max raised', True)
+    except OSError:
+        report('pids.max raised', False)
+else:
+    report('cgroup mounted', False)
+# a user namespace of its own (its kernel's attack surface, every capability in it)
+pid = os.fork()
+if pid == 0:
+    os._exit(0 if libc.unshare(0x10000000) == 0 else 1)
+report('nested user namespace', os.waitpid(pid, 0)[1] == 0)
+""".replace("sys argv0", "sys.argv[0]")
+
+
+@pytest.fixture
+def groups() -> Iterator[RunGroups]:
+    host = HostGroups.detect()
+    assert not isinstance(host, str), host  # CI and this machine have them: no skip
+    run = host.new_run()
+    try:
+        yield run
+    finally:
+        run.close()
+
+
+def test_a_bot_has_no_capability_to_remount_mount_or_nest(
+    tmp_path: Path, groups: RunGroups
+) -> None:
+    folder = tmp_path / "escaper"
+    folder.mkdir()
+    program = folder / "escape.py"
+    program.write_text(ESCAPES)
+    limits = BotLimits(processes=64)
+    group = groups.bot("escaper", limits)
+    try:
+        box = sandbox.Sandbox(limits, readable=(folder,), group=group)
+        argv, env, preexec = box.wrap([sys.executable, str(program)], {}, server_socket=None)
+        done = subprocess.run(
+            argv, env=env, preexec_fn=preexec, capture_output=True, text=True, timeout=60
+        )
+        pids_max = (group.paths["pids"] / "pids.max").read_text().strip()
+    finally:
+        group.close()
+    assert done.returncode == 0, done.stderr
+    lines = [line for line in done.stdout.splitlines() if line.startswith(("ESCAPE", "HELD"))]
+    assert len(lines) == 4, done.stdout
+    assert not [line for line in lines if line.startswith("ESCAPE")], done.stdout
+    assert not (folder / "WRITTEN").exists()
+    assert pids_max == "64"
+
+
+def test_the_interpreter_probe_has_no_capability_either(tmp_path: Path) -> None:
+    """The probe that asks a bot's interpreter where it imports from runs that
+    interpreter's ``.pth`` code (an author's venv in the bot's folder is the author's
+    code) in a sandbox that binds the whole machine read-only: as root it remounted it
+    writable."""
+    bwrap = sandbox.bwrap_path()
+    assert bwrap is not None
+    args = binds.probe_args(bwrap, sys.executable, ())
+    assert args is not None
+    target = tmp_path / "WRITTEN"
+    code = (
+        "import ctypes\n"
+        "libc = ctypes.CDLL(None, use_errno=True)\n"
+        "libc.mount(None, b'/', None, 32 | 4096, None)\n"
+        f"open({str(target)!r}, 'w').write('owned')\n"
+    )
+    argv = [*args[: args.index("--") + 1], sys.executable, "-c", code]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    assert "Read-only file system" in done.stderr, done.stderr
+    assert not target.exists()
+
+
+def test_a_stream_flood_holds_few_calls_in_the_match_server(tmp_path: Path) -> None:
+    """A bot opens 3,000 Play streams through its relay endpoint and sends nothing on
+    them: the match server's bot socket held every one of them (a call and its task each,
+    about 20 KB, until the 30 s hello timeout: 40,000 streams grew a server by 650 MB, in
+    a ladder's own process). It now holds at most ``MAX_STREAMS_PER_CONNECTION`` per
+    connection, so a process's 16 connections hold a bounded number."""
+    folder = Path(tempfile.mkdtemp(prefix="cirulla-sf-"))  # a unix socket's path is short
+    sock = folder / "bot.sock"
+
+    async def main() -> tuple[int, str]:
+        running = await start_server("127.0.0.1:0", bot_socket=sock)
+        try:
+            with ServerRelay(f"unix:{sock}") as relay:
+                endpoint = relay.endpoint()
+                argv, env, preexec = sandbox.Sandbox(readable=(STREAM_FLOOD,)).wrap(
+                    [sys.executable, str(STREAM_FLOOD), "--streams", "3000", "--hold", "60"],
+                    {"CIRULLA_SERVER": "x"},
+                    server_socket=endpoint.path,
+                )
+                base = len(asyncio.all_tasks())
+                proc = await asyncio.create_subprocess_exec(
+                    *argv, env=env, preexec_fn=preexec, stdout=subprocess.PIPE
+                )
+                assert proc.stdout is not None
+                reading = asyncio.ensure_future(proc.stdout.readline())
+                said, held = "", 0
+                deadline = time.monotonic() + 60
+                settled: float | None = None
+                while time.monotonic() < deadline:
+                    await asyncio.wait({reading}, timeout=0.05)
+                    if reading.done() and settled is None:
+                        said = reading.result().decode()
+                        settled = time.monotonic() + 3  # what it opened reaches the server
+                    if settled is not None and time.monotonic() > settled - 1:
+                        # what the server holds once the flood is out (not the first
+                        # burst, which may come before the client reads the settings)
+                        held = max(held, len(asyncio.all_tasks()) - base)
+                    if settled is not None and time.monotonic() > settled:
+                        break
+                proc.kill()
+                await proc.wait()
+                return held, said
+        finally:
+            await running.stop(0)
+
+    try:
+        held, said = asyncio.run(main())
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    assert "STREAMS opened=3000" in said, said
+    # the server's tasks: 3 per call waiting for its Hello (the call's, the handler's
+    # read and its wait); before, the 3,000 streams held about 9,000
+    assert held <= 3 * PER_ENDPOINT * MAX_STREAMS_PER_CONNECTION + 32, held
