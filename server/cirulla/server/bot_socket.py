@@ -51,6 +51,14 @@ from cirulla.server.service import MatchService, add_to_server
 PLAY_METHOD = "/cirulla.v1.MatchService/Play"
 #: Served only for a seat token of the match it names (the connect-in stand-in's poll).
 GET_MATCH_METHOD = "/cirulla.v1.MatchService/GetMatch"
+#: Streams (calls) one connection of the bot socket may hold open at once. A sandboxed
+#: bot needs one a match (its Play; the connect-in stand-in's GetMatch poll one at a
+#: time), and its relay holds at most 16 connections a process; without a bound a bot
+#: opened thousands of Play streams without a Hello, each held (a call, its task, about
+#: 20 KB) until the hello timeout, in the server's process: a ladder's own
+#: (tests/confinement/test_hostile_sandbox.py). gRPC's HTTP/2 settings tell the client;
+#: a client that opens more anyway has them refused (REFUSED_STREAM).
+MAX_STREAMS_PER_CONNECTION = 8
 #: What every other call gets there (with PERMISSION_DENIED).
 REFUSED = (
     "this socket serves sandboxed bots: only cirulla.v1.MatchService/Play "
@@ -149,7 +157,8 @@ async def start_bot_server(
     path = check_bot_socket(path)
     with contextlib.suppress(FileNotFoundError):
         path.unlink()  # a stale socket of an earlier run (checked: a socket)
-    server = grpc.aio.server(interceptors=[PlayOnly(servicer.hub)], options=list(options))
+    bounded = [*options, ("grpc.max_concurrent_streams", MAX_STREAMS_PER_CONNECTION)]
+    server = grpc.aio.server(interceptors=[PlayOnly(servicer.hub)], options=bounded)
     add_to_server(servicer, server)
     try:
         bound = server.add_insecure_port(f"unix:{path}")
