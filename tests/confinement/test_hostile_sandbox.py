@@ -7,7 +7,9 @@ This machine and CI run the runner as root, which a tournament organiser may do 
 started by root kept every capability for the bot inside its namespaces, so a bot
 remounted its read-only folders writable (and wrote the host's files as root), mounted
 the cgroup filesystem and raised its own process limit and CPU quota, and made user
-namespaces of its own.
+namespaces of its own. Without any capability it was still the host's uid 0, which may
+write the kernel's settings in /proc/sys (767 files writable, ``kernel.core_pattern``
+among them: a program the host runs as root).
 """
 
 from __future__ import annotations
@@ -58,6 +60,13 @@ if libc.mount(b'cg', b'/tmp/cg', b'cgroup', 0, b'pids') == 0:
         report('pids.max raised', False)
 else:
     report('cgroup mounted', False)
+# the kernel's settings (as the host's root: kernel.core_pattern runs a program as root
+# on the host at the next crash); opened for writing only, nothing written
+try:
+    os.close(os.open('/proc/sys/kernel/core_pattern', os.O_WRONLY))
+    report('sysctl opened for writing', True)
+except OSError:
+    report('sysctl opened for writing', False)
 # a user namespace of its own (its kernel's attack surface, every capability in it)
 pid = os.fork()
 if pid == 0:
@@ -77,7 +86,7 @@ def groups() -> Iterator[RunGroups]:
         run.close()
 
 
-def test_a_bot_has_no_capability_to_remount_mount_or_nest(
+def test_a_bot_cannot_remount_mount_nest_or_set_the_kernel(
     tmp_path: Path, groups: RunGroups
 ) -> None:
     folder = tmp_path / "escaper"
@@ -97,7 +106,7 @@ def test_a_bot_has_no_capability_to_remount_mount_or_nest(
         group.close()
     assert done.returncode == 0, done.stderr
     lines = [line for line in done.stdout.splitlines() if line.startswith(("ESCAPE", "HELD"))]
-    assert len(lines) == 4, done.stdout
+    assert len(lines) == 5, done.stdout
     assert not [line for line in lines if line.startswith("ESCAPE")], done.stdout
     assert not (folder / "WRITTEN").exists()
     assert pids_max == "64"
@@ -107,14 +116,19 @@ def test_the_interpreter_probe_has_no_capability_either(tmp_path: Path) -> None:
     """The probe that asks a bot's interpreter where it imports from runs that
     interpreter's ``.pth`` code (an author's venv in the bot's folder is the author's
     code) in a sandbox that binds the whole machine read-only: as root it remounted it
-    writable."""
+    writable, and could write the kernel's settings."""
     bwrap = sandbox.bwrap_path()
     assert bwrap is not None
     args = binds.probe_args(bwrap, sys.executable, ())
     assert args is not None
     target = tmp_path / "WRITTEN"
     code = (
-        "import ctypes\n"
+        "import ctypes, os\n"
+        "try:\n"
+        "    os.close(os.open('/proc/sys/kernel/core_pattern', os.O_WRONLY))\n"
+        "    print('SYSCTL ESCAPE')\n"
+        "except OSError:\n"
+        "    print('SYSCTL HELD')\n"
         "libc = ctypes.CDLL(None, use_errno=True)\n"
         "libc.mount(None, b'/', None, 32 | 4096, None)\n"
         f"open({str(target)!r}, 'w').write('owned')\n"
@@ -122,6 +136,7 @@ def test_the_interpreter_probe_has_no_capability_either(tmp_path: Path) -> None:
     argv = [*args[: args.index("--") + 1], sys.executable, "-c", code]
     done = subprocess.run(argv, capture_output=True, text=True, timeout=60)
     assert "Read-only file system" in done.stderr, done.stderr
+    assert "SYSCTL HELD" in done.stdout, done.stdout
     assert not target.exists()
 
 

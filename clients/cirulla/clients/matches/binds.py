@@ -430,13 +430,30 @@ def no_privilege(bwrap: str | None) -> list[str]:
     namespaces): a bot remounted its read-only binds writable and wrote the host's files
     as root, mounted the cgroup filesystem and raised its own ``pids.max`` and CPU
     quota (tests/confinement/test_hostile_sandbox.py). ``--cap-drop ALL`` leaves it none
-    (unprivileged, bwrap keeps none anyway). ``--disable-userns`` stops it making user
+    (unprivileged, bwrap keeps none anyway); ``PROC_READ_ONLY`` keeps it from the
+    kernel's settings, which root may write without one. ``--disable-userns`` stops it making user
     namespaces of its own, in which it would hold every capability again (over nothing
     of the host's, but the kernel's code behind them is a known road out)."""
     args = ["--cap-drop", "ALL"]
     if _disables_userns(bwrap):
         args += ["--unshare-user", "--disable-userns"]
     return args
+
+
+#: After ``--proc /proc``: the kernel's settings read-only. A sandbox started by root
+#: runs its bot as the host's uid 0 (no capability), and /proc/sys checks that uid, not
+#: a capability: a bot could write 767 of them, ``kernel.core_pattern`` (a program the
+#: host runs as root at the next crash) among them; bwrap covers /proc/sys only where it
+#: finds it writable while it sets up. The bind's source is the host's /proc/sys: the
+#: same settings, those of a namespace (network, host name) read as the reader's.
+PROC_READ_ONLY = [
+    "--ro-bind",
+    "/proc/sys",
+    "/proc/sys",
+    "--ro-bind-try",
+    "/proc/sysrq-trigger",
+    "/proc/sysrq-trigger",
+]
 
 
 def probe_args(bwrap: str, python: str, secrets: Sequence[Path]) -> list[str] | None:
@@ -449,7 +466,8 @@ def probe_args(bwrap: str, python: str, secrets: Sequence[Path]) -> list[str] | 
         return None
     head = ["--unshare-all", *no_privilege(bwrap), "--die-with-parent", "--new-session"]
     head += ["--ro-bind", "/", "/"]
-    head += ["--proc", "/proc", "--dev", "/dev", "--size", str(1024**2), "--tmpfs", "/run"]
+    head += ["--proc", "/proc", *PROC_READ_ONLY, "--dev", "/dev"]
+    head += ["--size", str(1024**2), "--tmpfs", "/run"]
     head += ["--remount-ro", "/run", "--chdir", "/"]
     return [bwrap, *head, *hide, "--", python, "-I", "-B", "-c", PROBE_CODE]
 

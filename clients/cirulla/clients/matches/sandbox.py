@@ -105,6 +105,7 @@ def _base_args(
         "--new-session",
         "--proc",
         "/proc",
+        *binds.PROC_READ_ONLY,
         "--dev",
         "/dev",
         "--size",
