@@ -15,6 +15,7 @@ among them: a program the host runs as root).
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
 import subprocess
 import sys
@@ -28,6 +29,8 @@ import pytest
 from cirulla.bots.cgroups import BotLimits, HostGroups, RunGroups
 from cirulla.clients.matches import binds, sandbox
 from cirulla.clients.matches.relay import PER_ENDPOINT, ServerRelay
+from cirulla.clients.matches.sandbox import Confinement
+from cirulla.clients.matches.supervise import Child
 from cirulla.server.app import start_server
 from cirulla.server.bot_socket import MAX_STREAMS_PER_CONNECTION
 
@@ -193,3 +196,68 @@ def test_a_stream_flood_holds_few_calls_in_the_match_server(tmp_path: Path) -> N
     # the server's tasks: 3 per call waiting for its Hello (the call's, the handler's
     # read and its wait); before, the 3,000 streams held about 9,000
     assert held <= 3 * PER_ENDPOINT * MAX_STREAMS_PER_CONNECTION + 32, held
+
+
+#: ``send MARK``: leaves MARK in keys of the keyrings it reaches (its user's, its user
+#: session's, its session's), says ``SENT``, waits; ``recv MARK``: looks for it in
+#: /proc/keys and in its session keyring, says ``SEEN ...`` for each find.
+KEYS = r"""
+import ctypes, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+ADD_KEY, KEYCTL, DESCRIBE, READ = 248, 250, 6, 11
+mode, mark = sys.argv[1], sys.argv[2].encode()
+if mode == 'send':
+    for ring in (-4, -5, -3):
+        got = libc.syscall(ADD_KEY, b'user', mark + b'-%d' % -ring, b'7d 3s 1b', 8, ring)
+        print('add_key', ring, got, ctypes.get_errno(), flush=True)
+    print('SENT', flush=True)
+    time.sleep(60)
+else:
+    for line in open('/proc/keys').read().splitlines():
+        if mark.decode() in line:
+            print('SEEN /proc/keys', line, flush=True)
+    ids = ctypes.create_string_buffer(4096)
+    n = libc.syscall(KEYCTL, READ, -3, ids, 4096)
+    for i in range(0, max(n, 0), 4):
+        serial = int.from_bytes(ids.raw[i:i + 4], sys.byteorder)
+        text = ctypes.create_string_buffer(512)
+        if libc.syscall(KEYCTL, DESCRIBE, serial, text, 512) > 0 and mark in text.value:
+            print('SEEN session keyring', text.value, flush=True)
+    print('LOOKED', flush=True)
+"""
+
+
+def test_a_bot_leaves_no_key_for_another_to_read(tmp_path: Path) -> None:
+    """Keyrings are no namespace: every process of the runner's user listed a key one bot
+    added (its description in /proc/keys), and the runner's session keyring was every
+    bot's. A bot that knew a hand could so spell it for its twin's process."""
+    folder = tmp_path / "keys"
+    folder.mkdir()
+    program = folder / "keys.py"
+    program.write_text(KEYS)
+    mark = f"cirulla-hand-{os.getpid()}-{time.monotonic_ns()}"
+    with ServerRelay("127.0.0.1:9") as relay:
+        confinement = Confinement(relay)
+        sender = Child(
+            [sys.executable, str(program), "send", mark], tmp_path / "send.log",
+            env={}, confinement=confinement,
+        )  # fmt: skip
+        try:
+            deadline = time.monotonic() + 60
+            while "SENT" not in (tmp_path / "send.log").read_text():
+                assert sender.poll() is None and time.monotonic() < deadline
+                time.sleep(0.05)
+            receiver = Child(
+                [sys.executable, str(program), "recv", mark], tmp_path / "recv.log",
+                env={}, confinement=confinement,
+            )  # fmt: skip
+            assert receiver.wait(60) == 0
+            receiver.stop()
+        finally:
+            sender.stop(grace=0.5)
+    sent = (tmp_path / "send.log").read_text()
+    seen = (tmp_path / "recv.log").read_text()
+    assert "LOOKED" in seen, seen
+    assert "SEEN" not in seen, (sent, seen)
+    assert "add_key -4 -1 38" in sent, sent  # ENOSYS: as if the kernel had no keyrings

@@ -38,7 +38,7 @@ from cirulla.bots.cgroups import (
     fallback_rlimits,
     parse_limits,
 )
-from cirulla.clients.matches import binds
+from cirulla.clients.matches import binds, seccomp
 from cirulla.clients.matches.binds import Bind
 from cirulla.clients.matches.relay import Endpoint, ServerRelay
 
@@ -161,6 +161,9 @@ class Sandbox:
     group: BotGroup | None = None
     #: Paths no bound path may show (``binds``): the runner's data, secrets, output.
     private: tuple[Path, ...] = ()
+    #: A file descriptor holding the seccomp filter (``seccomp.filter_fd``), which the
+    #: caller passes to bwrap (``pass_fds``); None: no filter.
+    seccomp_fd: int | None = None
 
     def wrap(
         self, argv: Sequence[str], env: Mapping[str, str], *, server_socket: Path | None
@@ -185,6 +188,8 @@ class Sandbox:
             args += ["--bind", str(server_socket), str(SANDBOX_SERVER_SOCKET)]
             if "CIRULLA_SERVER" in inner:
                 inner["CIRULLA_SERVER"] = f"unix:{SANDBOX_SERVER_SOCKET}"
+        if self.seccomp_fd is not None:
+            args += ["--seccomp", str(self.seccomp_fd)]
         # bwrap hands its own environment to the sandbox: the bot's (allow-listed) one,
         # given to bwrap as its environment, never on its command line, where `ps` would
         # show the seat token to every local user
@@ -223,12 +228,23 @@ class Wrapped:
     preexec: Callable[[], None] | None
     group: BotGroup | None
     endpoint: Endpoint
+    #: What the child must be given (``Popen(pass_fds=...)``): the seccomp filter's
+    #: file descriptor, closed here once the child started (or could not).
+    pass_fds: tuple[int, ...] = ()
 
     def started(self, pid: int) -> None:
+        self._close_fds()
         self.endpoint.watch(pid)
 
     def abandon(self) -> None:
+        self._close_fds()
         self.endpoint.close()
+
+    def _close_fds(self) -> None:
+        for fd in self.pass_fds:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self.pass_fds = ()
 
 
 @dataclass
@@ -289,13 +305,18 @@ class Confinement:
         argv = binds.absolute_argv(argv)
         readable = tuple(binds.bot_binds(argv, self.private))
         group = self.groups.bot(bot, limits) if self.groups is not None else None
-        sandbox = Sandbox(limits, readable, group, self.private)
         endpoint = self.relay.endpoint()
+        filter_fd: int | None = None
         try:
+            filter_fd = seccomp.filter_fd()
+            sandbox = Sandbox(limits, readable, group, self.private, filter_fd)
             args, inner, preexec = sandbox.wrap(argv, env, server_socket=endpoint.path)
         except BaseException:
+            if filter_fd is not None:
+                os.close(filter_fd)
             endpoint.close()
             if group is not None:
                 group.close()
             raise
-        return Wrapped(args, inner, preexec, group, endpoint)
+        fds = () if filter_fd is None else (filter_fd,)
+        return Wrapped(args, inner, preexec, group, endpoint, fds)

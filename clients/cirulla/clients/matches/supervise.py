@@ -64,6 +64,7 @@ def _spawn(
         argv, env, group = wrapped.argv, wrapped.env, wrapped.group
         if wrapped.preexec is not None:
             steps.append(wrapped.preexec)
+        streams["pass_fds"] = wrapped.pass_fds  # its seccomp filter, for bwrap
 
     def preexec() -> None:
         for step in steps:
