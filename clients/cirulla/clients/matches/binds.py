@@ -411,14 +411,18 @@ def interpreters(argv: Sequence[str]) -> list[str]:
 
 @functools.cache
 def _disables_userns(bwrap: str | None) -> bool:
-    """Whether this bwrap has ``--disable-userns`` (bubblewrap 0.8 and later)."""
-    if bwrap is None:
+    """Whether this bwrap runs a process with ``--unshare-user --disable-userns``: it
+    has the option (bubblewrap 0.8 and later) and the host gives it a user namespace
+    (a setuid bwrap on a host without them sandboxes without one: it keeps doing so)."""
+    true = shutil.which("true")
+    if bwrap is None or true is None:
         return False
+    argv = [bwrap, "--unshare-user", "--disable-userns", "--ro-bind", "/", "/", "--", true]
     try:
-        done = subprocess.run([bwrap, "--help"], capture_output=True, timeout=20, check=False)
+        done = subprocess.run(argv, capture_output=True, timeout=20, check=False)
     except (OSError, subprocess.TimeoutExpired):
         return False
-    return b"--disable-userns" in done.stdout + done.stderr
+    return done.returncode == 0
 
 
 def no_privilege(bwrap: str | None) -> list[str]:
