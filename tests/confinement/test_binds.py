@@ -53,7 +53,7 @@ def probe(
         wrapped = Confinement(relay, private=private).wrap(argv, {"PATH": "/usr/bin:/bin"})
         done = subprocess.run(
             wrapped.argv, env=wrapped.env, preexec_fn=wrapped.preexec,
-            capture_output=True, text=True, timeout=60, check=False,
+            pass_fds=wrapped.pass_fds, capture_output=True, text=True, timeout=60, check=False,
         )  # fmt: skip
     lines = [line for line in done.stdout.splitlines() if line.startswith("SEEN ")]
     assert lines, done.stdout + done.stderr
@@ -83,8 +83,9 @@ def test_ssl_private_is_not_bound_and_the_ca_bundle_is(tmp_path: Path) -> None:
     with ServerRelay("127.0.0.1:1") as relay:
         wrapped = Confinement(relay).wrap([sys.executable, "-c", code], {})
         done = subprocess.run(
-            wrapped.argv, env=wrapped.env, capture_output=True, text=True, timeout=60
-        )
+            wrapped.argv, env=wrapped.env, pass_fds=wrapped.pass_fds,
+            capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
     assert "CAS " in done.stdout and int(done.stdout.split()[-1]) > 10, done.stderr
 
 
@@ -121,7 +122,10 @@ def test_a_bot_folder_around_the_data_folder_shows_the_bot_not_the_data(tmp_path
     inner.write_text(PROBE)
     with ServerRelay("127.0.0.1:1") as relay:
         wrapped = Confinement(relay, private=(data,)).wrap([sys.executable, str(inner), "{}"], {})
-        done = subprocess.run(wrapped.argv, env=wrapped.env, capture_output=True, text=True)
+        done = subprocess.run(
+            wrapped.argv, env=wrapped.env, pass_fds=wrapped.pass_fds,
+            capture_output=True, text=True,
+        )  # fmt: skip
     assert "SEEN" not in done.stdout and done.returncode != 0
 
 
@@ -297,7 +301,7 @@ def test_an_onnx_models_external_data_is_bound_with_it(tmp_path: Path) -> None:
         wrapped = Confinement(relay).wrap([sys.executable, str(bot), f"--model={model}"], {})
         done = subprocess.run(
             wrapped.argv, env=wrapped.env, preexec_fn=wrapped.preexec,
-            capture_output=True, text=True, timeout=120, check=False,
+            pass_fds=wrapped.pass_fds, capture_output=True, text=True, timeout=120, check=False,
         )  # fmt: skip
     assert f"ONNX (1, {NUM_ACTIONS})" in done.stdout, done.stdout + done.stderr
     assert "blocked the other file" in done.stdout, done.stdout

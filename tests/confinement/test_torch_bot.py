@@ -232,7 +232,7 @@ def test_another_venvs_import_folders_are_bound_and_checked(tmp_path: Path) -> N
         wrapped = Confinement(relay, private=private).wrap(argv, {"PATH": "/usr/bin:/bin"})
         done = subprocess.run(
             wrapped.argv, env=wrapped.env, preexec_fn=wrapped.preexec,
-            capture_output=True, text=True, timeout=120, check=False,
+            pass_fds=wrapped.pass_fds, capture_output=True, text=True, timeout=120, check=False,
         )  # fmt: skip
     lines = [line for line in done.stdout.splitlines() if line.startswith("SEEN ")]
     assert lines, done.stdout + done.stderr

@@ -336,6 +336,7 @@ def test_a_sandboxed_seats_token_is_on_no_command_line() -> None:
         assert not any("seat-token-3e1f" in arg for arg in argv)  # `ps` shows bwrap's argv
         assert outer["CIRULLA_TOKEN"] == "seat-token-3e1f" and outer["HOME"] == "/tmp/home"
         done = subprocess.run(
-            argv, env=outer, capture_output=True, text=True, timeout=30, check=False
-        )
+            argv, env=outer, pass_fds=wrapped.pass_fds, capture_output=True, text=True,
+            timeout=30, check=False,
+        )  # fmt: skip
     assert done.stdout.strip() == "seat-token-3e1f", done.stderr
