@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
@@ -27,7 +28,7 @@ from pathlib import Path
 import pytest
 
 from cirulla.bots.cgroups import BotLimits, HostGroups, RunGroups
-from cirulla.clients.matches import binds, sandbox
+from cirulla.clients.matches import binds, sandbox, seccomp
 from cirulla.clients.matches.relay import PER_ENDPOINT, ServerRelay
 from cirulla.clients.matches.sandbox import Confinement
 from cirulla.clients.matches.supervise import Child
@@ -261,3 +262,39 @@ def test_a_bot_leaves_no_key_for_another_to_read(tmp_path: Path) -> None:
     assert "LOOKED" in seen, seen
     assert "SEEN" not in seen, (sent, seen)
     assert "add_key -4 -1 38" in sent, sent  # ENOSYS: as if the kernel had no keyrings
+
+
+def run_filter(program: bytes, arch: int, nr: int) -> int:
+    """What a classic BPF seccomp program returns for call ``nr`` of ``arch`` (the
+    instructions ``seccomp.program`` writes: load word, jump if equal, return)."""
+    code = [struct.unpack("=HBBI", program[i : i + 8]) for i in range(0, len(program), 8)]
+    data = {0: nr, 4: arch}
+    acc, pc = 0, 0
+    while True:
+        op, jt, jf, k = code[pc]
+        if op == 0x20:
+            acc, pc = data[k], pc + 1
+        elif op == 0x15:
+            pc += 1 + (jt if acc == k else jf)
+        else:
+            assert op == 0x06
+            return k
+
+
+@pytest.mark.parametrize("machine", sorted(seccomp.KEYRING_CALLS))
+def test_the_keyring_filter_refuses_those_calls_and_lets_every_other_through(
+    machine: str,
+) -> None:
+    """Each machine's program, run instruction by instruction: the keyring calls of each
+    of its architectures get ENOSYS, their neighbours and another architecture's pass."""
+    program = seccomp.program(machine)
+    assert program is not None
+    enosys, allow = 0x00050000 | 38, 0x7FFF0000
+    for arch, calls in seccomp.KEYRING_CALLS[machine].items():
+        for nr in calls:
+            assert run_filter(program, arch, nr) == enosys, (hex(arch), nr)
+        for nr in (0, 1, 59, 60, 202, 231, min(calls) - 1, max(calls) + 1):
+            if nr not in calls:
+                assert run_filter(program, arch, nr) == allow, (hex(arch), nr)
+    assert run_filter(program, 0x12345678, 250) == allow
+    assert seccomp.program("riscv64") is None
