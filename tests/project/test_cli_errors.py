@@ -39,6 +39,12 @@ from cirulla.cli import main
             " (see cirulla rules options --help)",
         ),
         (
+            # 0 was the default in a new run and voided every game of a resumed one
+            ["tournament", "--game-timeout", "0"],
+            "cirulla tournament: error: argument --game-timeout: must be more than 0 seconds,"
+            " not 0 (see cirulla tournament --help)",
+        ),
+        (
             ["watch"],
             "cirulla watch: error: the following arguments are required: MATCH_ID"
             " (see cirulla watch --help)",

@@ -131,6 +131,18 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _positive_seconds(text: str) -> float:
+    """Seconds above 0 (``--game-timeout``: 0 voided every game of a resumed run at once,
+    and a new run took it for the default)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"takes seconds, not {text!r}") from None
+    if not value > 0:  # NaN included
+        raise argparse.ArgumentTypeError(f"must be more than 0 seconds, not {text}")
+    return value
+
+
 def _non_negative_int(text: str) -> int:
     value = int(text)
     if value < 0:
@@ -292,7 +304,7 @@ def register(
     )
     parser.add_argument(
         "--game-timeout",
-        type=float,
+        type=_positive_seconds,
         metavar="SECONDS",
         help="wall-clock limit per game, after which it is void (default 600)",
     )
