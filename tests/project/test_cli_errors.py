@@ -45,6 +45,23 @@ from cirulla.cli import main
             " not 0 (see cirulla tournament --help)",
         ),
         (
+            # argparse's own words named the checking function: "invalid _positive_int value"
+            ["tournament", "--games", "abc"],
+            "cirulla tournament: error: argument --games: takes a whole number, not 'abc'"
+            " (see cirulla tournament --help)",
+        ),
+        (
+            ["match", "create", "--bank", "x"],
+            "cirulla match create: error: argument --bank: takes a whole number, not 'x'"
+            " (see cirulla match create --help)",
+        ),
+        (
+            # protobuf's words were "Value out of range: -5"
+            ["match", "create", "--seed", "-5"],
+            "cirulla match create: error: argument --seed: must be 0 to 2^64-1, not -5"
+            " (see cirulla match create --help)",
+        ),
+        (
             ["watch"],
             "cirulla watch: error: the following arguments are required: MATCH_ID"
             " (see cirulla watch --help)",

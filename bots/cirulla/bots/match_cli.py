@@ -35,8 +35,23 @@ that seat. --json prints {"match_id", "server", "tokens": [...]} instead.
 """
 
 
+def _seed(text: str) -> int:
+    """``MatchSettings.seed`` is a uint64: one line for what does not fit (protobuf's own
+    words were ``Value out of range: -5``)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"takes a whole number, not {text!r}") from None
+    if not 0 <= value < 2**64:
+        raise argparse.ArgumentTypeError(f"must be 0 to 2^64-1, not {value}")
+    return value
+
+
 def _positive(text: str) -> int:
-    value = int(text)
+    try:
+        value = int(text)
+    except ValueError:  # argparse's own words name this function: "invalid _positive value"
+        raise argparse.ArgumentTypeError(f"takes a whole number, not {text!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
     return value
@@ -144,7 +159,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         action="store_true",
         help="running out of time loses the game (default: the server plays a default move)",
     )
-    c.add_argument("--seed", type=int, metavar="S", help="deck seed (default: random)")
+    c.add_argument(
+        "--seed", type=_seed, metavar="S", help="deck seed, 0 to 2^64-1 (default: random)"
+    )
     c.add_argument("--json", action="store_true", help="print one JSON object")
     c.add_argument("--timeout", type=float, default=10.0, help=argparse.SUPPRESS)
     c.set_defaults(func=_create)

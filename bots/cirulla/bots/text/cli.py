@@ -101,9 +101,7 @@ def _seconds(text: str) -> float:
     except ValueError:
         value = -1.0
     if not 0 < value <= 3600:
-        raise argparse.ArgumentTypeError(
-            f"--command-timeout takes seconds between 0 and 3600, not {text!r}"
-        )
+        raise argparse.ArgumentTypeError(f"takes seconds between 0 and 3600, not {text!r}")
     return value
 
 

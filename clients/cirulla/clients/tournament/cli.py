@@ -124,8 +124,17 @@ _SCHEDULE_ARGS = (
 )
 
 
+def _whole(text: str) -> int:
+    """An integer option's value, or argparse's one-line error in words (its own names
+    the checking function: ``invalid _positive_int value``)."""
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"takes a whole number, not {text!r}") from None
+
+
 def _positive_int(text: str) -> int:
-    value = int(text)
+    value = _whole(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
     return value
@@ -144,7 +153,7 @@ def _positive_seconds(text: str) -> float:
 
 
 def _non_negative_int(text: str) -> int:
-    value = int(text)
+    value = _whole(text)
     if value < 0:
         raise argparse.ArgumentTypeError(f"must be 0 or more, not {value}")
     return value
