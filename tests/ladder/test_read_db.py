@@ -167,3 +167,20 @@ def test_a_read_never_migrates_the_database(
     assert out.returncode != 0
     assert "holds no ladder schema" in out.stderr, out.stderr
     assert _revision(other) is None
+
+
+def test_a_write_in_the_folder_of_a_stopped_ladder_says_it_is_not_running(
+    tmp_path: Path,
+) -> None:
+    """`cirulla ladder pause` where the ladder ran (its database here, its state file gone
+    with it) says the ladder is not running, not that there is no ladder in this folder."""
+    (tmp_path / "cirulla-ladder.sqlite3").write_bytes(b"")
+    done = subprocess.run(
+        [sys.executable, "-m", "cirulla", "ladder", "pause", "greedy"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert "the ladder of this folder is not running" in done.stderr

@@ -39,6 +39,12 @@ def ladder_address(args: argparse.Namespace) -> tuple[str, LadderState]:
     if args.server:
         return args.server, LadderState()
     path = Path(STATE_FILE)
+    if not path.exists() and Path(DEFAULT_DB).exists():
+        # the ladder of this folder, stopped: its state file goes with it
+        raise CommandError(
+            f"the ladder of this folder is not running (its database {DEFAULT_DB} is here, "
+            f"no {STATE_FILE}): start it with `cirulla ladder serve`, or pass --server HOST:PORT"
+        )
     if not path.exists():
         raise CommandError(
             f"no ladder in this folder (no {STATE_FILE}): start one with "
