@@ -143,3 +143,24 @@ def test_json_that_is_no_record_is_one_line_not_a_mismatch(tmp_path: Path) -> No
                 "Record (a tournament's records/*.json, replay --export) nor a "
                 "cirulla-record/1 document\n"
             )
+
+
+def test_a_database_that_is_not_one_or_an_out_that_cannot_be_written_is_one_line(
+    tmp_path: Path,
+) -> None:
+    """`replay --list --db FILE` of a file that is no database was a traceback (OSError)."""
+    garbage = tmp_path / "garbage.txt"
+    garbage.write_text("not a database\n")
+    cases = [
+        (["--list", "--db", str(garbage)], f"database {garbage}: file is not a database"),
+        (["--export", "x", "--db", str(garbage)], f"database {garbage}: file is not a database"),
+    ]
+    for argv, words in cases:
+        done = subprocess.run(
+            [sys.executable, "-m", "cirulla", "replay", *argv],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 2, done.stdout + done.stderr
+        assert done.stderr == f"cirulla replay: {words}\n"

@@ -365,27 +365,44 @@ def run_replay_command(args: argparse.Namespace) -> int:
         if not Path(args.db).exists():
             print(f"cirulla replay: no database {args.db}", file=sys.stderr)
             return 2
-        store = Store(args.db)
-        if args.list:
-            for rec in store.list_records(limit=1000):
-                res = rec["result"]
-                print(
-                    f"{rec['record_id']}\t{rec['finish_time']}\twinner side {res['winner']}"
-                    f"\t{res['reason']}\t{res['totals']}"
-                )
-            return 0
-        stored = store.get_record(args.export)
-        if stored is None:
-            pruned = store.pruned(args.export)
-            said = f"record {args.export!r}: {pruned}" if pruned else f"no record {args.export!r}"
-            print(f"cirulla replay: {said} in {args.db}", file=sys.stderr)
+        try:
+            return _list_or_export(args)
+        except OSError as exc:  # not a database, an --out that cannot be written: one line
+            print(f"cirulla replay: {exc}", file=sys.stderr)
             return 2
-        text = records.dumps(records.record_dict(record_pb(stored)))
-        if args.out:
-            Path(args.out).write_text(text)
-        else:
-            print(text, end="")
+    return _check_or_show(args)
+
+
+def _list_or_export(args: argparse.Namespace) -> int:
+    """``replay --list`` or ``replay --export ID [--out FILE]``."""
+    store = Store(args.db)
+    if args.list:
+        for rec in store.list_records(limit=1000):
+            res = rec["result"]
+            print(
+                f"{rec['record_id']}\t{rec['finish_time']}\twinner side {res['winner']}"
+                f"\t{res['reason']}\t{res['totals']}"
+            )
         return 0
+    stored = store.get_record(args.export)
+    if stored is None:
+        pruned = store.pruned(args.export)
+        said = f"record {args.export!r}: {pruned}" if pruned else f"no record {args.export!r}"
+        print(f"cirulla replay: {said} in {args.db}", file=sys.stderr)
+        return 2
+    text = records.dumps(records.record_dict(record_pb(stored)))
+    if args.out:
+        try:
+            Path(args.out).write_text(text)
+        except OSError as exc:
+            raise OSError(f"--out {args.out}: {exc.strerror}") from None
+    else:
+        print(text, end="")
+    return 0
+
+
+def _check_or_show(args: argparse.Namespace) -> int:
+    """``replay RECORD`` (check it) or ``replay --show RECORD``."""
     if not args.record:
         print(
             "cirulla replay: give a RECORD (id or JSON file), --export ID or --list",
