@@ -204,3 +204,23 @@ def test_a_server_that_does_not_answer_or_refuses_the_token_is_one_line(tmp_path
         )
         assert done.returncode == 0, done.stdout + done.stderr
         assert len((out / "games.jsonl").read_text().splitlines()) == 2
+
+
+@pytest.mark.parametrize(
+    "content, words",
+    [
+        ('{"bots": 3}', "(bots must be a table of name: spec, not int)"),
+        ("[]", "is not a tournament's settings"),
+        ("{}", "is not a tournament's settings"),
+    ],
+)
+def test_resume_of_a_settings_file_that_is_no_tournament_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str, words: str
+) -> None:
+    """A tournament.json edited by hand or from elsewhere: `{"bots": 3}` was an
+    AttributeError traceback."""
+    (tmp_path / "tournament.json").write_text(content)
+    assert main(["tournament", "--resume", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("cirulla tournament: error: cannot resume: ") and words in err, err
+    assert err.count("\n") == 1

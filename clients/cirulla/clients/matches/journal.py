@@ -98,6 +98,8 @@ class Settings:
         bots = data.get("bots")
         if isinstance(bots, dict):  # saved before a rule changed: refused here ({token})
             data["bots"] = parse_bots(bots)
+        elif bots is not None:
+            raise TypeError(f"bots must be a table of name: spec, not {type(bots).__name__}")
         known = set(cls.__dataclass_fields__)
         unknown = set(data) - known
         if unknown:
@@ -190,7 +192,12 @@ def load_settings(out: Path) -> Settings:
         raise ValueError(f"cannot resume: {path} does not exist") from None
     except json.JSONDecodeError as exc:
         raise ValueError(f"cannot resume: {path} is not valid JSON ({exc})") from None
-    return Settings.from_dict(data)
+    try:
+        return Settings.from_dict(data)
+    except (KeyError, TypeError, AttributeError) as exc:
+        # JSON, but not the settings this runner wrote (edited by hand, another file)
+        what = f"no {exc}" if isinstance(exc, KeyError) else str(exc)
+        raise ValueError(f"cannot resume: {path} is not a tournament's settings ({what})") from None
 
 
 class Journal:
