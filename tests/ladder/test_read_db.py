@@ -184,3 +184,23 @@ def test_a_write_in_the_folder_of_a_stopped_ladder_says_it_is_not_running(
     )
     assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
     assert "the ladder of this folder is not running" in done.stderr
+
+
+def test_a_file_that_is_no_database_is_one_line_without_sqlalchemys_link(tmp_path: Path) -> None:
+    """The error of a --db that is no database is its first line: SQLAlchemy's
+    "(Background on this error at: https://...)" line is not the user's business."""
+    garbage = tmp_path / "garbage.txt"
+    garbage.write_text("not a database\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "cirulla", "ladder", "standings", "--db", f"sqlite:///{garbage}"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.splitlines()[-1] == (
+        f"cirulla ladder standings: cannot read the database at sqlite:///{garbage}: "
+        "(sqlite3.DatabaseError) file is not a database"
+    ), done.stderr
+    assert "Background on this error" not in done.stderr

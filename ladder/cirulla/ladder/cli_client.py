@@ -160,7 +160,9 @@ def read_database(db: str, method: str, request: Message, response: type[Respons
     try:
         engine = open_current(db)  # a read never migrates (a ladder may be serving it)
     except Exception as exc:  # a database that is down or not a ladder's: one line
-        raise CommandError(f"cannot read the database at {shown}: {exc}") from None
+        # SQLAlchemy adds a line "(Background on this error at: URL)": the first is the error
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise CommandError(f"cannot read the database at {shown}: {first}") from None
     try:
         service = LadderService(LadderStore(engine))
         got = asyncio.run(getattr(service, method)(request, _LocalContext()))
