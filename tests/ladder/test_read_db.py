@@ -204,3 +204,21 @@ def test_a_file_that_is_no_database_is_one_line_without_sqlalchemys_link(tmp_pat
         "(sqlite3.DatabaseError) file is not a database"
     ), done.stderr
     assert "Background on this error" not in done.stderr
+
+
+@pytest.mark.parametrize("command", ["serve", "worker"])
+def test_serve_or_worker_on_a_file_that_is_no_database_is_one_line(
+    tmp_path: Path, command: str
+) -> None:
+    """`ladder serve|worker --db` of no database was SQLAlchemy's traceback."""
+    garbage = tmp_path / "garbage.txt"
+    garbage.write_text("not a database\n")
+    argv = [sys.executable, "-m", "cirulla", "ladder", command, "--db", f"sqlite:///{garbage}"]
+    argv += ["--listen", "127.0.0.1:0", "--data", str(tmp_path / "data")]
+    done = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr and "Background on this error" not in done.stderr
+    assert done.stderr.splitlines()[-1] == (
+        f"cirulla ladder {command}: cannot use the database: "
+        "(sqlite3.DatabaseError) file is not a database"
+    ), done.stderr

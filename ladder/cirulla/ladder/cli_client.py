@@ -149,7 +149,7 @@ def read_database(db: str, method: str, request: Message, response: type[Respons
     """Serve a read rpc from the database itself (the same code the ladder runs), after
     one line on stderr saying so."""
 
-    from cirulla.ladder.database import database_url, display_url, open_current
+    from cirulla.ladder.database import database_url, display_url, first_line, open_current
     from cirulla.ladder.service import LadderService
     from cirulla.ladder.store import LadderStore
 
@@ -160,9 +160,7 @@ def read_database(db: str, method: str, request: Message, response: type[Respons
     try:
         engine = open_current(db)  # a read never migrates (a ladder may be serving it)
     except Exception as exc:  # a database that is down or not a ladder's: one line
-        # SQLAlchemy adds a line "(Background on this error at: URL)": the first is the error
-        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise CommandError(f"cannot read the database at {shown}: {first}") from None
+        raise CommandError(f"cannot read the database at {shown}: {first_line(exc)}") from None
     try:
         service = LadderService(LadderStore(engine))
         got = asyncio.run(getattr(service, method)(request, _LocalContext()))

@@ -15,6 +15,9 @@ from cirulla.server.logs import log_to_file, setup_logging
 
 
 def run_serve(args: argparse.Namespace) -> int:
+    from sqlalchemy.exc import DatabaseError
+
+    from cirulla.ladder.database import first_line
     from cirulla.ladder.serve import ServeOptions, serve
     from cirulla.ladder.store import QUEUE_PLAYERS, MatchConfig
 
@@ -69,5 +72,8 @@ def run_serve(args: argparse.Namespace) -> int:
         asyncio.run(serve(options))
     except (OSError, ValueError, OptionError) as exc:
         print(f"cirulla ladder serve: {exc}", file=sys.stderr)
+        return 2
+    except DatabaseError as exc:  # not reachable, refused, not a database: one line
+        print(f"cirulla ladder serve: cannot use the database: {first_line(exc)}", file=sys.stderr)
         return 2
     return 0

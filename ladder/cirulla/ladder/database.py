@@ -160,3 +160,10 @@ def open_current(db: str) -> Engine:
             "or read it with the version that wrote it"
         )
     return engine
+
+
+def first_line(exc: BaseException) -> str:
+    """An SQLAlchemy error's own line: without its "[SQL: ...]" and "(Background on this
+    error at: URL)" lines, which are not a ladder operator's business."""
+    text = str(exc)
+    return text.splitlines()[0] if text else type(exc).__name__

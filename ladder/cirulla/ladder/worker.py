@@ -22,6 +22,9 @@ from cirulla.server.logs import log_to_file, setup_logging
 
 
 def run_worker(args: argparse.Namespace) -> int:
+    from sqlalchemy.exc import DatabaseError
+
+    from cirulla.ladder.database import first_line
     from cirulla.ladder.serve import ServeOptions, serve
 
     setup_logging(args.log_level, "ladder-worker")
@@ -52,5 +55,8 @@ def run_worker(args: argparse.Namespace) -> int:
         asyncio.run(serve(options))
     except (OSError, ValueError) as exc:
         print(f"cirulla ladder worker: {exc}", file=sys.stderr)
+        return 2
+    except DatabaseError as exc:  # not reachable, refused, not a database: one line
+        print(f"cirulla ladder worker: cannot use the database: {first_line(exc)}", file=sys.stderr)
         return 2
     return 0
