@@ -27,6 +27,8 @@ from cirulla.clients.tournament.results import results_document
         (["--bot", "random", "--bot", "greedy", "--sprt", "0", "10", "0.7", "0.05"], "alpha"),
         (["--bot", "random", "--bot", "nonsense"], "unknown bot kind"),
         (["--bot", "my bot=greedy", "--bot", "random"], "not 'my bot'"),
+        # a pool database nobody answers at: refused before the output folder is made
+        (["--bot", "random", "--bot", "greedy", "--db", "postgresql://x@127.0.0.1:1/x"], "port 1"),
         (["--bot", "random", "--bot", "greedy", "--tc", "60+soon"], "--tc takes"),
         (["--bot", "random", "--bot", "greedy", "--tc", "soon"], "--tc takes"),
         (["--bot", "random", "--bot", "greedy", "--tc", "60+-1"], "--tc increment"),

@@ -531,12 +531,14 @@ def check_server(server: str, admin_token: str | None) -> None:
 
 
 def check_pool_args(db: str, server: str | None) -> None:
-    """``--db`` (worker pool) checked before anything is created: one line if wrong."""
-    from cirulla.clients.tournament.pool import check_pool_db
+    """``--db`` (worker pool) checked before anything is created, the database reached
+    (and its schema brought up to date, as the run would): one line if wrong."""
+    from cirulla.clients.tournament.pool import check_pool_db, open_pool
 
     if server is not None:
         raise ValueError("--db and --server exclude each other: the workers host the games")
     check_pool_db(db)
+    open_pool(db).engine.dispose()
 
 
 def _interrupt(signum: int, frame: object) -> None:
