@@ -226,3 +226,20 @@ def test_resume_of_a_settings_file_that_is_no_tournament_is_one_line(
     err = capsys.readouterr().err
     assert err.startswith("cirulla tournament: error: cannot resume: ") and words in err, err
     assert err.count("\n") == 1
+
+
+def test_a_bot_that_never_started_is_noted_so_not_with_an_exit_code_it_never_had(
+    tmp_path: Path,
+) -> None:
+    """A `cmd:` program that cannot be started (and a kept bot that exits before it is
+    ready) was noted `exited with code 127 without joining the match`: 127 is the
+    runner's mark for "not started", not the bot's exit code."""
+    out = tmp_path / "t"
+    argv = [sys.executable, "-m", "cirulla", "tournament", "--bot", "greedy", "--recover"]
+    argv += ["--bot", f"x=cmd:{tmp_path / 'no-such-bot'}", "--games", "2", "--out", str(out)]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1, done.stdout + done.stderr
+    games = json.loads((out / "results.json").read_text())["games"]
+    notes = [note for game in games for note in game["notes"]]
+    assert any(n.endswith("(x) did not start; forfeited") for n in notes), notes
+    assert not any("code 127" in n for n in notes), notes

@@ -32,7 +32,12 @@ from cirulla.clients.matches.outcome import Outcome
 from cirulla.clients.matches.sandbox import Confinement
 from cirulla.clients.matches.schedule import ScheduledGame, bot_seed
 from cirulla.clients.matches.seat_argv import bot_argv, is_served_spec, seat_env, seat_values
-from cirulla.clients.matches.seat_players import CommandSeat, SeatPlayer, ServedSeat
+from cirulla.clients.matches.seat_players import (
+    NOT_STARTED,
+    CommandSeat,
+    SeatPlayer,
+    ServedSeat,
+)
 from cirulla.clients.matches.supervise import Child, ServedBot
 from cirulla.rules.cards import parse_card
 from cirulla.rules.options import side_count, side_of
@@ -494,10 +499,14 @@ class Referee:
             for seat in sorted(forfeits):
                 outcomes[seat] = Outcome.CRASH
                 forfeit_sides.add(side_of(seat, players))
-                notes.append(
-                    f"seat {seat} ({game.seats[seat]}) exited with code {codes[seat]} "
-                    "without joining the match; forfeited"
+                # NOT_STARTED is no exit code of the bot's: its process never ran, or a
+                # kept bot's exited before it was ready (the line before says how)
+                how = (
+                    "did not start"
+                    if codes[seat] == NOT_STARTED
+                    else f"exited with code {codes[seat]} without joining the match"
                 )
+                notes.append(f"seat {seat} ({game.seats[seat]}) {how}; forfeited")
         elif timed_out:
             end = "time-limit"
             notes.append(
