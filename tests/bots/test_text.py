@@ -335,10 +335,12 @@ def test_bot_check_of_an_engine_that_cannot_start_reports_it_once(tmp_path: Path
     assert done.stdout.splitlines()[-1].startswith("FAIL: 0 games")
 
 
-def test_bot_check_fills_in_python_as_the_tournament_does() -> None:
-    """`text:{python} ...` means the same to `bot check` as to `tournament --bot`."""
+@pytest.mark.parametrize("prefix", ["text:", ""])
+def test_bot_check_fills_in_python_as_the_tournament_does(prefix: str) -> None:
+    """`text:{python} ...` means the same to `bot check` as to `tournament --bot`, and so
+    does the same command without `text:` (docs/text-protocol.md, "Checking an engine")."""
     done = subprocess.run(
-        [*CIRULLA, "bot", "check", "--games=1", "text:{python} -m cirulla engine random"],
+        [*CIRULLA, "bot", "check", "--games=1", f"{prefix}{{python}} -m cirulla engine random"],
         capture_output=True,
         text=True,
         timeout=300,

@@ -27,12 +27,13 @@ import resource
 import shlex
 import shutil
 import signal
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import grpc
 
-from cirulla.bots.botspec import BotSpec, spec_form
+from cirulla.bots.botspec import PYTHON_PLACEHOLDER, BotSpec, spec_form
 from cirulla.bots.cgroups import (
     DEFAULT_LIMITS,
     MIB,
@@ -79,7 +80,7 @@ def engine_argv(spec: str) -> list[str]:
             "('text:CMD ARGS'): play a cmd: or serve: bot in a short tournament instead, "
             f"cirulla tournament --bot random --bot mine={shlex.quote(spec)} --games 2"
         )
-    argv = shlex.split(spec)
+    argv = [arg.replace(PYTHON_PLACEHOLDER, sys.executable) for arg in shlex.split(spec)]
     if not argv:
         raise ValueError(f"engine spec {spec!r}: no command")
     name = argv[0].partition(":")[0]
