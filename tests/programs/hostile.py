@@ -8,6 +8,9 @@
 * ``balloon``: allocates and touches memory, 64 MiB at a time, without end;
 * ``burn``: four processes spinning on the CPU for as long as it lives;
 * ``flood``: prints to its stdout without end;
+* ``logfill SIZE``: writes SIZE MiB (a number; 3 by default) to its stderr, its log,
+  every game, then plays well: a log just under its limit each game, the disk filled
+  by as much a game unless its logs are bounded in all (``--bot-logs``);
 * ``rename``: joins its seat (its first Hello names it), and once it holds a hand opens
   the seat again as a resume whose ``Hello.name`` and ``version`` spell that hand, for
   its fresh process in the twin game (or anyone) to read in GetMatch or ListMatches
@@ -87,6 +90,18 @@ def flood() -> None:
         os.write(1, line * 1000)
 
 
+def logfill() -> None:
+    mib = float(sys.argv[2]) if len(sys.argv) > 2 else 3.0
+    line = b"logfill " * 15 + b"\n"
+    chunk = line * (64 * 1024 // len(line))
+    written = 0
+    say(f"logfill {mib:g} MiB")
+    while written < mib * 1024**2:
+        os.write(2, chunk)
+        written += len(chunk)
+    say(f"logfill wrote {written}")
+
+
 #: What the renamer's leaking names start with: a test looks for it everywhere.
 LEAK_PREFIX = "hand-"
 
@@ -155,6 +170,7 @@ MODES = {
     "balloon": balloon,
     "burn": burn,
     "flood": flood,
+    "logfill": logfill,
     "rename": rename,
 }
 

@@ -201,7 +201,8 @@ def add_serve_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
 
 
 def add_keeping_arguments(p: argparse.ArgumentParser) -> None:
-    """--keep-records and --log-file, which a worker's own data folder needs as well."""
+    """--keep-records, --log-file and --bot-logs, which a worker's own data folder needs
+    as well."""
     p.add_argument(
         "--keep-records",
         metavar="N|Nd",
@@ -213,6 +214,12 @@ def add_keeping_arguments(p: argparse.ArgumentParser) -> None:
         type=Path,
         metavar="FILE",
         help="log to FILE, rotated at 10 MiB, 5 old files kept (default: stderr)",
+    )
+    p.add_argument(
+        "--bot-logs",
+        metavar="SIZE",
+        help="what one bot's logs may hold on disk in all (default 256M): past it its "
+        "oldest logs are cut to their start and tail, then deleted",
     )
 
 

@@ -27,6 +27,7 @@ from pathlib import Path
 from cirulla.clients.matches.bot_pool import BotPool
 from cirulla.clients.matches.files import log_tail, safe_name
 from cirulla.clients.matches.journal import GameResult, Settings
+from cirulla.clients.matches.log_budget import DEFAULT_BOT_LOGS, LogBudget
 from cirulla.clients.matches.referee import Referee
 from cirulla.clients.matches.sandbox import Confinement
 from cirulla.ladder.pool_store import ClaimedJob, PoolStore
@@ -58,6 +59,8 @@ class PoolRunner:
     confinement: Confinement | None = None
     #: the address the referees dial (default ``server_address``; see ``MatchRunner``)
     dial: str | None = None
+    #: ``--bot-logs``: what each bot's logs may hold in all, per tournament's folder
+    bot_logs: int = DEFAULT_BOT_LOGS
     _referees: dict[str, tuple[Referee, float, int]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -134,7 +137,13 @@ class PoolRunner:
                 out = self.data / "pool" / job.tournament_id
                 # a pool of our own, tied: its processes are started by the long-lived
                 # worker threads, so they die with the ladder process even by SIGKILL
-                bots = BotPool(settings.bots, out / "logs", True, self.confinement)
+                bots = BotPool(
+                    settings.bots,
+                    out / "logs",
+                    True,
+                    self.confinement,
+                    log_budget=LogBudget(self.bot_logs),
+                )
                 referee = Referee(
                     settings,
                     self.dial or self.server_address,

@@ -32,6 +32,7 @@ from cirulla.bots.cgroups import BotLimits
 from cirulla.clients.matches.bot_pool import BotPool
 from cirulla.clients.matches.files import log_tail, safe_name
 from cirulla.clients.matches.journal import GameResult, Settings
+from cirulla.clients.matches.log_budget import DEFAULT_BOT_LOGS, LogBudget
 from cirulla.clients.matches.outcome import Outcome
 from cirulla.clients.matches.referee import GameSeam, Referee
 from cirulla.clients.matches.sandbox import Confinement
@@ -174,9 +175,12 @@ class LadderBotPool(BotPool):
         logs: Path,
         confinement: Confinement | None = None,
         settled: Callable[[str], bool] | None = None,
+        log_budget: LogBudget | None = None,
     ) -> None:
         # tied: its processes die with the ladder, even by SIGKILL
-        super().__init__({}, logs, tied=True, confinement=confinement, settled=settled)
+        super().__init__(
+            {}, logs, tied=True, confinement=confinement, settled=settled, log_budget=log_budget
+        )
 
     def acquire(
         self,
@@ -261,10 +265,15 @@ class MatchRunner:
     #: what the ladder stores and connect-in bots get: with TLS the public port, while
     #: the referee uses the ladder's own plaintext loopback port)
     dial: str | None = None
+    #: ``--bot-logs``: what each bot's logs may hold on disk in all, across its matches
+    bot_logs: int = DEFAULT_BOT_LOGS
 
     def __post_init__(self) -> None:
-        #: Kept-alive bot processes, shared by every match this runner plays.
-        self.bots = LadderBotPool(self.out / "logs", self.confinement, self.pair_over)
+        #: Kept-alive bot processes, shared by every match this runner plays; with them
+        #: each bot's log budget, which its ``cmd:`` seats' logs count in too.
+        self.bots = LadderBotPool(
+            self.out / "logs", self.confinement, self.pair_over, LogBudget(self.bot_logs)
+        )
 
     def pair_over(self, pair_id: str) -> bool:
         """No match of duplicate pair ``pair_id`` is scheduled, claimed or running any

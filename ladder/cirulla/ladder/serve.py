@@ -38,6 +38,7 @@ import grpc
 from sqlalchemy.engine import make_url
 
 from cirulla.clients.matches.journal import OutputLock, write_json_atomic
+from cirulla.clients.matches.log_budget import DEFAULT_BOT_LOGS
 from cirulla.clients.matches.outcome import Outcome
 from cirulla.clients.matches.relay import ServerRelay
 from cirulla.clients.matches.sandbox import (
@@ -136,6 +137,9 @@ class ServeOptions:
     #: ``--keep-records``: records (and bot logs) older than this are pruned; None: all
     #: are kept (docs/ladder.md, "Running it for months")
     keep_records: Retention | None = None
+    #: ``--bot-logs``: what each bot's logs may hold on disk in all (``log_budget``),
+    #: for the ladder's matches and for each pool tournament's folder
+    bot_logs: int = DEFAULT_BOT_LOGS
     #: ``--pace``: scheduled games per minute at most (0: as fast as the workers play)
     pace: float = 0.0
     #: ``--idle-pace``: games per minute once every rating of a queue is settled and no
@@ -341,6 +345,7 @@ class Ladder:
             options.lease_seconds,
             confinement=confinement,
             dial=dial,
+            bot_logs=options.bot_logs,
         )
         # Tournament games on the pool (``cirulla tournament --db``), beside ladder matches.
         self.pool = PoolRunner(
@@ -353,6 +358,7 @@ class Ladder:
             options.lease_seconds,
             confinement=confinement,
             dial=dial,
+            bot_logs=options.bot_logs,
         )
         self.scheduler = (
             Scheduler(

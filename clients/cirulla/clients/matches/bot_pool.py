@@ -24,6 +24,7 @@ from pathlib import Path
 
 from cirulla.bots.botspec import BotSpec
 from cirulla.bots.cgroups import BotLimits
+from cirulla.clients.matches.log_budget import LogBudget
 from cirulla.clients.matches.sandbox import Confinement
 from cirulla.clients.matches.seat_argv import program_env, served_argv
 from cirulla.clients.matches.supervise import KILL_GRACE, READY_TIMEOUT, ServedBot
@@ -76,6 +77,7 @@ class BotPool:
         confinement: Confinement | None = None,
         limits: dict[str, BotLimits] | None = None,
         settled: Callable[[str], bool] | None = None,
+        log_budget: LogBudget | None = None,
     ) -> None:
         """``tied``: its processes die with the runner (``die_with_parent``), for a
         runner whose game threads live as long as the run; ``confinement``: they run
@@ -89,6 +91,7 @@ class BotPool:
         self.tied = tied
         self.confinement = confinement
         self.limits = dict(limits or {})
+        self.budget = log_budget or LogBudget()
         self._lock = threading.Lock()
         self._idle: dict[str, list[ServedBot]] = {}
         self._all: list[ServedBot] = []
@@ -261,11 +264,11 @@ class BotPool:
 
     def _limits_of(self, bot: str, limits: BotLimits | None) -> BotLimits:
         """The limits a process of ``bot`` runs under (what a ``ServedBot`` keeps)."""
-        if limits is not None:
-            return limits
-        if bot in self.limits:
-            return self.limits[bot]
-        return self.confinement.limits if self.confinement is not None else BotLimits()
+        if limits is None and bot in self.limits:
+            limits = self.limits[bot]
+        if limits is None:
+            limits = self.confinement.limits if self.confinement is not None else BotLimits()
+        return self.budget.cap(limits)
 
     def _spawn(
         self, bot: str, argv: list[str], number: int, limits: BotLimits | None = None
@@ -281,6 +284,7 @@ class BotPool:
             bot,
             self._limits_of(bot, limits),
         )
+        self.budget.opened(bot, log)
         with self._lock:
             self._all.append(served)
         return served
@@ -306,6 +310,7 @@ class BotPool:
 
     def discard(self, served: ServedBot, grace: float = KILL_GRACE) -> None:
         served.stop(grace)
+        self.budget.closed(served.log_path)
         with self._lock:
             if served in self._all:
                 self._all.remove(served)
@@ -355,6 +360,7 @@ class BotPool:
                     served.proc.stdin.close()
         for served in every:
             served.stop(1.0)
+            self.budget.closed(served.log_path)
 
 
 def bot_env(name: str) -> dict[str, str]:

@@ -314,6 +314,9 @@ class Referee:
             # ended through another seat's fault; others wait for nothing.
             over = aborted or (match is not None and match.status in _FINAL)
             codes = self._reap(seats, EXIT_GRACE if over else 0.0)
+            for ended in seats:  # each bot's logs back under --bot-logs
+                if isinstance(ended, CommandSeat) and ended.child is not None:
+                    self.pool.budget.closed(ended.child.log_path)
         for seat, player in enumerate(seats):
             killed = player.killed_by()
             if killed:
@@ -334,6 +337,9 @@ class Referee:
         """A ``cmd:`` bot: a fresh process for this seat of this game."""
         log = self.out / "logs" / f"{safe_name(values['match'])}-{values['seat']}.log"
         argv = bot_argv(self.settings.bots[bot], values)
+        limits = self.limits_of(bot) or (
+            self.confinement.limits if self.confinement is not None else BotLimits()
+        )
         # started by this game's thread, which lives until the seat is reaped
         child = Child(
             argv,
@@ -342,9 +348,20 @@ class Referee:
             tied=True,
             confinement=self.confinement,
             bot=bot,
-            limits=self.limits_of(bot),
+            limits=self.pool.budget.cap(limits),  # one log never passes --bot-logs alone
         )
+        self.pool.budget.opened(bot, log)
         return CommandSeat(child)
+
+    def count_logs(self, journaled: Iterable[GameResult]) -> None:
+        """Count the logs of games played before (a resumed run) in their bots' budgets
+        (``--bot-logs``), in the order the games were played."""
+        for result in sorted(journaled, key=lambda r: r.index):
+            for bot, logged in zip(result.seats, result.logs, strict=False):
+                if logged:
+                    self.pool.budget.known(bot, self.out / logged)
+        for bot in self.settings.bots:
+            self.pool.budget.settle(bot)
 
     def limits_of(self, bot: str) -> BotLimits | None:
         """``bot``'s own limits (``Settings.bot_limits``) over the confinement's

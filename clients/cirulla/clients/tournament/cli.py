@@ -21,6 +21,7 @@ from cirulla.bots.botspec import BotSpec
 from cirulla.bots.cgroups import parse_limits
 from cirulla.clients.matches import sandbox
 from cirulla.clients.matches.journal import OutputLock, Settings, load_settings, save_settings
+from cirulla.clients.matches.log_budget import DEFAULT_BOT_LOGS, parse_bot_logs
 from cirulla.clients.matches.schedule import (
     FORMATS,
     games_per_set,
@@ -212,6 +213,14 @@ def register(
         help="one bot's own limits under --sandbox, as cutechess's per-engine options: "
         "memory=4G,processes=64,cpu=2 (keys memory, processes, cpu, output, tmp; the "
         "others keep the defaults: memory=2G,processes=256,cpu=1); repeatable",
+    )
+    parser.add_argument(
+        "--bot-logs",
+        type=parse_bot_logs,
+        default=DEFAULT_BOT_LOGS,
+        metavar="SIZE",
+        help="what one bot's logs may hold on disk in all (default 256M): past it its "
+        "oldest logs are cut to their start and tail, then deleted (docs/tournament.md)",
     )
     parser.add_argument(
         "--admin-token",
@@ -635,6 +644,7 @@ def _run_locked(args: argparse.Namespace, settings: Settings, out: Path, console
         args.db,
         recover=args.recover,
         server_bot_socket=args.server_bot_socket,
+        bot_logs=args.bot_logs,
     )
     tournament = Tournament(settings, run, console)
     per_set = games_per_set(settings.players)

@@ -33,6 +33,7 @@ from cirulla.clients.matches.journal import (
     private_tree,
     write_json_atomic,
 )
+from cirulla.clients.matches.log_budget import DEFAULT_BOT_LOGS, LogBudget
 from cirulla.clients.matches.referee import Referee, deal_group
 from cirulla.clients.matches.relay import ServerRelay
 from cirulla.clients.matches.sandbox import Confinement, check_installation
@@ -75,6 +76,8 @@ class RunOptions:
     #: ``--server-bot-socket``: the given server's socket for sandboxed bots (its
     #: ``--bot-socket``: Play only); without it they reach ``server``'s port.
     server_bot_socket: Path | None = None
+    #: ``--bot-logs``: what each bot's logs may hold on disk in all (``log_budget``)
+    bot_logs: int = DEFAULT_BOT_LOGS
 
 
 #: The standings behind the progress line and ``results.json`` are refreshed at most this
@@ -245,6 +248,7 @@ class Tournament:
             try:
                 if isinstance(referee, Referee):
                     referee.restore_records(self.done.values())
+                    referee.count_logs(self.done.values())
                 self._play_all(referee)
             finally:
                 referee.close()
@@ -286,6 +290,7 @@ class Tournament:
             tied=True,
             confinement=confinement,
             limits=limits,
+            log_budget=LogBudget(self.run_options.bot_logs),
         )
         first = self.pending(standings(self.settings, self.done.values()))
         for game in first[: self.run_options.concurrency]:

@@ -1,0 +1,127 @@
+"""A bot's logs are bounded in all, not only per file (``--bot-logs``): a hostile bot
+that writes megabytes to its log every game and plays well cannot fill the disk game
+after game, and its honest opponent's logs stay whole and readable."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from cirulla.bots.cgroups import MIB, BotLimits
+from cirulla.clients.matches.log_budget import HEAD_BYTES, TAIL_BYTES, LogBudget
+
+HOSTILE = Path(__file__).parents[1] / "programs" / "hostile.py"
+CUT = "bytes of this log cut here: filler's logs passed their budget (8 MiB, --bot-logs)"
+
+
+def _tournament(*extra: str) -> subprocess.CompletedProcess[str]:
+    argv = [sys.executable, "-m", "cirulla", "tournament", "--concurrency", "1"]
+    return subprocess.run(
+        [*argv, "--bot-logs", "8M", *extra],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+def _filler_logs(out: Path) -> tuple[list[dict[str, object]], list[Path], list[Path]]:
+    """(the games, the filler's logs still on disk in game order, random's logs)."""
+    games = [json.loads(line) for line in (out / "games.jsonl").read_text().splitlines()]
+    games.sort(key=lambda g: int(str(g["index"])))
+    mine: list[Path] = []
+    theirs: set[Path] = set()
+    for game in games:
+        for bot, logged in zip(game["seats"], game["logs"], strict=True):  # type: ignore[call-overload]
+            path = out / logged
+            (mine.append(path) if bot == "filler" else theirs.add(path))
+    return games, [p for p in mine if p.exists()], sorted(theirs)
+
+
+def test_a_bot_filling_its_log_every_game_stays_within_its_budget(tmp_path: Path) -> None:
+    """3 MiB of log a game for 8 games, then 4 more on --resume, under --bot-logs 8M and
+    the sandbox: its logs on disk stay under 8 MiB (24 and 36 MiB before), the oldest
+    cut to their start and tail with one line saying so; the newest whole;
+    every game played to its end, the honest random bot's logs untouched."""
+    out = tmp_path / "t"
+    bots = ["--bot", f"filler=cmd:{{python}} {HOSTILE} logfill 3", "--bot", "random"]
+    done = _tournament("--sandbox", "--target", "11", "--games", "8", "--out", str(out), *bots)
+    assert done.returncode == 0, done.stdout + done.stderr
+    for played in (8, 12):
+        games, mine, theirs = _filler_logs(out)
+        assert len(games) == played
+        for game in games:  # the filler plays well: nothing stops it, no game is void
+            assert game["end"] in ("target", "cappotto"), game
+            assert set(game["seat_outcomes"]) == {"ok"}, game  # type: ignore[arg-type]
+            assert not any("killed" in str(n) for n in game["notes"]), game  # type: ignore[attr-defined]
+        total = sum(p.stat().st_size for p in mine)
+        assert total <= 8 * MIB, (played, total)
+        newest = mine[-1].read_text(errors="replace")
+        assert "HOSTILE logfill wrote" in newest and CUT not in newest
+        oldest = mine[0].read_text(errors="replace")
+        # its start, one line saying what was cut, its tail (how its game ended)
+        assert oldest.startswith("HOSTILE logfill 3 MiB\n"), oldest[:200]
+        assert len([line for line in oldest.splitlines() if CUT in line]) == 1
+        assert oldest.rstrip().endswith('the match is over"'), oldest[-300:]
+        assert mine[0].stat().st_size < HEAD_BYTES + TAIL_BYTES + 200
+        for path in theirs:  # the honest bot's logs: whole
+            text = path.read_text()
+            assert "cut here" not in text and "match over" in text
+        if played == 8:
+            resumed = _tournament("--resume", str(out), "--games", "12")
+            assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+
+
+def test_the_budget_cuts_the_oldest_closed_logs_then_deletes_them(tmp_path: Path) -> None:
+    """Oldest first: cut to start and tail, then deleted; a log still written is never
+    touched; each file's limit is never above the budget."""
+    budget = LogBudget(1 * MIB)
+    assert budget.cap(BotLimits()).file_bytes == 1 * MIB
+    assert LogBudget().cap(BotLimits()) == BotLimits()  # 64 MiB files under 256 MiB
+    paths = [tmp_path / f"g{i}.log" for i in range(4)]
+    other = tmp_path / "other.log"
+    other.write_bytes(b"y" * 2 * MIB)
+    budget.opened("o", other)
+    for i, path in enumerate(paths):
+        budget.opened("b", path)
+        path.write_bytes(f"start {i}\n".encode() + b"x" * 400_000 + f"\nend {i}\n".encode())
+        if i < 3:
+            budget.closed(path)
+    # three closed logs of 400 KB: the oldest is cut; the fourth is still written
+    first = paths[0].read_text()
+    assert first.startswith("start 0\n") and first.endswith("end 0\n")
+    assert "bytes of this log cut here: b's logs passed their budget (1 MiB" in first
+    assert paths[1].stat().st_size > 400_000
+    # many small ones, one game each: the oldest are cut, then deleted; never the one
+    # still written, nor another bot's
+    for i in range(30):
+        small = tmp_path / f"s{i}.log"
+        budget.opened("b", small)
+        small.write_bytes(b"z" * 60_000)
+        budget.closed(small)
+        assert budget.total("b") <= 1 * MIB + 400_100
+    assert paths[3].stat().st_size > 400_000
+    assert other.stat().st_size == 2 * MIB
+    assert not paths[0].exists() and (tmp_path / "s29.log").exists()
+    budget.closed(paths[3])
+    assert budget.total("b") <= 1 * MIB
+
+
+def test_a_bad_budget_is_one_line(tmp_path: Path) -> None:
+    for argv, says in (
+        (["tournament", "--bot", "random", "--bot", "random", "--bot-logs", "lots"], "256M"),
+        (["tournament", "--bot", "random", "--bot", "random", "--bot-logs", "10K"], "1M"),
+        (["ladder", "worker", "--bot-logs", "lots"], "256M"),
+        (["ladder", "serve", "--bot-logs", "0.5M"], "at least 1M"),
+    ):
+        done = subprocess.run(
+            [sys.executable, "-m", "cirulla", *argv],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            cwd=tmp_path,
+        )
+        assert done.returncode == 2, done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1 and "--bot-logs" in done.stderr
+        assert says in done.stderr, done.stderr
