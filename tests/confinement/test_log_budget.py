@@ -4,6 +4,7 @@ after game, and its honest opponent's logs stay whole and readable."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
 import sys
@@ -125,3 +126,43 @@ def test_a_bad_budget_is_one_line(tmp_path: Path) -> None:
         assert done.returncode == 2, done.stderr
         assert len(done.stderr.strip().splitlines()) == 1 and "--bot-logs" in done.stderr
         assert says in done.stderr, done.stderr
+
+
+def test_a_ladder_bounds_a_bot_filling_its_log_every_match(tmp_path: Path) -> None:
+    """The same bot on ``cirulla ladder serve --bot-logs 4M`` (sandboxed), 1.5 MiB a
+    match: its logs stay under 4 MiB plus its matches in play (12 MiB and more after
+    8 matches before), it keeps playing, and its last match's log is whole."""
+    from tests.ladder_harness import LadderProcess, count_status, open_store, wait_for
+
+    db = f"sqlite:///{tmp_path / 'ladder.sqlite3'}"
+    ladder = LadderProcess(tmp_path / "ladder", db, "--bot-logs", "4M")
+    ladder.start()
+    logs = ladder.folder / "cirulla-ladder-data" / "logs"
+
+    def filler_bytes() -> int:
+        total = 0
+        for path in logs.glob("*.log"):
+            if not path.name.startswith("honest-"):
+                with contextlib.suppress(FileNotFoundError):
+                    total += path.stat().st_size
+        return total
+
+    peak = 0
+
+    def played() -> bool:
+        nonlocal peak
+        peak = max(peak, filler_bytes())
+        return count_status(open_store(db)).get("finished", 0) >= 8
+
+    try:
+        ladder.add("filler", f"cmd:{{python}} {HOSTILE} logfill 1.5", max_concurrency=1)
+        ladder.add("honest", "random", max_concurrency=1)
+        wait_for(played, 300, "8 finished matches", every=0.2)
+    finally:
+        ladder.stop()
+    total = filler_bytes()
+    print(f"\nfiller's logs: {total} bytes at the end, {peak} at most while it played")
+    assert total <= 4 * MIB, total
+    assert peak <= 4 * MIB + 1.6 * MIB, peak  # and its one match in play
+    cut = [p for p in logs.glob("*.log") if CUT.replace("8 MiB", "4 MiB") in p.read_text()]
+    assert cut, sorted(p.name for p in logs.glob("*"))
