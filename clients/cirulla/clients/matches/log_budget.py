@@ -66,17 +66,32 @@ def parse_bot_logs(text: str) -> int:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+#: Closes of one bot's logs between two full passes over its files (a pass forgets the
+#: logs ``--keep-records`` deleted; between passes sizes come from what was noted).
+RECOUNT_EVERY = 1000
+
+
 class LogBudget:
-    """Every log file of each bot, oldest first, kept under ``budget`` bytes per bot."""
+    """Every log file of each bot, oldest first, kept under ``budget`` bytes per bot.
+
+    A closed log does not grow: its size is noted when it is closed, so a game's end
+    costs a look at the bot's logs still written only; all its files are looked at
+    again (``_recount``) when the noted total passes the budget, and every
+    ``RECOUNT_EVERY`` closes (files pruned meanwhile are forgotten)."""
 
     def __init__(self, budget: int = DEFAULT_BOT_LOGS) -> None:
         self.budget = budget
         self._lock = threading.Lock()
         #: each bot's files in the order they were opened
         self._files: dict[str, list[Path]] = {}
-        #: the bot of each file, and how many processes write it now
+        #: the bot of each file; how many processes write it now
         self._owner: dict[Path, str] = {}
         self._writers: dict[Path, int] = {}
+        self._live: dict[str, set[Path]] = {}
+        #: each closed file's size when it was closed (or cut), and their sum per bot
+        self._sizes: dict[Path, int] = {}
+        self._closed_bytes: dict[str, int] = {}
+        self._closes: dict[str, int] = {}
 
     def cap(self, limits: BotLimits) -> BotLimits:
         """``limits`` with its file limit no higher than the budget (one log never
@@ -88,10 +103,10 @@ class LogBudget:
     def opened(self, bot: str, path: Path) -> None:
         """A process of ``bot`` writes ``path`` now (its log for a game or a process)."""
         with self._lock:
-            if path not in self._owner:
-                self._owner[path] = bot
-                self._files.setdefault(bot, []).append(path)
+            self._add(bot, path)
+            self._unnote(path)
             self._writers[path] = self._writers.get(path, 0) + 1
+            self._live.setdefault(bot, set()).add(path)
 
     def closed(self, path: Path) -> None:
         """The process writing ``path`` is gone: its bot's logs are brought back under
@@ -101,8 +116,14 @@ class LogBudget:
             left = self._writers.get(path, 0) - 1
             if left > 0:
                 self._writers[path] = left
-            else:
-                self._writers.pop(path, None)
+                return
+            if path not in self._writers:
+                return  # closed already
+            del self._writers[path]
+            if bot is not None:
+                self._live.get(bot, set()).discard(path)
+                self._note(bot, path, _size(path))
+                self._closes[bot] = self._closes.get(bot, 0) + 1
         if bot is not None:
             self.settle(bot)
 
@@ -110,44 +131,45 @@ class LogBudget:
         """A closed log of ``bot`` from before (a resumed tournament's games)."""
         with self._lock:
             if path not in self._owner:
-                self._owner[path] = bot
-                self._files.setdefault(bot, []).append(path)
+                self._add(bot, path)
+                self._note(bot, path, _size(path))
 
     def total(self, bot: str) -> int:
-        """The bytes ``bot``'s logs hold now."""
+        """The bytes ``bot``'s logs hold now (every file looked at)."""
         with self._lock:
             paths = list(self._files.get(bot, ()))
-        return sum(_size(p) for p in paths)
+        return sum(max(_size(p), 0) for p in paths)
 
     def settle(self, bot: str) -> None:
         """Cut, then delete, ``bot``'s oldest closed logs until they fit the budget."""
         with self._lock:
-            paths = self._files.get(bot, [])
-            sizes = {p: _size(p) for p in paths}
-            for gone in [p for p in paths if sizes[p] < 0]:  # pruned (--keep-records)
-                self._forget(bot, gone)
-            total = sum(s for s in sizes.values() if s > 0)
-            if total <= self.budget:
+            live = self._live.get(bot, ())
+            total = self._closed_bytes.get(bot, 0) + sum(max(_size(p), 0) for p in live)
+            if total <= self.budget and self._closes.get(bot, 0) < RECOUNT_EVERY:
                 return
+            self._closes[bot] = 0
+            total = self._recount(bot)
+            cut = 0
             closed = [p for p in self._files.get(bot, []) if p not in self._writers]
-            cut = dropped = 0
             for path in closed:
                 if total <= self.budget:
                     break
-                if sizes[path] > KEPT_BYTES + 200:
+                if self._sizes[path] > KEPT_BYTES + 200:
                     now = _cut(path, bot, self.budget)
                     if now >= 0:
-                        total -= sizes[path] - now
-                        sizes[path] = now
+                        total -= self._sizes[path] - now
+                        self._note(bot, path, now)
                         cut += 1
+            gone: set[Path] = set()
             for path in closed:
                 if total <= self.budget:
                     break
                 with contextlib.suppress(FileNotFoundError):
                     path.unlink()
-                total -= max(sizes[path], 0)
-                self._forget(bot, path)
-                dropped += 1
+                total -= self._sizes[path]
+                gone.add(path)
+            self._forget(bot, gone)
+            dropped = len(gone)
         if cut or dropped:
             log.warning(
                 "bot_logs_over_budget bot=%s cut=%d dropped=%d bytes=%d budget=%d",
@@ -158,10 +180,45 @@ class LogBudget:
                 self.budget,
             )
 
-    def _forget(self, bot: str, path: Path) -> None:
-        self._owner.pop(path, None)
-        with contextlib.suppress(ValueError):
-            self._files[bot].remove(path)
+    def _recount(self, bot: str) -> int:
+        """Every file of ``bot`` looked at (under the lock): the gone forgotten, the
+        closed ones' sizes noted; the bytes they hold."""
+        total = 0
+        gone: set[Path] = set()
+        for path in self._files.get(bot, ()):
+            size = _size(path)
+            if size < 0 and path not in self._writers:
+                gone.add(path)  # pruned (--keep-records)
+                continue
+            if path not in self._writers:
+                self._note(bot, path, size)
+            total += max(size, 0)
+        self._forget(bot, gone)
+        return total
+
+    def _add(self, bot: str, path: Path) -> None:
+        if path not in self._owner:
+            self._owner[path] = bot
+            self._files.setdefault(bot, []).append(path)
+
+    def _note(self, bot: str, path: Path, size: int) -> None:
+        self._unnote(path)
+        self._sizes[path] = max(size, 0)
+        self._closed_bytes[bot] = self._closed_bytes.get(bot, 0) + max(size, 0)
+
+    def _unnote(self, path: Path) -> None:
+        size = self._sizes.pop(path, None)
+        bot = self._owner.get(path)
+        if size is not None and bot is not None:
+            self._closed_bytes[bot] -= size
+
+    def _forget(self, bot: str, paths: set[Path]) -> None:
+        if not paths:
+            return
+        for path in paths:
+            self._unnote(path)
+            self._owner.pop(path, None)
+        self._files[bot] = [p for p in self._files.get(bot, []) if p not in paths]
 
 
 def _size(path: Path) -> int:
