@@ -75,3 +75,39 @@ def test_cli_check_reports_a_failing_case_and_exits_1(tmp_path):
     lines = out.stdout.strip().splitlines()
     assert lines[-1] == f"{len(RESULTS) - 1} passed, 1 failed"
     assert any("dealer_bonus/fifteen" in line for line in lines[:-1])
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (None, "cannot read {path}: No such file or directory"),
+        ("[1, 2]", "{path}: not a rule-case file: expected a JSON object with format"),
+        ('{"captures": []}', "{path}: not a rule-case file: format is None"),
+        (
+            '{"format": "cirulla-rule-cases/1", "deal_scoring": 5}',
+            "{path}: deal_scoring: expected a list of cases, got int",
+        ),
+        (
+            '{"format": "cirulla-rule-cases/1", "captures": [3]}',
+            "{path}: captures[0]: expected a case (a JSON object), got int",
+        ),
+        ("root:x:0:0", "{path}: not JSON: Expecting value"),
+    ],
+)
+def test_cli_check_of_a_file_that_is_no_case_file_is_one_line(tmp_path, content, message):
+    """A file that cannot be read, or whose frame is wrong, is the input's fault: one line
+    naming the file and what is wrong, exit 2, and no case counted (a wrong case inside a
+    good frame is a failing case: exit 1, above)."""
+    path = tmp_path / "cases.json"
+    if content is not None:
+        path.write_text(content)
+    out = subprocess.run(
+        [sys.executable, "-m", "cirulla", "rules", "check", str(BUNDLED_CASES), str(path)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert out.returncode == 2
+    assert out.stdout == ""
+    assert out.stderr.count("\n") == 1
+    assert out.stderr.startswith("error: " + message.format(path=path)), out.stderr

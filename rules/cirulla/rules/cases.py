@@ -182,11 +182,30 @@ def _run_section(
         yield CaseResult(section, case.get("id", "?"), expected == got, expected, got)
 
 
+def _check_shape(data: object) -> None:
+    """The file's frame, before any case runs: a wrong frame is the file's fault, named in
+    one line (``ValueError``), where a wrong case is one failing case among the others."""
+    if not isinstance(data, dict):
+        raise ValueError(
+            f"not a rule-case file: expected a JSON object with format {FORMAT!r}, "
+            f"got {type(data).__name__}"
+        )
+    if data.get("format") != FORMAT:
+        raise ValueError(f"not a rule-case file: format is {data.get('format')!r}, not {FORMAT!r}")
+    for section in SECTIONS:
+        cases = data.get(section, [])
+        if not isinstance(cases, list):
+            raise ValueError(f"{section}: expected a list of cases, got {type(cases).__name__}")
+        for number, case in enumerate(cases):
+            if not isinstance(case, dict):
+                got = type(case).__name__
+                raise ValueError(f"{section}[{number}]: expected a case (a JSON object), got {got}")
+
+
 def run_cases(data: CaseFile, core: str = "python") -> Iterator[CaseResult]:
     """Every case of a rule-case file against one core (``python`` or ``native``)."""
     functions = core_functions(core)
-    if data.get("format") != FORMAT:
-        raise ValueError(f"not a rule-case file: format is {data.get('format')!r}, not {FORMAT!r}")
+    _check_shape(data)
     yield from _run_section("captures", data.get("captures", []), _captures, functions)
     yield from _run_section("declarations", data.get("declarations", []), _declarations, functions)
     yield from _run_section("dealer_bonus", data.get("dealer_bonus", []), _dealer_bonus, functions)
@@ -194,5 +213,5 @@ def run_cases(data: CaseFile, core: str = "python") -> Iterator[CaseResult]:
 
 
 def run_file(path: str | Path, core: str = "python") -> list[CaseResult]:
-    data: CaseFile = json.loads(Path(path).read_text())  # checked by its format, then per case
+    data: CaseFile = json.loads(Path(path).read_text())  # checked by its frame, then per case
     return list(run_cases(data, core))

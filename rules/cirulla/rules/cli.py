@@ -169,13 +169,20 @@ def cmd_check(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     passed = failed = 0
+    runs = []
     for path in args.files or [str(BUNDLED_CASES)]:
-        try:
-            results = run_file(path, core)
-        except (OSError, ValueError) as exc:
-            print(f"{path}: {exc}", file=sys.stderr)
-            failed += 1
-            continue
+        try:  # every file read and framed before any result is printed
+            runs.append((path, run_file(path, core)))
+        except OSError as exc:
+            print(f"error: cannot read {path}: {exc.strerror or exc}", file=sys.stderr)
+            return 2
+        except json.JSONDecodeError as exc:
+            print(f"error: {path}: not JSON: {exc}", file=sys.stderr)
+            return 2
+        except ValueError as exc:  # the file's frame (cases.run_cases), or not UTF-8
+            print(f"error: {path}: {exc}", file=sys.stderr)
+            return 2
+    for path, results in runs:
         for result in results:
             if result.ok:
                 passed += 1
