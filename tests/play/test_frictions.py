@@ -156,3 +156,37 @@ def test_log_lines_wrap_to_the_panel_and_rewrap_on_resize(tmp_path: Path) -> Non
         ["random", "greedy"], overrides={"target": 11}, seat=None, workdir=tmp_path
     ) as game:
         asyncio.run(main())
+
+
+def test_play_and_watch_without_a_terminal_are_one_line_not_a_screen(tmp_path: Path) -> None:
+    """With standard input or output redirected, the screen cannot open: one line saying
+    so, exit 2, and no screen written to the pipe (it drew there and waited for keys
+    that never came, until killed); a local game starts no server or bot for it."""
+    started = time.monotonic()
+    local = subprocess.run(
+        [sys.executable, "-m", "cirulla", "play", "--vs", "random"],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=60,
+        cwd=tmp_path,
+    )
+    assert local.returncode == 2, (local.returncode, local.stderr)
+    assert local.stderr == (
+        "cirulla play: needs a terminal, and standard input and output are not one "
+        "(run it in a terminal window)\n"
+    )
+    assert local.stdout == "" and list(tmp_path.iterdir()) == []
+    assert time.monotonic() - started < 30
+
+    with LocalGame(["random"], seat=None, workdir=tmp_path / "game") as game:
+        watching = subprocess.run(
+            [sys.executable, "-m", "cirulla", "watch", game.match_id, "--server", game.address],
+            capture_output=True,
+            text=True,
+            stdin=subprocess.DEVNULL,
+            timeout=60,
+        )
+    assert watching.returncode == 2, (watching.returncode, watching.stderr)
+    assert watching.stderr.startswith("cirulla watch: needs a terminal"), watching.stderr
+    assert len(watching.stderr.splitlines()) == 1 and "\x1b[" not in watching.stdout

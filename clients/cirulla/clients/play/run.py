@@ -14,6 +14,23 @@ from cirulla.clients.play.preflight import match_problem
 from cirulla.rules import CirullaError, parse_overrides
 
 
+def no_terminal(command: str) -> str:
+    """Why ``command``'s screen cannot open here, or "": Textual draws on standard output
+    and reads keys from standard input, and with either redirected the screen went to the
+    file or pipe and the command waited for keys that never came, until killed."""
+    missing = [
+        name
+        for name, stream in (("input", sys.stdin), ("output", sys.stdout))
+        if not (stream and stream.isatty())
+    ]
+    if not missing:
+        return ""
+    return (
+        f"cirulla {command}: needs a terminal, and standard {' and '.join(missing)} "
+        f"{'is' if len(missing) == 1 else 'are'} not one (run it in a terminal window)"
+    )
+
+
 def play(args: argparse.Namespace) -> int:
     joining = [args.server, args.match, args.token]
     if any(joining):
@@ -25,6 +42,9 @@ def play(args: argparse.Namespace) -> int:
             print(f"cirulla play: {problem}", file=sys.stderr)
             return 1
         return finished("play", PlayApp(args.server, args.match, args.token, args.name))
+    if problem := no_terminal("play"):  # before a server and bots start for nothing
+        print(problem, file=sys.stderr)
+        return 2
     try:
         overrides = parse_overrides(args.rule)
         if args.players is not None:
@@ -46,6 +66,9 @@ def play(args: argparse.Namespace) -> int:
 
 def finished(command: str, app: CirullaApp) -> int:
     """Run ``app``; an error it showed is repeated on stderr once the screen is gone."""
+    if problem := no_terminal(command):
+        print(problem, file=sys.stderr)
+        return 2
     app.run()
     if app.error_text:
         print(f"cirulla {command}: {app.error_text}", file=sys.stderr)
