@@ -8,11 +8,13 @@ shuts down gracefully on SIGINT/SIGTERM, saying Goodbye to every connected playe
 from __future__ import annotations
 
 import asyncio
+import errno
 import functools
 import gc
 import logging
 import os
 import signal
+import socket
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,6 +57,34 @@ class RunningServer:
         await self.hub.records_written()
         self.hub.close()
         self.hub.store.close()
+
+
+def bind_problem(listen: str) -> str:
+    """Why ``listen`` (HOST:PORT) cannot be bound, or "": tried with a socket of our own
+    first, as gRPC binds (SO_REUSEADDR, no SO_REUSEPORT), because gRPC's core writes a
+    line of its own on stderr for a failed bind, ahead of the server's one-line error.
+    Port 0 and what does not parse are left to gRPC."""
+    host, _, port = listen.rpartition(":")
+    if not port.isdigit() or not 0 < int(port) < 65536:
+        return ""
+    try:
+        found = socket.getaddrinfo(
+            host.strip("[]") or None, int(port), type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )
+    except OSError:
+        return ""
+    failures = []
+    for family, kind, proto, _, address in found:
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                probe.bind(address)
+            except OSError as exc:
+                if exc.errno == errno.EADDRINUSE:
+                    return "the port is in use"
+                failures.append(exc.strerror or str(exc))
+    # gRPC listens if any of the host's addresses binds (a host without IPv6, say)
+    return failures[0] if found and len(failures) == len(found) else ""
 
 
 async def start_server(
@@ -119,6 +149,10 @@ async def start_server(
         )
     else:
         add_port = server.add_insecure_port
+    problem = bind_problem(listen)
+    if problem:
+        store.close()
+        raise OSError(f"cannot listen on {listen}: {problem}")
     try:
         port = add_port(listen)
     except RuntimeError:
