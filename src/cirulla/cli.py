@@ -106,7 +106,19 @@ class Parser(argparse.ArgumentParser):
     command is: the command, the option and what is wrong, and where the options are
     listed; not the usage block first (eleven lines for ``cirulla tournament``, the
     error lost under it). Subcommand parsers are of the same class (``add_subparsers``
-    makes them of its parser's)."""
+    makes them of its parser's).
+
+    No abbreviated options: argparse took ``cirulla server --port 50999`` for
+    ``--port-file 50999``, wrote a file named 50999 and listened on the default port; an
+    option that is not spelled out is an error naming it."""
+
+    @property
+    def allow_abbrev(self) -> bool:
+        return False
+
+    @allow_abbrev.setter
+    def allow_abbrev(self, value: bool) -> None:
+        """argparse's ``__init__`` sets it (True by default); this parser keeps False."""
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")

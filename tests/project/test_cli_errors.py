@@ -5,6 +5,8 @@ of ``cirulla ladder standings``."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from cirulla.cli import main
@@ -75,3 +77,35 @@ def test_a_bad_option_is_one_line_naming_the_command_and_the_option(
         main(argv)
     assert stop.value.code == 2
     assert capsys.readouterr().err == line + "\n"
+
+
+@pytest.mark.parametrize(
+    "argv, line",
+    [
+        (
+            # argparse took it for --port-file 50999: a file named 50999 was written and
+            # the server listened on its default port
+            ["server", "--port", "50999", "--listen", "127.0.0.1:99999"],  # fails fast anyway
+            "cirulla server: error: unrecognized arguments: --port 50999"
+            " (see cirulla server --help)",
+        ),
+        (
+            ["tournament", "--gam", "3", "--bot", "no-such-kind"],
+            "cirulla tournament: error: unrecognized arguments: --gam 3"
+            " (see cirulla tournament --help)",
+        ),
+    ],
+)
+def test_an_option_must_be_spelled_out(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    argv: list[str],
+    line: str,
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as stop:
+        main(argv)
+    assert stop.value.code == 2
+    assert capsys.readouterr().err == line + "\n"
+    assert list(tmp_path.iterdir()) == []

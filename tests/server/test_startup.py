@@ -60,6 +60,7 @@ def test_a_port_in_use_is_refused(tmp_path: Path) -> None:
 
     done = asyncio.run(main_async())
     assert done.returncode == 2
+    assert not (tmp_path / "d").exists()  # a refused start makes no database
     # one line: the server's own, without gRPC core's log line of the failed bind before it
     assert done.stderr.splitlines() == [
         f"cirulla server: cannot listen on 127.0.0.1:{port[0]}: the port is in use"
@@ -73,6 +74,7 @@ def test_an_address_that_is_not_local_is_one_line(tmp_path: Path) -> None:
     assert done.stderr.splitlines() == [
         "cirulla server: cannot listen on 192.0.2.1:50051: Cannot assign requested address"
     ], done.stderr
+    assert not (tmp_path / "d").exists()
 
 
 def test_an_empty_admin_token_file_is_refused(

@@ -107,6 +107,9 @@ async def start_server(
     if bool(tls_cert) != bool(tls_key):
         raise ValueError("TLS needs both --tls-cert and --tls-key")
     check_listen(listen)
+    problem = bind_problem(listen)  # before the database is made: a refusal changes nothing
+    if problem:
+        raise OSError(f"cannot listen on {listen}: {problem}")
     if bot_socket is not None:
         check_bot_socket(bot_socket)
     store = Store(db)
@@ -149,10 +152,6 @@ async def start_server(
         )
     else:
         add_port = server.add_insecure_port
-    problem = bind_problem(listen)
-    if problem:
-        store.close()
-        raise OSError(f"cannot listen on {listen}: {problem}")
     try:
         port = add_port(listen)
     except RuntimeError:
