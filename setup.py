@@ -1,7 +1,8 @@
 """Build hook only (metadata lives in pyproject.toml): compile proto/ into cirulla.v1,
 and the three extensions on the native rules core's state machine (rules/cirulla/rules/
 engine.h): cirulla.rules._native, cirulla.bots._search and cirulla.env._native; and the
-match server's decision writer, cirulla.server.convert._framing.
+match server's decision writer, cirulla.server.convert._framing, and its records' JSON
+writer, cirulla.server.convert._recordjson.
 
 The generated modules are never committed or edited by hand; every install, editable or
 not, produces them from the .proto files with grpcio-tools' bundled protoc. The native
@@ -164,6 +165,13 @@ setup(
             ["server/cirulla/server/convert/_framing.c"],
             extra_compile_args=["-O2", "-std=gnu11"],
             optional=True,  # no compiler: the server frames decisions in Python
+        ),
+        Extension(
+            # a finished game's record entries written as JSON without building dicts
+            "cirulla.server.convert._recordjson",
+            ["server/cirulla/server/convert/_recordjson.c"],
+            extra_compile_args=["-O2", "-std=gnu11"],
+            optional=True,  # no compiler: the server writes records in Python
         ),
     ],
 )

@@ -309,9 +309,9 @@ class Hub:
 
     def _write_record(self, build: RecordBuilder) -> RecordSummary | None:
         """(writer thread) The record's summary once stored; None if it was refused."""
-        record = build()
+        record, text = build()  # (the record without its entries, its whole JSON)
         try:
-            self.store.save_record(record)
+            self.store.save_record_text(record, text)
         except sqlite3.IntegrityError:
             log.error("record_conflict record=%s: already stored, kept", record["record_id"])
             return None

@@ -9,11 +9,23 @@ what no longer changes once the game is over, so it may run on another thread.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import TypedDict, Unpack
 
 from cirulla.rules import Game, Options
-from cirulla.rules.events import CardPlayed, DealScored, DealStarted, Event, Redeal
+from cirulla.rules.actions import DeclarationKind
+from cirulla.rules.cards import CARD_NAMES
+from cirulla.rules.events import (
+    EVENT_TYPES,
+    CardPlayed,
+    DealScored,
+    DealStarted,
+    Event,
+    Redeal,
+    field_names,
+)
 from cirulla.server.documents import (
     RECORD_FORMAT,
     GameRecord,
@@ -25,6 +37,23 @@ from cirulla.server.documents import (
 )
 from cirulla.server.match_config import MatchConfig, options_doc, public_config
 from cirulla.server.messages import EventExtras, EventMsg, GameEnded, SeatPublic
+
+try:  # the records' JSON writer (convert/_recordjson.c), when it was built
+    from cirulla.server.convert import _recordjson as _native
+except ImportError:  # no C compiler: records are written by json.dumps
+    _native = None  # type: ignore[assignment]  # every use tests `_native is None`
+
+
+def _setup_native() -> None:
+    """The cards' names and the event types the native writer writes: every registered
+    one whose entry is ``Event.to_dict``'s (the rules' and the server's events; a field
+    that needs another conversion, a ``DealScore``, makes its entries Python's)."""
+    if _native is not None:
+        types = {t.cls: field_names(t.cls) for t in EVENT_TYPES if t.cls.to_dict is Event.to_dict}
+        _native.setup(CARD_NAMES, types, DeclarationKind)
+
+
+_setup_native()
 
 
 def now_iso() -> str:
@@ -96,6 +125,18 @@ def result_doc(ended: GameEnded) -> GameResultDoc:
     }
 
 
+class RecordFields(TypedDict):
+    """What a record takes from its match (``game_record``, ``record_text``)."""
+
+    match_id: str
+    room_id: str
+    deal_group: str
+    options: Options
+    config: MatchConfig
+    seats: tuple[SeatPublic, ...]
+    finish: str
+
+
 def game_record(
     run: GameRun,
     *,
@@ -106,8 +147,10 @@ def game_record(
     config: MatchConfig,
     seats: tuple[SeatPublic, ...],
     finish: str,
+    entries: bool = True,
 ) -> GameRecord:
-    """The replayable record of the finished game ``run`` (JSON-able; every hidden card)."""
+    """The replayable record of the finished game ``run`` (JSON-able; every hidden card);
+    without ``entries``, its actions and events left empty (``record_text``)."""
     assert run.result is not None
     record_seats: list[RecordSeat] = [
         {"seat": s.seat, "side": s.side, "name": s.name, "version": s.version} for s in seats
@@ -124,10 +167,47 @@ def game_record(
         "first_dealer": run.first_dealer,
         "decks": [list(d) for d in run.game.decks_used],
         "seats": record_seats,
-        "actions": run.actions,
-        "events": [event_entry(m) for m in run.events],
+        "actions": run.actions if entries else [],
+        "events": [event_entry(m) for m in run.events] if entries else [],
         "deals": run.deals,
         "result": result_doc(run.result),
         "start_time": run.start_time,
         "finish_time": finish,
     }
+
+
+def _dumps(value: object) -> str:
+    """JSON as the store writes a record: compact, ASCII, no cycle check."""
+    return json.dumps(value, separators=(",", ":"), check_circular=False)
+
+
+def _entry_json(msg: EventMsg) -> str:
+    return _dumps(event_entry(msg))
+
+
+#: Between a record's seats and its deals when its entries are left out.
+_NO_ENTRIES = ',"actions":[],"events":[],'
+
+
+def record_text(
+    run: GameRun, *, python: bool = False, **fields: Unpack[RecordFields]
+) -> tuple[GameRecord, str]:
+    """The record of ``run`` as the store keeps it: its JSON text (the very text of
+    ``game_record``'s dict through the store's ``json.dumps``), and the record without
+    its actions and events (the fields a record's summary and row show).
+
+    The actions and events (nearly all of a record) are written by the native writer
+    (``convert/_recordjson.c``) from the event objects, never built as dicts: building and
+    encoding them cost ~2 ms of CPU per record, holding the interpreter's lock. Without
+    it (or with ``python``), by ``json.dumps`` as before.
+    """
+    shell = game_record(run, entries=False, **fields)
+    head, found, tail = _dumps(shell).partition(_NO_ENTRIES)
+    assert found, "a record's keys are in game_record's order"
+    if _native is None or python:
+        actions = _dumps(run.actions)
+        events = _dumps([event_entry(m) for m in run.events])
+    else:
+        actions = _native.flat(run.actions, _dumps)
+        events = _native.events(run.events, _entry_json)
+    return shell, f'{head},"actions":{actions},"events":{events},{tail}'

@@ -55,12 +55,20 @@ from cirulla.server.messages import (
     TimedOut,
 )
 from cirulla.server.publishing import Publisher
-from cirulla.server.recordkeeping import GameRun, game_record, now_iso, result_doc
+from cirulla.server.recordkeeping import (
+    GameRun,
+    RecordFields,
+    game_record,
+    now_iso,
+    record_text,
+    result_doc,
+)
 
 log = logging.getLogger("cirulla.server")
 
-#: Builds a finished game's record when called (on the hub's writer thread).
-RecordBuilder = Callable[[], GameRecord]
+#: Writes a finished game's record when called (on the hub's writer thread): the record
+#: without its actions and events, and its whole JSON text (``recordkeeping.record_text``).
+RecordBuilder = Callable[[], tuple[GameRecord, str]]
 
 
 #: An action's notation: every move's record entry and card_played event carry it.
@@ -386,7 +394,7 @@ class MatchSession:
             # Built (and written) later, off the event loop: the finished run no longer
             # changes, and the seats and finish time are taken now.
             self._on_record(
-                functools.partial(self.record, run, seats=self.seat_public(), finish=now_iso())
+                functools.partial(self.record_text, run, seats=self.seat_public(), finish=now_iso())
             )
         match_won_by = match_winner(self.games_won, self.config.best_of)
         if match_won_by is not None:
@@ -566,13 +574,24 @@ class MatchSession:
     ) -> GameRecord:
         """The replayable record of a finished game (``recordkeeping.game_record``); may
         run in another thread."""
-        return game_record(
-            run,
-            match_id=self.match_id,
-            room_id=self.room_id,
-            deal_group=self.deal_group,
-            options=self.options,
-            config=self.config,
-            seats=seats if seats is not None else self.seat_public(),
-            finish=finish or now_iso(),
-        )
+        return game_record(run, **self._record_fields(seats, finish))
+
+    def record_text(
+        self, run: GameRun, *, seats: tuple[SeatPublic, ...], finish: str
+    ) -> tuple[GameRecord, str]:
+        """The record's JSON as the store keeps it, and the record without its actions and
+        events (``recordkeeping.record_text``); may run in another thread."""
+        return record_text(run, **self._record_fields(seats, finish))
+
+    def _record_fields(
+        self, seats: tuple[SeatPublic, ...] | None, finish: str | None
+    ) -> RecordFields:
+        return {
+            "match_id": self.match_id,
+            "room_id": self.room_id,
+            "deal_group": self.deal_group,
+            "options": self.options,
+            "config": self.config,
+            "seats": seats if seats is not None else self.seat_public(),
+            "finish": finish or now_iso(),
+        }

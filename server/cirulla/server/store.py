@@ -90,8 +90,9 @@ class Store:
     def __init__(self, path: str | Path) -> None:
         self.path = str(path)
         self._lock = threading.Lock()
-        #: The last records written, decoded (shared: callers must not change them).
-        self._recent: OrderedDict[str, GameRecord] = OrderedDict()
+        #: The last records written, decoded (shared: callers must not change them), or
+        #: their JSON text until first read (``save_record_text``).
+        self._recent: OrderedDict[str, GameRecord | str] = OrderedDict()
         try:
             if self.path != ":memory:" and not os.path.exists(self.path):
                 # records hold every hand and deck: readable by the owner only (SQLite
@@ -114,6 +115,18 @@ class Store:
     def save_record(self, record: GameRecord) -> None:
         """Store a finished game; a record id already stored raises ``sqlite3.IntegrityError``
         (records are never overwritten)."""
+        self._insert_record(
+            record, json.dumps(record, separators=(",", ":"), check_circular=False), record
+        )
+
+    def save_record_text(self, record: GameRecord, text: str) -> None:
+        """``save_record`` of a record given as its JSON ``text`` (``record`` gives the
+        row's columns only: its actions and events may be left out). The text is decoded
+        when the record is first read (``recordkeeping.record_text`` writes it without
+        building the record's entries)."""
+        self._insert_record(record, text, text)
+
+    def _insert_record(self, record: GameRecord, text: str, recent: GameRecord | str) -> None:
         with self._lock:
             self._db.execute(
                 "INSERT INTO records "
@@ -125,17 +138,24 @@ class Store:
                     record.get("room_id", ""),
                     record["game_number"],
                     record.get("finish_time", ""),
-                    pack_record(json.dumps(record, separators=(",", ":"), check_circular=False)),
+                    pack_record(text),
                 ),
             )
-            self._recent[record["record_id"]] = record
+            self._recent[record["record_id"]] = recent
             if len(self._recent) > RECENT_RECORDS:
                 self._recent.popitem(last=False)
+
+    def _recent_record(self, record_id: str) -> GameRecord | None:
+        """(under the lock) A recent record, decoded now if it was kept as its text."""
+        recent = self._recent.get(record_id)
+        if isinstance(recent, str):
+            recent = self._recent[record_id] = cast(GameRecord, json.loads(recent))
+        return recent
 
     def get_record(self, record_id: str) -> GameRecord | None:
         """The stored record (do not change it: a recent one is shared)."""
         with self._lock:
-            recent = self._recent.get(record_id)
+            recent = self._recent_record(record_id)
             if recent is not None:
                 return recent
             row = self._db.execute(
@@ -229,7 +249,7 @@ class Store:
         args += [limit, offset]
         with self._lock:
             rows = self._db.execute(sql, args).fetchall()
-            recent = [self._recent.get(record_id) for record_id, _ in rows]
+            recent = [self._recent_record(record_id) for record_id, _ in rows]
         return [
             known if known is not None else cast(GameRecord, json.loads(unpack_record(text)))
             for known, (_, text) in zip(recent, rows, strict=True)
