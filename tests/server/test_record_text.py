@@ -73,8 +73,8 @@ def _texts(session: MatchSession, run: GameRun) -> tuple[str, str, str]:
     """The store's text of the record's dict, the native writer's, the Python one's."""
     seats, finish = session.seat_public(), "2026-12-07T00:00:00.000+00:00"
     reference = _dumps(session.record(run, seats=seats, finish=finish))
-    shell, native = session.record_text(run, seats=seats, finish=finish)
-    fields = session._record_fields(seats, finish)
+    fields = session.record_fields(seats, finish)
+    shell, native = record_text(run, **fields)
     _, python = record_text(run, python=True, **fields)
     assert shell["actions"] == [] and shell["events"] == []
     assert json.loads(reference) == {**shell, **json.loads(native)}
@@ -155,7 +155,7 @@ def test_entries_the_native_writer_cannot_write_are_pythons() -> None:
 def test_the_store_keeps_the_text_and_reads_it_back_as_the_record(tmp_path: object) -> None:
     session = _played(2, 3)
     run = session.runs[0]
-    shell, text = session.record_text(run, seats=session.seat_public(), finish="2026-12-07")
+    shell, text = record_text(run, **session.record_fields(finish="2026-12-07"))
     store = Store(":memory:")
     store.save_record_text(shell, text)
     row = store._db.execute("SELECT record, match_id, game_number FROM records").fetchone()

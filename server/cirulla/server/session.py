@@ -393,9 +393,7 @@ class MatchSession:
         if self._on_record is not None:
             # Built (and written) later, off the event loop: the finished run no longer
             # changes, and the seats and finish time are taken now.
-            self._on_record(
-                functools.partial(self.record_text, run, seats=self.seat_public(), finish=now_iso())
-            )
+            self._on_record(functools.partial(record_text, run, **self.record_fields()))
         match_won_by = match_winner(self.games_won, self.config.best_of)
         if match_won_by is not None:
             self.winner = match_won_by
@@ -574,18 +572,12 @@ class MatchSession:
     ) -> GameRecord:
         """The replayable record of a finished game (``recordkeeping.game_record``); may
         run in another thread."""
-        return game_record(run, **self._record_fields(seats, finish))
+        return game_record(run, **self.record_fields(seats, finish))
 
-    def record_text(
-        self, run: GameRun, *, seats: tuple[SeatPublic, ...], finish: str
-    ) -> tuple[GameRecord, str]:
-        """The record's JSON as the store keeps it, and the record without its actions and
-        events (``recordkeeping.record_text``); may run in another thread."""
-        return record_text(run, **self._record_fields(seats, finish))
-
-    def _record_fields(
-        self, seats: tuple[SeatPublic, ...] | None, finish: str | None
+    def record_fields(
+        self, seats: tuple[SeatPublic, ...] | None = None, finish: str | None = None
     ) -> RecordFields:
+        """What a record of this match takes from it (now: the seats, the finish time)."""
         return {
             "match_id": self.match_id,
             "room_id": self.room_id,
