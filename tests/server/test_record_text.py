@@ -166,3 +166,20 @@ def test_the_store_keeps_the_text_and_reads_it_back_as_the_record(tmp_path: obje
     assert store.get_record(shell["record_id"]) is listed[0]  # decoded once, then shared
     store._recent.clear()
     assert store.get_record(shell["record_id"]) == json.loads(text)
+
+
+def test_the_loads_cpu_reading_waits_for_work_left_queued(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``load.settled_cpu`` (what ``cirulla bench server`` reads of the server after a
+    load): CPU still being spent when it is called (the records of the last games being
+    written) is counted; it stops at the first quiet interval, or at its limit."""
+    from cirulla.server import load
+
+    readings = iter([1.0, 1.5, 2.25, 2.25, 9.0])
+    monkeypatch.setattr(load, "cpu_seconds", lambda pid: next(readings))
+    monkeypatch.setattr(load.time, "sleep", lambda s: None)
+    assert load.settled_cpu(1) == 2.25
+    busy = iter(float(n) for n in range(1000))
+    monkeypatch.setattr(load, "cpu_seconds", lambda pid: next(busy))
+    assert load.settled_cpu(1, limit_s=0.0) == 0.0

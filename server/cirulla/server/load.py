@@ -279,6 +279,22 @@ def percentile(samples: list[float], q: float) -> float | None:
     return ordered[min(len(ordered) - 1, max(0, round(q * len(ordered)) - 1))]
 
 
+def settled_cpu(pid: int, quiet_s: float = 0.1, limit_s: float = 5.0) -> float:
+    """The CPU time of process ``pid`` once it stops rising (at most ``limit_s`` later):
+    what a load left queued on the server counts in the load, above all the records of
+    its last games, written on the server's writer thread after the last client is done
+    (with 100 matches at once, most of a run's games end in its last moments)."""
+    deadline = time.monotonic() + limit_s
+    last = cpu_seconds(pid)
+    while time.monotonic() < deadline:
+        time.sleep(quiet_s)
+        now = cpu_seconds(pid)
+        if now == last:  # not one clock tick (10 ms) of work in ``quiet_s``
+            break
+        last = now
+    return last
+
+
 def run_load(
     port: int,
     pid: int,
@@ -318,7 +334,7 @@ def run_load(
         ]
         tallies = [job.result() for job in jobs]
         wall = time.perf_counter() - t0
-        cpu = cpu_seconds(pid) - cpu0
+        cpu = settled_cpu(pid) - cpu0
         rss1 = rss_kib(pid)
     latencies = [x for t in tallies for x in t.latencies_ms]
     decisions = sum(t.decisions for t in tallies)
