@@ -163,6 +163,7 @@ setup(
             # the match server's decision requests written from the game's state
             "cirulla.server.convert._framing",
             ["server/cirulla/server/convert/_framing.c"],
+            depends=["server/cirulla/server/convert/outbuf.h"],
             extra_compile_args=["-O2", "-std=gnu11"],
             optional=True,  # no compiler: the server frames decisions in Python
         ),
@@ -170,6 +171,7 @@ setup(
             # a finished game's record entries written as JSON without building dicts
             "cirulla.server.convert._recordjson",
             ["server/cirulla/server/convert/_recordjson.c"],
+            depends=["server/cirulla/server/convert/outbuf.h"],
             extra_compile_args=["-O2", "-std=gnu11"],
             optional=True,  # no compiler: the server writes records in Python
         ),

@@ -13,34 +13,12 @@
  *
  * Optional: without a C compiler the server frames decisions in Python.
  */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
+#include "outbuf.h"
 #include <stdint.h>
-#include <string.h>
 
 /* ------------------------------------------------------------------ the output buffer */
 
-typedef struct {
-    unsigned char *data;
-    Py_ssize_t len;
-    Py_ssize_t cap;
-} Buf;
-
-static Buf out_buf; /* reused between calls: the GIL is held throughout */
-
-static int buf_reserve(Buf *b, Py_ssize_t extra) {
-    if (b->len + extra <= b->cap) return 0;
-    Py_ssize_t cap = b->cap ? b->cap : 4096;
-    while (cap < b->len + extra) cap *= 2;
-    unsigned char *data = PyMem_Realloc(b->data, (size_t)cap);
-    if (data == NULL) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    b->data = data;
-    b->cap = cap;
-    return 0;
-}
+static Buf out_buf = {NULL, 0, 0, 4096};
 
 static int varint_size(uint64_t v) {
     int n = 1;
@@ -63,13 +41,6 @@ static unsigned char *put_varint_at(unsigned char *p, uint64_t v) {
 static int put_varint(Buf *b, uint64_t v) {
     if (buf_reserve(b, 10) < 0) return -1;
     b->len = put_varint_at(b->data + b->len, v) - b->data;
-    return 0;
-}
-
-static int put_bytes(Buf *b, const void *src, Py_ssize_t n) {
-    if (buf_reserve(b, n) < 0) return -1;
-    memcpy(b->data + b->len, src, (size_t)n);
-    b->len += n;
     return 0;
 }
 
@@ -260,7 +231,7 @@ static int put_view(Buf *b, PyObject *game, long seat, uint64_t game_number, uin
         if (put_uint_nz(b, 1, (uint64_t)s) < 0 || put_uint_nz(b, 2, side) < 0) goto done;
         if (PyBytes_GET_SIZE(name)) {
             Py_ssize_t name_start = b->len;
-            if (put_bytes(b, PyBytes_AS_STRING(name), PyBytes_GET_SIZE(name)) < 0 ||
+            if (buf_put(b, PyBytes_AS_STRING(name), PyBytes_GET_SIZE(name)) < 0 ||
                 close_message(b, 3, name_start) < 0)
                 goto done;
         }
@@ -389,7 +360,7 @@ static int put_notation(Buf *b, int card, int decl, uint64_t capture) {
 static int put_legal_body(Buf *b, int card, int decl, uint64_t capture) {
     Py_ssize_t action_start = b->len;
     Py_ssize_t card_start = b->len;
-    if (put_bytes(b, PyBytes_AS_STRING(card_bytes[card]), PyBytes_GET_SIZE(card_bytes[card])) <
+    if (buf_put(b, PyBytes_AS_STRING(card_bytes[card]), PyBytes_GET_SIZE(card_bytes[card])) <
             0 ||
         close_message(b, 1, card_start) < 0 || put_cards(b, 2, capture) < 0)
         return -1;
@@ -402,7 +373,7 @@ static int put_legal_body(Buf *b, int card, int decl, uint64_t capture) {
     return close_message(b, 3, text_start);
 }
 
-static Buf text_buf; /* notation()'s */
+static Buf text_buf = {NULL, 0, 0, 64}; /* notation()'s */
 
 static PyObject *framing_notation(PyObject *self, PyObject *code) {
     (void)self;
@@ -541,7 +512,7 @@ static PyObject *framing_card_played(PyObject *self, PyObject *const *args, Py_s
     Py_ssize_t body = b->len;
     if (put_uint_nz(b, 1, seat) < 0 || put_uint_nz(b, 2, side) < 0) return NULL;
     Py_ssize_t card_start = b->len;
-    if (put_bytes(b, PyBytes_AS_STRING(card_bytes[card]), PyBytes_GET_SIZE(card_bytes[card])) <
+    if (buf_put(b, PyBytes_AS_STRING(card_bytes[card]), PyBytes_GET_SIZE(card_bytes[card])) <
             0 ||
         close_message(b, 3, card_start) < 0 || put_cards(b, 4, captured) < 0 ||
         put_uint_nz(b, 5, (uint64_t)flags[0]) < 0 || put_uint_nz(b, 6, (uint64_t)flags[1]) < 0)
@@ -549,7 +520,7 @@ static PyObject *framing_card_played(PyObject *self, PyObject *const *args, Py_s
     if (card == WILD_CARD && value != 7 && put_uint_field(b, 7, value) < 0) return NULL;
     if (text_len) {
         Py_ssize_t text_start = b->len;
-        if (put_bytes(b, text, text_len) < 0 || close_message(b, 8, text_start) < 0) return NULL;
+        if (buf_put(b, text, text_len) < 0 || close_message(b, 8, text_start) < 0) return NULL;
     }
     if (put_uint_nz(b, 9, (uint64_t)flags[2]) < 0 || close_message(b, 15, body) < 0 ||
         close_message(b, 4, 0) < 0)

@@ -15,41 +15,12 @@
  *
  * Optional: without a C compiler the records are written in Python.
  */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
+#include "outbuf.h"
 #include <stdint.h>
-#include <string.h>
 
-typedef struct {
-    char *data;
-    Py_ssize_t len;
-    Py_ssize_t cap;
-} Buf;
+static Buf out_buf = {NULL, 0, 0, 65536};
 
-static Buf out_buf; /* reused between calls: the GIL is held throughout */
-
-static int reserve(Buf *b, Py_ssize_t extra) {
-    if (b->len + extra <= b->cap) return 0;
-    Py_ssize_t cap = b->cap ? b->cap : 65536;
-    while (cap < b->len + extra) cap *= 2;
-    char *data = PyMem_Realloc(b->data, (size_t)cap);
-    if (data == NULL) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    b->data = data;
-    b->cap = cap;
-    return 0;
-}
-
-static int put(Buf *b, const char *text, Py_ssize_t n) {
-    if (reserve(b, n) < 0) return -1;
-    memcpy(b->data + b->len, text, (size_t)n);
-    b->len += n;
-    return 0;
-}
-
-#define PUT_LIT(b, lit) put((b), (lit), (Py_ssize_t)(sizeof(lit) - 1))
+#define PUT_LIT(b, lit) buf_put((b), (lit), (Py_ssize_t)(sizeof(lit) - 1))
 
 /* What a writer returns: written, or not writable here (the caller falls back to Python,
    no exception set), or an error (an exception set). */
@@ -80,7 +51,7 @@ static int put_int(Buf *b, long long x) {
         u /= 10;
     } while (u);
     if (x < 0) *--p = '-';
-    return put(b, p, end - p);
+    return buf_put(b, p, end - p);
 }
 
 /* None, a bool, an int within 64 bits, a plain str, or a list or tuple of them. */
@@ -99,7 +70,7 @@ static int put_value(Buf *b, PyObject *v) {
         Py_ssize_t n;
         const char *text = plain_text(v, &n);
         if (text == NULL) return OTHER;
-        if (reserve(b, n + 2) < 0) return ERROR;
+        if (buf_reserve(b, n + 2) < 0) return ERROR;
         b->data[b->len++] = '"';
         memcpy(b->data + b->len, text, (size_t)n);
         b->len += n;
@@ -125,7 +96,7 @@ static int put_key(Buf *b, PyObject *key, int first) {
     Py_ssize_t n;
     const char *text = plain_text(key, &n);
     if (text == NULL) return OTHER;
-    if (reserve(b, n + 4) < 0) return ERROR;
+    if (buf_reserve(b, n + 4) < 0) return ERROR;
     if (!first) b->data[b->len++] = ',';
     b->data[b->len++] = '"';
     memcpy(b->data + b->len, text, (size_t)n);
@@ -148,7 +119,7 @@ static int put_names(Buf *b, PyObject *mask_obj) {
     long long mask = PyLong_AsLongLongAndOverflow(mask_obj, &overflow);
     if (overflow || mask < 0 || mask >= (1LL << 40)) return OTHER;
     if (mask == -1 && PyErr_Occurred()) return ERROR;
-    if (reserve(b, 2 + 6 * 40) < 0) return ERROR;
+    if (buf_reserve(b, 2 + 6 * 40) < 0) return ERROR;
     b->data[b->len++] = '[';
     int first = 1;
     uint64_t m = (uint64_t)mask;
@@ -171,7 +142,7 @@ static int put_card(Buf *b, PyObject *card_obj) {
     long card = PyLong_AsLong(card_obj);
     if (card == -1 && PyErr_Occurred()) return ERROR;
     if (card < 0 || card >= 40) return OTHER;
-    if (reserve(b, 6) < 0) return ERROR;
+    if (buf_reserve(b, 6) < 0) return ERROR;
     b->data[b->len++] = '"';
     memcpy(b->data + b->len, card_names[card], (size_t)card_name_len[card]);
     b->len += card_name_len[card];
@@ -232,7 +203,7 @@ static int own_key(PyObject *key, const EventSpec *spec) {
 
 static int put_attr_value(Buf *b, const char *lit, Py_ssize_t n, PyObject *obj, PyObject *name,
                           int kind) {
-    if (put(b, lit, n) < 0) return ERROR;
+    if (buf_put(b, lit, n) < 0) return ERROR;
     PyObject *v = PyObject_GetAttr(obj, name);
     if (v == NULL) return ERROR;
     int r = put_field(b, v, kind);
@@ -336,7 +307,7 @@ static PyObject *write_list(PyObject *items, PyObject *fallback, int (*writer)(B
                                                          : NULL;
                 if (utf8 == NULL && !PyErr_Occurred())
                     PyErr_SetString(PyExc_TypeError, "the fallback must return a str");
-                r = utf8 == NULL || put(b, utf8, n) < 0 ? ERROR : DONE;
+                r = utf8 == NULL || buf_put(b, utf8, n) < 0 ? ERROR : DONE;
                 Py_DECREF(text);
             }
         }
@@ -344,7 +315,7 @@ static PyObject *write_list(PyObject *items, PyObject *fallback, int (*writer)(B
         if (r != DONE) return NULL;
     }
     if (PUT_LIT(b, "]") < 0) return NULL;
-    return PyUnicode_DecodeUTF8(b->data, b->len, NULL);
+    return PyUnicode_DecodeUTF8((const char *)b->data, b->len, NULL);
 }
 
 /* ------------------------------------------------------------------ module functions */
