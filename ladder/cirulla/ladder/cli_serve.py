@@ -9,7 +9,7 @@ import argparse
 import asyncio
 import sys
 
-from cirulla.clients.matches.log_budget import DEFAULT_BOT_LOGS, bot_logs_bytes
+from cirulla.clients.matches.log_budget import bot_logs_option
 from cirulla.ladder.retention import parse_keep
 from cirulla.rules import OptionError, Options, parse_overrides
 from cirulla.server.logs import log_to_file, setup_logging
@@ -27,12 +27,7 @@ def run_serve(args: argparse.Namespace) -> int:
         if args.log_file is not None:
             log_to_file(args.log_file, "ladder")
         keep = parse_keep(args.keep_records) if args.keep_records is not None else None
-        bot_logs = DEFAULT_BOT_LOGS
-        if args.bot_logs is not None:
-            try:
-                bot_logs = bot_logs_bytes(args.bot_logs)
-            except ValueError as exc:
-                raise ValueError(f"--bot-logs: {exc}") from None
+        bot_logs = bot_logs_option(args.bot_logs)
         for option, value in (("--pace", args.pace), ("--idle-pace", args.idle_pace)):
             if not value >= 0:
                 raise ValueError(f"{option} must be 0 (no limit) or more games a minute")

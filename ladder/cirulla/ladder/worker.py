@@ -17,7 +17,7 @@ import argparse
 import asyncio
 import sys
 
-from cirulla.clients.matches.log_budget import DEFAULT_BOT_LOGS, bot_logs_bytes
+from cirulla.clients.matches.log_budget import bot_logs_option
 from cirulla.ladder.retention import parse_keep
 from cirulla.server.logs import log_to_file, setup_logging
 
@@ -37,12 +37,7 @@ def run_worker(args: argparse.Namespace) -> int:
         if args.log_file is not None:
             log_to_file(args.log_file, "ladder-worker")
         keep = parse_keep(args.keep_records) if args.keep_records is not None else None
-        bot_logs = DEFAULT_BOT_LOGS
-        if args.bot_logs is not None:
-            try:
-                bot_logs = bot_logs_bytes(args.bot_logs)
-            except ValueError as exc:
-                raise ValueError(f"--bot-logs: {exc}") from None
+        bot_logs = bot_logs_option(args.bot_logs)
         options = ServeOptions(
             db=args.db,
             listen=args.listen,

@@ -58,6 +58,17 @@ def bot_logs_bytes(text: str) -> int:
     return value
 
 
+def bot_logs_option(text: str | None) -> int:
+    """``--bot-logs`` of the ladder's commands, given or not: the budget, or a ValueError
+    naming the option (their own one-line refusal prints it)."""
+    if text is None:
+        return DEFAULT_BOT_LOGS
+    try:
+        return bot_logs_bytes(text)
+    except ValueError as exc:
+        raise ValueError(f"--bot-logs: {exc}") from None
+
+
 def parse_bot_logs(text: str) -> int:
     """``bot_logs_bytes`` as an argparse type (its error one line after the option's name)."""
     try:
