@@ -202,7 +202,8 @@ def test_request_on_a_real_ladder(
         out = ladder.cli("request", "grd", "rnd", "--games", "2", "--unrated").stdout
         # the request is committed now: a claim that starts from here on sees it (one
         # that started earlier, its time taken before the request's rows were visible,
-        # may still carry a later time than their created_at and take a scheduled match)
+        # may still carry a later time than their created_at and take a scheduled match;
+        # and the ladder may have played the requested games before the command returned)
         visible_at = time.time()
         assert "request rq-" in out and "2 games" in out and "unrated" in out
         request_id = out.split()[1]
@@ -217,16 +218,20 @@ def test_request_on_a_real_ladder(
         )
         assert json.loads(ladder.cli("requests", "--json").stdout)["requests"][0]["finished"] == 2
         with store.engine.connect() as conn:
-            first = conn.execute(
-                select(ladder_matches.c.id)
-                .where(ladder_matches.c.claimed_at >= visible_at)
-                .order_by(ladder_matches.c.claimed_at)
-                .limit(1)
-            ).scalar_one()
+            claims = conn.execute(
+                select(ladder_matches.c.id, ladder_matches.c.claimed_at).where(
+                    ladder_matches.c.claimed_at.is_not(None)
+                )
+            ).all()
             rated = conn.execute(
                 select(rating_history.c.match_id).where(rating_history.c.match_id.in_(ids))
             ).all()
-        assert first in ids  # claimed before the matches scheduled earlier
+        # claimed before every match scheduled earlier whose claim saw the request
+        requested_last = max(at for match_id, at in claims if match_id in ids)
+        scheduled_after = [
+            at for match_id, at in claims if match_id not in ids and at >= visible_at
+        ]
+        assert requested_last < min(scheduled_after, default=float("inf")), claims
         assert rated == []  # unrated: no rating moved
         listing = ladder.cli("requests").stdout
         assert request_id in listing and "2/2 played" in listing
