@@ -26,7 +26,7 @@ AREAS = (
     "cirulla.ladder.cli",
     "cirulla.server.cli",
     "cirulla.clients.play.cli",
-    "cirulla.env.cli",
+    "cirulla.cli_env",
     "cirulla.bots.train_cli",
 )
 

@@ -1,7 +1,7 @@
 """The environments on bad input and without their extra.
 
-``cirulla --help`` imports every area, ``cirulla.env.cli`` (and so the ``cirulla.env``
-package) among them: it must work where NumPy, Gymnasium and PettingZoo are missing. Each
+``cirulla --help`` imports every area, ``cirulla.cli_env`` (``cirulla bench env``) among
+them: it must work where NumPy, Gymnasium and PettingZoo are missing. Each
 subprocess here hides those packages (a ``None`` in ``sys.modules`` makes their import fail,
 as an absent package does). Bad input to the environments is one ``ValueError`` (or the rules'
 ``OptionError``) naming the field, never a stray ``TypeError`` or a silent truncation.

@@ -7,11 +7,11 @@ Gymnasium id ``"Cirulla-v0"`` registered on import (``cirulla.env.gym``; options
 arguments to ``gymnasium.make``), and the OpenSpiel game ``"python_cirulla"`` registered on
 ``import cirulla.env.openspiel``. docs/env.md documents all of them.
 
-Importing this package needs nothing beyond the base install: the ``cirulla`` command imports
-``cirulla.env.cli`` (and so this package) for its help even where the ``env`` extra is not
-installed. The Gymnasium id is registered only when Gymnasium imports; the modules that need
-NumPy, Gymnasium, PettingZoo or OpenSpiel import them themselves, and ``aec_env`` says which
-package is missing.
+Importing this package needs nothing beyond the base install, and imports Gymnasium where
+it is installed (to register the id): the ``cirulla`` command's help does not import it
+(``cirulla bench env``'s parser is ``cirulla.cli_env``). The Gymnasium id is registered
+only when Gymnasium imports; the modules that need NumPy, Gymnasium, PettingZoo or OpenSpiel
+import them themselves, and ``aec_env`` says which package is missing.
 """
 
 from __future__ import annotations
