@@ -216,3 +216,29 @@ def test_broken_slots_are_an_error_not_a_crash() -> None:
     game.hands = [1, 2, 3]
     with pytest.raises(ValueError, match="one mask per seat"):
         game.legal_actions()
+
+
+def test_each_list_of_a_position_answers_for_the_other() -> None:
+    """The position's entry holds the list its first caller asked for (``legal_actions``:
+    the actions, no code ints; ``legal_codes``: the codes); the other list, ``is_legal``
+    and ``apply`` by code or by an equal action built apart are answered from it."""
+    for first in ("actions", "codes"):
+        game, twin = Game(Options(), seed=11), Game(Options(), seed=11)
+        for step in range(60):
+            if game.winner is not None:
+                break
+            if first == "actions":
+                actions = game.legal_actions()
+                codes = game.legal_codes()
+            else:
+                codes = game.legal_codes()
+                actions = game.legal_actions()
+            assert codes == twin.reference_legal_codes() == [a.to_int() for a in actions]
+            assert all(game.is_legal(a) and game.is_legal(a.to_int()) for a in actions)
+            assert not game.is_legal(max(codes) + (1 << 45))
+            pick = step % len(codes)
+            move: Action | int = codes[pick] if step % 3 == 0 else actions[pick]
+            if step % 3 == 1:
+                move = Action.parse(str(actions[pick]))  # equal, maybe not the shared object
+            assert game.apply(move) == twin.apply(codes[pick])
+        assert game.history == twin.history and repr(game) == repr(twin)

@@ -806,8 +806,14 @@ static int game_stopped(PyObject *self) {
     return t;
 }
 
-/* The mover's (hand, table, wild), and the cache entry for them, computed if need be. */
-static PyObject *legal_entry(PyObject *self) {
+static PyObject *actions_of_codes(const u64 *codes, int n);
+
+/* The mover's (hand, table, wild), and the cache entry for them, computed if need be:
+   [hand, table, wild, codes, actions], one of the two lists None until asked for. A new
+   entry holds the list the caller wants (``actions``: legal_actions and apply given an
+   Action; codes otherwise) built straight from the engine's codes: the api loop never
+   makes the int of a code it does not return (an Action holds its own). */
+static PyObject *legal_entry(PyObject *self, int actions) {
     int stopped = game_stopped(self), turn, n, wild;
     if (stopped) return stopped < 0 ? NULL : PyList_New(0); /* caller tells them apart */
     PyObject *hands = slot_get(self, F_HANDS), *options = slot_get(self, F_OPTIONS);
@@ -847,6 +853,8 @@ static PyObject *legal_entry(PyObject *self) {
     if (tab_init(&shared_scratch, &t, table, wild) ||
         legal_codes(&shared_scratch, &t, hand, wild, o.must_capture, o.pairing_precedence))
         PyErr_NoMemory();
+    else if (actions)
+        codes = actions_of_codes(shared_scratch.codes, shared_scratch.ncodes);
     else
         codes = codes_list(&shared_scratch);
     if (!codes) return NULL;
@@ -858,8 +866,8 @@ static PyObject *legal_entry(PyObject *self) {
     PyList_SET_ITEM(e, 0, Py_NewRef(PyList_GET_ITEM(hands, turn)));
     PyList_SET_ITEM(e, 1, Py_NewRef(SLOT(self, F_TABLE)));
     PyList_SET_ITEM(e, 2, Py_NewRef(SLOT(self, F_WILD)));
-    PyList_SET_ITEM(e, 3, codes);
-    PyList_SET_ITEM(e, 4, Py_NewRef(Py_None));
+    PyList_SET_ITEM(e, 3, actions ? Py_NewRef(Py_None) : codes);
+    PyList_SET_ITEM(e, 4, actions ? codes : Py_NewRef(Py_None));
     Py_INCREF(e);
     slot_set(self, F_LEGAL, e);
     return e;
@@ -867,9 +875,23 @@ static PyObject *legal_entry(PyObject *self) {
 
 static PyObject *fast_legal_codes(PyObject *self, PyObject *unused) {
     (void)unused;
-    PyObject *e = legal_entry(self);
+    PyObject *e = legal_entry(self, 0);
     if (!e || PyList_GET_SIZE(e) == 0) return e;
     PyObject *codes = PyList_GET_ITEM(e, 3);
+    if (!PyList_CheckExact(codes)) { /* the entry holds the actions: their own code ints */
+        PyObject *acts = PyList_GET_ITEM(e, 4);
+        Py_ssize_t k = PyList_GET_SIZE(acts);
+        codes = PyList_New(k);
+        for (Py_ssize_t i = 0; codes && i < k; i++)
+            PyList_SET_ITEM(codes, i,
+                            Py_NewRef(*(PyObject **)((char *)PyList_GET_ITEM(acts, i) +
+                                                     action_code_off)));
+        if (!codes) {
+            Py_DECREF(e);
+            return NULL;
+        }
+        PyList_SetItem(e, 3, codes); /* steals codes; e keeps it */
+    }
     PyObject *out = PyList_GetSlice(codes, 0, PyList_GET_SIZE(codes));
     Py_DECREF(e);
     return out;
@@ -945,35 +967,49 @@ static PyObject *new_action(PyObject *code_obj, u64 code) {
     return a;
 }
 
-static PyObject *interned_action(PyObject *code_obj) {
-    u64 code;
+/* The shared Action of ``code``; ``code_obj`` is its int, or NULL (made here if the
+   action must be looked up or built). */
+static PyObject *interned_action(u64 code, PyObject *code_obj) {
     if (INTERNED_STAMP() != interned_seen) {
         for (int i = 0; i < ACTION_CACHE; i++) Py_CLEAR(action_cache[i].action);
         interned_seen = INTERNED_STAMP();
     }
-    if (as_u64(code_obj, &code)) return NULL;
     unsigned h = (unsigned)((code * 0x9E3779B97F4A7C15ULL) >> (64 - ACTION_BITS));
     if (action_cache[h].action && action_cache[h].code == code)
         return Py_NewRef(action_cache[h].action);
-    PyObject *a = PyDict_GetItemWithError(interned_actions, code_obj);
+    PyObject *own = code_obj ? Py_NewRef(code_obj) : PyLong_FromUnsignedLongLong(code);
+    if (!own) return NULL;
+    PyObject *a = PyDict_GetItemWithError(interned_actions, own);
     if (a) {
         Py_INCREF(a);
     } else if (!PyErr_Occurred()) {
         uint64_t size = (uint64_t)PyDict_GET_SIZE(interned_actions);
-        if (!(a = new_action(code_obj, code))) return NULL;
+        a = new_action(own, code);
         if ((uint64_t)PyDict_GET_SIZE(interned_actions) != size + 1) /* the dict was cleared */
             for (int i = 0; i < ACTION_CACHE; i++) Py_CLEAR(action_cache[i].action);
         interned_seen = INTERNED_STAMP(); /* our own insertion (and clear, if any) */
     }
+    Py_DECREF(own);
     if (!a) return NULL;
     Py_XSETREF(action_cache[h].action, Py_NewRef(a));
     action_cache[h].code = code;
     return a;
 }
 
+/* a new list of the shared Actions of n codes */
+static PyObject *actions_of_codes(const u64 *codes, int n) {
+    PyObject *acts = PyList_New(n);
+    for (int i = 0; acts && i < n; i++) {
+        PyObject *a = interned_action(codes[i], NULL);
+        if (!a) Py_CLEAR(acts);
+        else PyList_SET_ITEM(acts, i, a);
+    }
+    return acts;
+}
+
 static PyObject *fast_legal_actions(PyObject *self, PyObject *unused) {
     (void)unused;
-    PyObject *e = legal_entry(self);
+    PyObject *e = legal_entry(self, 1);
     if (!e || PyList_GET_SIZE(e) == 0) return e;
     PyObject *acts = PyList_GET_ITEM(e, 4);
     if (!PyList_CheckExact(acts)) {
@@ -981,7 +1017,10 @@ static PyObject *fast_legal_actions(PyObject *self, PyObject *unused) {
         Py_ssize_t k = PyList_GET_SIZE(codes);
         acts = PyList_New(k);
         for (Py_ssize_t i = 0; acts && i < k; i++) {
-            PyObject *a = interned_action(PyList_GET_ITEM(codes, i));
+            u64 code;
+            PyObject *a = as_u64(PyList_GET_ITEM(codes, i), &code)
+                              ? NULL
+                              : interned_action(code, PyList_GET_ITEM(codes, i));
             if (!a) {
                 Py_CLEAR(acts);
                 break;
@@ -1462,6 +1501,38 @@ static PyObject *fast_apply_code(PyObject *self, PyObject *const *args, Py_ssize
     Py_RETURN_NONE;
 }
 
+/* 1 when the entry's list holds ``action`` (the very object: one of legal_actions()'s) or
+   a code equal to ``code_obj``'s; 0 otherwise (the slow path explains why) */
+static int entry_holds(PyObject *e, PyObject *action, PyObject *code_obj) {
+    PyObject *list = PyList_GET_ITEM(e, 4);
+    Py_ssize_t off = action_code_off;
+    if (!PyList_CheckExact(list)) {
+        list = PyList_GET_ITEM(e, 3);
+        off = -1;
+    }
+    if (!PyList_CheckExact(list)) return 0;
+    Py_ssize_t k = PyList_GET_SIZE(list);
+    for (Py_ssize_t i = 0; i < k; i++)
+        if (PyList_GET_ITEM(list, i) == action) return 1;
+    u64 code;
+    if (as_u64(code_obj, &code)) {
+        PyErr_Clear();
+        return 0;
+    }
+    for (Py_ssize_t i = 0; i < k; i++) {
+        PyObject *c = PyList_GET_ITEM(list, i);
+        u64 v;
+        if (off >= 0) c = *(PyObject **)((char *)c + off);
+        if (c == code_obj) return 1;
+        if (as_u64(c, &v)) {
+            PyErr_Clear();
+            continue;
+        }
+        if (v == code) return 1;
+    }
+    return 0;
+}
+
 /* Game.apply's everyday case in C: an Action or int code from the position's own legal
    list, the right seat or none; anything else to the Python method (``_apply_checked``),
    which explains what is wrong. */
@@ -1498,9 +1569,9 @@ static PyObject *fast_apply(PyObject *self, PyObject *const *args, Py_ssize_t na
     }
     PyObject *e = NULL;
     if (fast) {
-        e = legal_entry(self);
+        e = legal_entry(self, code_obj != action);
         if (!e) return NULL;
-        fast = PyList_GET_SIZE(e) == 5 && PySequence_Contains(PyList_GET_ITEM(e, 3), code_obj) == 1;
+        fast = PyList_GET_SIZE(e) == 5 && entry_holds(e, action, code_obj);
         Py_DECREF(e);
         if (PyErr_Occurred()) return NULL;
     }

@@ -324,6 +324,8 @@ class Game:
         The legal actions depend only on the mover's hand, the table and the wild value
         (the options are the game's for good), so the entry is keyed by them and checked on
         every use: a position changed by any means, even by hand, is never served stale.
+        The native core's entry may hold only the actions (``codes`` None: its
+        ``legal_actions`` makes no code ints); the codes are then read off them here.
         """
         if self.winner is not None or self.deal_over:
             return _NO_LEGAL
@@ -332,6 +334,8 @@ class Game:
         wild = self.wild
         entry = self._legal
         if entry is not None and entry[0] == hand and entry[1] == table and entry[2] == wild:
+            if entry[3] is None:
+                entry[3] = [action.to_int() for action in entry[4]]
             return entry
         if _NATIVE_LEGAL_CODES is not None:
             options = self.options
