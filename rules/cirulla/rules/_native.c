@@ -98,6 +98,20 @@ static void mt_base_init(void) {
 /* random.Random(int)'s state for the key words (init_by_array, _randommodule.c) */
 static void mt_init_by_array(uint32_t *mt, const uint32_t *key, size_t nkey) {
     size_t i = 1, j = 0;
+    if (nkey == 8) { /* every digest but one in 2**32: the same steps without their wraps */
+        uint32_t add[8], prev = mt_base[0];
+        for (int w = 0; w < 8; w++) add[w] = key[w] + (uint32_t)w;
+        for (i = 1; i < MT_N; i++) /* steps 0..622 of the first loop: j = (i - 1) % 8 */
+            mt[i] = prev = (mt_base[i] ^ ((prev ^ (prev >> 30)) * 1664525U)) + add[(i - 1) & 7];
+        mt[0] = prev; /* step 623 wraps to i = 1, j = 623 % 8 = 7 */
+        mt[1] = prev = (mt[1] ^ ((prev ^ (prev >> 30)) * 1664525U)) + add[7];
+        for (i = 2; i < MT_N; i++) /* the second loop from i = 2, then its wrap to i = 1 */
+            mt[i] = prev = (mt[i] ^ ((prev ^ (prev >> 30)) * 1566083941U)) - (uint32_t)i;
+        mt[0] = prev;
+        mt[1] = (mt[1] ^ ((prev ^ (prev >> 30)) * 1566083941U)) - 1U;
+        mt[0] = 0x80000000U;
+        return;
+    }
     memcpy(mt, mt_base, sizeof mt_base);
     for (size_t k = MT_N > nkey ? MT_N : nkey; k; k--) {
         mt[i] = (mt[i] ^ ((mt[i - 1] ^ (mt[i - 1] >> 30)) * 1664525U)) + key[j] + (uint32_t)j;
@@ -131,18 +145,32 @@ static inline uint32_t mt_first(const uint32_t *mt, int kk) {
     return y ^ (y >> 18);
 }
 
+/* ``prefix`` and v in decimal at out (room for 22 bytes past the prefix); the length */
+static int decimal(const char *prefix, long long v, char *out) {
+    char digits[24];
+    int n = 0, len = 0;
+    unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+    while (*prefix) out[len++] = *prefix++;
+    if (v < 0) out[len++] = '-';
+    do digits[n++] = (char)('0' + u % 10); while (u /= 10);
+    while (n) out[len++] = digits[--n];
+    return len;
+}
+
 /* decks.seeded_deck from the seed's decimal text; -1 when out of memory (a seed of
    hundreds of digits) */
 static int seeded_deck_c(const char *seed_text, size_t seed_len, long long number,
                          uint8_t *deck) {
+    static const char head[] = "cirulla-deck/1:";
     char buf[256], *msg = buf;
-    size_t need = seed_len + 48;
+    size_t need = seed_len + 48, len = sizeof head - 1;
     if (need > sizeof buf && !(msg = malloc(need))) return -1;
     uint8_t digest[32];
-    int head = snprintf(msg, need, "cirulla-deck/1:");
-    memcpy(msg + head, seed_text, seed_len);
-    int tail = snprintf(msg + head + seed_len, need - head - seed_len, ":%lld", number);
-    sha256((const uint8_t *)msg, (size_t)head + seed_len + (size_t)tail, digest);
+    memcpy(msg, head, len);
+    memcpy(msg + len, seed_text, seed_len);
+    len += seed_len;
+    len += (size_t)decimal(":", number, msg + len);
+    sha256((const uint8_t *)msg, len, digest);
     if (msg != buf) free(msg);
     /* the digest as an integer, in 32-bit words from the least significant; leading zero
        words dropped (random.seed uses the integer's bit length) */
@@ -155,19 +183,20 @@ static int seeded_deck_c(const char *seed_text, size_t seed_len, long long numbe
     }
     if (!nkey) nkey = 1;
     mt_init_by_array(mt, key, nkey);
-    double keys[NUM_CARDS];
+    /* random() is (a * 2**26 + b) / 2**53: the keys compare as the 53-bit integers; each
+       card's below its key, so equal keys keep the cards' order, as sorted() does */
+    u64 keys[NUM_CARDS];
     for (int c = 0; c < NUM_CARDS; c++) {
         uint32_t a = mt_first(mt, 2 * c) >> 5, b = mt_first(mt, 2 * c + 1) >> 6;
-        keys[c] = ((double)a * 67108864.0 + (double)b) * (1.0 / 9007199254740992.0);
+        keys[c] = ((u64)a << 26 | b) << 6 | (u64)c;
     }
-    for (int i = 0; i < NUM_CARDS; i++) { /* insertion sort: stable, as sorted() */
+    for (int i = 1; i < NUM_CARDS; i++) { /* insertion sort */
+        u64 k = keys[i];
         int j = i;
-        while (j > 0 && keys[deck[j - 1]] > keys[i]) {
-            deck[j] = deck[j - 1];
-            j--;
-        }
-        deck[j] = (uint8_t)i;
+        for (; j > 0 && keys[j - 1] > k; j--) keys[j] = keys[j - 1];
+        keys[j] = k;
     }
+    for (int i = 0; i < NUM_CARDS; i++) deck[i] = (uint8_t)(keys[i] & 63);
     return 0;
 }
 
@@ -435,7 +464,7 @@ static int seeded_deck_of(PyObject *seed, long long number, uint8_t *deck) {
     if (small == -1 && PyErr_Occurred()) return -1;
     if (!overflow) {
         char text[32];
-        int len = snprintf(text, sizeof text, "%lld", small);
+        int len = decimal("", small, text);
         seeded_deck_c(text, (size_t)len, number, deck); /* short: never out of memory */
         return 0;
     }
