@@ -887,16 +887,27 @@ static PyObject *legal_entry(PyObject *self, int actions) {
     else
         codes = codes_list(&shared_scratch);
     if (!codes) return NULL;
+    /* the key as the slots hold it (ints equal to the masks read above) */
+    PyObject *items[5] = {Py_NewRef(PyList_GET_ITEM(hands, turn)), Py_NewRef(SLOT(self, F_TABLE)),
+                          Py_NewRef(SLOT(self, F_WILD)), actions ? Py_NewRef(Py_None) : codes,
+                          actions ? codes : Py_NewRef(Py_None)};
+    e = SLOT(self, F_LEGAL);
+    if (e && PyList_CheckExact(e) && PyList_GET_SIZE(e) == 5 && Py_REFCNT(e) == 1) {
+        /* the stale entry is the slot's alone (no copy shares it, nobody holds it): the
+           new one in its place, without a list made and freed per position */
+        PyObject *old[5];
+        for (int i = 0; i < 5; i++) {
+            old[i] = PyList_GET_ITEM(e, i);
+            PyList_SET_ITEM(e, i, items[i]);
+        }
+        for (int i = 0; i < 5; i++) Py_DECREF(old[i]); /* after: their frees run no code on e */
+        return Py_NewRef(e);
+    }
     if (!(e = PyList_New(5))) {
-        Py_DECREF(codes);
+        for (int i = 0; i < 5; i++) Py_DECREF(items[i]);
         return NULL;
     }
-    /* the key as the slots hold it (ints equal to the masks read above) */
-    PyList_SET_ITEM(e, 0, Py_NewRef(PyList_GET_ITEM(hands, turn)));
-    PyList_SET_ITEM(e, 1, Py_NewRef(SLOT(self, F_TABLE)));
-    PyList_SET_ITEM(e, 2, Py_NewRef(SLOT(self, F_WILD)));
-    PyList_SET_ITEM(e, 3, actions ? Py_NewRef(Py_None) : codes);
-    PyList_SET_ITEM(e, 4, actions ? codes : Py_NewRef(Py_None));
+    for (int i = 0; i < 5; i++) PyList_SET_ITEM(e, i, items[i]);
     Py_INCREF(e);
     slot_set(self, F_LEGAL, e);
     return e;
