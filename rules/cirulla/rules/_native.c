@@ -837,6 +837,29 @@ static int game_stopped(PyObject *self) {
 
 static PyObject *actions_of_codes(const u64 *codes, int n);
 
+/* the entry's lists are tuples when built here (one allocation, from CPython's free lists),
+   lists when game.py's Python methods built them: either is read as a sequence */
+static inline int is_seq(PyObject *o) { return PyTuple_CheckExact(o) || PyList_CheckExact(o); }
+
+/* a new list of a tuple's or list's items: the caller's copy */
+static PyObject *list_of(PyObject *seq) {
+    Py_ssize_t k = PySequence_Fast_GET_SIZE(seq);
+    PyObject **items = PySequence_Fast_ITEMS(seq), *out = PyList_New(k);
+    for (Py_ssize_t i = 0; out && i < k; i++) PyList_SET_ITEM(out, i, Py_NewRef(items[i]));
+    return out;
+}
+
+/* the codes as a tuple of ints */
+static PyObject *codes_tuple(const Scratch *s) {
+    PyObject *t = PyTuple_New(s->ncodes);
+    for (int i = 0; t && i < s->ncodes; i++) {
+        PyObject *x = PyLong_FromUnsignedLongLong(s->codes[i]);
+        if (!x) Py_CLEAR(t);
+        else PyTuple_SET_ITEM(t, i, x);
+    }
+    return t;
+}
+
 /* The mover's (hand, table, wild), and the cache entry for them, computed if need be:
    [hand, table, wild, codes, actions], one of the two lists None until asked for. A new
    entry holds the list the caller wants (``actions``: legal_actions and apply given an
@@ -885,7 +908,7 @@ static PyObject *legal_entry(PyObject *self, int actions) {
     else if (actions)
         codes = actions_of_codes(shared_scratch.codes, shared_scratch.ncodes);
     else
-        codes = codes_list(&shared_scratch);
+        codes = codes_tuple(&shared_scratch);
     if (!codes) return NULL;
     /* the key as the slots hold it (ints equal to the masks read above) */
     PyObject *items[5] = {Py_NewRef(PyList_GET_ITEM(hands, turn)), Py_NewRef(SLOT(self, F_TABLE)),
@@ -918,21 +941,21 @@ static PyObject *fast_legal_codes(PyObject *self, PyObject *unused) {
     PyObject *e = legal_entry(self, 0);
     if (!e || PyList_GET_SIZE(e) == 0) return e;
     PyObject *codes = PyList_GET_ITEM(e, 3);
-    if (!PyList_CheckExact(codes)) { /* the entry holds the actions: their own code ints */
+    if (!is_seq(codes)) { /* the entry holds the actions: their own code ints */
         PyObject *acts = PyList_GET_ITEM(e, 4);
-        Py_ssize_t k = PyList_GET_SIZE(acts);
-        codes = PyList_New(k);
+        Py_ssize_t k = PySequence_Fast_GET_SIZE(acts);
+        PyObject **items = PySequence_Fast_ITEMS(acts);
+        codes = PyTuple_New(k);
         for (Py_ssize_t i = 0; codes && i < k; i++)
-            PyList_SET_ITEM(codes, i,
-                            Py_NewRef(*(PyObject **)((char *)PyList_GET_ITEM(acts, i) +
-                                                     action_code_off)));
+            PyTuple_SET_ITEM(codes, i,
+                             Py_NewRef(*(PyObject **)((char *)items[i] + action_code_off)));
         if (!codes) {
             Py_DECREF(e);
             return NULL;
         }
         PyList_SetItem(e, 3, codes); /* steals codes; e keeps it */
     }
-    PyObject *out = PyList_GetSlice(codes, 0, PyList_GET_SIZE(codes));
+    PyObject *out = list_of(codes);
     Py_DECREF(e);
     return out;
 }
@@ -1036,13 +1059,13 @@ static PyObject *interned_action(u64 code, PyObject *code_obj) {
     return a;
 }
 
-/* a new list of the shared Actions of n codes */
+/* a new tuple of the shared Actions of n codes */
 static PyObject *actions_of_codes(const u64 *codes, int n) {
-    PyObject *acts = PyList_New(n);
+    PyObject *acts = PyTuple_New(n);
     for (int i = 0; acts && i < n; i++) {
         PyObject *a = interned_action(codes[i], NULL);
         if (!a) Py_CLEAR(acts);
-        else PyList_SET_ITEM(acts, i, a);
+        else PyTuple_SET_ITEM(acts, i, a);
     }
     return acts;
 }
@@ -1052,20 +1075,19 @@ static PyObject *fast_legal_actions(PyObject *self, PyObject *unused) {
     PyObject *e = legal_entry(self, 1);
     if (!e || PyList_GET_SIZE(e) == 0) return e;
     PyObject *acts = PyList_GET_ITEM(e, 4);
-    if (!PyList_CheckExact(acts)) {
+    if (!is_seq(acts)) {
         PyObject *codes = PyList_GET_ITEM(e, 3);
-        Py_ssize_t k = PyList_GET_SIZE(codes);
-        acts = PyList_New(k);
+        Py_ssize_t k = PySequence_Fast_GET_SIZE(codes);
+        PyObject **items = PySequence_Fast_ITEMS(codes);
+        acts = PyTuple_New(k);
         for (Py_ssize_t i = 0; acts && i < k; i++) {
             u64 code;
-            PyObject *a = as_u64(PyList_GET_ITEM(codes, i), &code)
-                              ? NULL
-                              : interned_action(code, PyList_GET_ITEM(codes, i));
+            PyObject *a = as_u64(items[i], &code) ? NULL : interned_action(code, items[i]);
             if (!a) {
                 Py_CLEAR(acts);
                 break;
             }
-            PyList_SET_ITEM(acts, i, a);
+            PyTuple_SET_ITEM(acts, i, a);
         }
         if (!acts) {
             Py_DECREF(e);
@@ -1073,7 +1095,7 @@ static PyObject *fast_legal_actions(PyObject *self, PyObject *unused) {
         }
         PyList_SetItem(e, 4, acts); /* steals acts; e keeps it */
     }
-    PyObject *out = PyList_GetSlice(acts, 0, PyList_GET_SIZE(acts));
+    PyObject *out = list_of(acts);
     Py_DECREF(e);
     return out;
 }
@@ -1546,21 +1568,22 @@ static PyObject *fast_apply_code(PyObject *self, PyObject *const *args, Py_ssize
 static int entry_holds(PyObject *e, PyObject *action, PyObject *code_obj) {
     PyObject *list = PyList_GET_ITEM(e, 4);
     Py_ssize_t off = action_code_off;
-    if (!PyList_CheckExact(list)) {
+    if (!is_seq(list)) {
         list = PyList_GET_ITEM(e, 3);
         off = -1;
     }
-    if (!PyList_CheckExact(list)) return 0;
-    Py_ssize_t k = PyList_GET_SIZE(list);
+    if (!is_seq(list)) return 0;
+    Py_ssize_t k = PySequence_Fast_GET_SIZE(list);
+    PyObject **items = PySequence_Fast_ITEMS(list);
     for (Py_ssize_t i = 0; i < k; i++)
-        if (PyList_GET_ITEM(list, i) == action) return 1;
+        if (items[i] == action) return 1;
     u64 code;
     if (as_u64(code_obj, &code)) {
         PyErr_Clear();
         return 0;
     }
     for (Py_ssize_t i = 0; i < k; i++) {
-        PyObject *c = PyList_GET_ITEM(list, i);
+        PyObject *c = items[i];
         u64 v;
         if (off >= 0) c = *(PyObject **)((char *)c + off);
         if (c == code_obj) return 1;

@@ -315,11 +315,12 @@ class Game:
         once per position: ``legal_actions`` and ``apply`` reuse them (a fresh list each call,
         the caller's to keep).
         """
-        codes: list[int] = self._legal_entry()[3]
-        return codes[:]
+        codes: Sequence[int] = self._legal_entry()[3]
+        return list(codes)  # the native core's entries hold tuples
 
     def _legal_entry(self) -> list[Any]:
-        """``[hand, table, wild, codes, actions or None]`` of the position to move.
+        """``[hand, table, wild, codes, actions or None]`` of the position to move (the
+        lists are tuples in the entries the native core builds).
 
         The legal actions depend only on the mover's hand, the table and the wild value
         (the options are the game's for good), so the entry is keyed by them and checked on
@@ -398,11 +399,11 @@ class Game:
         """The legal actions, in ``legal_codes``' order: shared immutable ``Action`` objects
         (one per code, see ``Action.from_int``), built once per position."""
         entry = self._legal_entry()
-        actions: list[Action] | None = entry[4]
+        actions: Sequence[Action] | None = entry[4]
         if actions is None:
             interned = _INTERNED_ACTIONS.get
             actions = entry[4] = [interned(c) or Action.from_int(c) for c in entry[3]]
-        return actions[:]
+        return list(actions)  # the native core's entries hold tuples
 
     def is_legal(self, action: Action | int) -> bool:
         code = action if isinstance(action, int) else action.to_int()
