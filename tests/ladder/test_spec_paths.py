@@ -93,12 +93,21 @@ def test_relative_spec_runs_in_the_worker_and_a_crash_shows_its_stderr(
             return bot.state == ladder_pb2.BOT_STATE_DEACTIVATED
 
         wait_for(deactivated, 240, "the crashing bot deactivated", every=0.2)
-        # the last failure may be a duplicate pair's first game, whose log is withheld
-        # until its twin ends (as the rpc withholds it): the twin ends by forfeit soon after
+
+        def shown() -> bool:
+            """The last failure may be a duplicate pair's first game, whose log is withheld
+            until its twin ends (as the rpc withholds it): the twin ends by forfeit soon
+            after. Waited for over the rpc; then the command's table must show it."""
+            request = ladder_pb2.GetStandingsRequest(include_inactive=True)
+            out = ladder.stub().GetStandings(request, timeout=60)
+            bot = next(e.bot for e in out.entries if e.bot.name == "crasher")
+            return "my own last words on stderr" in bot.last_log
+
+        wait_for(shown, 60, "the crasher's own stderr in the standings", every=0.2)
         wait_for(
             lambda: "my own last words on stderr" in ladder.cli("standings", "--all").stdout,
             60,
-            "the crasher's own stderr in the standings",
+            "the crasher's own stderr in the standings' table",
             every=0.2,
         )
         wait_for(
