@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from cirulla.bots.cgroups import MIB, BotLimits
 from cirulla.clients.matches.log_budget import HEAD_BYTES, TAIL_BYTES, LogBudget
 
@@ -166,3 +168,57 @@ def test_a_ladder_bounds_a_bot_filling_its_log_every_match(tmp_path: Path) -> No
     assert peak <= 4 * MIB + 1.6 * MIB, peak  # and its one match in play
     cut = [p for p in logs.glob("*.log") if CUT.replace("8 MiB", "4 MiB") in p.read_text()]
     assert cut, sorted(p.name for p in logs.glob("*"))
+
+
+@pytest.mark.slow
+def test_a_restarted_ladder_counts_the_logs_its_earlier_run_left(tmp_path: Path) -> None:
+    """``ladder serve --bot-logs 4M``, 1.5 MiB of log a match: 3 matches, stopped,
+    started again, 3 more. The restarted ladder counts the filler's logs the first run
+    left (oldest first), so they stay under 4 MiB plus its match in play (6.9 MiB at
+    the end and 8.4 MiB at most before: a fresh budget each run)."""
+    from tests.ladder_harness import LadderProcess, count_status, open_store, wait_for
+
+    db = f"sqlite:///{tmp_path / 'ladder.sqlite3'}"
+    ladder = LadderProcess(tmp_path / "ladder", db, "--bot-logs", "4M")
+    logs = ladder.folder / "cirulla-ladder-data" / "logs"
+    peak = 0
+
+    def filler_bytes() -> int:
+        total = 0
+        for path in logs.glob("*.log"):
+            if not path.name.startswith(("honest-", "server")):
+                with contextlib.suppress(FileNotFoundError):
+                    total += path.stat().st_size
+        return total
+
+    def play(matches: int) -> None:
+        """Start the ladder, wait until ``matches`` are finished in all, stop it."""
+        nonlocal peak
+        ladder.start()
+        store = open_store(db)  # one store a run, closed before the ladder stops
+
+        def done() -> bool:
+            nonlocal peak
+            peak = max(peak, filler_bytes())
+            return count_status(store).get("finished", 0) >= matches
+
+        try:
+            if matches == 3:
+                ladder.add("filler", f"cmd:{{python}} {HOSTILE} logfill 1.5", max_concurrency=1)
+                ladder.add("honest", "random", max_concurrency=1)
+            wait_for(done, 300, f"{matches} finished matches", every=0.2)
+        finally:
+            store.engine.dispose()
+            ladder.stop()
+
+    play(3)
+    first = filler_bytes()
+    assert 3 * MIB < first <= 4 * MIB, first  # the first run's logs fill the budget
+    peak = 0
+    play(6)
+    total = filler_bytes()
+    print(f"\nfiller's logs: {first} after the first run, {total} after the second, peak {peak}")
+    assert total <= 4 * MIB, total
+    assert peak <= 4 * MIB + 1.6 * MIB, peak  # and its one match in play
+    served = (ladder.folder / "serve.log").read_text()
+    assert "ladder_bot_logs_counted" in served and "ladder_bot_logs_count_failed" not in served

@@ -40,6 +40,7 @@ from cirulla.clients.matches.schedule import ScheduledGame, new_bot_seed_base
 from cirulla.clients.matches.supervise import READY_TIMEOUT, ServedBot
 from cirulla.ladder import endings, metrics
 from cirulla.ladder.defaults import LEASE_SECONDS
+from cirulla.ladder.earlier_logs import count_earlier_logs
 from cirulla.ladder.schema import ladder_matches
 from cirulla.ladder.store import (
     IN_FLIGHT,
@@ -270,10 +271,15 @@ class MatchRunner:
 
     def __post_init__(self) -> None:
         #: Kept-alive bot processes, shared by every match this runner plays; with them
-        #: each bot's log budget, which its ``cmd:`` seats' logs count in too.
-        self.bots = LadderBotPool(
-            self.out / "logs", self.confinement, self.pair_over, LogBudget(self.bot_logs)
-        )
+        #: each bot's log budget, which its ``cmd:`` seats' logs count in too, and the
+        #: logs an earlier ladder process left in the folder (the budget holds across
+        #: restarts).
+        budget = LogBudget(self.bot_logs)
+        try:
+            count_earlier_logs(self.store, self.out / "logs", budget)
+        except Exception:  # the ladder plays on; its earlier logs are only not counted
+            log.exception("ladder_bot_logs_count_failed logs=%s", self.out / "logs")
+        self.bots = LadderBotPool(self.out / "logs", self.confinement, self.pair_over, budget)
 
     def pair_over(self, pair_id: str) -> bool:
         """No match of duplicate pair ``pair_id`` is scheduled, claimed or running any
