@@ -159,8 +159,8 @@ def forfeit_winner(options: Options, totals: Sequence[int], seat: int) -> int:
     return max(others, key=lambda s: (totals[s], -others.index(s)))
 
 
-@dataclass(frozen=True, slots=True)
-class ByIndex:
+@dataclass(slots=True)
+class ByIndex:  # read-only; not frozen: one per submission, and frozen costs 4x to make
     """``SubmitAction.legal_action_index``: an index into the decision's legal actions."""
 
     index: int

@@ -4,6 +4,12 @@ The domain (sessions, rooms) speaks in these plain values so it can decide *who*
 *what* without knowing the wire format; ``convert`` is the only place that turns them into
 ``cirulla.v1`` messages. Server-side events (timeouts, disconnects, a game's end with its
 reason) are rules ``Event`` subclasses so they share ``visible_to`` and ``to_dict``.
+
+Every message is read-only once made (one object may sit on several streams' queues).
+The ones every decision makes (``EventMsg``, ``DecisionMsg``, ``AcceptedMsg``) are not
+``frozen`` dataclasses all the same: a frozen one's ``__init__`` sets each field through
+``object.__setattr__``, four times the cost of a plain one (about 1.5 us a message, four
+or five messages a decision; docs/performance.md, "The match server").
 """
 
 from __future__ import annotations
@@ -114,8 +120,8 @@ ExtraKey = Literal["attempt", "stock_count", "counts", "by_timeout", "notation"]
 EXTRA_KEYS: tuple[ExtraKey, ...] = ("attempt", "stock_count", "counts", "by_timeout", "notation")
 
 
-@dataclass(frozen=True, slots=True)
-class EventMsg:
+@dataclass(slots=True)
+class EventMsg:  # read-only: not frozen for speed (the module's docstring)
     sequence: int
     game_number: int
     deal_number: int
@@ -143,8 +149,8 @@ class ClockState:
     increment_ms: int | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class DecisionMsg:
+@dataclass(slots=True)
+class DecisionMsg:  # read-only: not frozen for speed (the module's docstring)
     """A seat's decision request. The session's own carry their bytes (``framed``: the
     serialized PlayResponse, written from the game's state when the decision opened,
     ``convert.framing.decision_frame``) and no ``view``; one built from a ``ViewMsg`` is
@@ -158,8 +164,8 @@ class DecisionMsg:
     framed: bytes | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class AcceptedMsg:
+@dataclass(slots=True)
+class AcceptedMsg:  # read-only: not frozen for speed (the module's docstring)
     decision_id: int
     index: int
     elapsed_ms: int

@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 
 from cirulla import wire
-from cirulla.rules import DeckError, parse_deck
+from cirulla.rules import DeckError, Options, parse_deck
 from cirulla.rules.match import check_best_of
 from cirulla.server.clock import TimeControl
 from cirulla.server.decisions import ByAction, ByIndex, Choice, Unreadable
@@ -46,9 +46,29 @@ def time_control_from_pb(tc: match_settings_pb2.TimeControl) -> TimeControl:
     return TimeControl(tc.move_limit_ms, tc.game_bank_ms, tc.increment_ms, tc.margin_ms)
 
 
+#: One ``Options`` object per rule set, shared by every match that plays it (at most
+#: ``_SHARED_MAX`` rule sets; more get their own object).
+_SHARED_OPTIONS: dict[Options, Options] = {}
+_SHARED_MAX = 256
+
+
+def shared_options(options: Options) -> Options:
+    """The one object of ``options``' rule set. The rules core's native calls (every
+    move's legal actions and apply) keep the options they last read, by identity: with
+    an object per match, 100 matches at once made them read nine attributes again at
+    almost every call (docs/performance.md, "The match server")."""
+    shared = _SHARED_OPTIONS.get(options)
+    if shared is None:
+        if len(_SHARED_OPTIONS) >= _SHARED_MAX:
+            return options
+        shared = _SHARED_OPTIONS[options] = options
+    return shared
+
+
 def config_from_pb(settings: match_settings_pb2.MatchSettings) -> MatchConfig:
     """Validate and resolve requested settings; raises WireError/DeckError/InvalidArgument."""
     preset, overrides, options = wire.rules_from_proto(settings.rules, "MatchSettings.rules")
+    options = shared_options(options)
     decks = None
     seed = None
     source = settings.WhichOneof("deck_source")
