@@ -2,7 +2,8 @@
 and the three extensions on the native rules core's state machine (rules/cirulla/rules/
 engine.h): cirulla.rules._native, cirulla.bots._search and cirulla.env._native; and the
 match server's decision writer, cirulla.server.convert._framing, and its records' JSON
-writer, cirulla.server.convert._recordjson.
+writer, cirulla.server.convert._recordjson; and the bot kit's decision reader,
+cirulla.bots._decode.
 
 The generated modules are never committed or edited by hand; every install, editable or
 not, produces them from the .proto files with grpcio-tools' bundled protoc. The native
@@ -174,6 +175,13 @@ setup(
             depends=["server/cirulla/server/convert/outbuf.h"],
             extra_compile_args=["-O2", "-std=gnu11"],
             optional=True,  # no compiler: the server writes records in Python
+        ),
+        Extension(
+            # the bot kit's decision requests read from their bytes in one call
+            "cirulla.bots._decode",
+            ["bots/cirulla/bots/_decode.c"],
+            extra_compile_args=["-O2", "-std=gnu11"],
+            optional=True,  # no compiler: the kit reads decisions in Python
         ),
     ],
 )

@@ -10,16 +10,78 @@ raises ``ProtocolDataError`` naming the field that was wrong.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from cirulla.rules.actions import Action
 from cirulla.rules.options import Options
 from cirulla.rules.views import View
-from cirulla.v1 import game_pb2
-from cirulla.wire import WireError, action_from_proto, mask_from_proto
+from cirulla.v1 import game_pb2, play_pb2
+from cirulla.wire import CARD_MESSAGES, WireError, action_from_proto, mask_from_proto
+
+if TYPE_CHECKING:  # the native reader's view fields (its stub)
+    from cirulla.bots._decode import ViewFields
+
+try:  # the decision reader in C (bots/cirulla/bots/_decode.c), when it was built
+    from cirulla.bots import _decode as _native
+except ImportError:  # no C compiler: decisions are read in Python
+    _native = None  # type: ignore[assignment]  # every use tests `_native is None`
+else:
+    _native.setup(tuple(card.SerializeToString() for card in CARD_MESSAGES))
 
 #: A message from the server that cannot be turned into rules-core objects (the wire
 #: module's error: one type whether a card, an action or a view was wrong).
 ProtocolDataError = WireError
+
+
+def decision_from_proto(
+    request: play_pb2.DecisionRequest, options: Options
+) -> tuple[View, list[Action]]:
+    """A decision request's view and numbered legal actions (``view_from_proto`` and
+    ``legal_from_proto``), what the kit hands a policy at every decision.
+
+    Read from the message's bytes in one call when the native reader is built: through
+    protobuf's objects, every card of every pile is a message with three attributes read,
+    which cost a bot more than its policy's choice (docs/performance.md, "A tournament's
+    CPU per game"). Anything the native reader does not read as the server writes it
+    (and every error, which it leaves to this reader to name) is read in Python."""
+    if _native is not None:
+        got = _native.decision(request.SerializeToString())
+        if got is not None:
+            fields, codes = got
+            view = _view_of(fields, options)
+            if view is not None:
+                return view, [Action.from_int(code) for code in codes]
+    return view_from_proto(request.view, options), legal_from_proto(request.legal_actions)
+
+
+def _view_of(fields: ViewFields, options: Options) -> View | None:
+    """The native reader's view fields as a ``View``; None where ``view_from_proto``
+    would refuse them (it then names the field)."""
+    (seat, deal, dealer, rnd, players, to_move, hand, table, wild) = fields[:9]
+    (hand_sizes, declared, captured, scope, stock, totals, last_taker, sides) = fields[9:]
+    if (players or options.players) != options.players:
+        return None
+    if len(hand_sizes) != options.players or sides != options.sides:
+        return None
+    return View(
+        seat=seat,
+        options=options,
+        deal=deal,
+        dealer=dealer,
+        round=rnd,
+        to_move=to_move,
+        hand=hand,
+        table=table,
+        wild_value=wild,
+        hand_sizes=hand_sizes,
+        declared=declared,
+        captured=captured,
+        scope=scope,
+        stock=stock,
+        totals=totals,
+        last_taker=last_taker,
+        winner=None,
+    )
 
 
 def legal_from_proto(legal: Sequence[game_pb2.LegalAction]) -> list[Action]:

@@ -29,8 +29,7 @@ import grpc
 from cirulla.bots.convert import (
     ProtocolDataError,
     clock_seconds,
-    legal_from_proto,
-    view_from_proto,
+    decision_from_proto,
 )
 from cirulla.bots.policy import (
     DecisionFunction,
@@ -504,8 +503,7 @@ class BotClient:
         received = time.monotonic()
         self._pending = (request.decision_id, request.default_action_index)
         try:
-            view = view_from_proto(request.view, self.options)
-            legal = legal_from_proto(request.legal_actions)
+            view, legal = decision_from_proto(request, self.options)
         except ProtocolDataError as exc:
             log.error(
                 "cannot read decision %d (%s); playing the default action", request.decision_id, exc
