@@ -67,6 +67,10 @@ def test_hello_errors() -> None:
         seat = ManualSeat(stub)
         seat.send(ms.PlayRequest(list_commands=play_pb2.ListCommands()))
         assert "hello" in await expect_status(seat, grpc.StatusCode.INVALID_ARGUMENT)
+        seat = ManualSeat(stub)  # a submission first (read without protobuf: service)
+        seat.send(submit(1, legal_action_index=0))
+        details = await expect_status(seat, grpc.StatusCode.INVALID_ARGUMENT)
+        assert "must be hello" in details and "got submit_action" in details
         seat = ManualSeat(stub)
         bad = hello(mid, m.seat_tokens[0].token)
         bad.hello.protocol_version = "cirulla.v9/1"

@@ -1,5 +1,8 @@
 """The shortcuts of a move's hot path do what the long way does.
 
+A bot's SubmitAction by index, read without protobuf (``service._play_request``), is what
+protobuf reads, and every other frame is left to protobuf.
+
 ``Connection.send_events`` (a move's events handed to a stream at once) leaves the stream
 as ``send`` of each would: the same queue, held messages, overflow; ``Turns.clock_state``
 without a time limit reads what the seat's clock would say.
@@ -8,13 +11,20 @@ without a time limit reads what the seat's clock would say.
 from __future__ import annotations
 
 import itertools
+import random
+
+import pytest
 
 from cirulla.rules.events import RoundDealt
+from cirulla.server import service
 from cirulla.server.clock import TimeControl
 from cirulla.server.connections import Connection
+from cirulla.server.convert import framing
 from cirulla.server.decisions import Turns
 from cirulla.server.limits import MAX_BATCH
 from cirulla.server.messages import AcceptedMsg, ClockState, EventMsg
+from cirulla.v1 import match_service_pb2 as ms
+from cirulla.v1 import play_pb2
 
 
 def _state(conn: Connection) -> tuple[object, ...]:
@@ -56,3 +66,44 @@ def test_a_clock_without_limits_reads_as_the_seats_clock() -> None:
     assert not limited.unlimited
     limited.clocks[0].start()
     assert limited.clock_state(0).move_left_ms is not None
+
+
+def _submit(decision_id: int, **choice: object) -> bytes:
+    action = play_pb2.SubmitAction(decision_id=decision_id, **choice)  # type: ignore[arg-type]
+    return ms.PlayRequest(submit_action=action).SerializeToString()
+
+
+def test_a_submission_by_index_is_read_as_protobuf_reads_it() -> None:
+    if framing.native is None:
+        pytest.skip("the native writer is not built (no C compiler at install)")
+    rng = random.Random(7)
+    values = [0, 1, 127, 128, 16383, 16384, 2**32 - 1]
+    ids = values + [2**35, 2**64 - 1] + [rng.getrandbits(rng.randrange(1, 64)) for _ in range(200)]
+    for decision_id in ids:
+        for index in values + [rng.randrange(40) for _ in range(3)]:
+            data = _submit(decision_id, legal_action_index=index)
+            assert framing.submit_index(data) == (decision_id, index)
+            assert service._play_request(data) == (decision_id, index)
+            parsed = ms.PlayRequest.FromString(data).submit_action
+            assert (parsed.decision_id, parsed.legal_action_index) == (decision_id, index)
+    # the fields in the other order, as protobuf would read them too
+    reordered = bytes([2 << 3 | 2, 4, 2 << 3, 3, 1 << 3, 9])
+    parsed = ms.PlayRequest.FromString(reordered).submit_action
+    read = (parsed.decision_id, parsed.legal_action_index)
+    assert framing.submit_index(reordered) == (9, 3) == read
+
+
+def test_every_other_frame_is_left_to_protobuf() -> None:
+    others = [
+        _submit(5, notation="5H"),
+        _submit(5),  # no choice: Unreadable, protobuf's
+        ms.PlayRequest(list_commands=play_pb2.ListCommands()).SerializeToString(),
+        ms.PlayRequest().SerializeToString(),
+        _submit(5, legal_action_index=1) + _submit(6, legal_action_index=2),  # merged
+        bytes([2 << 3 | 2, 4, 2 << 3, 3, 2 << 3, 4]),  # an index twice (the last wins)
+        _submit(5, legal_action_index=1)[:-1],  # cut short
+        b"\xff\xff",
+    ]
+    for data in others:
+        assert framing.submit_index(data) is None
+        assert not isinstance(service._play_request(data), tuple)

@@ -70,17 +70,19 @@ class Publisher:
         if run is None:
             return
         published: list[EventMsg] = []
+        number = run.number
+        sequence = self.sequence
         for event in events:
             if isinstance(event, GameOver):
                 continue  # the session publishes GameEnded with the reason instead
             extras = note_event(run, event, by_timeout=by_timeout, notation=notation)
-            self.sequence = sequence = self.sequence + 1
-            private = getattr(event, "seat", None) if not event.visible_to(None) else None
+            sequence += 1
+            private = None if event.visible_to(None) else getattr(event, "seat", None)
             deal = run.cur_deal
             # written once here, for every seat that gets it (None: protobuf writes it)
-            framed = framing.event_frame(sequence, run.number, deal, event, private, extras)
-            msg = EventMsg(sequence, run.number, deal, event, private, extras, framed)
-            published.append(msg)
+            framed = framing.event_frame(sequence, number, deal, event, private, extras)
+            published.append(EventMsg(sequence, number, deal, event, private, extras, framed))
+        self.sequence = sequence
         if published:
             run.events += published
             self.delivery.events(published, exclude)

@@ -19,6 +19,7 @@ from google.protobuf.message_factory import GetMessageClass
 
 from cirulla.rules import CirullaError
 from cirulla.server.connections import Connection, Mailbox
+from cirulla.server.convert import framing
 from cirulla.server.convert.live import CAPABILITIES, play_responses, spectate_response
 from cirulla.server.convert.records import game_summary_pb, match_pb, record_pb, room_pb
 from cirulla.server.convert.settings import choice_from_pb, config_from_pb
@@ -93,6 +94,20 @@ def _serializer(cls: type[Message]) -> Callable[[Message | bytes], bytes]:
     return serialize
 
 
+#: A Play stream's request: a PlayRequest, an undecodable frame, or a SubmitAction by
+#: index read without protobuf (``_play_request``): (decision_id, legal_action_index).
+PlayIn = ms.PlayRequest | Undecodable | tuple[int, int]
+_PLAY_REQUEST = _lenient(ms.PlayRequest)
+
+
+def _play_request(data: bytes) -> PlayIn:
+    """A Play request frame: the SubmitAction by index a bot sends at every decision read
+    natively as (decision_id, index) (``framing.submit_index``: no protobuf objects, two
+    fields and two WhichOneof fewer to read), any other frame by protobuf."""
+    fast = framing.submit_index(data)
+    return fast if fast is not None else _PLAY_REQUEST(data)
+
+
 def add_to_server(servicer: MatchService, server: grpc.aio.Server) -> None:
     """Register the servicer like the generated ``add_..._to_server``, with lenient
     request decoding (``Undecodable``)."""
@@ -105,9 +120,10 @@ def add_to_server(servicer: MatchService, server: grpc.aio.Server) -> None:
     handlers = {}
     for method in SERVICE.methods:
         factory = factories[(method.client_streaming, method.server_streaming)]
+        read = _lenient(GetMessageClass(method.input_type))
         handlers[method.name] = factory(
             getattr(servicer, method.name),
-            request_deserializer=_lenient(GetMessageClass(method.input_type)),
+            request_deserializer=_play_request if method.name == "Play" else read,
             response_serializer=_serializer(GetMessageClass(method.output_type)),
         )
     server.add_generic_rpc_handlers(
@@ -330,7 +346,7 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
 
     async def Play(
         self,
-        request_iterator: AsyncIterator[ms.PlayRequest | Undecodable],
+        request_iterator: AsyncIterator[PlayIn],
         context: Context[ms.PlayRequest, bytes],
     ) -> AsyncIterator[bytes]:
         requests = request_iterator.__aiter__()
@@ -355,11 +371,12 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
         if isinstance(first, Undecodable):
             self.hub.stats["undecodable_frames"] += 1
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, first.message())
-        if first.WhichOneof("body") != "hello":
+        body = "submit_action" if isinstance(first, tuple) else first.WhichOneof("body")
+        if body != "hello" or isinstance(first, tuple):
             await context.abort(
                 grpc.StatusCode.INVALID_ARGUMENT,
                 "the first PlayRequest must be hello (protocol_version, match_id or room_id, "
-                f"seat_token); got {first.WhichOneof('body') or 'an empty body'}",
+                f"seat_token); got {body or 'an empty body'}",
             )
         hello = first.hello
         conn = self._connection()
@@ -383,18 +400,12 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
         protocol_error = ""
         try:
             while True:
-                msgs = [await conn.queue.get()]
-                if conn.batches:
-                    # What is ready now goes as one stream message (an action's
-                    # acceptance, its events, the next decision): each stream message
-                    # costs far more than its content. (A stream with defer_events has
-                    # its events held until such a message: ``Connection.send``.)
-                    while (
-                        len(msgs) < MAX_BATCH
-                        and not isinstance(msgs[-1], GoodbyeMsg)
-                        and not conn.queue.empty()
-                    ):
-                        msgs.append(conn.queue.get_nowait())
+                first = await conn.queue.get()
+                # What is ready now goes as one stream message (an action's acceptance,
+                # its events, the next decision): each stream message costs far more
+                # than its content. (A stream with defer_events has its events held
+                # until such a message: ``Connection.send``.)
+                msgs = conn.queue.take(first, MAX_BATCH) if conn.batches else [first]
                 players = conn.session.options.players if conn.session is not None else 2
                 yield play_responses(msgs, players)
                 msg = msgs[-1]
@@ -408,11 +419,14 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
         if protocol_error:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, protocol_error)
 
-    async def _read(
-        self, requests: AsyncIterator[ms.PlayRequest | Undecodable], conn: Connection
-    ) -> None:
+    async def _read(self, requests: AsyncIterator[PlayIn], conn: Connection) -> None:
         try:
             async for req in requests:
+                if type(req) is tuple:  # a SubmitAction by index (``_play_request``)
+                    session = conn.session
+                    if session is not None:
+                        session.submit(conn, req[0], ByIndex(req[1]))
+                    continue
                 if isinstance(req, Undecodable):
                     self._protocol_error(conn, req.message() + " (PlayRequest stream ended)")
                     self.hub.stats["undecodable_frames"] += 1

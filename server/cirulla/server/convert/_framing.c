@@ -528,6 +528,57 @@ static PyObject *framing_card_played(PyObject *self, PyObject *const *args, Py_s
     return PyBytes_FromStringAndSize((const char *)b->data, b->len);
 }
 
+/* ------------------------------------------------------------------ reading a submission */
+
+/* One varint at *p (before end): 0 and the value, or -1. */
+static int get_varint(const unsigned char **p, const unsigned char *end, uint64_t *out) {
+    uint64_t v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+        if (*p >= end) return -1;
+        unsigned char byte = *(*p)++;
+        v |= (uint64_t)(byte & 0x7F) << shift;
+        if (!(byte & 0x80)) {
+            *out = v;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/* submit_index(data): (decision_id, legal_action_index) of a serialized PlayRequest that
+   is a SubmitAction by index and nothing else (what a bot sends at every decision), else
+   None (protobuf reads it). */
+static PyObject *framing_submit_index(PyObject *self, PyObject *data) {
+    (void)self;
+    if (!PyBytes_Check(data)) {
+        PyErr_SetString(PyExc_TypeError, "submit_index(data): data must be bytes");
+        return NULL;
+    }
+    const unsigned char *p = (const unsigned char *)PyBytes_AS_STRING(data);
+    const unsigned char *end = p + PyBytes_GET_SIZE(data);
+    uint64_t size, id = 0, index = 0, v;
+    int has_id = 0, has_index = 0;
+    /* PlayRequest.submit_action = 2 (length-delimited), the whole frame */
+    if (p >= end || *p++ != (2 << 3 | 2) || get_varint(&p, end, &size) ||
+        size != (uint64_t)(end - p))
+        Py_RETURN_NONE;
+    while (p < end) {
+        unsigned char tag = *p++; /* SubmitAction.decision_id = 1, legal_action_index = 2 */
+        if (get_varint(&p, end, &v)) Py_RETURN_NONE;
+        if (tag == (1 << 3) && !has_id) {
+            has_id = 1;
+            id = v;
+        } else if (tag == (2 << 3) && !has_index && v <= 0xFFFFFFFFu) {
+            has_index = 1;
+            index = v;
+        } else {
+            Py_RETURN_NONE;
+        }
+    }
+    if (!has_index) Py_RETURN_NONE;
+    return Py_BuildValue("(KK)", (unsigned long long)id, (unsigned long long)index);
+}
+
 static PyMethodDef methods[] = {
     {"setup", (PyCFunction)(void (*)(void))framing_setup, METH_FASTCALL,
      "setup(cards, names): the 40 cards' serialized Card messages and names (UTF-8)."},
@@ -535,6 +586,9 @@ static PyMethodDef methods[] = {
      "decision(game, seat, decision_id, codes, game_number, sequence, seats, clock, "
      "default_index) -> the serialized PlayResponse{decision_request}."},
     {"notation", framing_notation, METH_O, "notation(code) -> the action's notation."},
+    {"submit_index", framing_submit_index, METH_O,
+     "submit_index(data) -> (decision_id, legal_action_index) of a serialized PlayRequest "
+     "that is a SubmitAction by index and nothing else, else None."},
     {"card_played", (PyCFunction)(void (*)(void))framing_card_played, METH_FASTCALL,
      "card_played(event, sequence, game_number, deal_number, private_to, notation, "
      "by_timeout) -> the serialized PlayResponse{event{card_played}}."},

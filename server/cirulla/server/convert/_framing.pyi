@@ -27,6 +27,10 @@ def decision(
 def notation(code: int, /) -> str:
     """The notation of the action ``code`` (``str(Action.from_int(code))``)."""
 
+def submit_index(data: bytes, /) -> tuple[int, int] | None:
+    """(decision_id, legal_action_index) of a serialized PlayRequest that is a
+    SubmitAction by index and nothing else, else None."""
+
 def card_played(
     event: CardPlayed,
     sequence: int,

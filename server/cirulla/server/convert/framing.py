@@ -305,6 +305,19 @@ def _python_notation(code: int) -> str:
 #: writer is built (nothing cached, nothing to miss), else cached.
 notation: Callable[[int], str] = _python_notation if native is None else native.notation
 
+
+def _no_submit_index(data: bytes) -> tuple[int, int] | None:
+    return None
+
+
+#: ``(decision_id, legal_action_index)`` of a serialized PlayRequest that is a
+#: SubmitAction by index and nothing else (what a bot sends at every decision), read in C
+#: without building protobuf's objects; None for any other frame, and always without the
+#: native writer: protobuf reads those (``service._play_request``).
+submit_index: Callable[[bytes], tuple[int, int] | None] = (
+    _no_submit_index if native is None else native.submit_index
+)
+
 if native is not None:
     # the writer's declaration kinds are the codes' (actions.DeclarationKind)
     assert all(int(kind) == pb for kind, pb in DECLARATION_KINDS_PB.items())
