@@ -32,6 +32,11 @@ def test_bench_tournament_reports_both_modes_and_their_cpu() -> None:
         total = cpu["runner"] + cpu["server_and_bots"]
         assert abs(run["cpu_seconds_per_game"] - total / 4) < 0.001
         assert 0 < run["cores_busy"] <= (os.cpu_count() or 1) + 0.5
+        # ... and apart: the server's process and the bots', read from /proc as they ran
+        by = run["cpu_seconds_per_game_by_process"]
+        assert by["server"] > 0 and by["bots"] > 0 and by["runner"] > 0
+        assert abs(sum(by.values()) - run["cpu_seconds_per_game"]) < 0.002
+        assert -0.01 < by["unattributed"] < 0.5 * (by["server"] + by["bots"])
     # a process per seat and game starts 8 bot processes where the served mode starts 2
     assert (
         result["per_game"]["cpu_seconds"]["server_and_bots"]

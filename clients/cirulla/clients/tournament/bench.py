@@ -22,6 +22,7 @@ import json
 import os
 import resource
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -72,6 +73,79 @@ def cpu_seconds(who: int) -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+class ChildCpu:
+    """The CPU of the match server and of the bots apart, read from Linux ``/proc`` while
+    they run: ``RUSAGE_CHILDREN`` gives only their sum.
+
+    Every ``interval`` seconds a thread lists this process's descendants (each thread's
+    ``children`` file, then theirs: a sandboxed bot runs under bwrap) and reads each one's
+    user + system time; a process counts with the last value read before it ended, so up
+    to ``interval`` of its CPU at its very end is missed (``unattributed`` in the figures:
+    the exact sum less the two parts). The thread's own CPU is taken off the runner's.
+    """
+
+    def __init__(self, interval: float = 0.1) -> None:
+        self.interval = interval
+        self.last: dict[int, float] = {}
+        self.kind: dict[int, str] = {}
+        self.own = 0.0  # the reading thread's CPU
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="bench-child-cpu", daemon=True)
+        self._tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+    def __enter__(self) -> ChildCpu:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval):
+            self._read()
+        self._read()
+        self.own = time.thread_time()
+
+    def _children(self, pid: int | str) -> list[int]:
+        out: list[int] = []
+        try:
+            for task in os.listdir(f"/proc/{pid}/task"):
+                with open(f"/proc/{pid}/task/{task}/children") as f:
+                    out += [int(c) for c in f.read().split()]
+        except OSError:
+            pass
+        return out
+
+    def _read(self) -> None:
+        todo = self._children("self")
+        while todo:
+            pid = todo.pop()
+            try:
+                with open(f"/proc/{pid}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+                if pid not in self.kind:
+                    with open(f"/proc/{pid}/cmdline", "rb") as f:
+                        cmd = f.read().replace(b"\0", b" ")
+                    self.kind[pid] = (
+                        "bots"
+                        if b"cirulla.bots.loop" in cmd or b"cirulla bot " in cmd
+                        else "server"
+                        if b"cirulla server" in cmd
+                        else "other"
+                    )
+            except (OSError, IndexError):
+                continue
+            self.last[pid] = (int(fields[11]) + int(fields[12])) / self._tick
+            todo += self._children(pid)
+
+    def by_kind(self) -> dict[str, float]:
+        out = {"server": 0.0, "bots": 0.0, "other": 0.0}
+        for pid, cpu in self.last.items():
+            out[self.kind[pid]] += cpu
+        return out
+
+
 def measure(settings: Settings, concurrency: int) -> dict[str, Any]:
     """One mode's run. Besides the rates, where the CPU went: the runner itself, and the
     match server with every bot process (the run stops and waits for all of them, so
@@ -83,13 +157,21 @@ def measure(settings: Settings, concurrency: int) -> dict[str, Any]:
         runner_cpu = cpu_seconds(resource.RUSAGE_SELF)
         children_cpu = cpu_seconds(resource.RUSAGE_CHILDREN)
         start = time.monotonic()
-        st = Tournament(settings, run, quiet).run()
+        with ChildCpu() as children:
+            st = Tournament(settings, run, quiet).run()
         seconds = time.monotonic() - start
-        runner_cpu = cpu_seconds(resource.RUSAGE_SELF) - runner_cpu
+        runner_cpu = cpu_seconds(resource.RUSAGE_SELF) - runner_cpu - children.own
         children_cpu = cpu_seconds(resource.RUSAGE_CHILDREN) - children_cpu
         played = list(Tournament(settings, run, quiet).done.values())
     per_game = [r.seconds for r in played]
     cpu = runner_cpu + children_cpu
+    parts = children.by_kind()
+    split = {
+        "runner": runner_cpu,
+        "server": parts["server"],
+        "bots": parts["bots"],
+        "unattributed": children_cpu - parts["server"] - parts["bots"],
+    }
     return {
         "games": st.games,
         "wall_seconds": round(seconds, 3),
@@ -98,6 +180,10 @@ def measure(settings: Settings, concurrency: int) -> dict[str, Any]:
         "problems": sum(sum(b.problems.values()) for b in st.bots),
         "cpu_seconds": {"runner": round(runner_cpu, 3), "server_and_bots": round(children_cpu, 3)},
         "cpu_seconds_per_game": round(cpu / st.games, 4) if st.games else None,
+        # where it went, per game (ChildCpu): the runner, the server, the bot processes
+        "cpu_seconds_per_game_by_process": (
+            {k: round(v / st.games, 4) for k, v in split.items()} if st.games else None
+        ),
         "cores_busy": round(cpu / seconds, 2) if seconds else None,
     }
 
