@@ -87,14 +87,18 @@ static int next_field(Reader *r, int *number, int *wire) {
     return 1;
 }
 
-/* A Card message's body: the card, if it is one of the 40 as the server writes them. */
+/* The card whose canonical body starts with suit s and rank r (``setup``), or -1. */
+static signed char by_suit_rank[8][16];
+
+/* A Card message's body: the card, if it is one of the 40 as the server writes them
+   (suit = 1 and rank = 2 first, small enough for one byte each, then its code). */
 static int read_card(Reader *body) {
     Py_ssize_t n = body->end - body->p;
-    /* the canonical bodies differ from one another; a card is found by its bytes */
-    for (int c = 0; c < 40; c++) {
-        if (card_len[c] == n && memcmp(card_body[c], body->p, (size_t)n) == 0) return c;
-    }
-    return -1;
+    const unsigned char *p = body->p;
+    if (n < 4 || p[0] != (1 << 3) || p[2] != (2 << 3) || p[1] >= 8 || p[3] >= 16) return -1;
+    int c = by_suit_rank[p[1]][p[3]];
+    if (c < 0 || card_len[c] != n || memcmp(card_body[c], p, (size_t)n) != 0) return -1;
+    return c;
 }
 
 /* One card of a set: added to ``mask``; -1 if not canonical or already there. */
@@ -272,14 +276,19 @@ static PyObject *decode_setup(PyObject *self, PyObject *cards) {
         PyErr_SetString(PyExc_ValueError, "setup needs the 40 cards' serialized Card messages");
         return NULL;
     }
+    memset(by_suit_rank, -1, sizeof by_suit_rank);
     for (int c = 0; c < 40; c++) {
         PyObject *b = PyTuple_GET_ITEM(cards, c);
-        if (!PyBytes_Check(b) || PyBytes_GET_SIZE(b) > 16) {
-            PyErr_SetString(PyExc_ValueError, "a card's message must be bytes of at most 16");
+        const unsigned char *p = (const unsigned char *)(PyBytes_Check(b) ? PyBytes_AS_STRING(b) : "");
+        if (!PyBytes_Check(b) || PyBytes_GET_SIZE(b) > 16 || PyBytes_GET_SIZE(b) < 4 ||
+            p[0] != (1 << 3) || p[2] != (2 << 3) || p[1] >= 8 || p[3] >= 16) {
+            PyErr_SetString(PyExc_ValueError,
+                             "a card's message must be bytes of 4 to 16, suit and rank first");
             return NULL;
         }
         card_len[c] = (int)PyBytes_GET_SIZE(b);
-        memcpy(card_body[c], PyBytes_AS_STRING(b), (size_t)card_len[c]);
+        memcpy(card_body[c], p, (size_t)card_len[c]);
+        by_suit_rank[p[1]][p[3]] = (signed char)c;
     }
     ready = 1;
     Py_RETURN_NONE;
