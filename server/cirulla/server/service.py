@@ -97,15 +97,19 @@ def _serializer(cls: type[Message]) -> Callable[[Message | bytes], bytes]:
 #: A Play stream's request: a PlayRequest, an undecodable frame, or a SubmitAction by
 #: index read without protobuf (``_play_request``): (decision_id, legal_action_index).
 PlayIn = ms.PlayRequest | Undecodable | tuple[int, int]
-_PLAY_REQUEST = _lenient(ms.PlayRequest)
 
 
 def _play_request(data: bytes) -> PlayIn:
     """A Play request frame: the SubmitAction by index a bot sends at every decision read
     natively as (decision_id, index) (``framing.submit_index``: no protobuf objects, two
-    fields and two WhichOneof fewer to read), any other frame by protobuf."""
+    fields and two WhichOneof fewer to read), any other frame by protobuf (``_lenient``)."""
     fast = framing.submit_index(data)
-    return fast if fast is not None else _PLAY_REQUEST(data)
+    if fast is not None:
+        return fast
+    try:
+        return ms.PlayRequest.FromString(data)
+    except DecodeError:
+        return Undecodable(ms.PlayRequest.DESCRIPTOR.full_name, len(data))
 
 
 def add_to_server(servicer: MatchService, server: grpc.aio.Server) -> None:
@@ -400,12 +404,12 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
         protocol_error = ""
         try:
             while True:
-                first = await conn.queue.get()
+                head = await conn.queue.get()
                 # What is ready now goes as one stream message (an action's acceptance,
                 # its events, the next decision): each stream message costs far more
                 # than its content. (A stream with defer_events has its events held
                 # until such a message: ``Connection.send``.)
-                msgs = conn.queue.take(first, MAX_BATCH) if conn.batches else [first]
+                msgs = conn.queue.take(head, MAX_BATCH) if conn.batches else [head]
                 players = conn.session.options.players if conn.session is not None else 2
                 yield play_responses(msgs, players)
                 msg = msgs[-1]
@@ -422,7 +426,7 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
     async def _read(self, requests: AsyncIterator[PlayIn], conn: Connection) -> None:
         try:
             async for req in requests:
-                if type(req) is tuple:  # a SubmitAction by index (``_play_request``)
+                if isinstance(req, tuple):  # a SubmitAction by index (``_play_request``)
                     session = conn.session
                     if session is not None:
                         session.submit(conn, req[0], ByIndex(req[1]))
