@@ -61,6 +61,7 @@ def play_one_game(
                     for t in sorted(created.seat_tokens, key=lambda t: t.seat)
                 ]
             )
+            await srv.hub.records_written()  # written on the hub's writer thread
             return list(logs), srv.hub.store.get_record(f"{created.match.match_id}-g1")
 
     return asyncio.run(main())
