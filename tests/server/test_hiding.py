@@ -115,6 +115,7 @@ def test_no_message_reveals_a_hidden_card(players: int) -> None:
             await asyncio.wait_for(spec_task, 5)
             match = (await stub.GetMatch(ms.GetMatchRequest(match_id=mid))).match
             assert not card_codes(match)
+            await srv.hub.records_written()  # written on the hub's writer thread
             record = srv.hub.store.get_record(f"{mid}-g1")
             assert record is not None
             total = 0
