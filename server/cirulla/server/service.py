@@ -74,8 +74,8 @@ class Undecodable:
         return f"a {self.size}-byte request frame is not a valid {self.type_name}"
 
 
-def _lenient(cls: type[Message]) -> Callable[[bytes], Message | Undecodable]:
-    def parse(data: bytes) -> Message | Undecodable:
+def _lenient(cls: type[Req]) -> Callable[[bytes], Req | Undecodable]:
+    def parse(data: bytes) -> Req | Undecodable:
         try:
             return cls.FromString(data)
         except DecodeError:
@@ -104,12 +104,10 @@ def _play_request(data: bytes) -> PlayIn:
     natively as (decision_id, index) (``framing.submit_index``: no protobuf objects, two
     fields and two WhichOneof fewer to read), any other frame by protobuf (``_lenient``)."""
     fast = framing.submit_index(data)
-    if fast is not None:
-        return fast
-    try:
-        return ms.PlayRequest.FromString(data)
-    except DecodeError:
-        return Undecodable(ms.PlayRequest.DESCRIPTOR.full_name, len(data))
+    return _read_play_request(data) if fast is None else fast
+
+
+_read_play_request = _lenient(ms.PlayRequest)
 
 
 def add_to_server(servicer: MatchService, server: grpc.aio.Server) -> None:
