@@ -323,6 +323,22 @@ class PoolStore:
             group_size=job.group_size,
         )
 
+    def finished_results(self, tournament_id: str) -> list[str]:
+        """The results (JSON, as ``finish`` stored them) of a tournament's finished jobs,
+        by schedule index: what a worker making the tournament's referee again needs to
+        count the logs its games left."""
+        with self.engine.connect() as conn:
+            rows = conn.execute(
+                select(pool_jobs.c.result)
+                .where(
+                    pool_jobs.c.tournament_id == tournament_id,
+                    pool_jobs.c.status == "finished",
+                    pool_jobs.c.result.is_not(None),
+                )
+                .order_by(pool_jobs.c.game_index)
+            ).all()
+        return [str(row.result) for row in rows]
+
     def mark_running(self, job_id: str, worker_id: str) -> bool:
         return self._update_held(job_id, worker_id, ("claimed",), status="running")
 

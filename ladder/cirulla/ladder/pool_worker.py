@@ -17,6 +17,7 @@ the record with that token and stores it with the result for the runner.
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 import time
@@ -153,10 +154,24 @@ class PoolRunner:
                     bot_pool=bots,
                     confinement=self.confinement,
                 )
+                # the logs this tournament's games left here before: a ladder restarted,
+                # or this referee's predecessor closed while idle
+                referee.count_logs(self._finished(job.tournament_id))
                 entry = (referee, time.monotonic(), 0)
             referee, _, users = entry
             self._referees[job.tournament_id] = (referee, time.monotonic(), users + 1)
             return referee
+
+    def _finished(self, tournament_id: str) -> list[GameResult]:
+        """The tournament's finished games (those this worker cannot read skipped: a
+        newer version's results count nothing rather than stop the job)."""
+        results = []
+        for text in self.store.finished_results(tournament_id):
+            try:
+                results.append(GameResult.from_dict(json.loads(text)))
+            except (ValueError, TypeError, KeyError) as exc:
+                log.warning("pool_result_unreadable tournament=%s %s", tournament_id, exc)
+        return results
 
     def _give(self, tournament_id: str) -> None:
         with self._lock:

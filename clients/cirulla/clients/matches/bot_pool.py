@@ -24,6 +24,7 @@ from pathlib import Path
 
 from cirulla.bots.botspec import BotSpec
 from cirulla.bots.cgroups import BotLimits
+from cirulla.clients.matches.files import safe_name
 from cirulla.clients.matches.log_budget import LogBudget
 from cirulla.clients.matches.sandbox import Confinement
 from cirulla.clients.matches.seat_argv import program_env, served_argv
@@ -273,8 +274,7 @@ class BotPool:
     def _spawn(
         self, bot: str, argv: list[str], number: int, limits: BotLimits | None = None
     ) -> ServedBot:
-        safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in bot)
-        log = self.logs / f"{safe}-{number}.log"
+        log = self.logs / f"{safe_name(bot)}-{number}.log"
         served = ServedBot(
             argv,
             log,

@@ -27,10 +27,14 @@ import contextlib
 import dataclasses
 import logging
 import os
+import re
 import threading
+from collections.abc import Iterable
 from pathlib import Path
 
 from cirulla.bots.cgroups import MIB, BotLimits, format_bytes, parse_bytes
+from cirulla.clients.matches.files import safe_name
+from cirulla.clients.matches.journal import GameResult
 
 log = logging.getLogger("cirulla.bots")
 
@@ -80,6 +84,8 @@ def parse_bot_logs(text: str) -> int:
 #: Closes of one bot's logs between two full passes over its files (a pass forgets the
 #: logs ``--keep-records`` deleted; between passes sizes come from what was noted).
 RECOUNT_EVERY = 1000
+#: A kept-alive process's log (``BotPool._spawn``): ``<safe bot name>-<number>.log``.
+_PROCESS_LOG = re.compile(r"(?P<stem>.+)-[0-9]+\.log")
 
 
 class LogBudget:
@@ -144,6 +150,22 @@ class LogBudget:
             if path not in self._owner:
                 self._add(bot, path)
                 self._note(bot, path, _size(path))
+
+    def count_earlier(self, logs: Iterable[tuple[str, Path]]) -> int:
+        """Closed logs left by an earlier run, each with its bot, counted oldest (last
+        written) first, then each of their bots brought back under the budget; how many
+        files were counted (those gone meanwhile are not)."""
+        dated: list[tuple[float, str, str, Path]] = []
+        for bot, path in logs:
+            with contextlib.suppress(OSError):
+                if path.is_file():
+                    dated.append((path.stat().st_mtime, path.name, bot, path))
+        dated.sort()
+        for _, _, bot, path in dated:
+            self.known(bot, path)
+        for bot in sorted({bot for _, _, bot, _ in dated}):
+            self.settle(bot)
+        return len(dated)
 
     def total(self, bot: str) -> int:
         """The bytes ``bot``'s logs hold now (every file looked at)."""
@@ -230,6 +252,33 @@ class LogBudget:
             self._unnote(path)
             self._owner.pop(path, None)
         self._files[bot] = [p for p in self._files.get(bot, []) if p not in paths]
+
+
+def earlier_logs(
+    out: Path, results: Iterable[GameResult], bots: Iterable[str]
+) -> list[tuple[str, Path]]:
+    """The logs an earlier run of a tournament left in ``out/logs``, each with its bot: a
+    game's seat logs by its journaled result (``GameResult.logs``: only plain files of
+    ``logs/``, whatever a result says); a kept-alive process's ``<bot>-<N>.log``
+    (``BotPool``) by its name, when the name is no game's log and its stem is exactly one
+    of ``bots``' safe names. Any other file is left to ``--keep-records``."""
+    folder = out / "logs"
+    found: dict[Path, str] = {}
+    for result in results:
+        for bot, logged in zip(result.seats, result.logs, strict=False):
+            parent, _, name = logged.rpartition("/")
+            if parent == "logs" and name.endswith(".log") and safe_name(name) == name:
+                found.setdefault(folder / name, bot)
+    by_stem: dict[str, list[str]] = {}
+    for bot in bots:
+        by_stem.setdefault(safe_name(bot), []).append(bot)
+    named: dict[Path, str] = {}
+    for path in folder.glob("*.log"):
+        stem = _PROCESS_LOG.fullmatch(path.name)
+        owners = by_stem.get(stem["stem"], []) if stem else []
+        if path not in found and len(owners) == 1:
+            named[path] = owners[0]
+    return [(bot, path) for path, bot in (*found.items(), *named.items())]
 
 
 def _size(path: Path) -> int:

@@ -28,6 +28,7 @@ from cirulla.bots.cgroups import BotLimits, parse_limits
 from cirulla.clients.matches.bot_pool import BotPool, BotStartError
 from cirulla.clients.matches.files import safe_name, write_atomic
 from cirulla.clients.matches.journal import GameResult, Settings
+from cirulla.clients.matches.log_budget import earlier_logs
 from cirulla.clients.matches.outcome import Outcome
 from cirulla.clients.matches.sandbox import Confinement
 from cirulla.clients.matches.schedule import ScheduledGame, bot_seed
@@ -354,14 +355,11 @@ class Referee:
         return CommandSeat(child)
 
     def count_logs(self, journaled: Iterable[GameResult]) -> None:
-        """Count the logs of games played before (a resumed run) in their bots' budgets
-        (``--bot-logs``), in the order the games were played."""
-        for result in sorted(journaled, key=lambda r: r.index):
-            for bot, logged in zip(result.seats, result.logs, strict=False):
-                if logged:
-                    self.pool.budget.known(bot, self.out / logged)
-        for bot in self.settings.bots:
-            self.pool.budget.settle(bot)
+        """Count the logs an earlier run left here in their bots' budgets (``--bot-logs``):
+        a resumed tournament's, or a pool tournament's whose referee is made again (a
+        ladder restarted, or the referee closed while idle); ``log_budget.earlier_logs``
+        says which file is whose."""
+        self.pool.budget.count_earlier(earlier_logs(self.out, journaled, self.settings.bots))
 
     def limits_of(self, bot: str) -> BotLimits | None:
         """``bot``'s own limits (``Settings.bot_limits``) over the confinement's
