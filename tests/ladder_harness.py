@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import grpc
-from sqlalchemy import update
+from sqlalchemy import inspect, update
 
+from cirulla.ladder.database import create, current_revision, migrate
 from cirulla.ladder.db import open_database
 from cirulla.ladder.schema import bot_versions
 from cirulla.ladder.store import LadderStore
@@ -36,14 +37,44 @@ def wait_for(check: Callable[[], Any], timeout: float, what: str, every: float =
     raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
 
 
+def migrate_if_empty(db: str) -> None:
+    """Migrate ``db`` here, in the test's process, if it holds no table yet.
+
+    A ladder started on an empty database imports Alembic (and Mako, Pygments) to migrate
+    it: about 0.35 CPU seconds of each start (docs/performance.md, "Start-up"), paid again
+    by every ladder test, while this process has Alembic loaded once and migrates a new
+    file in about 0.05 s. The ladder then opens a database at its newest revision, as
+    every restart does. A database with tables (an older revision a test upgrades, a
+    ladder's earlier run) is left as it is. The ladder's own migration of an empty
+    database is kept by the tests that pass ``migrate_first=False``
+    (tests/ladder/test_serve.py) and by tests/ladder/test_postgres.py."""
+    engine = create(db)
+    try:
+        with engine.connect() as conn:
+            empty = current_revision(conn) is None and not inspect(conn).get_table_names()
+        if empty:
+            migrate(engine)
+    finally:
+        engine.dispose()
+
+
 class LadderProcess:
     """``cirulla ladder serve`` in ``folder`` on a free port."""
 
-    def __init__(self, folder: Path, db: str, *extra: str, python: str = sys.executable) -> None:
+    def __init__(
+        self,
+        folder: Path,
+        db: str,
+        *extra: str,
+        python: str = sys.executable,
+        migrate_first: bool = True,
+    ) -> None:
         self.folder = folder
         self.db = db
         self.extra = extra
         self.python = python  # the ladder's interpreter (a venv of the test's own)
+        #: an empty database migrated by the test before the ladder starts (``migrate_if_empty``)
+        self.migrate_first = migrate_first
         self.proc: subprocess.Popen[bytes] | None = None
         self.log = folder / "serve.log"
         self.address = ""
@@ -54,6 +85,8 @@ class LadderProcess:
         self.folder.mkdir(parents=True, exist_ok=True)
         state = self.folder / "cirulla-ladder.json"
         state.unlink(missing_ok=True)
+        if self.migrate_first:
+            migrate_if_empty(self.db)
         argv = [self.python, "-m", "cirulla", "ladder", "serve", "--db", self.db]
         argv += ["--listen", "127.0.0.1:0", *FAST, *self.extra]
         with self.log.open("ab") as log:
