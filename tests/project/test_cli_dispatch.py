@@ -11,6 +11,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+from cirulla.bots.specs import KINDS
 from cirulla.cli import AREAS, COMMAND_AREAS, areas_for, build_parser
 from cirulla.runs import Runs
 from tests.project.test_imports import ROOT, project_modules, runs_calls
@@ -146,13 +147,17 @@ def test_every_runs_names_a_function_of_a_module() -> None:
 
 def test_the_parser_tree_runs_only_what_is_written() -> None:
     """Every ``Runs`` of the whole parser tree is one written in the code (none built from
-    a computed name the checks cannot read), and every one written is used."""
+    a computed name the checks cannot read), and every one written is used: by a parser,
+    or as a bot kind's factory (``cirulla.bots.specs.KINDS``, the search's modules
+    imported when such a bot is made)."""
     in_tree = {
         parser.get_default("func")
         for _, parser in _parsers(build_parser())
         if isinstance(parser.get_default("func"), Runs)
     }
-    assert in_tree == set(_written_runs())
+    factories = {kind.factory for kind in KINDS.values() if isinstance(kind.factory, Runs)}
+    assert factories and not in_tree & factories
+    assert in_tree | factories == set(_written_runs())
 
 
 def test_a_command_alone_has_the_help_it_has_in_the_whole_tree() -> None:

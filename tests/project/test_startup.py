@@ -70,6 +70,21 @@ def test_a_bot_process_imports_no_library_of_an_extra() -> None:
     assert loaded("import cirulla.bots.loop") == set()
 
 
+def test_a_bot_process_imports_no_search_until_a_search_bot_is_made() -> None:
+    """The kinds' registry names the MCTS kind's factory by module (``Runs``): a random or
+    greedy bot's process imports neither the search nor the endgame solver nor the
+    inference (about a tenth of its start); making an MCTS bot imports them."""
+    search = (
+        "cirulla.bots.mcts",
+        "cirulla.bots.mcts_policy",
+        "cirulla.bots.endgame",
+        "cirulla.bots.inference",
+    )
+    assert loaded("import cirulla.bots.loop", search) == set()
+    made = "from cirulla.bots.specs import make_policy\nmake_policy('mcts')"
+    assert loaded(made, search) == set(search)
+
+
 def test_binding_the_installation_imports_no_environment() -> None:
     """A sandbox binds the project's packages read-only; finding where ``cirulla.env``
     lives imported it, and so Gymnasium and NumPy, in every ladder and tournament runner."""

@@ -11,7 +11,8 @@ import time
 from typing import Any
 
 from cirulla.bots.botspec import BotSpec
-from cirulla.bots.mcts import DEFAULT_C, SearchConfig, search
+from cirulla.bots.mcts import SearchConfig, search
+from cirulla.bots.search_defaults import DEFAULT_C
 from cirulla.bots.strength import run_strength
 from cirulla.rules.core import CORE, CoreUnavailableError, resolve_core
 from cirulla.rules.game import Game

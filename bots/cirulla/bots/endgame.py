@@ -36,15 +36,13 @@ from collections.abc import Iterable, Sequence
 from cirulla.bots.compiled import require_search, search_native
 from cirulla.bots.heuristic import SCOPA_POINT, STATIC_WORTH
 from cirulla.bots.rewards import POINT_SCALE, WIN_WEIGHT, rewards_of, solve_rest
+from cirulla.bots.search_defaults import SAMPLED_NODES as SAMPLED_NODES
 from cirulla.rules.core import options_tuple, resolve_core, view_tuple
 from cirulla.rules.game import Game
 from cirulla.rules.views import View, sample_world
 
 #: Minimax values closer than this are equal (float sums of the same rewards).
 EXACT_TIE = 1e-9
-#: ``sampled_values``' default budget: minimax nodes over all its worlds (about 1.4 ms of
-#: the native solver on the 2-core machine the docs measure on, 55 worlds on average).
-SAMPLED_NODES = 20_000
 #: ... and at most this many worlds, whatever the budget.
 SAMPLED_WORLDS = 1_000
 

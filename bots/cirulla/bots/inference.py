@@ -35,6 +35,7 @@ from itertools import combinations
 from typing import TYPE_CHECKING
 
 from cirulla.bots.heuristic import SCOPA_POINT, STATIC_WORTH, best_index, static_worth
+from cirulla.bots.search_defaults import DEFAULT_INFER as DEFAULT_INFER
 from cirulla.rules.actions import declaration_codes, decode, encode
 from cirulla.rules.captures import captures_by_value
 from cirulla.rules.cards import NUM_CARDS, VALUES, WILD, cards_of, mask_of
@@ -48,7 +49,6 @@ if TYPE_CHECKING:  # NumPy is an extra, imported where the belief is computed
 INFER_MARGIN = 0.25  # a better capture must beat the play by this much (deal points)
 INFER_TRIES = 50  # worlds sampled at most per determinization; the last one is kept
 REPLAY_TRIES = 200  # hands sampled per decision for the "replay" posterior
-DEFAULT_INFER = 0.9  # rejection probability per contradicted observation (0: off)
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,16 +12,22 @@ from dataclasses import replace
 
 from cirulla.bots.endgame import best_exact, solvable
 from cirulla.bots.inference import (
-    DEFAULT_INFER,
     Evidence,
     PlayTracker,
 )
 from cirulla.bots.mcts import (
+    SearchConfig,
+    SearchResult,
+    check_search_options,
+    search,
+)
+from cirulla.bots.search_defaults import (
     DEFAULT_C,
     DEFAULT_DEPTH,
     DEFAULT_EPSILON,
     DEFAULT_EXPAND,
     DEFAULT_GUIDE,
+    DEFAULT_INFER,
     DEFAULT_OPPONENT,
     DEFAULT_PLAYOUT,
     DEFAULT_POSTERIOR,
@@ -36,10 +42,6 @@ from cirulla.bots.mcts import (
     Posterior,
     Reward,
     Root,
-    SearchConfig,
-    SearchResult,
-    check_search_options,
-    search,
 )
 from cirulla.bots.seeding import decision_seed
 from cirulla.rules.actions import Action

@@ -1,6 +1,13 @@
 """Bot kinds by name (``KINDS``): each kind's options, their types and defaults, and
 ``make_policy(kind, options, seed)`` that builds the policy.
 
+A kind whose policy needs modules a bot of another kind would not load names its factory
+with ``cirulla.runs.Runs(module, function)``, imported when such a bot is made: every bot
+process imports this registry (``cirulla.bots.loop``), and the search's modules (MCTS,
+the endgame solver, the inference) were about a tenth of a random or greedy bot's start
+(docs/performance.md, "Start-up"). The options' defaults come from
+``cirulla.bots.search_defaults``, which imports none of them.
+
 Bot specs (the four forms, ``KIND:key=value,...`` read into a kind and its converted
 options, the command line that plays one) are ``cirulla.bots.botspec``'s, which reads
 this registry; this module never imports it.
@@ -8,28 +15,29 @@ this registry; this module never imports it.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from cirulla.bots.endgame import SAMPLED_NODES
-from cirulla.bots.inference import DEFAULT_INFER
-from cirulla.bots.mcts import (
+from cirulla.bots.policy import Policy
+from cirulla.bots.search_defaults import (
     DEFAULT_C,
     DEFAULT_DEPTH,
     DEFAULT_EPSILON,
     DEFAULT_EXPAND,
     DEFAULT_GUIDE,
+    DEFAULT_INFER,
     DEFAULT_OPPONENT,
     DEFAULT_PLAYOUT,
     DEFAULT_POSTERIOR,
     DEFAULT_PRIOR,
     DEFAULT_REWARD,
     DEFAULT_ROOT,
+    SAMPLED_NODES,
 )
-from cirulla.bots.mcts_policy import MctsPolicy
-from cirulla.bots.policy import Policy
 from cirulla.bots.simple import GreedyPolicy, RandomPolicy
 from cirulla.extras import MissingExtraError, importable
+from cirulla.runs import Runs
 
 #: A bot option's value once converted (``KindOption.type``), or its default (None: unset).
 OptionValue = int | float | str | None
@@ -49,7 +57,8 @@ class KindOption:
 class BotKind:
     name: str
     summary: str
-    factory: Callable[..., Policy]
+    #: the policy's constructor, or the module and name of one (imported when a bot is made)
+    factory: Callable[..., Policy] | Runs
     options: tuple[KindOption, ...] = ()
 
     def option(self, name: str) -> KindOption:
@@ -107,7 +116,7 @@ KINDS: dict[str, BotKind] = {
     "mcts": BotKind(
         "mcts",
         "information-set Monte Carlo tree search over sampled deals",
-        MctsPolicy,
+        Runs("cirulla.bots.mcts_policy", "MctsPolicy"),
         (
             KindOption(
                 "iterations",
@@ -279,4 +288,14 @@ def make_policy(
     for key, value in (options or {}).items():
         bot_kind.option(key)  # an unknown option is refused whatever its value
         converted[key] = bot_kind.convert(key, value) if isinstance(value, str) else value
-    return bot_kind.factory(seed=seed, **converted)
+    return factory_of(bot_kind)(seed=seed, **converted)
+
+
+def factory_of(kind: BotKind) -> Callable[..., Policy]:
+    """``kind``'s policy constructor, its module imported if the kind names it (``Runs``)."""
+    if isinstance(kind.factory, Runs):
+        found: Callable[..., Policy] = getattr(
+            importlib.import_module(kind.factory.module), kind.factory.function
+        )
+        return found
+    return kind.factory
