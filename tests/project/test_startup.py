@@ -85,6 +85,17 @@ def test_a_bot_process_imports_no_search_until_a_search_bot_is_made() -> None:
     assert loaded(made, search) == set(search)
 
 
+def test_a_match_server_imports_prometheus_only_to_serve_metrics() -> None:
+    """Every ``cirulla server``, tournament runner, ladder and worker hosts a match server;
+    prometheus-client and its HTTP server are imported when ``--metrics`` starts the
+    endpoint (``cirulla.server.metrics_export``), not by every start."""
+    libraries = ("prometheus_client", "wsgiref.simple_server")
+    body = "import cirulla.server.app, cirulla.clients.tournament.runner"
+    assert loaded(body, libraries) == set()
+    serving = "from cirulla.server.metrics import start_metrics\nstart_metrics('127.0.0.1:0')"
+    assert loaded(serving, libraries) == set(libraries)
+
+
 def test_binding_the_installation_imports_no_environment() -> None:
     """A sandbox binds the project's packages read-only; finding where ``cirulla.env``
     lives imported it, and so Gymnasium and NumPy, in every ladder and tournament runner."""

@@ -315,7 +315,7 @@ class Hub:
         except sqlite3.IntegrityError:
             log.error("record_conflict record=%s: already stored, kept", record["record_id"])
             return None
-        metrics.RECORDS_WRITTEN.inc()
+        metrics.record_written()
         return record_summary(record)
 
     def _recorded(self, summary: RecordSummary | None, room: Room | None) -> None:

@@ -347,7 +347,7 @@ class MatchSession:
             return
         seat = decision.seat
         self.seats[seat].timeouts += 1
-        metrics.TIMEOUTS.inc()
+        metrics.timed_out()
         policy = self.config.timeout_policy
         log.info("timeout match=%s seat=%d policy=%s", self.match_id, seat, policy)
         self._publish([TimedOut(seat, policy)])
@@ -355,7 +355,7 @@ class MatchSession:
             self.turns.clocks[seat].stop()
             self.turns.decision = None
             self.seats[seat].forfeits += 1
-            metrics.FORFEITS.inc()
+            metrics.forfeited()
             winner = forfeit_winner(self.options, run.game.totals, seat)
             self._finish_game(run, "forfeit", winner, forfeit_seat=seat)
         else:
@@ -379,7 +379,7 @@ class MatchSession:
         )
         run.result = ended
         self.results.append(ended)
-        metrics.GAMES_FINISHED.labels(reason).inc()
+        metrics.game_finished(reason)
         self._publish([ended])
         log.info(
             "game_over match=%s game=%d winner_side=%d totals=%s reason=%s",
@@ -464,7 +464,7 @@ class MatchSession:
             rejected = self.turns.rejected(seat, decision_id, exc)
             if rejected.reason in COUNTED and seat is not None:
                 self.seats[seat].illegal += 1
-                metrics.ILLEGAL_ACTIONS.inc()
+                metrics.illegal_action()
             log.debug(
                 "rejected match=%s seat=%s reason=%s rule=%s",
                 self.match_id,
