@@ -530,7 +530,6 @@ static const uint8_t BYTE_SPLAT[16][16] __attribute__((aligned(16))) = {
     SPLAT16(0),  SPLAT16(1),  SPLAT16(2),  SPLAT16(3),  SPLAT16(4),  SPLAT16(5),
     SPLAT16(6),  SPLAT16(7),  SPLAT16(8),  SPLAT16(9),  SPLAT16(10), SPLAT16(11),
     SPLAT16(12), SPLAT16(13), SPLAT16(14), SPLAT16(15)};
-#undef SPLAT16
 typedef __m128i SubsetSums;
 static inline SubsetSums subset_sums(u64 lo, u64 hi) {
     return _mm_set_epi64x((long long)hi, (long long)lo);
@@ -539,6 +538,26 @@ static inline SubsetSums subset_sums(u64 lo, u64 hi) {
 static inline unsigned sums_equal(SubsetSums sums, int v) {
     __m128i splat = _mm_load_si128((const __m128i *)BYTE_SPLAT[v]);
     return (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(sums, splat));
+}
+/* A played value v captures the subsets summing to v or to 15 - v: those whose sum s has
+   |2s - 15| = |2v - 15| (s <= 40: 2s fits a byte), so one compare a card where two were:
+   the table's |2s - 15| computed once (saturating subtractions), then per card the bytes
+   equal to |2v - 15| (DIST_SPLAT[v]). */
+typedef __m128i SubsetDist;
+static inline SubsetDist subset_dist(SubsetSums sums) {
+    __m128i twice = _mm_add_epi8(sums, sums), fifteen = _mm_set1_epi8(15);
+    return _mm_or_si128(_mm_subs_epu8(twice, fifteen), _mm_subs_epu8(fifteen, twice));
+}
+#define DIST16(v) SPLAT16((v) < 8 ? 15 - 2 * (v) : 2 * (v) - 15)
+static const uint8_t DIST_SPLAT[11][16] __attribute__((aligned(16))) = {
+    DIST16(0), DIST16(1), DIST16(2), DIST16(3), DIST16(4), DIST16(5),
+    DIST16(6), DIST16(7), DIST16(8), DIST16(9), DIST16(10)};
+#undef DIST16
+#undef SPLAT16
+/* bit k: subset k's values sum to v or to 15 - v (v from 1 to 10) */
+static inline unsigned dist_equal(SubsetDist dist, int v) {
+    __m128i splat = _mm_load_si128((const __m128i *)DIST_SPLAT[v]);
+    return (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(dist, splat));
 }
 #else
 typedef struct {
@@ -557,6 +576,11 @@ static inline unsigned zero_bytes(u64 x) {
 static inline unsigned sums_equal(SubsetSums sums, int v) {
     u64 splat = 0x0101010101010101ULL * (u64)v;
     return zero_bytes(sums.lo ^ splat) | zero_bytes(sums.hi ^ splat) << 8;
+}
+typedef SubsetSums SubsetDist; /* a word at a time: the two compares */
+static inline SubsetDist subset_dist(SubsetSums sums) { return sums; }
+static inline unsigned dist_equal(SubsetDist sums, int v) {
+    return sums_equal(sums, v) | sums_equal(sums, 15 - v);
 }
 #endif
 
@@ -723,13 +747,22 @@ __attribute__((noinline)) static int random_code_5(Scratch *s, u64 table, u64 ha
     return (int)count;
 }
 
+/* VALUE_AS[w][c]: card c's value when the 7H is worth w (0: its own, 7), a byte load where
+   card_value and the 7H's test were five instructions */
+#define VALUE_ROW(w)                                                                      \
+    {1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5,                          \
+     6, 6, 6, 6, 7, (w) ? (w) : 7, 7, 7, 8, 8, 8, 8, 9, 9, 9, 9, 10, 10, 10, 10}
+static const uint8_t VALUE_AS[11][NUM_CARDS] = {
+    VALUE_ROW(0), VALUE_ROW(1), VALUE_ROW(2), VALUE_ROW(3), VALUE_ROW(4), VALUE_ROW(5),
+    VALUE_ROW(6), VALUE_ROW(7), VALUE_ROW(8), VALUE_ROW(9), VALUE_ROW(10)};
+#undef VALUE_ROW
+
 /* legal_codes(table, hand)[rng_below(rng, n)] into *code; returns n (-1: no memory). */
 static inline __attribute__((always_inline)) int random_code(Scratch *s, u64 table, u64 hand,
                                                              int wild, int must, int pp,
                                                              int size, Rng *rng, u64 *code) {
-    /* the 7H's value less 7 (its own value unless declared) */
-    int wild_extra = wild ? wild - 7 : 0;
-#define RC_VALUE(c) (card_value(c) + ((c) == WILD ? wild_extra : 0))
+    const uint8_t *value_as = VALUE_AS[wild]; /* the 7H at its named value */
+#define RC_VALUE(c) ((int)value_as[c])
     /* the table: its cards' bits and its subsets' value sums (as tab_init) */
     u64 m = table, p0 = 0, p1 = 0, p2 = 0, p3 = 0, lo = 0, hi = 0;
     unsigned full = 0; /* the position mask of the whole table */
@@ -764,6 +797,7 @@ static inline __attribute__((always_inline)) int random_code(Scratch *s, u64 tab
     }
 #undef RC_CARD
     SubsetSums sums = subset_sums(lo, hi);
+    SubsetDist dist = subset_dist(sums); /* unused (not computed) when pp */
     /* a played ace takes the table when no ace is on it */
     int ace = table && !(table & ACES) && !(wild == 1 && (table >> WILD & 1)) ? 1 : 0;
     /* each card of the hand (ascending, 1 to 3 of them): its captures' bits, whether it may
@@ -774,9 +808,13 @@ static inline __attribute__((always_inline)) int random_code(Scratch *s, u64 tab
     unsigned b##i, n##i, k##i;                                                            \
     {                                                                                     \
         int v = RC_VALUE(h##i);                                                           \
-        unsigned eq = sums_equal(sums, v);                                                \
-        if (pp && (eq & SINGLES)) eq &= SINGLES;                                          \
-        b##i = eq | sums_equal(sums, 15 - v);                                             \
+        if (pp) {                                                                         \
+            unsigned eq = sums_equal(sums, v);                                            \
+            if (eq & SINGLES) eq &= SINGLES;                                              \
+            b##i = eq | sums_equal(sums, 15 - v);                                         \
+        } else {                                                                          \
+            b##i = dist_equal(dist, v);                                                   \
+        }                                                                                 \
         if (v == ace) b##i = 1u << full; /* the sweep: its only capture */                \
         n##i = !must || !b##i;                                                            \
         k##i = n##i + popc16(b##i);                                                       \
