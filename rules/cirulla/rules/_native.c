@@ -255,7 +255,9 @@ static inline __attribute__((always_inline)) int bench_loop(const Opts *o, doubl
             BENCH_TURNS(1)
 #undef BENCH_TURNS
             n_actions += 3 * g.n;
-            if (g.nstock ? g_deal_round(&g) : g_end_deal(&g)) { /* the round's end */
+            if (g.nstock) { /* the round's end: the next round (no events), or the deal's end */
+                g_deal_cards(&g);
+            } else if (g_end_deal(&g)) {
                 rc = -1;
                 goto out;
             }
@@ -336,7 +338,9 @@ static inline __attribute__((always_inline)) int digest_loop(const Opts *o, long
             DIGEST_TURNS(1)
 #undef DIGEST_TURNS
             n_actions += 3 * g.n;
-            if (g.nstock ? g_deal_round(&g) : g_end_deal(&g)) { /* the round's end */
+            if (g.nstock) { /* the round's end, as bench_loop plays it */
+                g_deal_cards(&g);
+            } else if (g_end_deal(&g)) {
                 scratch_free(&s);
                 return -1;
             }

@@ -919,7 +919,9 @@ static int score_deal(const Opts *o, int sides, const u64 *captured, const int *
     for (int i = 0; i < sides; i++) {
         u64 m = captured[i];
         n_cards[i] = popc(m);
-        n_coins[i] = popc(m & COINS_MASK);
+        /* the coins are bits 0, 4, ..., 36: times 0x1111111111, nibble 9 sums them (no
+           nibble below it passes 9, so none carries) */
+        n_coins[i] = (int)(((m & COINS_MASK) * 0x1111111111ULL) >> 36 & 15);
         int p0 = suit_primiera(m), p1 = suit_primiera(m >> 1), p2 = suit_primiera(m >> 2),
             p3 = suit_primiera(m >> 3);
         int total = p0 + p1 + p2 + p3, complete = p0 && p1 && p2 && p3;
@@ -1020,17 +1022,20 @@ static int g_start_deal(G *g) { /* Game._start_deal */
     uint8_t deck[NUM_CARDS];
     u64 table;
     g->deal_no++;
-    g->dealer = (g->dealer + 1) % n;
-    int dealer = g->dealer;
+    /* (dealer + 1) % n without a division: the dealer is a seat, or -1 before the first deal */
+    int dealer = g->dealer + 1 < n ? g->dealer + 1 : 0;
+    g->dealer = dealer;
     for (;;) {
         if (g->deck(g->deck_ctx, g->deal_no, deck)) return -1;
         memset(g->hands, 0, sizeof g->hands);
-        for (int k = 0, seat = dealer; k < 3 * n; k++) {
-            seat = seat + 1 < n ? seat + 1 : 0; /* (dealer + 1 + k) % n */
-            g->hands[seat] |= 1ULL << deck[k];
+        /* card k to seat (dealer + 1 + k) % n: seat j after the dealer gets cards j, j + n
+           and j + 2n */
+        for (int j = 0, seat = dealer; j < n; j++) {
+            seat = seat + 1 < n ? seat + 1 : 0;
+            g->hands[seat] = 1ULL << deck[j] | 1ULL << deck[j + n] | 1ULL << deck[j + 2 * n];
         }
-        table = 0;
-        for (int k = 3 * n; k < 3 * n + 4; k++) table |= 1ULL << deck[k];
+        const uint8_t *four = deck + 3 * n;
+        table = 1ULL << four[0] | 1ULL << four[1] | 1ULL << four[2] | 1ULL << four[3];
         u64 aces = table & ACES;
         if (!(aces & (aces - 1))) break; /* fewer than 2 aces */
         EMIT(g, EV_REDEAL, g->deal_no, dealer, (long long)table);
@@ -1054,7 +1059,7 @@ static int g_start_deal(G *g) { /* Game._start_deal */
     g->last_taker = -1;
     g->wild = 0;
     g->round = 1;
-    g->turn = (dealer + 1) % n;
+    g->turn = dealer + 1 < n ? dealer + 1 : 0;
     g->in_hands = 3 * n;
     g->deal_over = 0;
     EMIT(g, EV_DEAL_STARTED, g->deal_no, dealer, (long long)table, n);
@@ -1080,10 +1085,10 @@ __attribute__((noinline)) static int g_end_deal(G *g) { /* Game._end_deal */
     }
     g->score_cappotto = score_deal(&g->o, g->sides, g->captured, g->scope, g->score);
     g->has_score = 1;
+    _Static_assert(S_ITEMS == 7, "a side's deal points: its seven items");
     for (int i = 0; i < g->sides; i++) {
-        int t = 0;
-        for (int k = 0; k < S_ITEMS; k++) t += g->score[i][k];
-        g->totals[i] += t;
+        const int *items = g->score[i];
+        g->totals[i] += items[0] + items[1] + items[2] + items[3] + items[4] + items[5] + items[6];
     }
     if (g->emit) {
         long long a[2 + 2 + MAX_PLAYERS * S_ITEMS + MAX_PLAYERS];
@@ -1123,7 +1128,8 @@ __attribute__((noinline)) static int g_end_deal(G *g) { /* Game._end_deal */
     return 0;
 }
 
-__attribute__((noinline)) static int g_deal_round(G *g) { /* Game._deal_round */
+/* g_deal_round without its events: the random loops' round, inline */
+static inline __attribute__((always_inline)) void g_deal_cards(G *g) {
     int n = g->n, top = g->nstock - 1;
     /* card k of the round (the stock's top first) to seat (dealer + 1 + k) % n */
     for (int j = 0, seat = g->dealer; j < n; j++) {
@@ -1134,6 +1140,11 @@ __attribute__((noinline)) static int g_deal_round(G *g) { /* Game._deal_round */
     g->nstock -= 3 * n;
     g->in_hands = 3 * n;
     g->round++;
+}
+
+__attribute__((noinline)) static int g_deal_round(G *g) { /* Game._deal_round */
+    int n = g->n;
+    g_deal_cards(g);
     EMIT(g, EV_ROUND_DEALT, g->round, n, g->nstock);
     if (g->emit && emit_hands(g, g->round)) return -1;
     return 0;
