@@ -806,8 +806,9 @@ static inline __attribute__((always_inline)) int random_code(Scratch *s, u64 tab
     int h##i = __builtin_ctzll(h);                                                        \
     h &= h - 1;                                                                           \
     unsigned b##i, n##i, k##i;                                                            \
+    int hv##i = RC_VALUE(h##i);                                                           \
     {                                                                                     \
-        int v = RC_VALUE(h##i);                                                           \
+        int v = hv##i;                                                                    \
         if (pp) {                                                                         \
             unsigned eq = sums_equal(sums, v);                                            \
             if (eq & SINGLES) eq &= SINGLES;                                              \
@@ -842,7 +843,7 @@ static inline __attribute__((always_inline)) int random_code(Scratch *s, u64 tab
                 if (a == b || a + b <= 8) /* declarations naming values */
                     return random_code_7h(s, table, hand, wild, must, pp, a, b, rng, code);
             } else {
-                int a = card_value(h0), b = card_value(h1), c = card_value(h2);
+                int a = hv0, b = hv1, c = hv2;
                 if (a == b && b == c)
                     declared = 2 << 4;
                 else if (a + b + c <= 9)
