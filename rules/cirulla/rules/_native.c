@@ -1128,6 +1128,8 @@ static PyObject *make_stolen(PyObject *maker, PyObject **args, int n) {
     return obj;
 }
 
+static PyObject *threes[MAX_PLAYERS + 1]; /* (3,) * n: a round's hand sizes, shared */
+
 static int play_emit(void *ctx, int type, const long long *a, int n) {
     PyObject *events = ctx, *ev = NULL;
     (void)n;
@@ -1144,21 +1146,15 @@ static int play_emit(void *ctx, int type, const long long *a, int n) {
                              PyLong_FromLongLong(a[3]),
                              a[4] ? PyLong_FromLongLong(a[4]) : Py_NewRef(Py_None),
                              PyLong_FromLongLong(a[5])};
-        int ok = 1;
-        for (int i = 0; i < 6; i++) ok &= args[i] != NULL;
-        if (ok) ev = PyObject_Vectorcall(declared_mk, args, 6, NULL);
-        for (int i = 0; i < 6; i++) Py_XDECREF(args[i]);
+        ev = make_stolen(declared_mk, args, 6);
     } else if (type == EV_ROUND_DEALT) {
-        PyObject *sizes = PyTuple_New((Py_ssize_t)a[1]);
-        for (Py_ssize_t i = 0; sizes && i < a[1]; i++) PyTuple_SET_ITEM(sizes, i, PyLong_FromLong(3));
-        PyObject *args[3] = {PyLong_FromLongLong(a[0]), sizes, PyLong_FromLongLong(a[2])};
-        if (args[0] && args[1] && args[2]) ev = PyObject_Vectorcall(round_dealt_mk, args, 3, NULL);
-        for (int i = 0; i < 3; i++) Py_XDECREF(args[i]);
+        PyObject *args[3] = {PyLong_FromLongLong(a[0]), Py_NewRef(threes[a[1]]),
+                             PyLong_FromLongLong(a[2])};
+        ev = make_stolen(round_dealt_mk, args, 3);
     } else if (type == EV_HAND_DEALT) {
         PyObject *args[3] = {PyLong_FromLongLong(a[0]), PyLong_FromLongLong(a[1]),
                              PyLong_FromLongLong(a[2])};
-        if (args[0] && args[1] && args[2]) ev = PyObject_Vectorcall(hand_dealt_mk, args, 3, NULL);
-        for (int i = 0; i < 3; i++) Py_XDECREF(args[i]);
+        ev = make_stolen(hand_dealt_mk, args, 3);
     } else {
         PyErr_Format(PyExc_RuntimeError, "unexpected event %d while playing a card", type);
         return -1;
@@ -1182,7 +1178,7 @@ enum {
     M_SIDE_SCORE, M_DEAL_SCORE, M_DECK_ERROR, M_COUNT
 };
 static PyObject *deal_mk[M_COUNT]; /* bind_game's ``deal`` tuple, in this order */
-static PyObject *str_next_deck, *threes[MAX_PLAYERS + 1];
+static PyObject *str_next_deck;
 
 typedef struct {
     PyObject *events; /* the caller's list, or NULL: no events */
