@@ -9,14 +9,25 @@ the Python writer (``python=True``) and by protobuf from the message built field
 
 from __future__ import annotations
 
+import itertools
 import random
 
 import pytest
 
 from cirulla.rules import Action, Game, Options
+from cirulla.rules.events import Event, HandDealt, RoundDealt
 from cirulla.server.convert import framing
-from cirulla.server.convert.live import _play_response
-from cirulla.server.messages import ClockState, DecisionMsg, SeatPublic, ViewMsg
+from cirulla.server.convert.live import _play_response, play_responses, python_play_responses
+from cirulla.server.messages import (
+    AcceptedMsg,
+    ClockState,
+    DecisionMsg,
+    EventMsg,
+    GoodbyeMsg,
+    SeatPublic,
+    ServerMsg,
+    ViewMsg,
+)
 from cirulla.v1 import match_service_pb2
 from tests.server.test_framing import _seats as framing_seats
 from tests.server.test_framing import _slow
@@ -30,6 +41,21 @@ CLOCKS = (
 )
 
 needs_native = pytest.mark.skipif(framing.native is None, reason="the native writer is not built")
+
+
+def _python_writer(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The server as it runs without the native writer (no C compiler at install): every
+    native entry point of ``framing`` as it is then."""
+    monkeypatch.setattr(framing, "native", None)
+    for name in (
+        "native_decision",
+        "native_card_played",
+        "native_hand_dealt",
+        "native_round_dealt",
+    ):
+        monkeypatch.setattr(framing, name, None)
+    monkeypatch.setattr(framing, "batch", framing._no_batch)
+    monkeypatch.setattr(framing, "accepted_frame", framing._accepted_frame)
 
 
 def _seats(players: int, rng: random.Random) -> tuple[SeatPublic, ...]:
@@ -180,7 +206,7 @@ def test_the_events_and_decisions_a_session_sends_are_protobufs_bytes(
     the message's fields, and each stream's messages parse back in order; with the
     native writer and with the Python one (an install without a C compiler)."""
     if writer == "python":
-        monkeypatch.setattr(framing, "native", None)
+        _python_writer(monkeypatch)
     elif framing.native is None:
         pytest.skip("the native writer is not built")
     import asyncio
@@ -285,3 +311,75 @@ def test_the_native_played_card_is_protobufs_bytes() -> None:
                     seen["ace_sweep"] += event.ace_sweep
                     seen["wild_value"] += event.card == WILD and event.value != 7
     assert min(seen.values()) > 0, seen
+
+
+def _round_events(seed: int, players: int) -> list[Event]:
+    """Every event of a random game of ``players``."""
+    events: list[Event] = []
+    game = Game(Options.preset("standard", players=players), seed=seed, events=events)
+    rng = random.Random(seed)
+    while not game.is_over:
+        seat = game.to_move
+        events += game.apply(rng.choice(game.legal_codes()), seat)
+    return events
+
+
+@needs_native
+@pytest.mark.parametrize("players", [2, 3, 4])
+def test_the_events_of_every_round_natively_are_protobufs_bytes(players: int) -> None:
+    """A hand dealt and a round dealt (``framing.event_frame``: the publisher's native
+    writers), with large numbers and either privacy, as the Python writer and protobuf
+    write them."""
+    seen = {HandDealt: 0, RoundDealt: 0}
+    for event in _round_events(players, players):
+        if type(event) not in seen:
+            continue
+        seen[type(event)] += 1
+        for sequence, game_number, deal, private in (
+            (1, 1, 1, None),
+            (200, 3, 17, 1),
+            (1 << 40, 0, 0, 0),
+        ):
+            native = framing.event_frame(sequence, game_number, deal, event, private, {})
+            python = framing.event_frame(
+                sequence, game_number, deal, event, private, {}, python=True
+            )
+            msg = EventMsg(sequence, game_number, deal, event, private, {})
+            assert native == python == _play_response(msg, players).SerializeToString()
+    assert all(seen.values()), seen
+
+
+@needs_native
+def test_an_acceptance_natively_is_protobufs_bytes() -> None:
+    for decision_id, index, elapsed in itertools.product(
+        (0, 1, 127, 128, 1 << 35), (0, 5, 300), (0, 1, 16384, 1 << 33)
+    ):
+        native = framing.accepted_frame(decision_id, index, elapsed)
+        assert native == framing._accepted_frame(decision_id, index, elapsed)
+        plain = AcceptedMsg(decision_id, index, elapsed)
+        assert native == _play_response(plain, 2).SerializeToString()
+
+
+@needs_native
+def test_a_batch_natively_is_the_python_writers() -> None:
+    """``framing.batch``: the messages framed when made, as one stream message, byte for
+    byte ``live.python_play_responses``; None when one was not framed (the Python writer
+    writes that stream message)."""
+    rng = random.Random(11)
+    framed: list[ServerMsg] = [
+        AcceptedMsg(i, i % 7, i * 300, framing.accepted_frame(i, i % 7, i * 300))
+        for i in range(200)
+    ]
+    long_decision = DecisionMsg(1, None, (1,), ClockState(None, None), 0, b"\x32" + b"x" * 20000)
+    for count in (1, 2, 3, 9, 64, 100):
+        msgs = [rng.choice(framed) for _ in range(count)]
+        if count == 9:
+            msgs[4] = long_decision  # an entry of a three-byte length
+        assert framing.batch(msgs) == python_play_responses(msgs, 2)
+        assert play_responses(msgs, 2) == python_play_responses(msgs, 2)
+        unframed = [*msgs, GoodbyeMsg("match_finished", "")]
+        assert framing.batch(unframed) is None
+        assert play_responses(unframed, 2) == python_play_responses(unframed, 2)
+        plain = [*msgs[:-1], AcceptedMsg(1, 2, 3)]  # framed=None
+        assert framing.batch(plain) is None
+    assert framing.batch([]) is None

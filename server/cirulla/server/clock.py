@@ -27,6 +27,8 @@ class TimeControl:
 
 
 class SeatClock:
+    __slots__ = ("bank_left_ms", "control", "started")
+
     def __init__(self, control: TimeControl) -> None:
         self.control = control
         self.bank_left_ms: int | None = control.game_bank_ms or None
@@ -62,7 +64,8 @@ class SeatClock:
         ``answered``: the seat answered it itself (within the deadline, margin included),
         so the bank also gets the increment.
         """
-        spent = self.elapsed_ms()
+        started = self.started  # (``elapsed_ms``, inline: once a move)
+        spent = 0 if started is None else int((time.monotonic() - started) * 1000)
         if self.bank_left_ms is not None:
             self.bank_left_ms = max(0, self.bank_left_ms - spent)
             if answered:

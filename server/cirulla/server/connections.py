@@ -9,7 +9,8 @@ never buffered without limit.
 
 The hiding rule is applied in ``Delivery.events`` and only there: an event goes to a seat
 only if ``event.visible_to(seat)`` and to spectators only if ``event.visible_to(None)``
-(the rules core decides; ``cirulla.rules.events``). Everything else a match sends
+(the rules core decides; ``cirulla.rules.events``); an event whose type keeps
+``Event.visible_to`` (true for everyone) is not asked each time. Everything else a match sends
 (welcome, views, decisions, results) is addressed to one stream or built per receiver by
 the session.
 """
@@ -23,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from cirulla.rules.events import Event
 from cirulla.server.documents import SeatSummary
 from cirulla.server.limits import MAX_BATCH
 from cirulla.server.messages import AcceptedMsg, EventMsg, GoodbyeMsg, SeatPublic, ServerMsg
@@ -63,9 +65,14 @@ class Mailbox:
         self._wake()
 
     def extend(self, msgs: list[ServerMsg]) -> None:
-        """Several messages, in order, with one wake-up."""
+        """Several messages, in order, with one wake-up (``_wake``, inline: once a
+        decision)."""
         self._items.extend(msgs)
-        self._wake()
+        waiter = self._waiter
+        if waiter is not None:
+            self._waiter = None
+            if not waiter.done():
+                waiter.set_result(None)
 
     def _wake(self) -> None:
         waiter = self._waiter
@@ -73,17 +80,6 @@ class Mailbox:
             self._waiter = None
             if not waiter.done():
                 waiter.set_result(None)
-
-    def take(self, first: ServerMsg, limit: int) -> list[ServerMsg]:
-        """``first`` and what is queued after it, in order, up to ``limit`` messages in
-        all and up to a ``GoodbyeMsg`` included (the stream ends there): one stream
-        message's worth, taken in one call (``get_nowait`` one by one cost a call and
-        three checks per message, five or so messages a decision)."""
-        out = [first]
-        items = self._items
-        while items and len(out) < limit and type(out[-1]) is not GoodbyeMsg:
-            out.append(items.popleft())
-        return out
 
     def get_nowait(self) -> ServerMsg:
         if not self._items:
@@ -104,6 +100,28 @@ class Mailbox:
                     self._waiter = None
         return self._items.popleft()
 
+    async def get_some(self, limit: int) -> list[ServerMsg]:
+        """The next messages, at least one (waiting for it), in order: up to ``limit`` in
+        all and up to a ``GoodbyeMsg`` included (the stream ends there), one stream
+        message's worth taken in one call (``get`` then ``get_nowait`` one by one cost a
+        call and three checks per message, five or so messages a decision)."""
+        items = self._items
+        while not items:
+            loop = self._loop
+            if loop is None or loop.is_closed():  # (a test may run several loops)
+                loop = self._loop = asyncio.get_running_loop()
+            waiter = loop.create_future()
+            self._waiter = waiter
+            try:
+                await waiter
+            finally:
+                if self._waiter is waiter:
+                    self._waiter = None
+        out = [items.popleft()]
+        while items and len(out) < limit and type(out[-1]) is not GoodbyeMsg:
+            out.append(items.popleft())
+        return out
+
 
 class Connection:
     """One live stream: a seat's Play call (``seat`` set) or a spectator (``seat`` None).
@@ -114,6 +132,22 @@ class Connection:
     once, or when ``MAX_BATCH`` of them wait. One stream message per decision then costs
     one wake-up of the writer, not one per event.
     """
+
+    __slots__ = (
+        "auto_play_forced",
+        "batches",
+        "closed",
+        "defer",
+        "held",
+        "limit",
+        "on_overflow",
+        "overflowed",
+        "queue",
+        "quit",
+        "room",
+        "seat",
+        "session",
+    )
 
     def __init__(self, seat: int | None = None, *, limit: int = 0) -> None:
         self.seat = seat
@@ -146,7 +180,16 @@ class Connection:
                 if len(self.held) >= MAX_BATCH:
                     self._release()  # a full batch: it goes now
                 return
-            self._release()
+            held = self.held
+            if held:
+                queue = self.queue
+                if not self.limit or len(queue._items) + len(held) < self.limit:
+                    # ``_release`` then the put below, with one wake-up: nothing overflows
+                    self.held = []
+                    held.append(msg)
+                    queue.extend(held)
+                    return
+                self._release()
         if self.limit and self.queue.qsize() >= self.limit:
             self._overflow()
             return
@@ -203,7 +246,7 @@ def token_seat(tokens: list[str], token: str) -> int | None:
     return None
 
 
-@dataclass
+@dataclass(slots=True)
 class Seat:
     """One seat: its player's name and software, its live stream, and its faults."""
 
@@ -249,8 +292,23 @@ class Seat:
         return out
 
 
+class _SeenByAll(dict[type[Event], bool]):
+    """Whether every seat and spectator sees an event of a type: the type keeps
+    ``Event.visible_to`` (true for all), so none need be asked (one frame less per event
+    and receiver); computed at a type's first event."""
+
+    def __missing__(self, cls: type[Event]) -> bool:
+        seen = self[cls] = cls.visible_to is Event.visible_to
+        return seen
+
+
+_SEEN_BY_ALL = _SeenByAll()
+
+
 class Delivery:
     """Sends a match's messages to its seats' live streams and its spectators."""
+
+    __slots__ = ("seats", "spectators")
 
     def __init__(self, seats: list[Seat]) -> None:
         self.seats = seats
@@ -274,12 +332,25 @@ class Delivery:
         for spec in self.spectators:
             spec.send(msg)
 
-    def events(self, msgs: list[EventMsg], exclude: Connection | None = None) -> None:
-        """Events in order (a move's), each to every receiver allowed to see it."""
+    def events(
+        self, msgs: list[EventMsg], exclude: Connection | None = None, *, everyone: bool = False
+    ) -> None:
+        """Events in order (a move's), each to every receiver allowed to see it;
+        ``everyone``: the caller knows every one of them is visible to every seat and
+        spectator (its type keeps ``Event.visible_to``, true for all), so none is asked."""
+        if everyone:
+            for slot in self.seats:
+                conn = slot.conn
+                if conn is not None and conn is not exclude:
+                    conn.send_events(msgs)
+            for spec in self.spectators:
+                spec.send_events(msgs)
+            return
+        open_ = _SEEN_BY_ALL
         for seat, slot in enumerate(self.seats):
             conn = slot.conn
             if conn is not None and conn is not exclude:
-                mine = [m for m in msgs if m.event.visible_to(seat)]
+                mine = [m for m in msgs if open_[type(m.event)] or m.event.visible_to(seat)]
                 if mine:
                     conn.send_events(mine)
         if self.spectators:

@@ -25,7 +25,7 @@ NO_LIMIT = ClockState(None, None, None)
 COUNTED = frozenset(("illegal", "index_out_of_range"))
 
 
-@dataclass
+@dataclass(slots=True)
 class Decision:
     id: int
     seat: int
@@ -39,6 +39,8 @@ class Decision:
 
 class Turns:
     """The open decision (at most one) and the seats' clocks."""
+
+    __slots__ = ("_on_timeout", "clocks", "counter", "decision", "unlimited")
 
     def __init__(self, time: TimeControl, players: int, on_timeout: Callable[[int], None]) -> None:
         self.clocks = [SeatClock(time) for _ in range(players)]

@@ -10,14 +10,16 @@ part, which every view carries.
 
 from __future__ import annotations
 
-from cirulla.rules.events import Event, GameOver
+from cirulla.rules.events import CardPlayed, Event, GameOver, HandDealt, RoundDealt
 from cirulla.server.connections import Connection, Delivery, Seat
 from cirulla.server.convert import framing
+from cirulla.server.convert.dealframing import deal_frame
 from cirulla.server.decisions import Decision
 from cirulla.server.match_config import MatchConfig
 from cirulla.server.messages import (
     ClockState,
     DecisionMsg,
+    EventExtras,
     EventMsg,
     NewGameMsg,
     SeatPublic,
@@ -26,9 +28,26 @@ from cirulla.server.messages import (
 )
 from cirulla.server.recordkeeping import GameRun, note_event
 
+#: A played card is seen by every seat and spectator (its type keeps ``Event.visible_to``):
+#: a move's events that are all played cards go to every stream unfiltered
+#: (``Delivery.events``' ``everyone``).
+_CARD_PLAYED_PUBLIC = CardPlayed.visible_to is Event.visible_to
+
 
 class Publisher:
     """Numbers, keeps and delivers a match's events; builds the messages it sends."""
+
+    __slots__ = (
+        "_public",
+        "_wire",
+        "config",
+        "delivery",
+        "match_id",
+        "options",
+        "room_id",
+        "seats",
+        "sequence",
+    )
 
     def __init__(self, match_id: str, room_id: str, config: MatchConfig, seats: list[Seat]) -> None:
         self.match_id = match_id
@@ -72,7 +91,40 @@ class Publisher:
         published: list[EventMsg] = []
         number = run.number
         sequence = self.sequence
+        everyone = _CARD_PLAYED_PUBLIC
+        # the native writers, if built (``framing.native_*``)
+        write_card = framing.native_card_played
+        write_hand = framing.native_hand_dealt
+        write_round = framing.native_round_dealt
         for event in events:
+            if type(event) is CardPlayed and write_card is not None:
+                # a move's event (``note_event``'s extras; public: ``_CARD_PLAYED_PUBLIC``)
+                sequence += 1
+                deal = run.cur_deal
+                card = write_card(event, sequence, number, deal, None, notation, by_timeout)
+                extras: EventExtras = {"by_timeout": by_timeout, "notation": notation}
+                published.append(EventMsg(sequence, number, deal, event, None, extras, card))
+                continue
+            everyone = False
+            if type(event) is HandDealt and write_hand is not None:
+                # a round's events: ``note_event`` keeps nothing of them, adds no extras
+                sequence += 1
+                private = None if event.visible_to(None) else event.seat
+                deal = run.cur_deal
+                dealt = write_hand(
+                    sequence, number, deal, private, event.seat, event.round, event.hand
+                )
+                published.append(EventMsg(sequence, number, deal, event, private, {}, dealt))
+                continue
+            if type(event) is RoundDealt and write_round is not None:
+                sequence += 1
+                private = None if event.visible_to(None) else getattr(event, "seat", None)
+                deal = run.cur_deal
+                dealt = write_round(
+                    sequence, number, deal, private, event.round, event.hand_sizes, event.stock
+                )
+                published.append(EventMsg(sequence, number, deal, event, private, {}, dealt))
+                continue
             if isinstance(event, GameOver):
                 continue  # the session publishes GameEnded with the reason instead
             extras = note_event(run, event, by_timeout=by_timeout, notation=notation)
@@ -81,11 +133,15 @@ class Publisher:
             deal = run.cur_deal
             # written once here, for every seat that gets it (None: protobuf writes it)
             framed = framing.event_frame(sequence, number, deal, event, private, extras)
+            if framed is None:  # a deal's start or end (None: protobuf writes it)
+                framed = deal_frame(
+                    sequence, number, deal, event, private, extras, self.options.players
+                )
             published.append(EventMsg(sequence, number, deal, event, private, extras, framed))
         self.sequence = sequence
         if published:
             run.events += published
-            self.delivery.events(published, exclude)
+            self.delivery.events(published, exclude, everyone=everyone)
 
     def welcome_msg(self, seat: int | None, *, resumed: bool = False) -> WelcomeMsg:
         """The first message of a stream: ``seat``'s (None: a spectator's)."""
@@ -114,18 +170,35 @@ class Publisher:
     def decision_msg(self, run: GameRun, decision: Decision, clock: ClockState) -> DecisionMsg:
         """``decision``'s request, its bytes written now from the game's state (the
         view as it stands when the decision opens), in one call (``framing``)."""
-        seats = self.seat_public()
-        framed = framing.decision_frame(
-            run.game,
-            decision.seat,
-            decision.id,
-            decision.codes,
-            run.number,
-            self.sequence,
-            seats,
-            self._wire,
-            clock,
-        )
+        seats = self._public
+        if seats is None:
+            seats = self.seat_public()
+        write_decision = framing.native_decision
+        if write_decision is not None:  # ``framing.decision_frame``, one call fewer
+            clocks = (clock.move_left_ms, clock.bank_left_ms, clock.increment_ms)
+            framed = write_decision(
+                run.game,
+                decision.seat,
+                decision.id,
+                decision.codes,
+                run.number,
+                self.sequence,
+                self._wire,
+                clocks,
+                0,
+            )
+        else:
+            framed = framing.decision_frame(
+                run.game,
+                decision.seat,
+                decision.id,
+                decision.codes,
+                run.number,
+                self.sequence,
+                seats,
+                self._wire,
+                clock,
+            )
         return DecisionMsg(decision.id, None, tuple(decision.codes), clock, 0, framed)
 
     def catch_up(

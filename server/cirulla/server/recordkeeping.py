@@ -60,7 +60,7 @@ def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
-@dataclass
+@dataclass(slots=True)
 class GameRun:
     """One game of the match, with everything its record needs."""
 

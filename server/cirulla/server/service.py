@@ -85,8 +85,9 @@ def _lenient(cls: type[Req]) -> Callable[[bytes], Req | Undecodable]:
 
 
 def _serializer(cls: type[Message]) -> Callable[[Message | bytes], bytes]:
-    """Messages are serialized here; bytes were serialized already (the Play stream's
-    messages, whose shared parts are encoded once for every seat)."""
+    """Messages are serialized here; bytes were serialized already. (Play, whose messages
+    are all bytes, whose shared parts are encoded once for every seat, has no
+    serializer: gRPC sends them as they are.)"""
 
     def serialize(message: Message | bytes) -> bytes:
         return message if isinstance(message, bytes) else cls.SerializeToString(message)
@@ -109,6 +110,10 @@ def _play_request(data: bytes) -> PlayIn:
 
 _read_play_request = _lenient(ms.PlayRequest)
 
+#: Play's request deserializer: ``_play_request`` in one native call when the writer is
+#: built (no Python frame for the frame a bot sends at every decision).
+_play_deserializer = framing.play_deserializer(_read_play_request)
+
 
 def add_to_server(servicer: MatchService, server: grpc.aio.Server) -> None:
     """Register the servicer like the generated ``add_..._to_server``, with lenient
@@ -122,11 +127,13 @@ def add_to_server(servicer: MatchService, server: grpc.aio.Server) -> None:
     handlers = {}
     for method in SERVICE.methods:
         factory = factories[(method.client_streaming, method.server_streaming)]
+        play = method.name == "Play"
         read = _lenient(GetMessageClass(method.input_type))
         handlers[method.name] = factory(
             getattr(servicer, method.name),
-            request_deserializer=_play_request if method.name == "Play" else read,
-            response_serializer=_serializer(GetMessageClass(method.output_type)),
+            request_deserializer=_play_deserializer if play else read,
+            # Play yields bytes only (``play_responses``): gRPC sends them as they are
+            response_serializer=None if play else _serializer(GetMessageClass(method.output_type)),
         )
     server.add_generic_rpc_handlers(
         (grpc.method_handlers_generic_handler(SERVICE.full_name, handlers),)
@@ -402,16 +409,18 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
         protocol_error = ""
         try:
             while True:
-                head = await conn.queue.get()
                 # What is ready now goes as one stream message (an action's acceptance,
                 # its events, the next decision): each stream message costs far more
                 # than its content. (A stream with defer_events has its events held
                 # until such a message: ``Connection.send``.)
-                msgs = conn.queue.take(head, MAX_BATCH) if conn.batches else [head]
-                players = conn.session.options.players if conn.session is not None else 2
-                yield play_responses(msgs, players)
+                msgs = await conn.queue.get_some(MAX_BATCH if conn.batches else 1)
+                whole = framing.batch(msgs)  # a move's messages: written as they were made
+                if whole is None:
+                    session = conn.session
+                    whole = play_responses(msgs, session.options.players if session else 2)
+                yield whole
                 msg = msgs[-1]
-                if isinstance(msg, GoodbyeMsg):
+                if type(msg) is GoodbyeMsg:
                     if msg.reason == "protocol_error":
                         protocol_error = msg.message
                     break
@@ -427,7 +436,7 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
                 if isinstance(req, tuple):  # a SubmitAction by index (``_play_request``)
                     session = conn.session
                     if session is not None:
-                        session.submit(conn, req[0], ByIndex(req[1]))
+                        session.submit_index(conn, req[0], req[1])
                     continue
                 if isinstance(req, Undecodable):
                     self._protocol_error(conn, req.message() + " (PlayRequest stream ended)")

@@ -40,13 +40,20 @@ from cirulla.server import metrics
 from cirulla.server.admission import admit, seat_of_token
 from cirulla.server.connections import Connection, Seat, new_seat_token
 from cirulla.server.convert import framing
-from cirulla.server.decisions import COUNTED, Choice, Decision, Turns, chosen_code, forfeit_winner
+from cirulla.server.decisions import (
+    COUNTED,
+    ByIndex,
+    Choice,
+    Decision,
+    Turns,
+    chosen_code,
+    forfeit_winner,
+)
 from cirulla.server.documents import GameRecord, MatchSummary
 from cirulla.server.errors import FailedPrecondition, Rejection
 from cirulla.server.match_config import MatchConfig, public_config
 from cirulla.server.messages import (
     AcceptedMsg,
-    DecisionMsg,
     Disconnected,
     GameEnded,
     MatchResultMsg,
@@ -232,12 +239,12 @@ class MatchSession:
         if was_disconnected:
             # The others get it live; ``conn`` gets it once, as the last of its missed
             # events: welcome, new_game, missed events in order, view (docs/protocol.md).
-            self._publish([Reconnected(seat)], exclude=conn)
+            self.out.publish(self.run, [Reconnected(seat)], exclude=conn)
         self._catch_up(conn, seat, resume_after or 0)
-        decision = self.turns.open_for(seat)
-        if decision is not None:
+        decision, run = self.turns.open_for(seat), self.run
+        if decision is not None and run is not None:
             self._schedule_timer()
-            conn.send(self._decision_msg(decision))
+            conn.send(self.out.decision_msg(run, decision, self.turns.clock_state(seat)))
         self._changed()
 
     def detach(self, conn: Connection, *, quit: bool = False) -> None:
@@ -259,7 +266,7 @@ class MatchSession:
         slot.disconnected_at = time.monotonic()
         slot.disconnects += 1
         log.info("seat_disconnected match=%s seat=%d quit=%s", self.match_id, conn.seat, quit)
-        self._publish([Disconnected(conn.seat, self.grace_ms)])
+        self.out.publish(self.run, [Disconnected(conn.seat, self.grace_ms)])
         if self.turns.open_for(conn.seat) is not None:
             self._schedule_timer()
         self._changed()
@@ -307,31 +314,37 @@ class MatchSession:
         self.runs.append(run)
         self.turns.reset_game()
         self.delivery.to_all(self.out.new_game_msg(run, self.games_won))
-        self._publish(events)
+        self.out.publish(run, events)
         self._after_move(run)
 
     def _after_move(self, run: GameRun) -> None:
+        """The game goes on after a move (or a deal): it ends, or its next decision opens
+        (and may be played at once: ``Hello.auto_play_forced``)."""
         game = run.game
         if game.winner is not None:
             self._finish_game(run, "cappotto" if game.cappotto else "target", game.winner)
             return
         if self.delivery.spectators:
             self.delivery.to_spectators(self.out.view_msg(run, None))
-        self._open_decision(run)
-
-    def _open_decision(self, run: GameRun) -> None:
-        seat = run.game.to_move
+        # The next decision opens (in this frame: a move's path has many calls already).
+        seat = game.to_move
         assert seat is not None
-        codes = run.game.legal_codes()
+        codes = game.legal_codes()
         decision = self.turns.open(seat, codes)
-        conn = self.seats[seat].conn
-        if len(codes) == 1 and conn is not None and conn.auto_play_forced:
-            # Nothing to choose, and the seat asked not to be asked (Hello.auto_play_forced):
-            # a forced move is public (its last card, a single capture), so playing it now
-            # reveals nothing, and saves the seat's stream two messages.
-            self._play(run, decision, codes[0], by_timeout=False, auto=True)
-            return
-        self.delivery.to_seat(seat, self._decision_msg(decision))
+        slot = self.seats[seat]
+        conn = slot.conn
+        if conn is not None:
+            if len(codes) == 1 and conn.auto_play_forced:
+                # Nothing to choose, and the seat asked not to be asked
+                # (Hello.auto_play_forced): a forced move is public (its last card, a single
+                # capture), so playing it now reveals nothing, and saves the seat's stream
+                # two messages.
+                self._play(run, decision, codes[0], by_timeout=False, auto=True)
+                return
+            turns = self.turns
+            conn.send(self.out.decision_msg(run, decision, turns.clock_state(seat)))
+            if turns.unlimited and slot.disconnected_at is None:
+                return  # no deadline: no timer (``Turns.schedule``)
         self._schedule_timer()
 
     def _schedule_timer(self) -> None:
@@ -350,7 +363,7 @@ class MatchSession:
         metrics.timed_out()
         policy = self.config.timeout_policy
         log.info("timeout match=%s seat=%d policy=%s", self.match_id, seat, policy)
-        self._publish([TimedOut(seat, policy)])
+        self.out.publish(run, [TimedOut(seat, policy)])
         if policy == "forfeit_game":
             self.turns.clocks[seat].stop()
             self.turns.decision = None
@@ -380,7 +393,7 @@ class MatchSession:
         run.result = ended
         self.results.append(ended)
         metrics.game_finished(reason)
-        self._publish([ended])
+        self.out.publish(run, [ended])
         log.info(
             "game_over match=%s game=%d winner_side=%d totals=%s reason=%s",
             self.match_id,
@@ -460,19 +473,33 @@ class MatchSession:
         try:
             self._submit(conn, decision_id, choice)
         except (Rejection, ValueError) as exc:
-            seat = conn.seat
-            rejected = self.turns.rejected(seat, decision_id, exc)
-            if rejected.reason in COUNTED and seat is not None:
-                self.seats[seat].illegal += 1
-                metrics.illegal_action()
-            log.debug(
-                "rejected match=%s seat=%s reason=%s rule=%s",
-                self.match_id,
-                seat,
-                rejected.reason,
-                rejected.rule,
-            )
-            conn.send(rejected)
+            _reject(self, conn, decision_id, exc)
+
+    def submit_index(self, conn: Connection, decision_id: int, index: int) -> None:
+        """``submit(conn, decision_id, ByIndex(index))``, what a bot sends at every
+        decision: when it is the open decision's seat answering it with an index in range,
+        played at once (the checks of ``_submit`` and ``chosen_code`` in one test);
+        anything else goes the long way, to the same rejection."""
+        if self._undelivered is not None:
+            self.settle()
+        decision = self.turns.decision
+        seat = conn.seat
+        if (
+            decision is None
+            or decision.seat != seat
+            or decision.id != decision_id
+            or not 0 <= index < len(decision.codes)
+            or self.seats[seat].conn is not conn
+            or conn.session is not self
+            or self.status != "in_progress"
+            or not self.runs
+        ):
+            self.submit(conn, decision_id, ByIndex(index))
+            return
+        try:
+            self._play(self.runs[-1], decision, decision.codes[index], by_timeout=False)
+        except (Rejection, ValueError) as exc:
+            _reject(self, conn, decision_id, exc)
 
     def _submit(self, conn: Connection, decision_id: int, choice: Choice) -> None:
         seat = conn.seat
@@ -510,7 +537,6 @@ class MatchSession:
                 "auto_played": auto,
             }
         )
-        self._undelivered = (run, events, by_timeout, text)
         conn = self.seats[seat].conn
         if conn is not None and not by_timeout and not auto:
             framed = framing.accepted_frame(decision.id, index, elapsed)
@@ -518,10 +544,13 @@ class MatchSession:
             if not conn.batches:
                 # The mover's stream writer was woken first, so it sends AcceptedMsg before
                 # this runs; anything else reaching the session earlier settles it itself.
+                self._undelivered = (run, events, by_timeout, text)
                 asyncio.get_running_loop().call_soon(self.settle)
                 return
         # (A mover that reads batches gets the acceptance and the move in one message.)
-        self.settle()
+        # Delivered now: ``settle`` of the move without keeping it pending first.
+        self.out.publish(run, events, by_timeout=by_timeout, notation=text)
+        self._after_move(run)
 
     def settle(self) -> None:
         """Deliver the last accepted move (its events, then the next decision) if pending."""
@@ -530,27 +559,11 @@ class MatchSession:
             return
         self._undelivered = None
         run, events, by_timeout, text = pending
-        self._publish(events, by_timeout=by_timeout, notation=text)
+        # (``_publish``: ``run`` is the current game, the move's own)
+        self.out.publish(run, events, by_timeout=by_timeout, notation=text)
         self._after_move(run)
 
     # ------------------------------------------------------------------ messages
-
-    def _publish(
-        self,
-        events: list[Event],
-        *,
-        by_timeout: bool = False,
-        notation: str = "",
-        exclude: Connection | None = None,
-    ) -> None:
-        """Number, keep and deliver events of the current game (``publishing``)."""
-        run = self.run
-        self.out.publish(run, events, by_timeout=by_timeout, notation=notation, exclude=exclude)
-
-    def _decision_msg(self, decision: Decision) -> DecisionMsg:
-        run = self.run
-        assert run is not None
-        return self.out.decision_msg(run, decision, self.turns.clock_state(decision.seat))
 
     def _result_msg(self) -> MatchResultMsg:
         return MatchResultMsg(
@@ -587,3 +600,23 @@ class MatchSession:
             "seats": seats if seats is not None else self.seat_public(),
             "finish": finish or now_iso(),
         }
+
+
+def _reject(
+    session: MatchSession, conn: Connection, decision_id: int, exc: Rejection | ValueError
+) -> None:
+    """``conn``'s submission for ``decision_id`` refused with ``exc``: its answer, and the
+    seat's illegal actions counted (``decisions.COUNTED``)."""
+    seat = conn.seat
+    rejected = session.turns.rejected(seat, decision_id, exc)
+    if rejected.reason in COUNTED and seat is not None:
+        session.seats[seat].illegal += 1
+        metrics.illegal_action()
+    log.debug(
+        "rejected match=%s seat=%s reason=%s rule=%s",
+        session.match_id,
+        seat,
+        rejected.reason,
+        rejected.rule,
+    )
+    conn.send(rejected)

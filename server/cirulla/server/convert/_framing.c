@@ -528,6 +528,181 @@ static PyObject *framing_card_played(PyObject *self, PyObject *const *args, Py_s
     return PyBytes_FromStringAndSize((const char *)b->data, b->len);
 }
 
+/* ------------------------------------------------------------------ a stream message */
+
+/* close_message for any field number (its tag a varint of one byte or more). */
+static int close_field(Buf *b, uint64_t number, Py_ssize_t start) {
+    uint64_t size = (uint64_t)(b->len - start), tag = number << 3 | 2;
+    int head = varint_size(tag) + varint_size(size);
+    if (buf_reserve(b, head) < 0) return -1;
+    unsigned char *p = b->data + start;
+    memmove(p + head, p, (size_t)size);
+    p = put_varint_at(p, tag);
+    put_varint_at(p, size);
+    b->len += head;
+    return 0;
+}
+
+/* The Event's head (sequence = 1, game_number = 2, deal_number = 3, private_to_seat = 4,
+   optional) of an event written into the empty buffer. */
+static int put_event_head(Buf *b, PyObject *const *args, PyObject *private_to) {
+    uint64_t sequence, game_number, deal_number;
+    if (as_u64(args[0], &sequence) < 0 || as_u64(args[1], &game_number) < 0 ||
+        as_u64(args[2], &deal_number) < 0)
+        return -1;
+    b->len = 0;
+    if (put_uint_nz(b, 1, sequence) < 0 || put_uint_nz(b, 2, game_number) < 0 ||
+        put_uint_nz(b, 3, deal_number) < 0)
+        return -1;
+    if (private_to != Py_None) {
+        uint64_t p;
+        if (as_u64(private_to, &p) < 0 || put_uint_field(b, 4, p) < 0) return -1;
+    }
+    return 0;
+}
+
+/* hand_dealt(sequence, game_number, deal_number, private_to, seat, round, hand):
+   PlayResponse{event{hand_dealt (11): HandDealt{seat = 1, round = 2, cards = 3}}}. */
+static PyObject *framing_hand_dealt(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (nargs != 7) {
+        PyErr_SetString(PyExc_TypeError, "hand_dealt() takes 7 arguments");
+        return NULL;
+    }
+    uint64_t seat, round, hand;
+    Buf *b = &out_buf;
+    if (as_u64(args[4], &seat) < 0 || as_u64(args[5], &round) < 0 ||
+        as_u64(args[6], &hand) < 0 || put_event_head(b, args, args[3]) < 0)
+        return NULL;
+    Py_ssize_t body = b->len;
+    if (put_uint_nz(b, 1, seat) < 0 || put_uint_nz(b, 2, round) < 0 ||
+        put_cards(b, 3, hand) < 0 || close_field(b, 11, body) < 0 || close_message(b, 4, 0) < 0)
+        return NULL;
+    return PyBytes_FromStringAndSize((const char *)b->data, b->len);
+}
+
+/* round_dealt(sequence, game_number, deal_number, private_to, round, hand_sizes,
+   stock_count):
+   PlayResponse{event{round_dealt (16): RoundDealt{round = 1, hand_sizes = 2 (packed),
+   stock_count = 3}}}. */
+static PyObject *framing_round_dealt(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (nargs != 7) {
+        PyErr_SetString(PyExc_TypeError, "round_dealt() takes 7 arguments");
+        return NULL;
+    }
+    uint64_t round, stock;
+    Buf *b = &out_buf;
+    if (as_u64(args[4], &round) < 0 || as_u64(args[6], &stock) < 0) return NULL;
+    PyObject *sizes = PySequence_Fast(args[5], "hand_sizes: a sequence of ints");
+    if (sizes == NULL) return NULL;
+    PyObject *result = NULL;
+    if (put_event_head(b, args, args[3]) < 0) goto done;
+    Py_ssize_t body = b->len;
+    if (put_uint_nz(b, 1, round) < 0) goto done;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(sizes);
+    if (n) {
+        Py_ssize_t packed = b->len;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            uint64_t v;
+            if (as_u64(PySequence_Fast_GET_ITEM(sizes, i), &v) < 0 || put_varint(b, v) < 0)
+                goto done;
+        }
+        if (close_message(b, 2, packed) < 0) goto done;
+    }
+    if (put_uint_nz(b, 3, stock) < 0 || close_field(b, 16, body) < 0 ||
+        close_message(b, 4, 0) < 0)
+        goto done;
+    result = PyBytes_FromStringAndSize((const char *)b->data, b->len);
+done:
+    Py_DECREF(sizes);
+    return result;
+}
+
+/* accepted(decision_id, index, elapsed_ms): PlayResponse{action_accepted} (7), its
+   ActionAccepted's decision_id = 1, legal_action_index = 2, elapsed_ms = 3. */
+static PyObject *framing_accepted(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "accepted() takes 3 arguments");
+        return NULL;
+    }
+    uint64_t decision_id, index, elapsed;
+    if (as_u64(args[0], &decision_id) < 0 || as_u64(args[1], &index) < 0 ||
+        as_u64(args[2], &elapsed) < 0)
+        return NULL;
+    Buf *b = &out_buf;
+    b->len = 0;
+    if (put_uint_nz(b, 1, decision_id) < 0 || put_uint_nz(b, 2, index) < 0 ||
+        put_uint_nz(b, 3, elapsed) < 0 || close_message(b, 7, 0) < 0)
+        return NULL;
+    return PyBytes_FromStringAndSize((const char *)b->data, b->len);
+}
+
+static PyObject *s_framed;
+
+/* batch(msgs): one stream message for consecutive messages whose bytes were written when
+   they were made (``framed``): the one's own bytes, or PlayResponse{batch} (11) of
+   PlayResponseBatch.responses (1), each entry its message's bytes; None if one of them
+   has no ``framed`` bytes (the caller writes those). */
+static PyObject *framing_batch(PyObject *self, PyObject *msgs) {
+    (void)self;
+    PyObject *seq = PySequence_Fast(msgs, "batch(msgs): msgs must be a sequence");
+    if (seq == NULL) return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    PyObject *parts[64];
+    PyObject **framed = n <= 64 ? parts : PyMem_Malloc((size_t)n * sizeof(PyObject *));
+    if (framed == NULL) {
+        Py_DECREF(seq);
+        return PyErr_NoMemory();
+    }
+    PyObject *result = NULL;
+    Py_ssize_t got = 0, inner = 0;
+    if (n == 0) {
+        result = Py_NewRef(Py_None);
+        goto done;
+    }
+    for (; got < n; got++) {
+        PyObject *part = PyObject_GetAttr(PySequence_Fast_GET_ITEM(seq, got), s_framed);
+        if (part == NULL) {
+            if (!PyErr_ExceptionMatches(PyExc_AttributeError)) goto done;
+            PyErr_Clear();
+            result = Py_NewRef(Py_None);
+            goto done;
+        }
+        if (!PyBytes_Check(part)) {
+            Py_DECREF(part);
+            result = Py_NewRef(Py_None);
+            goto done;
+        }
+        framed[got] = part;
+        uint64_t size = (uint64_t)PyBytes_GET_SIZE(part);
+        inner += 1 + varint_size(size) + (Py_ssize_t)size;
+    }
+    if (n == 1) {
+        result = Py_NewRef(framed[0]);
+        goto done;
+    }
+    Py_ssize_t total = 1 + varint_size((uint64_t)inner) + inner;
+    result = PyBytes_FromStringAndSize(NULL, total);
+    if (result == NULL) goto done;
+    unsigned char *p = (unsigned char *)PyBytes_AS_STRING(result);
+    *p++ = 11 << 3 | 2;
+    p = put_varint_at(p, (uint64_t)inner);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_ssize_t size = PyBytes_GET_SIZE(framed[i]);
+        *p++ = 1 << 3 | 2;
+        p = put_varint_at(p, (uint64_t)size);
+        memcpy(p, PyBytes_AS_STRING(framed[i]), (size_t)size);
+        p += size;
+    }
+done:
+    for (Py_ssize_t i = 0; i < got; i++) Py_DECREF(framed[i]);
+    if (framed != parts) PyMem_Free(framed);
+    Py_DECREF(seq);
+    return result;
+}
+
 /* ------------------------------------------------------------------ reading a submission */
 
 /* One varint at *p (before end): 0 and the value, or -1. */
@@ -579,6 +754,19 @@ static PyObject *framing_submit_index(PyObject *self, PyObject *data) {
     return Py_BuildValue("(KK)", (unsigned long long)id, (unsigned long long)index);
 }
 
+/* play_request(fallback, data): ``submit_index(data)``, or ``fallback(data)`` for any
+   other frame: a Play stream's request deserializer in one native call. */
+static PyObject *framing_play_request(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "play_request() takes 2 arguments");
+        return NULL;
+    }
+    PyObject *fast = framing_submit_index(self, args[1]);
+    if (fast != Py_None) return fast;
+    Py_DECREF(fast);
+    return PyObject_CallOneArg(args[0], args[1]);
+}
+
 static PyMethodDef methods[] = {
     {"setup", (PyCFunction)(void (*)(void))framing_setup, METH_FASTCALL,
      "setup(cards, names): the 40 cards' serialized Card messages and names (UTF-8)."},
@@ -592,6 +780,21 @@ static PyMethodDef methods[] = {
     {"card_played", (PyCFunction)(void (*)(void))framing_card_played, METH_FASTCALL,
      "card_played(event, sequence, game_number, deal_number, private_to, notation, "
      "by_timeout) -> the serialized PlayResponse{event{card_played}}."},
+    {"hand_dealt", (PyCFunction)(void (*)(void))framing_hand_dealt, METH_FASTCALL,
+     "hand_dealt(sequence, game_number, deal_number, private_to, seat, round, hand) -> the "
+     "serialized PlayResponse{event{hand_dealt}}."},
+    {"round_dealt", (PyCFunction)(void (*)(void))framing_round_dealt, METH_FASTCALL,
+     "round_dealt(sequence, game_number, deal_number, private_to, round, hand_sizes, "
+     "stock_count) -> the serialized PlayResponse{event{round_dealt}}."},
+    {"accepted", (PyCFunction)(void (*)(void))framing_accepted, METH_FASTCALL,
+     "accepted(decision_id, index, elapsed_ms) -> the serialized "
+     "PlayResponse{action_accepted}."},
+    {"batch", framing_batch, METH_O,
+     "batch(msgs) -> one stream message of the messages' framed bytes (a batch unless "
+     "there is one), or None if one has none."},
+    {"play_request", (PyCFunction)(void (*)(void))framing_play_request, METH_FASTCALL,
+     "play_request(fallback, data) -> submit_index(data), or fallback(data) for any other "
+     "frame."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -630,6 +833,7 @@ PyMODINIT_FUNC PyInit__framing(void) {
     INTERN(s_captured, "captured");
     INTERN(s_scopa, "scopa");
     INTERN(s_ace_sweep, "ace_sweep");
+    INTERN(s_framed, "framed");
 #undef INTERN
     return PyModule_Create(&module);
 }

@@ -8,6 +8,12 @@ states), so each part is serialized once by protobuf itself and cached as bytes,
 message is the concatenation of its fields in field-number order, exactly as protobuf
 writes it (tests/server/test_framing.py checks the bytes against protobuf's for whole games).
 
+When the native writer (``_framing.c``) is built, a decision request, an acceptance, the
+events of every round (a played card, a hand and a round dealt) and a stream message of
+such framed messages (``batch``) are written there, each in one call; the Python writers
+here stay the fallback and the reference (tests/server/test_framing_native.py). A deal's
+start and end are written in ``dealframing``.
+
 Wire format used here (protobuf encoding): a field is its tag ``number << 3 | wire type``
 as a varint, then a varint (type 0) or a length and that many bytes (type 2). proto3
 fields without presence are left out when zero; ``optional`` ones are written whenever
@@ -17,7 +23,8 @@ set.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 from cirulla.rules.actions import Action
 from cirulla.rules.cards import CARD_NAMES, WILD
@@ -44,6 +51,7 @@ except ImportError:
     native = None  # type: ignore[assignment]  # every use tests `native is None`
 
 _VARINTS: tuple[bytes, ...]
+_T = TypeVar("_T")
 
 
 def _make_varint(n: int) -> bytes:
@@ -318,6 +326,36 @@ submit_index: Callable[[bytes], tuple[int, int] | None] = (
     _no_submit_index if native is None else native.submit_index
 )
 
+
+def _no_batch(msgs: Sequence[object]) -> bytes | None:
+    return None
+
+
+#: One stream message of consecutive messages that were all written when they were made
+#: (their ``framed`` bytes: a move's acceptance, events and next decision), in one native
+#: call: the one's bytes, or their PlayResponse.batch; None if one has no bytes, and
+#: always without the native writer (``live.play_responses`` writes them).
+batch: Callable[[Sequence[object]], bytes | None] = _no_batch if native is None else native.batch
+
+#: The native writers of a decision request and of the events of every round, for the
+#: publisher's hot path (None without them: ``decision_frame`` and ``event_frame`` write
+#: them).
+native_decision = None if native is None else native.decision
+native_card_played = None if native is None else native.card_played
+native_hand_dealt = None if native is None else native.hand_dealt
+native_round_dealt = None if native is None else native.round_dealt
+
+
+def play_deserializer(
+    fallback: Callable[[bytes], _T],
+) -> Callable[[bytes], tuple[int, int] | _T]:
+    """A Play stream's request deserializer: ``submit_index(data)``, or ``fallback(data)``
+    for any other frame; one native call when the writer is built."""
+    if native is None:
+        return fallback
+    return functools.partial(native.play_request, fallback)
+
+
 if native is not None:
     # the writer's declaration kinds are the codes' (actions.DeclarationKind)
     assert all(int(kind) == pb for kind, pb in DECLARATION_KINDS_PB.items())
@@ -329,11 +367,16 @@ def accepted_response(msg: AcceptedMsg) -> bytes:
     return accepted_frame(msg.decision_id, msg.index, msg.elapsed_ms)
 
 
-def accepted_frame(decision_id: int, index: int, elapsed_ms: int) -> bytes:
-    """``accepted_response`` of the ``AcceptedMsg`` these would make."""
+def _accepted_frame(decision_id: int, index: int, elapsed_ms: int) -> bytes:
     return message_field(
         7, uint_field(1, decision_id) + uint_field(2, index) + uint_field(3, elapsed_ms)
     )
+
+
+#: ``accepted_response`` of the ``AcceptedMsg`` these would make (in C when built).
+accepted_frame: Callable[[int, int, int], bytes] = (
+    _accepted_frame if native is None else native.accepted
+)
 
 
 #: Event.card_played's field number (events.proto).
@@ -443,14 +486,26 @@ def event_frame(
     e: Event,
     private_to: int | None,
     extras: EventExtras,
+    *,
+    python: bool = False,
 ) -> bytes | None:
     """``event_response`` of the ``EventMsg`` these would make: what the publisher writes
-    once, when it publishes an event (``EventMsg.framed``), for every seat that gets it.
+    once, when it publishes an event (``EventMsg.framed``), for every seat that gets it;
+    by the native writer when it is built (``python``: the Python writer regardless).
 
     HandDealt: seat = 1, round = 2, cards = 3; RoundDealt: round = 1, hand_sizes = 2
     (packed), stock_count = 3."""
+    if native is not None and not python:
+        if type(e) is HandDealt:
+            return native.hand_dealt(
+                sequence, game_number, deal_number, private_to, e.seat, e.round, e.hand
+            )
+        if type(e) is RoundDealt:
+            return native.round_dealt(
+                sequence, game_number, deal_number, private_to, e.round, e.hand_sizes, e.stock
+            )
     if type(e) is CardPlayed:
-        if native is not None:
+        if native is not None and not python:
             return native.card_played(
                 e,
                 sequence,

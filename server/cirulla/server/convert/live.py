@@ -552,7 +552,16 @@ _FRAMED = frozenset((EventMsg, DecisionMsg, AcceptedMsg))
 
 def play_responses(msgs: Sequence[ServerMsg], players: int) -> bytes:
     """One serialized stream message for consecutive domain messages: a batch unless
-    there is one (the bytes of ``PlayResponse(batch=PlayResponseBatch(...))``)."""
+    there is one (the bytes of ``PlayResponse(batch=PlayResponseBatch(...))``). When
+    every one was written as it was made (``framed``: a move's acceptance, events and
+    next decision), in one native call (``framing.batch``)."""
+    whole = framing.batch(msgs)
+    return whole if whole is not None else python_play_responses(msgs, players)
+
+
+def python_play_responses(msgs: Sequence[ServerMsg], players: int) -> bytes:
+    """``play_responses`` in Python: the reference, and the writer of any message not
+    framed when it was made."""
     if len(msgs) == 1:
         return play_response_bytes(msgs[0], players)
     parts: list[bytes] = []
