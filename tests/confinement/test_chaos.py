@@ -360,7 +360,9 @@ def test_honest_bots_play_on_while_hostile_ones_are_stopped(
         db = f"sqlite:///{folder / 'ladder.sqlite3'}"
     else:
         db = str(request.getfixturevalue("postgres_url"))
-    ladder = LadderProcess(folder / "ladder", db, "--concurrency", "4")
+    # the ladder runs as its own user: it makes (and migrates) its SQLite file itself, which
+    # a file made by this process (root's, private) would refuse it
+    ladder = LadderProcess(folder / "ladder", db, "--concurrency", "4", migrate_first=False)
     as_ladder_user(ladder, delegated)
     try:
         assert ladder.proc is not None
