@@ -383,3 +383,11 @@ def test_a_batch_natively_is_the_python_writers() -> None:
         plain = [*msgs[:-1], AcceptedMsg(1, 2, 3)]  # framed=None
         assert framing.batch(plain) is None
     assert framing.batch([]) is None
+
+
+@needs_native
+def test_the_native_writer_is_used_only_whole() -> None:
+    """``framing.NATIVE_NAMES`` is everything the built writer offers: a build missing
+    one of them (older than the Python files) is not used at all."""
+    offered = {name for name in dir(framing.native) if not name.startswith("_")}
+    assert offered == set(framing.NATIVE_NAMES)

@@ -49,6 +49,22 @@ try:
     from cirulla.server.convert import _framing as native
 except ImportError:
     native = None  # type: ignore[assignment]  # every use tests `native is None`
+#: What this file calls of the native writer: a build older than it (an editable install
+#: not rebuilt after a pull) lacks some, and is then not used at all (the Python writers).
+NATIVE_NAMES = (
+    "setup",
+    "decision",
+    "notation",
+    "submit_index",
+    "card_played",
+    "hand_dealt",
+    "round_dealt",
+    "accepted",
+    "batch",
+    "play_request",
+)
+if native is not None and not all(hasattr(native, name) for name in NATIVE_NAMES):
+    native = None  # type: ignore[assignment]
 
 _VARINTS: tuple[bytes, ...]
 _T = TypeVar("_T")
