@@ -87,6 +87,13 @@ class Mailbox:
         return self._items.popleft()
 
     async def get(self) -> ServerMsg:
+        if not self._items:
+            await self._filled()
+        return self._items.popleft()
+
+    async def _filled(self) -> None:
+        """Wait until a message is put (called only when there is none: a stream with
+        messages waiting never pays for this coroutine)."""
         while not self._items:
             loop = self._loop
             if loop is None or loop.is_closed():  # (a test may run several loops)
@@ -98,7 +105,6 @@ class Mailbox:
             finally:
                 if self._waiter is waiter:
                     self._waiter = None
-        return self._items.popleft()
 
     async def get_some(self, limit: int) -> list[ServerMsg]:
         """The next messages, at least one (waiting for it), in order: up to ``limit`` in
@@ -106,17 +112,8 @@ class Mailbox:
         message's worth taken in one call (``get`` then ``get_nowait`` one by one cost a
         call and three checks per message, five or so messages a decision)."""
         items = self._items
-        while not items:
-            loop = self._loop
-            if loop is None or loop.is_closed():  # (a test may run several loops)
-                loop = self._loop = asyncio.get_running_loop()
-            waiter = loop.create_future()
-            self._waiter = waiter
-            try:
-                await waiter
-            finally:
-                if self._waiter is waiter:
-                    self._waiter = None
+        if not items:
+            await self._filled()
         out = [items.popleft()]
         while items and len(out) < limit and type(out[-1]) is not GoodbyeMsg:
             out.append(items.popleft())
