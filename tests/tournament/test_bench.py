@@ -7,8 +7,11 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 import pytest
+
+from cirulla.clients.tournament.bench import ChildCpu
 
 
 @pytest.mark.slow
@@ -53,3 +56,17 @@ def test_bench_tournament_reports_both_modes_and_their_cpu() -> None:
         served["cpu_seconds_per_game"] / local["cpu_seconds_per_game"], 1
     )
     assert versus["met"] == (versus["ratio"] <= versus["target"])
+
+
+def test_a_child_caught_between_fork_and_exec_is_still_counted_as_what_it_becomes() -> None:
+    """``ChildCpu`` names a process by its command line; read while the child has forked
+    but not yet exec'd, it shows the runner's own, and the server's CPU went to nobody
+    (a CI run once reported the server's share as 0.0). It is read again until it names
+    a server or a bot."""
+    with ChildCpu(interval=0.02) as children:
+        child = subprocess.Popen(
+            [sys.executable, "-c", "import time; time.sleep(0.3)", "cirulla server"],
+            preexec_fn=lambda: time.sleep(0.3),  # the window between fork and exec
+        )
+        child.wait(timeout=30)
+    assert children.kind[child.pid] == "server"

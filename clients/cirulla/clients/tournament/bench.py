@@ -124,7 +124,9 @@ class ChildCpu:
             try:
                 with open(f"/proc/{pid}/stat") as f:
                     fields = f.read().rsplit(")", 1)[1].split()
-                if pid not in self.kind:
+                # read again until it names a server or a bot: a child caught between
+                # its fork and its exec still shows the runner's own command line
+                if self.kind.get(pid, "other") == "other":
                     with open(f"/proc/{pid}/cmdline", "rb") as f:
                         cmd = f.read().replace(b"\0", b" ")
                     self.kind[pid] = (
