@@ -47,13 +47,7 @@ def _python_writer(monkeypatch: pytest.MonkeyPatch) -> None:
     """The server as it runs without the native writer (no C compiler at install): every
     native entry point of ``framing`` as it is then."""
     monkeypatch.setattr(framing, "native", None)
-    for name in (
-        "native_decision",
-        "native_card_played",
-        "native_hand_dealt",
-        "native_round_dealt",
-    ):
-        monkeypatch.setattr(framing, name, None)
+    monkeypatch.setattr(framing, "native_card_played", None)
     monkeypatch.setattr(framing, "batch", framing._no_batch)
     monkeypatch.setattr(framing, "accepted_frame", framing._accepted_frame)
 

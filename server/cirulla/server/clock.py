@@ -64,8 +64,7 @@ class SeatClock:
         ``answered``: the seat answered it itself (within the deadline, margin included),
         so the bank also gets the increment.
         """
-        started = self.started  # (``elapsed_ms``, inline: once a move)
-        spent = 0 if started is None else int((time.monotonic() - started) * 1000)
+        spent = self.elapsed_ms()
         if self.bank_left_ms is not None:
             self.bank_left_ms = max(0, self.bank_left_ms - spent)
             if answered:

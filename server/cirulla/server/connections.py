@@ -65,14 +65,9 @@ class Mailbox:
         self._wake()
 
     def extend(self, msgs: list[ServerMsg]) -> None:
-        """Several messages, in order, with one wake-up (``_wake``, inline: once a
-        decision)."""
+        """Several messages, in order, with one wake-up."""
         self._items.extend(msgs)
-        waiter = self._waiter
-        if waiter is not None:
-            self._waiter = None
-            if not waiter.done():
-                waiter.set_result(None)
+        self._wake()
 
     def _wake(self) -> None:
         waiter = self._waiter

@@ -10,7 +10,7 @@ part, which every view carries.
 
 from __future__ import annotations
 
-from cirulla.rules.events import CardPlayed, Event, GameOver, HandDealt, RoundDealt
+from cirulla.rules.events import CardPlayed, Event, GameOver
 from cirulla.server.connections import Connection, Delivery, Seat
 from cirulla.server.convert import framing
 from cirulla.server.convert.dealframing import deal_frame
@@ -92,13 +92,11 @@ class Publisher:
         number = run.number
         sequence = self.sequence
         everyone = _CARD_PLAYED_PUBLIC
-        # the native writers, if built (``framing.native_*``)
-        write_card = framing.native_card_played
-        write_hand = framing.native_hand_dealt
-        write_round = framing.native_round_dealt
+        write_card = framing.native_card_played  # the native writer, if built
         for event in events:
             if type(event) is CardPlayed and write_card is not None:
-                # a move's event (``note_event``'s extras; public: ``_CARD_PLAYED_PUBLIC``)
+                # every move's event, in one call (``note_event``'s extras, ``event_frame``'s
+                # writer; public: ``_CARD_PLAYED_PUBLIC``)
                 sequence += 1
                 deal = run.cur_deal
                 card = write_card(event, sequence, number, deal, None, notation, by_timeout)
@@ -106,25 +104,6 @@ class Publisher:
                 published.append(EventMsg(sequence, number, deal, event, None, extras, card))
                 continue
             everyone = False
-            if type(event) is HandDealt and write_hand is not None:
-                # a round's events: ``note_event`` keeps nothing of them, adds no extras
-                sequence += 1
-                private = None if event.visible_to(None) else event.seat
-                deal = run.cur_deal
-                dealt = write_hand(
-                    sequence, number, deal, private, event.seat, event.round, event.hand
-                )
-                published.append(EventMsg(sequence, number, deal, event, private, {}, dealt))
-                continue
-            if type(event) is RoundDealt and write_round is not None:
-                sequence += 1
-                private = None if event.visible_to(None) else getattr(event, "seat", None)
-                deal = run.cur_deal
-                dealt = write_round(
-                    sequence, number, deal, private, event.round, event.hand_sizes, event.stock
-                )
-                published.append(EventMsg(sequence, number, deal, event, private, {}, dealt))
-                continue
             if isinstance(event, GameOver):
                 continue  # the session publishes GameEnded with the reason instead
             extras = note_event(run, event, by_timeout=by_timeout, notation=notation)
@@ -173,32 +152,17 @@ class Publisher:
         seats = self._public
         if seats is None:
             seats = self.seat_public()
-        write_decision = framing.native_decision
-        if write_decision is not None:  # ``framing.decision_frame``, one call fewer
-            clocks = (clock.move_left_ms, clock.bank_left_ms, clock.increment_ms)
-            framed = write_decision(
-                run.game,
-                decision.seat,
-                decision.id,
-                decision.codes,
-                run.number,
-                self.sequence,
-                self._wire,
-                clocks,
-                0,
-            )
-        else:
-            framed = framing.decision_frame(
-                run.game,
-                decision.seat,
-                decision.id,
-                decision.codes,
-                run.number,
-                self.sequence,
-                seats,
-                self._wire,
-                clock,
-            )
+        framed = framing.decision_frame(
+            run.game,
+            decision.seat,
+            decision.id,
+            decision.codes,
+            run.number,
+            self.sequence,
+            seats,
+            self._wire,
+            clock,
+        )
         return DecisionMsg(decision.id, None, tuple(decision.codes), clock, 0, framed)
 
     def catch_up(

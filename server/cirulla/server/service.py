@@ -414,11 +414,8 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
                 # than its content. (A stream with defer_events has its events held
                 # until such a message: ``Connection.send``.)
                 msgs = await conn.queue.get_some(MAX_BATCH if conn.batches else 1)
-                whole = framing.batch(msgs)  # a move's messages: written as they were made
-                if whole is None:
-                    session = conn.session
-                    whole = play_responses(msgs, session.options.players if session else 2)
-                yield whole
+                session = conn.session
+                yield play_responses(msgs, session.options.players if session else 2)
                 msg = msgs[-1]
                 if type(msg) is GoodbyeMsg:
                     if msg.reason == "protocol_error":

@@ -353,13 +353,9 @@ def _no_batch(msgs: Sequence[object]) -> bytes | None:
 #: always without the native writer (``live.play_responses`` writes them).
 batch: Callable[[Sequence[object]], bytes | None] = _no_batch if native is None else native.batch
 
-#: The native writers of a decision request and of the events of every round, for the
-#: publisher's hot path (None without them: ``decision_frame`` and ``event_frame`` write
-#: them).
-native_decision = None if native is None else native.decision
+#: The native writer of a played card, for the publisher's hot path (every move's event;
+#: None without it: ``event_frame`` writes it).
 native_card_played = None if native is None else native.card_played
-native_hand_dealt = None if native is None else native.hand_dealt
-native_round_dealt = None if native is None else native.round_dealt
 
 
 def play_deserializer(
