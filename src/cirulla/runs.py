@@ -22,6 +22,7 @@ import argparse
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import cast
 
 
 @dataclass(frozen=True)
@@ -32,12 +33,15 @@ class Runs:
     module: str
     function: str
 
+    def target(self) -> object:
+        """Import the module and return what it names (AttributeError if it has none):
+        a command's function, or anything else named lazily this way (a bot kind's policy
+        constructor, ``cirulla.bots.specs``)."""
+        return getattr(importlib.import_module(self.module), self.function)
+
     def resolve(self) -> Callable[[argparse.Namespace], int | None]:
-        """Import the module and return the function (AttributeError if it has none)."""
-        found: Callable[[argparse.Namespace], int | None] = getattr(
-            importlib.import_module(self.module), self.function
-        )
-        return found
+        """``target``, a command's function."""
+        return cast(Callable[[argparse.Namespace], int | None], self.target())
 
     def __call__(self, args: argparse.Namespace) -> int | None:
         return self.resolve()(args)

@@ -15,9 +15,9 @@ this registry; this module never imports it.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import cast
 
 from cirulla.bots.policy import Policy
 from cirulla.bots.search_defaults import (
@@ -294,8 +294,5 @@ def make_policy(
 def factory_of(kind: BotKind) -> Callable[..., Policy]:
     """``kind``'s policy constructor, its module imported if the kind names it (``Runs``)."""
     if isinstance(kind.factory, Runs):
-        found: Callable[..., Policy] = getattr(
-            importlib.import_module(kind.factory.module), kind.factory.function
-        )
-        return found
+        return cast(Callable[..., Policy], kind.factory.target())
     return kind.factory
