@@ -23,20 +23,17 @@ since. ``--keep-records`` still prunes those.
 from __future__ import annotations
 
 import logging
-import re
 from pathlib import Path
 
 from sqlalchemy import select
 
 from cirulla.clients.matches.files import safe_name
-from cirulla.clients.matches.log_budget import LogBudget
+from cirulla.clients.matches.log_budget import LOG_NAME, LogBudget
 from cirulla.ladder.schema import bot_versions, bots, ladder_matches, ladder_seats
 from cirulla.ladder.store import LadderStore
 
 log = logging.getLogger("cirulla.ladder")
 
-#: ``<stem>-<number>.log``: a process's log (stem: a bot) or a game's (stem: a match).
-_LOG_NAME = re.compile(r"(?P<stem>.+)-(?P<number>[0-9]+)\.log")
 #: Server match ids looked up per query (the server's ids, ``m-<n>-<hex>``, are their
 #: own safe names: the file's stem is looked up as it is).
 _CHUNK = 500
@@ -45,15 +42,11 @@ _CHUNK = 500
 def count_earlier_logs(store: LadderStore, logs: Path, budget: LogBudget) -> int:
     """Count every bot's logs in ``logs`` in its budget, oldest (mtime) first, then bring
     each bot back under it; how many files were counted."""
-    found: list[tuple[float, Path, str, int]] = []
+    found: list[tuple[Path, str, int]] = []
     for path in logs.glob("*.log"):
-        named = _LOG_NAME.fullmatch(path.name)
-        try:
-            mtime = path.stat().st_mtime
-        except OSError:
-            continue  # pruned meanwhile
-        if named is not None and path.is_file():
-            found.append((mtime, path, named["stem"], int(named["number"])))
+        named = LOG_NAME.fullmatch(path.name)
+        if named is not None:
+            found.append((path, named["stem"], int(named["number"])))
     if not found:
         return 0
     by_safe_name: dict[str, set[str]] = {}
@@ -62,7 +55,7 @@ def count_earlier_logs(store: LadderStore, logs: Path, budget: LogBudget) -> int
         names: list[str] = list(conn.execute(select(bots.c.name)).scalars())
         for name in names:
             by_safe_name.setdefault(safe_name(name), set()).add(name)
-        stems = sorted({stem for _, _, stem, _ in found})
+        stems = sorted({stem for _, stem, _ in found})
         for start in range(0, len(stems), _CHUNK):
             rows = conn.execute(
                 select(ladder_matches.c.server_match_id, ladder_seats.c.seat, bots.c.name)
@@ -74,22 +67,19 @@ def count_earlier_logs(store: LadderStore, logs: Path, budget: LogBudget) -> int
             for row in rows:
                 key = (safe_name(str(row[0])), int(row[1]))
                 seats.setdefault(key, set()).add(str(row[2]))
-    counted: set[str] = set()
+    earlier: list[tuple[str, Path]] = []
     unknown = 0
-    for _, path, stem, number in sorted(found, key=lambda f: (f[0], f[1].name)):
+    for path, stem, number in found:
         owners = by_safe_name.get(stem, set()) | seats.get((stem, number), set())
         if len(owners) != 1:
             unknown += 1  # no bot's, or more than one bot's: not ours to count
             continue
-        bot = owners.pop()
-        budget.known(bot, path)
-        counted.add(bot)
-    for bot in sorted(counted):
-        budget.settle(bot)
+        earlier.append((owners.pop(), path))
+    counted = budget.count_earlier(earlier)  # oldest first, then each bot settled
     log.info(
         "ladder_bot_logs_counted files=%d bots=%d unattributed=%d",
-        len(found) - unknown,
-        len(counted),
+        counted,
+        len({bot for bot, _ in earlier}),
         unknown,
     )
-    return len(found) - unknown
+    return counted

@@ -84,8 +84,9 @@ def parse_bot_logs(text: str) -> int:
 #: Closes of one bot's logs between two full passes over its files (a pass forgets the
 #: logs ``--keep-records`` deleted; between passes sizes come from what was noted).
 RECOUNT_EVERY = 1000
-#: A kept-alive process's log (``BotPool._spawn``): ``<safe bot name>-<number>.log``.
-_PROCESS_LOG = re.compile(r"(?P<stem>.+)-[0-9]+\.log")
+#: A bot's log: a kept-alive process's ``<safe bot name>-<number>.log`` (``BotPool._spawn``)
+#: or a ``cmd:`` seat's ``<safe match id>-<seat>.log`` (``Referee._command_seat``).
+LOG_NAME = re.compile(r"(?P<stem>.+)-(?P<number>[0-9]+)\.log")
 
 
 class LogBudget:
@@ -274,7 +275,7 @@ def earlier_logs(
         by_stem.setdefault(safe_name(bot), []).append(bot)
     named: dict[Path, str] = {}
     for path in folder.glob("*.log"):
-        stem = _PROCESS_LOG.fullmatch(path.name)
+        stem = LOG_NAME.fullmatch(path.name)
         owners = by_stem.get(stem["stem"], []) if stem else []
         if path not in found and len(owners) == 1:
             named[path] = owners[0]
