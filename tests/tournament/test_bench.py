@@ -56,6 +56,25 @@ def test_bench_tournament_reports_both_modes_and_their_cpu() -> None:
         served["cpu_seconds_per_game"] / local["cpu_seconds_per_game"], 1
     )
     assert versus["met"] == (versus["ratio"] <= versus["target"])
+    # and the least any server and bots on this stack could cost: a bare gRPC round trip
+    # per decision (36 a deal), server and client CPU both counted
+    floor = result["transport_floor"]
+    assert floor["decisions_per_game"] == round(local["deals"] * 36 / 4, 1)
+    echo = floor["echo"]
+    assert echo["round_trips"] >= floor["decisions_per_game"] * 4 - echo["streams"]
+    assert echo["server_cpu_s"] > 0 and echo["client_cpu_s"] > 0
+    assert floor["cpu_ms_per_round_trip"] == pytest.approx(
+        echo["server_cpu_ms_per_round_trip"] + echo["client_cpu_ms_per_round_trip"], abs=1e-3
+    )
+    assert floor["cpu_seconds_per_game"] == pytest.approx(
+        floor["cpu_ms_per_round_trip"] * floor["decisions_per_game"] / 1000, rel=0.01, abs=1e-4
+    )
+    # a floor: the real server and bots, doing the same round trips and more, cost more
+    assert floor["cpu_seconds_per_game"] < served["cpu_seconds_per_game"]
+    assert floor["floor_ratio"] == pytest.approx(
+        floor["cpu_seconds_per_game"] / local["cpu_seconds_per_game"], rel=0.05
+    )
+    assert floor["target_reachable"] == (floor["floor_ratio"] <= versus["target"])
 
 
 def test_a_child_caught_between_fork_and_exec_is_still_counted_as_what_it_becomes() -> None:

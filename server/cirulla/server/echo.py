@@ -44,6 +44,8 @@ class EchoFigures(TypedDict):
     round_trips_per_s: float | None
     server_cpu_s: float
     server_cpu_ms_per_round_trip: float | None
+    client_cpu_s: float
+    client_cpu_ms_per_round_trip: float | None
     latency_ms: EchoLatency
 
 
@@ -113,8 +115,12 @@ async def _streams(
     return latencies, sum(counts)
 
 
-def _client(args: tuple[int, int, int, int]) -> tuple[list[float], int]:
-    return asyncio.run(_streams(*args))
+def _client(args: tuple[int, int, int, int]) -> tuple[list[float], int, float]:
+    """(client process) The streams' latencies and round trips, and this process's CPU
+    for them (every thread's: gRPC's own threads included)."""
+    cpu = time.process_time()
+    latencies, done = asyncio.run(_streams(*args))
+    return latencies, done, time.process_time() - cpu
 
 
 def run_echo(
@@ -122,7 +128,8 @@ def run_echo(
 ) -> EchoFigures:
     """``streams`` concurrent streams of ``round_trips`` round trips each, from
     ``processes`` client processes, against an echo server process: its CPU per round
-    trip and the round trip's latency."""
+    trip, the clients' (their event loops and channels, from start to end), and the
+    round trip's latency."""
     ctx = multiprocessing.get_context("spawn")
     ports: Queue[int] = ctx.Queue()
     proc = ctx.Process(target=serve, args=(ports, reply_bytes), daemon=True)
@@ -149,8 +156,9 @@ def run_echo(
         proc.join(10)
         if proc.is_alive():
             proc.kill()
-    latencies = [x for lat, _ in results for x in lat]
-    total = sum(n for _, n in results)
+    latencies = [x for lat, _, _ in results for x in lat]
+    total = sum(n for _, n, _ in results)
+    client_cpu = sum(c for _, _, c in results)
     p50, p99 = percentile(latencies, 0.5), percentile(latencies, 0.99)
     return {
         "what": "raw grpc.aio bidirectional echo, bytes in and out (no protobuf, no game)",
@@ -162,6 +170,8 @@ def run_echo(
         "round_trips_per_s": round(total / wall, 1) if wall else None,
         "server_cpu_s": round(cpu, 3),
         "server_cpu_ms_per_round_trip": round(cpu * 1000 / total, 4) if total else None,
+        "client_cpu_s": round(client_cpu, 3),
+        "client_cpu_ms_per_round_trip": round(client_cpu * 1000 / total, 4) if total else None,
         "latency_ms": {
             "p50": None if p50 is None else round(p50, 3),
             "p99": None if p99 is None else round(p99, 3),

@@ -12,6 +12,14 @@ Beside it, its baseline from the same run: the same bots on the same deals (the
 tournament's deck seeds) played in process by ``cirulla bench strength``'s loop
 (``strength.play_one``: policies called through the rules core, no gRPC, no processes),
 and the ratio of the tournament's CPU per game to that loop's (docs/performance.md).
+
+And what that ratio can reach at best while every decision crosses processes over gRPC
+(``transport_floor``): a raw ``grpc.aio`` echo (the stack the server and the bot kit use,
+bytes in and out: no protobuf, no rules, no records) doing one round trip per decision of
+these games, its server's and clients' CPU per round trip times the games' decisions, over
+the in-process game. No match server and bots speaking this protocol can cost less than a
+bare round trip a decision, so a ``floor_ratio`` above the target says the target needs
+fewer round trips (or none), not a cheaper server.
 """
 
 from __future__ import annotations
@@ -32,8 +40,11 @@ from cirulla.bots.strength import DECKS_PER_GAME, StrengthGame, play_one
 from cirulla.clients.matches.journal import Settings
 from cirulla.clients.tournament.runner import RunOptions, Tournament, schedule_of
 from cirulla.console import output_console
+from cirulla.rules.cards import NUM_CARDS
 from cirulla.rules.decks import DeckSource
 from cirulla.rules.options import Options
+from cirulla.server.client import submit_index
+from cirulla.server.echo import run_echo
 
 MODES = ("both", "served", "per-game")
 
@@ -229,6 +240,49 @@ def in_process(settings: Settings) -> dict[str, Any]:
     }
 
 
+#: A deal's decisions, whatever the players: every card dealt to a hand is played once
+#: (the deck less the four that open the table).
+DECISIONS_PER_DEAL = NUM_CARDS - 4
+
+#: The echo's reply: about what a seat receives per decision in ``bench server``'s matches
+#: (its ``bytes_per_decision``: the decision request and the events before it).
+FLOOR_REPLY_BYTES = 500
+
+
+def transport_floor(
+    games: int, deals: int, in_process: float | None, concurrency: int
+) -> dict[str, object]:
+    """The least CPU per game of these games played over gRPC with one round trip per
+    decision, against the in-process game: the echo's server and clients (one process
+    each, as the match server and a bot process are), ``2 * concurrency`` streams at once
+    (every seat of the games at a time), the games' decisions in all; ``in_process``: the
+    in-process game's CPU seconds."""
+    decisions = deals * DECISIONS_PER_DEAL
+    streams = 2 * max(1, concurrency)
+    echo = run_echo(
+        streams=streams,
+        round_trips=max(1, decisions // streams),
+        request_bytes=len(submit_index(1 << 20, 3).SerializeToString()),
+        reply_bytes=FLOOR_REPLY_BYTES,
+        processes=1,
+    )
+    server, client = echo["server_cpu_ms_per_round_trip"], echo["client_cpu_ms_per_round_trip"]
+    both = server + client if server is not None and client is not None else None
+    per_game = both * decisions / games / 1000 if both is not None and games else None
+    ratio = per_game / in_process if per_game is not None and in_process else None
+    return {
+        "decisions_per_game": round(decisions / games, 1) if games else None,
+        "echo": echo,
+        "cpu_ms_per_round_trip": None if both is None else round(both, 4),
+        "cpu_seconds_per_game": None if per_game is None else round(per_game, 4),
+        "floor_ratio": None if ratio is None else round(ratio, 1),
+        "target_reachable": ratio is not None and ratio <= TARGET_RATIO,
+        "what": "a raw grpc.aio echo, one round trip per decision of these games: its "
+        "server's and clients' CPU per round trip times the decisions per game, over the "
+        "in-process game (no server and bots on this stack can cost less)",
+    }
+
+
 def run_bench(args: argparse.Namespace) -> int:
     result: dict[str, Any] = {
         "benchmark": "tournament",
@@ -264,6 +318,9 @@ def run_bench(args: argparse.Namespace) -> int:
         "target": TARGET_RATIO,
         "met": ratio is not None and ratio <= TARGET_RATIO,
     }
+    result["transport_floor"] = transport_floor(
+        local["games"], local["deals"], local["cpu_seconds_per_game"], args.concurrency
+    )
     result["machine"] = {"cpus": os.cpu_count(), "load_average": os.getloadavg()[0]}
     print(json.dumps(result))
     return 0
