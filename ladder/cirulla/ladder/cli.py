@@ -28,6 +28,7 @@ from cirulla.ladder.defaults import (
     STATE_FILE,
     WORKER_DATA,
 )
+from cirulla.ladder.idle import MOST_SECONDS
 from cirulla.logs import add_log_level_argument
 from cirulla.rules.arguments import add_rule_arguments
 from cirulla.runs import Runs
@@ -196,8 +197,22 @@ def add_serve_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
         help="the pace once a queue is settled: no validation games left, every sigma "
         "under 2 (default: --pace)",
     )
+    add_idle_poll_argument(s)
     add_log_level_argument(s)
     s.set_defaults(func=Runs("cirulla.ladder.cli_serve", "run_serve"))
+
+
+def add_idle_poll_argument(p: argparse.ArgumentParser) -> None:
+    """--idle-poll, which the scheduler and the workers of every ladder process follow."""
+    p.add_argument(
+        "--idle-poll",
+        type=float,
+        default=MOST_SECONDS,
+        metavar="SECONDS",
+        help="the longest wait between an idle ladder's looks at its database for new work "
+        "(default %(default)s; work this process learns of wakes it at once, work another "
+        "process writes is seen within it)",
+    )
 
 
 def add_keeping_arguments(p: argparse.ArgumentParser) -> None:
@@ -524,7 +539,7 @@ def add_worker_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
     )
     add_safety_arguments(w)
     add_keeping_arguments(w)
-
+    add_idle_poll_argument(w)
     add_log_level_argument(w)
     w.set_defaults(func=Runs("cirulla.ladder.worker", "run_worker"))
 

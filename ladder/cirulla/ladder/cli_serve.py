@@ -10,6 +10,7 @@ import asyncio
 import sys
 
 from cirulla.clients.matches.log_budget import bot_logs_option
+from cirulla.ladder.idle import check_idle_poll
 from cirulla.ladder.retention import parse_keep
 from cirulla.rules import OptionError, Options, parse_overrides
 from cirulla.server.logs import log_to_file, setup_logging
@@ -65,6 +66,7 @@ def run_serve(args: argparse.Namespace) -> int:
             bot_logs=bot_logs,
             pace=args.pace,
             idle_pace=args.idle_pace,
+            idle_poll=check_idle_poll(args.idle_poll),
             config=MatchConfig(
                 preset=args.preset,
                 rules=overrides,

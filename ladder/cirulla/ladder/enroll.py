@@ -20,7 +20,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -176,11 +176,13 @@ async def enroll_stream(
     heartbeat_ms: int = HEARTBEAT_MS,
     poll_s: float = POLL_S,
     tls_ca: str | None = None,
+    on_enrolled: Callable[[], None] | None = None,
 ) -> AsyncIterator[ladder_pb2.EnrollResponse]:
     """The body of ``LadderService.Enroll`` (an async generator of responses).
 
     ``stopping`` set by the ladder process when it shuts down: the bot is told goodbye
-    (and reconnects elsewhere or later; its running matches go on).
+    (and reconnects elsewhere or later; its running matches go on). ``on_enrolled`` is
+    called once the bot is enrolled (it may be scheduled now).
     """
     book = Enrollments(store)
     interval = heartbeat_ms / 1000
@@ -230,6 +232,8 @@ async def enroll_stream(
         enrollment_id,
         hello.software_version,
     )
+    if on_enrolled is not None:
+        on_enrolled()
     last_heard = time.monotonic()
     closed = asyncio.Event()
 

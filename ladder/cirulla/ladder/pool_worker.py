@@ -31,11 +31,11 @@ from cirulla.clients.matches.journal import GameResult, Settings
 from cirulla.clients.matches.log_budget import DEFAULT_BOT_LOGS, LogBudget
 from cirulla.clients.matches.referee import Referee
 from cirulla.clients.matches.sandbox import Confinement
+from cirulla.ladder.idle import MOST_SECONDS, Backoff, wait_idle
 from cirulla.ladder.pool_store import ClaimedJob, PoolStore
 
 log = logging.getLogger("cirulla.pool")
 
-IDLE_SECONDS = 0.2
 #: A tournament's referee (and its kept-alive bots) is closed after this long without jobs.
 IDLE_CLOSE = 30.0
 #: A kept-alive bot process quarantined by an open deal group (``BotPool``) is stopped
@@ -200,10 +200,13 @@ def play_loop(
     stop: threading.Event,
     *run_ones: Callable[[], str | None],
     tick: Callable[[], object] | None = None,
+    idle_poll: float = MOST_SECONDS,
 ) -> None:
     """One worker thread: play whatever kind of work is waiting (ladder matches, pool
-    jobs), taking turns so neither starves the other; wait a little when none is.
-    ``tick`` runs after each round (the ladder stops its idle kept-alive bots there)."""
+    jobs), taking turns so neither starves the other; when none is, wait a little longer
+    each time, up to ``idle_poll`` seconds (``cirulla.ladder.idle``). ``tick`` runs after
+    each round (the ladder stops its idle kept-alive bots there)."""
+    backoff = Backoff(most=idle_poll)
     turn = 0
     while not stop.is_set():
         played = False
@@ -218,8 +221,10 @@ def play_loop(
         turn += 1
         if tick is not None:
             tick()
-        if not played:
-            stop.wait(IDLE_SECONDS)
+        if played:
+            backoff.reset()
+        else:
+            wait_idle(stop, backoff)
 
 
 def pool_heartbeat_loop(

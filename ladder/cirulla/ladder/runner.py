@@ -41,6 +41,7 @@ from cirulla.clients.matches.supervise import READY_TIMEOUT, ServedBot
 from cirulla.ladder import endings, metrics
 from cirulla.ladder.defaults import LEASE_SECONDS
 from cirulla.ladder.earlier_logs import count_earlier_logs
+from cirulla.ladder.idle import MOST_SECONDS, Backoff, wait_idle
 from cirulla.ladder.schema import ladder_matches
 from cirulla.ladder.store import (
     IN_FLIGHT,
@@ -54,7 +55,6 @@ from cirulla.v1 import match_service_pb2
 
 log = logging.getLogger("cirulla.ladder")
 
-IDLE_SECONDS = 0.2
 #: Referee outcomes -> ladder seat outcomes (a seat that exited before joining is a crash).
 _OUTCOMES: dict[str, str] = {Outcome.FORFEIT: Outcome.TIMEOUT}
 
@@ -388,8 +388,10 @@ class MatchRunner:
                 )
             raise LeaseLost(f"match {match.id} is no longer claimed by {self.worker_id}")
 
-    def loop(self) -> None:
-        """Play matches until ``stop`` is set; wait a little whenever none is waiting."""
+    def loop(self, idle_poll: float = MOST_SECONDS) -> None:
+        """Play matches until ``stop`` is set; whenever none is waiting, wait a little
+        longer each time, up to ``idle_poll`` seconds (``cirulla.ladder.idle``)."""
+        backoff = Backoff(most=idle_poll)
         while not self.stop.is_set():
             try:
                 played = self.run_one()
@@ -397,7 +399,9 @@ class MatchRunner:
                 log.exception("ladder_worker_error worker=%s", self.worker_id)
                 played = None
             if played is None:
-                self.stop.wait(IDLE_SECONDS)
+                wait_idle(self.stop, backoff)
+            else:
+                backoff.reset()
 
 
 def heartbeat_loop(

@@ -30,10 +30,10 @@ from collections.abc import Callable, Sequence
 
 from cirulla.ladder import matchmaking
 from cirulla.ladder.defaults import LEASE_SECONDS
+from cirulla.ladder.idle import MOST_SECONDS, Backoff, nudge, wait_idle
 from cirulla.ladder.store import QUEUES, Candidate, LadderStore, MatchConfig
 
 log = logging.getLogger("cirulla.ladder")
-TICK_SECONDS = 0.2
 #: A rating's ``sigma`` under this is settled (it starts at 8.33; random bots of equal
 #: strength reach 2 after about 145 rating updates each in 2p, 1.5 after about 480).
 SETTLED_SIGMA = 2.0
@@ -54,8 +54,11 @@ class Scheduler:
         pace: float = 0.0,
         idle_pace: float = 0.0,
         clock: Callable[[], float] = time.monotonic,
+        idle_poll: float = MOST_SECONDS,
     ) -> None:
         self.store = store
+        #: the longest wait between looks at an idle ladder (``cirulla.ladder.idle``)
+        self.idle_poll = idle_poll
         self.config = config
         #: the smallest backlog, whatever the workers' capacity
         self.backlog = backlog
@@ -112,11 +115,21 @@ class Scheduler:
         return max(self.backlog, self._capacity)
 
     def loop(self, stop: threading.Event) -> None:
+        """Plan until ``stop``: at once again after a plan, every ``FIRST_SECONDS`` while
+        matches are in flight, less and less often while the ladder is idle (a nudge
+        wakes it: ``cirulla.ladder.idle``)."""
+        backoff = Backoff(most=self.idle_poll)
         while not stop.is_set():
             try:
                 planned = self.tick()
+                busy = bool(planned) or self.store.matches.in_flight() > 0
             except Exception:
                 log.exception("ladder_scheduler_error")
-                planned = []
-            if not planned:
-                stop.wait(TICK_SECONDS)
+                planned, busy = [], False
+            if planned:
+                nudge(stop)  # the idle workers claim them now
+                backoff.reset()
+                continue
+            if busy:
+                backoff.reset()
+            wait_idle(stop, backoff)

@@ -59,6 +59,7 @@ from cirulla.ladder.defaults import (
     STATE_FILE,
     LadderState,
 )
+from cirulla.ladder.idle import MOST_SECONDS, Stop
 from cirulla.ladder.leases import reaper_loop
 from cirulla.ladder.pool_store import PoolStore
 from cirulla.ladder.pool_worker import PoolRunner, play_loop, pool_heartbeat_loop
@@ -145,6 +146,9 @@ class ServeOptions:
     #: ``--idle-pace``: games per minute once every rating of a queue is settled and no
     #: new version is validating (0: ``pace``)
     idle_pace: float = 0.0
+    #: ``--idle-poll``: the longest wait between an idle ladder's looks at its database
+    #: (``cirulla.ladder.idle``)
+    idle_poll: float = MOST_SECONDS
 
 
 def read_token(path: Path) -> str:
@@ -331,7 +335,7 @@ class Ladder:
         #: the match server's database, which ``--keep-records`` prunes
         self.server_store = server_store
         self.options = options
-        self.stop = threading.Event()
+        self.stop = Stop()
         self.worker_id = store.workers.register_worker(
             worker_name(options.data, options.role), address, slots=options.concurrency
         )
@@ -368,6 +372,7 @@ class Ladder:
                 live_within=options.lease_seconds,
                 pace=options.pace,
                 idle_pace=options.idle_pace,
+                idle_poll=options.idle_poll,
             )
             if options.role == "serve"
             else None
@@ -389,7 +394,7 @@ class Ladder:
             prune = (self.stop, self.server_store, self.options.data, keep, logs)
             targets.append(("retention", prune_loop, prune))
         # The pool needs PostgreSQL (docs/tournament.md): on SQLite only ladder matches.
-        work: Callable[[], None] = self.runner.loop
+        work: Callable[[], None] = functools.partial(self.runner.loop, self.options.idle_poll)
         if self.store.engine.dialect.name == "postgresql":
             beat = (self.pool.store, self.worker_id, self.stop, lease)
             targets.append(("pool-heartbeat", pool_heartbeat_loop, beat))
@@ -400,6 +405,7 @@ class Ladder:
                 runner.run_one,
                 self.pool.run_one,
                 tick=lambda: runner.bots.stop_idle(BOT_IDLE_SECONDS),
+                idle_poll=self.options.idle_poll,
             )
         targets += [(f"worker-{i}", work, ()) for i in range(self.options.concurrency)]
         for name, target, args in targets:
@@ -576,6 +582,7 @@ async def serve(options: ServeOptions) -> int:
             server_store=running.hub.store,
         )
         service.served_by = ladder.worker_id
+        service.new_work = ladder.stop.nudge  # its idle scheduler and workers look at once
         ladder.start()
         health_stop = asyncio.Event()
         health_task = asyncio.create_task(ladder_health.watch(running.health, store, health_stop))

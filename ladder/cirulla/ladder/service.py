@@ -56,6 +56,10 @@ LIMITS_METADATA = "cirulla-bot-limits"
 MAX_LIMITS = 200
 
 
+def _no_one_to_tell() -> None:
+    """``new_work`` of a service no ladder loop listens to."""
+
+
 class LadderService(ladder_pb2_grpc.LadderServiceServicer):
     def __init__(
         self,
@@ -91,6 +95,9 @@ class LadderService(ladder_pb2_grpc.LadderServiceServicer):
         self.served_by = served_by
         #: set when the process shuts down: every Enroll stream says goodbye
         self.stopping = asyncio.Event()
+        #: called when this service made new work (a bot added, resumed or enrolled, a
+        #: match requested): ``serve`` wakes its idle scheduler and workers with it
+        self.new_work: Callable[[], None] = _no_one_to_tell
 
     async def Enroll(
         self,
@@ -104,6 +111,7 @@ class LadderService(ladder_pb2_grpc.LadderServiceServicer):
             served_by=self.served_by,
             stopping=self.stopping,
             tls_ca=self.tls_ca,
+            on_enrolled=self.new_work,
         ):
             yield response
 
@@ -285,6 +293,7 @@ class LadderService(ladder_pb2_grpc.LadderServiceServicer):
             )
 
         bot, new, key = await self._call(context, add)
+        self.new_work()
         return ladder_pb2.AddBotResponse(bot=bot_pb(bot), new_version=new, bot_key=key)
 
     async def PauseBot(
@@ -304,6 +313,7 @@ class LadderService(ladder_pb2_grpc.LadderServiceServicer):
         bot = await self._call(
             context, lambda: self.store.bots.set_state(request.bot_name, "active")
         )
+        self.new_work()
         return ladder_pb2.ResumeBotResponse(bot=bot_pb(bot))
 
     async def RemoveBot(
@@ -336,6 +346,7 @@ class LadderService(ladder_pb2_grpc.LadderServiceServicer):
                 owner_key=owner_key,
             ),
         )
+        self.new_work()
         return ladder_pb2.RequestMatchResponse(request=request_pb(r))
 
     async def ListMatchRequests(

@@ -18,6 +18,7 @@ import asyncio
 import sys
 
 from cirulla.clients.matches.log_budget import bot_logs_option
+from cirulla.ladder.idle import check_idle_poll
 from cirulla.ladder.retention import parse_keep
 from cirulla.server.logs import log_to_file, setup_logging
 
@@ -54,6 +55,7 @@ def run_worker(args: argparse.Namespace) -> int:
             metrics=args.metrics,
             keep_records=keep,
             bot_logs=bot_logs,
+            idle_poll=check_idle_poll(args.idle_poll),
         )
         asyncio.run(serve(options))
     except (OSError, ValueError) as exc:

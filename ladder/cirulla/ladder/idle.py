@@ -1,0 +1,97 @@
+"""How a ladder process's loops wait when there is nothing to do.
+
+The scheduler and every worker thread look at the database when they wake. A ladder
+with work in flight keeps the short wait (``FIRST_SECONDS``): matches are planned and
+claimed as fast as before. An idle ladder (nothing scheduled, claimed or running, no
+job to claim) waits longer each time, up to ``--idle-poll`` seconds (``MOST_SECONDS``
+by default), so a ladder left alone overnight costs next to nothing; and whatever this
+process learns of new work wakes its loops at once (``Stop.nudge``): the scheduler
+wakes the workers when it planned, the ladder's service the scheduler and the workers
+when a bot is added or resumed or a match is requested. Work made elsewhere (another
+process writing the shared database: a worker of a PostgreSQL ladder, a bot that
+enrolls on another ladder process) is seen at the next look, within ``--idle-poll``.
+"""
+
+from __future__ import annotations
+
+import threading
+
+#: The wait while the ladder has work in flight (and the first wait once it has none).
+FIRST_SECONDS = 0.2
+#: The longest wait of an idle loop (``--idle-poll``'s default).
+MOST_SECONDS = 1.0
+#: ``--idle-poll``'s ceiling: a worker of a shared database must still see new work.
+MOST_IDLE_POLL = 3600.0
+
+
+def check_idle_poll(seconds: float) -> float:
+    """``--idle-poll`` as given, or a one-line error naming it."""
+    if not FIRST_SECONDS <= seconds <= MOST_IDLE_POLL:
+        raise ValueError(
+            f"--idle-poll must be {FIRST_SECONDS} to {MOST_IDLE_POLL:g} seconds, not {seconds}"
+        )
+    return seconds
+
+
+class Stop(threading.Event):
+    """A ladder process's stop, which can also end its loops' idle waits early.
+
+    ``nudge`` ends every ``idle`` wait under way and never a ``wait``: the heartbeat and
+    reaper loops wait with ``wait`` for their period and end only when the event is set.
+    ``set`` nudges too, so a stopping ladder's idle loops see it at once."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._idle = threading.Condition()
+        self._nudges = 0
+
+    def set(self) -> None:
+        super().set()
+        self.nudge()
+
+    def nudge(self) -> None:
+        """Wake every loop waiting in ``idle``: there may be work."""
+        with self._idle:
+            self._nudges += 1
+            self._idle.notify_all()
+
+    def idle(self, seconds: float) -> None:
+        """Wait ``seconds``, or less if the stop is set or a nudge comes."""
+        with self._idle:
+            seen = self._nudges
+            self._idle.wait_for(lambda: self.is_set() or self._nudges != seen, seconds)
+
+
+class Backoff:
+    """An idle loop's waits: ``first`` after work, doubled each idle round up to ``most``."""
+
+    def __init__(self, first: float = FIRST_SECONDS, most: float = MOST_SECONDS) -> None:
+        self.first = first
+        self.most = max(first, most)
+        self._next = first
+
+    def reset(self) -> None:
+        """There was work: the next wait is the shortest again."""
+        self._next = self.first
+
+    def next(self) -> float:
+        """This wait's length; the next one's doubles (up to ``most``)."""
+        seconds = self._next
+        self._next = min(self.most, seconds * 2)
+        return seconds
+
+
+def wait_idle(stop: threading.Event, backoff: Backoff) -> None:
+    """One idle round's wait: ``backoff``'s next length, ended early by a nudge when
+    ``stop`` is the ladder's ``Stop`` (a plain event waits the whole length or until set)."""
+    seconds = backoff.next()
+    if isinstance(stop, Stop):
+        stop.idle(seconds)
+    else:
+        stop.wait(seconds)
+
+
+def nudge(stop: threading.Event) -> None:
+    """Wake the idle loops of ``stop``'s process (nothing for a plain event)."""
+    if isinstance(stop, Stop):
+        stop.nudge()
