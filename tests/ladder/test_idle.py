@@ -16,11 +16,16 @@ from cirulla.ladder.schema import ladder_matches
 from tests.ladder_harness import LadderProcess, open_store, wait_for
 
 
-def test_the_waits_double_up_to_the_most_and_start_over_after_work() -> None:
-    backoff = Backoff(0.2, 1.0)
+def test_the_waits_stay_short_for_the_grace_then_double_up_to_the_most() -> None:
+    now = [100.0]
+    backoff = Backoff(0.2, 1.0, grace=2.0, clock=lambda: now[0])
+    assert [backoff.next() for _ in range(3)] == [0.2, 0.2, 0.2]  # within the grace
+    now[0] += 2.0
     assert [backoff.next() for _ in range(5)] == [0.2, 0.4, 0.8, 1.0, 1.0]
-    backoff.reset()
-    assert backoff.next() == 0.2
+    backoff.reset()  # work: short waits again, for another grace
+    assert [backoff.next() for _ in range(2)] == [0.2, 0.2]
+    now[0] += 2.5
+    assert [backoff.next() for _ in range(2)] == [0.2, 0.4]
 
 
 def _in_thread(target: object) -> threading.Thread:
@@ -62,15 +67,16 @@ def _first_scheduled_at(db: str) -> float | None:
 
 
 def test_a_bot_added_to_a_long_idle_ladder_is_scheduled_at_once(tmp_path: Path) -> None:
-    """With ``--idle-poll 3600`` the idle scheduler's waits grow 0.2, 0.4, ... 6.4, 12.8 s:
-    14 s after its start it is in a wait that ends about 25 s after it. The two bots added
-    then through its service wake it: their first match is scheduled at once, not ~11 s
-    later (a slow start only moves the waits later: the test cannot fail for it)."""
+    """With ``--idle-poll 3600`` the idle scheduler's waits are 0.2 s for its first 2 s,
+    then grow 0.4, 0.8, ... 6.4, 12.8 s: 16 s after its start it is in a wait that ends
+    about 27 s after it. The two bots added then through its service wake it: their first
+    match is scheduled at once, not ~11 s later (a slow start only moves the waits later:
+    the test cannot fail for it)."""
     db = f"sqlite:///{tmp_path / 'ladder.sqlite3'}"
     ladder = LadderProcess(tmp_path / "ladder", db, "--concurrency", "1", "--idle-poll", "3600")
     ladder.start()
     try:
-        time.sleep(14)
+        time.sleep(16)
         assert _first_scheduled_at(db) is None
         added = time.time()
         ladder.add("random", "random")

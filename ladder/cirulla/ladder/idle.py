@@ -2,9 +2,11 @@
 
 The scheduler and every worker thread look at the database when they wake. A ladder
 with work in flight keeps the short wait (``FIRST_SECONDS``): matches are planned and
-claimed as fast as before. An idle ladder (nothing scheduled, claimed or running, no
-job to claim) waits longer each time, up to ``--idle-poll`` seconds (``MOST_SECONDS``
-by default), so a ladder left alone overnight costs next to nothing; and whatever this
+claimed as fast as before, and so for ``GRACE_SECONDS`` after the last work (the short
+gaps between a pool tournament's games, a pair's twins). An idle ladder (nothing
+scheduled, claimed or running, no job to claim) then waits longer each time, up to
+``--idle-poll`` seconds (``MOST_SECONDS`` by default), so a ladder left alone overnight
+costs next to nothing; and whatever this
 process learns of new work wakes its loops at once (``Stop.nudge``): the scheduler
 wakes the workers when it planned, the ladder's service the scheduler and the workers
 when a bot is added or resumed or a match is requested. Work made elsewhere (another
@@ -15,9 +17,13 @@ enrolls on another ladder process) is seen at the next look, within ``--idle-pol
 from __future__ import annotations
 
 import threading
+import time
+from collections.abc import Callable
 
 #: The wait while the ladder has work in flight (and the first wait once it has none).
 FIRST_SECONDS = 0.2
+#: How long after its last work a loop keeps the short wait before it waits longer.
+GRACE_SECONDS = 2.0
 #: The longest wait of an idle loop (``--idle-poll``'s default).
 MOST_SECONDS = 1.0
 #: ``--idle-poll``'s ceiling: a worker of a shared database must still see new work.
@@ -63,19 +69,32 @@ class Stop(threading.Event):
 
 
 class Backoff:
-    """An idle loop's waits: ``first`` after work, doubled each idle round up to ``most``."""
+    """An idle loop's waits: ``first`` until ``grace`` seconds have passed since the last
+    work (or the start), then doubled each idle round up to ``most``."""
 
-    def __init__(self, first: float = FIRST_SECONDS, most: float = MOST_SECONDS) -> None:
+    def __init__(
+        self,
+        first: float = FIRST_SECONDS,
+        most: float = MOST_SECONDS,
+        grace: float = GRACE_SECONDS,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.first = first
         self.most = max(first, most)
+        self.grace = grace
+        self.clock = clock
+        self._worked_at = clock()
         self._next = first
 
     def reset(self) -> None:
-        """There was work: the next wait is the shortest again."""
+        """There was work: the waits are the shortest again, for ``grace`` seconds."""
+        self._worked_at = self.clock()
         self._next = self.first
 
     def next(self) -> float:
-        """This wait's length; the next one's doubles (up to ``most``)."""
+        """This wait's length (each after the grace doubles, up to ``most``)."""
+        if self.clock() - self._worked_at < self.grace:
+            return self.first
         seconds = self._next
         self._next = min(self.most, seconds * 2)
         return seconds
