@@ -36,7 +36,7 @@ def _in_thread(target: object) -> threading.Thread:
 
 def test_a_nudge_ends_an_idle_wait_but_never_a_periodic_one() -> None:
     stop = Stop()
-    idle = _in_thread(lambda: stop.idle(120))
+    idle = _in_thread(lambda: stop.idle(120, stop.nudges()))
     time.sleep(0.1)
     stop.nudge()
     idle.join(30)
@@ -49,11 +49,22 @@ def test_a_nudge_ends_an_idle_wait_but_never_a_periodic_one() -> None:
     periodic.join(30)
     assert answers == [False]
     # a stop ends both kinds at once
-    idle = _in_thread(lambda: wait_idle(stop, Backoff(120, 120)))
+    idle = _in_thread(lambda: wait_idle(stop, Backoff(120, 120), stop.nudges()))
     time.sleep(0.1)
     stop.set()
     idle.join(30)
     assert not idle.is_alive() and stop.wait(0)
+
+
+def test_a_nudge_that_came_while_the_loop_looked_for_work_is_not_lost() -> None:
+    """The scheduler reads the nudges, looks (a bot added meanwhile nudges), finds
+    nothing planned with what it read, and goes idle: it must look again at once."""
+    stop = Stop()
+    seen = stop.nudges()
+    stop.nudge()  # while it looked
+    idle = _in_thread(lambda: stop.idle(120, seen))
+    idle.join(30)
+    assert not idle.is_alive()
 
 
 def _first_scheduled_at(db: str) -> float | None:

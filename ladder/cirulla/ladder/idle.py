@@ -61,10 +61,16 @@ class Stop(threading.Event):
             self._nudges += 1
             self._idle.notify_all()
 
-    def idle(self, seconds: float) -> None:
-        """Wait ``seconds``, or less if the stop is set or a nudge comes."""
+    def nudges(self) -> int:
+        """The nudges so far: a loop reads it before it looks for work, and its ``idle``
+        ends at once if one came while it looked (a wake-up is never lost)."""
         with self._idle:
-            seen = self._nudges
+            return self._nudges
+
+    def idle(self, seconds: float, seen: int) -> None:
+        """Wait ``seconds``, or less if the stop is set or a nudge comes (or came since
+        ``nudges()`` was ``seen``)."""
+        with self._idle:
             self._idle.wait_for(lambda: self.is_set() or self._nudges != seen, seconds)
 
 
@@ -100,12 +106,18 @@ class Backoff:
         return seconds
 
 
-def wait_idle(stop: threading.Event, backoff: Backoff) -> None:
-    """One idle round's wait: ``backoff``'s next length, ended early by a nudge when
-    ``stop`` is the ladder's ``Stop`` (a plain event waits the whole length or until set)."""
+def nudges(stop: threading.Event) -> int:
+    """``Stop.nudges`` (0 for a plain event): read it before looking for work."""
+    return stop.nudges() if isinstance(stop, Stop) else 0
+
+
+def wait_idle(stop: threading.Event, backoff: Backoff, seen: int) -> None:
+    """One idle round's wait: ``backoff``'s next length, ended early by a nudge (one since
+    ``nudges()`` read ``seen`` included) when ``stop`` is the ladder's ``Stop`` (a plain
+    event waits the whole length or until set)."""
     seconds = backoff.next()
     if isinstance(stop, Stop):
-        stop.idle(seconds)
+        stop.idle(seconds, seen)
     else:
         stop.wait(seconds)
 

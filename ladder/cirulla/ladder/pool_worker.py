@@ -31,7 +31,7 @@ from cirulla.clients.matches.journal import GameResult, Settings
 from cirulla.clients.matches.log_budget import DEFAULT_BOT_LOGS, LogBudget
 from cirulla.clients.matches.referee import Referee
 from cirulla.clients.matches.sandbox import Confinement
-from cirulla.ladder.idle import MOST_SECONDS, Backoff, wait_idle
+from cirulla.ladder.idle import MOST_SECONDS, Backoff, nudges, wait_idle
 from cirulla.ladder.pool_store import ClaimedJob, PoolStore
 
 log = logging.getLogger("cirulla.pool")
@@ -209,6 +209,7 @@ def play_loop(
     backoff = Backoff(most=idle_poll)
     turn = 0
     while not stop.is_set():
+        seen = nudges(stop)
         played = False
         for k in range(len(run_ones)):
             run_one = run_ones[(turn + k) % len(run_ones)]
@@ -224,7 +225,7 @@ def play_loop(
         if played:
             backoff.reset()
         else:
-            wait_idle(stop, backoff)
+            wait_idle(stop, backoff, seen)
 
 
 def pool_heartbeat_loop(

@@ -41,7 +41,7 @@ from cirulla.clients.matches.supervise import READY_TIMEOUT, ServedBot
 from cirulla.ladder import endings, metrics
 from cirulla.ladder.defaults import LEASE_SECONDS
 from cirulla.ladder.earlier_logs import count_earlier_logs
-from cirulla.ladder.idle import MOST_SECONDS, Backoff, wait_idle
+from cirulla.ladder.idle import MOST_SECONDS, Backoff, nudges, wait_idle
 from cirulla.ladder.schema import ladder_matches
 from cirulla.ladder.store import (
     IN_FLIGHT,
@@ -393,13 +393,14 @@ class MatchRunner:
         longer each time, up to ``idle_poll`` seconds (``cirulla.ladder.idle``)."""
         backoff = Backoff(most=idle_poll)
         while not self.stop.is_set():
+            seen = nudges(self.stop)
             try:
                 played = self.run_one()
             except Exception:
                 log.exception("ladder_worker_error worker=%s", self.worker_id)
                 played = None
             if played is None:
-                wait_idle(self.stop, backoff)
+                wait_idle(self.stop, backoff, seen)
             else:
                 backoff.reset()
 

@@ -30,7 +30,7 @@ from collections.abc import Callable, Sequence
 
 from cirulla.ladder import matchmaking
 from cirulla.ladder.defaults import LEASE_SECONDS
-from cirulla.ladder.idle import MOST_SECONDS, Backoff, nudge, wait_idle
+from cirulla.ladder.idle import MOST_SECONDS, Backoff, nudge, nudges, wait_idle
 from cirulla.ladder.store import QUEUES, Candidate, LadderStore, MatchConfig
 
 log = logging.getLogger("cirulla.ladder")
@@ -120,6 +120,7 @@ class Scheduler:
         wakes it: ``cirulla.ladder.idle``)."""
         backoff = Backoff(most=self.idle_poll)
         while not stop.is_set():
+            seen = nudges(stop)
             try:
                 planned = self.tick()
                 busy = bool(planned) or self.store.matches.in_flight() > 0
@@ -132,4 +133,4 @@ class Scheduler:
                 continue
             if busy:
                 backoff.reset()
-            wait_idle(stop, backoff)
+            wait_idle(stop, backoff, seen)
