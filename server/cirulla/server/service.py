@@ -21,6 +21,7 @@ from cirulla.rules import CirullaError
 from cirulla.server.connections import Connection, Mailbox
 from cirulla.server.convert import framing
 from cirulla.server.convert.live import CAPABILITIES, play_responses, spectate_response
+from cirulla.server.convert.recordframing import record_response
 from cirulla.server.convert.records import game_summary_pb, match_pb, record_pb, room_pb
 from cirulla.server.convert.settings import choice_from_pb, config_from_pb
 from cirulla.server.decisions import ByIndex, Choice, Unreadable
@@ -52,6 +53,9 @@ log = logging.getLogger("cirulla.server")
 #: A unary method's request and response messages.
 Req = TypeVar("Req", bound=Message)
 Resp = TypeVar("Resp", bound=Message)
+#: What a unary method returns: its response message, or that message serialized
+#: (``_serializer`` sends bytes as they are: GetRecord's ``record_response``).
+Out = TypeVar("Out")
 #: Any call's request and response (a stream's responses are bytes: ``_serializer``).
 Q = TypeVar("Q")
 R = TypeVar("R")
@@ -141,14 +145,14 @@ def add_to_server(servicer: MatchService, server: grpc.aio.Server) -> None:
 
 
 def _guard(
-    method: Callable[[MatchService, Req, Context[Req, Resp]], Awaitable[Resp]],
-) -> Callable[[MatchService, Req | Undecodable, Context[Req, Resp]], Awaitable[Resp]]:
+    method: Callable[[MatchService, Req, Context[Req, Resp]], Awaitable[Out]],
+) -> Callable[[MatchService, Req | Undecodable, Context[Req, Resp]], Awaitable[Out]]:
     """Turn domain and rules errors into a gRPC status with a clear message."""
 
     @functools.wraps(method)
     async def wrapper(
         self: MatchService, request: Req | Undecodable, context: Context[Req, Resp]
-    ) -> Resp:
+    ) -> Out:
         try:
             if isinstance(request, Undecodable):
                 self.hub.stats["undecodable_frames"] += 1
@@ -280,7 +284,11 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
         check_text(request.room_id, "ListRecordsRequest.room_id", MAX_ID)
         await self.hub.records_written()
         rows = self.hub.store.list_records(
-            match_id=request.match_id, room_id=request.room_id, limit=size + 1, offset=offset
+            match_id=request.match_id,
+            room_id=request.room_id,
+            limit=size + 1,
+            offset=offset,
+            shells=True,  # a summary's fields: recent records' JSON not decoded
         )
         # Records of an open deal group are left out (the page may come out short).
         admin = self.hub.auth.is_admin(_metadata(context))
@@ -295,13 +303,23 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
         self,
         request: ms.GetRecordRequest,
         context: Context[ms.GetRecordRequest, ms.GetRecordResponse],
-    ) -> ms.GetRecordResponse:
+    ) -> ms.GetRecordResponse | bytes:
         check_text(request.record_id, "GetRecordRequest.record_id", MAX_ID)
         match_id, _, game = request.record_id.rpartition("-g")
         session = self.hub.matches.get(match_id)
         if session is not None:
             session.settle()  # a move still being delivered may finish the game
         await self.hub.records_written()
+        run = session.finished_run(request.record_id) if session is not None else None
+        if run is not None:
+            # The game is still in memory and the record is among those this process wrote
+            # (recent): it is this run's, so its bytes are written from the run's events
+            # as they were framed for the streams (``record_response``: the same bytes as
+            # record_pb's), without decoding the record's JSON.
+            shell = self.hub.store.record_shell(request.record_id)
+            if shell is not None:
+                self.hub.auth.check_record_readable(shell, _metadata(context))
+                return record_response(shell, run.actions, run.events)
         record = self.hub.store.get_record(request.record_id)
         if record is None:
             # pruned first: a finished match stays in memory a while (--keep-finished), and

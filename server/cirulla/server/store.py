@@ -20,6 +20,7 @@ import os
 import sqlite3
 import threading
 from collections import OrderedDict
+from dataclasses import dataclass
 from pathlib import Path
 from typing import cast
 
@@ -73,6 +74,22 @@ COMPRESS_LEVEL = 5
 PRUNE_BATCH = 500
 
 
+@dataclass(slots=True)
+class _RecentText:
+    """A recent record kept as its JSON ``text`` until first read, and the record without
+    its actions and events (``shell``: the fields a summary, a listing and the access rule
+    read), decoded as the text would be at its first read (``Store.record_shell``)."""
+
+    text: str
+    shell: GameRecord
+    decoded: bool = False
+
+
+def _as_decoded(record: GameRecord) -> GameRecord:
+    """``record`` as it reads back from its stored JSON (lists for tuples, and so on)."""
+    return cast(GameRecord, json.loads(json.dumps(record, separators=(",", ":"))))
+
+
 def pack_record(text: str) -> bytes:
     """A record's JSON as it is stored: gzip (mtime 0, so equal records store equal)."""
     return gzip.compress(text.encode("utf-8"), COMPRESS_LEVEL, mtime=0)
@@ -93,7 +110,7 @@ class Store:
         self._lock = threading.Lock()
         #: The last records written, decoded (shared: callers must not change them), or
         #: their JSON text until first read (``save_record_text``).
-        self._recent: OrderedDict[str, GameRecord | str] = OrderedDict()
+        self._recent: OrderedDict[str, GameRecord | _RecentText] = OrderedDict()
         try:
             if self.path != ":memory:" and not os.path.exists(self.path):
                 # records hold every hand and deck: readable by the owner only (SQLite
@@ -122,12 +139,15 @@ class Store:
 
     def save_record_text(self, record: GameRecord, text: str) -> None:
         """``save_record`` of a record given as its JSON ``text`` (``record`` gives the
-        row's columns only: its actions and events may be left out). The text is decoded
-        when the record is first read (``recordkeeping.record_text`` writes it without
-        building the record's entries)."""
-        self._insert_record(record, text, text)
+        row's columns only: its actions and events may be left out, as
+        ``recordkeeping.record_text`` does; then ``record_shell`` reads it). The text is
+        decoded when the record is first read (``recordkeeping.record_text`` writes it
+        without building the record's entries)."""
+        self._insert_record(record, text, _RecentText(text, record))
 
-    def _insert_record(self, record: GameRecord, text: str, recent: GameRecord | str) -> None:
+    def _insert_record(
+        self, record: GameRecord, text: str, recent: GameRecord | _RecentText
+    ) -> None:
         with self._lock:
             self._db.execute(
                 "INSERT INTO records "
@@ -149,9 +169,28 @@ class Store:
     def _recent_record(self, record_id: str) -> GameRecord | None:
         """(under the lock) A recent record, decoded now if it was kept as its text."""
         recent = self._recent.get(record_id)
-        if isinstance(recent, str):
-            recent = self._recent[record_id] = cast(GameRecord, json.loads(recent))
+        if isinstance(recent, _RecentText):
+            recent = self._recent[record_id] = cast(GameRecord, json.loads(recent.text))
         return recent
+
+    def _recent_shell(self, record_id: str) -> GameRecord | None:
+        """(under the lock) A recent record without decoding its actions and events if
+        they are still text: its ``shell`` (their lists empty), else the record."""
+        recent = self._recent.get(record_id)
+        if isinstance(recent, _RecentText):
+            if not recent.decoded:
+                recent.shell, recent.decoded = _as_decoded(recent.shell), True
+            return recent.shell
+        return recent
+
+    def record_shell(self, record_id: str) -> GameRecord | None:
+        """A record this store wrote and still keeps among the recent ones (None for any
+        other, even one stored), read as ``get_record`` reads it except that its actions
+        and events may be empty lists (those of a record kept as its text are not
+        decoded): what a summary and the access rule read, and what ``GetRecord``
+        completes with the game's own actions and events while its match is in memory."""
+        with self._lock:
+            return self._recent_shell(record_id)
 
     def get_record(self, record_id: str) -> GameRecord | None:
         """The stored record (do not change it: a recent one is shared)."""
@@ -235,9 +274,17 @@ class Store:
         return list(dict.fromkeys(matches))
 
     def list_records(
-        self, *, match_id: str = "", room_id: str = "", limit: int = 100, offset: int = 0
+        self,
+        *,
+        match_id: str = "",
+        room_id: str = "",
+        limit: int = 100,
+        offset: int = 0,
+        shells: bool = False,
     ) -> list[GameRecord]:
-        """Newest first (do not change them: recent ones are shared)."""
+        """Newest first (do not change them: recent ones are shared). With ``shells``,
+        a recent record kept as its text is given as its ``record_shell`` (its actions and
+        events empty: enough for its summary), not decoded."""
         sql = "SELECT record_id, record FROM records WHERE 1=1"
         args: list[str | int] = []
         if match_id:
@@ -250,7 +297,8 @@ class Store:
         args += [limit, offset]
         with self._lock:
             rows = self._db.execute(sql, args).fetchall()
-            recent = [self._recent_record(record_id) for record_id, _ in rows]
+            read = self._recent_shell if shells else self._recent_record
+            recent = [read(record_id) for record_id, _ in rows]
         return [
             known if known is not None else cast(GameRecord, json.loads(unpack_record(text)))
             for known, (_, text) in zip(recent, rows, strict=True)

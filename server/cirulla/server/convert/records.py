@@ -86,8 +86,17 @@ def game_summary_pb(record: RecordSummary) -> match_pb2.GameSummary:
 
 
 def record_pb(record: GameRecord) -> match_pb2.Record:
+    out, players = record_header_pb(record)
+    _add_deals(out, record, players)
+    out.events.extend([event_pb(m, players) for m in record_events(record)])
+    record_tail_pb(record, out)
+    return out
+
+
+def record_header_pb(record: GameRecord) -> tuple[match_pb2.Record, int]:
+    """The record's fields before its deals (1 to 7), and its number of players
+    (``recordframing`` writes the rest of a record still in memory)."""
     options = Options(**record["options"])
-    players = options.players
     out = match_pb2.Record(
         record_id=record["record_id"],
         match_id=record["match_id"],
@@ -96,10 +105,20 @@ def record_pb(record: GameRecord) -> match_pb2.Record:
         settings=settings_pb(record["config"]),
         rules=options_to_proto(options),
         seats=seat_infos_pb(record_seats(record["seats"])),
-        result=game_result_pb(record["result"]),
-        start_time=timestamp_pb(record["start_time"]),
-        finish_time=timestamp_pb(record["finish_time"]),
     )
+    return out, options.players
+
+
+def record_tail_pb(record: GameRecord, out: match_pb2.Record) -> None:
+    """The record's fields after its events (10 to 12), set on ``out`` (each present,
+    even when empty, as Record's keyword arguments made them)."""
+    out.result.CopyFrom(game_result_pb(record["result"]))
+    out.start_time.CopyFrom(timestamp_pb(record["start_time"]))
+    out.finish_time.CopyFrom(timestamp_pb(record["finish_time"]))
+
+
+def _add_deals(out: match_pb2.Record, record: GameRecord, players: int) -> None:
+    """Record.deals: each deal's decks, actions and result."""
     decks = record["decks"]
     at = 0
     deal_infos = {d["deal"]: d for d in record["deals"]}
@@ -137,8 +156,6 @@ def record_pb(record: GameRecord) -> match_pb2.Record:
                 )
             )
         out.deals.append(dr)
-    out.events.extend([event_pb(m, players) for m in record_events(record)])
-    return out
 
 
 def room_pb(summary: RoomSummary) -> match_pb2.Room:
