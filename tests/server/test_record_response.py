@@ -25,7 +25,7 @@ from cirulla.server.client import play_seat, random_choice
 from cirulla.server.convert.recordframing import record_response
 from cirulla.server.convert.records import record_pb
 from cirulla.server.documents import GameRecord
-from cirulla.server.recordkeeping import record_text
+from cirulla.server.recordkeeping import finished_run, record_text
 from cirulla.server.session import MatchSession
 from cirulla.server.store import RECENT_RECORDS, Store
 from cirulla.v1 import match_service_pb2 as ms
@@ -54,7 +54,7 @@ def _check_match(session: MatchSession) -> set[str]:
     kinds: set[str] = set()
     for run in session.runs:
         record_id = run.record_id
-        assert session.finished_run(record_id) is run
+        assert finished_run(session.runs, record_id) is run
         shell = store.record_shell(record_id)
         assert shell is not None and shell["events"] == [] and shell["actions"] == []
         fast = record_response(shell, run.actions, run.events)

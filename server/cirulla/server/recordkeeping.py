@@ -10,6 +10,7 @@ what no longer changes once the game is over, so it may run on another thread.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TypedDict, Unpack
@@ -76,6 +77,15 @@ class GameRun:
     cur_deal: int = 0
     result: GameEnded | None = None
     record_id: str = ""
+
+
+def finished_run(runs: Sequence[GameRun], record_id: str) -> GameRun | None:
+    """The finished game of ``runs`` (a match's) whose record is ``record_id`` (None: no
+    such game, or not finished)."""
+    for run in runs:
+        if run.record_id == record_id and run.result is not None:
+            return run
+    return None
 
 
 def note_event(run: GameRun, event: Event, *, by_timeout: bool, notation: str) -> EventExtras:

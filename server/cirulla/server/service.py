@@ -43,6 +43,7 @@ from cirulla.server.limits import (
     page_offset,
 )
 from cirulla.server.messages import CommandListMsg, GoodbyeMsg
+from cirulla.server.recordkeeping import finished_run
 from cirulla.v1 import match_pb2, match_service_pb2, match_service_pb2_grpc, play_pb2
 from cirulla.v1 import match_service_pb2 as ms
 
@@ -310,7 +311,7 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
         if session is not None:
             session.settle()  # a move still being delivered may finish the game
         await self.hub.records_written()
-        run = session.finished_run(request.record_id) if session is not None else None
+        run = finished_run(session.runs, request.record_id) if session is not None else None
         if run is not None:
             # The game is still in memory and the record is among those this process wrote
             # (recent): it is this run's, so its bytes are written from the run's events

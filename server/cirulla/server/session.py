@@ -601,14 +601,6 @@ class MatchSession:
             "finish": finish or now_iso(),
         }
 
-    def finished_run(self, record_id: str) -> GameRun | None:
-        """The finished game of this match whose record is ``record_id`` (None: no such
-        game, or not finished)."""
-        for run in self.runs:
-            if run.record_id == record_id and run.result is not None:
-                return run
-        return None
-
 
 def _reject(
     session: MatchSession, conn: Connection, decision_id: int, exc: Rejection | ValueError
