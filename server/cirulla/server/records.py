@@ -15,8 +15,10 @@ one line per action, each deal's score lines, and the result.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol, TypedDict
+import keyword
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict, cast
 
 from google.protobuf import json_format
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
@@ -159,25 +161,103 @@ def _plan(descriptor: Descriptor | UpbDescriptor) -> _Plan | None:
 
 
 def _message_dict(message: Message) -> Document:
-    plan = _plan(message.DESCRIPTOR)
+    """``message`` as protobuf JSON's dict: its fields in the order the .proto declares
+    them, by its type's converter (``_converter``)."""
+    return _converter(message.DESCRIPTOR)(message)
+
+
+#: The converters made so far, by message type: each a function of its own, written from
+#: the type's plan (``_source``), which calls the converters of the types it holds.
+_CONVERTERS: dict[str, Callable[[Message], Document]] = {}
+#: Their globals: ``_json_dict``, the converters (``c_N``) and the enums' names (``e_N``).
+_NAMESPACE: dict[str, object] = {"_json_dict": _json_dict, "str": str, "list": list}
+#: The global name of each type's converter in ``_NAMESPACE``.
+_NAMES: dict[str, str] = {}
+#: Held while converters are made (one thread makes a type's, and the types it holds).
+_MAKING = threading.RLock()
+
+
+def _converter(descriptor: Descriptor | UpbDescriptor) -> Callable[[Message], Document]:
+    """The function turning a message of this type into its dict (``_plan``'s loop
+    written out once per type: no loop over the plan, no test of each field's kind at
+    every message; a tournament's runner writes ~1,500 messages per record)."""
+    found = _CONVERTERS.get(descriptor.full_name)
+    if found is not None:
+        return found
+    with _MAKING:  # (the runner writes records on several threads)
+        return _make_converter(descriptor)
+
+
+def _make_converter(descriptor: Descriptor | UpbDescriptor) -> Callable[[Message], Document]:
+    """(under ``_MAKING``) ``_converter``'s, made now if it is not yet."""
+    name = descriptor.full_name
+    found = _CONVERTERS.get(name)
+    if found is not None:
+        return found
+    plan = _plan(descriptor)
     if plan is None:
-        return _json_dict(message)
-    out: Document = {}
+        _CONVERTERS[name] = _json_dict
+        _NAMES[name] = "_json_dict"
+        return _json_dict
+    _NAMES[name] = f"c_{len(_NAMES)}"  # before its fields': a type may hold itself
+    nested = {
+        field.name: field.message_type
+        for field in descriptor.fields
+        if field.message_type is not None
+    }
+    for inner in nested.values():
+        if inner.full_name not in _NAMES:
+            _make_converter(inner)
+    exec(_source(descriptor, plan, nested), _NAMESPACE)  # our own text, from descriptors
+    function = cast(Callable[[Message], Document], _NAMESPACE[_NAMES[name]])
+    _CONVERTERS[name] = function
+    return function
+
+
+def _source(
+    descriptor: Descriptor | UpbDescriptor,
+    plan: _Plan,
+    nested: Mapping[str, Descriptor | UpbDescriptor],
+) -> str:
+    """The converter of a type with ``plan``: ``_message_dict``'s loop over the plan,
+    unrolled (the same keys in the same order, the same values). A field of a oneof of
+    several fields is tested with one ``WhichOneof`` per oneof (what ``HasField`` of
+    each member would say, one call instead of one per member)."""
+    oneofs: dict[str, str] = {}  # a field's oneof -> its variable
+    lines = [f"def {_NAMES[descriptor.full_name]}(m):"]
+    for oneof in descriptor.oneofs:
+        if len(oneof.fields) > 1:
+            variable = f"w{len(oneofs)}"
+            lines.append(f"    {variable} = m.WhichOneof({oneof.name!r})")
+            for field in oneof.fields:
+                oneofs[field.name] = variable
+    lines.append("    out = {}")
     for name, kind, presence, repeated, enum_names in plan:
-        if presence and not message.HasField(name):
-            continue
-        value = getattr(message, name)
+        get = f"m.{name}" if name.isidentifier() and not keyword.iskeyword(name) else None
+        get = get or f"getattr(m, {name!r})"
         if kind == "plain":
-            out[name] = list(value) if repeated else value
+            value = f"list({get})" if repeated else get
         elif kind == "message":
-            out[name] = [_message_dict(v) for v in value] if repeated else _message_dict(value)
+            inner = _NAMES[nested[name].full_name]
+            value = f"[{inner}(v) for v in {get}]" if repeated else f"{inner}({get})"
         elif kind == "enum":
-            out[name] = (
-                [enum_names.get(v, v) for v in value] if repeated else enum_names.get(value, value)
+            enum = f"e_{len(_NAMESPACE)}"
+            _NAMESPACE[enum] = enum_names
+            value = (
+                f"[{enum}.get(v, v) for v in {get}]" if repeated else f"{enum}.get({get}, {get})"
             )
         else:  # 64-bit integers are strings in protobuf JSON
-            out[name] = [str(v) for v in value] if repeated else str(value)
-    return out
+            value = f"[str(v) for v in {get}]" if repeated else f"str({get})"
+        if not presence:
+            lines.append(f"    out[{name!r}] = {value}")
+        elif name in oneofs:
+            lines.append(f"    if {oneofs[name]} == {name!r}:")
+            lines.append(f"        out[{name!r}] = {value}")
+        else:
+            lines.append(f"    if m.HasField({name!r}):")
+            lines.append(f"        out[{name!r}] = {value}")
+    lines.append("    return out")
+    return "\n".join(lines) + "\n"
 
 
 def record_document(records: Sequence[match_pb2.Record], match_id: str = "") -> Document:
