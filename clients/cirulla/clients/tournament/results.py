@@ -17,6 +17,7 @@ from rich.table import Table
 
 from cirulla.clients.matches.journal import GameResult, Settings
 from cirulla.clients.matches.outcome import Outcome
+from cirulla.clients.tournament.ratings import RateKey, rate_games
 from cirulla.clients.tournament.stats import (
     EloEstimate,
     Penta,
@@ -174,23 +175,14 @@ def _record_game(
 
 
 def _rate(lines: dict[str, BotLine], results: Sequence[GameResult], players: int) -> None:
-    """Plackett-Luce (openskill) ratings, game by game in schedule order."""
-    # imported here: `cirulla --help` loads this module, openskill is the tournament extra
-    from openskill.models import PlackettLuce
-
-    model = PlackettLuce()
-    ratings = {name: model.rating(name=name) for name in lines}
+    """Plackett-Luce (openskill) ratings, game by game in schedule order (``ratings``:
+    going on from the last refresh's)."""
+    keys: list[RateKey] = []
     for result in results:
         sides = side_bots(result, players)
-        bots = list(sides.values())
-        if len(set(bots)) != len(bots):
-            continue  # one bot on two sides (3-player padding): nothing to learn
-        teams = [[ratings[b]] for b in bots]
         ranks = side_ranks(result)
-        new = model.rate(teams, ranks=[ranks[s] for s in sides])
-        for bot, team in zip(bots, new, strict=True):
-            ratings[bot] = team[0]
-    for name, rating in ratings.items():
+        keys.append((tuple(sides.values()), tuple(ranks[s] for s in sides)))
+    for name, rating in rate_games(tuple(lines), keys).items():
         lines[name].rating_mu = rating.mu
         lines[name].rating_sigma = rating.sigma
 
