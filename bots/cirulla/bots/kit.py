@@ -271,6 +271,7 @@ class BotClient:
         # optional hooks of richer policies (the text-engine bridge): every message seen
         self._observe = getattr(policy, "observe", None)
         self._thinker = Thinker()
+        self._not_cancelled = threading.Event()  # the cancellation of an inline decision
 
     def hello(self, resume: bool) -> play_pb2.Hello:
         hello = play_pb2.Hello(
@@ -535,32 +536,28 @@ class BotClient:
         The decision's cancellation event (``decision_cancelled()`` in the policy's thread)
         is set when the kit stops waiting for it.
         """
-        cancel = threading.Event()
-        box: list[int | RawAnswer | BaseException] = []
-
-        def work() -> None:
-            try:
-                left = None if budget is None else max(0.0, budget - (time.monotonic() - received))
-                with decision_scope(cancel):
-                    choice = self.policy.choose(view, legal, left)
-                box.append(
-                    choice if isinstance(choice, RawAnswer) else resolve_choice(choice, legal)
-                )
-            except BaseException as exc:  # reported below, in the kit's thread
-                box.append(exc)
-
+        result: int | RawAnswer | BaseException | None
         if budget is None or getattr(self.policy, "instant", False):
-            work()  # no clock to keep to, or a policy that cannot overrun it
+            # no clock to keep to, or a policy that cannot overrun it: in this thread,
+            # where nothing cancels it (one event, never set, for every such decision)
+            result = self._choose(view, legal, budget, received, self._not_cancelled)
         else:
+            cancel = threading.Event()
+            box: list[int | RawAnswer | BaseException] = []
+
+            def work() -> None:
+                box.append(self._choose(view, legal, budget, received, cancel))
+
             await self._thinker.run(
                 work, max(0.0, budget + OVERRUN_GRACE - (time.monotonic() - received))
             )
-        if not box:
-            cancel.set()
+            result = box[0] if box else None
+            if result is None:
+                cancel.set()
+        if result is None:
             self.outcome.defaults_played += 1
             log.warning("the policy overran its %.2fs budget: playing the default action", budget)
             return default
-        result = box[0]
         if isinstance(result, BaseException):
             if not isinstance(result, Exception):
                 raise result  # KeyboardInterrupt, SystemExit: not the policy's failure
@@ -572,6 +569,24 @@ class BotClient:
             self.outcome.defaults_played += 1
             return default
         return result
+
+    def _choose(
+        self,
+        view: View,
+        legal: Sequence[Action],
+        budget: float | None,
+        received: float,
+        cancel: threading.Event,
+    ) -> int | RawAnswer | BaseException:
+        """The policy's choice as a legal index (or its raw answer), or what it raised
+        (reported by ``_think``, in the kit's thread)."""
+        try:
+            left = None if budget is None else max(0.0, budget - (time.monotonic() - received))
+            with decision_scope(cancel):
+                choice = self.policy.choose(view, legal, left)
+            return choice if isinstance(choice, RawAnswer) else resolve_choice(choice, legal)
+        except BaseException as exc:  # reported by _think, in the kit's thread
+            return exc
 
     async def _submit(self, stream: _Stream, decision_id: int, choice: int | RawAnswer) -> None:
         action = play_pb2.SubmitAction(decision_id=decision_id)
