@@ -28,6 +28,9 @@ except ImportError:  # no C compiler: decisions are read in Python
     _native = None  # type: ignore[assignment]  # every use tests `_native is None`
 else:
     _native.setup(tuple(card.SerializeToString() for card in CARD_MESSAGES))
+#: The native reader, set up (the cards as the server writes them), for the kit's stream
+#: (``kit_stream``); None when it was not built.
+native_reader = _native
 
 #: ``View(...)`` with every field given positionally, in order: the native core fills the
 #: slots directly (the frozen dataclass's ``__init__`` cost a bot 30k instructions a

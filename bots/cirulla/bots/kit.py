@@ -22,14 +22,23 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 import grpc
 
 from cirulla.bots.convert import (
     ProtocolDataError,
     clock_seconds,
+    decision_from_fields,
     decision_from_proto,
+)
+from cirulla.bots.kit_stream import (
+    Brief,
+    PlayStream,
+    UnreadableMessage,
+    parse_response,
+    read_entries,
+    submit_bytes,
 )
 from cirulla.bots.policy import (
     DecisionFunction,
@@ -44,9 +53,12 @@ from cirulla.logs import setup_logging as logfmt  # one format in every process
 from cirulla.rules.actions import Action
 from cirulla.rules.options import Options
 from cirulla.rules.views import View
-from cirulla.v1 import match_service_pb2, match_service_pb2_grpc, play_pb2
+from cirulla.v1 import match_service_pb2, play_pb2
 from cirulla.version import PROTOCOL_VERSION, __version__, protocol_compatible
 from cirulla.wire import options_from_proto
+
+if TYPE_CHECKING:  # the native reader's entries (its stub)
+    from cirulla.bots._decode import DecisionEntry, PlayEntry
 
 log = logging.getLogger("cirulla.bots.kit")
 
@@ -190,37 +202,6 @@ class MatchOutcome:
     rejected: int = 0
 
 
-class _Stream:
-    """One Play call on the kit's event loop: messages are written in order, one at a time.
-
-    The kit speaks gRPC's asyncio API: a synchronous stream costs two helper threads and
-    a hand-over between threads for every message sent or received.
-    """
-
-    def __init__(self, stub: match_service_pb2_grpc.MatchServiceStub) -> None:
-        self.call = stub.Play()
-
-    async def send(self, request: match_service_pb2.PlayRequest) -> None:
-        log.debug("send %s", _Brief(request))
-        await self.call.write(request)
-
-    def close(self) -> None:
-        self.call.cancel()
-
-
-class _Brief:
-    """A message shortened for a debug line, formatted only if the line is written
-    (formatting every message costs more than the game's rules do)."""
-
-    __slots__ = ("message",)
-
-    def __init__(self, message: object) -> None:
-        self.message = message
-
-    def __str__(self) -> str:
-        return " ".join(str(self.message).split())[:400]
-
-
 class BotClient:
     """Plays one seat of one match with one policy (see ``run_bot``)."""
 
@@ -314,10 +295,9 @@ class BotClient:
         self._began = asyncio.Event()
         if self._started:
             self._began.set()
-        stub = match_service_pb2_grpc.MatchServiceStub(channel)
         while True:
             try:
-                progressed = await self._play(stub, resume)
+                progressed = await self._play(channel, resume)
             except grpc.RpcError as exc:
                 code = exc.code() if hasattr(exc, "code") else None
                 detail = exc.details() if hasattr(exc, "details") else str(exc)
@@ -346,19 +326,32 @@ class BotClient:
             await asyncio.sleep(delay)
             resume = self.outcome.seat is not None
 
-    async def _play(self, stub: match_service_pb2_grpc.MatchServiceStub, resume: bool) -> bool:
+    async def _play(self, channel: grpc.aio.Channel, resume: bool) -> bool:
         """One stream, until it ends. True if the server welcomed us (progress was made)."""
-        stream = _Stream(stub)
+        stream = PlayStream(channel)
         self._welcomed = False
+        # each message read natively (kit_stream) unless each must be a PlayResponse:
+        # for an observe hook, or a debug line
+        native = self._observe is None and not stream.debug
         try:
-            await stream.send(match_service_pb2.PlayRequest(hello=self.hello(resume)))
-            async for response in stream.call:
-                if response.WhichOneof("body") == "batch":
-                    for item in response.batch.responses:
+            hello = match_service_pb2.PlayRequest(hello=self.hello(resume))
+            await stream.send(hello.SerializeToString())
+            async for data in stream.call:
+                found = read_entries(data) if native else None
+                if found is not None:
+                    if await self._handle_entries(stream, data, found):
+                        return self._welcomed
+                    continue
+                message = parse_response(data)
+                if message.WhichOneof("body") == "batch":
+                    for item in message.batch.responses:
                         if await self._handle(stream, item):
                             return self._welcomed
-                elif await self._handle(stream, response):
+                elif await self._handle(stream, message):
                     return self._welcomed
+        except UnreadableMessage as exc:
+            log.error("%s", exc)
+            raise BotError(str(exc)) from None
         except asyncio.CancelledError:
             if not self._join_expired:  # we end the stream ourselves only then
                 raise
@@ -369,14 +362,39 @@ class BotClient:
             stream.close()
         return self._welcomed
 
-    async def _handle(self, stream: _Stream, response: match_service_pb2.PlayResponse) -> bool:
+    async def _handle_entries(
+        self, stream: PlayStream, data: bytes, found: list[PlayEntry]
+    ) -> bool:
+        """``_handle`` for a message read natively (``kit_stream.read_entries``): what the kit
+        reads of events and decision requests, every other message through ``_handle``.
+        True when the server ended the stream for good."""
+        for entry in found:
+            if isinstance(entry, int):  # events', views' and acceptances' sequence
+                if entry > self.last_sequence:
+                    self.last_sequence = entry
+                if not self._started:
+                    self._begin()
+            elif len(entry) == 3:
+                if await self._handle(stream, parse_response(data[entry[1] : entry[2]])):
+                    return True
+            else:
+                if not self._started:
+                    self._begin()
+                await self._decide_entry(stream, data, entry)
+        return False
+
+    def _begin(self) -> None:
+        self._started = True
+        if self._began is not None:
+            self._began.set()
+
+    async def _handle(self, stream: PlayStream, response: match_service_pb2.PlayResponse) -> bool:
         """Act on one server message; True when the server ended the stream for good."""
         kind = response.WhichOneof("body")
-        log.debug("recv %s", _Brief(response))
+        if stream.debug:
+            log.debug("recv %s", Brief(response))
         if kind != "welcome" and not self._started:
-            self._started = True
-            if self._began is not None:
-                self._began.set()
+            self._begin()
         if kind == "welcome":
             self._welcomed = True
             self._on_welcome(response.welcome)
@@ -423,7 +441,7 @@ class BotClient:
             f"{self.match_id}: the other seats never joined"
         )
 
-    async def _watch_join(self, stream: _Stream, welcome: play_pb2.Welcome) -> None:
+    async def _watch_join(self, stream: PlayStream, welcome: play_pb2.Welcome) -> None:
         """Until the first game starts: say that we wait for the others, and give up (end
         the stream) after ``join_timeout`` seconds."""
         joined = sum(1 for s in welcome.seats if s.connected)
@@ -481,7 +499,7 @@ class BotClient:
             return False  # the server may come back: reconnect and resume
         raise BotError(f"the server ended the stream: {reason} {goodbye.message}".strip())
 
-    async def _on_rejected(self, stream: _Stream, rejected: play_pb2.ActionRejected) -> None:
+    async def _on_rejected(self, stream: PlayStream, rejected: play_pb2.ActionRejected) -> None:
         self.outcome.rejected += 1
         log.warning(
             "action rejected: %s [rule: %s] %s",
@@ -500,8 +518,13 @@ class BotClient:
             self._pending = None
             await self._submit(stream, pending[0], pending[1])
 
-    async def _decide(self, stream: _Stream, request: play_pb2.DecisionRequest) -> None:
-        received = time.monotonic()
+    async def _decide(
+        self,
+        stream: PlayStream,
+        request: play_pb2.DecisionRequest,
+        received: float | None = None,
+    ) -> None:
+        received = time.monotonic() if received is None else received
         self._pending = (request.decision_id, request.default_action_index)
         try:
             view, legal = decision_from_proto(request, self.options)
@@ -521,6 +544,26 @@ class BotClient:
             time.monotonic() - received,
         )
         await self._submit(stream, request.decision_id, choice)
+
+    async def _decide_entry(self, stream: PlayStream, data: bytes, entry: DecisionEntry) -> None:
+        """``_decide`` for a decision request read natively (no debug line: a stream read
+        natively has none)."""
+        received = time.monotonic()
+        (_, start, end, decision_id, default, move_ms, bank_ms, increment_ms, fields, codes) = entry
+        read = decision_from_fields(fields, codes, self.options)
+        if read is None:  # the Python reader reads it, and names what is wrong
+            request = parse_response(data[start:end]).decision_request
+            await self._decide(stream, request, received)
+            return
+        self._pending = (decision_id, default)
+        budget = time_budget(
+            None if move_ms is None else move_ms / 1000,
+            None if bank_ms is None else bank_ms / 1000,
+            increment_ms / 1000,
+        )
+        choice = await self._think(read[0], read[1], budget, received, default)
+        self.outcome.decisions += 1
+        await stream.send(submit_bytes(decision_id, choice))
 
     async def _think(
         self,
@@ -588,18 +631,8 @@ class BotClient:
         except BaseException as exc:  # reported by _think, in the kit's thread
             return exc
 
-    async def _submit(self, stream: _Stream, decision_id: int, choice: int | RawAnswer) -> None:
-        action = play_pb2.SubmitAction(decision_id=decision_id)
-        if isinstance(choice, RawAnswer):
-            # an answer the policy could not turn into a legal action (a text engine's
-            # malformed reply): the server judges it, counts it, and we fall back
-            if choice.index is not None:
-                action.legal_action_index = choice.index
-            else:
-                action.notation = choice.text
-        else:
-            action.legal_action_index = choice
-        await stream.send(match_service_pb2.PlayRequest(submit_action=action))
+    async def _submit(self, stream: PlayStream, decision_id: int, choice: int | RawAnswer) -> None:
+        await stream.send(submit_bytes(decision_id, choice))
 
 
 def run_bot(
