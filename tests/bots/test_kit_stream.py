@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+import types
 from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -305,6 +306,15 @@ def test_what_the_native_reader_leaves_goes_to_protobuf() -> None:
     }
     for why, data in refused.items():
         assert read_entries(data) is None, why
+
+
+def test_a_native_reader_older_than_the_kit_is_not_used() -> None:
+    """An editable install not rebuilt after a pull has a _decode without play and
+    submit: the kit must read its stream through protobuf, not fail at import."""
+    _native()
+    assert kit_stream.current(convert.native_reader)
+    old = types.SimpleNamespace(setup=print, decision=print)  # the module before play
+    assert not kit_stream.current(old) and not kit_stream.current(None)
 
 
 def test_answers_are_written_as_protobuf_writes_them() -> None:

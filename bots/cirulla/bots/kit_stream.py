@@ -36,9 +36,22 @@ from cirulla.v1 import match_service_pb2, play_pb2
 if TYPE_CHECKING:  # the native reader's entries (its stub)
     from cirulla.bots._decode import PlayEntry
 
+#: What this file calls of the native reader: a build older than it (an editable install
+#: not rebuilt after a pull) lacks them, and is then not used here at all.
+NATIVE_NAMES = ("play", "submit")
+
+
+def current(module: object) -> bool:
+    """Whether the native reader ``module`` (None: not built) has ``NATIVE_NAMES``."""
+    return module is not None and all(hasattr(module, name) for name in NATIVE_NAMES)
+
+
 #: The stream reader in C (bots/cirulla/bots/_decode.c), set up by convert; None when it
-#: was not built (no C compiler): every message is then read by protobuf.
+#: was not built (no C compiler) or is older than this file: every message is then read
+#: by protobuf.
 _native = convert.native_reader
+if not current(_native):
+    _native = None  # type: ignore[assignment]  # every use tests `_native is None`
 
 log = logging.getLogger("cirulla.bots.kit")
 
