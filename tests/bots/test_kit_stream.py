@@ -303,6 +303,8 @@ def test_what_the_native_reader_leaves_goes_to_protobuf() -> None:
         "no body": bytes([15 << 3 | 0, 7]),
         "an empty message": b"",
         "a body of the wrong wire type": bytes([4 << 3 | 0, 7]),
+        "an acceptance cut inside": bytes([7 << 3 | 2, 1, 1 << 3]),
+        "an event cut inside": bytes([4 << 3 | 2, 2, 10 << 3 | 2, 5]),
     }
     for why, data in refused.items():
         assert read_entries(data) is None, why

@@ -9,8 +9,9 @@
  * serialized message is read as protobuf reads it and the view's cards become masks, each
  * legal action its rules-core code. ``play`` reads a whole stream message so (a batch's
  * responses in order): of the events, views and acceptances the kit keeps only the largest
- * sequence, of every other message where its bytes are (protobuf parses it when the kit
- * handles it). ``submit`` writes the answer protobuf would.
+ * sequence (their bodies read only as far as that: their fields' framing), of every other
+ * message where its bytes are (protobuf parses it when the kit handles it). ``submit``
+ * writes the answer protobuf would.
  *
  * It reads only what the server writes: one body per response, cards in their canonical
  * form, each singular field once, every legal index once. Anything else (a card given by
@@ -558,9 +559,10 @@ static int read_response(Reader *r, Out *o, int in_batch) {
         return more;
     }
     if (kind == 4 || kind == 5 || kind == 7) {
-        /* an event's sequence, a view's event_sequence; an acceptance has none (0) */
-        uint64_t sequence = 0;
-        if (kind != 7 && sequence_of(&body, kind == 4 ? 1 : 15, &sequence)) return -1;
+        /* an event's sequence, a view's event_sequence; an acceptance has none (0: no
+           field is number 0, its fields are only skipped) */
+        uint64_t sequence;
+        if (sequence_of(&body, kind == 4 ? 1 : kind == 5 ? 15 : 0, &sequence)) return -1;
         if (!o->pending || sequence > o->sequence) o->sequence = sequence;
         o->pending = 1;
         return 0;

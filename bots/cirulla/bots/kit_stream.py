@@ -17,7 +17,10 @@ Whatever the native reader does not read as the server writes it (a second body,
 repeated field, a card by its code alone, a nested batch, malformed bytes) gives None,
 and the kit reads that message through protobuf as it always did; so does a kit without
 the native module (no C compiler at install), with a debug log or with an ``observe``
-hook (``BotClient``), which get every message as a ``PlayResponse`` object.
+hook (``BotClient``), which get every message as a ``PlayResponse`` object. An event's,
+view's or acceptance's body is read only as far as the kit needs it (its fields' framing
+and its sequence): what protobuf would refuse deeper inside, which made the kit fail
+before, now goes unnoticed.
 """
 
 from __future__ import annotations
