@@ -1,5 +1,5 @@
-"""The three native modules' type stubs (``_native.pyi``, ``_search.pyi``, ``_native.pyi``
-beside each C source) against the modules themselves: mypy checks every caller against the
+"""The four native modules' type stubs (``_native.pyi``, ``_search.pyi``, ``_decode.pyi``,
+``_native.pyi`` beside each C source) against the modules themselves: mypy checks every caller against the
 stubs, so a stub that drifts from its module would let a wrong call through.
 
 Checked here: the same public names both ways (functions, classes, their methods); each
@@ -30,6 +30,7 @@ ROOT = Path(__file__).resolve().parents[2]
 MODULES = {
     "cirulla.rules._native": ("rules/cirulla/rules/_native.pyi", "rules/cirulla/rules/_native.c"),
     "cirulla.bots._search": ("bots/cirulla/bots/_search.pyi", "bots/cirulla/bots/_search.c"),
+    "cirulla.bots._decode": ("bots/cirulla/bots/_decode.pyi", "bots/cirulla/bots/_decode.c"),
     "cirulla.env._native": ("env/cirulla/env/_native.pyi", "env/cirulla/env/_native_env.c"),
 }
 

@@ -651,10 +651,12 @@ static PyMethodDef methods[] = {
 };
 
 static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "cirulla.bots._decode",
-    "A Play stream's messages read, and answers written, from their bytes "
-    "(bots/cirulla/bots/kit_stream.py, convert.py).",
-    -1, methods,
+    PyModuleDef_HEAD_INIT,
+    .m_name = "cirulla.bots._decode",
+    .m_doc = "A Play stream's messages read, and answers written, from their bytes "
+             "(bots/cirulla/bots/kit_stream.py, convert.py).",
+    .m_size = -1,
+    .m_methods = methods,
 };
 
 PyMODINIT_FUNC PyInit__decode(void) { return PyModule_Create(&module); }
