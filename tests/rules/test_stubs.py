@@ -1,6 +1,7 @@
 """The four native modules' type stubs (``_native.pyi``, ``_search.pyi``, ``_decode.pyi``,
-``_native.pyi`` beside each C source) against the modules themselves: mypy checks every caller against the
-stubs, so a stub that drifts from its module would let a wrong call through.
+``_native.pyi`` beside each C source) against the modules themselves: mypy checks every
+caller against the stubs, so a stub that drifts from its module would let a wrong call
+through.
 
 Checked here: the same public names both ways (functions, classes, their methods); each
 callable's parameters against the signature its docstring gives and, from the C source,
