@@ -53,7 +53,10 @@ def test_refreshed_ratings_are_those_of_rating_every_game_again(players: int) ->
     results: list[GameResult] = []
     order = list(range(3 * SNAPSHOT + 7))
     for n in range(0, len(order), 3):  # games end out of order, two or three at a time
-        rng.shuffle(order[n : n + 3])
+        part = order[n : n + 3]
+        rng.shuffle(part)  # (a slice is a copy: shuffled in place it changed nothing)
+        order[n : n + 3] = part
+    assert order != sorted(order)
     for step, index in enumerate(order):
         if players == 4:  # partners are one bot
             first, second = rng.sample(bots, 2)

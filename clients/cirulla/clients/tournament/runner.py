@@ -44,6 +44,7 @@ from cirulla.clients.tournament.deals import deal_seeds
 from cirulla.clients.tournament.results import (
     GameCounts,
     Standings,
+    Tally,
     bots_table,
     pairs_table,
     results_document,
@@ -299,6 +300,13 @@ class Tournament:
                     pool.prestart(bot)
         return pool
 
+    def _tally(self) -> Tally:
+        """The games played so far, summed for the SPRT's check (``results.Tally``)."""
+        tally = Tally(self.settings)
+        for result in self.done.values():
+            tally.add(result)
+        return tally
+
     def _pool_referee(self, db: str) -> PoolReferee:
         from cirulla.clients.tournament.pool import PoolReferee
 
@@ -307,6 +315,8 @@ class Tournament:
 
     def _play_all(self, referee: Referee | PoolReferee) -> None:
         st = standings(self.settings, self.done.values())
+        # the SPRT's pairings after every game, the games added one at a time
+        tally = self._tally()
         limit = self.run_options.max_games
         pending = len(self.pending(st))
         total = pending if limit is None else min(limit, pending)
@@ -362,7 +372,12 @@ class Tournament:
                         if result is None:
                             continue
                         self.journal.append(result)
+                        replaced = result.index in self.done
                         self.done[result.index] = result
+                        if replaced:  # a game played again: its old result leaves the sums
+                            tally = self._tally()
+                        else:
+                            tally.add(result)
                         stale = unwritten = True
                         finished_now = len(self.done) - done_before
                         report_due = report_due or bool(every and finished_now % every == 0)
@@ -382,7 +397,7 @@ class Tournament:
                         interval = refresh_interval(time.monotonic() - now)
                         progress.update(task, description=running_text(st))
                     elif stale and self.sprt is not None:
-                        st = standings(self.settings, self.done.values(), ratings=False)
+                        st = tally.standings()
                     if report_due:
                         self.print_tables(st, progress.console)
                     progress.update(task, completed=len(self.done) - done_before)
