@@ -14,7 +14,7 @@ import secrets
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
@@ -158,6 +158,12 @@ class Tournament:
         self.started_sets: set[tuple[tuple[str, ...], int]] = {
             (r.group, r.deal_set) for r in self.done.values()
         }
+        #: every game before this one in the schedule is done (``_pending``'s start)
+        self._front = 0
+        #: the schedule's games by deck seed (a duplicate group), for ``_settle_groups``
+        self._by_seed: dict[int, list[ScheduledGame]] = {}
+        for game in self.schedule:
+            self._by_seed.setdefault(game.seed, []).append(game)
 
     # -- scheduling -------------------------------------------------------------------
 
@@ -168,12 +174,29 @@ class Tournament:
 
     def pending(self, st: Standings) -> list[ScheduledGame]:
         """Games still to play; SPRT-decided pairings start no new deck set."""
-        return [
-            g
-            for g in self.schedule
-            if g.index not in self.done
-            and not (self._decided(g.group, st) and (g.group, g.deal_set) not in self.started_sets)
-        ]
+        return list(self._pending(st))
+
+    def _is_pending(self, game: ScheduledGame, st: Standings) -> bool:
+        return game.index not in self.done and not (
+            self._decided(game.group, st) and (game.group, game.deal_set) not in self.started_sets
+        )
+
+    def _pending(self, st: Standings) -> Iterator[ScheduledGame]:
+        """``pending`` as it is read: from the first game not done (the done ones before
+        it are passed once for the run, not at every look: a look was linear in the
+        schedule, three of them after every game)."""
+        schedule, done = self.schedule, self.done  # done only grows
+        while self._front < len(schedule) and schedule[self._front].index in done:
+            self._front += 1
+        for k in range(self._front, len(schedule)):
+            if self._is_pending(schedule[k], st):
+                yield schedule[k]
+
+    def _pending_count(self, st: Standings, done_in_schedule: int) -> int:
+        """``len(pending(st))``: without SPRT every scheduled game not done, counted."""
+        if self.sprt is None:
+            return len(self.schedule) - done_in_schedule
+        return len(self.pending(st))
 
     # -- running ----------------------------------------------------------------------
 
@@ -317,6 +340,8 @@ class Tournament:
         st = standings(self.settings, self.done.values())
         # the SPRT's pairings after every game, the games added one at a time
         tally = self._tally()
+        scheduled = {g.index for g in self.schedule}
+        done_in_schedule = len(scheduled & self.done.keys())
         limit = self.run_options.max_games
         pending = len(self.pending(st))
         total = pending if limit is None else min(limit, pending)
@@ -342,7 +367,7 @@ class Tournament:
                 task = progress.add_task(running_text(st), total=total)
                 while True:
                     in_flight = {g.index for g in running.values()}
-                    for game in self.pending(st):
+                    for game in self._pending(st):
                         if len(running) >= self.run_options.concurrency:
                             break
                         if limit is not None and started >= limit:
@@ -374,6 +399,7 @@ class Tournament:
                         self.journal.append(result)
                         replaced = result.index in self.done
                         self.done[result.index] = result
+                        done_in_schedule += not replaced and result.index in scheduled
                         if replaced:  # a game played again: its old result leaves the sums
                             tally = self._tally()
                         else:
@@ -401,7 +427,11 @@ class Tournament:
                     if report_due:
                         self.print_tables(st, progress.console)
                     progress.update(task, completed=len(self.done) - done_before)
-                    left = 0 if limit is not None and started >= limit else len(self.pending(st))
+                    left = (
+                        0
+                        if limit is not None and started >= limit
+                        else self._pending_count(st, done_in_schedule)
+                    )
                     left = max(left, len(running))
                     progress.update(task, total=progress.tasks[task].completed + left)
         except BaseException:
@@ -424,7 +454,11 @@ class Tournament:
         games it saw end; this covers the games it never sees (played in an earlier
         run before ``--resume``, or skipped by SPRT), which would otherwise keep them
         idle until the end."""
-        in_play = {g.seed for g in running} | {g.seed for g in self.pending(st)}
+        in_play = {g.seed for g in running} | {
+            seed
+            for seed in seeds
+            if any(self._is_pending(game, st) for game in self._by_seed.get(seed, ()))
+        }
         for seed in seeds - in_play:
             pool.group_over(deal_group(seed))
 
