@@ -140,6 +140,10 @@ def running_text(st: Standings) -> str:
     return "  ".join(f"{b.name} {b.wins}/{b.games}" for b in st.bots)
 
 
+def _by_index(result: GameResult) -> int:
+    return result.index
+
+
 class Tournament:
     def __init__(self, settings: Settings, run: RunOptions, console: Console | None = None) -> None:
         self.settings = settings
@@ -418,7 +422,8 @@ class Tournament:
                         self._settle_groups(referee.pool, ended, running.values(), st)
                     now = time.monotonic()
                     if stale and (report_due or not running or now - refreshed >= interval):
-                        st = standings(self.settings, self.done.values())
+                        # the tally's sums, rated in schedule order: as standings() gives
+                        st = tally.standings(sorted(self.done.values(), key=_by_index))
                         stale, refreshed = False, now
                         interval = refresh_interval(time.monotonic() - now)
                         progress.update(task, description=running_text(st))
