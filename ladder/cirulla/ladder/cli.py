@@ -615,7 +615,7 @@ def add_ladder_bench_parser(bench: argparse._SubParsersAction[argparse.ArgumentP
 POOL_BENCH_DESCRIPTION = """\
 ``cirulla bench pool``: one tournament played here and on the worker pool.
 
-The same tournament (random against greedy, fixed seed) is played twice in one run:
+The same tournament (random against greedy, fixed deck and bot seeds) is played twice:
 by a local ``cirulla tournament`` (its own server and bots) and by ``cirulla tournament
 --db`` with N ``cirulla ladder worker`` processes on a fresh PostgreSQL database (a
 throwaway cluster started here unless ``--db`` names a server). Prints one JSON object:

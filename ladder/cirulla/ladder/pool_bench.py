@@ -43,7 +43,9 @@ def measure(url: str, args: argparse.Namespace, folder: Path) -> dict[str, Any]:
     from cirulla.ladder.schema import workers
 
     at_once = args.workers * args.concurrency
+    # the bots' seeds fixed too (a run draws its own otherwise: the games would differ)
     base = ["--bot", "random", "--bot", "greedy", "--games", str(args.games), "--seed", "1"]
+    base += ["--bot-seed", "1"]
     base += ["--concurrency", str(at_once)]
     local_s = _tournament([*base, "--out", str(folder / "local")])
     engine = open_database(url)
@@ -84,7 +86,7 @@ def run_bench(args: argparse.Namespace) -> int:
         return 2
     report = {
         "benchmark": "pool",
-        "tournament": f"random vs greedy, {args.games} games, seed 1",
+        "tournament": f"random vs greedy, {args.games} games, seed 1, bot seed 1",
         "workers": args.workers,
         "games_per_worker": args.concurrency,
         "cpus": os.cpu_count(),
