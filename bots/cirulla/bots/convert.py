@@ -68,49 +68,15 @@ def decision_from_fields(
     """The native reader's view fields and legal action codes as ``decision_from_proto``
     gives them; None where ``view_from_proto`` would refuse them (it then names the
     field)."""
-    (
-        seat,
-        deal,
-        dealer,
-        rnd,
-        players,
-        to_move,
-        hand,
-        table,
-        wild,
-        hand_sizes,
-        declared,
-        captured,
-        scope,
-        stock,
-        totals,
-        last_taker,
-        sides,
-    ) = fields
+    players, hand_sizes, sides = fields[4], fields[9], fields[16]
     if (players or options.players) != options.players:
         return None
     if len(hand_sizes) != options.players or sides != options.sides:
         return None
-    # View's fields in their order (winner None: a decision's game goes on)
-    view = _make_view(
-        seat,
-        options,
-        deal,
-        dealer,
-        rnd,
-        to_move,
-        hand,
-        table,
-        wild,
-        hand_sizes,
-        declared,
-        captured,
-        scope,
-        stock,
-        totals,
-        last_taker,
-        None,
-    )
+    # The reader's fields are View's, in View's order, but for ``players`` (4: the options
+    # say it) and ``sides`` (16); View's ``options`` comes second and ``winner`` last
+    # (None: a decision's game goes on).
+    view = _make_view(fields[0], options, *fields[1:4], *fields[5:16], None)
     return view, list(map(Action.from_int, codes))
 
 
@@ -170,6 +136,15 @@ def view_from_proto(view: game_pb2.View, options: Options) -> View:
 
 def clock_seconds(clock: game_pb2.Clock) -> tuple[float | None, float | None]:
     """(move time left, bank time left) in seconds; None where there is no such limit."""
-    move = clock.move_time_left_ms / 1000 if clock.HasField("move_time_left_ms") else None
-    bank = clock.bank_time_left_ms / 1000 if clock.HasField("bank_time_left_ms") else None
-    return move, bank
+    move = clock.move_time_left_ms if clock.HasField("move_time_left_ms") else None
+    bank = clock.bank_time_left_ms if clock.HasField("bank_time_left_ms") else None
+    return ms_seconds(move, bank)
+
+
+def ms_seconds(move_ms: int | None, bank_ms: int | None) -> tuple[float | None, float | None]:
+    """``clock_seconds`` of a clock's times left given in milliseconds (the native
+    reader's): None where there is no such limit."""
+    return (
+        None if move_ms is None else move_ms / 1000,
+        None if bank_ms is None else bank_ms / 1000,
+    )

@@ -31,6 +31,7 @@ from cirulla.bots.convert import (
     clock_seconds,
     decision_from_fields,
     decision_from_proto,
+    ms_seconds,
 )
 from cirulla.bots.kit_stream import (
     Brief,
@@ -535,15 +536,9 @@ class BotClient:
             await self._submit(stream, request.decision_id, request.default_action_index)
             return
         budget = time_budget(*clock_seconds(request.clock), request.clock.increment_ms / 1000)
-        choice = await self._think(view, legal, budget, received, request.default_action_index)
-        self.outcome.decisions += 1
-        log.debug(
-            "decision %d: %s (%.3fs)",
-            request.decision_id,
-            choice.text if isinstance(choice, RawAnswer) else legal[choice],
-            time.monotonic() - received,
+        await self._answer(
+            stream, request.decision_id, request.default_action_index, view, legal, budget, received
         )
-        await self._submit(stream, request.decision_id, choice)
 
     async def _decide_entry(self, stream: PlayStream, data: bytes, entry: DecisionEntry) -> None:
         """``_decide`` for a decision request read natively (no debug line: a stream read
@@ -556,14 +551,30 @@ class BotClient:
             await self._decide(stream, request, received)
             return
         self._pending = (decision_id, default)
-        budget = time_budget(
-            None if move_ms is None else move_ms / 1000,
-            None if bank_ms is None else bank_ms / 1000,
-            increment_ms / 1000,
-        )
-        choice = await self._think(read[0], read[1], budget, received, default)
+        budget = time_budget(*ms_seconds(move_ms, bank_ms), increment_ms / 1000)
+        await self._answer(stream, decision_id, default, read[0], read[1], budget, received)
+
+    async def _answer(
+        self,
+        stream: PlayStream,
+        decision_id: int,
+        default: int,
+        view: View,
+        legal: Sequence[Action],
+        budget: float | None,
+        received: float,
+    ) -> None:
+        """The policy's answer to a decision read, however it was read, sent."""
+        choice = await self._think(view, legal, budget, received, default)
         self.outcome.decisions += 1
-        await stream.send(submit_bytes(decision_id, choice))
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug(
+                "decision %d: %s (%.3fs)",
+                decision_id,
+                choice.text if isinstance(choice, RawAnswer) else legal[choice],
+                time.monotonic() - received,
+            )
+        await self._submit(stream, decision_id, choice)
 
     async def _think(
         self,
