@@ -341,9 +341,10 @@ class Tournament:
         return PoolReferee(self.settings, db, self.out, self.stop, group_sizes)
 
     def _play_all(self, referee: Referee | PoolReferee) -> None:
-        st = standings(self.settings, self.done.values())
-        # the SPRT's pairings after every game, the games added one at a time
+        # the standings' sums, each game added once as it ends (the SPRT's check after
+        # every game, the refreshes): as standings() gives them
         tally = self._tally()
+        st = tally.standings(sorted(self.done.values(), key=_by_index))
         scheduled = {g.index for g in self.schedule}
         done_in_schedule = len(scheduled & self.done.keys())
         limit = self.run_options.max_games
@@ -422,7 +423,6 @@ class Tournament:
                         self._settle_groups(referee.pool, ended, running.values(), st)
                     now = time.monotonic()
                     if stale and (report_due or not running or now - refreshed >= interval):
-                        # the tally's sums, rated in schedule order: as standings() gives
                         st = tally.standings(sorted(self.done.values(), key=_by_index))
                         stale, refreshed = False, now
                         interval = refresh_interval(time.monotonic() - now)
