@@ -23,7 +23,10 @@ def _bench(*args: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.mark.slow
 def test_rounds_alternate_with_the_baseline_and_the_targets_read_their_medians() -> None:
-    done = _bench("--processes", "1", "--rounds", "2", "--baseline-python", sys.executable)
+    # enough decisions that each kit run's server CPU is several of /proc's 10 ms ticks (48
+    # decisions of SMALL, about 0.02 s, sometimes read as 0)
+    more = ("--total", "6")
+    done = _bench("--processes", "1", "--rounds", "2", "--baseline-python", sys.executable, *more)
     assert done.returncode == 0, done.stderr[-2000:]
     report = json.loads(done.stdout)
     rounds = report["rounds"]
