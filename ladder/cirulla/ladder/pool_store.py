@@ -16,6 +16,10 @@ rules are the ladder's (its store and leases):
 * **Exactly once**: ``finish`` moves a job from ``claimed``/``running`` to ``finished``
   only for the worker that holds it (rowcount 1); a late report of a re-queued job
   changes nothing. The runner journals a game once, by its schedule index.
+* **Wake-ups**: each write that makes a job claimable NOTIFYs ``JOBS_CHANNEL``, each that
+  ends one ``RESULTS_CHANNEL``, with the job's id only, in the write's own transaction
+  (``pool_notify``): the idle workers and the waiting runner look at once instead of at
+  their next poll, which stays as the fallback.
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ from sqlalchemy import (
 
 from cirulla.clients.matches.schedule import ScheduledGame
 from cirulla.ladder.database import metadata
+from cirulla.ladder.pool_notify import JOBS_CHANNEL, RESULTS_CHANNEL, notify
 
 #: Life cycle of a tournament game on the worker pool (this module).
 JOB_STATES = ("scheduled", "claimed", "running", "finished", "cancelled")
@@ -139,6 +144,7 @@ class ClaimedJob:
 class JobState:
     """A job as the runner sees it."""
 
+    id: str
     status: str
     result: dict[str, Any] | None
     record: str | None
@@ -180,18 +186,8 @@ class PoolStore:
                         .values(runner_seen_at=now)
                     )
                     return tournament_id
-                conn.execute(
-                    update(pool_jobs)
-                    .where(
-                        pool_jobs.c.tournament_id == tournament_id,
-                        pool_jobs.c.status == "scheduled",
-                    )
-                    .values(
-                        status="cancelled",
-                        cancel_reason="the tournament was resumed with other settings",
-                        finished_at=now,
-                    )
-                )
+                reason = "the tournament was resumed with other settings"
+                self._cancel_scheduled(conn, tournament_id, reason)
             new_id = "pt-" + secrets.token_hex(8)
             conn.execute(
                 insert(pool_tournaments).values(
@@ -207,9 +203,10 @@ class PoolStore:
         with self.engine.begin() as conn:
             row = self._job_row(conn, tournament_id, game.index)
             if row is None:
+                job_id = "pj-" + secrets.token_hex(8)
                 conn.execute(
                     insert(pool_jobs).values(
-                        id="pj-" + secrets.token_hex(8),
+                        id=job_id,
                         tournament_id=tournament_id,
                         game_index=game.index,
                         game=game_to_json(game),
@@ -218,6 +215,7 @@ class PoolStore:
                         created_at=now,
                     )
                 )
+                notify(conn, JOBS_CHANNEL, job_id)
                 return "scheduled"
             if row.status == "cancelled":
                 conn.execute(
@@ -233,6 +231,7 @@ class PoolStore:
                         notes=_noted(row.notes, f"queued again: {row.cancel_reason}"),
                     )
                 )
+                notify(conn, JOBS_CHANNEL, row.id)
                 return "scheduled"
             return str(row.status)
 
@@ -242,6 +241,7 @@ class PoolStore:
         if row is None:
             return None
         return JobState(
+            id=row.id,
             status=row.status,
             result=json.loads(row.result) if row.result else None,
             record=row.record,
@@ -263,16 +263,19 @@ class PoolStore:
         """Cancel the tournament's jobs no worker has claimed yet (the runner stopped or
         no longer needs them); jobs being played finish and wait for a resume."""
         with self.engine.begin() as conn:
-            return int(
-                conn.execute(
-                    update(pool_jobs)
-                    .where(
-                        pool_jobs.c.tournament_id == tournament_id,
-                        pool_jobs.c.status == "scheduled",
-                    )
-                    .values(status="cancelled", cancel_reason=reason, finished_at=self.now())
-                ).rowcount
-            )
+            return self._cancel_scheduled(conn, tournament_id, reason)
+
+    def _cancel_scheduled(self, conn: Connection, tournament_id: str, reason: str) -> int:
+        """Cancel the tournament's scheduled jobs, each NOTIFYing whoever waits for it."""
+        cancelled = conn.execute(
+            update(pool_jobs)
+            .where(pool_jobs.c.tournament_id == tournament_id, pool_jobs.c.status == "scheduled")
+            .values(status="cancelled", cancel_reason=reason, finished_at=self.now())
+            .returning(pool_jobs.c.id)
+        ).all()
+        for row in cancelled:
+            notify(conn, RESULTS_CHANNEL, row.id)
+        return len(cancelled)
 
     @staticmethod
     def _job_row(conn: Connection, tournament_id: str, index: int) -> JobRow | None:
@@ -340,7 +343,7 @@ class PoolStore:
         return [str(row.result) for row in rows]
 
     def mark_running(self, job_id: str, worker_id: str) -> bool:
-        return self._update_held(job_id, worker_id, ("claimed",), status="running")
+        return self._update_held(job_id, worker_id, ("claimed",), None, status="running")
 
     def heartbeat(self, worker_id: str, lease_seconds: float) -> None:
         """Renew the leases of every job ``worker_id`` holds."""
@@ -366,6 +369,7 @@ class PoolStore:
             job_id,
             worker_id,
             ACTIVE,
+            RESULTS_CHANNEL,
             status="finished",
             finished_at=self.now(),
             lease_expires_at=None,
@@ -376,9 +380,15 @@ class PoolStore:
         )
 
     def _update_held(
-        self, job_id: str, worker_id: str, statuses: tuple[str, ...], **values: object
+        self,
+        job_id: str,
+        worker_id: str,
+        statuses: tuple[str, ...],
+        channel: str | None,
+        **values: object,
     ) -> bool:
-        """One guarded UPDATE of a job ``worker_id`` holds in one of ``statuses``."""
+        """One guarded UPDATE of a job ``worker_id`` holds in one of ``statuses``,
+        NOTIFYing ``channel`` (if any) when it changed the job."""
         with self.engine.begin() as conn:
             done = conn.execute(
                 update(pool_jobs)
@@ -389,6 +399,8 @@ class PoolStore:
                 )
                 .values(**values)
             ).rowcount
+            if done == 1 and channel is not None:
+                notify(conn, channel, job_id)
         return bool(done == 1)
 
     def give_back(self, job_id: str, worker_id: str, reason: str) -> bool:
@@ -430,7 +442,9 @@ class PoolStore:
         if guard_lease is not None:
             guard.append(pool_jobs.c.lease_expires_at < guard_lease)
         values: dict[str, object]
+        channel = JOBS_CHANNEL  # claimable again
         if row.attempts >= MAX_ATTEMPTS:
+            channel = RESULTS_CHANNEL  # ended: the runner stops with the reason
             values = {
                 "status": "cancelled",
                 "cancel_reason": f"{reason}; given up after {row.attempts} attempts",
@@ -439,7 +453,10 @@ class PoolStore:
         else:
             values = {"status": "scheduled", "notes": _noted(row.notes, f"re-queued: {reason}")}
         values.update(worker_id=None, lease_expires_at=None)
-        return conn.execute(update(pool_jobs).where(*guard).values(**values)).rowcount == 1
+        if conn.execute(update(pool_jobs).where(*guard).values(**values)).rowcount != 1:
+            return False
+        notify(conn, channel, row.id)
+        return True
 
 
 def _noted(notes: str | None, note: str) -> str:
