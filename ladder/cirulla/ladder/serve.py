@@ -61,6 +61,7 @@ from cirulla.ladder.defaults import (
 )
 from cirulla.ladder.idle import MOST_SECONDS, Stop
 from cirulla.ladder.leases import reaper_loop
+from cirulla.ladder.pool_notify import JOBS_CHANNEL, Listener
 from cirulla.ladder.pool_store import PoolStore
 from cirulla.ladder.pool_worker import PoolRunner, play_loop, pool_heartbeat_loop
 from cirulla.ladder.retention import Retention, prune_loop
@@ -378,6 +379,8 @@ class Ladder:
             else None
         )
         self.threads: list[threading.Thread] = []
+        #: LISTENs for pool jobs queued (PostgreSQL): a job wakes the idle workers at once
+        self.listener: Listener | None = None
 
     def start(self) -> None:
         lease = self.options.lease_seconds
@@ -398,6 +401,8 @@ class Ladder:
         if self.store.engine.dialect.name == "postgresql":
             beat = (self.pool.store, self.worker_id, self.stop, lease)
             targets.append(("pool-heartbeat", pool_heartbeat_loop, beat))
+            nudge = self.stop.nudge
+            self.listener = Listener(self.store.engine, JOBS_CHANNEL, lambda _: nudge()).start()
             runner = self.runner
             work = functools.partial(
                 play_loop,
@@ -416,6 +421,8 @@ class Ladder:
     def shutdown(self) -> None:
         """Stop the threads; what they were playing is cancelled (claimed: re-queued)."""
         self.stop.set()
+        if self.listener is not None:
+            self.listener.close()
         for thread in self.threads:
             thread.join(timeout=30)
         self.runner.close()

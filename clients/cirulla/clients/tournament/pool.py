@@ -16,6 +16,12 @@ finished ones are journaled without being played again, queued or running ones a
 waited for, cancelled ones are queued again. At most ``--concurrency`` jobs are queued or
 being played at any time, so once an SPRT decides no new deck set starts and ``close``
 cancels what no worker has claimed yet.
+
+A game thread does not wait its whole poll for a result: the runner LISTENs (one
+connection, ``pool_notify.Listener``) on the channel a worker NOTIFYs when it reports a
+job (or the job is cancelled), and the notification ends that game's wait at once. The
+poll stays as the fallback (a notification lost, the connection down, a worker of an
+older version): a notification only shortens a wait, the job's row is always read.
 """
 
 from __future__ import annotations
@@ -33,12 +39,13 @@ from cirulla.clients.matches.files import safe_name
 from cirulla.clients.matches.journal import GameResult, Settings, write_json_atomic
 from cirulla.clients.matches.schedule import ScheduledGame
 from cirulla.ladder.database import database_url, display_url, open_database
+from cirulla.ladder.pool_notify import RESULTS_CHANNEL, Listener, Wakeups
 from cirulla.ladder.pool_store import PoolStore
 
 log = logging.getLogger("cirulla.pool")
 
 POOL_FILE = "pool.json"
-#: How often a waiting game looks at its job.
+#: How often a waiting game looks at its job when no notification ends its wait sooner.
 POLL_SECONDS = 0.2
 #: How often the runner re-queues jobs of dead workers and says it is alive.
 REAP_SECONDS = 2.0
@@ -86,8 +93,10 @@ class PoolReferee:
         out: Path,
         stop: threading.Event | None = None,
         group_sizes: dict[int, int] | None = None,
+        poll_seconds: float = POLL_SECONDS,
     ) -> None:
         self.settings = settings
+        self.poll_seconds = poll_seconds
         self.out = out
         self.stop = stop or threading.Event()
         self.group_sizes = group_sizes or {}
@@ -103,30 +112,50 @@ class PoolReferee:
         self._closed = threading.Event()
         self._reaper = threading.Thread(target=self._reap_loop, name="pool-reaper", daemon=True)
         self._reaper.start()
+        self.wakeups = Wakeups()
+        self.listener = Listener(self.store.engine, RESULTS_CHANNEL, self.wakeups.wake).start()
 
     def play(self, game: ScheduledGame) -> GameResult | None:
         """Queue ``game`` (or find its job) and wait for its result; None if the
-        tournament is stopped meanwhile (the job stays queued for a resume)."""
+        tournament is stopped meanwhile (the job stays queued for a resume).
+
+        Each round reads the job's row, then waits up to ``poll_seconds`` on the job's
+        event, which the listener sets when the job is reported (the event is watched
+        before the row is read, so a report is either in the row or ends the wait)."""
         self.store.submit(self.tournament_id, game, self.group_sizes.get(game.seed, 0))
-        while not self.stop.is_set():
-            job = self.store.job(self.tournament_id, game.index)
-            if job is None:  # the row was deleted by hand: queue it again
-                self.store.submit(self.tournament_id, game, self.group_sizes.get(game.seed, 0))
-            elif job.status == "finished" and job.result is not None:
-                result = GameResult.from_dict(job.result)
-                return self._save_files(result, job.record, job.record_text, job.logs)
-            elif job.status == "cancelled":
-                raise PoolError(
-                    f"game {game.index} ({' vs '.join(game.seats)}) was cancelled in the "
-                    f"pool: {job.cancel_reason}"
-                )
-            self.stop.wait(POLL_SECONDS)
+        watched: str | None = None
+        woken = threading.Event()
+        try:
+            while not self.stop.is_set():
+                job = self.store.job(self.tournament_id, game.index)
+                if job is None:  # the row was deleted by hand: queue it again
+                    self.store.submit(self.tournament_id, game, self.group_sizes.get(game.seed, 0))
+                elif job.status == "finished" and job.result is not None:
+                    result = GameResult.from_dict(job.result)
+                    return self._save_files(result, job.record, job.record_text, job.logs)
+                elif job.status == "cancelled":
+                    raise PoolError(
+                        f"game {game.index} ({' vs '.join(game.seats)}) was cancelled in "
+                        f"the pool: {job.cancel_reason}"
+                    )
+                elif job.id != watched:  # watch it, then read it again before waiting
+                    if watched is not None:
+                        self.wakeups.forget(watched)
+                    watched = job.id
+                    woken = self.wakeups.watch(job.id)
+                    continue
+                woken.wait(self.poll_seconds)
+                woken.clear()
+        finally:
+            if watched is not None:
+                self.wakeups.forget(watched)
         return None
 
     def close(self) -> None:
         """Cancel the jobs no worker has claimed (a resume queues them again)."""
         self._closed.set()
         self._reaper.join()
+        self.listener.close()
         self.store.cancel_waiting(
             self.tournament_id, "the tournament runner stopped before a worker claimed it"
         )
