@@ -172,7 +172,9 @@ def test_without_its_listener_the_runner_sees_results_by_its_poll(
     store = PoolStore(open_database(postgres_url))
     game = schedule_of(SETTINGS)[0]
     try:
+        started = time.monotonic()
         referee.listener.close()
+        assert time.monotonic() - started < 5  # its pipe ends the wait, not a timeout
         assert not listeners(postgres_url, RESULTS_CHANNEL)
         play = PlayInThread(referee, game)
         play_as_worker(store, game)

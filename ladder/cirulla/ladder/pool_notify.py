@@ -28,7 +28,10 @@ a growing delay, saying so in one log line, and wakes every waiter once it liste
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
+import selectors
 import threading
 import time
 from collections.abc import Callable
@@ -53,8 +56,9 @@ APPLICATION_NAMES = {
     RESULTS_CHANNEL: "cirulla-pool-results",
 }
 
-#: How long one wait for a notification lasts: a closed listener stops within it.
-WAIT_SECONDS = 1.0
+#: The longest wait for a notification before the listener looks at its state again (a
+#: ``close`` ends the wait at once, through a pipe of its own).
+WAIT_SECONDS = 30.0
 #: The delay before connecting again after a drop, doubled at each failure up to
 #: ``RETRY_MOST``, and back to the first once a connection lasted ``RETRY_RESET``.
 RETRY_FIRST = 0.5
@@ -97,6 +101,10 @@ class Listener:
         #: Set while the connection listens (tests wait for it).
         self.listening = threading.Event()
         self._closed = threading.Event()
+        self._closing = threading.Lock()
+        # ``close`` writes here: the thread waits on it beside the connection's socket
+        self._wake_read, self._wake_write = os.pipe()
+        os.set_blocking(self._wake_write, False)
         self._thread = threading.Thread(
             target=self._run, name=f"pool-listen-{channel}", daemon=True
         )
@@ -106,10 +114,19 @@ class Listener:
         return self
 
     def close(self) -> None:
-        """Stop listening (within ``WAIT_SECONDS``) and close the connection."""
-        self._closed.set()
+        """Stop listening and close the connection, at once (a connection attempt under
+        way ends first: up to its ``connect_timeout``). A second call does nothing."""
+        with self._closing:
+            if self._closed.is_set():
+                return  # its pipe's descriptors may be another file's by now
+            self._closed.set()
+        with contextlib.suppress(BlockingIOError):  # full: a byte is already there
+            os.write(self._wake_write, b"x")
         if self._thread.is_alive():
-            self._thread.join(timeout=WAIT_SECONDS + 30)
+            self._thread.join(timeout=60)
+        if not self._thread.is_alive():
+            os.close(self._wake_read)
+            os.close(self._wake_write)
 
     def _connect(self) -> psycopg.Connection[TupleRow]:
         """A connection of its own (not the pool's: it is held for good), with the
@@ -166,12 +183,22 @@ class Listener:
 
     def _listen(self, conn: psycopg.Connection[TupleRow]) -> None:
         """Hand each batch of notifications to ``wake`` as it arrives (what came
-        together, one call), until closed; a dropped connection raises."""
-        while not self._closed.is_set():
-            got = list(conn.notifies(timeout=WAIT_SECONDS, stop_after=1))
-            if got:
-                got += conn.notifies(timeout=0)  # the rest of what already arrived
-                self.wake(frozenset(n.payload for n in got))
+        together, one call), until closed; a dropped connection raises.
+
+        It waits for the socket (or ``close``'s pipe) itself, then reads what came
+        without blocking (``notifies(timeout=0)``): a close ends the wait at once, where
+        ``notifies(timeout=...)`` would keep the process up to its timeout."""
+        with selectors.DefaultSelector() as selector:  # any fd number, unlike select()
+            selector.register(conn.fileno(), selectors.EVENT_READ)
+            selector.register(self._wake_read, selectors.EVENT_READ)
+            got = list(conn.notifies(timeout=0))  # any that came with LISTEN's answer
+            while not self._closed.is_set():
+                if got:
+                    self.wake(frozenset(n.payload for n in got))
+                ready = selector.select(WAIT_SECONDS)
+                got = list(conn.notifies(timeout=0)) if ready else []
+                if conn.broken or conn.closed:  # never a busy loop on a dead socket
+                    raise ConnectionError("the listening connection is lost")
 
     def _line(self, exc: Exception) -> str:
         first = str(exc).strip().splitlines()
