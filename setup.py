@@ -140,7 +140,11 @@ setup(
         Extension(
             "cirulla.rules._native",
             ["rules/cirulla/rules/_native.c"],
-            depends=["rules/cirulla/rules/engine.h"],
+            depends=[
+                "rules/cirulla/rules/engine.h",
+                "rules/cirulla/rules/eventlist.h",
+                "rules/cirulla/rules/gamestate.h",
+            ],
             extra_compile_args=["-O2", "-std=gnu11", "-Wno-unused-function"],
             optional=True,  # no compiler: the install still works, on the Python core
         ),

@@ -18,7 +18,7 @@ from cirulla.rules import Action, Game, IllegalActionError, Options
 from cirulla.rules.actions import Declaration, decode
 from cirulla.rules.core import fast_constructor, native
 from cirulla.rules.events import CardPlayed, Declared, HandDealt
-from cirulla.rules.game import _SLOTS
+from cirulla.rules.state import FIELDS
 
 
 def test_legal_actions_follow_a_position_changed_by_hand() -> None:
@@ -148,14 +148,17 @@ def test_copy_sets_every_slot() -> None:
     game.apply(game.legal_actions()[0])
     for history in (False, True):
         clone = game.copy(history=history)
-        for name in _SLOTS:
+        for name in FIELDS:
             mine, theirs = getattr(game, name), getattr(clone, name)
             if name in ("history", "decks_used") and not history:
                 assert theirs == []
             else:
                 assert theirs == mine, name
-            if isinstance(mine, list) and mine and name != "_legal":
+            if isinstance(mine, list) and mine:
                 assert theirs is not mine, f"{name} is shared between the copies"
+        clone.hands[clone.turn] = 0  # a copy's zones are its own, in C too
+        assert game.hands[game.turn] and not clone.hands[clone.turn]
+        assert clone.legal_codes() == [] and game.legal_codes()
     assert game.copy(deal_only=True).deal_only and not game.deal_only
 
 
@@ -206,16 +209,27 @@ def test_apply_on_a_finished_game_names_the_rule() -> None:
 
 
 def test_broken_slots_are_an_error_not_a_crash() -> None:
-    """The C paths read the slots as they are: nonsense there is a ValueError."""
+    """The state is checked where it is set: nonsense there is a one-line ValueError naming
+    the field (at the assignment, or at the next move for a zone's list), never a crash."""
     assert native is not None
     game = Game(Options(), seed=1)
-    game.turn = 9
-    with pytest.raises(ValueError, match="turn"):
-        game.legal_codes()
-    game.turn = 0
+    before = repr(game)
+    with pytest.raises(ValueError, match=r"Game\.turn is 9: out of range"):
+        game.turn = 9
+    assert repr(game) == before
     game.hands = [1, 2, 3]
-    with pytest.raises(ValueError, match="one mask per seat"):
+    with pytest.raises(ValueError, match=r"Game\.hands has 3 entries: it needs one per seat"):
         game.legal_actions()
+    game.hands = [1, "two"]  # type: ignore[list-item]
+    with pytest.raises(ValueError, match=r"Game.hands\[1\] is 'two': not a card mask"):
+        game.apply(0)
+    game.hands = [1, 2]
+    game.stock = [3, 41]
+    with pytest.raises(ValueError, match=r"Game.stock\[1\] is 41: not a card index 0-39"):
+        game.apply_code(0)
+    game.winner = "me"  # type: ignore[assignment]
+    with pytest.raises(ValueError, match=r"Game\.winner is 'me': not a side or None"):
+        game.legal_codes()
 
 
 def test_each_list_of_a_position_answers_for_the_other() -> None:

@@ -85,6 +85,10 @@ def _stub_callables(name: str) -> dict[str, ast.FunctionDef]:
     return out
 
 
+def _stub_classes(name: str) -> set[str]:
+    return {node.name for node in _stub(name).body if isinstance(node, ast.ClassDef)}
+
+
 def _public(name: str) -> set[str]:
     module = _module(name)
     out = set()
@@ -132,6 +136,22 @@ def _table_of(source: str, module: str, key: str) -> dict[str, tuple[str, str]]:
     return tables[found[1]]
 
 
+def _is_attribute(decorator: ast.expr) -> bool:
+    """``@property`` or ``@name.setter``: the stub's way to type a C type's attribute."""
+    if isinstance(decorator, ast.Name):
+        return decorator.id == "property"
+    return isinstance(decorator, ast.Attribute) and decorator.attr == "setter"
+
+
+def _c_source(name: str) -> str:
+    """The module's C source with the headers of its own folder it includes."""
+    path = ROOT / MODULES[name][1]
+    source = path.read_text(encoding="utf-8")
+    for header in re.findall(r'^#include "(\w+\.h)"', source, re.M):
+        source += (path.parent / header).read_text(encoding="utf-8")
+    return source
+
+
 def _c_body(source: str, cfunc: str) -> str:
     start = re.search(rf"^static \w+ \*?{cfunc}\(", source, re.M)
     assert start, cfunc
@@ -142,7 +162,7 @@ def _c_body(source: str, cfunc: str) -> str:
 def _format_arity(fmt: str) -> tuple[int, int]:
     """(required, in all) arguments a PyArg_ParseTuple format takes."""
     required, total, optional = 0, 0, False
-    for ch in fmt:
+    for ch in fmt.split(":")[0].split(";")[0]:  # the function's name or message after
         if ch == "|":
             optional = True
         elif ch.isalpha():
@@ -153,7 +173,7 @@ def _format_arity(fmt: str) -> tuple[int, int]:
 
 @pytest.mark.parametrize("name", sorted(MODULES))
 def test_the_stub_names_what_the_module_has(name: str) -> None:
-    stubbed = set(_stub_callables(name))
+    stubbed = set(_stub_callables(name)) | _stub_classes(name)
     built = _public(name)
     assert built - stubbed == set(), f"{name}: not in its stub"
     assert stubbed - built == set(), f"{name}: in the stub, not in the module"
@@ -183,7 +203,7 @@ def test_the_stub_arity_is_what_the_c_source_parses(name: str) -> None:
     """Each C function's argument parsing: ``METH_NOARGS`` none, ``METH_O`` one,
     ``METH_VARARGS`` its format string's units (``|`` starts the optional ones), a
     constructor the keyword names of its ``PyArg_ParseTupleAndKeywords``."""
-    source = (ROOT / MODULES[name][1]).read_text(encoding="utf-8")
+    source = _c_source(name)
     for key, fn in _stub_callables(name).items():
         params = _params(fn)
         if "." not in key and key[0].isupper():  # a class: its constructor's keywords
@@ -199,18 +219,35 @@ def test_the_stub_arity_is_what_the_c_source_parses(name: str) -> None:
             keywords = re.findall(r'"(\w+)"', names[1])
             assert [p for p, _ in params] == keywords, f"{name}.{key}: {params} != {keywords}"
             continue
-        if any(isinstance(d, ast.Name) and d.id == "property" for d in fn.decorator_list):
-            # a property: a member of the C struct (PyMemberDef), read without arguments
+        if any(_is_attribute(d) for d in fn.decorator_list):
+            # a property: a member of the C struct (PyMemberDef) or a getter (PyGetSetDef,
+            # its setter too if the stub has one), read without arguments
             members = set(re.findall(r'\{"(\w+)", T_\w+, offsetof\(', source))
-            assert key.split(".")[-1] in members, f"{name}.{key}: not a member in the C source"
+            getters = re.findall(r'\{"(\w+)", \(getter\)\w+, (\(setter\)\w+|NULL)', source)
+            getters += re.findall(r'^\s*(?:ZONE|SCALAR)\("(\w+)", \w+\)(,)', source, re.M)
+            settable = {n for n, setter in getters if setter != "NULL"}
+            attr = key.split(".")[-1]
+            assert attr in members | {n for n, _ in getters}, f"{name}.{key}: not in the C source"
+            if any(isinstance(d, ast.Attribute) for d in fn.decorator_list):
+                assert attr in members | settable, f"{name}.{key}: no setter in the C source"
+            continue
+        if key.split(".")[-1].startswith("__"):  # a type slot (sq_length, nb_add, ...)
             continue
         cfunc, flags = _table_of(source, name, key)[key.split(".")[-1]]
         if "METH_NOARGS" in flags:
             expected = (0, 0)
         elif "METH_O" in flags and "METH_VARARGS" not in flags:
             expected = (1, 1)
+        elif "METH_FASTCALL" in flags:  # its own count check: nargs < required || > all
+            body = _c_body(source, cfunc)
+            count = re.search(r"nargs(?: \+ nkw)? < (\d+) \|\| nargs(?: \+ nkw)? > (\d+)", body)
+            assert count, f"{name}.{key}: no argument count check in {cfunc}"
+            expected = (int(count[1]), int(count[2]))
         else:
-            fmt = re.search(r'PyArg_ParseTuple\(\s*args,\s*"([^"]*)"', _c_body(source, cfunc))
+            fmt = re.search(
+                r'PyArg_ParseTuple(?:AndKeywords)?\(\s*args,\s*(?:kw,\s*)?"([^"]*)"',
+                _c_body(source, cfunc),
+            )
             assert fmt, f"{name}.{key}: no PyArg_ParseTuple in {cfunc}"
             expected = _format_arity(fmt[1])
         got = (sum(not d for _, d in params), len(params))

@@ -157,10 +157,11 @@ static int decimal(const char *prefix, long long v, char *out) {
     return len;
 }
 
-/* decks.seeded_deck from the seed's decimal text; -1 when out of memory (a seed of
-   hundreds of digits) */
-static int seeded_deck_c(const char *seed_text, size_t seed_len, long long number,
-                         uint8_t *deck) {
+/* The key words of deck ``number`` of a seed given as its decimal text (SHA-256 of
+   "cirulla-deck/1:SEED:NUMBER", as an integer in 32-bit words from the least significant,
+   leading zero words dropped: random.seed uses the integer's bit length); their count, or
+   -1 when out of memory (a seed of hundreds of digits) */
+static int deck_key(const char *seed_text, size_t seed_len, long long number, uint32_t *key) {
     static const char head[] = "cirulla-deck/1:";
     char buf[256], *msg = buf;
     size_t need = seed_len + 48, len = sizeof head - 1;
@@ -172,19 +173,19 @@ static int seeded_deck_c(const char *seed_text, size_t seed_len, long long numbe
     len += (size_t)decimal(":", number, msg + len);
     sha256((const uint8_t *)msg, len, digest);
     if (msg != buf) free(msg);
-    /* the digest as an integer, in 32-bit words from the least significant; leading zero
-       words dropped (random.seed uses the integer's bit length) */
-    uint32_t key[8], mt[MT_N];
-    size_t nkey = 0;
+    int nkey = 0;
     for (int w = 0; w < 8; w++) {
         const uint8_t *p = digest + 28 - 4 * w;
         key[w] = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-        if (key[w]) nkey = (size_t)w + 1;
+        if (key[w]) nkey = w + 1;
     }
-    if (!nkey) nkey = 1;
-    mt_init_by_array(mt, key, nkey);
-    /* random() is (a * 2**26 + b) / 2**53: the keys compare as the 53-bit integers; each
-       card's below its key, so equal keys keep the cards' order, as sorted() does */
+    return nkey ? nkey : 1;
+}
+
+/* the deck a freshly seeded generator's state gives: random() is (a * 2**26 + b) / 2**53,
+   so the keys compare as the 53-bit integers; each card's below its key, so equal keys
+   keep the cards' order, as sorted() does */
+static void deck_of_state(const uint32_t *mt, uint8_t *deck) {
     u64 keys[NUM_CARDS];
     for (int c = 0; c < NUM_CARDS; c++) {
         uint32_t a = mt_first(mt, 2 * c) >> 5, b = mt_first(mt, 2 * c + 1) >> 6;
@@ -197,6 +198,82 @@ static int seeded_deck_c(const char *seed_text, size_t seed_len, long long numbe
         keys[j] = k;
     }
     for (int i = 0; i < NUM_CARDS; i++) deck[i] = (uint8_t)(keys[i] & 63);
+}
+
+/* decks.seeded_deck from the seed's decimal text; -1 when out of memory */
+static int seeded_deck_c(const char *seed_text, size_t seed_len, long long number,
+                         uint8_t *deck) {
+    uint32_t key[8], mt[MT_N];
+    int nkey = deck_key(seed_text, seed_len, number, key);
+    if (nkey < 0) return -1;
+    mt_init_by_array(mt, key, (size_t)nkey);
+    deck_of_state(mt, deck);
+    return 0;
+}
+
+/* mt_init_by_array's 8-word case for DECK_LANES keys at once, the states interleaved
+   (mt[i][lane]): one key's steps are a chain, each waiting on the last, so alone they keep
+   the processor mostly idle; side by side they run in parallel (several times the decks
+   per second). Only the words deck_of_state reads are kept, in ``out``. */
+#define DECK_LANES 8
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((optimize("O3")))
+#endif
+static void mt_init_lanes(const uint32_t key[DECK_LANES][8], uint32_t out[DECK_LANES][MT_N]) {
+    uint32_t mt[MT_N][DECK_LANES];
+    uint32_t add[8][DECK_LANES], prev[DECK_LANES];
+    for (int l = 0; l < DECK_LANES; l++) {
+        prev[l] = mt_base[0];
+        for (int w = 0; w < 8; w++) add[w][l] = key[l][w] + (uint32_t)w;
+    }
+    for (int i = 1; i < MT_N; i++) {
+        const uint32_t b = mt_base[i], *ad = add[(i - 1) & 7];
+        for (int l = 0; l < DECK_LANES; l++) {
+            uint32_t p = prev[l];
+            mt[i][l] = prev[l] = (b ^ ((p ^ (p >> 30)) * 1664525U)) + ad[l];
+        }
+    }
+    for (int l = 0; l < DECK_LANES; l++) {
+        uint32_t p = prev[l];
+        mt[0][l] = p;
+        mt[1][l] = prev[l] = (mt[1][l] ^ ((p ^ (p >> 30)) * 1664525U)) + add[7][l];
+    }
+    for (int i = 2; i < MT_N; i++)
+        for (int l = 0; l < DECK_LANES; l++) {
+            uint32_t p = prev[l];
+            mt[i][l] = prev[l] = (mt[i][l] ^ ((p ^ (p >> 30)) * 1566083941U)) - (uint32_t)i;
+        }
+    for (int l = 0; l < DECK_LANES; l++) {
+        uint32_t p = prev[l];
+        mt[1][l] = (mt[1][l] ^ ((p ^ (p >> 30)) * 1566083941U)) - 1U;
+        mt[0][l] = 0x80000000U;
+    }
+    for (int l = 0; l < DECK_LANES; l++) /* the words mt_first reads for 80 outputs */
+        for (int i = 0; i <= 2 * NUM_CARDS; i++) {
+            out[l][i] = mt[i][l];
+            out[l][i + MT_M] = mt[i + MT_M][l];
+        }
+}
+
+/* decks first .. first + count - 1 (count <= DECK_LANES) of a seed given as its decimal
+   text, as seeded_deck_c gives each; -1 when out of memory */
+static int seeded_decks_c(const char *seed_text, size_t seed_len, long long first, int count,
+                          uint8_t (*decks)[NUM_CARDS]) {
+    uint32_t key[DECK_LANES][8], mt[DECK_LANES][MT_N];
+    int nkey[DECK_LANES];
+    for (int l = 0; l < DECK_LANES; l++) {
+        if (l >= count) { /* an idle lane: any key */
+            memcpy(key[l], key[0], sizeof key[l]);
+            continue;
+        }
+        if ((nkey[l] = deck_key(seed_text, seed_len, first + l, key[l])) < 0) return -1;
+    }
+    mt_init_lanes((const uint32_t(*)[8])key, mt);
+    for (int l = 0; l < count; l++) {
+        if (nkey[l] != 8) /* a digest with a leading zero word (one in 2**32): the long way */
+            mt_init_by_array(mt[l], key[l], (size_t)nkey[l]);
+        deck_of_state(mt[l], decks[l]);
+    }
     return 0;
 }
 
@@ -480,6 +557,49 @@ static int seeded_deck_of(PyObject *seed, long long number, uint8_t *deck) {
     if (text && rc) PyErr_NoMemory();
     Py_DECREF(str);
     return rc;
+}
+
+/* seeded_decks_c for a seed given as an int */
+static int seeded_decks_of(PyObject *seed, long long first, int count,
+                           uint8_t (*decks)[NUM_CARDS]) {
+    int overflow;
+    long long small = PyLong_AsLongLongAndOverflow(seed, &overflow);
+    if (small == -1 && PyErr_Occurred()) return -1;
+    if (!overflow) {
+        char text[32];
+        int len = decimal("", small, text);
+        seeded_decks_c(text, (size_t)len, first, count, decks); /* short: never out of memory */
+        return 0;
+    }
+    PyObject *str = PyObject_Str(seed);
+    if (!str) return -1;
+    Py_ssize_t len;
+    const char *text = PyUnicode_AsUTF8AndSize(str, &len);
+    int rc = text ? seeded_decks_c(text, (size_t)len, first, count, decks) : -1;
+    if (text && rc) PyErr_NoMemory();
+    Py_DECREF(str);
+    return rc;
+}
+
+PyDoc_STRVAR(seeded_decks_doc,
+             "seeded_decks(seed, first, count) -> bytes\n\n"
+             "decks.seeded_deck's decks first .. first + count - 1 (count 1 to 8) of ``seed``, "
+             "40 bytes each, computed side by side.");
+
+static PyObject *py_seeded_decks(PyObject *self, PyObject *args) {
+    PyObject *seed;
+    long long first;
+    int count;
+    uint8_t decks[DECK_LANES][NUM_CARDS];
+    (void)self;
+    if (!PyArg_ParseTuple(args, "OLi", &seed, &first, &count)) return NULL;
+    if (!PyLong_CheckExact(seed) || count < 1 || count > DECK_LANES || first < 1) {
+        PyErr_SetString(PyExc_ValueError,
+                        "seeded_decks: an int seed, first >= 1 and a count of 1 to 8");
+        return NULL;
+    }
+    if (seeded_decks_of(seed, first, count, decks)) return NULL;
+    return PyBytes_FromStringAndSize((const char *)decks, (Py_ssize_t)count * NUM_CARDS);
 }
 
 static PyObject *deck_list(const uint8_t *deck) {
@@ -973,7 +1093,7 @@ static PyObject *fast_legal_codes(PyObject *self, PyObject *unused) {
    codes meanwhile): what it returns is always the dict's object. The dict's version tag
    tells (3.11); where it is deprecated (3.12 on), its size, which misses only a clear
    followed by a refill to the very same size between two calls. */
-#define ACTION_BITS 14
+#define ACTION_BITS 16
 #define ACTION_CACHE (1 << ACTION_BITS)
 static struct {
     u64 code;
@@ -1185,6 +1305,7 @@ typedef struct {
     PyObject *score;  /* the DealScore built at EV_DEAL_SCORED (Game.last_score) */
     PyObject *deck_source, *decks_used;
     G *g;
+    PyObject *given; /* a DealScore already built: EV_DEAL_SCORED's, not built again */
 } DealCtx;
 
 #define call_mk make_stolen
@@ -1205,7 +1326,13 @@ static int deal_emit(void *ctx, int type, const long long *a, int n) {
     DealCtx *d = ctx;
     PyObject *ev = NULL;
     (void)n;
-    if (type == EV_DEAL_SCORED) { /* deal, cappotto, sides, 7 items per side, totals */
+    if (type == EV_DEAL_SCORED && d->given) { /* a lazy event list's, built at the move */
+        Py_XSETREF(d->score, Py_NewRef(d->given));
+        if (!d->events) return 0;
+        int sides = (int)a[2];
+        PyObject *args[3] = {L(a[0]), Py_NewRef(d->given), ints_tuple(a + 3 + 7 * sides, sides)};
+        ev = call_mk(deal_mk[M_DEAL_SCORED], args, 3);
+    } else if (type == EV_DEAL_SCORED) { /* deal, cappotto, sides, 7 items per side, totals */
         int sides = (int)a[2];
         PyObject *per = PyTuple_New(sides), *caps = PyTuple_New(sides);
         for (int i = 0; per && caps && i < sides; i++) {
@@ -1672,6 +1799,9 @@ static PyMethodDef fast_methods[] = {
     {"_first_deal", fast_first_deal, METH_O, NULL},
     {NULL, NULL, 0, NULL}};
 
+#include "eventlist.h"
+#include "gamestate.h"
+
 PyDoc_STRVAR(bind_game_doc,
              "bind_game(game_cls, action_cls, card_played, declared, round_dealt, hand_dealt, "
              "kinds, interned, from_int, deal) -> dict\n\n"
@@ -1707,7 +1837,8 @@ static PyObject *py_bind_game(PyObject *self, PyObject *args) {
             Py_DECREF(three);
         }
     }
-    for (int f = 0; f < F_COUNT; f++)
+    int state_based = PyType_IsSubtype((PyTypeObject *)game_cls, &StateType);
+    for (int f = 0; f < F_COUNT && !state_based; f++)
         if ((game_off[f] = slot_offset((PyTypeObject *)game_cls, GAME_SLOTS[f])) < 0) return NULL;
     if ((action_code_off = slot_offset((PyTypeObject *)act_cls, "_code")) < 0 ||
         (action_off[0] = slot_offset((PyTypeObject *)act_cls, "card")) < 0 ||
@@ -1730,7 +1861,14 @@ static PyObject *py_bind_game(PyObject *self, PyObject *args) {
     Py_XSETREF(interned_actions, Py_NewRef(interned));
     Py_XSETREF(action_from_int, Py_NewRef(from_int));
     PyObject *out = PyDict_New();
-    for (PyMethodDef *m = fast_methods; out && m->ml_name; m++) {
+    /* a Game with its state in C: GameState's methods, their descriptors made for game_cls
+       itself (a call then checks the instance's exact type, not the base's MRO) */
+    for (PyMethodDef *m = State_methods; out && state_based && m->ml_name; m++) {
+        PyObject *d = PyDescr_NewMethod((PyTypeObject *)game_cls, m);
+        if (!d || PyDict_SetItemString(out, m->ml_name, d)) Py_CLEAR(out);
+        Py_XDECREF(d);
+    }
+    for (PyMethodDef *m = fast_methods; out && !state_based && m->ml_name; m++) {
         PyObject *d = PyDescr_NewMethod((PyTypeObject *)game_cls, m);
         if (!d || PyDict_SetItemString(out, m->ml_name, d)) Py_CLEAR(out);
         Py_XDECREF(d);
@@ -2017,6 +2155,7 @@ static PyMethodDef module_methods[] = {
     {"dealer_bonus", py_dealer_bonus, METH_VARARGS,
      "dealer_bonus(table, low_bonus) -> int: game.dealer_bonus."},
     {"score_deal", py_score_deal, METH_VARARGS, score_deal_doc},
+    {"seeded_decks", py_seeded_decks, METH_VARARGS, seeded_decks_doc},
     {"seeded_deck", py_seeded_deck, METH_VARARGS, seeded_deck_doc},
     {"sample_world", py_sample_world, METH_VARARGS, sample_world_doc},
     {"bench_rules", py_bench_rules, METH_VARARGS, bench_rules_doc},
@@ -2036,10 +2175,13 @@ static struct PyModuleDef module_def = {
 PyMODINIT_FUNC PyInit__native(void) {
     init_tables();
     mt_base_init();
-    if (PyType_Ready(&GameType) < 0 || PyType_Ready(&FloorType) < 0) return NULL;
+    if (PyType_Ready(&GameType) < 0 || PyType_Ready(&FloorType) < 0 ||
+        PyType_Ready(&StateType) < 0 || PyType_Ready(&EventsType) < 0)
+        return NULL;
     PyObject *m = PyModule_Create(&module_def);
     if (!m) return NULL;
-    if (PyModule_AddType(m, &GameType) < 0 || PyModule_AddType(m, &FloorType) < 0) {
+    if (PyModule_AddType(m, &GameType) < 0 || PyModule_AddType(m, &FloorType) < 0 ||
+        PyModule_AddType(m, &StateType) < 0 || PyModule_AddType(m, &EventsType) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -44,6 +44,7 @@ from cirulla.rules.core import CORE, native, options_tuple, require_native, reso
 from cirulla.rules.errors import IllegalActionError
 from cirulla.rules.game import Game
 from cirulla.rules.options import Options, OptionValue
+from cirulla.rules.state import SLOTS, PyState
 
 _A = TypeVar("_A")
 
@@ -123,7 +124,14 @@ def bench_api_before(options: Options, seconds: float = 3.0, seed: int = 1) -> R
     """``bench_api``'s program on the API as it was before its fast paths: the baseline."""
     with _paths_before():
         return _random_deals(
-            _seeded(options), seconds, seed, _api_before_deal, 16, CORE, "api_before", options
+            lambda seed: PythonStateGame(options, seed=seed),
+            seconds,
+            seed,
+            _api_before_deal,
+            16,
+            CORE,
+            "api_before",
+            options,
         )
 
 
@@ -235,21 +243,20 @@ _EVENT_TYPES = (
 @contextmanager
 def _paths_before() -> Iterator[None]:
     """While the baseline runs, the state machine builds its events with the dataclasses'
-    generated ``__init__`` (as before ``core.fast_constructor``), deals a new game's first
-    deal in Python (``Game._start_deal``, as before ``_first_deal`` in C) and shuffles the
-    seeded decks in Python (``decks.seeded_deck``, as before ``native.seeded_deck``)."""
+    generated ``__init__`` (as before ``core.fast_constructor``) and shuffles the seeded
+    decks in Python (``decks.seeded_deck``, as before ``native.seeded_deck``); its games are
+    ``game.PythonStateGame``s, the state in Python slots and every method in Python (a new
+    game's first deal included, as before ``_first_deal`` in C)."""
     saved = {name: getattr(game_module, "_" + name) for name in _EVENT_TYPES}
-    first_deal, native_deck = Game.__dict__["_first_deal"], decks_module._native_deck
+    native_deck = decks_module._native_deck
     try:
         for name in _EVENT_TYPES:
             setattr(game_module, "_" + name, getattr(ev, name))
-        Game._first_deal = Game._start_deal
         decks_module._native_deck = None
         yield
     finally:
         for name, value in saved.items():
             setattr(game_module, "_" + name, value)
-        Game._first_deal = first_deal
         decks_module._native_deck = native_deck
 
 
@@ -330,3 +337,25 @@ def _report(
         "cpu_seconds": round(cpu, 3),
         "deals_per_cpu_s": round(deals / cpu, 1) if cpu > 0 else None,
     }
+
+
+def _python_state_game() -> type[Game]:
+    """``Game`` with its state in Python slots and every method in Python, even where the
+    native core runs (``state.PyState``, game.py's Python methods): the API as it was before
+    its state moved to C, the baseline ``api_before`` plays, so that the baseline is not
+    slowed by the Python methods reading the C state through its attributes."""
+    if native is None:
+        return Game
+    body = {
+        name: value
+        for name, value in Game.__dict__.items()
+        if name not in ("__dict__", "__weakref__", "__slots__")
+    }
+    body.update(game_module._PYTHON_METHODS)
+    body["__slots__"] = SLOTS
+    body["__qualname__"] = body["__name__"] = "PythonStateGame"
+    return type("PythonStateGame", (PyState,), body)
+
+
+#: ``bench_api_before``'s games.
+PythonStateGame = _python_state_game()

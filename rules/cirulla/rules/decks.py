@@ -35,6 +35,11 @@ class DeckSource:
         self._explicit = [parse_deck(d) for d in decks] if decks is not None else None
         self._next = 0
         self._seed = (secrets.randbits(128) if seed is None else seed) if decks is None else None
+        # the native core's Game shuffles a seeded source's decks several at a time and
+        # keeps the ones not dealt yet here (40 bytes each, from deck number _ahead_from);
+        # next_deck below computes each deck itself and never reads them
+        self._ahead = b""
+        self._ahead_from = 0
 
     def next_deck(self, deal_no: int) -> list[int]:
         if self._explicit is not None:

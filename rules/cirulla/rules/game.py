@@ -9,6 +9,7 @@ no event objects. Both run the same ``_play`` so they cannot disagree.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from copy import deepcopy
 from typing import TYPE_CHECKING, Any
 
 from cirulla.rules.actions import (
@@ -51,6 +52,7 @@ from cirulla.rules.illegal import explain_illegal
 from cirulla.rules.options import Options
 from cirulla.rules.scoring import DealScore, SideScore, score_deal
 from cirulla.rules.seat_view import view_of
+from cirulla.rules.state import SLOTS, GameBase
 
 if TYPE_CHECKING:
     from cirulla.rules.seat_view import View
@@ -124,38 +126,7 @@ def dealer_bonus(table: int, low_bonus: bool) -> int:
     return best
 
 
-_SLOTS = (
-    "options",
-    "n",
-    "sides",
-    "side_of",
-    "deck_source",
-    "decks_used",
-    "dealer",
-    "deal_no",
-    "totals",
-    "winner",
-    "cappotto",
-    "deal_only",
-    "deal_over",
-    "hands",
-    "table",
-    "stock",
-    "captured",
-    "scope",
-    "last_taker",
-    "wild",
-    "declared",
-    "round",
-    "turn",
-    "in_hands",
-    "history",
-    "last_score",
-    "_legal",
-)
-
-
-class Game:
+class Game(GameBase):
     """One game: deals until a side reaches the target (or takes cappotto).
 
     ``deal_only`` stops after the current deal instead of dealing the next (tree search
@@ -187,11 +158,7 @@ class Game:
     ('6S 7S KS', (2, 3), 'AH 2H 3H', 1)
     """
 
-    __slots__ = _SLOTS
-
-    options: Options
-    hands: list[int]
-    stock: list[int]  # reversed: the next card to deal is stock[-1]
+    __slots__ = SLOTS if native is None else ()
 
     def __init__(
         self,
@@ -205,9 +172,7 @@ class Game:
         events: list[Event] | None = None,
     ) -> None:
         self.options = options = options or Options()
-        self.n = n = options.players
-        self.sides = options.sides
-        self.side_of = tuple(options.side_of(s) for s in range(n))
+        n = options.players
         self.deck_source = deck_source or DeckSource(seed, decks)
         self.decks_used: list[list[int]] = []
         if first_dealer is not None and not 0 <= first_dealer < n:
@@ -215,12 +180,11 @@ class Game:
         self.dealer = (n - 1 if first_dealer is None else first_dealer) - 1
         self.deal_no = 0
         self.totals = [0] * self.sides
-        self.winner: int | None = None
+        self.winner = None
         self.cappotto = False
         self.deal_only = deal_only
-        self.history: list[tuple[int, int]] = []  # (seat, action code) through apply()
-        self.last_score: DealScore | None = None
-        self._legal: list[Any] | None = None
+        self.history = []
+        self.last_score = None
         self._first_deal(events)
 
     @classmethod
@@ -259,9 +223,6 @@ class Game:
             _check_zones(n, options.sides, hands, table, stock, captured)
         game = cls.__new__(cls)
         game.options = options
-        game.n = n
-        game.sides = options.sides
-        game.side_of = tuple(options.side_of(s) for s in range(n))
         game.deck_source = DeckSource(seed)
         game.decks_used = []
         game.dealer = n - 1 if dealer is None else dealer
@@ -284,7 +245,6 @@ class Game:
         game.in_hands = sum(h.bit_count() for h in hands)
         game.history = []
         game.last_score = None
-        game._legal = None
         return game
 
     # ------------------------------------------------------------------ queries
@@ -407,7 +367,7 @@ class Game:
 
     def is_legal(self, action: Action | int) -> bool:
         code = action if isinstance(action, int) else action.to_int()
-        return code in self._legal_entry()[3]
+        return code in self.legal_codes()
 
     def view(self, seat: int | None) -> View:
         """What ``seat`` may know (None: a spectator). Only views leave the referee."""
@@ -419,12 +379,15 @@ class Game:
 
     # ------------------------------------------------------------------ moves
 
-    def apply(self, action: Action | int | str, seat: int | None = None) -> list[Event]:
+    def apply(self, action: Action | int | str, seat: int | None = None) -> Sequence[Event]:
         """Checked move for the referee: raises ``IllegalActionError`` and changes nothing.
 
-        With the native core, an ``Action`` or code from the position's own legal list, for
-        the seat to move, is played in C (``_native.c``: ``bind_game``); anything else
-        comes here, which explains what is wrong."""
+        Returns the move's events as an immutable sequence (``list(...)`` makes a list of
+        it). With the native core, an ``Action`` or code from the position's own legal
+        list, for the seat to move, is played in C (``gamestate.h``) and its events are
+        made only when first read (``native.Events``): a search or a player that never
+        looks at them does not pay for them; anything else comes here, which explains what
+        is wrong."""
         if isinstance(action, str):
             action = Action.parse(action)
         code = action if isinstance(action, int) else action.to_int()
@@ -435,12 +398,12 @@ class Game:
         if seat is not None and seat != self.turn:
             raise IllegalActionError("turn", f"it is seat {self.turn}'s turn, not seat {seat}'s")
         # the position's own legal codes, computed once (legal_actions() made them)
-        if code not in self._legal_entry()[3]:
+        if code not in self.legal_codes():
             rule, why = self.explain_illegal(Action.from_int(code))
             raise IllegalActionError(rule, why)
         events: list[Event] = []
         self.history.append((self.turn, code))
-        self._play(code, events)
+        self.apply_code(code, events)
         return events
 
     def explain_illegal(self, action: Action) -> tuple[str, str]:
@@ -595,14 +558,11 @@ class Game:
 
     def copy(self, *, deal_only: bool | None = None, history: bool = False) -> Game:
         """A cheap independent copy (search copies drop the history by default)."""
-        # every slot spelled out (a loop over _SLOTS with getattr/setattr costs four times
+        # every slot spelled out (a loop over SLOTS with getattr/setattr costs four times
         # as much, and search copies once per node); test_copy_sets_every_slot keeps the
         # list whole. The cached legal actions are shared: they are keyed by the position.
-        new = _new_game(Game)
+        new = _new_game(type(self))
         new.options = self.options
-        new.n = self.n
-        new.sides = self.sides
-        new.side_of = self.side_of
         new.deck_source = self.deck_source
         new.decks_used = self.decks_used[:] if history else []
         new.dealer = self.dealer
@@ -626,6 +586,16 @@ class Game:
         new.history = self.history[:] if history else []
         new.last_score = self.last_score
         new._legal = self._legal
+        return new
+
+    def __copy__(self) -> Game:
+        return self.copy(history=True)
+
+    def __deepcopy__(self, memo: dict[int, object]) -> Game:
+        """``copy.deepcopy``: the whole game, its deck source (and the decks it has yet to
+        deal) copied too, on either core (the native state has no slots to copy)."""
+        new = self.copy(history=True)
+        new.deck_source = deepcopy(self.deck_source, memo)
         return new
 
     def cards_accounted(self) -> int:
@@ -679,8 +649,27 @@ def _bind_native() -> None:
             DeckError,
         ),
     )
+    # the C methods in place of the Python ones (which stay reachable as _apply_checked,
+    # _play and _start_deal: the slow path and the reference)
+    for name in _NATIVE_METHODS:
+        _PYTHON_METHODS[name] = Game.__dict__[name]
     for name, method in methods.items():
         setattr(Game, name, method)
+    Sequence.register(native.Events)
+
+
+#: Game's Python versions of what ``native.GameState`` runs in C (kept for PythonStateGame).
+_PYTHON_METHODS: dict[str, object] = {}
+#: What ``native.GameState`` runs in C for ``Game`` (its state in C).
+_NATIVE_METHODS = (
+    "legal_codes",
+    "legal_actions",
+    "is_legal",
+    "apply",
+    "apply_code",
+    "copy",
+    "_first_deal",
+)
 
 
 _bind_native()

@@ -89,7 +89,7 @@ class Match:
         if self.winner is not None:
             raise IllegalActionError("match_over", "the match is over; no more actions")
         game = self.game
-        events = game.apply(action, seat)
+        events = list(game.apply(action, seat))
         if game.winner is not None:
             self.games_won[game.winner] += 1
             if match_winner(self.games_won, self.best_of) is not None:

@@ -10,6 +10,8 @@ part, which every view carries.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from cirulla.rules.events import CardPlayed, Event, GameOver
 from cirulla.server.connections import Connection, Delivery, Seat
 from cirulla.server.convert import framing
@@ -78,7 +80,7 @@ class Publisher:
     def publish(
         self,
         run: GameRun | None,
-        events: list[Event],
+        events: Sequence[Event],
         *,
         by_timeout: bool = False,
         notation: str = "",

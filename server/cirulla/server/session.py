@@ -29,7 +29,7 @@ import logging
 import secrets
 import time
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from cirulla.rules import Game
 from cirulla.rules.decks import DeckSource
@@ -140,7 +140,7 @@ class MatchSession:
         self.runs: list[GameRun] = []
         self.results: list[GameEnded] = []
         self.winner: int | None = None
-        self._undelivered: tuple[GameRun, list[Event], bool, str] | None = None
+        self._undelivered: tuple[GameRun, Sequence[Event], bool, str] | None = None
         self._on_record = on_record
         self._on_change = on_change
         self._on_finished = on_finished
