@@ -31,9 +31,13 @@ typedef struct {
     PyObject *history;                  /* list of (seat, code), NULL until read */
     long long *hist;                    /* seat, code pairs not yet in the list */
     int nhist, hist_cap;
-    u64 key_hand, key_table;            /* the position the legal tuples are for */
+    u64 key_hand, key_table;            /* the position the legal codes are for */
     int key_wild, key_valid;
-    PyObject *legal_codes, *legal_actions; /* tuples, either NULL until asked for */
+    u64 *codes;                         /* its legal codes (key_valid), ncodes of them */
+    int ncodes, codes_cap;
+    PyObject *legal_codes;              /* their ints (a tuple), NULL until asked for */
+    PyObject **acts;                    /* their Actions (has_acts), owned references */
+    int acts_cap, has_acts;
 } StateObject;
 
 static PyTypeObject StateType;
@@ -307,7 +311,9 @@ static PyObject *State_get_options(StateObject *self, void *unused) {
 static void clear_legal(StateObject *self) {
     self->key_valid = 0;
     Py_CLEAR(self->legal_codes);
-    Py_CLEAR(self->legal_actions);
+    if (self->has_acts)
+        for (int i = 0; i < self->ncodes; i++) Py_CLEAR(self->acts[i]);
+    self->has_acts = 0;
 }
 
 /* A game's options, set first by Game.__init__ and Game.setup: they fix the seats and sides,
@@ -398,22 +404,25 @@ static int push_history(StateObject *self, int seat, u64 code) {
 
 static int stopped(const G *g) { return g->winner >= 0 || g->deal_over; }
 
-/* The legal codes of the position to move into the shared scratch, unless the cached
-   tuples are for this very position (hand, table, wild): 1 cached, 0 computed, -1 error */
+/* The legal codes of the position to move in ``codes``, unless they are for this very
+   position already (hand, table, wild); -1 on error */
 static int legal_position(StateObject *self) {
     G *g = &self->g;
     u64 hand = g->hands[g->turn];
     if (self->key_valid && self->key_hand == hand && self->key_table == g->table &&
         self->key_wild == g->wild)
-        return 1;
+        return 0;
     Tab t;
     if (tab_init(&shared_scratch, &t, g->table, g->wild) ||
         legal_codes(&shared_scratch, &t, hand, g->wild, g->o.must_capture,
-                    g->o.pairing_precedence)) {
+                    g->o.pairing_precedence) ||
+        grow((void **)&self->codes, &self->codes_cap, shared_scratch.ncodes, sizeof(u64))) {
         PyErr_NoMemory();
         return -1;
     }
     clear_legal(self);
+    memcpy(self->codes, shared_scratch.codes, sizeof(u64) * (size_t)shared_scratch.ncodes);
+    self->ncodes = shared_scratch.ncodes;
     self->key_hand = hand;
     self->key_table = g->table;
     self->key_wild = g->wild;
@@ -421,70 +430,81 @@ static int legal_position(StateObject *self) {
     return 0;
 }
 
-/* the cached tuple of the position's Actions (``actions``) or code ints, made if need be;
-   a borrowed reference (the empty tuple when nothing can be played) */
-static PyObject *legal_tuple(StateObject *self, int actions) {
+/* the position's tuple of code ints, made once; a borrowed reference (the empty tuple when
+   nothing can be played) */
+static PyObject *codes_of_position(StateObject *self) {
     static PyObject *empty;
     if (stopped(&self->g)) {
         if (!empty && !(empty = PyTuple_New(0))) return NULL;
         return empty;
     }
-    int cached = legal_position(self);
-    if (cached < 0) return NULL;
-    PyObject **slot = actions ? &self->legal_actions : &self->legal_codes;
-    if (*slot) return *slot;
-    if (!cached) {
-        *slot = actions ? actions_of_codes(shared_scratch.codes, shared_scratch.ncodes)
-                        : codes_tuple(&shared_scratch);
-        /* Actions and ints (immutable, no cycle through them): nothing for the collector */
-        if (*slot && PyObject_GC_IsTracked(*slot)) PyObject_GC_UnTrack(*slot);
-        return *slot;
-    }
-    /* the other tuple is cached: this one read off it */
-    PyObject *other = actions ? self->legal_codes : self->legal_actions;
-    Py_ssize_t k = PyTuple_GET_SIZE(other);
-    PyObject *t = PyTuple_New(k);
-    for (Py_ssize_t i = 0; t && i < k; i++) {
-        PyObject *x = PyTuple_GET_ITEM(other, i), *y;
-        if (actions) {
-            u64 code;
-            y = as_u64(x, &code) ? NULL : interned_action(code, x);
-        } else {
-            y = Py_NewRef(*(PyObject **)((char *)x + action_code_off));
+    if (legal_position(self)) return NULL;
+    if (!self->legal_codes) {
+        PyObject *t = PyTuple_New(self->ncodes);
+        for (int i = 0; t && i < self->ncodes; i++) {
+            PyObject *x = PyLong_FromUnsignedLongLong(self->codes[i]);
+            if (!x) Py_CLEAR(t);
+            else PyTuple_SET_ITEM(t, i, x);
         }
-        if (!y) Py_CLEAR(t);
-        else PyTuple_SET_ITEM(t, i, y);
+        /* ints: nothing for the collector */
+        if (t && PyObject_GC_IsTracked(t)) PyObject_GC_UnTrack(t);
+        self->legal_codes = t;
     }
-    return *slot = t;
+    return self->legal_codes;
+}
+
+/* the position's Actions in ``acts`` (made once, Action.from_int's shared ones); their
+   count, or -1 on error */
+static int actions_of_position(StateObject *self) {
+    if (stopped(&self->g)) return 0;
+    if (legal_position(self)) return -1;
+    if (self->has_acts) return self->ncodes;
+    if (grow((void **)&self->acts, &self->acts_cap, self->ncodes, sizeof(PyObject *))) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (int i = 0; i < self->ncodes; i++) {
+        PyObject *a = interned_action(self->codes[i], NULL);
+        if (!a) {
+            while (i--) Py_CLEAR(self->acts[i]);
+            return -1;
+        }
+        self->acts[i] = a;
+    }
+    self->has_acts = 1;
+    return self->ncodes;
 }
 
 static PyObject *State_legal_codes(StateObject *self, PyObject *unused) {
     (void)unused;
     if (absorb(self)) return NULL;
-    PyObject *t = legal_tuple(self, 0);
+    PyObject *t = codes_of_position(self);
     return t ? list_of(t) : NULL;
 }
 
 static PyObject *State_legal_actions(StateObject *self, PyObject *unused) {
     (void)unused;
     if (absorb(self)) return NULL;
-    PyObject *t = legal_tuple(self, 1);
-    return t ? list_of(t) : NULL;
+    int n = actions_of_position(self);
+    PyObject *list = n < 0 ? NULL : PyList_New(n);
+    for (int i = 0; list && i < n; i++) PyList_SET_ITEM(list, i, Py_NewRef(self->acts[i]));
+    return list;
 }
 
 /* the code of ``action`` (an Action or an int) if it is one of the position's legal ones
-   (for an Action from legal_actions(), found by identity); 0 with *code unset otherwise */
+   (an Action from legal_actions() found by identity, its code read from the position's
+   own array: neither the Action nor its int is read); 0 with *code unset otherwise */
 static int legal_code_of(StateObject *self, PyObject *action, u64 *code) {
     PyObject *code_obj = action;
+    if (stopped(&self->g)) return 0;
     if (Py_TYPE(action) == action_type) {
-        PyObject *acts = self->key_valid ? self->legal_actions : NULL;
-        if (acts && !stopped(&self->g) && self->key_hand == self->g.hands[self->g.turn] &&
+        if (self->has_acts && self->key_valid && self->key_hand == self->g.hands[self->g.turn] &&
             self->key_table == self->g.table && self->key_wild == self->g.wild) {
-            Py_ssize_t k = PyTuple_GET_SIZE(acts);
-            for (Py_ssize_t i = 0; i < k; i++)
-                if (PyTuple_GET_ITEM(acts, i) == action) {
-                    code_obj = *(PyObject **)((char *)action + action_code_off);
-                    return as_u64(code_obj, code) ? -1 : 1;
+            PyObject **acts = self->acts;
+            for (int i = 0; i < self->ncodes; i++)
+                if (acts[i] == action) {
+                    *code = self->codes[i];
+                    return 1;
                 }
         }
         code_obj = *(PyObject **)((char *)action + action_code_off);
@@ -495,16 +515,12 @@ static int legal_code_of(StateObject *self, PyObject *action, u64 *code) {
         PyErr_Clear();
         return 0;
     }
-    PyObject *codes = legal_tuple(self, 0);
-    if (!codes) return -1;
-    Py_ssize_t k = PyTuple_GET_SIZE(codes);
-    for (Py_ssize_t i = 0; i < k; i++) {
-        u64 v;
-        if (!as_u64(PyTuple_GET_ITEM(codes, i), &v) && v == c) {
+    if (legal_position(self)) return -1;
+    for (int i = 0; i < self->ncodes; i++)
+        if (self->codes[i] == c) {
             *code = c;
             return 1;
         }
-    }
     return 0;
 }
 
@@ -756,7 +772,23 @@ static PyObject *State_copy(StateObject *self, PyObject *args, PyObject *kw) {
     new->key_wild = self->key_wild;
     new->key_valid = self->key_valid;
     new->legal_codes = Py_XNewRef(self->legal_codes);
-    new->legal_actions = Py_XNewRef(self->legal_actions);
+    if (self->key_valid) {
+        if (grow((void **)&new->codes, &new->codes_cap, self->ncodes, sizeof(u64))) {
+            Py_DECREF(new);
+            return PyErr_NoMemory();
+        }
+        memcpy(new->codes, self->codes, sizeof(u64) * (size_t)self->ncodes);
+        new->ncodes = self->ncodes;
+        if (self->has_acts) {
+            if (grow((void **)&new->acts, &new->acts_cap, self->ncodes, sizeof(PyObject *))) {
+                new->key_valid = 0;
+                Py_DECREF(new);
+                return PyErr_NoMemory();
+            }
+            for (int i = 0; i < self->ncodes; i++) new->acts[i] = Py_NewRef(self->acts[i]);
+            new->has_acts = 1;
+        }
+    }
     if (history) {
         PyObject *h = history_list(self);
         new->history = h ? PyList_GetSlice(h, 0, PyList_GET_SIZE(h)) : NULL;
@@ -785,7 +817,7 @@ static int State_traverse(StateObject *self, visitproc visit, void *arg) {
     for (int z = 0; z < Z_COUNT; z++) Py_VISIT(self->zone[z]);
     Py_VISIT(self->history);
     Py_VISIT(self->legal_codes);
-    Py_VISIT(self->legal_actions);
+    for (int i = 0; self->has_acts && i < self->ncodes; i++) Py_VISIT(self->acts[i]);
     return 0;
 }
 
@@ -810,6 +842,8 @@ static void State_dealloc(StateObject *self) {
     PyObject_GC_UnTrack(self);
     State_clear(self);
     PyMem_Free(self->hist);
+    free(self->codes); /* grow()'s realloc */
+    free(self->acts);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -820,8 +854,11 @@ static void State_dealloc(StateObject *self) {
 static PyObject *State_get_legal(StateObject *self, void *unused) {
     (void)unused;
     if (!self->key_valid) Py_RETURN_NONE;
-    return Py_BuildValue("(OO)", self->legal_codes ? self->legal_codes : Py_None,
-                         self->legal_actions ? self->legal_actions : Py_None);
+    PyObject *acts = self->has_acts ? PyTuple_New(self->ncodes) : Py_NewRef(Py_None);
+    for (int i = 0; acts && self->has_acts && i < self->ncodes; i++)
+        PyTuple_SET_ITEM(acts, i, Py_NewRef(self->acts[i]));
+    return acts ? Py_BuildValue("(ON)", self->legal_codes ? self->legal_codes : Py_None, acts)
+                : NULL;
 }
 
 static int State_set_legal(StateObject *self, PyObject *value, void *unused) {
