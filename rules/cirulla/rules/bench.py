@@ -15,8 +15,9 @@ The loops, reported apart because their rates differ by two orders of magnitude:
 * ``api``: a Python program using the public API, ``Game.legal_actions()`` and the
   checked ``Game.apply()`` (Action objects, events, the referee's checks), on whichever
   core is built: what a Python bot or environment written against ``Game`` sees;
-* ``api_before``: the same program on the API as it was before its fast paths (a
-  validated ``Action`` built for every legal code, the legal codes generated again by
+* ``api_before``: the same program on the API as it was before its fast paths (the
+  state in Python slots, ``PythonStateGame``; a validated ``Action`` built for every
+  legal code, the legal codes generated again by
   ``apply``'s check, events through the dataclasses' own constructors, every deal ended
   and started in Python with the decks shuffled in Python), kept as the baseline the
   ``api`` figure is measured against in the same run;
@@ -307,10 +308,10 @@ LOOPS = {
     "(legal_codes: what a policy or search in C that weighs every action pays)",
     "python": "the reference core's loop in Python (reference_legal_codes + apply_code)",
     "api": "Python calling Game.legal_actions() and Game.apply() (what a Python user sees)",
-    "api_before": "the api loop on the API's paths before its fast paths (the baseline): a "
-    "validated Action built per legal code, legal codes generated again by apply's check, "
-    "events through the dataclass constructors, deals ended and started in Python with "
-    "the decks shuffled in Python",
+    "api_before": "the api loop on the API's paths before its fast paths (the baseline): "
+    "the state in Python slots, a validated Action built per legal code, legal codes "
+    "generated again by apply's check, events through the dataclass constructors, deals "
+    "ended and started in Python with the decks shuffled in Python",
     "search": "Python calling Game.legal_codes() and Game.apply_code() (the fast path for "
     "search: no checks, no events)",
     "api_floor": "the api loop on native.FloorGame, whose legal_actions() and apply() do no "
