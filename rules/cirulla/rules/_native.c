@@ -778,32 +778,16 @@ static PyObject *py_frozen_maker(PyObject *self, PyObject *args) {
     return fn;
 }
 
-/* ------------------------------------------------------------------ game.py's Game, fast */
+/* ------------------------------------------------------------------ game.py's Game: shared parts */
 
-/* game.py's Game keeps its state in Python slots. These methods (bound onto it by
-   game.py through bind_game) run its hot path in C on those slots: the legal codes and
-   actions of the position to move, and playing one action through engine.h's g_play.
-   Anything unusual (a stale or missing cache entry, an action given as text, an illegal
-   action, the end of a round or deal) goes to the Python methods, which stay the
-   reference and produce every error message. */
+/* What gamestate.h's GameState (game.py's Game's base) and eventlist.h's Events use from
+   game.py: the Action type and its slots, the makers of the events (bind_game sets them). */
 
-enum {
-    F_TURN, F_N, F_SIDE_OF, F_HANDS, F_DECLARED, F_IN_HANDS, F_WILD, F_TABLE, F_CAPTURED,
-    F_SCOPE, F_LAST_TAKER, F_STOCK, F_OPTIONS, F_WINNER, F_DEAL_OVER, F_HISTORY, F_LEGAL,
-    F_DEALER, F_ROUND, F_DEAL_NO, F_TOTALS, F_CAPPOTTO, F_DEAL_ONLY, F_LAST_SCORE,
-    F_DECK_SOURCE, F_DECKS_USED, F_COUNT
-};
-static const char *const GAME_SLOTS[F_COUNT] = {
-    "turn", "n", "side_of", "hands", "declared", "in_hands", "wild", "table", "captured",
-    "scope", "last_taker", "stock", "options", "winner", "deal_over", "history", "_legal",
-    "dealer", "round", "deal_no", "totals", "cappotto", "deal_only", "last_score",
-    "deck_source", "decks_used"};
-static Py_ssize_t game_off[F_COUNT], action_code_off, action_off[3];
+static Py_ssize_t action_code_off, action_off[3];
 static PyObject *actions_module; /* cirulla.rules.actions: _INTERNED_LIMIT */
 static PyTypeObject *action_type;
-static PyObject *bound_game, *card_played_mk, *declared_mk, *round_dealt_mk, *hand_dealt_mk,
-    *decl_kinds, *interned_actions, *action_from_int;
-#define SLOT(o, f) (*(PyObject **)((char *)(o) + game_off[f]))
+static PyObject *card_played_mk, *declared_mk, *round_dealt_mk, *hand_dealt_mk, *decl_kinds,
+    *interned_actions, *action_from_int;
 
 static Py_ssize_t slot_offset(PyTypeObject *type, const char *name) {
     PyObject *d = PyDict_GetItemString(type->tp_dict, name);
@@ -813,22 +797,6 @@ static Py_ssize_t slot_offset(PyTypeObject *type, const char *name) {
         return -1;
     }
     return ((PyMemberDescrObject *)d)->d_member->offset;
-}
-
-/* a slot's value, or NULL with AttributeError when it is unset */
-static inline PyObject *slot_get(PyObject *self, int f) {
-    PyObject *v = SLOT(self, f);
-    if (!v) PyErr_Format(PyExc_AttributeError, "Game.%s is not set", GAME_SLOTS[f]);
-    return v;
-}
-
-/* replace a slot's value, stealing ``v`` */
-static inline int slot_set(PyObject *self, int f, PyObject *v) {
-    if (!v) return -1;
-    PyObject *old = SLOT(self, f);
-    SLOT(self, f) = v;
-    Py_XDECREF(old);
-    return 0;
 }
 
 /* a non-negative int below 2**63 (masks, action codes): PyLong_AsLong loops over the
@@ -933,37 +901,7 @@ static int opts_of(PyObject *options, Opts *o) {
 }
 
 /* the position's cache entry [hand, table, wild, codes, actions], if it is this position's */
-static PyObject *fresh_entry(PyObject *self, u64 hand, u64 table, int wild) {
-    PyObject *e = SLOT(self, F_LEGAL);
-    if (!e || !PyList_CheckExact(e) || PyList_GET_SIZE(e) != 5) return NULL;
-    u64 h, t;
-    long w;
-    if (as_mask(PyList_GET_ITEM(e, 0), &h) || as_mask(PyList_GET_ITEM(e, 1), &t)) {
-        PyErr_Clear();
-        return NULL;
-    }
-    w = PyLong_AsLong(PyList_GET_ITEM(e, 2));
-    if (w == -1 && PyErr_Occurred()) {
-        PyErr_Clear();
-        return NULL;
-    }
-    return h == hand && t == table && w == wild ? e : NULL;
-}
-
-/* 1 when the game or deal is over (nothing to play), 0 when a seat is to move, -1 error */
-static int game_stopped(PyObject *self) {
-    PyObject *winner = slot_get(self, F_WINNER), *over = slot_get(self, F_DEAL_OVER);
-    if (!winner || !over) return -1;
-    if (winner != Py_None) return 1;
-    int t = PyObject_IsTrue(over);
-    return t;
-}
-
 static PyObject *actions_of_codes(const u64 *codes, int n);
-
-/* the entry's lists are tuples when built here (one allocation, from CPython's free lists),
-   lists when game.py's Python methods built them: either is read as a sequence */
-static inline int is_seq(PyObject *o) { return PyTuple_CheckExact(o) || PyList_CheckExact(o); }
 
 /* a new list of a tuple's or list's items: the caller's copy */
 static PyObject *list_of(PyObject *seq) {
@@ -973,116 +911,8 @@ static PyObject *list_of(PyObject *seq) {
     return out;
 }
 
-/* the codes as a tuple of ints */
-static PyObject *codes_tuple(const Scratch *s) {
-    PyObject *t = PyTuple_New(s->ncodes);
-    for (int i = 0; t && i < s->ncodes; i++) {
-        PyObject *x = PyLong_FromUnsignedLongLong(s->codes[i]);
-        if (!x) Py_CLEAR(t);
-        else PyTuple_SET_ITEM(t, i, x);
-    }
-    return t;
-}
 
-/* The mover's (hand, table, wild), and the cache entry for them, computed if need be:
-   [hand, table, wild, codes, actions], one of the two lists None until asked for. A new
-   entry holds the list the caller wants (``actions``: legal_actions and apply given an
-   Action; codes otherwise) built straight from the engine's codes: the api loop never
-   makes the int of a code it does not return (an Action holds its own). */
-static PyObject *legal_entry(PyObject *self, int actions) {
-    int stopped = game_stopped(self), turn, n, wild;
-    if (stopped) return stopped < 0 ? NULL : PyList_New(0); /* caller tells them apart */
-    PyObject *hands = slot_get(self, F_HANDS), *options = slot_get(self, F_OPTIONS);
-    /* the entry built from these very int objects (the key is the slots' own objects,
-       and ints are immutable): the same position, no conversion needed */
-    PyObject *e = SLOT(self, F_LEGAL), *turn_obj = SLOT(self, F_TURN);
-    if (e && hands && turn_obj && PyList_CheckExact(e) && PyList_GET_SIZE(e) == 5 &&
-        PyList_CheckExact(hands) && PyLong_CheckExact(turn_obj)) {
-        Py_ssize_t k = PyLong_AsSsize_t(turn_obj);
-        if (k == -1 && PyErr_Occurred()) PyErr_Clear(); /* the long way says what is wrong */
-        else if (k >= 0 && k < PyList_GET_SIZE(hands) &&
-                 PyList_GET_ITEM(e, 0) == PyList_GET_ITEM(hands, k) &&
-                 PyList_GET_ITEM(e, 1) == SLOT(self, F_TABLE) &&
-                 PyList_GET_ITEM(e, 2) == SLOT(self, F_WILD))
-            return Py_NewRef(e);
-    }
-    u64 hand, table;
-    if (!hands || !options || as_int(slot_get(self, F_N), 2, MAX_PLAYERS, "n", &n) ||
-        as_int(slot_get(self, F_TURN), 0, n - 1, "turn", &turn) ||
-        as_int(slot_get(self, F_WILD), 0, 10, "wild", &wild) ||
-        as_mask(slot_get(self, F_TABLE), &table))
-        return NULL;
-    if (!PyList_CheckExact(hands) || PyList_GET_SIZE(hands) != n) {
-        PyErr_SetString(PyExc_ValueError, "Game.hands must be a list of one mask per seat");
-        return NULL;
-    }
-    if (as_mask(PyList_GET_ITEM(hands, turn), &hand)) return NULL;
-    e = fresh_entry(self, hand, table, wild);
-    if (e) {
-        Py_INCREF(e);
-        return e;
-    }
-    Opts o;
-    if (opts_of(options, &o)) return NULL;
-    Tab t;
-    PyObject *codes = NULL;
-    if (tab_init(&shared_scratch, &t, table, wild) ||
-        legal_codes(&shared_scratch, &t, hand, wild, o.must_capture, o.pairing_precedence))
-        PyErr_NoMemory();
-    else if (actions)
-        codes = actions_of_codes(shared_scratch.codes, shared_scratch.ncodes);
-    else
-        codes = codes_tuple(&shared_scratch);
-    if (!codes) return NULL;
-    /* the key as the slots hold it (ints equal to the masks read above) */
-    PyObject *items[5] = {Py_NewRef(PyList_GET_ITEM(hands, turn)), Py_NewRef(SLOT(self, F_TABLE)),
-                          Py_NewRef(SLOT(self, F_WILD)), actions ? Py_NewRef(Py_None) : codes,
-                          actions ? codes : Py_NewRef(Py_None)};
-    e = SLOT(self, F_LEGAL);
-    if (e && PyList_CheckExact(e) && PyList_GET_SIZE(e) == 5 && Py_REFCNT(e) == 1) {
-        /* the stale entry is the slot's alone (no copy shares it, nobody holds it): the
-           new one in its place, without a list made and freed per position */
-        PyObject *old[5];
-        for (int i = 0; i < 5; i++) {
-            old[i] = PyList_GET_ITEM(e, i);
-            PyList_SET_ITEM(e, i, items[i]);
-        }
-        for (int i = 0; i < 5; i++) Py_DECREF(old[i]); /* after: their frees run no code on e */
-        return Py_NewRef(e);
-    }
-    if (!(e = PyList_New(5))) {
-        for (int i = 0; i < 5; i++) Py_DECREF(items[i]);
-        return NULL;
-    }
-    for (int i = 0; i < 5; i++) PyList_SET_ITEM(e, i, items[i]);
-    Py_INCREF(e);
-    slot_set(self, F_LEGAL, e);
-    return e;
-}
 
-static PyObject *fast_legal_codes(PyObject *self, PyObject *unused) {
-    (void)unused;
-    PyObject *e = legal_entry(self, 0);
-    if (!e || PyList_GET_SIZE(e) == 0) return e;
-    PyObject *codes = PyList_GET_ITEM(e, 3);
-    if (!is_seq(codes)) { /* the entry holds the actions: their own code ints */
-        PyObject *acts = PyList_GET_ITEM(e, 4);
-        Py_ssize_t k = PySequence_Fast_GET_SIZE(acts);
-        PyObject **items = PySequence_Fast_ITEMS(acts);
-        codes = PyTuple_New(k);
-        for (Py_ssize_t i = 0; codes && i < k; i++)
-            PyTuple_SET_ITEM(codes, i,
-                             Py_NewRef(*(PyObject **)((char *)items[i] + action_code_off)));
-        if (!codes) {
-            Py_DECREF(e);
-            return NULL;
-        }
-        PyList_SetItem(e, 3, codes); /* steals codes; e keeps it */
-    }
-    PyObject *out = list_of(codes);
-    Py_DECREF(e);
-    return out;
-}
 
 /* Action.from_int's shared Action of a code (actions._INTERNED, filled by from_int),
    through a small direct-mapped cache of the codes met lately: the interned dict grows to
@@ -1194,35 +1024,6 @@ static PyObject *actions_of_codes(const u64 *codes, int n) {
     return acts;
 }
 
-static PyObject *fast_legal_actions(PyObject *self, PyObject *unused) {
-    (void)unused;
-    PyObject *e = legal_entry(self, 1);
-    if (!e || PyList_GET_SIZE(e) == 0) return e;
-    PyObject *acts = PyList_GET_ITEM(e, 4);
-    if (!is_seq(acts)) {
-        PyObject *codes = PyList_GET_ITEM(e, 3);
-        Py_ssize_t k = PySequence_Fast_GET_SIZE(codes);
-        PyObject **items = PySequence_Fast_ITEMS(codes);
-        acts = PyTuple_New(k);
-        for (Py_ssize_t i = 0; acts && i < k; i++) {
-            u64 code;
-            PyObject *a = as_u64(items[i], &code) ? NULL : interned_action(code, items[i]);
-            if (!a) {
-                Py_CLEAR(acts);
-                break;
-            }
-            PyTuple_SET_ITEM(acts, i, a);
-        }
-        if (!acts) {
-            Py_DECREF(e);
-            return NULL;
-        }
-        PyList_SetItem(e, 4, acts); /* steals acts; e keeps it */
-    }
-    PyObject *out = list_of(acts);
-    Py_DECREF(e);
-    return out;
-}
 
 /* ``maker(*args)``, stealing the n arguments (any of them NULL: an error already set).
    A maker of frozen_maker's has its object's slots filled here directly, the references
@@ -1434,370 +1235,14 @@ static int deal_deck(void *ctx, int deal_no, uint8_t *deck) {
     return rc;
 }
 
-static PyObject *masks_list(const u64 *m, int n) {
-    PyObject *list = PyList_New(n);
-    for (int i = 0; list && i < n; i++) {
-        PyObject *x = PyLong_FromUnsignedLongLong(m[i]);
-        if (!x) Py_CLEAR(list);
-        else PyList_SET_ITEM(list, i, x);
-    }
-    return list;
-}
 
-static PyObject *ints_list(const int *v, int n) {
-    PyObject *list = PyList_New(n);
-    for (int i = 0; list && i < n; i++) {
-        PyObject *x = PyLong_FromLong(v[i]);
-        if (!x) Py_CLEAR(list);
-        else PyList_SET_ITEM(list, i, x);
-    }
-    return list;
-}
 
-/* a new deal's zones (g_start_deal's) onto the slots, as Game._start_deal sets them */
-static int store_deal(PyObject *self, const G *g) {
-    int n = g->n, sides = g->sides;
-    PyObject *stock = PyList_New(g->nstock);
-    for (int j = 0; stock && j < g->nstock; j++)
-        PyList_SET_ITEM(stock, j, PyLong_FromLong(g->stock[j]));
-    if (slot_set(self, F_HANDS, masks_list(g->hands, n)) ||
-        slot_set(self, F_TABLE, PyLong_FromUnsignedLongLong(g->table)) ||
-        slot_set(self, F_STOCK, stock) ||
-        slot_set(self, F_CAPTURED, masks_list(g->captured, sides)) ||
-        slot_set(self, F_SCOPE, ints_list(g->scope, sides)) ||
-        slot_set(self, F_LAST_TAKER, PyLong_FromLong(g->last_taker)) ||
-        slot_set(self, F_WILD, PyLong_FromLong(g->wild)) ||
-        slot_set(self, F_DECLARED, masks_list(g->declared, n)) ||
-        slot_set(self, F_ROUND, PyLong_FromLong(g->round)) ||
-        slot_set(self, F_TURN, PyLong_FromLong(g->turn)) ||
-        slot_set(self, F_IN_HANDS, PyLong_FromLong(g->in_hands)) ||
-        slot_set(self, F_DEAL_OVER, Py_NewRef(Py_False)))
-        return -1;
-    return 0;
-}
 
-/* Game._end_deal when the last card of the deal has been played (every hand and the stock
-   empty, the card's effects already on the slots), the next deal's start included */
-static int fast_end_deal(PyObject *self, PyObject *events) {
-    G g;
-    Opts o;
-    PyObject *captured = slot_get(self, F_CAPTURED), *scope = slot_get(self, F_SCOPE),
-             *totals = slot_get(self, F_TOTALS), *ds = slot_get(self, F_DECK_SOURCE),
-             *used = slot_get(self, F_DECKS_USED), *options = slot_get(self, F_OPTIONS),
-             *deal_only = slot_get(self, F_DEAL_ONLY);
-    if (!captured || !scope || !totals || !ds || !used || !options || !deal_only ||
-        opts_of(options, &o))
-        return -1;
-    g_init(&g, &o);
-    int n = g.n, sides = g.sides, only;
-    if (!PyList_CheckExact(captured) || PyList_GET_SIZE(captured) != sides ||
-        !PyList_CheckExact(scope) || PyList_GET_SIZE(scope) != sides ||
-        !PyList_CheckExact(totals) || PyList_GET_SIZE(totals) != sides ||
-        !PyList_CheckExact(used)) {
-        PyErr_SetString(PyExc_ValueError, "Game's zones are not lists of one entry per side");
-        return -1;
-    }
-    for (int i = 0; i < sides; i++) {
-        long sc = PyLong_AsLong(PyList_GET_ITEM(scope, i)),
-             tot = PyLong_AsLong(PyList_GET_ITEM(totals, i));
-        if (as_mask(PyList_GET_ITEM(captured, i), &g.captured[i]) || PyErr_Occurred())
-            return -1;
-        g.scope[i] = (int)sc;
-        g.totals[i] = (int)tot;
-    }
-    if (as_int(slot_get(self, F_DEALER), 0, n - 1, "dealer", &g.dealer) ||
-        as_int(slot_get(self, F_DEAL_NO), 0, INT_MAX - 1, "deal_no", &g.deal_no) ||
-        as_int(slot_get(self, F_LAST_TAKER), -1, sides - 1, "last_taker", &g.last_taker) ||
-        as_int(slot_get(self, F_WILD), 0, 10, "wild", &g.wild) ||
-        as_int(slot_get(self, F_TURN), 0, n - 1, "turn", &g.turn) ||
-        as_mask(slot_get(self, F_TABLE), &g.table) || (only = PyObject_IsTrue(deal_only)) < 0)
-        return -1;
-    g.deal_only = only;
-    DealCtx d = {events, NULL, ds, used, &g};
-    g.emit = deal_emit;
-    g.emit_ctx = &d;
-    g.deck = deal_deck;
-    g.deck_ctx = &d;
-    int deal_no = g.deal_no, taker = g.last_taker;
-    int rc = g_end_deal(&g);
-    /* the slots as the Python methods leave them, an error in the next deck included */
-    for (int i = 0; i < sides; i++)
-        if (PyList_SetItem(totals, i, PyLong_FromLong(g.totals[i]))) rc = -1;
-    if (d.score) slot_set(self, F_LAST_SCORE, d.score);
-    if (g.winner >= 0 && slot_set(self, F_WINNER, PyLong_FromLong(g.winner))) rc = -1;
-    if (g.cappotto) slot_set(self, F_CAPPOTTO, Py_NewRef(Py_True));
-    if (g.deal_no != deal_no && (slot_set(self, F_DEAL_NO, PyLong_FromLong(g.deal_no)) ||
-                                 slot_set(self, F_DEALER, PyLong_FromLong(g.dealer))))
-        rc = -1;
-    if (g.deal_no == deal_no || rc) { /* the game or the deal ended (or the next deck failed) */
-        if (taker >= 0 &&
-            (PyList_SetItem(captured, taker,
-                            PyLong_FromUnsignedLongLong(g.captured[taker])) ||
-             slot_set(self, F_TABLE, PyLong_FromLong(0))))
-            rc = -1;
-        if (g.deal_over) slot_set(self, F_DEAL_OVER, Py_NewRef(Py_True));
-        return rc;
-    }
-    return store_deal(self, &g);
-}
 
-/* Game._start_deal for Game.__init__ (bound as Game._first_deal): the first deal in C */
-static PyObject *fast_first_deal(PyObject *self, PyObject *events) {
-    G g;
-    Opts o;
-    if (events != Py_None && !PyList_CheckExact(events))
-        return PyObject_CallMethod(self, "_start_deal", "O", events);
-    PyObject *ds = slot_get(self, F_DECK_SOURCE), *used = slot_get(self, F_DECKS_USED),
-             *options = slot_get(self, F_OPTIONS);
-    if (!ds || !used || !options || opts_of(options, &o)) return NULL;
-    if (!PyList_CheckExact(used)) {
-        PyErr_SetString(PyExc_ValueError, "Game.decks_used must be a list");
-        return NULL;
-    }
-    g_init(&g, &o);
-    if (as_int(slot_get(self, F_DEALER), -1, g.n - 1, "dealer", &g.dealer) ||
-        as_int(slot_get(self, F_DEAL_NO), 0, INT_MAX - 1, "deal_no", &g.deal_no))
-        return NULL;
-    DealCtx d = {events == Py_None ? NULL : events, NULL, ds, used, &g};
-    g.emit = deal_emit;
-    g.emit_ctx = &d;
-    g.deck = deal_deck;
-    g.deck_ctx = &d;
-    int rc = g_start_deal(&g);
-    Py_XDECREF(d.score);
-    if (slot_set(self, F_DEAL_NO, PyLong_FromLong(g.deal_no)) ||
-        slot_set(self, F_DEALER, PyLong_FromLong(g.dealer)) || rc || store_deal(self, &g))
-        return NULL;
-    Py_RETURN_NONE;
-}
 
-/* Game._play through g_play on the game's slots (dealing the next round too; the deal's
-   end through fast_end_deal). */
-static int fast_play(PyObject *self, u64 code, PyObject *events) {
-    G g;
-    int n, turn, side, in_hands, wild, last_taker;
-    PyObject *hands = slot_get(self, F_HANDS), *declared = slot_get(self, F_DECLARED),
-             *captured = slot_get(self, F_CAPTURED), *scope = slot_get(self, F_SCOPE),
-             *side_of = slot_get(self, F_SIDE_OF), *stock = slot_get(self, F_STOCK);
-    if (!hands || !declared || !captured || !scope || !side_of || !stock) return -1;
-    if (as_int(slot_get(self, F_N), 2, MAX_PLAYERS, "n", &n) ||
-        as_int(slot_get(self, F_TURN), 0, n - 1, "turn", &turn) ||
-        as_int(slot_get(self, F_IN_HANDS), 1, 3 * MAX_PLAYERS, "in_hands", &in_hands) ||
-        as_int(slot_get(self, F_WILD), 0, 10, "wild", &wild) ||
-        as_int(slot_get(self, F_LAST_TAKER), -1, MAX_PLAYERS - 1, "last_taker", &last_taker))
-        return -1;
-    if (!PyList_CheckExact(hands) || PyList_GET_SIZE(hands) != n ||
-        !PyList_CheckExact(declared) || PyList_GET_SIZE(declared) != n ||
-        !PyList_CheckExact(captured) || !PyList_CheckExact(scope) ||
-        PyList_GET_SIZE(scope) != PyList_GET_SIZE(captured) || !PyTuple_CheckExact(side_of) ||
-        PyTuple_GET_SIZE(side_of) != n || !PyList_CheckExact(stock)) {
-        PyErr_SetString(PyExc_ValueError, "Game's zones are not lists of one entry per seat/side");
-        return -1;
-    }
-    if (as_int(PyTuple_GET_ITEM(side_of, turn), 0, (int)PyList_GET_SIZE(captured) - 1, "side_of",
-               &side))
-        return -1;
-    memset(&g, 0, sizeof g);
-    g.n = n;
-    g.turn = turn;
-    g.side_of[turn] = side;
-    g.in_hands = in_hands;
-    g.wild = wild;
-    g.last_taker = last_taker;
-    g.nstock = (int)PyList_GET_SIZE(stock);
-    /* the round's last card with cards in the stock: g_play deals the next round here;
-       the deal's end (scoring, the next deal's deck) is left to Python */
-    int deals = in_hands == 1 && g.nstock > 0;
-    g.pause_at_round_end = !deals;
-    if (deals) {
-        if (g.nstock > NUM_CARDS || g.nstock < 3 * n ||
-            as_int(slot_get(self, F_DEALER), 0, n - 1, "dealer", &g.dealer) ||
-            as_int(slot_get(self, F_ROUND), 1, NUM_CARDS, "round", &g.round)) {
-            if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "Game.stock is too short");
-            return -1;
-        }
-        /* g_deal_round deals the top 3n cards (the list's last) and only shortens the rest */
-        for (int j = g.nstock - 3 * n; j < g.nstock; j++) {
-            int c;
-            if (as_int(PyList_GET_ITEM(stock, j), 0, NUM_CARDS - 1, "stock", &c)) return -1;
-            g.stock[j] = (uint8_t)c;
-        }
-        for (int k = 0; k < n; k++)
-            if (k != turn && as_mask(PyList_GET_ITEM(hands, k), &g.hands[k])) return -1;
-    }
-    long sc;
-    if (as_mask(PyList_GET_ITEM(hands, turn), &g.hands[turn]) ||
-        as_mask(PyList_GET_ITEM(declared, turn), &g.declared[turn]) ||
-        as_mask(PyList_GET_ITEM(captured, side), &g.captured[side]) ||
-        as_mask(slot_get(self, F_TABLE), &g.table))
-        return -1;
-    sc = PyLong_AsLong(PyList_GET_ITEM(scope, side));
-    if (sc == -1 && PyErr_Occurred()) return -1;
-    g.scope[side] = (int)sc;
-    if ((code & 63) >= NUM_CARDS) {
-        PyErr_SetString(PyExc_ValueError, "apply_code: card index out of range");
-        return -1;
-    }
-    u64 capture = code >> 12;
-    if (capture && capture == g.table) { /* the table empties: a sweep's scopa may count */
-        Opts o;
-        if (opts_of(slot_get(self, F_OPTIONS), &o)) return -1;
-        g.o.ace_sweep_scopa = o.ace_sweep_scopa;
-    }
-    g.emit = events ? play_emit : NULL;
-    g.emit_ctx = events;
-    u64 hand0 = g.hands[turn], decl0 = g.declared[turn], cap0 = g.captured[side], table0 = g.table;
-    int scope0 = g.scope[side];
-    if (g_play(&g, code)) return -1;
-    if (deals) {
-        for (int k = 0; k < n; k++)
-            if (PyList_SetItem(hands, k, PyLong_FromUnsignedLongLong(g.hands[k]))) return -1;
-        if (PyList_SetSlice(stock, g.nstock, PyList_GET_SIZE(stock), NULL) ||
-            slot_set(self, F_ROUND, PyLong_FromLong(g.round)))
-            return -1;
-    } else if (g.hands[turn] != hand0 &&
-               PyList_SetItem(hands, turn, PyLong_FromUnsignedLongLong(g.hands[turn])))
-        return -1;
-    if (g.declared[turn] != decl0 &&
-        PyList_SetItem(declared, turn, PyLong_FromUnsignedLongLong(g.declared[turn])))
-        return -1;
-    if (g.captured[side] != cap0 &&
-        PyList_SetItem(captured, side, PyLong_FromUnsignedLongLong(g.captured[side])))
-        return -1;
-    if (g.scope[side] != scope0 && PyList_SetItem(scope, side, PyLong_FromLong(g.scope[side])))
-        return -1;
-    if ((g.table != table0 &&
-         slot_set(self, F_TABLE, PyLong_FromUnsignedLongLong(g.table))) ||
-        (g.wild != wild && slot_set(self, F_WILD, PyLong_FromLong(g.wild))) ||
-        (g.last_taker != last_taker && slot_set(self, F_LAST_TAKER, PyLong_FromLong(g.last_taker))) ||
-        slot_set(self, F_IN_HANDS, PyLong_FromLong(g.in_hands)) ||
-        slot_set(self, F_TURN, PyLong_FromLong(g.turn)))
-        return -1;
-    if (!g.in_hands) return fast_end_deal(self, events);
-    return 0;
-}
 
-static PyObject *fast_apply_code(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs < 1 || nargs > 2) {
-        PyErr_SetString(PyExc_TypeError, "apply_code(code, events=None)");
-        return NULL;
-    }
-    PyObject *events = nargs == 2 && args[1] != Py_None ? args[1] : NULL;
-    if (events && !PyList_CheckExact(events))
-        return PyObject_CallMethod(self, "_play", "OO", args[0], events);
-    u64 code;
-    if (as_u64(args[0], &code) || fast_play(self, code, events)) return NULL;
-    Py_RETURN_NONE;
-}
 
-/* 1 when the entry's list holds ``action`` (the very object: one of legal_actions()'s) or
-   a code equal to ``code_obj``'s; 0 otherwise (the slow path explains why) */
-static int entry_holds(PyObject *e, PyObject *action, PyObject *code_obj) {
-    PyObject *list = PyList_GET_ITEM(e, 4);
-    Py_ssize_t off = action_code_off;
-    if (!is_seq(list)) {
-        list = PyList_GET_ITEM(e, 3);
-        off = -1;
-    }
-    if (!is_seq(list)) return 0;
-    Py_ssize_t k = PySequence_Fast_GET_SIZE(list);
-    PyObject **items = PySequence_Fast_ITEMS(list);
-    for (Py_ssize_t i = 0; i < k; i++)
-        if (items[i] == action) return 1;
-    u64 code;
-    if (as_u64(code_obj, &code)) {
-        PyErr_Clear();
-        return 0;
-    }
-    for (Py_ssize_t i = 0; i < k; i++) {
-        PyObject *c = items[i];
-        u64 v;
-        if (off >= 0) c = *(PyObject **)((char *)c + off);
-        if (c == code_obj) return 1;
-        if (as_u64(c, &v)) {
-            PyErr_Clear();
-            continue;
-        }
-        if (v == code) return 1;
-    }
-    return 0;
-}
 
-/* Game.apply's everyday case in C: an Action or int code from the position's own legal
-   list, the right seat or none; anything else to the Python method (``_apply_checked``),
-   which explains what is wrong. */
-static PyObject *fast_apply(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
-                            PyObject *kwnames) {
-    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
-    PyObject *action = nargs >= 1 ? args[0] : NULL, *seat = nargs >= 2 ? args[1] : Py_None;
-    int fast = action && nargs + nkw <= 2;
-    if (fast && nkw == 1) {
-        fast = nargs == 1 && PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, 0),
-                                                              "seat") == 0;
-        seat = args[1];
-    }
-    PyObject *code_obj = NULL;
-    if (fast) {
-        if (PyLong_CheckExact(action))
-            code_obj = action;
-        else if (Py_TYPE(action) == action_type)
-            code_obj = *(PyObject **)((char *)action + action_code_off);
-        fast = code_obj && PyLong_CheckExact(code_obj) && game_stopped(self) == 0;
-        if (PyErr_Occurred()) return NULL;
-    }
-    int turn = -1;
-    if (fast) {
-        PyObject *t = slot_get(self, F_TURN);
-        if (!t) return NULL;
-        turn = (int)PyLong_AsLong(t);
-        if (turn == -1 && PyErr_Occurred()) return NULL;
-        if (seat != Py_None) {
-            long st = PyLong_Check(seat) ? PyLong_AsLong(seat) : -2;
-            if (st == -1 && PyErr_Occurred()) return NULL;
-            fast = st == turn;
-        }
-    }
-    PyObject *e = NULL;
-    if (fast) {
-        e = legal_entry(self, code_obj != action);
-        if (!e) return NULL;
-        fast = PyList_GET_SIZE(e) == 5 && entry_holds(e, action, code_obj);
-        Py_DECREF(e);
-        if (PyErr_Occurred()) return NULL;
-    }
-    if (!fast) {
-        PyObject *slow = PyObject_GetAttrString(self, "_apply_checked");
-        if (!slow) return NULL;
-        PyObject *r = PyObject_Vectorcall(slow, args, (size_t)nargs, kwnames);
-        Py_DECREF(slow);
-        return r;
-    }
-    u64 code;
-    if (as_u64(code_obj, &code)) return NULL;
-    PyObject *history = slot_get(self, F_HISTORY);
-    if (!history) return NULL;
-    PyObject *entry = PyTuple_Pack(2, SLOT(self, F_TURN), code_obj);
-    if (!entry || PyList_Append(history, entry)) {
-        Py_XDECREF(entry);
-        return NULL;
-    }
-    Py_DECREF(entry);
-    PyObject *events = PyList_New(0);
-    if (!events) return NULL;
-    if (fast_play(self, code, events)) {
-        Py_DECREF(events);
-        return NULL;
-    }
-    return events;
-}
-
-static PyMethodDef fast_methods[] = {
-    {"legal_codes", fast_legal_codes, METH_NOARGS, NULL},
-    {"legal_actions", fast_legal_actions, METH_NOARGS, NULL},
-    {"apply_code", (PyCFunction)(void (*)(void))fast_apply_code, METH_FASTCALL, NULL},
-    {"apply", (PyCFunction)(void (*)(void))fast_apply, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"_first_deal", fast_first_deal, METH_O, NULL},
-    {NULL, NULL, 0, NULL}};
 
 #include "eventlist.h"
 #include "gamestate.h"
@@ -1805,9 +1250,9 @@ static PyMethodDef fast_methods[] = {
 PyDoc_STRVAR(bind_game_doc,
              "bind_game(game_cls, action_cls, card_played, declared, round_dealt, hand_dealt, "
              "kinds, interned, from_int, deal) -> dict\n\n"
-             "Method descriptors of game.py's Game running its hot path in C on its slots: "
-             "legal_codes, legal_actions, apply_code, apply, _first_deal (by name; game.py takes over each "
-             "Python method's docstring). The four makers build those events, kinds maps "
+             "Method descriptors of GameState's methods made for game.py's Game (a subclass of "
+             "GameState): legal_codes, legal_actions, is_legal, apply, apply_code, copy, "
+             "_first_deal, by name. The four makers build those events, kinds maps "
              "a declaration kind code to DeclarationKind, interned/from_int give Actions; deal "
              "holds the makers of the deal's events and scores, DeckSource and DeckError "
              "(the deal's end and the next deal's start in C).");
@@ -1837,9 +1282,10 @@ static PyObject *py_bind_game(PyObject *self, PyObject *args) {
             Py_DECREF(three);
         }
     }
-    int state_based = PyType_IsSubtype((PyTypeObject *)game_cls, &StateType);
-    for (int f = 0; f < F_COUNT && !state_based; f++)
-        if ((game_off[f] = slot_offset((PyTypeObject *)game_cls, GAME_SLOTS[f])) < 0) return NULL;
+    if (!PyType_IsSubtype((PyTypeObject *)game_cls, &StateType)) {
+        PyErr_SetString(PyExc_TypeError, "bind_game: game_cls must derive from GameState");
+        return NULL;
+    }
     if ((action_code_off = slot_offset((PyTypeObject *)act_cls, "_code")) < 0 ||
         (action_off[0] = slot_offset((PyTypeObject *)act_cls, "card")) < 0 ||
         (action_off[1] = slot_offset((PyTypeObject *)act_cls, "capture")) < 0 ||
@@ -1850,7 +1296,6 @@ static PyObject *py_bind_game(PyObject *self, PyObject *args) {
     Py_XSETREF(actions_module, PyImport_Import(module_name));
     Py_DECREF(module_name);
     if (!actions_module) return NULL;
-    Py_XSETREF(bound_game, Py_NewRef(game_cls));
     action_type = (PyTypeObject *)act_cls;
     Py_INCREF(act_cls);
     Py_XSETREF(card_played_mk, Py_NewRef(cp));
@@ -1863,12 +1308,7 @@ static PyObject *py_bind_game(PyObject *self, PyObject *args) {
     PyObject *out = PyDict_New();
     /* a Game with its state in C: GameState's methods, their descriptors made for game_cls
        itself (a call then checks the instance's exact type, not the base's MRO) */
-    for (PyMethodDef *m = State_methods; out && state_based && m->ml_name; m++) {
-        PyObject *d = PyDescr_NewMethod((PyTypeObject *)game_cls, m);
-        if (!d || PyDict_SetItemString(out, m->ml_name, d)) Py_CLEAR(out);
-        Py_XDECREF(d);
-    }
-    for (PyMethodDef *m = fast_methods; out && !state_based && m->ml_name; m++) {
+    for (PyMethodDef *m = State_methods; out && m->ml_name; m++) {
         PyObject *d = PyDescr_NewMethod((PyTypeObject *)game_cls, m);
         if (!d || PyDict_SetItemString(out, m->ml_name, d)) Py_CLEAR(out);
         Py_XDECREF(d);

@@ -275,18 +275,16 @@ class Game(GameBase):
         once per position: ``legal_actions`` and ``apply`` reuse them (a fresh list each call,
         the caller's to keep).
         """
-        codes: Sequence[int] = self._legal_entry()[3]
-        return list(codes)  # the native core's entries hold tuples
+        codes: list[int] = self._legal_entry()[3]
+        return list(codes)
 
     def _legal_entry(self) -> list[Any]:
-        """``[hand, table, wild, codes, actions or None]`` of the position to move (the
-        lists are tuples in the entries the native core builds).
+        """``[hand, table, wild, codes, actions or None]`` of the position to move: the
+        Python methods' cache (the native core's ``GameState`` keeps its own, in C).
 
         The legal actions depend only on the mover's hand, the table and the wild value
         (the options are the game's for good), so the entry is keyed by them and checked on
         every use: a position changed by any means, even by hand, is never served stale.
-        The native core's entry may hold only the actions (``codes`` None: its
-        ``legal_actions`` makes no code ints); the codes are then read off them here.
         """
         if self.winner is not None or self.deal_over:
             return _NO_LEGAL
@@ -295,8 +293,6 @@ class Game(GameBase):
         wild = self.wild
         entry = self._legal
         if entry is not None and entry[0] == hand and entry[1] == table and entry[2] == wild:
-            if entry[3] is None:
-                entry[3] = [action.to_int() for action in entry[4]]
             return entry
         if _NATIVE_LEGAL_CODES is not None:
             options = self.options
@@ -363,7 +359,7 @@ class Game(GameBase):
         if actions is None:
             interned = _INTERNED_ACTIONS.get
             actions = entry[4] = [interned(c) or Action.from_int(c) for c in entry[3]]
-        return list(actions)  # the native core's entries hold tuples
+        return list(actions)
 
     def is_legal(self, action: Action | int) -> bool:
         code = action if isinstance(action, int) else action.to_int()
