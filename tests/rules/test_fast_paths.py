@@ -227,6 +227,16 @@ def test_broken_slots_are_an_error_not_a_crash() -> None:
     game.stock = [3, 41]
     with pytest.raises(ValueError, match=r"Game.stock\[1\] is 41: not a card index 0-39"):
         game.apply_code(0)
+    with pytest.raises(ValueError, match=r"Game\.last_taker is 2: out of range"):
+        game.last_taker = 2  # two players: sides 0 and 1 (or -1, nobody)
+    short = Game(Options(), seed=1)
+    short.stock = [5]
+    short.in_hands = 1  # the round's last card: the next round would need 6 cards
+    with pytest.raises(ValueError, match=r"Game\.stock has 1 cards: a round deals 6"):
+        short.apply_code(short.legal_codes()[0])
+    with pytest.raises(ValueError, match=r"Game\.stock has 1 cards: a round deals 6"):
+        short.apply(short.legal_actions()[0])
+    assert short.history == [] and short.in_hands == 1  # nothing changed
     game.winner = "me"  # type: ignore[assignment]
     with pytest.raises(ValueError, match=r"Game\.winner is 'me': not a side or None"):
         game.legal_codes()

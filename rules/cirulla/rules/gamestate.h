@@ -289,7 +289,7 @@ static int State_set_scalar(StateObject *self, PyObject *value, void *fp) {
                    : f == S_WILD     ? 10
                    : f == S_ROUND    ? NUM_CARDS
                    : f == S_IN_HANDS ? 3 * MAX_PLAYERS
-                   : f == S_LAST_TAKER ? MAX_PLAYERS - 1
+                   : f == S_LAST_TAKER ? (self->g.sides ? self->g.sides : MAX_PLAYERS) - 1
                                        : n - 1;
     if (!PyLong_Check(value) || v < lo || v > hi || (f == S_TABLE && (u64)v & ~ALL_CARDS)) {
         PyErr_Format(PyExc_ValueError, "Game.%s is %R: out of range", names[f], value);
@@ -628,6 +628,15 @@ static int state_deck(void *ctx, int deal_no, uint8_t *deck) {
     return rc ? deal_deck(ctx, deal_no, deck) : 0;
 }
 
+/* 1 with a ValueError when the move would deal the next round from a stock too short for
+   it (the reference's stock.pop() would run out; engine.h reads the stock's top 3n cards) */
+static int stock_short(const G *g) {
+    if (g->in_hands != 1 || g->nstock == 0 || g->nstock >= 3 * g->n) return 0;
+    PyErr_Format(PyExc_ValueError, "Game.stock has %d cards: a round deals %d", g->nstock,
+                 3 * g->n);
+    return 1;
+}
+
 /* one move on G (or the first deal: code < 0), its events into ``events`` or ``lazy`` (or
    none); deal_no, winner, the last score, the zones' lists and the history kept in step */
 static int state_play(StateObject *self, long long code, PyObject *events, EventsObject *lazy) {
@@ -636,6 +645,7 @@ static int state_play(StateObject *self, long long code, PyObject *events, Event
         PyErr_SetString(PyExc_ValueError, "Game.deck_source and Game.decks_used must be set");
         return -1;
     }
+    if (code >= 0 && stock_short(g)) return -1;
     PlayCtx p = {{events, NULL, self->deck_source, self->decks_used, g, NULL}, events, lazy};
     int deal_no = g->deal_no, winner = g->winner;
     /* events are needed at a deal's end even without a list: its score (last_score) */
@@ -719,7 +729,7 @@ static PyObject *State_apply(StateObject *self, PyObject *const *args, Py_ssize_
         Py_DECREF(slow);
         return r;
     }
-    if (push_history(self, g->turn, code)) return NULL;
+    if (stock_short(g) || push_history(self, g->turn, code)) return NULL;
     EventsObject *events = events_new();
     if (!events) return NULL;
     if (state_play(self, (long long)code, NULL, events)) {
