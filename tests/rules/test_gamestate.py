@@ -139,3 +139,25 @@ def test_deal_no_and_winner_assigned_by_hand_are_the_game_s() -> None:
         game.apply(0)
     game.winner = None
     assert game.legal_codes() and game.deal_no == 7
+
+
+def test_counts_read_without_the_lists_and_zones_rewritten_only_when_changed() -> None:
+    """stock_count and hand_sizes() are the lists' lengths and popcounts; a zone a move did
+    not change keeps its list's items as they were, and an edit in place is still played."""
+    game, rng = Game(Options(), seed=9), random.Random(9)
+    while game.winner is None:
+        assert game.stock_count == len(game.stock)
+        assert game.hand_sizes() == tuple(h.bit_count() for h in game.hands)
+        totals = game.totals
+        before = list(totals)
+        deal = game.deal_no
+        game.apply(rng.choice(game.legal_codes()))
+        if game.deal_no == deal and game.winner is None:
+            assert game.totals is totals and totals == before  # no deal scored: untouched
+    edited = Game(Options(), seed=9)
+    scope = edited.scope
+    edited.apply(edited.legal_codes()[0])
+    edited.scope[0] += 7  # read again, edited in place: the next move plays from it
+    edited.apply(edited.legal_codes()[0])
+    assert edited.scope is scope and scope[0] >= 7
+    assert edited.copy().scope[0] == scope[0]

@@ -258,13 +258,6 @@ class Game(GameBase):
         """The seat whose decision is awaited, or None when the game (or deal_only deal) ended."""
         return None if self.winner is not None or self.deal_over else self.turn
 
-    @property
-    def stock_count(self) -> int:
-        return len(self.stock)
-
-    def hand_sizes(self) -> tuple[int, ...]:
-        return tuple(h.bit_count() for h in self.hands)
-
     def legal_codes(self) -> list[int]:
         """Int-encoded legal actions of the seat to move, in the stable order.
 
@@ -647,25 +640,15 @@ def _bind_native() -> None:
     )
     # the C methods in place of the Python ones (which stay reachable as _apply_checked,
     # _play and _start_deal: the slow path and the reference)
-    for name in _NATIVE_METHODS:
-        _PYTHON_METHODS[name] = Game.__dict__[name]
     for name, method in methods.items():
+        if name in Game.__dict__:
+            _PYTHON_METHODS[name] = Game.__dict__[name]
         setattr(Game, name, method)
     Sequence.register(native.Events)
 
 
 #: Game's Python versions of what ``native.GameState`` runs in C (kept for PythonStateGame).
 _PYTHON_METHODS: dict[str, object] = {}
-#: What ``native.GameState`` runs in C for ``Game`` (its state in C).
-_NATIVE_METHODS = (
-    "legal_codes",
-    "legal_actions",
-    "is_legal",
-    "apply",
-    "apply_code",
-    "copy",
-    "_first_deal",
-)
 
 
 _bind_native()

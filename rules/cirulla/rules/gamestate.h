@@ -46,6 +46,17 @@ static int zone_len(const G *g, int z) {
     return z == Z_STOCK ? g->nstock : z == Z_HANDS || z == Z_DECLARED ? g->n : g->sides;
 }
 
+static long long zone_value(const G *g, int z, int i) {
+    switch (z) {
+    case Z_HANDS: return (long long)g->hands[i];
+    case Z_CAPTURED: return (long long)g->captured[i];
+    case Z_DECLARED: return (long long)g->declared[i];
+    case Z_SCOPE: return g->scope[i];
+    case Z_TOTALS: return g->totals[i];
+    default: return g->stock[i];
+    }
+}
+
 static PyObject *zone_item(const G *g, int z, int i) {
     switch (z) {
     case Z_HANDS: return PyLong_FromUnsignedLongLong(g->hands[i]);
@@ -192,14 +203,13 @@ static PyObject *zone_list(StateObject *self, int z) {
         if (PyList_GET_SIZE(list) > k && PyList_SetSlice(list, k, PyList_GET_SIZE(list), NULL))
             return NULL;
         for (int i = 0; i < k; i++) {
+            long long old_value;
+            if (i < PyList_GET_SIZE(list) && small_int(PyList_GET_ITEM(list, i), &old_value) &&
+                old_value == zone_value(g, z, i))
+                continue; /* unchanged: no int made */
             PyObject *x = zone_item(g, z, i);
             if (!x) return NULL;
             if (i < PyList_GET_SIZE(list)) {
-                PyObject *old = PyList_GET_ITEM(list, i);
-                if (PyLong_CheckExact(old) && PyObject_RichCompareBool(old, x, Py_EQ) == 1) {
-                    Py_DECREF(x);
-                    continue;
-                }
                 PyList_SetItem(list, i, x);
             } else if (PyList_Append(list, x)) {
                 Py_DECREF(x);
@@ -233,8 +243,34 @@ static int State_set_zone(StateObject *self, PyObject *value, void *zp) {
     return 0;
 }
 
-/* all zones changed by G (a move): their lists rewritten when next read */
-#define ZONES_MOVED(self) ((self)->dirty = (1u << Z_COUNT) - 1)
+/* G's zones as they were before a move, to mark only the zones it changed as dirty (a view
+   read after a move then rewrites a hand and maybe a pile, not every zone) */
+typedef struct {
+    u64 hands[MAX_PLAYERS], captured[MAX_PLAYERS], declared[MAX_PLAYERS];
+    int scope[MAX_PLAYERS], totals[MAX_PLAYERS], nstock, deal_no;
+} Zones;
+
+static void zones_before(const G *g, Zones *z) {
+    memcpy(z->hands, g->hands, sizeof z->hands);
+    memcpy(z->captured, g->captured, sizeof z->captured);
+    memcpy(z->declared, g->declared, sizeof z->declared);
+    memcpy(z->scope, g->scope, sizeof z->scope);
+    memcpy(z->totals, g->totals, sizeof z->totals);
+    z->nstock = g->nstock;
+    z->deal_no = g->deal_no;
+}
+
+static unsigned zones_changed(const G *g, const Zones *z) {
+    unsigned d = 0;
+    if (memcmp(z->hands, g->hands, sizeof z->hands)) d |= 1u << Z_HANDS;
+    if (memcmp(z->captured, g->captured, sizeof z->captured)) d |= 1u << Z_CAPTURED;
+    if (memcmp(z->declared, g->declared, sizeof z->declared)) d |= 1u << Z_DECLARED;
+    if (memcmp(z->scope, g->scope, sizeof z->scope)) d |= 1u << Z_SCOPE;
+    if (memcmp(z->totals, g->totals, sizeof z->totals)) d |= 1u << Z_TOTALS;
+    /* the stock changes only by dealing: a round (fewer cards) or a new deal */
+    if (z->nstock != g->nstock || z->deal_no != g->deal_no) d |= 1u << Z_STOCK;
+    return d;
+}
 
 /* ------------------------------------------------------------------ scalar fields */
 
@@ -344,6 +380,26 @@ static int State_set_options(StateObject *self, PyObject *value, void *unused) {
     clear_legal(self);
     self->has_options = 1;
     return 0;
+}
+
+/* the cards left to deal and the cards in each hand: read without handing out the stock's
+   or the hands' list (a list handed out is read back into G before the next move) */
+static PyObject *State_get_stock_count(StateObject *self, void *unused) {
+    (void)unused;
+    if (absorb(self)) return NULL;
+    return PyLong_FromLong(self->g.nstock);
+}
+
+static PyObject *State_hand_sizes(StateObject *self, PyObject *unused) {
+    (void)unused;
+    if (absorb(self)) return NULL;
+    PyObject *t = PyTuple_New(self->g.n);
+    for (int s = 0; t && s < self->g.n; s++) {
+        PyObject *x = PyLong_FromLong(__builtin_popcountll(self->g.hands[s]));
+        if (!x) Py_CLEAR(t);
+        else PyTuple_SET_ITEM(t, s, x);
+    }
+    return t;
 }
 
 static PyObject *State_get_side_of(StateObject *self, void *unused) {
@@ -655,6 +711,8 @@ static int state_play(StateObject *self, long long code, PyObject *events, Event
     g->deck = state_deck;
     g->deck_ctx = &p.d;
     g->pause_at_round_end = 0;
+    Zones before;
+    zones_before(g, &before);
     int rc = code < 0 ? g_start_deal(g) : g_play(g, (u64)code);
     /* a deck that could not be had (DeckError) leaves the hands as the reference does:
        empty, as the deal that ended (or the game not dealt yet) left them, not a redeal's */
@@ -665,7 +723,7 @@ static int state_play(StateObject *self, long long code, PyObject *events, Event
         if (lazy) Py_XSETREF(lazy->score, Py_NewRef(p.d.score));
         Py_XSETREF(self->last_score, p.d.score);
     }
-    ZONES_MOVED(self);
+    self->dirty |= zones_changed(g, &before);
     if (publish(self, deal_no, winner)) rc = -1;
     return rc;
 }
@@ -885,6 +943,7 @@ static PyGetSetDef State_getset[] = {
     {"_legal", (getter)State_get_legal, (setter)State_set_legal, NULL, NULL},
     {"options", (getter)State_get_options, (setter)State_set_options, NULL, NULL},
     {"side_of", (getter)State_get_side_of, NULL, NULL, NULL},
+    {"stock_count", (getter)State_get_stock_count, NULL, NULL, NULL},
     {"n", (getter)State_get_scalar, NULL, NULL, (void *)(intptr_t)S_N},
     {"sides", (getter)State_get_scalar, NULL, NULL, (void *)(intptr_t)S_SIDES},
     {"history", (getter)State_get_history, (setter)State_set_history, NULL, NULL},
@@ -937,6 +996,7 @@ PyDoc_STRVAR(copy_m_doc,
              "copy(deal_only=None, history=False) -> Game\n\n"
              "A cheap independent copy (search copies drop the history by default); both "
              "arguments by keyword only.");
+PyDoc_STRVAR(hand_sizes_m_doc, "hand_sizes() -> tuple\n\nThe number of cards in each hand.");
 PyDoc_STRVAR(first_deal_m_doc,
              "_first_deal(events) -> None\n\nThe game's first deal (Game.__init__'s), in C.");
 
@@ -949,6 +1009,7 @@ static PyMethodDef State_methods[] = {
     {"apply_code", (PyCFunction)(void (*)(void))State_apply_code, METH_FASTCALL,
      apply_code_m_doc},
     {"copy", (PyCFunction)(void (*)(void))State_copy, METH_VARARGS | METH_KEYWORDS, copy_m_doc},
+    {"hand_sizes", (PyCFunction)State_hand_sizes, METH_NOARGS, hand_sizes_m_doc},
     {"_first_deal", (PyCFunction)State_first_deal, METH_O, first_deal_m_doc},
     {NULL, NULL, 0, NULL}};
 

@@ -86,7 +86,7 @@ def view_of(game: Game, seat: int | None) -> View:
         declared=tuple(game.declared),
         captured=tuple(game.captured),
         scope=tuple(game.scope),
-        stock=len(game.stock),
+        stock=game.stock_count,
         totals=tuple(game.totals),
         last_taker=game.last_taker if game.last_taker >= 0 else None,
         winner=game.winner,

@@ -91,6 +91,13 @@ class PyState:
     _legal: list[Any] | None
 
     @property
+    def stock_count(self) -> int:
+        return len(self.stock)
+
+    def hand_sizes(self) -> tuple[int, ...]:
+        return tuple(h.bit_count() for h in self.hands)
+
+    @property
     def options(self) -> Options:
         return self._options
 
