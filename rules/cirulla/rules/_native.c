@@ -538,46 +538,52 @@ static PyObject *py_dealer_bonus(PyObject *self, PyObject *args) {
     return PyLong_FromLong(dealer_bonus(table & ALL_CARDS, low));
 }
 
-/* decks.seeded_deck(seed, number) for an int seed */
-static int seeded_deck_of(PyObject *seed, long long number, uint8_t *deck) {
+/* the decimal text of an int seed, as decks.seeded_deck hashes it: written in ``buf`` (32
+   bytes) when it fits a long long, else through ``*str`` (the caller's to release) */
+static int seed_text(PyObject *seed, char *buf, PyObject **str, const char **text,
+                     size_t *len) {
     int overflow;
     long long small = PyLong_AsLongLongAndOverflow(seed, &overflow);
     if (small == -1 && PyErr_Occurred()) return -1;
+    *str = NULL;
     if (!overflow) {
-        char text[32];
-        int len = decimal("", small, text);
-        seeded_deck_c(text, (size_t)len, number, deck); /* short: never out of memory */
+        *len = (size_t)decimal("", small, buf);
+        *text = buf;
         return 0;
     }
-    PyObject *str = PyObject_Str(seed);
-    if (!str) return -1;
-    Py_ssize_t len;
-    const char *text = PyUnicode_AsUTF8AndSize(str, &len);
-    int rc = text ? seeded_deck_c(text, (size_t)len, number, deck) : -1;
-    if (text && rc) PyErr_NoMemory();
-    Py_DECREF(str);
+    Py_ssize_t n;
+    if (!(*str = PyObject_Str(seed)) || !(*text = PyUnicode_AsUTF8AndSize(*str, &n))) {
+        Py_CLEAR(*str);
+        return -1;
+    }
+    *len = (size_t)n;
+    return 0;
+}
+
+/* decks.seeded_deck(seed, number) for an int seed */
+static int seeded_deck_of(PyObject *seed, long long number, uint8_t *deck) {
+    char buf[32];
+    PyObject *str;
+    const char *text;
+    size_t len;
+    if (seed_text(seed, buf, &str, &text, &len)) return -1;
+    int rc = seeded_deck_c(text, len, number, deck); /* out of memory: a seed of 200+ digits */
+    if (rc) PyErr_NoMemory();
+    Py_XDECREF(str);
     return rc;
 }
 
-/* seeded_decks_c for a seed given as an int */
+/* seeded_decks_c for an int seed */
 static int seeded_decks_of(PyObject *seed, long long first, int count,
                            uint8_t (*decks)[NUM_CARDS]) {
-    int overflow;
-    long long small = PyLong_AsLongLongAndOverflow(seed, &overflow);
-    if (small == -1 && PyErr_Occurred()) return -1;
-    if (!overflow) {
-        char text[32];
-        int len = decimal("", small, text);
-        seeded_decks_c(text, (size_t)len, first, count, decks); /* short: never out of memory */
-        return 0;
-    }
-    PyObject *str = PyObject_Str(seed);
-    if (!str) return -1;
-    Py_ssize_t len;
-    const char *text = PyUnicode_AsUTF8AndSize(str, &len);
-    int rc = text ? seeded_decks_c(text, (size_t)len, first, count, decks) : -1;
-    if (text && rc) PyErr_NoMemory();
-    Py_DECREF(str);
+    char buf[32];
+    PyObject *str;
+    const char *text;
+    size_t len;
+    if (seed_text(seed, buf, &str, &text, &len)) return -1;
+    int rc = seeded_decks_c(text, len, first, count, decks);
+    if (rc) PyErr_NoMemory();
+    Py_XDECREF(str);
     return rc;
 }
 
