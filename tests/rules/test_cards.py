@@ -13,7 +13,7 @@ from cirulla.rules import (
     parse_card,
     parse_mask,
 )
-from cirulla.rules.cards import COINS_MASK, SETTEBELLO, WILD, cards_of, mask_of
+from cirulla.rules.cards import COINS_MASK, SETTEBELLO, WILD, cards_of, format_cards, mask_of
 
 
 def test_every_card_round_trips_and_is_case_insensitive():
@@ -122,3 +122,13 @@ def test_command_line_overrides_are_typed_and_keep_preset_checks():
         check=False,
     )
     assert out.returncode == 2 and "2 players" in out.stderr
+
+
+def test_a_negative_mask_is_refused_not_looped_over() -> None:
+    """A negative int's lowest set bit never runs out: cards_of used to loop for ever on
+    one (a zone edited by hand, then the game shown). Found by test_gamestate's property
+    test."""
+    with pytest.raises(ValueError, match="-1 is not a card mask"):
+        cards_of(-1)
+    with pytest.raises(ValueError, match="not a card mask"):
+        format_cards(-(1 << 45))

@@ -11,8 +11,10 @@ import random
 from collections.abc import Sequence
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from cirulla.rules import Game, Options
+from cirulla.rules import Game, IllegalActionError, Options
 from cirulla.rules.bench import PythonStateGame
 from cirulla.rules.core import native
 from cirulla.rules.decks import DeckSource, seeded_deck
@@ -161,3 +163,62 @@ def test_counts_read_without_the_lists_and_zones_rewritten_only_when_changed() -
     edited.apply(edited.legal_codes()[0])
     assert edited.scope is scope and scope[0] >= 7
     assert edited.copy().scope[0] == scope[0]
+
+
+_FIELDS = ("turn", "dealer", "round", "in_hands", "last_taker", "wild", "table", "deal_no")
+_ZONES = ("hands", "captured", "declared", "scope", "totals", "stock")
+_ANY_INT = st.one_of(
+    st.integers(-3, 45), st.integers(-(2**70), 2**70), st.sampled_from([1 << 39, 1 << 40])
+)
+_JUNK = st.one_of(_ANY_INT, st.none(), st.text(max_size=3), st.booleans(), st.floats())
+_STEP = st.one_of(
+    st.tuples(st.just("set"), st.sampled_from(_FIELDS), _JUNK),
+    st.tuples(st.just("zone"), st.sampled_from(_ZONES), st.lists(_JUNK, max_size=44)),
+    st.tuples(st.just("edit"), st.sampled_from(_ZONES), _ANY_INT),
+    st.tuples(st.just("winner"), st.sampled_from([None, 0, 1, 2, -1, "x"]), st.none()),
+    st.tuples(st.just("play"), st.integers(0, 200), st.booleans()),
+    st.tuples(st.just("code"), _ANY_INT, st.none()),
+    st.tuples(st.just("read"), st.sampled_from(_ZONES), st.none()),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(seed=st.integers(0, 2**32), steps=st.lists(_STEP, max_size=40))
+def test_any_state_assigned_is_refused_in_one_line_or_played_never_a_crash(
+    seed: int, steps: list[tuple[str, object, object]]
+) -> None:
+    """The C state takes whatever Python assigns: nonsense is a ValueError or TypeError (or
+    the rules' own error) naming what is wrong, and the process never crashes or reads
+    outside the state, whatever the order of assignments, in-place edits and moves."""
+    game = Game(Options(), seed=seed)
+    refused = (ValueError, TypeError, IndexError, AttributeError, OverflowError)
+    for kind, what, value in steps:
+        try:
+            if kind == "set" or kind == "zone":
+                setattr(game, str(what), value)
+            elif kind == "edit":
+                zone = getattr(game, str(what))
+                if zone:
+                    zone[0] = value
+            elif kind == "winner":
+                game.winner = what  # type: ignore[assignment]
+            elif kind == "read":
+                list(getattr(game, str(what)))
+            elif kind == "play":
+                legal = game.legal_actions()
+                if legal:
+                    pick = legal[int(str(what)) % len(legal)]
+                    events = game.apply(pick) if value else game.apply(pick.to_int())
+                    list(events)
+            else:
+                game.apply_code(int(str(what)))
+        except refused as exc:
+            assert "\n" not in str(exc), str(exc)
+        except IllegalActionError:
+            pass
+        # the state can still be shown and copied, or says in one line what is wrong
+        for look in (repr, Game.copy):
+            try:
+                look(game)
+            except refused as exc:
+                assert "\n" not in str(exc), str(exc)

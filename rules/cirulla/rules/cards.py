@@ -111,6 +111,8 @@ SMALL_SETS: dict[int, tuple[int, ...]] = {}
 
 
 def _cards_of(mask: int) -> list[int]:
+    if mask < 0:  # its lowest bit never runs out: the loop below would not end
+        raise ValueError(f"{mask} is not a card mask (negative)")
     out = []
     while mask:
         low = mask & -mask
