@@ -492,9 +492,9 @@ def test_the_api_baseline_runs_the_paths_before_and_restores_them() -> None:
     before the deal moved into C, with the dataclasses' event constructors; the fast
     paths are back once it has run."""
     assert native is not None
-    fast_deck, fast_card = decks_module._native_deck, _CardPlayed
+    fast_deck, fast_card = decks_module._native_decks, _CardPlayed
     with _paths_before():
-        assert decks_module._native_deck is None
+        assert decks_module._native_decks is None
         assert game_module._CardPlayed is CardPlayed
         game = PythonStateGame(Options(), seed=9)
         assert game.decks_used == [seeded_deck(9, 1)]
@@ -503,6 +503,6 @@ def test_the_api_baseline_runs_the_paths_before_and_restores_them() -> None:
     baseline = type(game).__dict__
     assert baseline["_first_deal"] is Game._start_deal and baseline["apply_code"] is Game._play
     assert baseline["legal_codes"] is not Game.legal_codes
-    assert decks_module._native_deck is fast_deck and game_module._CardPlayed is fast_card
+    assert decks_module._native_decks is fast_deck and game_module._CardPlayed is fast_card
     report = bench_api_before(Options(), 0.05)
-    assert report["deals"] > 0 and decks_module._native_deck is fast_deck
+    assert report["deals"] > 0 and decks_module._native_decks is fast_deck

@@ -245,20 +245,20 @@ _EVENT_TYPES = (
 def _paths_before() -> Iterator[None]:
     """While the baseline runs, the state machine builds its events with the dataclasses'
     generated ``__init__`` (as before ``core.fast_constructor``) and shuffles the seeded
-    decks in Python (``decks.seeded_deck``, as before ``native.seeded_deck``); its games are
+    decks in Python (``decks.seeded_deck``, as before ``native.seeded_decks``); its games are
     ``game.PythonStateGame``s, the state in Python slots and every method in Python (a new
     game's first deal included, as before ``_first_deal`` in C)."""
     saved = {name: getattr(game_module, "_" + name) for name in _EVENT_TYPES}
-    native_deck = decks_module._native_deck
+    native_decks = decks_module._native_decks
     try:
         for name in _EVENT_TYPES:
             setattr(game_module, "_" + name, getattr(ev, name))
-        decks_module._native_deck = None
+        decks_module._native_decks = None
         yield
     finally:
         for name, value in saved.items():
             setattr(game_module, "_" + name, value)
-        decks_module._native_deck = native_deck
+        decks_module._native_decks = native_decks
 
 
 def _random_deals(

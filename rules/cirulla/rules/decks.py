@@ -35,9 +35,9 @@ class DeckSource:
         self._explicit = [parse_deck(d) for d in decks] if decks is not None else None
         self._next = 0
         self._seed = (secrets.randbits(128) if seed is None else seed) if decks is None else None
-        # the native core's Game shuffles a seeded source's decks several at a time and
-        # keeps the ones not dealt yet here (40 bytes each, from deck number _ahead_from);
-        # next_deck below computes each deck itself and never reads them
+        # with the native core, seeded decks are shuffled DECKS_AHEAD at a time (several
+        # times cheaper each: native.seeded_decks); the ones not dealt yet wait here, 40
+        # bytes each, the first of them deck number _ahead_from
         self._ahead = b""
         self._ahead_from = 0
 
@@ -53,10 +53,13 @@ class DeckSource:
             return list(deck)
         seed = self._seed
         assert seed is not None
-        self._next += 1
-        if _native_deck is not None and type(seed) is int:
-            return _native_deck(seed, self._next)
-        return seeded_deck(seed, self._next)
+        self._next = number = self._next + 1
+        if _native_decks is None or type(seed) is not int:
+            return seeded_deck(seed, number)
+        k = number - self._ahead_from
+        if not 0 <= k < len(self._ahead) // NUM_CARDS:
+            self._ahead, self._ahead_from, k = _native_decks(seed, number, DECKS_AHEAD), number, 0
+        return list(self._ahead[k * NUM_CARDS : (k + 1) * NUM_CARDS])
 
 
 def seeded_deck(seed: int, number: int) -> list[int]:
@@ -68,8 +71,11 @@ def seeded_deck(seed: int, number: int) -> list[int]:
     return sorted(range(NUM_CARDS), key=keys.__getitem__)
 
 
-#: ``seeded_deck`` in C when the native core runs (the same decks bit for bit:
-#: tests/rules/test_native.py); the reference above otherwise.
-_native_deck: Callable[[int, int], list[int]] | None = (
-    None if native is None else native.seeded_deck
+#: ``seeded_deck`` in C when the native core runs, several decks at once (the same decks bit
+#: for bit: tests/rules/test_native.py, test_gamestate.py); the reference above otherwise.
+_native_decks: Callable[[int, int, int], bytes] | None = (
+    None if native is None else native.seeded_decks
 )
+#: How many decks a seeded source shuffles at once (native.seeded_decks' lanes: a match
+#: deals six or seven a game).
+DECKS_AHEAD = 8

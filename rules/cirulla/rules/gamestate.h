@@ -609,81 +609,6 @@ static int state_emit(void *ctx, int type, const long long *a, int n) {
     return deal_emit(&p->d, type, a, n);
 }
 
-/* DeckSource.next_deck (decks.py) of a seeded DeckSource, done here: the deck shuffled in C
-   (as its next_deck would have native.seeded_deck do), its count moved on, the deck
-   appended to decks_used. The decks are shuffled DECK_LANES at a time (seeded_decks_c,
-   several times cheaper each) and the ones not dealt yet kept on the source
-   (``_ahead`` from number ``_ahead_from``) for its next deals. Any other deck source
-   (explicit decks, a subclass, another object) is asked through its next_deck. */
-static PyObject *deck_source_type, *str_explicit, *str_seed, *str_next, *str_ahead,
-    *str_ahead_from;
-
-static int seeded_next_deck(PyObject *ds, PyObject *seed, long long number, uint8_t *deck) {
-    PyObject *ahead = PyObject_GetAttr(ds, str_ahead), *from = NULL;
-    long long f = -1;
-    if (ahead && (from = PyObject_GetAttr(ds, str_ahead_from)) && PyLong_CheckExact(from))
-        f = PyLong_AsLongLong(from);
-    PyErr_Clear(); /* no decks kept yet */
-    Py_XDECREF(from);
-    int rc = 0;
-    if (ahead && PyBytes_CheckExact(ahead) && f >= 1 && number >= f &&
-        (number - f + 1) * NUM_CARDS <= PyBytes_GET_SIZE(ahead)) {
-        memcpy(deck, PyBytes_AS_STRING(ahead) + (number - f) * NUM_CARDS, NUM_CARDS);
-    } else {
-        uint8_t decks[DECK_LANES][NUM_CARDS];
-        PyObject *kept = NULL, *first = NULL;
-        rc = seeded_decks_of(seed, number, DECK_LANES, decks) ||
-                     !(kept = PyBytes_FromStringAndSize((const char *)decks, sizeof decks)) ||
-                     !(first = PyLong_FromLongLong(number)) ||
-                     PyObject_SetAttr(ds, str_ahead, kept) ||
-                     PyObject_SetAttr(ds, str_ahead_from, first)
-                 ? -1
-                 : 0;
-        memcpy(deck, decks[0], NUM_CARDS);
-        Py_XDECREF(kept);
-        Py_XDECREF(first);
-    }
-    Py_XDECREF(ahead);
-    return rc;
-}
-
-static int state_deck(void *ctx, int deal_no, uint8_t *deck) {
-    DealCtx *d = ctx;
-    PyObject *ds = d->deck_source;
-    if (!deck_source_type) {
-        PyObject *decks = PyImport_ImportModule("cirulla.rules.decks");
-        deck_source_type = decks ? PyObject_GetAttrString(decks, "DeckSource") : NULL;
-        Py_XDECREF(decks);
-        if (!deck_source_type || !(str_explicit = PyUnicode_InternFromString("_explicit")) ||
-            !(str_seed = PyUnicode_InternFromString("_seed")) ||
-            !(str_next = PyUnicode_InternFromString("_next")) ||
-            !(str_ahead = PyUnicode_InternFromString("_ahead")) ||
-            !(str_ahead_from = PyUnicode_InternFromString("_ahead_from")))
-            return -1;
-    }
-    if ((PyObject *)Py_TYPE(ds) != deck_source_type) return deal_deck(ctx, deal_no, deck);
-    PyObject *explicit = PyObject_GetAttr(ds, str_explicit), *seed = PyObject_GetAttr(ds, str_seed),
-             *next = PyObject_GetAttr(ds, str_next);
-    int rc = 1; /* 1: not a seeded source as expected, asked through next_deck */
-    long long k = next && PyLong_CheckExact(next) ? PyLong_AsLongLong(next) : -1;
-    if (k >= 0 && explicit == Py_None && seed && PyLong_CheckExact(seed)) {
-        PyObject *k1 = PyLong_FromLongLong(k + 1), *list = NULL;
-        rc = !k1 || seeded_next_deck(ds, seed, k + 1, deck) ||
-                     PyObject_SetAttr(ds, str_next, k1) || !(list = deck_list(deck)) ||
-                     PyList_Append(d->decks_used, list)
-                 ? -1
-                 : 0;
-        Py_XDECREF(k1);
-        Py_XDECREF(list);
-    }
-    Py_XDECREF(explicit);
-    Py_XDECREF(seed);
-    Py_XDECREF(next);
-    if (rc < 0) return -1;
-    PyErr_Clear(); /* a missing attribute: next_deck says what is wrong */
-    return rc ? deal_deck(ctx, deal_no, deck) : 0;
-}
-
 /* 1 with a ValueError when the move would deal the next round from a stock too short for
    it (the reference's stock.pop() would run out; engine.h reads the stock's top 3n cards) */
 static int stock_short(const G *g) {
@@ -708,7 +633,7 @@ static int state_play(StateObject *self, long long code, PyObject *events, Event
     int ends = code < 0 || (g->in_hands == 1 && g->nstock == 0);
     g->emit = events || lazy || ends ? state_emit : NULL;
     g->emit_ctx = &p;
-    g->deck = state_deck;
+    g->deck = deal_deck; /* DeckSource.next_deck: seeded decks shuffled several at once */
     g->deck_ctx = &p.d;
     g->pause_at_round_end = 0;
     Zones before;
