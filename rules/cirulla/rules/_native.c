@@ -907,7 +907,6 @@ static int opts_of(PyObject *options, Opts *o) {
 }
 
 /* the position's cache entry [hand, table, wild, codes, actions], if it is this position's */
-static PyObject *actions_of_codes(const u64 *codes, int n);
 
 /* a new list of a tuple's or list's items: the caller's copy */
 static PyObject *list_of(PyObject *seq) {
@@ -1019,16 +1018,6 @@ static PyObject *interned_action(u64 code, PyObject *code_obj) {
     return a;
 }
 
-/* a new tuple of the shared Actions of n codes */
-static PyObject *actions_of_codes(const u64 *codes, int n) {
-    PyObject *acts = PyTuple_New(n);
-    for (int i = 0; acts && i < n; i++) {
-        PyObject *a = interned_action(codes[i], NULL);
-        if (!a) Py_CLEAR(acts);
-        else PyTuple_SET_ITEM(acts, i, a);
-    }
-    return acts;
-}
 
 
 /* ``maker(*args)``, stealing the n arguments (any of them NULL: an error already set).

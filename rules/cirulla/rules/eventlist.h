@@ -16,7 +16,7 @@ typedef struct {
     int nrec, cap, count;           /* count: the events (records) held */
     long long inline_rec[24];       /* a card played, a declaration: no allocation */
     PyObject *score;                /* the DealScore of a deal scored in the move, or NULL */
-    PyObject *list;                 /* the event objects once made (a tuple), else NULL */
+    PyObject *made;                 /* the event objects once made (a tuple), else NULL */
 } EventsObject;
 
 static PyTypeObject EventsType;
@@ -29,7 +29,7 @@ static EventsObject *events_new(void) {
     self->rec = self->inline_rec;
     self->nrec = self->count = 0;
     self->cap = (int)(sizeof self->inline_rec / sizeof self->inline_rec[0]);
-    self->score = self->list = NULL;
+    self->score = self->made = NULL;
     return self;
 }
 
@@ -54,20 +54,25 @@ static int events_record(EventsObject *self, int type, const long long *a, int n
     return 0;
 }
 
+/* one event emitted by engine.h, made into its object at the end of ``d->events``:
+   play_emit makes a move's own events, deal_emit a deal's end and start (and keeps the
+   DealScore of EV_DEAL_SCORED in ``d->score`` even with no list) */
+static int emit_event(DealCtx *d, int type, const long long *a, int n) {
+    if (type == EV_CARD_PLAYED || type == EV_DECLARED || type == EV_ROUND_DEALT)
+        return d->events ? play_emit(d->events, type, a, n) : 0;
+    return deal_emit(d, type, a, n);
+}
+
 /* the event objects, made on the first read (a borrowed reference to the tuple) */
 static PyObject *events_list(EventsObject *self) {
-    if (self->list) return self->list;
+    if (self->made) return self->made;
     PyObject *list = PyList_New(0);
     if (!list) return NULL;
     DealCtx d = {list, NULL, NULL, NULL, NULL, self->score};
     for (int i = 0; i < self->nrec;) {
         int type = (int)self->rec[i], n = (int)self->rec[i + 1];
         const long long *a = self->rec + i + 2;
-        int rc = type == EV_CARD_PLAYED || type == EV_DECLARED || type == EV_ROUND_DEALT ||
-                         type == EV_HAND_DEALT
-                     ? play_emit(list, type, a, n)
-                     : deal_emit(&d, type, a, n);
-        if (rc) {
+        if (emit_event(&d, type, a, n)) {
             Py_XDECREF(d.score);
             Py_DECREF(list);
             return NULL;
@@ -75,24 +80,24 @@ static PyObject *events_list(EventsObject *self) {
         i += n + 2;
     }
     Py_XDECREF(d.score);
-    self->list = PyList_AsTuple(list);
+    self->made = PyList_AsTuple(list);
     Py_DECREF(list);
-    if (!self->list) return NULL;
+    if (!self->made) return NULL;
     if (self->rec != self->inline_rec) PyMem_Free(self->rec);
     self->rec = self->inline_rec;
     self->nrec = 0;
-    return self->list;
+    return self->made;
 }
 
 static void Events_dealloc(EventsObject *self) {
-    Py_XDECREF(self->list);
+    Py_XDECREF(self->made);
     Py_XDECREF(self->score);
     if (self->rec != self->inline_rec) PyMem_Free(self->rec);
     PyObject_Free(self);
 }
 
 static Py_ssize_t Events_len(EventsObject *self) {
-    return self->list ? PyTuple_GET_SIZE(self->list) : self->count;
+    return self->made ? PyTuple_GET_SIZE(self->made) : self->count;
 }
 
 static PyObject *Events_subscript(EventsObject *self, PyObject *key) {

@@ -551,7 +551,7 @@ class Game(GameBase):
         # as much, and search copies once per node); test_copy_sets_every_slot keeps the
         # list whole. The cached legal actions are shared: they are keyed by the position.
         new = _new_game(type(self))
-        new.options = self.options
+        new._options_of(self)
         new.deck_source = self.deck_source
         new.decks_used = self.decks_used[:] if history else []
         new.dealer = self.dealer

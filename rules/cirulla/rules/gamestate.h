@@ -58,14 +58,7 @@ static long long zone_value(const G *g, int z, int i) {
 }
 
 static PyObject *zone_item(const G *g, int z, int i) {
-    switch (z) {
-    case Z_HANDS: return PyLong_FromUnsignedLongLong(g->hands[i]);
-    case Z_CAPTURED: return PyLong_FromUnsignedLongLong(g->captured[i]);
-    case Z_DECLARED: return PyLong_FromUnsignedLongLong(g->declared[i]);
-    case Z_SCOPE: return PyLong_FromLong(g->scope[i]);
-    case Z_TOTALS: return PyLong_FromLong(g->totals[i]);
-    default: return PyLong_FromLong(g->stock[i]);
-    }
+    return PyLong_FromLongLong(zone_value(g, z, i)); /* masks are below 2**40 */
 }
 
 /* one item of a zone's list into G: -1 with a one-line error naming the zone */
@@ -460,14 +453,20 @@ static int push_history(StateObject *self, int seat, u64 code) {
 
 static int stopped(const G *g) { return g->winner >= 0 || g->deal_over; }
 
+/* whether ``codes`` are the legal codes of the position to move: they depend only on the
+   mover's hand, the table and the wild value */
+static inline int codes_current(const StateObject *self) {
+    const G *g = &self->g;
+    return self->key_valid && self->key_hand == g->hands[g->turn] &&
+           self->key_table == g->table && self->key_wild == g->wild;
+}
+
 /* The legal codes of the position to move in ``codes``, unless they are for this very
-   position already (hand, table, wild); -1 on error */
+   position already; -1 on error */
 static int legal_position(StateObject *self) {
     G *g = &self->g;
     u64 hand = g->hands[g->turn];
-    if (self->key_valid && self->key_hand == hand && self->key_table == g->table &&
-        self->key_wild == g->wild)
-        return 0;
+    if (codes_current(self)) return 0;
     Tab t;
     if (tab_init(&shared_scratch, &t, g->table, g->wild) ||
         legal_codes(&shared_scratch, &t, hand, g->wild, g->o.must_capture,
@@ -554,8 +553,7 @@ static int legal_code_of(StateObject *self, PyObject *action, u64 *code) {
     PyObject *code_obj = action;
     if (stopped(&self->g)) return 0;
     if (Py_TYPE(action) == action_type) {
-        if (self->has_acts && self->key_valid && self->key_hand == self->g.hands[self->g.turn] &&
-            self->key_table == self->g.table && self->key_wild == self->g.wild) {
+        if (self->has_acts && codes_current(self)) {
             PyObject **acts = self->acts;
             for (int i = 0; i < self->ncodes; i++)
                 if (acts[i] == action) {
@@ -593,8 +591,7 @@ static PyObject *State_is_legal(StateObject *self, PyObject *action) {
 /* ------------------------------------------------------------------ playing */
 
 typedef struct {
-    DealCtx d;
-    PyObject *events;    /* the caller's list, or NULL */
+    DealCtx d;          /* d.events: the caller's list, or NULL */
     EventsObject *lazy; /* or apply's answer, the events made when read */
 } PlayCtx;
 
@@ -604,9 +601,7 @@ static int state_emit(void *ctx, int type, const long long *a, int n) {
         if (type == EV_DEAL_SCORED && deal_emit(&p->d, type, a, n)) return -1;
         return events_record(p->lazy, type, a, n);
     }
-    if (type == EV_CARD_PLAYED || type == EV_DECLARED || type == EV_ROUND_DEALT)
-        return p->events ? play_emit(p->events, type, a, n) : 0;
-    return deal_emit(&p->d, type, a, n);
+    return emit_event(&p->d, type, a, n);
 }
 
 /* 1 with a ValueError when the move would deal the next round from a stock too short for
@@ -627,7 +622,7 @@ static int state_play(StateObject *self, long long code, PyObject *events, Event
         return -1;
     }
     if (code >= 0 && stock_short(g)) return -1;
-    PlayCtx p = {{events, NULL, self->deck_source, self->decks_used, g, NULL}, events, lazy};
+    PlayCtx p = {{events, NULL, self->deck_source, self->decks_used, g, NULL}, lazy};
     int deal_no = g->deal_no, winner = g->winner;
     /* events are needed at a deal's end even without a list: its score (last_score) */
     int ends = code < 0 || (g->in_hands == 1 && g->nstock == 0);

@@ -109,6 +109,14 @@ class PyState:
         self.side_of = tuple(options.side_of(s) for s in range(options.players))
         self._legal = None  # the legal-moves cache of game.py's _legal_entry
 
+    def _options_of(self, other: PyState) -> None:
+        """``other``'s options and what they fix, shared as they are (``copy()``, once per
+        search node: not derived again)."""
+        self._options = other._options
+        self.n = other.n
+        self.sides = other.sides
+        self.side_of = other.side_of
+
 
 # mypy sees the Python base; both have the same attributes.
 if TYPE_CHECKING:
