@@ -7,8 +7,11 @@ from __future__ import annotations
 
 import copy
 import pickle
+import platform
 import random
+import re
 from collections.abc import Sequence
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -90,14 +93,29 @@ def test_events_not_read_cost_nothing_but_stay_right() -> None:
 
 @pytest.mark.parametrize("seed", [0, 1, -5, 123456789, 2**64 + 3, 2**200 + 7])
 def test_decks_shuffled_side_by_side_are_the_seeded_decks(seed: int) -> None:
+    """With every instruction set this processor runs (the module's own choice first)."""
     assert native is not None
-    for first in (1, 7, 100):
-        for count in (1, 3, 8):
-            got = native.seeded_decks(seed, first, count)
-            want = b"".join(bytes(seeded_deck(seed, first + k)) for k in range(count))
-            assert got == want, (first, count)
+    for isa in dict.fromkeys((native.DECK_ISA, "baseline")):
+        for first in (1, 7, 100):
+            for count in (1, 3, 8):
+                got = native.seeded_decks(seed, first, count, isa)
+                want = b"".join(bytes(seeded_deck(seed, first + k)) for k in range(count))
+                assert got == want, (isa, first, count)
     with pytest.raises(ValueError, match="a count of 1 to 8"):
         native.seeded_decks(seed, 1, 9)
+    with pytest.raises(ValueError, match="isa sse9 is not one this processor runs"):
+        native.seeded_decks(seed, 1, 1, "sse9")
+
+
+def test_the_deck_code_for_avx2_runs_where_the_processor_has_it() -> None:
+    """A build for x86-64 carries both deck codes and picks AVX2 where the processor has
+    it (the faster one: docs/performance.md)."""
+    assert native is not None
+    flags = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").exists() else ""
+    if platform.machine() == "x86_64" and re.search(r"^flags\s*:.*\bavx2\b", flags, re.M):
+        assert native.DECK_ISA == "avx2"
+    else:
+        assert native.DECK_ISA == "baseline"
 
 
 def test_a_deck_source_shared_by_games_deals_its_decks_in_order() -> None:

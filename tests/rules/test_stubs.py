@@ -89,6 +89,15 @@ def _stub_classes(name: str) -> set[str]:
     return {node.name for node in _stub(name).body if isinstance(node, ast.ClassDef)}
 
 
+def _stub_constants(name: str) -> dict[str, str]:
+    """The stub's module-level ``NAME: type`` lines -> their type's text."""
+    return {
+        node.target.id: ast.unparse(node.annotation)
+        for node in _stub(name).body
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)
+    }
+
+
 def _public(name: str) -> set[str]:
     module = _module(name)
     out = set()
@@ -173,10 +182,14 @@ def _format_arity(fmt: str) -> tuple[int, int]:
 
 @pytest.mark.parametrize("name", sorted(MODULES))
 def test_the_stub_names_what_the_module_has(name: str) -> None:
-    stubbed = set(_stub_callables(name)) | _stub_classes(name)
+    constants = {k: v for k, v in _stub_constants(name).items() if not k.startswith("_")}
+    stubbed = set(_stub_callables(name)) | _stub_classes(name) | set(constants)
     built = _public(name)
     assert built - stubbed == set(), f"{name}: not in its stub"
     assert stubbed - built == set(), f"{name}: in the stub, not in the module"
+    for constant, annotation in constants.items():
+        value = getattr(_module(name), constant)
+        assert type(value).__name__ == annotation, (constant, annotation, value)
 
 
 @pytest.mark.parametrize("name", sorted(MODULES))
