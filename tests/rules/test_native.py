@@ -448,6 +448,7 @@ def test_bench_rules_reports_both_cores_side_by_side() -> None:
     assert set(report["cores"]) == {"native", "python"}
     assert all(run["deals"] > 0 for run in report["cores"].values())
     assert report["native_over_python"] > 0
+    assert report["deck_isa"] in ("avx2", "baseline")  # the deck code that ran (figures)
     # each headline figure beside its baseline from the same run (docs/performance.md)
     figures = report["figures"]
     assert set(figures) == {"api", "search", "native", "native_listed"}

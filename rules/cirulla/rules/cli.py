@@ -22,7 +22,7 @@ from cirulla.rules.bench import (
     bench_search,
 )
 from cirulla.rules.cases import BUNDLED_CASES, run_file
-from cirulla.rules.core import CORE, CoreUnavailableError, resolve_core
+from cirulla.rules.core import CORE, CoreUnavailableError, native, resolve_core
 from cirulla.rules.errors import CirullaError
 from cirulla.rules.events import DealScored, GameOver
 from cirulla.rules.game import Game
@@ -56,6 +56,7 @@ class BenchReport(TypedDict):
     figures: dict[str, Figure]
     native_over_python: NotRequired[float | None]
     native_loop_over_api: NotRequired[float | None]
+    deck_isa: NotRequired[str]
 
 
 def register(
@@ -320,6 +321,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
         report["api_floor"] = floor
     if listed is not None:
         report["native_listed"] = listed
+    if native is not None:  # which code shuffled the seeded decks (native.seeded_decks)
+        report["deck_isa"] = native.DECK_ISA
     if len(runs) == 2:
         report["native_over_python"] = _ratio(runs["native"], runs["python"])
         report["native_loop_over_api"] = _ratio(runs["native"], api)
