@@ -159,4 +159,5 @@ def test_bench_env_prints_the_three_figures(capsys: pytest.CaptureFixture[str]) 
     spiel = result["openspiel"]
     for mode in ("cards", "sampled"):
         assert spiel["player_steps_per_s"][mode] > spiel["baseline_player_steps_per_s"] > 0
+    assert result["machine"]["cpus"] >= 1 and result["machine"]["load_average_end"] >= 0
     assert main(["bench", "env", "--num-envs", "0"]) == 2

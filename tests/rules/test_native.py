@@ -449,6 +449,9 @@ def test_bench_rules_reports_both_cores_side_by_side() -> None:
     assert all(run["deals"] > 0 for run in report["cores"].values())
     assert report["native_over_python"] > 0
     assert report["deck_isa"] in ("avx2", "baseline")  # the deck code that ran (figures)
+    machine = report["machine"]  # the load the figures were measured under
+    loads = machine["load_average_start"], machine["load_average_end"]
+    assert machine["cpus"] >= 1 and min(loads) >= 0
     # each headline figure beside its baseline from the same run (docs/performance.md)
     figures = report["figures"]
     assert set(figures) == {"api", "search", "native", "native_listed"}

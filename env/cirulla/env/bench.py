@@ -30,6 +30,7 @@ from cirulla.env.aec import CirullaAEC, aec_env
 from cirulla.env.openspiel import GAME_NAME
 from cirulla.env.spiel_params import GameParams
 from cirulla.env.vector import ENV_CORE, SplitmixDecks, VectorEnv
+from cirulla.rules.bench import machine_at_end, machine_at_start
 from cirulla.rules.encoding import observe
 from cirulla.rules.game import Game
 from cirulla.rules.options import Options, OptionValue
@@ -174,6 +175,7 @@ def bench_env(
     openspiel: bool = True,
 ) -> dict[str, object]:
     """Each loop for ``seconds`` of CPU time (one core's work), reported per CPU second."""
+    machine = machine_at_start()
     batched = bench_batched(options, seconds, num_envs, seed)
     api_source = "pettingzoo"  # the env extra brings PettingZoo with OpenSpiel
     api = bench_aec_api(aec_env, options, seconds, seed)
@@ -196,4 +198,5 @@ def bench_env(
         "targets": {"batched_steps_per_s": BATCHED_TARGET, "api_steps_per_s": API_TARGET},
         "targets_met": batched >= BATCHED_TARGET and api >= API_TARGET,
         "openspiel": spiel,
+        "machine": machine_at_end(machine),
     }

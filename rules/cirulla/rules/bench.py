@@ -31,6 +31,7 @@ The loops, reported apart because their rates differ by two orders of magnitude:
 
 from __future__ import annotations
 
+import os
 import random
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -67,6 +68,25 @@ class _Ending(Protocol):
 
 
 _G = TypeVar("_G", bound=_Ending)
+
+
+class Machine(TypedDict):
+    """The machine a benchmark ran on, as ``bench server`` reports it: its figures are
+    compared only within one run, and the load says how quiet the run was."""
+
+    cpus: int | None
+    load_average_start: float
+    load_average_end: NotRequired[float]
+
+
+def machine_at_start() -> Machine:
+    """The processors and the one-minute load average as a benchmark starts."""
+    return {"cpus": os.cpu_count(), "load_average_start": round(os.getloadavg()[0], 2)}
+
+
+def machine_at_end(machine: Machine) -> Machine:
+    """``machine`` with the one-minute load average as the benchmark ends."""
+    return {**machine, "load_average_end": round(os.getloadavg()[0], 2)}
 
 
 class RulesReport(TypedDict):

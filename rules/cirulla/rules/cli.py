@@ -14,12 +14,15 @@ from rich.table import Table
 from cirulla.console import output_console  # the commands' one console (src/)
 from cirulla.rules.arguments import add_rule_arguments, options_from_args
 from cirulla.rules.bench import (
+    Machine,
     RulesReport,
     bench_api,
     bench_api_before,
     bench_api_floor,
     bench_rules,
     bench_search,
+    machine_at_end,
+    machine_at_start,
 )
 from cirulla.rules.cases import BUNDLED_CASES, run_file
 from cirulla.rules.core import CORE, CoreUnavailableError, native, resolve_core
@@ -57,6 +60,7 @@ class BenchReport(TypedDict):
     native_over_python: NotRequired[float | None]
     native_loop_over_api: NotRequired[float | None]
     deck_isa: NotRequired[str]
+    machine: Machine
 
 
 def register(
@@ -289,6 +293,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
             return 2
         print(json.dumps(one))
         return 0
+    machine = machine_at_start()
     cores = ["native", "python"] if CORE == "native" else ["python"]
     runs = {core: bench_rules(options, args.seconds, args.seed, core) for core in cores}
     listed = (
@@ -316,6 +321,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         "search": search,
         "user_sees_deals_per_cpu_s": api["deals_per_cpu_s"],
         "figures": figures(runs, api, before, search, listed, floor),
+        "machine": machine_at_end(machine),
     }
     if floor is not None:
         report["api_floor"] = floor
