@@ -48,69 +48,89 @@ def test_legal_lists_are_the_callers_and_actions_are_shared() -> None:
         again[0].card = 3  # type: ignore[misc]
 
 
-def test_actions_stay_the_interned_ones_when_the_intern_table_changes(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """``legal_actions`` keeps the actions of recent codes at hand (_native.c's
-    ``interned_action``); when ``Action.from_int``'s table is cleared (it is when full)
-    and refilled, even to the same size, legal_actions returns the table's new objects."""
+def _shared_actions_held() -> tuple[int, int]:
+    """(codes held, the most held) of the core that runs."""
+    if native is not None:
+        return native.action_table()
+    return len(actions_module._INTERNED), actions_module._INTERNED_LIMIT
+
+
+def _forget_shared_actions() -> None:
+    """Empty the table of shared actions of the core that runs."""
+    if native is not None:
+        native.action_table(True)
+    else:
+        actions_module._INTERNED.clear()
+
+
+def test_the_shared_actions_are_bounded_and_stay_one_per_code_when_emptied() -> None:
+    """``Action.from_int`` and ``legal_actions`` hand out the same object per code from one
+    table (the native core's where it runs, ``actions._INTERNED`` otherwise); the table
+    is bounded (emptied when full: servers and bots run for days), and after it is
+    emptied both hand out the same new objects again."""
     game = Game(Options(), seed=5)
     legal = game.legal_actions()
-    interned = actions_module._INTERNED
-    monkeypatch.setattr(actions_module, "_INTERNED", interned)  # restored, with its codes
-    saved = dict(interned)
-    try:
-        interned.clear()
-        fresh = [Action.from_int(a.to_int()) for a in legal]  # new objects, same codes
-        assert all(f is not a and f == a for f, a in zip(fresh, legal, strict=True))
-        game._legal = None  # the position's list built again
-        assert all(a is f for a, f in zip(game.legal_actions(), fresh, strict=True))
-        # the table full: from_int clears it while legal_actions interns a new code
-        monkeypatch.setattr(actions_module, "_INTERNED_LIMIT", len(interned))
-        game.hands[game.turn], game.hands[1 - game.turn] = (
-            game.hands[1 - game.turn],
-            game.hands[game.turn],
-        )
-        again = game.legal_actions()
-        assert all(a is Action.from_int(a.to_int()) for a in again[-1:])
-        assert all(interned.get(a.to_int()) in (None, a) for a in again)
-    finally:
-        interned.clear()
-        interned.update(saved)
+    assert all(a is Action.from_int(a.to_int()) for a in legal)
+    held, limit = _shared_actions_held()
+    assert 0 < held <= limit
+    # new codes until the table is emptied (at most its size): the two of clubs capturing
+    # other cards (some may be in it already, met in play)
+    for k in range(1, limit + 2):
+        assert Action.from_int(k << 13).capture == k << 1
+        now, _ = _shared_actions_held()
+        if now < held:
+            break
+        held = now
+    assert now == 1  # emptied once full, then the code that did not fit
+    fresh = [Action.from_int(a.to_int()) for a in legal]
+    assert all(f is not a and f == a for f, a in zip(fresh, legal, strict=True))
+    game._legal = None  # the position's list built again, its actions looked up
+    assert all(a is f for a, f in zip(game.legal_actions(), fresh, strict=True))
+    _forget_shared_actions()
+    assert all(a is f for a, f in zip(game.legal_actions(), fresh, strict=True))  # kept
+    game._legal = None
+    again = game.legal_actions()
+    assert all(a is not f and a == f for a, f in zip(again, fresh, strict=True))
+    assert all(a is Action.from_int(a.to_int()) for a in again)
 
 
-def test_actions_built_in_c_are_the_dataclass_ones(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_actions_built_in_c_are_the_dataclass_ones() -> None:
     """``legal_actions`` builds the Action of a new code itself (_native.c's
     ``new_action``): the same fields, text, hash and code as the validated dataclass,
-    declarations included, interned for ``Action.from_int``."""
-    monkeypatch.setattr(actions_module, "_INTERNED", actions_module._INTERNED)
-    saved = dict(actions_module._INTERNED)
+    declarations included, shared with ``Action.from_int``."""
     rng = random.Random(11)
-    try:
-        actions_module._INTERNED.clear()
-        game = Game(Options(), seed=11)
-        declared = 0
-        for step in range(300):
-            if game.winner is not None:
-                game = Game(Options(), seed=step)
-            legal = game.legal_actions()
-            for action in legal:
-                card, decl, capture = decode(action.to_int())
-                slow = Action(card, capture, Declaration.from_code(decl))
-                assert action == slow and hash(action) == hash(slow)
-                assert (str(action), repr(action), action.to_int()) == (
-                    str(slow),
-                    repr(slow),
-                    slow.to_int(),
-                )
-                assert type(action) is Action and action.declaration == slow.declaration
-                assert Action.from_int(action.to_int()) is action
-                declared += decl != 0
-            game.apply(rng.choice(legal))
-        assert declared > 10
-    finally:
-        actions_module._INTERNED.clear()
-        actions_module._INTERNED.update(saved)
+    _forget_shared_actions()
+    game = Game(Options(), seed=11)
+    declared = 0
+    for step in range(300):
+        if game.winner is not None:
+            game = Game(Options(), seed=step)
+        legal = game.legal_actions()
+        for action in legal:
+            card, decl, capture = decode(action.to_int())
+            slow = Action(card, capture, Declaration.from_code(decl))
+            assert action == slow and hash(action) == hash(slow)
+            assert (str(action), repr(action), action.to_int()) == (
+                str(slow),
+                repr(slow),
+                slow.to_int(),
+            )
+            assert type(action) is Action and action.declaration == slow.declaration
+            assert Action.from_int(action.to_int()) is action
+            declared += decl != 0
+        game.apply(rng.choice(legal))
+    assert declared > 10
+
+
+def test_from_int_checks_a_new_code_as_the_constructor_does() -> None:
+    """A code nobody has met goes through ``Action``'s own checks, on either core: the
+    same errors as the long way, and nothing is shared for a code refused."""
+    for code, error in ((63, "card index 63"), (-1, "not a valid DeclarationKind")):
+        with pytest.raises(ValueError, match=error):
+            Action.from_int(code)
+    with pytest.raises(ValueError, match="bits beyond 40 cards"):
+        Action.from_int(2**70)
+    assert Action.from_int(5) is Action.from_int(5) == Action(5, 0, None)
 
 
 def test_an_action_from_an_earlier_position_is_checked_again() -> None:

@@ -852,7 +852,7 @@ static Py_ssize_t action_code_off, action_off[3];
 static PyObject *actions_module; /* cirulla.rules.actions: _INTERNED_LIMIT */
 static PyTypeObject *action_type;
 static PyObject *card_played_mk, *declared_mk, *round_dealt_mk, *hand_dealt_mk, *decl_kinds,
-    *interned_actions, *action_from_int;
+    *action_build;
 
 static Py_ssize_t slot_offset(PyTypeObject *type, const char *name) {
     PyObject *d = PyDict_GetItemString(type->tp_dict, name);
@@ -978,37 +978,56 @@ static PyObject *list_of(PyObject *seq) {
 
 
 
-/* Action.from_int's shared Action of a code (actions._INTERNED, filled by from_int),
-   through a small direct-mapped cache of the codes met lately: the interned dict grows to
-   a hundred thousand codes and more in random play, and a look-up there missed the
-   processor's caches several times (a quarter of the api loop). The cache holds only
-   objects the dict held when they were cached, and is emptied whenever the dict changed
-   since this function last left it (from_int clears it when it is full, or others added
-   codes meanwhile): what it returns is always the dict's object. The dict's version tag
-   tells (3.11); where it is deprecated (3.12 on), its size, which misses only a clear
-   followed by a refill to the very same size between two calls. */
-#define ACTION_BITS 16
-#define ACTION_CACHE (1 << ACTION_BITS)
+/* Action.from_int's table where the native core runs: one shared Action per code, for
+   from_int (native.action_of_code) and legal_actions alike. Random play meets a hundred
+   thousand codes and more, so a code's look-up misses the processor's caches; here it is
+   one slot (open addressing on the code itself, at most half full), where the dict it
+   replaces needed an int for the key, its index, its entry and the key's object, and a
+   small cache in front of it to be fast. Bounded: when full it is emptied (servers and
+   bots run for days), and the codes met after are shared again from then on. */
+#define ACTION_TABLE_BITS 18
+#define ACTION_TABLE_SLOTS (1 << ACTION_TABLE_BITS)
+#define ACTION_TABLE_LIMIT (ACTION_TABLE_SLOTS / 2)
 static struct {
     u64 code;
-    PyObject *action;
-} action_cache[ACTION_CACHE];
-#if PY_VERSION_HEX < 0x030C0000
-#define INTERNED_STAMP() (((PyDictObject *)interned_actions)->ma_version_tag)
-#else
-#define INTERNED_STAMP() ((uint64_t)PyDict_GET_SIZE(interned_actions))
-#endif
-static uint64_t interned_seen;
+    PyObject *action; /* NULL: a free slot */
+} action_table[ACTION_TABLE_SLOTS];
+static int action_table_held;
 
-/* Action.from_int(code) for a legal code not interned yet, built here as from_int would
-   build and intern it: its fields' slots filled directly (the dataclass's __init__ and
-   __post_init__ cost microseconds, and random play meets a hundred thousand codes), a
+/* the slot of ``code``: its own, or the free one where it goes */
+static inline unsigned action_slot(u64 code) {
+    unsigned h = (unsigned)((code * 0x9E3779B97F4A7C15ULL) >> (64 - ACTION_TABLE_BITS));
+    while (action_table[h].action && action_table[h].code != code)
+        h = (h + 1) & (ACTION_TABLE_SLOTS - 1);
+    return h;
+}
+
+static void action_table_clear(void) {
+    for (int i = 0; i < ACTION_TABLE_SLOTS; i++) Py_CLEAR(action_table[i].action);
+    action_table_held = 0;
+}
+
+/* ``a``, the Action of ``code``, shared from now on; a new reference to it */
+static PyObject *action_table_put(u64 code, PyObject *a) {
+    if (action_table_held >= ACTION_TABLE_LIMIT) action_table_clear();
+    unsigned h = action_slot(code);
+    action_table[h].code = code;
+    action_table[h].action = Py_NewRef(a);
+    action_table_held++;
+    return a;
+}
+
+/* The Action of a legal code, built here as from_int would build it: its fields' slots
+   filled directly (the dataclass's __init__ and __post_init__ cost microseconds), a
    declaration's Declaration shared by the codes that make it (it is immutable). */
 static PyObject *decl_objs[64]; /* Declaration.from_code(d) by declaration code d */
 
 static PyObject *new_action(PyObject *code_obj, u64 code) {
     int d = (int)(code >> 6 & 63);
-    if (!actions_module) return PyObject_CallOneArg(action_from_int, code_obj);
+    if (!action_type) {
+        PyErr_SetString(PyExc_RuntimeError, "bind_game has not given the Action class");
+        return NULL;
+    }
     PyObject *decl = Py_None;
     if (d) { /* a declaration: its (immutable) Declaration, made once by from_code */
         if (!decl_objs[d]) {
@@ -1019,14 +1038,6 @@ static PyObject *new_action(PyObject *code_obj, u64 code) {
         }
         decl = decl_objs[d];
     }
-    static PyObject *limit_name;
-    if (!limit_name && !(limit_name = PyUnicode_InternFromString("_INTERNED_LIMIT")))
-        return NULL;
-    PyObject *limit = PyObject_GetAttr(actions_module, limit_name);
-    if (!limit) return NULL;
-    Py_ssize_t cap = PyLong_AsSsize_t(limit);
-    Py_DECREF(limit);
-    if (cap == -1 && PyErr_Occurred()) return NULL;
     PyObject *card = PyLong_FromLong((long)(code & 63)), *capture = PyLong_FromLongLong(
                                                              (long long)(code >> 12));
     PyObject *a = card && capture ? action_type->tp_alloc(action_type, 0) : NULL;
@@ -1040,44 +1051,58 @@ static PyObject *new_action(PyObject *code_obj, u64 code) {
     *(PyObject **)((char *)a + action_off[2]) = Py_NewRef(decl);
     *(PyObject **)((char *)a + action_code_off) = Py_NewRef(code_obj);
     /* ints and None only, immutable: never part of a cycle, so the collector need not
-       visit it (random play interns a hundred thousand of them, which every full
+       visit it (random play shares a hundred thousand of them, which every full
        collection would walk through) */
     if (decl == Py_None && PyObject_IS_GC(a)) PyObject_GC_UnTrack(a);
-    if (PyDict_GET_SIZE(interned_actions) >= cap) PyDict_Clear(interned_actions);
-    if (PyDict_SetItem(interned_actions, code_obj, a)) Py_CLEAR(a);
     return a;
 }
 
-/* The shared Action of ``code``; ``code_obj`` is its int, or NULL (made here if the
-   action must be looked up or built). */
+/* The shared Action of a legal ``code`` (built here if new); ``code_obj`` is its int, or
+   NULL (made here if the action must be built). */
 static PyObject *interned_action(u64 code, PyObject *code_obj) {
-    if (INTERNED_STAMP() != interned_seen) {
-        for (int i = 0; i < ACTION_CACHE; i++) Py_CLEAR(action_cache[i].action);
-        interned_seen = INTERNED_STAMP();
-    }
-    unsigned h = (unsigned)((code * 0x9E3779B97F4A7C15ULL) >> (64 - ACTION_BITS));
-    if (action_cache[h].action && action_cache[h].code == code)
-        return Py_NewRef(action_cache[h].action);
+    unsigned h = action_slot(code);
+    if (action_table[h].action) return Py_NewRef(action_table[h].action);
     PyObject *own = code_obj ? Py_NewRef(code_obj) : PyLong_FromUnsignedLongLong(code);
     if (!own) return NULL;
-    PyObject *a = PyDict_GetItemWithError(interned_actions, own);
-    if (a) {
-        Py_INCREF(a);
-    } else if (!PyErr_Occurred()) {
-        uint64_t size = (uint64_t)PyDict_GET_SIZE(interned_actions);
-        a = new_action(own, code);
-        if ((uint64_t)PyDict_GET_SIZE(interned_actions) != size + 1) /* the dict was cleared */
-            for (int i = 0; i < ACTION_CACHE; i++) Py_CLEAR(action_cache[i].action);
-        interned_seen = INTERNED_STAMP(); /* our own insertion (and clear, if any) */
-    }
+    PyObject *a = new_action(own, code);
     Py_DECREF(own);
-    if (!a) return NULL;
-    Py_XSETREF(action_cache[h].action, Py_NewRef(a));
-    action_cache[h].code = code;
-    return a;
+    return a ? action_table_put(code, a) : NULL;
 }
 
+PyDoc_STRVAR(action_of_code_doc,
+             "action_of_code(code) -> Action\n\n"
+             "Action.from_int where the native core runs: the shared Action of ``code`` "
+             "(built and checked by actions.Action's own constructor when new).");
 
+static PyObject *py_action_of_code(PyObject *self, PyObject *code_obj) {
+    (void)self;
+    u64 code;
+    if (!action_build) {
+        PyErr_SetString(PyExc_RuntimeError, "bind_game has not given the Action class");
+        return NULL;
+    }
+    if (!PyLong_CheckExact(code_obj) || as_u64(code_obj, &code)) { /* checked, not shared */
+        PyErr_Clear();
+        return PyObject_CallOneArg(action_build, code_obj);
+    }
+    unsigned h = action_slot(code);
+    if (action_table[h].action) return Py_NewRef(action_table[h].action);
+    PyObject *a = PyObject_CallOneArg(action_build, code_obj);
+    return a ? action_table_put(code, a) : NULL;
+}
+
+PyDoc_STRVAR(action_table_doc,
+             "action_table(clear=False) -> tuple\n\n"
+             "(codes held, the most it holds) of the shared Actions' table; ``clear`` "
+             "empties it first (tests).");
+
+static PyObject *py_action_table(PyObject *self, PyObject *args) {
+    (void)self;
+    int clear = 0;
+    if (!PyArg_ParseTuple(args, "|p", &clear)) return NULL;
+    if (clear) action_table_clear();
+    return Py_BuildValue("ii", action_table_held, ACTION_TABLE_LIMIT);
+}
 
 /* ``maker(*args)``, stealing the n arguments (any of them NULL: an error already set).
    A maker of frozen_maker's has its object's slots filled here directly, the references
@@ -1303,20 +1328,21 @@ static int deal_deck(void *ctx, int deal_no, uint8_t *deck) {
 
 PyDoc_STRVAR(bind_game_doc,
              "bind_game(game_cls, action_cls, card_played, declared, round_dealt, hand_dealt, "
-             "kinds, interned, from_int, deal) -> dict\n\n"
+             "kinds, build, deal) -> dict\n\n"
              "Method descriptors of GameState's methods made for game.py's Game (a subclass of "
              "GameState): legal_codes, legal_actions, is_legal, apply, apply_code, copy, "
              "_first_deal, by name. The four makers build those events, kinds maps "
-             "a declaration kind code to DeclarationKind, interned/from_int give Actions; deal "
+             "a declaration kind code to DeclarationKind, build(code) builds a checked Action "
+             "(action_of_code's new codes); deal "
              "holds the makers of the deal's events and scores, DeckSource and DeckError "
              "(the deal's end and the next deal's start in C).");
 
 static PyObject *py_bind_game(PyObject *self, PyObject *args) {
-    PyObject *game_cls, *act_cls, *cp, *dec, *rd, *hd, *kinds, *interned, *from_int, *deal;
+    PyObject *game_cls, *act_cls, *cp, *dec, *rd, *hd, *kinds, *build, *deal;
     (void)self;
-    if (!PyArg_ParseTuple(args, "O!O!OOOOOO!OO!", &PyType_Type, &game_cls, &PyType_Type,
-                          &act_cls, &cp, &dec, &rd, &hd, &kinds, &PyDict_Type, &interned,
-                          &from_int, &PyTuple_Type, &deal))
+    if (!PyArg_ParseTuple(args, "O!O!OOOOOOO!", &PyType_Type, &game_cls, &PyType_Type,
+                          &act_cls, &cp, &dec, &rd, &hd, &kinds, &build, &PyTuple_Type,
+                          &deal))
         return NULL;
     if (PyTuple_GET_SIZE(deal) != M_COUNT ||
         !PyExceptionClass_Check(PyTuple_GET_ITEM(deal, M_DECK_ERROR))) {
@@ -1357,8 +1383,7 @@ static PyObject *py_bind_game(PyObject *self, PyObject *args) {
     Py_XSETREF(round_dealt_mk, Py_NewRef(rd));
     Py_XSETREF(hand_dealt_mk, Py_NewRef(hd));
     Py_XSETREF(decl_kinds, Py_NewRef(kinds));
-    Py_XSETREF(interned_actions, Py_NewRef(interned));
-    Py_XSETREF(action_from_int, Py_NewRef(from_int));
+    Py_XSETREF(action_build, Py_NewRef(build));
     PyObject *out = PyDict_New();
     /* a Game with its state in C: GameState's methods, their descriptors made for game_cls
        itself (a call then checks the instance's exact type, not the base's MRO) */
@@ -1650,6 +1675,8 @@ static PyMethodDef module_methods[] = {
      "dealer_bonus(table, low_bonus) -> int: game.dealer_bonus."},
     {"score_deal", py_score_deal, METH_VARARGS, score_deal_doc},
     {"seeded_decks", py_seeded_decks, METH_VARARGS, seeded_decks_doc},
+    {"action_of_code", py_action_of_code, METH_O, action_of_code_doc},
+    {"action_table", py_action_table, METH_VARARGS, action_table_doc},
     {"seeded_deck", py_seeded_deck, METH_VARARGS, seeded_deck_doc},
     {"sample_world", py_sample_world, METH_VARARGS, sample_world_doc},
     {"bench_rules", py_bench_rules, METH_VARARGS, bench_rules_doc},

@@ -8,9 +8,10 @@ docstrings give) and the parameter names against those references. ``options`` i
 masks.
 """
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Generic, TypeVar, overload
 
+from cirulla.rules.actions import Action
 from cirulla.rules.core import ViewTuple
 
 _T = TypeVar("_T")
@@ -190,6 +191,8 @@ def declaration_codes(hand: int, /) -> tuple[int, ...]: ...
 def dealer_bonus(table: int, low_bonus: bool, /) -> int: ...
 def seeded_deck(seed: int, number: int, /) -> list[int]: ...
 def seeded_decks(seed: int, first: int, count: int, isa: str = ..., /) -> bytes: ...
+def action_of_code(code: int, /) -> Action: ...
+def action_table(clear: bool = ..., /) -> tuple[int, int]: ...
 def score_deal(
     options: Sequence[int], captured: Sequence[int], scope: Sequence[int], /
 ) -> tuple[int, tuple[_SideItems, ...]]: ...
@@ -211,8 +214,7 @@ def bind_game(
     round_dealt: Callable[..., object],
     hand_dealt: Callable[..., object],
     kinds: tuple[object, ...],
-    interned: Mapping[int, object],
-    from_int: Callable[[int], object],
+    build: Callable[[int], object],
     deal: tuple[object, ...],
     /,
 ) -> dict[str, object]: ...

@@ -14,6 +14,7 @@ Search code uses the int encoding (``Action.to_int``); people and logs use the t
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import IntEnum
 
@@ -167,16 +168,24 @@ class Action:
     @classmethod
     def from_int(cls, code: int) -> Action:
         """The action of a code; actions are immutable, so each code's is built once and
-        shared (``Game.legal_actions`` returns them without building anything)."""
+        shared (``Game.legal_actions`` returns them without building anything). Where the
+        native core runs, the shared ones live in its table (``native.action_of_code``)."""
+        if cls is Action and _SHARED is not None:
+            return _SHARED(code)
         action = _INTERNED.get(code)
         if action is None or cls is not Action:
-            card, decl_code, capture = decode(code)
-            action = cls(card, capture, Declaration.from_code(decl_code))
+            action = cls._checked(code)
             if cls is Action:
                 if len(_INTERNED) >= _INTERNED_LIMIT:
                     _INTERNED.clear()  # bounded: servers and bots run for days
                 _INTERNED[code] = action
         return action
+
+    @classmethod
+    def _checked(cls, code: int) -> Action:
+        """A new action of ``code``, every field checked by the constructor."""
+        card, decl_code, capture = decode(code)
+        return cls(card, capture, Declaration.from_code(decl_code))
 
     @classmethod
     def parse(cls, text: str) -> Action:
@@ -211,9 +220,13 @@ class Action:
         return f"Action.parse({str(self)!r})"
 
 
-#: Action by code, for ``Action.from_int`` (a few thousand codes occur in practice).
+#: Action by code, for ``Action.from_int`` on the Python core (a few thousand codes occur
+#: in a match, a hundred thousand and more in random play).
 _INTERNED: dict[int, Action] = {}
 _INTERNED_LIMIT = 200_000
+#: ``native.action_of_code`` once game.py has bound the native core, which then holds the
+#: shared actions for ``Action.from_int`` and ``Game.legal_actions`` alike.
+_SHARED: Callable[[int], Action] | None = None
 
 
 def _parse_declaration(token: str, text: str) -> Declaration:

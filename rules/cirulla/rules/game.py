@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Sequence
 from copy import deepcopy
 from typing import TYPE_CHECKING, Any
 
+import cirulla.rules.actions as actions_module
 from cirulla.rules.actions import (
     _INTERNED,
     DECLARATION_POINTS,
@@ -624,8 +625,7 @@ def _bind_native() -> None:
         _RoundDealt,
         _HandDealt,
         kinds,
-        _INTERNED_ACTIONS,
-        Action.from_int,
+        Action._checked,
         (
             _Redeal,
             _DealStarted,
@@ -645,6 +645,8 @@ def _bind_native() -> None:
             _PYTHON_METHODS[name] = Game.__dict__[name]
         setattr(Game, name, method)
     Sequence.register(native.Events)
+    # Action.from_int's shared actions from now on the native core's, legal_actions' own
+    actions_module._SHARED = native.action_of_code
 
 
 #: Game's Python versions of what ``native.GameState`` runs in C (kept for PythonStateGame).
