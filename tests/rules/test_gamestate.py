@@ -107,15 +107,16 @@ def test_decks_shuffled_side_by_side_are_the_seeded_decks(seed: int) -> None:
         native.seeded_decks(seed, 1, 1, "sse9")
 
 
-def test_the_deck_code_for_avx2_runs_where_the_processor_has_it() -> None:
-    """A build for x86-64 carries both deck codes and picks AVX2 where the processor has
-    it (the faster one: docs/performance.md)."""
+def test_the_deck_code_for_avx2_and_sha_runs_where_the_processor_has_them() -> None:
+    """A build for x86-64 carries the deck code for AVX2 and for the SHA extensions and
+    picks what the processor has (the faster: docs/performance.md)."""
     assert native is not None
-    flags = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").exists() else ""
-    if platform.machine() == "x86_64" and re.search(r"^flags\s*:.*\bavx2\b", flags, re.M):
-        assert native.DECK_ISA == "avx2"
-    else:
-        assert native.DECK_ISA == "baseline"
+    cpuinfo = Path("/proc/cpuinfo")
+    flags = re.search(r"^flags\s*:(.*)$", cpuinfo.read_text(), re.M) if cpuinfo.exists() else None
+    have = set(flags.group(1).split()) if flags and platform.machine() == "x86_64" else set()
+    names = [name for name, flag in (("avx2", "avx2"), ("sha", "sha_ni")) if flag in have]
+    expected = "+".join(names) or "baseline"
+    assert expected == native.DECK_ISA
 
 
 def test_a_deck_source_shared_by_games_deals_its_decks_in_order() -> None:

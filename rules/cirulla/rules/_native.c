@@ -19,6 +19,26 @@ static Scratch shared_scratch;
    init_by_array over the integer's 32-bit words, least significant first), 40 random()
    keys (genrand_res53) and range(40) sorted stably by them. */
 
+/* The deck code is compiled for more than the baseline x86-64 where GCC targets x86-64:
+   the MT19937 seeding and the keys' order for AVX2 (eight 32-bit lanes, their multiply and
+   64-bit compares one instruction each, which SSE2 emulates), SHA-256 for the processor's
+   SHA extensions; the processor the module loads on picks what it runs (deck_isa), so a
+   wheel stays portable. Every choice gives the same decks (tests: the processor's and the
+   baseline both run). */
+#if defined(__GNUC__) && !defined(__clang__)
+#define DECK_INLINE static inline __attribute__((always_inline))
+#define DECK_FAST __attribute__((optimize("O3")))
+#else
+#define DECK_INLINE static inline
+#define DECK_FAST
+#endif
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+#define DECK_AVX2 1
+#endif
+enum { ISA_BASELINE = 0, ISA_AVX2 = 1, ISA_SHA = 2 }; /* flags */
+static const char *const ISA_NAMES[] = {"baseline", "avx2", "sha", "avx2+sha"};
+static int deck_isa = ISA_BASELINE; /* the best this processor has (module init) */
+
 static const uint32_t SHA_K[64] = {
     0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4,
     0xab1c5ed5, 0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe,
@@ -67,18 +87,67 @@ static void sha256_block(uint32_t *h, const uint8_t *p) {
     h[7] += k;
 }
 
-static void sha256(const uint8_t *msg, size_t len, uint8_t out[32]) {
+#ifdef DECK_AVX2
+#include <cpuid.h>
+#include <immintrin.h>
+/* sha256_block with the SHA extensions (the usual two rounds an instruction; the state
+   kept as ABEF and CDGH, as they want it) */
+__attribute__((target("sha,sse4.1"))) static void sha256_block_sha(uint32_t *h,
+                                                                    const uint8_t *p) {
+    const __m128i swap = _mm_set_epi64x(0x0c0d0e0f08090a0bULL, 0x0405060700010203ULL);
+    __m128i t = _mm_shuffle_epi32(_mm_loadu_si128((const __m128i *)&h[0]), 0xB1); /* CDAB */
+    __m128i s1 = _mm_shuffle_epi32(_mm_loadu_si128((const __m128i *)&h[4]), 0x1B); /* EFGH */
+    __m128i s0 = _mm_alignr_epi8(t, s1, 8);                                       /* ABEF */
+    s1 = _mm_blend_epi16(s1, t, 0xF0);                                             /* CDGH */
+    const __m128i abef = s0, cdgh = s1;
+    __m128i w[4];
+    for (int i = 0; i < 16; i++) { /* four rounds each; w[i & 3] held words 4(i-4).. */
+        __m128i m;
+        if (i < 4)
+            m = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(p + 16 * i)), swap);
+        else
+            m = _mm_sha256msg2_epu32(
+                _mm_add_epi32(_mm_sha256msg1_epu32(w[i & 3], w[(i + 1) & 3]),
+                              _mm_alignr_epi8(w[(i + 3) & 3], w[(i + 2) & 3], 4)),
+                w[(i + 3) & 3]);
+        w[i & 3] = m;
+        __m128i km = _mm_add_epi32(m, _mm_loadu_si128((const __m128i *)&SHA_K[4 * i]));
+        s1 = _mm_sha256rnds2_epu32(s1, s0, km);
+        s0 = _mm_sha256rnds2_epu32(s0, s1, _mm_shuffle_epi32(km, 0x0E));
+    }
+    s0 = _mm_add_epi32(s0, abef);
+    s1 = _mm_add_epi32(s1, cdgh);
+    t = _mm_shuffle_epi32(s0, 0x1B);  /* FEBA */
+    s1 = _mm_shuffle_epi32(s1, 0xB1); /* DCHG */
+    _mm_storeu_si128((__m128i *)&h[0], _mm_blend_epi16(t, s1, 0xF0)); /* DCBA */
+    _mm_storeu_si128((__m128i *)&h[4], _mm_alignr_epi8(s1, t, 8));    /* HGFE */
+}
+
+/* whether the processor has the SHA extensions (with the SSE4.1 they need) */
+static int has_sha(void) {
+    unsigned a, b, c, d;
+    return __builtin_cpu_supports("sse4.1") && __get_cpuid_count(7, 0, &a, &b, &c, &d) &&
+           (b & bit_SHA);
+}
+#endif
+
+static void sha256(const uint8_t *msg, size_t len, uint8_t out[32], int isa) {
     uint32_t h[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
                      0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+    void (*block)(uint32_t *, const uint8_t *) = sha256_block;
+#ifdef DECK_AVX2
+    if (isa & ISA_SHA) block = sha256_block_sha;
+#endif
+    (void)isa;
     size_t i = 0;
-    for (; i + 64 <= len; i += 64) sha256_block(h, msg + i);
+    for (; i + 64 <= len; i += 64) block(h, msg + i);
     uint8_t tail[128] = {0};
     size_t rest = len - i, end = rest + 9 <= 64 ? 64 : 128;
     memcpy(tail, msg + i, rest);
     tail[rest] = 0x80;
     for (int k = 0; k < 8; k++) tail[end - 1 - k] = (uint8_t)((u64)len * 8 >> 8 * k);
-    sha256_block(h, tail);
-    if (end == 128) sha256_block(h, tail + 64);
+    block(h, tail);
+    if (end == 128) block(h, tail + 64);
     for (int k = 0; k < 8; k++)
         for (int b = 0; b < 4; b++) out[4 * k + b] = (uint8_t)(h[k] >> (24 - 8 * b));
 }
@@ -134,23 +203,6 @@ static void mt_init_by_array(uint32_t *mt, const uint32_t *key, size_t nkey) {
     mt[0] = 0x80000000U;
 }
 
-/* The deck functions below are compiled twice where GCC targets x86-64: for AVX2 (eight
-   32-bit lanes, their multiply and 64-bit compares one instruction each) and for the
-   baseline x86-64, where SSE2 emulates both; the processor the module loads on picks one
-   (deck_isa), so a wheel stays portable. Both give the same decks (tests: both run). */
-#if defined(__GNUC__) && !defined(__clang__)
-#define DECK_INLINE static inline __attribute__((always_inline))
-#define DECK_FAST __attribute__((optimize("O3")))
-#else
-#define DECK_INLINE static inline
-#define DECK_FAST
-#endif
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
-#define DECK_AVX2 1
-#endif
-enum { ISA_BASELINE, ISA_AVX2 };
-static int deck_isa = ISA_BASELINE; /* the best this processor has (module init) */
-
 /* output kk (< MT_N - MT_M) of the first twist, tempered: the first outputs of a freshly
    seeded generator need only the untwisted words kk, kk + 1 and kk + MT_M (branch-free, so
    that a loop of them vectorizes) */
@@ -179,7 +231,8 @@ static int decimal(const char *prefix, long long v, char *out) {
    "cirulla-deck/1:SEED:NUMBER", as an integer in 32-bit words from the least significant,
    leading zero words dropped: random.seed uses the integer's bit length); their count, or
    -1 when out of memory (a seed of hundreds of digits) */
-static int deck_key(const char *seed_text, size_t seed_len, long long number, uint32_t *key) {
+static int deck_key(const char *seed_text, size_t seed_len, long long number, int isa,
+                    uint32_t *key) {
     static const char head[] = "cirulla-deck/1:";
     char buf[256], *msg = buf;
     size_t need = seed_len + 48, len = sizeof head - 1;
@@ -189,7 +242,7 @@ static int deck_key(const char *seed_text, size_t seed_len, long long number, ui
     memcpy(msg + len, seed_text, seed_len);
     len += seed_len;
     len += (size_t)decimal(":", number, msg + len);
-    sha256((const uint8_t *)msg, len, digest);
+    sha256((const uint8_t *)msg, len, digest, isa);
     if (msg != buf) free(msg);
     int nkey = 0;
     for (int w = 0; w < 8; w++) {
@@ -234,7 +287,7 @@ DECK_INLINE void deck_of_state(const uint32_t *mt, uint8_t *deck, int by_count) 
 static int seeded_deck_c(const char *seed_text, size_t seed_len, long long number,
                          uint8_t *deck) {
     uint32_t key[8], mt[MT_N];
-    int nkey = deck_key(seed_text, seed_len, number, key);
+    int nkey = deck_key(seed_text, seed_len, number, deck_isa, key);
     if (nkey < 0) return -1;
     mt_init_by_array(mt, key, (size_t)nkey);
     deck_of_state(mt, deck, 0);
@@ -310,10 +363,10 @@ static int seeded_decks_c(const char *seed_text, size_t seed_len, long long firs
             nkey[l] = 8;
             continue;
         }
-        if ((nkey[l] = deck_key(seed_text, seed_len, first + l, key[l])) < 0) return -1;
+        if ((nkey[l] = deck_key(seed_text, seed_len, first + l, isa, key[l])) < 0) return -1;
     }
 #ifdef DECK_AVX2
-    if (isa == ISA_AVX2) {
+    if (isa & ISA_AVX2) {
         decks_of_keys_avx2((const uint32_t(*)[8])key, nkey, count, decks);
         return 0;
     }
@@ -633,13 +686,12 @@ static int seeded_decks_of(PyObject *seed, long long first, int count, int isa,
     return rc;
 }
 
-static const char *const ISA_NAMES[] = {"baseline", "avx2"};
-
 PyDoc_STRVAR(seeded_decks_doc,
              "seeded_decks(seed, first, count, isa=DECK_ISA) -> bytes\n\n"
              "decks.seeded_deck's decks first .. first + count - 1 (count 1 to 8) of ``seed``, "
-             "40 bytes each, computed side by side with the instruction set ``isa`` names "
-             "(\"avx2\" where the processor has it, or \"baseline\"): the same decks.");
+             "40 bytes each, computed side by side with the instruction sets ``isa`` names "
+             "(DECK_ISA: the processor's, such as \"avx2+sha\"; or \"baseline\"): the same "
+             "decks.");
 
 static PyObject *py_seeded_decks(PyObject *self, PyObject *args) {
     PyObject *seed;
@@ -656,8 +708,7 @@ static PyObject *py_seeded_decks(PyObject *self, PyObject *args) {
     }
     if (isa_name) {
         if (strcmp(isa_name, "baseline") == 0) isa = ISA_BASELINE;
-        else if (strcmp(isa_name, "avx2") == 0 && deck_isa == ISA_AVX2) isa = ISA_AVX2;
-        else
+        else if (strcmp(isa_name, ISA_NAMES[deck_isa]) != 0)
             return PyErr_Format(PyExc_ValueError,
                                 "seeded_decks: isa %s is not one this processor runs (%s, "
                                 "baseline)",
@@ -1698,7 +1749,7 @@ PyMODINIT_FUNC PyInit__native(void) {
     mt_base_init();
 #ifdef DECK_AVX2
     __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx2")) deck_isa = ISA_AVX2;
+    deck_isa = (__builtin_cpu_supports("avx2") ? ISA_AVX2 : 0) | (has_sha() ? ISA_SHA : 0);
 #endif
     if (PyType_Ready(&GameType) < 0 || PyType_Ready(&FloorType) < 0 ||
         PyType_Ready(&StateType) < 0 || PyType_Ready(&EventsType) < 0)

@@ -16,7 +16,8 @@ from cirulla.rules.core import ViewTuple
 
 _T = TypeVar("_T")
 
-#: the instruction set seeded_decks computes with: "avx2" where the processor has it
+#: what seeded_decks computes with: "avx2", "sha", "avx2+sha" (as the processor has them) or
+#: "baseline"
 DECK_ISA: str
 
 #: per side the 7 items: cards, coins, settebello, primiera, scope, grande, piccola
