@@ -1108,16 +1108,28 @@ static PyObject *new_action(PyObject *code_obj, u64 code) {
     return a;
 }
 
-/* The shared Action of a legal ``code`` (built here if new); ``code_obj`` is its int, or
-   NULL (made here if the action must be built). */
-static PyObject *interned_action(u64 code, PyObject *code_obj) {
+/* The shared Action of ``code``, or the one ``make`` builds from its int (``code_obj``,
+   or NULL: made here if needed), shared from then on. */
+static inline PyObject *shared_action(u64 code, PyObject *code_obj,
+                                      PyObject *(*make)(PyObject *, u64)) {
     unsigned h = action_slot(code);
     if (action_table[h].action) return Py_NewRef(action_table[h].action);
     PyObject *own = code_obj ? Py_NewRef(code_obj) : PyLong_FromUnsignedLongLong(code);
     if (!own) return NULL;
-    PyObject *a = new_action(own, code);
+    PyObject *a = make(own, code);
     Py_DECREF(own);
     return a ? action_table_put(code, a) : NULL;
+}
+
+/* The shared Action of a legal ``code`` (built here if new). */
+static PyObject *interned_action(u64 code, PyObject *code_obj) {
+    return shared_action(code, code_obj, new_action);
+}
+
+/* a new code's Action through actions.Action's own checks (from_int's) */
+static PyObject *checked_action(PyObject *code_obj, u64 code) {
+    (void)code;
+    return PyObject_CallOneArg(action_build, code_obj);
 }
 
 PyDoc_STRVAR(action_of_code_doc,
@@ -1134,12 +1146,9 @@ static PyObject *py_action_of_code(PyObject *self, PyObject *code_obj) {
     }
     if (!PyLong_CheckExact(code_obj) || as_u64(code_obj, &code)) { /* checked, not shared */
         PyErr_Clear();
-        return PyObject_CallOneArg(action_build, code_obj);
+        return checked_action(code_obj, 0);
     }
-    unsigned h = action_slot(code);
-    if (action_table[h].action) return Py_NewRef(action_table[h].action);
-    PyObject *a = PyObject_CallOneArg(action_build, code_obj);
-    return a ? action_table_put(code, a) : NULL;
+    return shared_action(code, code_obj, checked_action);
 }
 
 PyDoc_STRVAR(action_table_doc,
