@@ -1062,9 +1062,9 @@ static void action_table_clear(void) {
 static PyObject *action_table_put(u64 code, PyObject *a) {
     if (action_table_held >= ACTION_TABLE_LIMIT) action_table_clear();
     unsigned h = action_slot(code);
+    action_table_held += !action_table[h].action; /* (taken meanwhile: a builder's Python) */
     action_table[h].code = code;
-    action_table[h].action = Py_NewRef(a);
-    action_table_held++;
+    Py_XSETREF(action_table[h].action, Py_NewRef(a));
     return a;
 }
 
