@@ -176,6 +176,38 @@ def bench_search(options: Options, seconds: float = 3.0, seed: int = 1) -> Rules
     return _random_deals(_seeded(options), seconds, seed, _search_deal, 16, CORE, "search", options)
 
 
+def alternated(
+    loops: Sequence[Callable[[float, int], RulesReport]], seconds: float, seed: int, rounds: int
+) -> list[RulesReport]:
+    """Each of ``loops`` (called with its CPU seconds and a seed) for ``seconds`` in all,
+    in ``rounds`` turns taken in order (the first loop, the second, ..., then again), each
+    round on a seed of its own: loops compared with one another then meet the same
+    machine, where a shared host's speed moves within seconds (docs/performance.md)."""
+    runs = [[loop(seconds / rounds, seed + r) for loop in loops] for r in range(rounds)]
+    return [merged([run[i] for run in runs]) for i in range(len(loops))]
+
+
+def merged(reports: Sequence[RulesReport]) -> RulesReport:
+    """One report of a loop's turns: their deals, games, actions and times summed, the
+    rates recomputed from the sums."""
+    elapsed = sum(r["seconds"] for r in reports)
+    cpu = sum(r["cpu_seconds"] for r in reports)
+    deals = sum(r["deals"] for r in reports)
+    actions = sum(r["actions"] for r in reports)
+    out: RulesReport = {
+        **reports[0],
+        "seconds": round(elapsed, 3),
+        "deals": deals,
+        "games": sum(r["games"] for r in reports),
+        "actions": actions,
+        "deals_per_s": round(deals / elapsed, 1) if elapsed > 0 else 0.0,
+        "actions_per_s": round(actions / elapsed, 1) if elapsed > 0 else 0.0,
+        "cpu_seconds": round(cpu, 3),
+        "deals_per_cpu_s": round(deals / cpu, 1) if cpu > 0 else None,
+    }
+    return out
+
+
 def _reference_deal(game: Game, rnd: Callable[[], float]) -> int:
     """One deal of random play on the Python core (even if native is built); its actions."""
     deal_no, actions = game.deal_no, 0

@@ -16,6 +16,7 @@ from cirulla.rules.arguments import add_rule_arguments, options_from_args
 from cirulla.rules.bench import (
     Machine,
     RulesReport,
+    alternated,
     bench_api,
     bench_api_before,
     bench_api_floor,
@@ -30,6 +31,11 @@ from cirulla.rules.errors import CirullaError
 from cirulla.rules.events import DealScored, GameOver
 from cirulla.rules.game import Game
 from cirulla.rules.options import OPTION_HELP, PRESETS, Options
+
+#: The rounds ``bench rules`` takes the Python API's loops in (``bench.alternated``): a
+#: shared host's speed moves within seconds, and the api loop, the memory-bound one, moved
+#: with it by half between two runs a minute apart (docs/performance.md).
+API_ROUNDS = 5
 
 
 class Figure(TypedDict, total=False):
@@ -133,7 +139,8 @@ def register(
         choices=("both", "native", "python"),
         default="both",
         help="rules core to measure; both (default) runs native then python then the "
-        "Python API, --seconds each, and reports the ratios measured in the same run",
+        "Python API's loops (api, api_before and search in turns: five rounds of a fifth "
+        "of --seconds each), --seconds each, and reports the ratios measured in the same run",
     )
     p.add_argument("--json", action="store_true", help="print JSON (the default; kept for scripts)")
     p.set_defaults(func=cmd_bench)
@@ -301,9 +308,17 @@ def cmd_bench(args: argparse.Namespace) -> int:
         if "native" in runs
         else None
     )
-    api = bench_api(options, args.seconds, args.seed)
-    before = bench_api_before(options, args.seconds, args.seed)
-    search = bench_search(options, args.seconds, args.seed)
+    # the API's loops and their baseline in turns, so that their ratios meet one machine
+    api, before, search = alternated(
+        [
+            lambda seconds, seed: bench_api(options, seconds, seed),
+            lambda seconds, seed: bench_api_before(options, seconds, seed),
+            lambda seconds, seed: bench_search(options, seconds, seed),
+        ],
+        args.seconds,
+        args.seed,
+        API_ROUNDS,
+    )
     floor = (
         bench_api_floor(
             options, args.seconds, args.seed, max(1, round(api["actions"] / max(1, api["deals"])))
