@@ -9,6 +9,7 @@ wrong if one of those shortcuts were taken carelessly.
 
 from __future__ import annotations
 
+import gc
 import random
 
 import pytest
@@ -117,6 +118,8 @@ def test_actions_built_in_c_are_the_dataclass_ones() -> None:
             )
             assert type(action) is Action and action.declaration == slow.declaration
             assert Action.from_int(action.to_int()) is action
+            # immutable, no cycle through it: the collector never walks the shared ones
+            assert native is None or not gc.is_tracked(action)
             declared += decl != 0
         game.apply(rng.choice(legal))
     assert declared > 10

@@ -1101,10 +1101,10 @@ static PyObject *new_action(PyObject *code_obj, u64 code) {
     *(PyObject **)((char *)a + action_off[1]) = capture;
     *(PyObject **)((char *)a + action_off[2]) = Py_NewRef(decl);
     *(PyObject **)((char *)a + action_code_off) = Py_NewRef(code_obj);
-    /* ints and None only, immutable: never part of a cycle, so the collector need not
-       visit it (random play shares a hundred thousand of them, which every full
-       collection would walk through) */
-    if (decl == Py_None && PyObject_IS_GC(a)) PyObject_GC_UnTrack(a);
+    /* ints and None or a shared Declaration (frozen: a kind and an int), immutable: never
+       part of a cycle, so the collector need not visit it (random play shares a hundred
+       thousand of them, which every full collection would walk through) */
+    if (PyObject_IS_GC(a)) PyObject_GC_UnTrack(a);
     return a;
 }
 
