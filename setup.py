@@ -13,6 +13,7 @@ core is optional: without a C compiler the build skips it and the pure-Python co
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import tomllib
@@ -115,6 +116,14 @@ class BuildExt(build_ext):
     and run, silently, with code the sources no longer hold. It is removed instead, so the
     Python core runs (``cirulla --version`` says so) and ``CIRULLA_CORE=native`` fails.
     """
+
+    def finalize_options(self) -> None:
+        """The extensions compiled side by side, one per processor (unless ``--parallel``
+        says otherwise): an install waited on one compiler at a time, the rules core's
+        alone about half of it."""
+        super().finalize_options()
+        if not self.parallel:
+            self.parallel = os.cpu_count() or 1
 
     def build_extension(self, ext: Extension) -> None:
         try:

@@ -5,6 +5,7 @@ extension that fails to compile in an editable install leaves no stale module be
 from __future__ import annotations
 
 import ast
+import os
 import sysconfig
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,12 @@ def _build_ext_class() -> type[build_ext]:
     whole build)."""
     tree = ast.parse((ROOT / "setup.py").read_text())
     (node,) = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "BuildExt"]
-    namespace: dict[str, Any] = {"build_ext": build_ext, "Extension": Extension, "Path": Path}
+    namespace: dict[str, Any] = {
+        "build_ext": build_ext,
+        "Extension": Extension,
+        "Path": Path,
+        "os": os,
+    }
     exec(compile(ast.Module(body=[node], type_ignores=[]), "setup.py", "exec"), namespace)
     cls: type[build_ext] = namespace["BuildExt"]
     return cls
@@ -52,3 +58,16 @@ def test_a_failed_optional_extension_removes_its_stale_build(
     dist.run_command("build_ext")  # an optional extension's failure is a warning
     assert not stale.exists()
     assert f"removed the stale {Path('pkg') / stale.name}" in capsys.readouterr().out
+
+
+def test_the_extensions_compile_one_per_processor_unless_told() -> None:
+    """An install compiles the extensions side by side (setup.py's ``BuildExt``), and
+    ``--parallel`` still decides when given."""
+    cls = _build_ext_class()
+    default = cls(Distribution({"ext_modules": []}))
+    default.finalize_options()
+    assert default.parallel == (os.cpu_count() or 1)
+    told = cls(Distribution({"ext_modules": []}))
+    told.parallel = 1
+    told.finalize_options()
+    assert told.parallel == 1
