@@ -165,7 +165,7 @@ def test_both_cores_play_the_same_games(preset: str, players: int) -> None:
 @pytest.mark.parametrize(("preset", "players"), [("standard", 2), ("genova-home", 4)])
 def test_both_cores_play_the_same_seeded_games(preset: str, players: int) -> None:
     """Seeded decks: the fast path's deal start shuffles them in C (_native.c's
-    seeded_deck_c), the reference through decks.seeded_deck."""
+    seeded_decks_c), the reference through decks.seeded_deck."""
     assert native is not None
     options = Options.preset(preset, players=players)
     steps = sum(_play_both(options, seed, seeded=True) for seed in (0, 3, 2**40 + 1, -17))
@@ -182,7 +182,9 @@ def test_native_seeded_deck_is_the_reference_bit_for_bit() -> None:
     seeds += [rng.getrandbits(rng.choice((8, 32, 64, 128, 300))) for _ in range(300)]
     for seed in seeds:
         for number in (1, 2, rng.randrange(3, 10_000)):
-            assert native.seeded_deck(seed, number) == seeded_deck(seed, number), (seed, number)
+            for isa in dict.fromkeys((native.DECK_ISA, "baseline")):
+                got = list(native.seeded_decks(seed, number, 1, isa))
+                assert got == seeded_deck(seed, number), (seed, number, isa)
 
 
 def _fast_and_reference(options: Options, **setup: Any) -> tuple[Game, Game]:

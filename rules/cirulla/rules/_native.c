@@ -164,23 +164,10 @@ static void mt_base_init(void) {
         mt_base[i] = 1812433253U * (mt_base[i - 1] ^ (mt_base[i - 1] >> 30)) + i;
 }
 
-/* random.Random(int)'s state for the key words (init_by_array, _randommodule.c) */
+/* random.Random(int)'s state for the key words (init_by_array, _randommodule.c): here only
+   for the digests with a leading zero word (one in 2**32), mt_init_lanes doing the rest */
 static void mt_init_by_array(uint32_t *mt, const uint32_t *key, size_t nkey) {
     size_t i = 1, j = 0;
-    if (nkey == 8) { /* every digest but one in 2**32: the same steps without their wraps */
-        uint32_t add[8], prev = mt_base[0];
-        for (int w = 0; w < 8; w++) add[w] = key[w] + (uint32_t)w;
-        for (i = 1; i < MT_N; i++) /* steps 0..622 of the first loop: j = (i - 1) % 8 */
-            mt[i] = prev = (mt_base[i] ^ ((prev ^ (prev >> 30)) * 1664525U)) + add[(i - 1) & 7];
-        mt[0] = prev; /* step 623 wraps to i = 1, j = 623 % 8 = 7 */
-        mt[1] = prev = (mt[1] ^ ((prev ^ (prev >> 30)) * 1664525U)) + add[7];
-        for (i = 2; i < MT_N; i++) /* the second loop from i = 2, then its wrap to i = 1 */
-            mt[i] = prev = (mt[i] ^ ((prev ^ (prev >> 30)) * 1566083941U)) - (uint32_t)i;
-        mt[0] = prev;
-        mt[1] = (mt[1] ^ ((prev ^ (prev >> 30)) * 1566083941U)) - 1U;
-        mt[0] = 0x80000000U;
-        return;
-    }
     memcpy(mt, mt_base, sizeof mt_base);
     for (size_t k = MT_N > nkey ? MT_N : nkey; k; k--) {
         mt[i] = (mt[i] ^ ((mt[i - 1] ^ (mt[i - 1] >> 30)) * 1664525U)) + key[j] + (uint32_t)j;
@@ -283,17 +270,6 @@ DECK_INLINE void deck_of_state(const uint32_t *mt, uint8_t *deck, int by_count) 
     for (int i = 0; i < NUM_CARDS; i++) deck[i] = (uint8_t)(keys[i] & 63);
 }
 
-/* decks.seeded_deck from the seed's decimal text; -1 when out of memory */
-static int seeded_deck_c(const char *seed_text, size_t seed_len, long long number,
-                         uint8_t *deck) {
-    uint32_t key[8], mt[MT_N];
-    int nkey = deck_key(seed_text, seed_len, number, deck_isa, key);
-    if (nkey < 0) return -1;
-    mt_init_by_array(mt, key, (size_t)nkey);
-    deck_of_state(mt, deck, 0);
-    return 0;
-}
-
 /* mt_init_by_array's 8-word case for DECK_LANES keys at once, the states interleaved
    (mt[i][lane]): one key's steps are a chain, each waiting on the last, so alone they keep
    the processor mostly idle; side by side they run in parallel (several times the decks
@@ -352,7 +328,7 @@ DECK_FAST __attribute__((target("avx2"))) static void decks_of_keys_avx2(
 #endif
 
 /* decks first .. first + count - 1 (count <= DECK_LANES) of a seed given as its decimal
-   text, as seeded_deck_c gives each, computed with ``isa``; -1 when out of memory */
+   text, as decks.seeded_deck gives each, computed with ``isa``; -1 when out of memory */
 static int seeded_decks_c(const char *seed_text, size_t seed_len, long long first, int count,
                           int isa, uint8_t (*decks)[NUM_CARDS]) {
     uint32_t key[DECK_LANES][8];
@@ -659,19 +635,6 @@ static int seed_text(PyObject *seed, char *buf, PyObject **str, const char **tex
     return 0;
 }
 
-/* decks.seeded_deck(seed, number) for an int seed */
-static int seeded_deck_of(PyObject *seed, long long number, uint8_t *deck) {
-    char buf[32];
-    PyObject *str;
-    const char *text;
-    size_t len;
-    if (seed_text(seed, buf, &str, &text, &len)) return -1;
-    int rc = seeded_deck_c(text, len, number, deck); /* out of memory: a seed of 200+ digits */
-    if (rc) PyErr_NoMemory();
-    Py_XDECREF(str);
-    return rc;
-}
-
 /* seeded_decks_c for an int seed */
 static int seeded_decks_of(PyObject *seed, long long first, int count, int isa,
                            uint8_t (*decks)[NUM_CARDS]) {
@@ -716,31 +679,6 @@ static PyObject *py_seeded_decks(PyObject *self, PyObject *args) {
     }
     if (seeded_decks_of(seed, first, count, isa, decks)) return NULL;
     return PyBytes_FromStringAndSize((const char *)decks, (Py_ssize_t)count * NUM_CARDS);
-}
-
-static PyObject *deck_list(const uint8_t *deck) {
-    PyObject *list = PyList_New(NUM_CARDS);
-    for (int i = 0; list && i < NUM_CARDS; i++)
-        PyList_SET_ITEM(list, i, PyLong_FromLong(deck[i])); /* small ints: cached */
-    return list;
-}
-
-PyDoc_STRVAR(seeded_deck_doc,
-             "seeded_deck(seed, number) -> list\n\n"
-             "decks.seeded_deck: deck order ``number`` of ``seed``, bit for bit.");
-
-static PyObject *py_seeded_deck(PyObject *self, PyObject *args) {
-    PyObject *seed;
-    long long number;
-    uint8_t deck[NUM_CARDS];
-    (void)self;
-    if (!PyArg_ParseTuple(args, "OL", &seed, &number)) return NULL;
-    if (!PyLong_CheckExact(seed)) { /* a bool or another int's text differs: decks.py's */
-        PyErr_SetString(PyExc_TypeError, "seeded_deck: the seed must be an int");
-        return NULL;
-    }
-    if (seeded_deck_of(seed, number, deck)) return NULL;
-    return deck_list(deck);
 }
 
 PyDoc_STRVAR(score_deal_doc,
@@ -1737,7 +1675,6 @@ static PyMethodDef module_methods[] = {
     {"seeded_decks", py_seeded_decks, METH_VARARGS, seeded_decks_doc},
     {"action_of_code", py_action_of_code, METH_O, action_of_code_doc},
     {"action_table", py_action_table, METH_VARARGS, action_table_doc},
-    {"seeded_deck", py_seeded_deck, METH_VARARGS, seeded_deck_doc},
     {"sample_world", py_sample_world, METH_VARARGS, sample_world_doc},
     {"bench_rules", py_bench_rules, METH_VARARGS, bench_rules_doc},
     {"random_deals_digest", py_random_deals_digest, METH_VARARGS, random_deals_digest_doc},
