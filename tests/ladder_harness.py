@@ -41,7 +41,7 @@ def migrate_if_empty(db: str) -> None:
     """Migrate ``db`` here, in the test's process, if it holds no table yet.
 
     A ladder started on an empty database imports Alembic (and Mako, Pygments) to migrate
-    it: about 0.35 CPU seconds of each start (docs/performance.md, "Start-up"), paid again
+    it: about 0.35 CPU seconds of each start (docs/performance-log.md, "Start-up"), paid again
     by every ladder test, while this process has Alembic loaded once and migrates a new
     file in about 0.05 s. The ladder then opens a database at its newest revision, as
     every restart does. A database with tables (an older revision a test upgrades, a

@@ -2,7 +2,7 @@
 
 The suite starts some hundreds of processes (commands, bots, servers, ladders, workers)
 and a user feels every start: importing Gymnasium and NumPy costs a process about 0.3 s of
-CPU, SQLAlchemy 0.4 s, Alembic 0.1-0.3 s more (docs/performance.md, "Start-up"). Each
+CPU, SQLAlchemy 0.4 s, Alembic 0.1-0.3 s more (docs/performance-log.md, "Start-up"). Each
 check below probes a fresh interpreter, so a new top-level import anywhere on these paths
 fails here instead of slowing every start silently. tests/project/test_cli_dispatch.py
 checks which of the project's own modules each command imports.

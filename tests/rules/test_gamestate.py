@@ -109,7 +109,7 @@ def test_decks_shuffled_side_by_side_are_the_seeded_decks(seed: int) -> None:
 
 def test_the_deck_code_for_avx2_and_sha_runs_where_the_processor_has_them() -> None:
     """A build for x86-64 carries the deck code for AVX2 and for the SHA extensions and
-    picks what the processor has (the faster: docs/performance.md)."""
+    picks what the processor has (the faster: docs/performance-log.md)."""
     assert native is not None
     cpuinfo = Path("/proc/cpuinfo")
     flags = re.search(r"^flags\s*:(.*)$", cpuinfo.read_text(), re.M) if cpuinfo.exists() else None

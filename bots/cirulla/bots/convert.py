@@ -50,7 +50,7 @@ def decision_from_proto(
 
     Read from the message's bytes in one call when the native reader is built: through
     protobuf's objects, every card of every pile is a message with three attributes read,
-    which cost a bot more than its policy's choice (docs/performance.md, "A tournament's
+    which cost a bot more than its policy's choice (docs/performance-log.md, "A tournament's
     CPU per game"). Anything the native reader does not read as the server writes it
     (and every error, which it leaves to this reader to name) is read in Python."""
     if _native is not None:

@@ -5,7 +5,7 @@ the acceptance of its own, a round dealt, the decision request), and reads of th
 the events' sequence numbers and the decision request. Parsed by gRPC into protobuf
 objects (every event with its cards and notation), serialized again for the native
 decision reader, and answered with a ``SubmitAction`` built field by field, the stream
-cost a bot more than its policy's choices (docs/performance.md, "A tournament's CPU per
+cost a bot more than its policy's choices (docs/performance-log.md, "A tournament's CPU per
 game"). So the kit's Play call hands over the stream's bytes (no deserializer) and
 ``read_entries`` reads a message in one native call (``_decode.play``): each event, view
 or acceptance as its sequence (a run of them as the largest, all the kit keeps; an

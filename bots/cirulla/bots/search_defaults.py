@@ -4,7 +4,7 @@ solver's, the inference's), in a module that imports nothing of theirs.
 ``cirulla.bots.specs`` lists every bot kind's options with their defaults, and every bot
 process imports it (``cirulla.bots.loop``); with the defaults here, a bot of another kind
 (random, greedy, a text engine's bridge) starts without importing the search, the endgame
-solver and the inference (about 10% of a bot process's start; docs/performance.md,
+solver and the inference (about 10% of a bot process's start; docs/performance-log.md,
 "Start-up"). Their modules re-export each name, so ``cirulla.bots.mcts.DEFAULT_C`` is the
 same object as before.
 """

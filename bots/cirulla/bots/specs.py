@@ -5,7 +5,7 @@ A kind whose policy needs modules a bot of another kind would not load names its
 with ``cirulla.runs.Runs(module, function)``, imported when such a bot is made: every bot
 process imports this registry (``cirulla.bots.loop``), and the search's modules (MCTS,
 the endgame solver, the inference) were about a tenth of a random or greedy bot's start
-(docs/performance.md, "Start-up"). The options' defaults come from
+(docs/performance-log.md, "Start-up"). The options' defaults come from
 ``cirulla.bots.search_defaults``, which imports none of them.
 
 Bot specs (the four forms, ``KIND:key=value,...`` read into a kind and its converted

@@ -34,7 +34,7 @@ from cirulla.rules.options import OPTION_HELP, PRESETS, Options
 
 #: The rounds ``bench rules`` takes the Python API's loops in (``bench.alternated``): a
 #: shared host's speed moves within seconds, and the api loop, the memory-bound one, moved
-#: with it by half between two runs a minute apart (docs/performance.md).
+#: with it by half between two runs a minute apart (docs/performance-log.md).
 API_ROUNDS = 5
 
 

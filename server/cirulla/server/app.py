@@ -197,7 +197,7 @@ def tune_gc() -> None:
     events, the ended matches kept in memory, the recent records) and stops the event
     loop meanwhile: at 100 matches at once about 300,000 objects, 0.1-0.4 s per
     collection, one every few seconds with Python's thresholds, which was the paced load's
-    whole p99 latency (docs/performance.md, "The match server"). The server makes almost
+    whole p99 latency (docs/performance-log.md, "The match server"). The server makes almost
     no cyclic garbage (a session holds no reference cycle: its memory goes when the hub
     lets go of it), so full collections can be rare: what start-up loaded (modules,
     descriptors, the caches' first entries) is frozen out of every future collection, and

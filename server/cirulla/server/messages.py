@@ -9,7 +9,7 @@ Every message is read-only once made (one object may sit on several streams' que
 The ones every decision makes (``EventMsg``, ``DecisionMsg``, ``AcceptedMsg``) are not
 ``frozen`` dataclasses all the same: a frozen one's ``__init__`` sets each field through
 ``object.__setattr__``, four times the cost of a plain one (about 1.5 us a message, four
-or five messages a decision; docs/performance.md, "The match server").
+or five messages a decision; docs/performance-log.md, "The match server").
 """
 
 from __future__ import annotations

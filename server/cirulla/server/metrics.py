@@ -12,7 +12,7 @@ The counts are plain numbers here (``COUNTS``), read only when ``/metrics`` is s
 (``cirulla.server.metrics_export``): a prometheus-client Counter takes a lock per update,
 and importing prometheus-client and its HTTP server cost every process that hosts a match
 server (each ``cirulla server``, tournament runner, ladder and worker) about 0.05 CPU
-seconds at start whether or not it served metrics (docs/performance.md, "Start-up"); it
+seconds at start whether or not it served metrics (docs/performance-log.md, "Start-up"); it
 is imported when the endpoint starts.
 
 The endpoint is prometheus-client's own HTTP server on a thread of its own, so a slow

@@ -88,7 +88,7 @@ def _weak_timeout(session: MatchSession) -> Callable[[int], None]:
     The timer's callback lives on the session itself (in ``Turns``): a bound method there
     would make every session a reference cycle, which only the garbage collector's full
     collections free, and those stop the event loop for a time that grows with
-    everything the server holds (docs/performance.md, "The match server"). Without the
+    everything the server holds (docs/performance-log.md, "The match server"). Without the
     cycle an evicted match is freed as soon as the hub lets go of it."""
     ref = weakref.ref(session)
 

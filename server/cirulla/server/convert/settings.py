@@ -56,7 +56,7 @@ def shared_options(options: Options) -> Options:
     """The one object of ``options``' rule set. The rules core's native calls (every
     move's legal actions and apply) keep the options they last read, by identity: with
     an object per match, 100 matches at once made them read nine attributes again at
-    almost every call (docs/performance.md, "The match server")."""
+    almost every call (docs/performance-log.md, "The match server")."""
     shared = _SHARED_OPTIONS.get(options)
     if shared is None:
         if len(_SHARED_OPTIONS) >= _SHARED_MAX:
