@@ -227,9 +227,10 @@ def records_elapsed(out: Path) -> dict[str, list[int]]:
 
 @pytest.mark.slow
 def test_a_flooding_bot_in_a_sandboxed_tournament_delays_no_other_match(tmp_path: Path) -> None:
-    """A sandboxed tournament with the flooding bot (it plays while holding every
-    connection it can get) and two honest bots: every game finishes, the honest bots'
-    moves take their usual milliseconds, and the runner's threads and open files stay
+    """A sandboxed tournament with the flooding bot (from its first turn on it plays while
+    holding every connection it can get, in every one of its matches) and two honest
+    bots: every game finishes, the honest bots' moves (those against it made under its
+    flood) take their usual milliseconds, and the runner's threads and open files stay
     bounded all along (read from /proc while it runs)."""
     out = tmp_path / "t"
     argv = [sys.executable, "-m", "cirulla", "tournament", "--out", str(out), "--sandbox"]
@@ -251,11 +252,18 @@ def test_a_flooding_bot_in_a_sandboxed_tournament_delays_no_other_match(tmp_path
         if runner.poll() is None:
             runner.kill()
     assert runner.returncode == 0, output
-    flood_logs = "\n".join(p.read_text(errors="replace") for p in (out / "logs").glob("*.log"))
-    held = [json.loads(line[6:])["held"] for line in flood_logs.splitlines() if "FLOOD {" in line]
-    # it flooded, and was held: the relay's bound, and the kernel's backlog (+1) of it
+    # each of its matches (its own log): it flooded on its first turn and was held to the
+    # relay's bound and the kernel's backlog (+1) of it, all of which but the connection it
+    # plays on it held while its match went on (after the match it may take that one too)
     bound = relay_module.PER_ENDPOINT + relay_module.BACKLOG + 1
-    assert held and max(held) == bound, held
+    floods = []
+    for path in (out / "logs").glob("m-*.log"):
+        lines = path.read_text(errors="replace").splitlines()
+        floods.append([json.loads(line[6:]) for line in lines if line.startswith("FLOOD {")])
+    assert len(floods) == 8, [len(states) for states in floods]  # 2 pairings of 4 games
+    for states in floods:
+        assert max(state["held"] for state in states) <= bound, states
+        assert any(s["held"] == bound - 1 and s["turns"] >= 2 for s in states), states
     standings = json.loads((out / "results.json").read_text())["standings"]
     assert standings["games"] == 12 and standings["void_games"] == 0, standings  # 3 pairings
     for entry in standings["bots"]:
