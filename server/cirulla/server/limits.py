@@ -27,6 +27,11 @@ MAX_REASON = 1000  # AbortMatchRequest.reason (stored and sent to every player)
 MAX_QUIT_REASON = 200  # Quit.reason (logged; longer ones are cut)
 MAX_BATCH = 64  # server messages packed into one PlayResponse.batch, at most
 MAX_PAGE_TOKEN = 9  # decimal digits of a page token this server issues
+#: Longest time in any ``_ms`` setting of a match (TimeControl's four, the disconnect
+#: grace): a week. Far above any real game, and it keeps a bank that grows by its
+#: increment at every answer inside the uint64 of ``Clock`` (an increment of 2**64 - 1
+#: overflowed the decision request's clock and left the match hanging).
+MAX_TIME_MS = 7 * 24 * 3600 * 1000
 #: Page size when a request leaves page_size at 0.
 DEFAULT_PAGE = 100
 
@@ -35,6 +40,13 @@ def check_text(value: str, field: str, limit: int) -> str:
     """``value`` if it has at most ``limit`` characters; the error never quotes it."""
     if len(value) > limit:
         raise InvalidArgument(f"{field} has {len(value)} characters; the limit is {limit}")
+    return value
+
+
+def check_time_ms(value: int, field: str) -> int:
+    """``value`` if it is at most ``MAX_TIME_MS`` (a week)."""
+    if value > MAX_TIME_MS:
+        raise InvalidArgument(f"{field} is {value} ms; the limit is {MAX_TIME_MS} (7 days)")
     return value
 
 

@@ -21,6 +21,7 @@ from cirulla.server.documents import (
     PublicConfig,
 )
 from cirulla.server.errors import InvalidArgument
+from cirulla.server.limits import check_time_ms
 from cirulla.server.match_config import MatchConfig, public_config
 from cirulla.v1 import (
     game_pb2,
@@ -37,7 +38,13 @@ POLICY_PB: dict[str, match_settings_pb2.TimeoutPolicy] = {
 
 
 def time_control_from_pb(tc: match_settings_pb2.TimeControl) -> TimeControl:
-    """The server's TimeControl; an increment without a bank has nothing to add to."""
+    """The server's TimeControl; an increment without a bank has nothing to add to, and
+    no time is over a week (``limits.MAX_TIME_MS``)."""
+    field = "MatchSettings.time_control"
+    check_time_ms(tc.move_limit_ms, f"{field}.move_limit_ms")
+    check_time_ms(tc.game_bank_ms, f"{field}.game_bank_ms")
+    check_time_ms(tc.increment_ms, f"{field}.increment_ms")
+    check_time_ms(tc.margin_ms, f"{field}.margin_ms")
     if tc.increment_ms and not tc.game_bank_ms:
         raise InvalidArgument(
             "MatchSettings.time_control.increment_ms: an increment is added to the game "
@@ -106,7 +113,9 @@ def config_from_pb(settings: match_settings_pb2.MatchSettings) -> MatchConfig:
         seed=seed,
         decks=decks,
         first_dealer=first_dealer,
-        disconnect_grace_ms=settings.disconnect_grace_ms,
+        disconnect_grace_ms=check_time_ms(
+            settings.disconnect_grace_ms, "MatchSettings.disconnect_grace_ms"
+        ),
     )
 
 
