@@ -1,6 +1,7 @@
 """An attacker's inputs the other limit tests do not reach, each against a real server on
 an ephemeral port: times in a match's settings beyond any game (one overflowed the
-clock of a decision request and left the match hanging)."""
+clock of a decision request and left the match hanging); names and reasons with terminal
+escapes or line breaks, which every other seat, terminal and log would show."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from typing import Any
 import grpc
 import pytest
 
-from cirulla.server.client import play_seat, random_choice
+from cirulla.server.client import ManualSeat, hello, play_seat, random_choice
 from cirulla.server.limits import MAX_TIME_MS
 from cirulla.v1 import match_service_pb2 as ms
 from cirulla.v1 import match_settings_pb2, play_pb2, rules_pb2
@@ -84,5 +85,62 @@ def test_the_longest_times_allowed_still_play_a_whole_match() -> None:
         )
         for log in logs:
             assert log[-1].goodbye.reason == play_pb2.GOODBYE_REASON_MATCH_FINISHED
+
+    run_with_server(body)
+
+
+async def stream_failure(seat: ManualSeat) -> grpc.aio.AioRpcError:
+    with pytest.raises(grpc.aio.AioRpcError) as exc:
+        while True:
+            await seat.next()
+    return exc.value
+
+
+ESCAPES = ["\x1b[2J\x1b[31mred", "two\nlines", "bell\x07", "\u202eevil", "tab\there"]
+
+
+@pytest.mark.parametrize("text", ESCAPES)
+def test_names_and_reasons_with_control_characters_are_refused(text: str) -> None:
+    async def body(stub: Any, srv: Any) -> None:
+        created = await stub.CreateMatch(ms.CreateMatchRequest(settings=settings()))
+        match_id = created.match.match_id
+        for field in ("name", "version"):
+            request = hello(match_id, created.seat_tokens[0].token, "ok")
+            setattr(request.hello, field, text)
+            seat = ManualSeat(stub)
+            seat.send(request)
+            err = await stream_failure(seat)
+            assert err.code() == grpc.StatusCode.INVALID_ARGUMENT, err.details()
+            details = err.details() or ""
+            assert details.startswith(f"Hello.{field} has a control or format character")
+            assert details.isprintable() and text not in details
+            seat.close()
+        assert not srv.hub.matches[match_id].seats[0].joined
+        with pytest.raises(grpc.aio.AioRpcError) as exc:
+            await stub.CreateRoom(ms.CreateRoomRequest(display_name=text, settings=settings()))
+        assert exc.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert "CreateRoomRequest.display_name" in (exc.value.details() or "")
+        assert not srv.hub.rooms
+        with pytest.raises(grpc.aio.AioRpcError) as exc:
+            await stub.AbortMatch(
+                ms.AbortMatchRequest(match_id=match_id, reason=text),
+                metadata=[("authorization", "Bearer " + created.seat_tokens[0].token)],
+            )
+        assert exc.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert "AbortMatchRequest.reason" in (exc.value.details() or "")
+        assert srv.hub.matches[match_id].status == "waiting"
+
+    run_with_server(body)
+
+
+def test_names_in_any_script_with_spaces_are_welcome() -> None:
+    async def body(stub: Any, srv: Any) -> None:
+        created = await stub.CreateMatch(ms.CreateMatchRequest(settings=settings()))
+        seat = ManualSeat(stub)
+        seat.send(hello(created.match.match_id, created.seat_tokens[0].token, "Zoë 🂡 <b>"))
+        await seat.next("welcome")
+        got = await stub.GetMatch(ms.GetMatchRequest(match_id=created.match.match_id))
+        assert got.match.seats[0].name == "Zoë 🂡 <b>"
+        seat.close()
 
     run_with_server(body)

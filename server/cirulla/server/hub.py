@@ -445,7 +445,7 @@ class Hub:
         if not match_id:
             raise InvalidArgument("AbortMatchRequest.match_id is empty")
         check_text(match_id, "AbortMatchRequest.match_id", MAX_ID)
-        check_text(reason, "AbortMatchRequest.reason", MAX_REASON)
+        check_text(reason, "AbortMatchRequest.reason", MAX_REASON, printable=True)
         message = reason.strip() or "aborted by the server's administrator"
         session = self.matches.get(match_id)
         summary = session.summary() if session is not None else self.store.get_match(match_id)
@@ -467,7 +467,7 @@ class Hub:
         return summary
 
     def create_room(self, name: str, config: MatchConfig) -> Room:
-        check_text(name, "CreateRoomRequest.display_name", MAX_NAME)
+        check_text(name, "CreateRoomRequest.display_name", MAX_NAME, printable=True)
         room = Room(self, self._new_id("r"), name, config)
         self.rooms[room.room_id] = room
         if self.limits.room_idle_s > 0:
@@ -497,15 +497,15 @@ class Hub:
         version: str,
         resume: int | None,
     ) -> None:
-        for value, field, limit in (
-            (protocol_version, "protocol_version", MAX_PROTOCOL_VERSION),
-            (match_id, "match_id", MAX_ID),
-            (room_id, "room_id", MAX_ID),
-            (token, "seat_token", MAX_TOKEN),
-            (name, "name", MAX_NAME),
-            (version, "version", MAX_VERSION),
+        for value, field, limit, shown in (
+            (protocol_version, "protocol_version", MAX_PROTOCOL_VERSION, False),
+            (match_id, "match_id", MAX_ID, False),
+            (room_id, "room_id", MAX_ID, False),
+            (token, "seat_token", MAX_TOKEN, False),
+            (name, "name", MAX_NAME, True),
+            (version, "version", MAX_VERSION, True),
         ):
-            check_text(value, f"Hello.{field}", limit)
+            check_text(value, f"Hello.{field}", limit, printable=shown)
         if protocol_version and not protocol_compatible(protocol_version):
             raise FailedPrecondition(
                 f"Hello.protocol_version {protocol_version!r} is not supported; "

@@ -6,7 +6,9 @@ rejection, a stream that never reads its replies, thousands of anonymous matches
 client-supplied string has a length limit here (checked before anything stores, copies
 or quotes it; an error names the field and the limit, never the value), and the
 configurable limits of an open server live in ``Limits`` with their defaults, which
-docs/server.md ("Limits and trust") lists.
+docs/server.md ("Limits and trust") lists. The strings shown to people (names, versions,
+a room's name, an abort reason) must also be printable: an ANSI escape or a newline in a
+seat's name would reach every terminal and log that shows it.
 """
 
 from __future__ import annotations
@@ -36,10 +38,17 @@ MAX_TIME_MS = 7 * 24 * 3600 * 1000
 DEFAULT_PAGE = 100
 
 
-def check_text(value: str, field: str, limit: int) -> str:
-    """``value`` if it has at most ``limit`` characters; the error never quotes it."""
+def check_text(value: str, field: str, limit: int, *, printable: bool = False) -> str:
+    """``value`` if it has at most ``limit`` characters (and, with ``printable``, none
+    that ``str.isprintable`` refuses); the error never quotes it."""
     if len(value) > limit:
         raise InvalidArgument(f"{field} has {len(value)} characters; the limit is {limit}")
+    if printable and not value.isprintable():
+        at, char = next((i, c) for i, c in enumerate(value) if not c.isprintable())
+        raise InvalidArgument(
+            f"{field} has a control or format character (U+{ord(char):04X} at {at}); "
+            "it is shown to people: printable text only"
+        )
     return value
 
 
