@@ -1,22 +1,27 @@
 """An attacker's inputs the other limit tests do not reach, each against a real server on
 an ephemeral port: times in a match's settings beyond any game (one overflowed the
 clock of a decision request and left the match hanging); names and reasons with terminal
-escapes or line breaks, which every other seat, terminal and log would show."""
+escapes or line breaks, which every other seat, terminal and log would show; a name that
+forged logfmt fields in the server's log."""
 
 from __future__ import annotations
 
 import asyncio
+import io
+import logging
 import random
 from typing import Any
 
 import grpc
 import pytest
 
+from cirulla.logs import setup_logging
 from cirulla.server.client import ManualSeat, hello, play_seat, random_choice
 from cirulla.server.limits import MAX_TIME_MS
 from cirulla.v1 import match_service_pb2 as ms
 from cirulla.v1 import match_settings_pb2, play_pb2, rules_pb2
 from tests.server_harness import run_with_server
+from tests.tournament.test_log_format import logfmt
 
 U64 = 2**64 - 1
 
@@ -144,3 +149,40 @@ def test_names_in_any_script_with_spaces_are_welcome() -> None:
         seat.close()
 
     run_with_server(body)
+
+
+def test_names_and_reasons_stay_one_field_of_the_log() -> None:
+    """``name='x resumed=True match=m-forged'`` (the name's repr) parsed as three fields;
+    each value is now one logfmt value, read back exactly."""
+    name = "x resumed=True match=m-forged"
+    reason = 'done match=m-forged \\ "quoted"'
+    buffer = io.StringIO()
+    logger = logging.getLogger("cirulla")
+    saved = logger.handlers[:], logger.level, logger.propagate
+    setup_logging("info", "server", logger="cirulla", stream=buffer)
+
+    async def body(stub: Any, srv: Any) -> str:
+        created = await stub.CreateMatch(ms.CreateMatchRequest(settings=settings()))
+        seat = ManualSeat(stub)
+        seat.send(hello(created.match.match_id, created.seat_tokens[0].token, name))
+        await seat.next("welcome")
+        await stub.AbortMatch(
+            ms.AbortMatchRequest(match_id=created.match.match_id, reason=reason),
+            metadata=[("authorization", "Bearer " + created.seat_tokens[0].token)],
+        )
+        seat.close()
+        return str(created.match.match_id)
+
+    try:
+        match_id = run_with_server(body)
+    finally:
+        logger.handlers[:], logger.level, logger.propagate = saved
+    lines = {}
+    for line in buffer.getvalue().splitlines():
+        fields = logfmt(line)
+        assert "msg" not in fields, line  # every server line stays structured
+        lines[line.split(" ")[4]] = fields
+    joined, aborted = lines["seat_joined"], lines["match_aborted"]
+    assert joined["match"] == match_id and joined["name"] == name
+    assert joined["resumed"] == "False"
+    assert aborted["match"] == match_id and aborted["reason"] == reason

@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
+from cirulla.logs import quote
 from cirulla.server import metrics
 from cirulla.server.admission import check_identity, seat_of_token
 from cirulla.server.authorization import Authorization
@@ -463,7 +464,7 @@ class Hub:
         summary = {**summary, "status": "aborted", "abort_reason": message}  # a copy
         self.store.save_match(summary)
         self.groups.update(summary.get("deal_group", ""), match_id, "aborted")
-        log.info("match_aborted match=%s reason=%r (not live)", match_id, message)
+        log.info("match_aborted match=%s reason=%s live=False", match_id, quote(message))
         return summary
 
     def create_room(self, name: str, config: MatchConfig) -> Room:

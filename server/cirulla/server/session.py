@@ -31,6 +31,7 @@ import time
 import weakref
 from collections.abc import Callable, Sequence
 
+from cirulla.logs import quote
 from cirulla.rules import Game
 from cirulla.rules.decks import DeckSource
 from cirulla.rules.errors import DeckError
@@ -225,10 +226,10 @@ class MatchSession:
         if welcome:
             conn.send(self.out.welcome_msg(seat, resumed=resume_after is not None))
         log.info(
-            "seat_joined match=%s seat=%d name=%r resumed=%s",
+            "seat_joined match=%s seat=%d name=%s resumed=%s",
             self.match_id,
             seat,
-            slot.name,
+            quote(slot.name),
             resume_after is not None,
         )
         if self.status == "waiting":
@@ -448,7 +449,7 @@ class MatchSession:
             metrics.match_aborted(was_running=self.status == "in_progress")
             self.status = "aborted"
             self.abort_reason = message
-            log.info("match_aborted match=%s reason=%r", self.match_id, message)
+            log.info("match_aborted match=%s reason=%s", self.match_id, quote(message))
         self.delivery.close_all(reason, message)
         if ended:
             self._changed()
