@@ -186,3 +186,67 @@ def test_names_and_reasons_stay_one_field_of_the_log() -> None:
     assert joined["match"] == match_id and joined["name"] == name
     assert joined["resumed"] == "False"
     assert aborted["match"] == match_id and aborted["reason"] == reason
+
+
+class Spectator(ManualSeat):
+    """A Spectate stream read in the background like a seat's (``next``, ``received``)."""
+
+    def __init__(self, call: Any) -> None:
+        self.call = call
+        self.received = []
+        self.inbox = asyncio.Queue()
+        self.reader = asyncio.ensure_future(self._read())
+
+    def close(self) -> None:
+        self.call.cancel()
+        self.reader.cancel()
+
+
+ADMIN_TOKEN = "hostile-admin-secret"
+ADMIN = [("authorization", "Bearer " + ADMIN_TOKEN)]
+
+
+def test_a_spectator_of_a_twin_stops_watching_when_its_group_reopens() -> None:
+    """Spectate(A) is allowed while A is its deal group's only match; once B joins the
+    group with the same decks, A's public events would show every card B is yet to
+    deal. The public spectator gets a goodbye then; the admin's keeps watching."""
+
+    async def body(stub: Any, srv: Any) -> None:
+        request = ms.CreateMatchRequest(settings=settings(), deal_group="twins")
+        a = await stub.CreateMatch(request, metadata=ADMIN)
+        watch = ms.SpectateRequest(match_id=a.match.match_id)
+        public, admin = (
+            Spectator(stub.Spectate(watch)),
+            Spectator(stub.Spectate(watch, metadata=ADMIN)),
+        )
+        for watcher in (public, admin):
+            await watcher.next("welcome")
+        b = await stub.CreateMatch(request, metadata=ADMIN)
+        bye = await public.next("goodbye")
+        assert bye.goodbye.reason == play_pb2.GOODBYE_REASON_ABORTED
+        assert bye.goodbye.message == (
+            f"match {a.match.match_id} can no longer be watched: match {b.match.match_id} of "
+            "its deal_group twins shares its deck orders and is yet to be played"
+        )
+        assert srv.hub.matches[a.match.match_id].delivery.spectators == {
+            c for c in srv.hub.matches[a.match.match_id].delivery.spectators if c.trusted
+        }
+        rng = random.Random(4)
+        await asyncio.wait_for(
+            asyncio.gather(
+                *(
+                    play_seat(stub, a.match.match_id, t.token, random_choice(rng))
+                    for t in a.seat_tokens
+                )
+            ),
+            timeout=60,
+        )
+        played = await admin.next_event("card_played")
+        assert played.card_played.card.code
+        assert not any(m.WhichOneof("body") == "event" for m in public.received), (
+            "the public spectator saw no card of A"
+        )
+        for watcher in (public, admin):
+            watcher.close()
+
+    run_with_server(body, admin_token=ADMIN_TOKEN)

@@ -139,6 +139,7 @@ class Connection:
         "room",
         "seat",
         "session",
+        "trusted",
     )
 
     def __init__(self, seat: int | None = None, *, limit: int = 0) -> None:
@@ -160,6 +161,9 @@ class Connection:
         self.closed = False
         self.quit = False
         self.overflowed = False
+        #: A spectator admitted with the admin token: it keeps watching a duplicate-deal
+        #: twin whose group another match reopens (``Delivery.close_spectators``).
+        self.trusted = False
         #: Called once when the queue overflows: the stream's owner ends the call.
         self.on_overflow: Callable[[Connection], None] | None = None
 
@@ -350,6 +354,12 @@ class Delivery:
             if public:
                 for spec in self.spectators:
                     spec.send_events(public)
+
+    def close_spectators(self, reason: str, message: str) -> None:
+        """Goodbye ``reason`` to every spectator but the admin's (``trusted``)."""
+        for spec in [s for s in self.spectators if not s.trusted]:
+            spec.close(reason, message)
+            self.spectators.discard(spec)
 
     def close_all(self, reason: str, message: str = "") -> None:
         """Goodbye ``reason`` to every receiver."""

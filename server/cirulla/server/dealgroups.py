@@ -76,6 +76,10 @@ class DealGroups:
         state.size = max(state.size, size)
         state.members[match_id] = status
 
+    def member_ids(self, group: str) -> list[str]:
+        """The match ids of ``group``'s members."""
+        return list(self._state(group).members) if group else []
+
     def update(self, group: str, match_id: str, status: str) -> None:
         if group:
             self._state(group).members[match_id] = status

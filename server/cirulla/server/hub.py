@@ -277,6 +277,7 @@ class Hub:
             self._later(self.limits.waiting_timeout_s, self._expire_waiting, match_id)
         if deal_group:
             self.groups.add(deal_group, deal_group_size, session.match_id, session.status)
+            self._withhold_twins(deal_group, session.match_id)
         log.info(
             "match_created match=%s room=%s players=%d best_of=%d",
             session.match_id,
@@ -285,6 +286,20 @@ class Hub:
             config.best_of,
         )
         return session
+
+    def _withhold_twins(self, group: str, new_id: str) -> None:
+        """A new member reopens ``group``: the live twins' spectators (but the admin's)
+        stop watching, as a new spectator would be refused. Their public events show the
+        cards of deck orders the new match is yet to deal."""
+        for match_id in self.groups.member_ids(group):
+            twin = self.matches.get(match_id)
+            if match_id != new_id and twin is not None and twin.delivery.spectators:
+                twin.settle()
+                twin.delivery.close_spectators(
+                    "aborted",
+                    f"match {match_id} can no longer be watched: match {new_id} of its "
+                    f"deal_group {group} shares its deck orders and is yet to be played",
+                )
 
     def _record(self, build: RecordBuilder, room: Room | None) -> None:
         """Build and store a finished game's record on the writer thread.
@@ -553,6 +568,7 @@ class Hub:
             raise InvalidArgument("SpectateRequest.match_id is empty")
         session = self._live(match_id)
         self.auth.check_spectatable(session.match_id, session.deal_group, metadata or {})
+        conn.trusted = self.auth.is_admin(metadata or {})
         session.add_spectator(conn, after)
 
     def close(self) -> None:
