@@ -55,6 +55,9 @@ MAX_ANSWER_CHARS = 64 * 1024
 #: Longest stderr line copied to the log, and the most stderr copied in all.
 STDERR_LINE_BYTES = 2000
 STDERR_LOG_BYTES = 1024 * 1024
+#: Last stderr lines an exit message quotes, and the characters kept of each.
+STDERR_TAIL_LINES = 3
+STDERR_TAIL_CHARS = 200
 
 # at most 18 digits: an id is a command number, and int() of a huge one is slow
 _ANSWER = re.compile(r"^([=?])(\d{0,18})(?:\s(.*))?$")
@@ -98,6 +101,9 @@ class EngineProcess:
         self._awaited: int | None = None  # the command whose answer is waited for
         self._abandoned: set[int] = set()  # commands no longer waited for (late answers)
         self._closed = False
+        self._heard = False  # any line on stdout yet
+        self._open_answer: str | None = None  # an answer begun, its empty line not yet read
+        self._stderr_tail: collections.deque[str] = collections.deque(maxlen=STDERR_TAIL_LINES)
         become_subreaper()
         foreign = children_of(os.getpid())
         tie = die_with_parent()
@@ -123,7 +129,10 @@ class EngineProcess:
         assert self.proc.stdout is not None and self.proc.stderr is not None
         self._reader = threading.Thread(target=self._read, name="engine-stdout", daemon=True)
         self._reader.start()
-        threading.Thread(target=self._copy_stderr, name="engine-stderr", daemon=True).start()
+        self._stderr_reader = threading.Thread(
+            target=self._copy_stderr, name="engine-stderr", daemon=True
+        )
+        self._stderr_reader.start()
 
     # ------------------------------------------------------------------ reading
 
@@ -147,6 +156,7 @@ class EngineProcess:
         size = 0
         for raw, cut in read_lines(stream.fileno(), MAX_LINE_BYTES):
             line = raw.decode("utf-8", "replace").rstrip("\r")
+            self._heard = True
             self._note(f"<< {line}")
             if cut:
                 self._violation(
@@ -164,9 +174,11 @@ class EngineProcess:
                     continue
                 ident = int(m.group(2)) if m.group(2) else None
                 current = Answer(m.group(1) == "=", ident, "")
+                self._open_answer = line
                 lines = [m.group(3) or ""]
                 size = len(lines[0])
             elif line == "":
+                self._open_answer = None
                 self._deliver(Answer(current.ok, current.id, "\n".join(lines).strip()))
                 current = None
             elif size <= MAX_ANSWER_CHARS:
@@ -218,6 +230,8 @@ class EngineProcess:
                 continue  # drained, not logged
             copied += len(raw)
             line = printable(raw.decode("utf-8", "replace").rstrip())
+            if line:
+                self._stderr_tail.append(line[:STDERR_TAIL_CHARS])
             log.info("engine: %s%s", line, " [line cut]" if cut else "")
             if copied > STDERR_LOG_BYTES:
                 log.warning(
@@ -294,9 +308,25 @@ class EngineProcess:
         ident = self.send(command)
         answer = self.wait(ident, timeout)
         if answer is None:
-            self._violation(f"no answer to {command.split()[0]!r} within {timeout:g}s")
-            raise EngineError(f"the engine did not answer {command.split()[0]!r} in time")
+            name, why = command.split()[0], self._silence()
+            self._violation(f"no answer to {name!r} within {timeout:g}s{why}")
+            raise EngineError(f"the engine did not answer {name!r} in time{why}")
         return answer
+
+    def _silence(self) -> str:
+        """Why an answer did not come, when the engine's output shows it: the two
+        mistakes of a new engine (docs/text-protocol.md, "Framing")."""
+        if self._open_answer is not None:
+            return (
+                f": its answer {quote(self._open_answer)} never ended (an answer ends with "
+                "one empty line; docs/text-protocol.md, 'Framing')"
+            )
+        if not self._heard:
+            return (
+                ": nothing came on its stdout (an engine must flush its output after each "
+                "answer; docs/text-protocol.md, 'Framing')"
+            )
+        return ""
 
     # ------------------------------------------------------------------ the end
 
@@ -311,6 +341,10 @@ class EngineProcess:
             status = f"was killed by {_signal_name(-code)}"
         else:
             status = f"exited with code {code}"
+        if code is not None:  # its last words, once the copying thread has read them
+            self._stderr_reader.join(0.5)
+            if self._stderr_tail:
+                status += f"; its stderr ended: {' | '.join(self._stderr_tail)}"
         return f"{what}: the engine {shlex.join(self.argv)} {status}"
 
     def close(self, quit_first: bool = True, grace: float = STOP_GRACE) -> int | None:

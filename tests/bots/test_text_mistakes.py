@@ -1,0 +1,88 @@
+"""A new engine's first mistakes, named in the error it gets (docs/text-protocol.md,
+"Framing"): an engine that dies at start shows the last lines of its stderr, one that
+never flushes its output and one that forgets the empty line after an answer are told
+so, instead of a bare "did not answer 'protocol_version' in time" after 10 s.
+
+Real engine processes (small scripts), and `cirulla bot check` on a real local server.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from cirulla.bots.text.engine_io import EngineError, EngineProcess
+from tests.bots.test_text import CIRULLA
+
+#: An engine that reads its commands and answers each with ``=ID 1``, buffered or not,
+#: with or without the empty line that ends an answer.
+ANSWERS = """
+import sys
+FLUSH, BLANK = sys.argv[1] == "flush", sys.argv[2] == "blank"
+out = open(1, "w", buffering=65536, closefd=False)  # block-buffered, whatever the env says
+for line in sys.stdin:
+    out.write(line.split()[0].join(("=", " 1\\n")) + ("\\n" if BLANK else ""))
+    if FLUSH:
+        out.flush()
+"""
+
+
+def script(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+@pytest.mark.parametrize(
+    "flush, blank, words",
+    [
+        ("flush", "blank", None),
+        ("flush", "no-blank", "its answer '=1 1' never ended (an answer ends with one empty line"),
+        ("buffered", "blank", "nothing came on its stdout (an engine must flush its output"),
+    ],
+)
+def test_a_missing_answer_says_what_the_engine_got_wrong(
+    tmp_path: Path, flush: str, blank: str, words: str | None
+) -> None:
+    engine = script(tmp_path, "answers.py", ANSWERS)
+    process = EngineProcess([sys.executable, str(engine), flush, blank])
+    try:
+        if words is None:  # the correct engine, for contrast
+            assert process.call("protocol_version", 2.0).text == "1"
+            return
+        with pytest.raises(EngineError) as error:
+            process.call("protocol_version", 1.0)
+        assert str(error.value).startswith("the engine did not answer 'protocol_version' in time")
+        assert words in str(error.value), error.value
+        assert "docs/text-protocol.md, 'Framing'" in str(error.value)
+    finally:
+        process.close(quit_first=False, grace=0.5)
+
+
+def test_bot_check_of_an_engine_dying_at_start_quotes_its_stderr(tmp_path: Path) -> None:
+    """The reason an engine gave on stderr is in the check's one error line (it was
+    only "exited with code 3": the engine's own words went to a log nobody saw)."""
+    engine = script(
+        tmp_path,
+        "dies.py",
+        """
+        import sys
+        print("loading weights.bin", file=sys.stderr)
+        sys.exit("my-engine: cannot open weights.bin")
+        """,
+    )
+    done = subprocess.run(
+        [*CIRULLA, "bot", "check", f"text:{sys.executable} {engine}"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    errors = [line for line in done.stdout.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1, done.stdout
+    assert "exited with code 1; its stderr ended: loading weights.bin | " in errors[0]
+    assert errors[0].endswith("my-engine: cannot open weights.bin"), errors[0]
