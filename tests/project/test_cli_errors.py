@@ -64,6 +64,12 @@ from cirulla.cli import main
             " (see cirulla match create --help)",
         ),
         (
+            # argparse listed CMD too, which only `bot text` and `bot check` take
+            ["bot"],
+            "cirulla bot: error: the following arguments are required: KIND"
+            " (see cirulla bot --help)",
+        ),
+        (
             ["watch"],
             "cirulla watch: error: the following arguments are required: MATCH_ID"
             " (see cirulla watch --help)",

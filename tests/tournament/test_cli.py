@@ -32,6 +32,8 @@ from cirulla.clients.tournament.results import results_document
         (["--bot", "random", "--bot", "greedy", "--tc", "60+soon"], "--tc takes"),
         (["--bot", "random", "--bot", "greedy", "--tc", "soon"], "--tc takes"),
         (["--bot", "random", "--bot", "greedy", "--tc", "60+-1"], "--tc increment"),
+        # a typo, not an increment of 0: it was taken for "60" and the run went ahead
+        (["--bot", "random", "--bot", "greedy", "--tc", "60+"], "--tc takes"),
     ],
 )
 def test_bad_arguments_write_nothing(

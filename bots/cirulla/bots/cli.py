@@ -116,6 +116,7 @@ def register(
     p.add_argument(
         "engine",
         nargs="*",
+        default=[],  # else argparse names CMD among the required arguments of a bare `bot`
         metavar="CMD",
         help="text: the engine's command line, after --; check: the engine spec",
     )

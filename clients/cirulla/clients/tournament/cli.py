@@ -369,10 +369,10 @@ def parse_bot(text: str) -> tuple[str, BotSpec]:
 
 def parse_tc(text: str) -> tuple[int, int]:
     """``--tc 60`` or ``60+0.5``: the per-game bank and the increment, in milliseconds."""
-    bank, _, increment = text.partition("+")
+    bank, plus, increment = text.partition("+")
     try:
         seconds = float(bank)
-        inc = float(increment) if increment else 0.0
+        inc = float(increment) if plus else 0.0  # "10+" is a typo, not an increment of 0
     except ValueError:
         raise ValueError(
             f"--tc takes SECONDS or SECONDS+INC, e.g. 60 or 10+0.1, not {text!r}"
