@@ -16,6 +16,7 @@ import grpc
 import pytest
 
 from cirulla.logs import setup_logging
+from cirulla.server import logs as server_logs
 from cirulla.server.client import ManualSeat, hello, play_seat, random_choice
 from cirulla.server.limits import MAX_TIME_MS
 from cirulla.v1 import match_service_pb2 as ms
@@ -250,3 +251,34 @@ def test_a_spectator_of_a_twin_stops_watching_when_its_group_reopens() -> None:
             watcher.close()
 
     run_with_server(body, admin_token=ADMIN_TOKEN)
+
+
+def test_an_error_in_an_event_loop_callback_is_one_logfmt_line(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """An exception in a callback of the server's loop (how the overflowing clock above
+    surfaced) went to stderr as a bare line and a raw traceback; ``cirulla server``'s
+    logging now writes it as one logfmt line with the traceback in ``exc``."""
+    loggers = [logging.getLogger(name) for name in ("cirulla", *server_logs.LIBRARY_LOGGERS)]
+    saved = [(lg.handlers[:], lg.level, lg.propagate) for lg in loggers]
+    server_logs.setup_logging("info")
+
+    def broken() -> None:
+        raise ZeroDivisionError("a callback that fails")
+
+    async def body(stub: Any, srv: Any) -> None:
+        asyncio.get_running_loop().call_soon(broken)
+        await asyncio.sleep(0.05)
+        created = await stub.CreateMatch(ms.CreateMatchRequest(settings=settings()))
+        assert created.match.match_id  # the server serves on
+
+    try:
+        run_with_server(body)
+    finally:
+        for lg, (handlers, level, propagate) in zip(loggers, saved, strict=True):
+            lg.handlers[:], lg.level, lg.propagate = handlers, level, propagate
+    lines = capsys.readouterr().err.splitlines()
+    failures = [fields for fields in map(logfmt, lines) if fields.get("logger") == "asyncio"]
+    assert len(failures) == 1, lines
+    assert failures[0]["level"] == "error" and failures[0]["proc"] == "server"
+    assert "ZeroDivisionError: a callback that fails" in failures[0]["exc"]

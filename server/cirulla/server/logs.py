@@ -13,15 +13,25 @@ import os
 from logging.handlers import RotatingFileHandler
 from pathlib import Path
 
-from cirulla.logs import LogfmtFormatter
+from cirulla.logs import LogfmtFormatter, level_number
 from cirulla.logs import setup_logging as _setup
 
 __all__ = ["LogfmtFormatter", "log_to_file", "setup_logging"]
 
 
+#: The libraries the server runs on whose errors (an exception in an event loop callback,
+#: in a gRPC handler) otherwise reached stderr through logging's last resort: a bare
+#: message line, then a raw traceback over many lines, in the middle of the logfmt log.
+LIBRARY_LOGGERS = ("asyncio", "grpc")
+
+
 def setup_logging(level: str = "info", process: str = "server") -> None:
-    """logfmt lines on stderr for the ``cirulla`` loggers (the server's, the ladder's)."""
+    """logfmt lines on stderr for the ``cirulla`` loggers (the server's, the ladder's),
+    and for the warnings and errors of ``LIBRARY_LOGGERS`` (a traceback as one quoted
+    ``exc`` value)."""
     _setup(level, process, logger="cirulla")
+    for name in LIBRARY_LOGGERS:
+        _setup(max(level_number(level), logging.WARNING), process, logger=name)
 
 
 #: ``--log-file``: bytes per file before it is rotated, and rotated files kept (so the
