@@ -53,6 +53,94 @@ Engines in any language (the text protocol, docs/text-protocol.md):
 #: Pseudo-kinds of `cirulla bot` that take a command instead of being a built-in bot.
 COMMAND_KINDS = ("text", "check")
 
+TEXT_DESCRIPTION = """\
+Play one seat of a match with a text-protocol engine: a program in any language that
+reads commands on stdin and answers on stdout (docs/text-protocol.md). The engine's
+command line comes after --. Where to play comes from --server, --match and --token, or
+else from CIRULLA_SERVER, CIRULLA_MATCH and CIRULLA_TOKEN; exits 0 when the match ends.
+
+  cirulla bot text --server 127.0.0.1:50051 --match M1 --token=SEAT-TOKEN -- ./my-engine -v
+  CIRULLA_BOT_KEY=KEY cirulla bot text --ladder 127.0.0.1:50061 --bot-name NAME -- ./my-engine
+
+In a tournament the engine is --bot NAME='text:./my-engine -v'; check it first with
+cirulla bot check 'text:./my-engine -v'.
+"""
+
+CHECK_DESCRIPTION = """\
+Check a text-protocol engine (docs/text-protocol.md, "Checking an engine"): start a
+local server, play four short games with the engine against random (2 players in both
+seats, then 3 and 4 players) and print every protocol violation with the exchange that
+showed it, then PASS (exit 0) or FAIL (exit 1). SPEC is what a tournament's --bot takes
+(`text:` may be left out; {python} is this interpreter). The engine runs under the limits
+of a ladder or a tournament's --sandbox. Needs the server extra.
+
+  cirulla bot check 'text:./my-engine --level 3'
+  cirulla bot check --games 1 'text:{python} my_engine.py'
+  cirulla bot check --limits memory=4G,cpu=2 'text:java -cp ./classes TextEngine'
+"""
+
+#: `cirulla bot text --help` and `bot check --help`: the usage, the description and the
+#: options each form reads (the `dest` of each), not every built-in kind's options.
+FORM_HELP: dict[str, tuple[str, str, tuple[str, ...]]] = {
+    "text": (
+        "cirulla bot text [--server HOST:PORT] [--match ID] [--token=TOKEN] [options] "
+        "-- CMD [ARGS ...]",
+        TEXT_DESCRIPTION,
+        (
+            *("server", "match", "token", "tls_ca", "name", "retries", "join_timeout"),
+            *("log_level", "ladder", "bot_name", "bot_key_file", "capacity", "reenroll_max"),
+            *("memory_limit", "cpu_limit", "processes", "command_timeout"),
+        ),
+    ),
+    "check": (
+        "cirulla bot check [--games N] [--memory SIZE] [--processes N] [--cpu CORES] "
+        "[--limits KEY=VALUE,...] SPEC",
+        CHECK_DESCRIPTION,
+        ("games", "memory", "processes", "cpu", "limits"),
+    ),
+}
+
+
+class _Help(argparse.Action):
+    """``-h``/``--help`` of ``cirulla bot``: after ``text`` or ``check`` (parsed by then,
+    being the first positional), that form's own help; else the whole parser's."""
+
+    def __init__(self, option_strings: list[str], dest: str, **_: object) -> None:
+        super().__init__(
+            option_strings,
+            dest=argparse.SUPPRESS,
+            default=argparse.SUPPRESS,
+            nargs=0,
+            help="show this help message and exit",
+        )
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: object,
+        option_string: str | None = None,
+    ) -> None:
+        form = getattr(namespace, "kind", None)
+        (form_parser(parser, form) if form in FORM_HELP else parser).print_help()
+        parser.exit()
+
+
+def form_parser(parser: argparse.ArgumentParser, form: str) -> argparse.ArgumentParser:
+    """A parser for the help of ``cirulla bot FORM``: the options of ``parser`` it reads."""
+    usage, description, wanted = FORM_HELP[form]
+    sub = argparse.ArgumentParser(
+        prog=f"cirulla bot {form}",
+        usage=usage,
+        description=description,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        add_help=False,
+    )
+    for action in parser._actions:
+        if action.dest in wanted or action.dest == argparse.SUPPRESS:
+            sub._add_action(action)
+    return sub
+
 
 def _kinds_text() -> str:
     lines = []
@@ -106,7 +194,9 @@ def register(
         "policy) or a text engine (bot text); check an engine (bot check)",
         description=BOT_DESCRIPTION.format(kinds=_kinds_text()),
         formatter_class=argparse.RawDescriptionHelpFormatter,
+        add_help=False,
     )
+    p.add_argument("-h", "--help", action=_Help)
     p.add_argument(
         "kind",
         choices=sorted(KINDS) + list(COMMAND_KINDS),
