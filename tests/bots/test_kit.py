@@ -71,6 +71,9 @@ def test_match_create_prints_the_match_and_tokens_that_cannot_look_like_options(
     tokens = [line.split()[-1] for line in lines if line.startswith("seat ")]
     assert len(tokens) == 3
     assert "CIRULLA_TOKEN=" + tokens[2] in done.stdout  # the commands to play each seat
+    # and how a bot of one's own takes a seat: a newcomer's next question
+    assert lines[-1].startswith("or your own bot with the same variables: python my_bot.py")
+    assert "cirulla bot text -- ./my-engine" in lines[-1]
     # 24 more tokens, four a match: as many as twelve 2-seat matches gave, in half the
     # commands (each is a Python start)
     many = [create(server, "--players", "4")[1] for _ in range(6)]

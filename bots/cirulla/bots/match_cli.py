@@ -116,6 +116,10 @@ def _create(args: argparse.Namespace) -> int:
     for seat, token in enumerate(tokens):
         env = f"CIRULLA_SERVER={server} CIRULLA_MATCH={match_id} CIRULLA_TOKEN={token}"
         print(f"  {env} cirulla bot KIND --name seat{seat}")
+    print(
+        "or your own bot with the same variables: python my_bot.py (docs/bots.md), "
+        "cirulla bot text -- ./my-engine (docs/text-protocol.md)"
+    )
     return 0
 
 
