@@ -282,3 +282,19 @@ def test_an_error_in_an_event_loop_callback_is_one_logfmt_line(
     assert len(failures) == 1, lines
     assert failures[0]["level"] == "error" and failures[0]["proc"] == "server"
     assert "ZeroDivisionError: a callback that fails" in failures[0]["exc"]
+
+
+def test_list_matches_refuses_an_unknown_status() -> None:
+    """An unknown MatchStatus was read as "any" and listed every match."""
+
+    async def body(stub: Any, srv: Any) -> None:
+        await stub.CreateMatch(ms.CreateMatchRequest(settings=settings()))
+        with pytest.raises(grpc.aio.AioRpcError) as exc:
+            await stub.ListMatches(ms.ListMatchesRequest(status=99))
+        assert exc.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert (exc.value.details() or "").startswith("ListMatchesRequest.status: 99 is unknown")
+        waiting = await stub.ListMatches(ms.ListMatchesRequest(status=1))
+        assert len(waiting.matches) == 1
+        assert not (await stub.ListMatches(ms.ListMatchesRequest(status=3))).matches
+
+    run_with_server(body)

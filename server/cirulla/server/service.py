@@ -145,6 +145,10 @@ def add_to_server(servicer: MatchService, server: grpc.aio.Server) -> None:
     )
 
 
+#: ListMatchesRequest.status -> the stored status it selects ("" = any).
+_LISTED_STATUS = {0: "", 1: "waiting", 2: "in_progress", 3: "finished", 4: "aborted"}
+
+
 def _guard(
     method: Callable[[MatchService, Req, Context[Req, Resp]], Awaitable[Out]],
 ) -> Callable[[MatchService, Req | Undecodable, Context[Req, Resp]], Awaitable[Out]]:
@@ -233,9 +237,12 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
         request: ms.ListMatchesRequest,
         context: Context[ms.ListMatchesRequest, ms.ListMatchesResponse],
     ) -> ms.ListMatchesResponse:
-        status = {1: "waiting", 2: "in_progress", 3: "finished", 4: "aborted"}.get(
-            request.status, ""
-        )
+        status = _LISTED_STATUS.get(request.status)
+        if status is None:
+            raise InvalidArgument(
+                f"ListMatchesRequest.status: {request.status} is unknown (0 = any, "
+                "1 = MATCH_STATUS_WAITING, 2 = IN_PROGRESS, 3 = FINISHED, 4 = ABORTED)"
+            )
         size = self.hub.limits.page_size(request.page_size)
         offset = page_offset(request.page_token, "ListMatchesRequest.page_token")
         rows = self.hub.store.list_matches(status=status, limit=size + 1, offset=offset)
