@@ -615,10 +615,10 @@ class BotClient:
         if isinstance(result, BaseException):
             if not isinstance(result, Exception):
                 raise result  # KeyboardInterrupt, SystemExit: not the policy's failure
-            log.error(
-                "the policy failed (%s: %s): playing the default action",
-                type(result).__name__,
+            log.error(  # the first default with its traceback: where the policy's bug is
+                "the policy failed (%r): playing the default action",
                 result,
+                exc_info=None if self.outcome.defaults_played else result,
             )
             self.outcome.defaults_played += 1
             return default
