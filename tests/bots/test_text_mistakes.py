@@ -1,7 +1,8 @@
 """A new engine's first mistakes, named in the error it gets (docs/text-protocol.md,
 "Framing"): an engine that dies at start shows the last lines of its stderr, one that
 never flushes its output and one that forgets the empty line after an answer are told
-so, instead of a bare "did not answer 'protocol_version' in time" after 10 s.
+so, instead of a bare "did not answer 'protocol_version' in time" after 10 s; a script
+not made executable, or named without ./, is told what to write.
 
 Real engine processes (small scripts), and `cirulla bot check` on a real local server.
 """
@@ -86,3 +87,28 @@ def test_bot_check_of_an_engine_dying_at_start_quotes_its_stderr(tmp_path: Path)
     assert len(errors) == 1, done.stdout
     assert "exited with code 1; its stderr ended: loading weights.bin | " in errors[0]
     assert errors[0].endswith("my-engine: cannot open weights.bin"), errors[0]
+
+
+@pytest.mark.parametrize(
+    "mode, argv, words",
+    [
+        (
+            0o644,
+            ["./engine.pl"],
+            "(make it executable, chmod +x ./engine.pl, or name its interpreter first)",
+        ),
+        (0o755, ["engine.pl"], "(a command without a / is looked up on PATH: write ./engine.pl)"),
+    ],
+)
+def test_an_engine_that_cannot_start_says_what_its_command_lacks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: int, argv: list[str], words: str
+) -> None:
+    """Permission denied on a script not made executable, and a file of the current
+    folder named without ./ (looked up on PATH): the error says what to write."""
+    monkeypatch.chdir(tmp_path)
+    engine = script(tmp_path, "engine.pl", "print 1;\n")
+    engine.chmod(mode)
+    with pytest.raises(EngineError) as error:
+        EngineProcess(argv)
+    assert str(error.value).startswith(f"cannot start the engine {argv[0]}: [Errno")
+    assert str(error.value).endswith(words), error.value

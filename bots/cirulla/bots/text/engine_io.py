@@ -124,7 +124,10 @@ class EngineProcess:
                 preexec_fn=preexec,
             )
         except (OSError, subprocess.SubprocessError) as exc:
-            raise EngineError(f"cannot start the engine {shlex.join(self.argv)}: {exc}") from None
+            hint = _start_hint(self.argv[0], exc)
+            raise EngineError(
+                f"cannot start the engine {shlex.join(self.argv)}: {exc}{hint}"
+            ) from None
         self.tree = EngineTree(self.proc.pid, foreign)
         assert self.proc.stdout is not None and self.proc.stderr is not None
         self._reader = threading.Thread(target=self._read, name="engine-stdout", daemon=True)
@@ -368,6 +371,15 @@ class EngineProcess:
         if first:
             self.violations.summary()
         return self.proc.returncode
+
+
+def _start_hint(program: str, exc: BaseException) -> str:
+    """What a newcomer's engine command that cannot start usually lacks."""
+    if isinstance(exc, PermissionError) and os.path.isfile(program):
+        return f" (make it executable, chmod +x {program}, or name its interpreter first)"
+    if isinstance(exc, FileNotFoundError) and "/" not in program and os.path.exists(program):
+        return f" (a command without a / is looked up on PATH: write ./{program})"
+    return ""
 
 
 def _signal_name(number: int) -> str:
