@@ -145,6 +145,12 @@ def add_to_server(servicer: MatchService, server: grpc.aio.Server) -> None:
     )
 
 
+def _observe(task: asyncio.Future[PlayIn]) -> None:
+    """Mark ``task``'s exception as seen (whoever still awaits it gets it all the same)."""
+    if not task.cancelled():
+        task.exception()
+
+
 #: ListMatchesRequest.status -> the stored status it selects ("" = any).
 _LISTED_STATUS = {0: "", 1: "waiting", 2: "in_progress", 3: "finished", 4: "aborted"}
 
@@ -388,6 +394,9 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
         # Wait for hello without cancelling the read (a read cancelled inside gRPC may
         # end the call as CANCELLED instead of with the status below).
         read = asyncio.ensure_future(requests.__anext__())
+        # A client that cancels before its hello cancels this coroutine, not the read,
+        # which then fails unobserved (an ERROR log line per such stream): observe it.
+        read.add_done_callback(_observe)
         done, _ = await asyncio.wait({read}, timeout=self.hub.limits.hello_timeout_s)
         if not done:
             self.hub.stats["hello_timeouts"] += 1
