@@ -7,6 +7,7 @@ forged logfmt fields in the server's log."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import io
 import logging
@@ -17,11 +18,12 @@ import grpc
 import pytest
 
 from cirulla.logs import setup_logging
+from cirulla.rules import CARD_NAMES
 from cirulla.server import logs as server_logs
 from cirulla.server.client import ManualSeat, Outbox, hello, play_seat, random_choice
 from cirulla.server.limits import MAX_TIME_MS
+from cirulla.v1 import cards_pb2, game_pb2, match_settings_pb2, play_pb2, rules_pb2
 from cirulla.v1 import match_service_pb2 as ms
-from cirulla.v1 import match_settings_pb2, play_pb2, rules_pb2
 from tests.server_harness import run_with_server
 from tests.tournament.test_log_format import logfmt
 
@@ -29,10 +31,10 @@ U64 = 2**64 - 1
 
 
 def settings(**fields: Any) -> match_settings_pb2.MatchSettings:
+    if "deck_orders" not in fields:
+        fields.setdefault("seed", 5)
     return match_settings_pb2.MatchSettings(
-        rules=rules_pb2.Rules(overrides=rules_pb2.RuleOptions(players=2, target=11)),
-        seed=5,
-        **fields,
+        rules=rules_pb2.Rules(overrides=rules_pb2.RuleOptions(players=2, target=11)), **fields
     )
 
 
@@ -329,3 +331,70 @@ def test_streams_cancelled_before_their_hello_log_nothing(
             lg.handlers[:], lg.level, lg.propagate = handlers, level, propagate
     errors = [line for line in capsys.readouterr().err.splitlines() if "level=error" in line]
     assert not errors, errors[:3]
+
+
+HUGE_CODE = "Z" * 200_000  # far over any card code, under the 256 KiB frame limit
+
+
+def test_an_oversized_card_code_is_refused_without_being_echoed() -> None:
+    """The decoder quotes an unknown card code: a 200,000-character one came back whole,
+    in ActionRejected.message, and in CreateMatch's status, where it passed the client's
+    16 KiB limit for status details (RESOURCE_EXHAUSTED, the real error lost)."""
+
+    async def body(stub: Any, srv: Any) -> None:
+        deck = [cards_pb2.Card(code=CARD_NAMES[c]) for c in range(40)]
+        deck[3] = cards_pb2.Card(code=HUGE_CODE)
+        request = ms.CreateMatchRequest(settings=settings(deck_orders={"decks": [{"cards": deck}]}))
+        with pytest.raises(grpc.aio.AioRpcError) as exc:
+            await stub.CreateMatch(request)
+        assert exc.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert exc.value.details() == (
+            "MatchSettings.deck_orders.decks[0].cards[3].code has 200000 characters; "
+            "the limit is 16"
+        )
+        created = await stub.CreateMatch(ms.CreateMatchRequest(settings=settings()))
+        seats = [ManualSeat(stub) for _ in created.seat_tokens]
+        for seat, token in zip(seats, created.seat_tokens, strict=True):
+            seat.send(hello(created.match.match_id, token.token))
+        mover, decision = seats[0], None
+        for seat in seats:
+            with contextlib.suppress(TimeoutError):
+                decision = (await seat.next("decision_request", timeout=1)).decision_request
+                mover = seat
+                break
+        assert decision is not None
+        hand = decision.view.hand[0]
+        for action, field in (
+            (game_pb2.Action(card=cards_pb2.Card(code=HUGE_CODE)), "card.code"),
+            (
+                game_pb2.Action(card=hand, captures=[cards_pb2.Card(code=HUGE_CODE)]),
+                "captures[0].code",
+            ),
+        ):
+            mover.send(
+                ms.PlayRequest(
+                    submit_action=play_pb2.SubmitAction(
+                        decision_id=decision.decision_id, action=action
+                    )
+                )
+            )
+            rejected = (await mover.next("action_rejected")).action_rejected
+            assert rejected.reason == play_pb2.REJECT_REASON_INVALID
+            assert rejected.message == (
+                f"SubmitAction.action.{field} has 200000 characters; the limit is 16"
+            )
+            assert rejected.open_decision_id == decision.decision_id
+        mover.send(
+            ms.PlayRequest(
+                submit_action=play_pb2.SubmitAction(
+                    decision_id=decision.decision_id,
+                    action=game_pb2.Action(card=cards_pb2.Card(code=" 7h ")),
+                )
+            )
+        )
+        answer = await mover.next("action_rejected", "action_accepted")
+        assert "Z" * 20 not in str(answer)  # a short code is decoded as before
+        for seat in seats:
+            seat.close()
+
+    run_with_server(body)

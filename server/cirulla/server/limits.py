@@ -25,6 +25,7 @@ MAX_PROTOCOL_VERSION = 32  # Hello.protocol_version
 MAX_ID = 64  # match, room and record ids in any request
 MAX_TOKEN = 128  # seat tokens (the server issues 32 characters)
 MAX_NOTATION = 128  # SubmitAction.notation (the longest legal action is under 40)
+MAX_CARD_CODE = 16  # Card.code in a deck order or an action ("7H"; blanks around it are read)
 MAX_REASON = 1000  # AbortMatchRequest.reason (stored and sent to every player)
 MAX_QUIT_REASON = 200  # Quit.reason (logged; longer ones are cut)
 MAX_BATCH = 64  # server messages packed into one PlayResponse.batch, at most

@@ -11,6 +11,7 @@ implementation the bots decode with.
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterable
 
 from cirulla import wire
 from cirulla.rules import DeckError, Options, parse_deck
@@ -21,9 +22,10 @@ from cirulla.server.documents import (
     PublicConfig,
 )
 from cirulla.server.errors import InvalidArgument
-from cirulla.server.limits import check_time_ms
+from cirulla.server.limits import MAX_CARD_CODE, check_text, check_time_ms
 from cirulla.server.match_config import MatchConfig, public_config
 from cirulla.v1 import (
+    cards_pb2,
     game_pb2,
     match_settings_pb2,
     play_pb2,
@@ -83,6 +85,8 @@ def config_from_pb(settings: match_settings_pb2.MatchSettings) -> MatchConfig:
         seed = settings.seed
     elif source == "deck_orders":
         field = "MatchSettings.deck_orders.decks"
+        for i, deck in enumerate(settings.deck_orders.decks):
+            check_codes(deck.cards, f"{field}[{i}].cards")
         decks = [
             wire.cards_from_proto(deck.cards, f"{field}[{i}].cards")
             for i, deck in enumerate(settings.deck_orders.decks)
@@ -117,6 +121,19 @@ def config_from_pb(settings: match_settings_pb2.MatchSettings) -> MatchConfig:
             settings.disconnect_grace_ms, "MatchSettings.disconnect_grace_ms"
         ),
     )
+
+
+def check_code(card: cards_pb2.Card, field: str) -> None:
+    """``card.code`` at most ``MAX_CARD_CODE`` characters, before a decoder quotes an
+    unknown code in its error (a 200,000-character code came back whole)."""
+    if len(card.code) > MAX_CARD_CODE:
+        check_text(card.code, f"{field}.code", MAX_CARD_CODE)
+
+
+def check_codes(cards: Iterable[cards_pb2.Card], field: str) -> None:
+    """``check_code`` of each of ``cards`` (``field[i]``)."""
+    for i, card in enumerate(cards):
+        check_code(card, f"{field}[{i}]")
 
 
 def settings_pb(config: PublicConfig | MatchConfig) -> match_settings_pb2.MatchSettings:
@@ -160,10 +177,13 @@ def choice_from_pb(submit: play_pb2.SubmitAction) -> Choice:
         if kind == "legal_action_index":
             return ByIndex(submit.legal_action_index)
         if kind == "action":
-            return ByAction(wire.action_from_proto(submit.action, "SubmitAction.action"))
+            action = submit.action
+            check_code(action.card, "SubmitAction.action.card")
+            check_codes(action.captures, "SubmitAction.action.captures")
+            return ByAction(wire.action_from_proto(action, "SubmitAction.action"))
         if kind == "notation":
             return ByAction(wire.parse_notation(submit.notation, "SubmitAction.notation"))
-    except ValueError as exc:
+    except (ValueError, InvalidArgument) as exc:
         return Unreadable(str(exc), rule="")
     return Unreadable(
         "SubmitAction.choice is empty: set legal_action_index, action or notation", rule="choice"
