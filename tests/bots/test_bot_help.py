@@ -41,6 +41,8 @@ def test_a_command_form_has_its_own_help(
             assert f"  {option} " in out, option
         assert "--iterations" not in out and "--weights" not in out
         assert len(out.splitlines()) < 70
+        assert ("RLIMIT_NPROC" in out) == (form == "text")  # --processes: this form's meaning
+        assert ("answer to `name`" in out) == (form == "text")  # not "default: the kind"
 
 
 def test_the_bot_help_still_lists_every_kind_and_its_options(

@@ -4,6 +4,7 @@ bots' benchmarks."""
 from __future__ import annotations
 
 import argparse
+import copy
 import sys
 
 from cirulla.bots import benchmarks, enroll, match_cli
@@ -101,6 +102,16 @@ FORM_HELP: dict[str, tuple[str, str, tuple[str, ...]]] = {
 }
 
 
+#: An option's help where the shared one speaks of another form (or of the built-in kinds).
+FORM_OPTION_HELP = {
+    ("text", "name"): "name shown to the other players (default: the engine's answer to `name`)",
+    ("text", "processes"): "processes and threads of the engine's user (RLIMIT_NPROC; not "
+    "enforced for root; default 1024)",
+    ("check", "processes"): "the engine's processes and threads, in its control group "
+    "(default 256)",
+}
+
+
 class _Help(argparse.Action):
     """``-h``/``--help`` of ``cirulla bot``: after ``text`` or ``check`` (parsed by then,
     being the first positional), that form's own help; else the whole parser's."""
@@ -138,7 +149,8 @@ def form_parser(parser: argparse.ArgumentParser, form: str) -> argparse.Argument
     )
     for action in parser._actions:
         if action.dest in wanted or action.dest == argparse.SUPPRESS:
-            sub._add_action(action)
+            sub._add_action(copy.copy(action))
+            sub._actions[-1].help = FORM_OPTION_HELP.get((form, action.dest), action.help)
     return sub
 
 
