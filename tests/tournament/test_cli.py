@@ -26,6 +26,8 @@ from cirulla.clients.tournament.results import results_document
         (["--bot", "random", "--bot", "greedy", "--sprt", "10", "0", "0.05", "0.05"], "elo0"),
         (["--bot", "random", "--bot", "greedy", "--sprt", "0", "10", "0.7", "0.05"], "alpha"),
         (["--bot", "random", "--bot", "nonsense"], "unknown bot kind"),
+        # a program given without its form: the error names the forms that run one
+        (["--bot", "random", "--bot", "mine=my_bot.py"], "own is 'cmd:COMMAND' (a gRPC player"),
         (["--bot", "my bot=greedy", "--bot", "random"], "not 'my bot'"),
         # a pool database nobody answers at: refused before the output folder is made
         (["--bot", "random", "--bot", "greedy", "--db", "postgresql://x@127.0.0.1:1/x"], "port 1"),

@@ -274,8 +274,19 @@ KINDS: dict[str, BotKind] = {
 def get_kind(name: str) -> BotKind:
     kind = KINDS.get(name.strip().lower())
     if kind is None:
-        raise ValueError(f"unknown bot kind {name!r}; kinds are {', '.join(KINDS)}")
+        program = any(c in name for c in "/. ")  # a file or a command line, not a kind
+        raise ValueError(
+            f"unknown bot kind {name!r}; kinds are {', '.join(KINDS)}"
+            + (PROGRAM_HINT if program else "")
+        )
     return kind
+
+
+#: After an unknown kind that looks like a program: the spec forms that run one.
+PROGRAM_HINT = (
+    "; a program of your own is 'cmd:COMMAND' (a gRPC player, e.g. 'cmd:{python} my_bot.py')"
+    " or 'text:COMMAND' (a text-protocol engine, e.g. 'text:./my-engine')"
+)
 
 
 def make_policy(
