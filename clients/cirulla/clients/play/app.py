@@ -13,6 +13,7 @@ import time
 from typing import ClassVar
 
 import grpc
+from rich.markup import escape
 from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
@@ -117,7 +118,7 @@ class CirullaApp(App[None]):
 
     def fail(self, message: str) -> None:
         self.error_text = message
-        self.table.log.append(f"[b red]{message}[/]")
+        self.table.log.append(f"[b red]{escape(message)}[/]")
         self.write_log()
         self.redraw()
 
@@ -139,7 +140,7 @@ class CirullaApp(App[None]):
 
     def prompt_text(self) -> str:
         if self.error_text:
-            return f"[b red]{self.error_text}[/]  (q quits)"
+            return f"[b red]{escape(self.error_text)}[/]  (q quits)"
         if self.table.match_result is not None or self.table.goodbye:
             return "[b]The match is over.[/b] Press q to quit."
         return ""
@@ -226,7 +227,7 @@ class PlayApp(CirullaApp):
             self.decide(msg.decision_request)
         elif kind == "action_rejected":
             r = msg.action_rejected
-            st.log.append(f"[b red]Refused[/]: {r.message or r.rule}")
+            st.log.append(f"[b red]Refused[/]: {escape(r.message or r.rule)}")
             self.write_log()
             if st.decision is not None:
                 self.show_cards()

@@ -14,6 +14,8 @@ from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from rich.markup import escape
+
 from cirulla.clients.play.fold import fold_event, new_deal_view
 from cirulla.server.records import score_line
 from cirulla.v1 import cards_pb2, events_pb2, game_pb2, match_pb2, play_pb2
@@ -63,7 +65,9 @@ class TableState:
     # ------------------------------------------------------------------ folding
 
     def seat_name(self, seat: int) -> str:
-        name = self.names.get(seat, "")
+        """Markup naming ``seat``: its name is the player's own text (``[/x]`` in it would
+        end a style the screen opened, or fail to parse), so it is escaped."""
+        name = escape(self.names.get(seat, ""))
         me = " (you)" if seat == self.seat else ""
         return f"seat {seat} {name}{me}".rstrip() if name else f"seat {seat}{me}"
 
