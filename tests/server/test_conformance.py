@@ -199,6 +199,11 @@ def test_the_server_sends_only_listed_rule_names_and_only_for_illegal() -> None:
                     else:
                         assert r.rule == "", (request, r)
                 active.send(submit_index(did, rng.randrange(len(req.legal_actions))))
+                # Read its acceptance now: left in the inbox, the next turn's wait for a
+                # decision request could be cancelled before reaching it, and this seat,
+                # idle then, would read it as the answer to its wrong submission.
+                accepted = await active.next("action_accepted", "action_rejected")
+                assert accepted.WhichOneof("body") == "action_accepted", accepted
             assert len(reasons_seen) == 5  # every reason was exercised
             assert {"card_in_hand", "capture_on_table"} <= rules_seen and len(rules_seen) >= 3
             for seat in seats:
