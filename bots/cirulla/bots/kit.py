@@ -615,11 +615,11 @@ class BotClient:
         if isinstance(result, BaseException):
             if not isinstance(result, Exception):
                 raise result  # KeyboardInterrupt, SystemExit: not the policy's failure
-            log.error(  # the first default with its traceback: where the policy's bug is
-                "the policy failed (%r): playing the default action",
-                result,
-                exc_info=None if self.outcome.defaults_played else result,
-            )
+            # the first failure with its traceback (where the bug is), unless its message
+            # is the whole story (plain_failure: a text engine that exited, say)
+            plain = self.outcome.defaults_played or getattr(result, "plain_failure", False)
+            text = "the policy failed (%r): playing the default action"
+            log.error(text, result, exc_info=None if plain else result)
             self.outcome.defaults_played += 1
             return default
         return result

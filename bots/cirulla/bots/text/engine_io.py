@@ -66,6 +66,10 @@ _ANSWER = re.compile(r"^([=?])(\d{0,18})(?:\s(.*))?$")
 class EngineError(RuntimeError):
     """The engine cannot go on: it exited, or cannot be started."""
 
+    #: Its message is the whole story (the engine's exit, its stderr): the bot kit logs
+    #: it without the bridge's traceback, which would point at no bug of the engine's.
+    plain_failure = True
+
 
 @dataclass(frozen=True, slots=True)
 class Answer:
