@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from cirulla.ladder.spec_paths import SpecPathError, resolve_spec_paths
+from cirulla.ladder.spec_paths import SpecPathError, hidden_path, resolve_spec_paths
 from cirulla.v1 import ladder_pb2
 from tests.ladder_harness import LadderProcess, wait_for
 
@@ -56,6 +56,53 @@ def test_resolve_spec_paths(tmp_path: Path) -> None:
     for missing in ("cmd:{python} bot.py", "cmd:./engine", "policy:model=gone.npz"):
         with pytest.raises(SpecPathError, match="does not exist"):
             resolve_spec_paths(missing, tmp_path)
+
+
+def test_hidden_path_names_a_spec_file_inside_a_private_folder(tmp_path: Path) -> None:
+    ops_folder = tmp_path / "ops"
+    (ops_folder / "bots").mkdir(parents=True)
+    bot = ops_folder / "bots" / "mine.py"
+    bot.write_text("")
+    link = tmp_path / "link-to-ops"
+    link.symlink_to(ops_folder)
+    private = [ops_folder]
+    assert hidden_path(f"cmd:{{python}} {bot}", private) == (str(bot), ops_folder)
+    assert hidden_path(f"text:node {link}/bots/mine.py", private) is not None  # real paths
+    assert hidden_path(f"cmd:{{python}} x.py --model={bot}", private) is not None
+    assert hidden_path(f"policy:model={bot}", private) == (str(bot), ops_folder)
+    for fine in ("random", "connect", "mcts:iterations=200", f"cmd:{{python}} {tmp_path}/b.py"):
+        assert hidden_path(fine, private) is None, fine
+
+
+def test_a_bot_beside_the_ladders_database_is_refused_at_add(tmp_path: Path) -> None:
+    """The README's layout: ``serve`` in a folder, its SQLite database there (the default
+    ``--db``), the operator adding a bot of their own from the same folder. The sandbox
+    never shows that folder, so such a bot was accepted, then started without its file
+    and was deactivated after three games; ``add`` now refuses it in one line."""
+    folder = tmp_path / "ops"
+    ladder = LadderProcess(folder, f"sqlite:///{folder / 'cirulla-ladder.sqlite3'}")
+    ladder.start()
+    (folder / "bots").mkdir()
+    (folder / "bots" / "mine.py").write_text(CRASHING_BOT)
+    elsewhere = tmp_path / "bots-of-my-own"
+    elsewhere.mkdir()
+    (elsewhere / "mine.py").write_text(CRASHING_BOT)
+    try:
+        refused = ops(ladder, folder, "add", "mine", "cmd:{python} bots/mine.py")
+        assert refused.returncode == 2, refused.stdout + refused.stderr
+        assert refused.stderr.count("\n") == 1 and "Traceback" not in refused.stderr
+        line = refused.stderr
+        assert f"{folder / 'bots' / 'mine.py'} lies in {folder.resolve()}" in line, line
+        assert "a folder of their own" in line, line
+        names = {
+            e["bot"]["name"]
+            for e in json.loads(ladder.cli("standings", "--json", "--all").stdout)["entries"]
+        }
+        assert "mine" not in names  # nothing registered
+        added = ops(ladder, folder, "add", "mine", f"cmd:{{python}} {elsewhere / 'mine.py'}")
+        assert added.returncode == 0, added.stderr
+    finally:
+        ladder.stop()
 
 
 @pytest.mark.slow

@@ -544,6 +544,7 @@ async def serve(options: ServeOptions) -> int:
             config=options.config,
             queues=options.queues,
             data=options.data,
+            private=confinement.private if confinement is not None else (),
         )
         internal: list[int] = []
 

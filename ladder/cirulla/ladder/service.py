@@ -32,6 +32,7 @@ from cirulla.ladder.messages import (
     status_name,
     timestamp,
 )
+from cirulla.ladder.spec_paths import hidden_path
 from cirulla.ladder.store import (
     CONNECT_SPEC,
     QUEUES,
@@ -72,8 +73,12 @@ class LadderService(ladder_pb2_grpc.LadderServiceServicer):
         config: MatchConfig | None = None,
         queues: tuple[str, ...] = QUEUES,
         data: Path | None = None,
+        private: tuple[Path, ...] = (),
     ) -> None:
         self.store = store
+        #: what this ladder's sandbox never shows a bot (``serve.private_paths``; empty
+        #: without the sandbox): a spec naming a file there is refused by AddBot
+        self.private = private
         #: this process's data folder: the bots' logs and the games' records its workers
         #: wrote, which authors read (``cirulla.ladder.authors``); None: none kept here
         self.data = data
@@ -279,6 +284,17 @@ class LadderService(ladder_pb2_grpc.LadderServiceServicer):
         if limits and only_new:
             await context.abort(
                 grpc.StatusCode.PERMISSION_DENIED, "limits: only the admin token sets them"
+            )
+
+        hidden = hidden_path(request.spec, self.private)
+        if hidden is not None:
+            word, folder = hidden
+            await context.abort(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                f"spec: {word} lies in {folder}, which this ladder's sandbox never shows a "
+                "bot (its data, its database's folder or a secret): the bot would start "
+                "without it; put the bot's files in a folder of their own, or the database "
+                "in one (serve --db)",
             )
 
         def add() -> tuple[BotInfo, bool, str]:

@@ -6,13 +6,17 @@ worker``'s, on other machines too), and sandboxed in a private ``/tmp``: a relat
 (``cmd:{python} bots/mine.py``, ``policy:model=agent.npz``) would name a different file
 there, or none. So ``add`` makes every relative path that names an existing file
 absolute, and refuses one that looks like a path but names nothing, with one line, before
-anything is registered.
+anything is registered. The ladder that registers it (``serve``) then refuses a spec whose
+files lie in a folder its sandbox never shows a bot (``hidden_path``): such a bot was
+accepted, started without its files and was deactivated after its third game.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
+from collections.abc import Sequence
 from pathlib import Path
 
 from cirulla.bots.botspec import COMMAND_PREFIX, SERVE_PREFIX, TEXT_PREFIX
@@ -92,3 +96,32 @@ def resolve_spec_paths(spec: str, cwd: Path | None = None) -> str:
     items = options.split(",")
     resolved = [_resolve_argument(item, cwd) if "=" in item else item for item in items]
     return spec if resolved == items else f"{kind}:{','.join(resolved)}"
+
+
+def _words(spec: str) -> list[str]:
+    """Every word of ``spec`` that may name a file: a command's arguments and the values
+    of their ``key=value``, or a kind's option values."""
+    text = spec.strip()
+    for prefix in (COMMAND_PREFIX, SERVE_PREFIX, TEXT_PREFIX):
+        if text.startswith(prefix):
+            try:
+                args = shlex.split(text[len(prefix) :])
+            except ValueError:
+                return []  # the store refuses it, naming the quoting
+            return [w for a in args for w in (a, a.partition("=")[2]) if w]
+    return [item.partition("=")[2] for item in text.partition(":")[2].split(",")]
+
+
+def hidden_path(spec: str, private: Sequence[Path]) -> tuple[str, Path] | None:
+    """The first absolute path ``spec`` names that is, or lies in, one of ``private``
+    (compared as real paths), with that private path; None when there is none. The
+    sandbox never binds such a path, so the bot would start without it."""
+    secrets = [Path(os.path.realpath(p)) for p in private]
+    for word in _words(spec):
+        if not os.path.isabs(word):
+            continue
+        path = Path(os.path.realpath(word))
+        for secret in secrets:
+            if path.is_relative_to(secret):
+                return word, secret
+    return None
