@@ -110,4 +110,4 @@ def test_cli_check_of_a_file_that_is_no_case_file_is_one_line(tmp_path, content,
     assert out.returncode == 2
     assert out.stdout == ""
     assert out.stderr.count("\n") == 1
-    assert out.stderr.startswith("error: " + message.format(path=path)), out.stderr
+    assert out.stderr.startswith("cirulla rules check: " + message.format(path=path)), out.stderr

@@ -439,7 +439,7 @@ def test_asking_for_a_missing_native_core_is_one_clear_line() -> None:
     out = _cirulla("bench", "rules", "--core", "native", "--seconds", "0.1", core="python")
     assert out.returncode == 2
     assert out.stderr.strip() == (
-        "error: the native rules core is not available: CIRULLA_CORE=python"
+        "cirulla bench rules: the native rules core is not available: CIRULLA_CORE=python"
     )
 
 

@@ -178,7 +178,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     try:
         core = resolve_core(args.core)
     except CoreUnavailableError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"cirulla rules check: {exc}", file=sys.stderr)
         return 2
     passed = failed = 0
     runs = []
@@ -186,13 +186,15 @@ def cmd_check(args: argparse.Namespace) -> int:
         try:  # every file read and framed before any result is printed
             runs.append((path, run_file(path, core)))
         except OSError as exc:
-            print(f"error: cannot read {path}: {exc.strerror or exc}", file=sys.stderr)
+            print(
+                f"cirulla rules check: cannot read {path}: {exc.strerror or exc}", file=sys.stderr
+            )
             return 2
         except json.JSONDecodeError as exc:
-            print(f"error: {path}: not JSON: {exc}", file=sys.stderr)
+            print(f"cirulla rules check: {path}: not JSON: {exc}", file=sys.stderr)
             return 2
         except ValueError as exc:  # the file's frame (cases.run_cases), or not UTF-8
-            print(f"error: {path}: {exc}", file=sys.stderr)
+            print(f"cirulla rules check: {path}: {exc}", file=sys.stderr)
             return 2
     for path, results in runs:
         for result in results:
@@ -211,7 +213,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     try:
         options = options_from_args(args)
     except CirullaError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"cirulla rules demo: {exc}", file=sys.stderr)
         return 2
     rng = random.Random(args.seed)
     game = Game(options, seed=rng.getrandbits(64))
@@ -290,13 +292,13 @@ def cmd_bench(args: argparse.Namespace) -> int:
     try:
         options = options_from_args(args)
     except CirullaError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"cirulla bench rules: {exc}", file=sys.stderr)
         return 2
     if args.core != "both":
         try:
             one = bench_rules(options, args.seconds, args.seed, args.core)
         except CoreUnavailableError as exc:
-            print(f"error: {exc}", file=sys.stderr)
+            print(f"cirulla bench rules: {exc}", file=sys.stderr)
             return 2
         print(json.dumps(one))
         return 0
