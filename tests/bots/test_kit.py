@@ -216,21 +216,61 @@ run_bot(decide, name="slow")
 """
 
 
-def test_an_overrunning_policy_is_told_to_stop(server: str, tmp_path: Path) -> None:
-    match_id, tokens = create(server, "--move-limit", "400", "--target", "1")
-    script = tmp_path / "slow_bot.py"
-    script.write_text(textwrap.dedent(SLOW_BOT))
-    slow = start(
-        [sys.executable, str(script)], seat_env(server, match_id, tokens[0]), tmp_path / "slow.log"
-    )
+def script_against(
+    server: str, tmp_path: Path, source: str, opponent: str, *create_args: str
+) -> tuple[Path, str]:
+    """A match on ``server`` between the bot script ``source`` (seat 0) and the built-in
+    ``opponent``, both played to the end; the script's path and its log."""
+    match_id, tokens = create(server, *create_args)
+    script = tmp_path / "script_bot.py"
+    script.write_text(textwrap.dedent(source))
+    log = tmp_path / "script.log"
+    mine = start([sys.executable, str(script)], seat_env(server, match_id, tokens[0]), log)
     other = start(
-        [*CIRULLA, "bot", "random"], seat_env(server, match_id, tokens[1]), tmp_path / "random.log"
+        [*CIRULLA, "bot", opponent], seat_env(server, match_id, tokens[1]), tmp_path / "o.log"
     )
     assert other.wait(180) == 0
-    assert slow.wait(60) == 0
-    log = (tmp_path / "slow.log").read_text()
+    assert mine.wait(60) == 0  # played to the end (on default actions where it failed)
+    return script, log.read_text()
+
+
+def test_an_overrunning_policy_is_told_to_stop(server: str, tmp_path: Path) -> None:
+    _, log = script_against(
+        server, tmp_path, SLOW_BOT, "random", "--move-limit", "400", "--target", "1"
+    )
     assert "told to stop after" in log and "never told to stop" not in log
     assert "overran its" in log
+
+
+BUGGY_BOT = """
+from cirulla.bots.kit import run_bot
+
+
+def decide(view, legal, time_left):
+    return len(legal) // 0  # the bug
+
+
+run_bot(decide, name="buggy")
+"""
+
+
+def test_a_failing_policy_logs_its_first_traceback_then_one_line_each(
+    server: str, tmp_path: Path
+) -> None:
+    """A bot whose decision function raises plays on with the default action, and its log
+    shows where: the first failure with its traceback (the bot's file and line), the others
+    in one line each (docs/bots.md, "The kit API"). It was only `the policy failed
+    (ZeroDivisionError: division by zero)`, with no line to look at."""
+    script, log = script_against(server, tmp_path, BUGGY_BOT, "greedy", "--target", "1")
+    failures = [
+        line
+        for line in log.splitlines()
+        if "the policy failed (ZeroDivisionError('integer division or modulo by zero'))" in line
+    ]
+    assert len(failures) > 1
+    assert "Traceback (most recent call last)" in failures[0]
+    assert f'File \\"{script}\\", line 6, in decide' in failures[0], failures[0]
+    assert not any("Traceback" in line for line in failures[1:])
 
 
 THREAD_BOT = """
