@@ -177,6 +177,29 @@ def test_crashing_bot_loses_and_the_tournament_goes_on(tmp_path: Path) -> None:
     assert bot_line(out, "random")["wins"] == 2
 
 
+def test_a_script_that_is_not_executable_says_what_it_lacks(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A newcomer's ``cmd:./engine.pl`` without its executable bit: each game's note and
+    the run's last words say what to do, and the end shows the seat's own log (it said
+    "(no log)": the log of a cmd: seat that never started was not kept)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "engine.pl").write_text("#!/usr/bin/perl\nprint 1;\n")  # mode 0644
+    out = tmp_path / "t"
+    assert run(out, "--bot", "p=cmd:./engine.pl", "--bot", "random", "--games", "2") == 1
+    hint = "(make it executable, chmod +x ./engine.pl, or name its interpreter first)"
+    for game in journal(out):
+        seat = game["seats"].index("p")
+        assert game["seat_outcomes"][seat] == "crash"
+        assert any("Permission denied" in n and hint in n for n in game["notes"]), game
+        assert game["logs"][seat], game  # its log is named in the journal
+    err = capsys.readouterr()
+    said = err.out + err.err
+    assert "bot p joined none of its 2 games" in said, said
+    assert "(no log)" not in said, said
+    assert said.count(hint) >= 3, said  # two games' notes and the log's tail at the end
+
+
 def test_a_bot_that_never_joins_gets_its_match_aborted_on_the_server(tmp_path: Path) -> None:
     server = LocalServer(tmp_path / "db.sqlite3", tmp_path / "server.log", admin_token="s3cret")
     with server:

@@ -35,6 +35,7 @@ from cirulla.bots.text.limits import DEFAULT_LIMITS, EngineLimits
 from cirulla.bots.text.lines import read_lines
 from cirulla.bots.text.processes import EngineTree, become_subreaper, children_of
 from cirulla.bots.text.violations import Violations, printable, quote
+from cirulla.programs import start_hint
 
 log = logging.getLogger("cirulla.bots.text")
 
@@ -128,7 +129,7 @@ class EngineProcess:
                 preexec_fn=preexec,
             )
         except (OSError, subprocess.SubprocessError) as exc:
-            hint = _start_hint(self.argv[0], exc)
+            hint = start_hint(self.argv[0], exc)
             raise EngineError(
                 f"cannot start the engine {shlex.join(self.argv)}: {exc}{hint}"
             ) from None
@@ -375,15 +376,6 @@ class EngineProcess:
         if first:
             self.violations.summary()
         return self.proc.returncode
-
-
-def _start_hint(program: str, exc: BaseException) -> str:
-    """What a newcomer's engine command that cannot start usually lacks."""
-    if isinstance(exc, PermissionError) and os.path.isfile(program):
-        return f" (make it executable, chmod +x {program}, or name its interpreter first)"
-    if isinstance(exc, FileNotFoundError) and "/" not in program and os.path.exists(program):
-        return f" (a command without a / is looked up on PATH: write ./{program})"
-    return ""
 
 
 def _signal_name(number: int) -> str:

@@ -294,7 +294,7 @@ class Referee:
                     try:
                         seats.append(self._command_seat(bot, values))
                     except (OSError, ValueError) as exc:  # ValueError: a retired {token}
-                        seats.append(CommandSeat(None))
+                        seats.append(CommandSeat(None, self._seat_log(values)))
                         notes.append(f"seat {seat} ({bot}) could not start: {exc}")
             match, forfeits, timed_out = self._watch(match_id, tokens[0], seats, started, wake)
             if match is None:
@@ -334,9 +334,13 @@ class Referee:
         )
         return dataclasses.replace(result, logs=logs)
 
+    def _seat_log(self, values: dict[str, str]) -> Path:
+        """A ``cmd:`` seat's log (what it said, or why it could not start)."""
+        return self.out / "logs" / f"{safe_name(values['match'])}-{values['seat']}.log"
+
     def _command_seat(self, bot: str, values: dict[str, str]) -> CommandSeat:
         """A ``cmd:`` bot: a fresh process for this seat of this game."""
-        log = self.out / "logs" / f"{safe_name(values['match'])}-{values['seat']}.log"
+        log = self._seat_log(values)
         argv = bot_argv(self.settings.bots[bot], values)
         limits = self.limits_of(bot) or (
             self.confinement.limits if self.confinement is not None else BotLimits()

@@ -31,6 +31,7 @@ from cirulla.bots.cgroups import BotGroup, BotLimits, CpuDemand, Throttling, for
 from cirulla.bots.processes import die_with_parent, read_port, server_argv
 from cirulla.clients.matches.sandbox import Confinement, Wrapped
 from cirulla.clients.matches.seat_argv import program_env
+from cirulla.programs import start_hint
 
 #: Seconds between SIGTERM and SIGKILL when stopping a child.
 KILL_GRACE = 3.0
@@ -75,13 +76,14 @@ def _spawn(
             argv, start_new_session=True, env=env, preexec_fn=preexec if steps else None, **streams
         )
     except (OSError, subprocess.SubprocessError) as exc:
-        log.write(f"cannot start {shlex.join(argv)}: {exc}\n".encode())
+        hint = start_hint(argv[0], exc)
+        log.write(f"cannot start {shlex.join(argv)}: {exc}{hint}\n".encode())
         log.close()
         if wrapped is not None:
             wrapped.abandon()
         if group is not None:
             group.close()
-        raise OSError(f"cannot start {argv[0]}: {exc}") from exc
+        raise OSError(f"cannot start {argv[0]}: {exc}{hint}") from exc
     if wrapped is not None:
         wrapped.started(proc.pid)  # its relay endpoint closes when it exits
     return proc, group
