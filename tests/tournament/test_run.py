@@ -256,11 +256,20 @@ def test_bot_leaving_mid_game_forfeits_as_disconnected(tmp_path: Path) -> None:
     assert bot_line(out, "quitter")["problems"] == {"disconnect": 2}
 
 
-def test_resume_plays_only_the_missing_games(tmp_path: Path) -> None:
+def test_resume_plays_only_the_missing_games(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = tmp_path / "t"
     assert run(out, "--bot", "random", "--bot", "greedy", "--games", "4", "--max-games", "2") == 0
     before = journal(out)
     assert len(before) == 2
+    # fewer games than the run has: one line, nothing played or saved (it was ignored)
+    saved = (out / "tournament.json").read_text()
+    capsys.readouterr()
+    assert main(["tournament", "--resume", str(out), "--games", "3"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--games 3: the run has 4; it can only grow" in err, err
+    assert (out / "tournament.json").read_text() == saved and journal(out) == before
     assert main(["tournament", "--resume", str(out)]) == 0
     after = journal(out)
     assert after[:2] == before  # the journal is only appended to

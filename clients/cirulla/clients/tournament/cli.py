@@ -470,6 +470,8 @@ def resume_settings(args: argparse.Namespace) -> Settings:
         )
     settings = load_settings(args.resume)  # its specs parsed: a retired {token} refused
     changes: dict[str, Any] = {}
+    if args.games is not None and args.games < settings.games:
+        raise ValueError(f"--games {args.games}: the run has {settings.games}; it can only grow")
     if args.games is not None and args.games > settings.games:
         changes["games"] = args.games
     if args.move_limit is not None:
