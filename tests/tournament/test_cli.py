@@ -117,6 +117,14 @@ def test_tournament_from_a_bots_file_with_a_bank_and_periodic_tables(
         assert all((out / log).exists() for log in game["logs"])
     # The saved settings hold the specs: resume needs no bots file.
     assert main(["tournament", "--resume", str(out), "--bots-file", str(path)]) == 2
+    # a --bot the file does not name is read as a spec; the line names the file's bots
+    capsys.readouterr()
+    typo = ["tournament", "--out", str(tmp_path / "t2"), "--bots-file", str(path), "--bot", "gg"]
+    assert main([*typo, "--bot", "r"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "unknown bot kind 'gg'" in err, err
+    assert f"{path} names r, g, unused" in err, err
+    assert not (tmp_path / "t2").exists()
 
 
 def test_a_bot_that_never_starts_stops_the_tournament_with_its_log(

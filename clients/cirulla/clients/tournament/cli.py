@@ -390,11 +390,15 @@ def bots_from_args(args: argparse.Namespace) -> dict[str, BotSpec]:
     saved = load_bots_file(args.bots_file) if args.bots_file is not None else {}
     bots: dict[str, BotSpec] = {}
     given = args.bot if args.bot else ([] if saved else DEFAULT_BOTS)
-    entries = (
-        [(text, saved[text]) if text in saved else parse_bot(text) for text in given]
-        if given
-        else list(saved.items())
-    )
+    try:
+        entries = (
+            [(text, saved[text]) if text in saved else parse_bot(text) for text in given]
+            if given
+            else list(saved.items())
+        )
+    except ValueError as exc:  # a name the file lacks reads as a spec: say the file's too
+        known = f"; {args.bots_file} names {', '.join(saved)}" if saved else ""
+        raise ValueError(f"{exc}{known}") from None
     for name, spec in entries:
         if name in bots:
             raise ValueError(f"two bots are named {name!r}; give each a name: --bot NAME=SPEC")
