@@ -235,6 +235,15 @@ def test_bot_sending_illegal_actions_forfeits_on_its_clock(tmp_path: Path) -> No
         assert game["seat_outcomes"][seat] == "illegal"
         assert any("illegal actions" in note for note in game["notes"])
         assert game["winner"] == 1 - seat
+        # its record file says so too (its seat's counts as the game ended)
+        record = json.loads((out / "records" / f"{game['match_id']}.json").read_text())
+        faulty = record["seats"][seat]
+        assert (faulty["timeouts"], faulty["forfeits"]) == (1, 1)
+        assert faulty["illegal_actions"] >= 1
+        assert f"illegal actions: {faulty['illegal_actions']}" in faulty["notes"]
+        assert record["seats"][1 - seat]["illegal_actions"] == 0
+        text = (out / "records" / f"{game['match_id']}.txt").read_text()
+        assert f"[Seat{seat}Notes " in text
     assert bot_line(out, "garbage")["losses"] == 2
     assert bot_line(out, "garbage")["problems"] == {"illegal": 2}
     assert bot_line(out, "greedy")["problems"] == {}

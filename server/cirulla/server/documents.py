@@ -97,10 +97,20 @@ class MatchSummary(TypedDict):
 
 
 class RecordSeat(TypedDict):
+    """A seat in a record: who played it, and what went wrong so far in the match when
+    the game ended (``SeatSummary``'s counts and notes then; for a one-game match, that
+    game's). The counts and notes are missing from records written before they were
+    kept: read them with ``.get`` (missing: 0, no notes)."""
+
     seat: int
     side: int
     name: str
     version: str
+    timeouts: NotRequired[int]
+    illegal_actions: NotRequired[int]
+    forfeits: NotRequired[int]
+    disconnects: NotRequired[int]
+    notes: NotRequired[list[str]]
 
 
 class RecordAction(TypedDict):

@@ -34,10 +34,11 @@ from cirulla.server.documents import (
     RecordAction,
     RecordDeal,
     RecordSeat,
+    SeatSummary,
     event_entry,
 )
 from cirulla.server.match_config import MatchConfig, options_doc, public_config
-from cirulla.server.messages import EventExtras, EventMsg, GameEnded, SeatPublic
+from cirulla.server.messages import EventExtras, EventMsg, GameEnded
 
 try:  # the records' JSON writer (convert/_recordjson.c), when it was built
     from cirulla.server.convert import _recordjson as _native
@@ -143,8 +144,26 @@ class RecordFields(TypedDict):
     deal_group: str
     options: Options
     config: MatchConfig
-    seats: tuple[SeatPublic, ...]
+    #: The seats as the match's summary showed them when the game ended (their counts
+    #: and notes so far in the match).
+    seats: Sequence[SeatSummary]
     finish: str
+
+
+def record_seat(seat: SeatSummary) -> RecordSeat:
+    """A seat as its game's record keeps it: who played it, and its counts and notes
+    (so far in the match) as ``seat``, taken when the game ended, shows them."""
+    return {
+        "seat": seat["seat"],
+        "side": seat["side"],
+        "name": seat["name"],
+        "version": seat["version"],
+        "timeouts": seat["timeouts"],
+        "illegal_actions": seat["illegal_actions"],
+        "forfeits": seat["forfeits"],
+        "disconnects": seat["disconnects"],
+        "notes": list(seat["notes"]),
+    }
 
 
 def game_record(
@@ -155,16 +174,14 @@ def game_record(
     deal_group: str,
     options: Options,
     config: MatchConfig,
-    seats: tuple[SeatPublic, ...],
+    seats: Sequence[SeatSummary],
     finish: str,
     entries: bool = True,
 ) -> GameRecord:
     """The replayable record of the finished game ``run`` (JSON-able; every hidden card);
     without ``entries``, its actions and events left empty (``record_text``)."""
     assert run.result is not None
-    record_seats: list[RecordSeat] = [
-        {"seat": s.seat, "side": s.side, "name": s.name, "version": s.version} for s in seats
-    ]
+    record_seats = [record_seat(s) for s in seats]
     return {
         "format": RECORD_FORMAT,
         "record_id": run.record_id,

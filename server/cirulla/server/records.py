@@ -372,6 +372,8 @@ def record_text(record: match_pb2.Record) -> str:
     ]
     for s in record.seats:
         lines.append(f'[Seat{s.seat} "{s.name or "?"}" side {s.side}]')
+        if s.notes:  # what went wrong so far in the match, as the game ended
+            lines.append(f'[Seat{s.seat}Notes "{", ".join(s.notes)}"]')
     rules = ", ".join(
         f"{k}={v}" for k, v in wire.options_from_proto(record.rules).to_dict().items()
     )

@@ -591,14 +591,14 @@ class MatchSession:
     def record_fields(
         self, seats: tuple[SeatPublic, ...] | None = None, finish: str | None = None
     ) -> RecordFields:
-        """What a record of this match takes from it (now: the seats, the finish time)."""
+        """What a record of this match takes from it now: seats (with counts), finish time."""
         return {
             "match_id": self.match_id,
             "room_id": self.room_id,
             "deal_group": self.deal_group,
             "options": self.options,
             "config": self.config,
-            "seats": seats if seats is not None else self.seat_public(),
+            "seats": [self.seats[s.seat].summary(s) for s in seats or self.seat_public()],
             "finish": finish or now_iso(),
         }
 

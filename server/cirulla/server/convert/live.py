@@ -279,8 +279,9 @@ def event_pb(msg: EventMsg, players: int) -> events_pb2.Event:
 
 
 def seat_infos_pb(seats: Sequence[SeatPublic | SeatSummary]) -> list[match_pb2.SeatInfo]:
-    """Seats of a match, record or room: ``SeatPublic`` values, or the seat documents of
-    a match summary (which also carry the fault counts and notes). A record's or a room's
+    """Seats of a match, record or room: ``SeatPublic`` values, or seat documents (which
+    also carry the fault counts and notes): a match summary's, or a record's made into
+    them (``convert.records.record_seats``: its counts when its game ended). A room's
     seat documents become ``SeatPublic`` values first (``convert.records``)."""
     out = []
     for s in seats:

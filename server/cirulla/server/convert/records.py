@@ -20,6 +20,7 @@ from cirulla.server.documents import (
     RecordSeat,
     RecordSummary,
     RoomSummary,
+    SeatSummary,
     record_events,
 )
 from cirulla.server.messages import SeatPublic
@@ -44,9 +45,25 @@ def timestamp_pb(iso: str) -> Timestamp:
     return ts
 
 
-def record_seats(seats: list[RecordSeat]) -> list[SeatPublic]:
-    """A record's seats (who played; no live stream any more)."""
-    return [SeatPublic(s["seat"], s["side"], s["name"], s.get("version", ""), False) for s in seats]
+def record_seats(seats: list[RecordSeat]) -> list[SeatSummary]:
+    """A record's seats as seat documents: who played, and their counts and notes so far
+    in the match when the game ended (no live stream any more). A record written before
+    the counts were kept has none: 0, no notes."""
+    return [
+        {
+            "seat": s["seat"],
+            "side": s["side"],
+            "name": s["name"],
+            "version": s.get("version", ""),
+            "connected": False,
+            "timeouts": s.get("timeouts", 0),
+            "illegal_actions": s.get("illegal_actions", 0),
+            "forfeits": s.get("forfeits", 0),
+            "disconnects": s.get("disconnects", 0),
+            "notes": s.get("notes", []),
+        }
+        for s in seats
+    ]
 
 
 def match_pb(summary: MatchSummary) -> match_pb2.Match:
