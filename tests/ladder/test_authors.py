@@ -139,11 +139,13 @@ def post_form(url: str, fields: dict[str, str]) -> tuple[int, str]:
 
 
 @pytest.mark.slow
-def test_authors_read_their_own_bot_only(tmp_path: Path, db_url: str, hooks: Hooks) -> None:
+def test_authors_read_their_own_bot_only(
+    tmp_path: Path, db_url: str, hooks: Hooks, tmp_path_factory: pytest.TempPathFactory
+) -> None:
     if db_url.startswith("sqlite"):
         db_url = f"sqlite:///{tmp_path / 'ladder.sqlite3'}"
     key_a, first, _second = withheld_pair(db_url)
-    crash = tmp_path / "crash.py"
+    crash = tmp_path_factory.mktemp("bots") / "crash.py"  # not beside the database
     crash.write_text("import sys\nprint('crash.py: giving up', file=sys.stderr)\nsys.exit(3)\n")
     ladder = LadderProcess(
         tmp_path / "ladder", db_url, "--http", "127.0.0.1:0", "--webhook", hooks.url

@@ -107,11 +107,13 @@ def test_outcome_keeps_the_referees_reason(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_every_result_says_why_the_game_ended(tmp_path: Path, db_url: str) -> None:
+def test_every_result_says_why_the_game_ended(
+    tmp_path: Path, db_url: str, tmp_path_factory: pytest.TempPathFactory
+) -> None:
     if db_url.startswith("sqlite"):
         db_url = f"sqlite:///{tmp_path / 'ladder.sqlite3'}"
     new, old = stored_results(db_url)
-    crash = tmp_path / "crash.py"
+    crash = tmp_path_factory.mktemp("bots") / "crash.py"  # not beside the database
     crash.write_text("import sys\nsys.exit(3)\n")
     ladder = LadderProcess(tmp_path / "ladder", db_url, "--http", "127.0.0.1:0")
     ladder.start()

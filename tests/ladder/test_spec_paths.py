@@ -66,12 +66,19 @@ def test_hidden_path_names_a_spec_file_inside_a_private_folder(tmp_path: Path) -
     link = tmp_path / "link-to-ops"
     link.symlink_to(ops_folder)
     private = [ops_folder]
+    (ops_folder / "agent.npz").write_text("")
+    elsewhere = tmp_path / "b.py"
+    elsewhere.write_text("")
     assert hidden_path(f"cmd:{{python}} {bot}", private) == (str(bot), ops_folder)
-    assert hidden_path(f"text:node {link}/bots/mine.py", private) is not None  # real paths
-    assert hidden_path(f"cmd:{{python}} x.py --model={bot}", private) is not None
-    assert hidden_path(f"policy:model={bot}", private) == (str(bot), ops_folder)
-    for fine in ("random", "connect", "mcts:iterations=200", f"cmd:{{python}} {tmp_path}/b.py"):
-        assert hidden_path(fine, private) is None, fine
+    assert hidden_path(f"text:{{python}} {link}/bots/mine.py", private) is not None  # real
+    assert hidden_path(f"cmd:{bot} --x", private) == (str(bot), ops_folder)  # the program
+    model = ops_folder / "agent.npz"
+    assert hidden_path(f"policy:model={model}", private) == (str(model), ops_folder)
+    fine = ["random", "connect", "mcts:iterations=200", f"cmd:{{python}} {elsewhere}"]
+    # a word that is not the program may name anything (the sandbox hides it all the same)
+    fine.append(f"cmd:{{python}} {elsewhere} {bot} --data={ops_folder}")
+    for spec in fine:
+        assert hidden_path(spec, private) is None, spec
 
 
 def test_a_bot_beside_the_ladders_database_is_refused_at_add(tmp_path: Path) -> None:

@@ -55,6 +55,11 @@ def test_an_engine_that_crashes_mid_game_is_restarted_and_the_tournament_goes_on
     assert starts.read_text().count("started") == 3
     log = (tmp_path / "t" / "logs" / "c-1.log").read_text()
     assert "the engine stopped" in log and "Traceback" not in log
+    # the game's note names that log, where the engine's own exit is told
+    seat = games[0]["seats"].index("c")
+    crash = [n for n in games[0]["notes"] if "forfeited: crash" in n]
+    assert crash and crash[0].endswith(f"(its log: {games[0]['logs'][seat]})"), games[0]
+    assert games[0]["logs"][seat] == "logs/c-1.log", games[0]["logs"]
 
 
 def test_a_kept_engine_by_relative_path_plays_sandboxed(tmp_path: Path) -> None:

@@ -19,7 +19,8 @@ import shlex
 from collections.abc import Sequence
 from pathlib import Path
 
-from cirulla.bots.botspec import COMMAND_PREFIX, SERVE_PREFIX, TEXT_PREFIX
+from cirulla.bots.botspec import COMMAND_PREFIX, SERVE_PREFIX, TEXT_PREFIX, BotSpec
+from cirulla.clients.matches.binds import install_binds, programs
 
 #: Endings of the files a bot's command line usually names (programs, models).
 FILE_SUFFIXES = frozenset(
@@ -98,28 +99,26 @@ def resolve_spec_paths(spec: str, cwd: Path | None = None) -> str:
     return spec if resolved == items else f"{kind}:{','.join(resolved)}"
 
 
-def _words(spec: str) -> list[str]:
-    """Every word of ``spec`` that may name a file: a command's arguments and the values
-    of their ``key=value``, or a kind's option values."""
-    text = spec.strip()
-    for prefix in (COMMAND_PREFIX, SERVE_PREFIX, TEXT_PREFIX):
-        if text.startswith(prefix):
-            try:
-                args = shlex.split(text[len(prefix) :])
-            except ValueError:
-                return []  # the store refuses it, naming the quoting
-            return [w for a in args for w in (a, a.partition("=")[2]) if w]
-    return [item.partition("=")[2] for item in text.partition(":")[2].split(",")]
+def _needed(spec: str) -> list[str]:
+    """The files a bot cannot start or play without: a command's program (its first
+    word, or the script an interpreter runs: ``binds.programs``) and a kind's option
+    values that are absolute paths (``policy:model=...``). Other words of a command may
+    name anything; a file it only reads is its own affair."""
+    try:
+        parsed = BotSpec.parse(spec)
+    except ValueError:
+        return []  # the store refuses it, naming what is wrong
+    if parsed.form == "kind":
+        return [v for v in parsed.options.values() if isinstance(v, str) and os.path.isabs(v)]
+    return [str(p) for p in programs(parsed.args(), install_binds())]
 
 
 def hidden_path(spec: str, private: Sequence[Path]) -> tuple[str, Path] | None:
-    """The first absolute path ``spec`` names that is, or lies in, one of ``private``
-    (compared as real paths), with that private path; None when there is none. The
-    sandbox never binds such a path, so the bot would start without it."""
+    """The first file ``spec``'s bot needs (``_needed``) that is, or lies in, one of
+    ``private`` (compared as real paths), with that private path; None when there is
+    none. The sandbox never binds such a path, so the bot would start without it."""
     secrets = [Path(os.path.realpath(p)) for p in private]
-    for word in _words(spec):
-        if not os.path.isabs(word):
-            continue
+    for word in _needed(spec):
         path = Path(os.path.realpath(word))
         for secret in secrets:
             if path.is_relative_to(secret):

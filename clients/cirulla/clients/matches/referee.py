@@ -12,7 +12,6 @@ resort against anything else. Either way the match is then aborted on the server
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import threading
 import time
@@ -325,14 +324,16 @@ class Referee:
             throttled = player.throttled_by()
             if throttled:
                 notes.append(f"seat {seat} ({game.seats[seat]}) {throttled}")
-        result = self._result(game, match_id, match, forfeits, timed_out, codes, notes, started)
-        if seam.acquire is None:  # over for good: its group's processes wait for the rest
-            self.pool.game_over(pooled, game.index, size)
         logs = tuple(
             str(p.relative_to(self.out)) if p is not None and p.is_relative_to(self.out) else ""
             for p in (seat.log_path for seat in seats)
         )
-        return dataclasses.replace(result, logs=logs)
+        result = self._result(
+            game, match_id, match, forfeits, timed_out, codes, notes, started, logs
+        )
+        if seam.acquire is None:  # over for good: its group's processes wait for the rest
+            self.pool.game_over(pooled, game.index, size)
+        return result
 
     def _seat_log(self, values: dict[str, str]) -> Path:
         """A ``cmd:`` seat's log (what it said, or why it could not start)."""
@@ -477,6 +478,7 @@ class Referee:
         codes: list[int | None],
         notes: list[str],
         started: float,
+        logs: tuple[str, ...],
     ) -> GameResult:
         players = len(game.seats)
         sides = side_count(players)
@@ -511,6 +513,11 @@ class Referee:
                         f"seat {seat} ({game.seats[seat]}) forfeited: {kind}"
                         + (f" ({self._clock()})" if kind == Outcome.TIMEOUT else "")
                         + (f", exit code {codes[seat]}" if codes[seat] else "")
+                        + (
+                            f" (its log: {logs[seat]})"
+                            if kind == Outcome.CRASH and logs[seat]
+                            else ""
+                        )
                     )
         elif forfeits:
             end = "never-joined"
@@ -572,6 +579,7 @@ class Referee:
             unjoined=tuple(sorted(unjoined)),
             seconds=round(time.monotonic() - started, 3),
             end=end,
+            logs=logs,
         )
 
     def _save_records_noted(self, match_id: str, last_try: bool = False) -> None:
