@@ -22,6 +22,12 @@ def parse_deck(deck: Sequence[int | str]) -> list[int]:
     return cards
 
 
+def pack_decks(decks: Iterable[Sequence[int | str]]) -> bytes:
+    """Deck orders (each checked by ``parse_deck``) packed as one bytes, 40 cards a deck:
+    what ``DeckSource`` holds, 40 bytes a deck instead of a list of 40 ints (~400)."""
+    return b"".join(bytes(parse_deck(d)) for d in decks)
+
+
 class DeckSource:
     """Where deck orders come from: a seeded shuffle, or an explicit list used in order.
 
@@ -29,10 +35,23 @@ class DeckSource:
     With a seed, the k-th deck is shuffled by its own generator, seeded with
     SHA-256(seed, k): the decks of finished games (which records show) say nothing
     about the decks still to come, and only the seed, which is never shown, does.
+    ``decks`` may be ``pack_decks``' bytes, held as given (checked, not copied).
     """
 
-    def __init__(self, seed: int | None = None, decks: Iterable[Sequence[int | str]] | None = None):
-        self._explicit = [parse_deck(d) for d in decks] if decks is not None else None
+    def __init__(
+        self,
+        seed: int | None = None,
+        decks: Iterable[Sequence[int | str]] | bytes | None = None,
+    ):
+        if isinstance(decks, bytes):
+            if len(decks) % NUM_CARDS:
+                raise DeckError(f"packed deck orders take 40 bytes each, got {len(decks)}")
+            for at in range(0, len(decks), NUM_CARDS):
+                parse_deck(decks[at : at + NUM_CARDS])
+        #: the explicit deck orders, 40 bytes each (``pack_decks``)
+        self._explicit = (
+            None if decks is None else decks if isinstance(decks, bytes) else pack_decks(decks)
+        )
         self._next = 0
         self._seed = (secrets.randbits(128) if seed is None else seed) if decks is None else None
         # with the native core, seeded decks are shuffled DECKS_AHEAD at a time (several
@@ -43,14 +62,15 @@ class DeckSource:
 
     def next_deck(self, deal_no: int) -> list[int]:
         if self._explicit is not None:
-            if self._next >= len(self._explicit):
+            given = len(self._explicit) // NUM_CARDS
+            if self._next >= given:
                 raise DeckError(
                     f"deal {deal_no} needs deck order #{self._next + 1} but only "
-                    f"{len(self._explicit)} were given (a redeal takes the next one)"
+                    f"{given} were given (a redeal takes the next one)"
                 )
-            deck = self._explicit[self._next]
+            at = self._next * NUM_CARDS
             self._next += 1
-            return list(deck)
+            return list(self._explicit[at : at + NUM_CARDS])
         seed = self._seed
         assert seed is not None
         self._next = number = self._next + 1

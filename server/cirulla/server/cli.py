@@ -50,6 +50,13 @@ LIMIT_FLAGS: tuple[tuple[str, str, type, str], ...] = (
     ),
     ("--max-live-matches", "max_live_matches", int, "waiting plus running matches at once"),
     (
+        "--max-deck-cards",
+        "max_deck_cards",
+        int,
+        "cards of explicit deck orders (MatchSettings.deck_orders, 40 a deck) the waiting "
+        "and running matches may hold in all",
+    ),
+    (
         "--waiting-timeout",
         "waiting_timeout_s",
         float,

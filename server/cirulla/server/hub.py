@@ -40,6 +40,7 @@ from cirulla.server.errors import (
     FailedPrecondition,
     InvalidArgument,
     NotFound,
+    ResourceExhausted,
 )
 from cirulla.server.limits import (
     MAX_ID,
@@ -255,6 +256,7 @@ class Hub:
         problem = check_group(deal_group, deal_group_size)
         if problem:
             raise InvalidArgument(problem)
+        self.check_deck_cards(len(config.decks or b""))
         match_id = self._new_id("m")
         while match_id in self.matches or self.store.get_match(match_id) is not None:
             match_id = self._new_id("m")
@@ -286,6 +288,26 @@ class Hub:
             config.best_of,
         )
         return session
+
+    def check_deck_cards(self, cards: int) -> None:
+        """Refuse ``cards`` more explicit deck cards past ``Limits.max_deck_cards``: the
+        ones the waiting and running matches hold (a CreateMatch of 1,050 decks, 255 KB,
+        makes a match of 42 KB of them; 5,000 such matches would hold 210 MB)."""
+        if not cards:
+            return
+        held = sum(
+            len(m.config.decks)
+            for m in list(self.matches.values())
+            if m.config.decks and m.settled_status() not in ENDED
+        )
+        limit = self.limits.max_deck_cards
+        if held + cards > limit:
+            self.stats["creations_refused"] += 1
+            raise ResourceExhausted(
+                f"MatchSettings.deck_orders: {cards // 40} decks would take the explicit deck "
+                f"cards of the live matches from {held} to {held + cards}, over the server's "
+                f"limit of {limit} (--max-deck-cards); retry later, or deal from a seed"
+            )
 
     def _withhold_twins(self, group: str, new_id: str) -> None:
         """A new member reopens ``group``: the live twins' spectators (but the admin's)

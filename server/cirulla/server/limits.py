@@ -89,6 +89,10 @@ class Limits:
     create_burst: int = 200
     #: Waiting plus in-progress matches the server holds at once (creation fails beyond).
     max_live_matches: int = 5000
+    #: Cards of explicit deck orders (MatchSettings.deck_orders, 40 a deck, one byte each)
+    #: the waiting and running matches hold in all: 500,000 decks, 100 for each of 5,000
+    #: live matches (a game to 51 deals 6 to 10: random play). One CreateMatch carries ~1,070.
+    max_deck_cards: int = 20_000_000
     #: Seconds a match may wait for its players before it is aborted (0 = never).
     waiting_timeout_s: float = 900.0
     #: Seconds a room with no connected seat stays in memory (0 = forever).

@@ -25,7 +25,8 @@ class MatchConfig:
     time: TimeControl = field(default_factory=TimeControl)
     timeout_policy: str = "play_default_action"
     seed: int | None = None
-    decks: list[list[int]] | None = None
+    #: explicit deck orders, 40 bytes a deck in order (``cirulla.rules.decks.pack_decks``)
+    decks: bytes | None = None
     first_dealer: int | None = None
     disconnect_grace_ms: int = 0  # 0 = the server default
 

@@ -204,6 +204,9 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
         context: Context[ms.CreateMatchRequest, ms.CreateMatchResponse],
     ) -> ms.CreateMatchResponse:
         self.hub.check_create(_metadata(context), context.peer())
+        # over the deck budget: refused before the decks are decoded (create_match checks
+        # the decoded ones again)
+        self.hub.check_deck_cards(40 * len(request.settings.deck_orders.decks))
         config = config_from_pb(request.settings)
         session = self.hub.create_match(
             config, deal_group=request.deal_group, deal_group_size=request.deal_group_size

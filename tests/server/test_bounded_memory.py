@@ -1,0 +1,75 @@
+"""What an anonymous client can make an open server hold, each against a real server on
+an ephemeral port: explicit deck orders (held once, 40 bytes a deck, within a
+server-wide budget of cards)."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import grpc
+import pytest
+
+from cirulla.rules import CARD_NAMES
+from cirulla.server.limits import Limits
+from cirulla.v1 import cards_pb2, match_settings_pb2, rules_pb2
+from cirulla.v1 import match_service_pb2 as ms
+from tests.server_harness import run_with_server
+
+
+def deck_request(decks: int, seed: int = 0) -> ms.CreateMatchRequest:
+    rng = random.Random(seed)
+    orders = [rng.sample(range(40), 40) for _ in range(decks)]
+    return ms.CreateMatchRequest(
+        settings=match_settings_pb2.MatchSettings(
+            rules=rules_pb2.Rules(overrides=rules_pb2.RuleOptions(players=2, target=11)),
+            deck_orders=match_settings_pb2.DeckOrders(
+                decks=[
+                    match_settings_pb2.DeckOrder(
+                        cards=[cards_pb2.Card(code=CARD_NAMES[c]) for c in order]
+                    )
+                    for order in orders
+                ]
+            ),
+        )
+    )
+
+
+def test_explicit_decks_are_held_once_in_40_bytes_each() -> None:
+    """1,050 decks were held twice as lists of 40 ints (~680 KB a match): in the match's
+    settings and again in its DeckSource. Now one bytes object, shared by both."""
+
+    async def body(stub: Any, srv: Any) -> None:
+        created = await stub.CreateMatch(deck_request(1050))
+        session = srv.hub.matches[created.match.match_id]
+        assert type(session.config.decks) is bytes and len(session.config.decks) == 1050 * 40
+        assert session.deck_source._explicit is session.config.decks
+        rng = random.Random(0)
+        expected = [rng.sample(range(40), 40) for _ in range(3)]
+        assert [session.deck_source.next_deck(n) for n in (1, 2, 3)] == expected
+
+    run_with_server(body)
+
+
+def test_explicit_deck_cards_of_live_matches_have_a_server_wide_budget() -> None:
+    async def body(stub: Any, srv: Any) -> None:
+        first = await stub.CreateMatch(deck_request(3))
+        with pytest.raises(grpc.aio.AioRpcError) as exc:
+            await stub.CreateMatch(deck_request(3, seed=1))
+        assert exc.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert exc.value.details() == (
+            "MatchSettings.deck_orders: 3 decks would take the explicit deck cards of the "
+            "live matches from 120 to 240, over the server's limit of 200 (--max-deck-cards); "
+            "retry later, or deal from a seed"
+        )
+        assert list(srv.hub.matches) == [first.match.match_id]  # nothing created
+        assert len((await stub.ListMatches(ms.ListMatchesRequest())).matches) == 1
+        await stub.CreateMatch(deck_request(2, seed=2))  # within the budget: 200 cards
+        seeded = deck_request(0)
+        seeded.settings.seed = 5
+        await stub.CreateMatch(seeded)  # a seed holds no deck card
+        # an ended match no longer counts: the budget is the live matches'
+        srv.hub.abort_match(first.match.match_id, "done")
+        await stub.CreateMatch(deck_request(3, seed=3))
+
+    run_with_server(body, limits=Limits(max_deck_cards=200))
