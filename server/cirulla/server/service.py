@@ -170,8 +170,13 @@ def _guard(
                 raise InvalidArgument(request.message())
             return await method(self, request, context)
         except (ServerError, CirullaError) as exc:
-            await context.abort(status_for(exc), str(exc))
-            raise  # unreachable: abort raises
+            code, details = status_for(exc), str(exc)
+        # Aborted out here, the request let go first: gRPC's abort error and the call's
+        # state make a reference cycle, which the error raised in the handler (its
+        # frames) would tie the request to, held until a full garbage collection (rare
+        # in a server: app.tune_gc). Each refused 255 KB CreateMatch held ~0.5 MB.
+        del request
+        await context.abort(code, details)
 
     return wrapper
 
