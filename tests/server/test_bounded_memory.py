@@ -1,9 +1,11 @@
 """What an anonymous client can make an open server hold, each against a real server on
 an ephemeral port: explicit deck orders (held once, 40 bytes a deck, within a
-server-wide budget of cards)."""
+server-wide budget of cards); the request of a refused call; the creation rate of an IPv6
+host (its /64); rooms (a maximum held at once)."""
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import random
 from typing import Any
@@ -12,8 +14,9 @@ import grpc
 import pytest
 
 from cirulla.rules import CARD_NAMES
-from cirulla.server.limits import Limits
-from cirulla.v1 import cards_pb2, match_settings_pb2, rules_pb2
+from cirulla.server.app import start_server
+from cirulla.server.limits import Limits, peer_host
+from cirulla.v1 import cards_pb2, match_service_pb2_grpc, match_settings_pb2, rules_pb2
 from cirulla.v1 import match_service_pb2 as ms
 from tests.server_harness import run_with_server
 
@@ -104,3 +107,74 @@ def test_a_refused_call_does_not_hold_its_request() -> None:
         assert held == 0
 
     run_with_server(body, limits=Limits(create_rate=0.001, create_burst=1))
+
+
+@pytest.mark.parametrize(
+    ("peer", "host"),
+    [
+        ("ipv4:203.0.113.7:5000", "ipv4:203.0.113.7"),
+        # gRPC writes an IPv6 peer percent-encoded (seen from grpcio 1.85 on [::1])
+        ("ipv6:%5B2001:db8:1:2:a:b:c:d%5D:5000", "ipv6:2001:db8:1:2::/64"),
+        ("ipv6:[2001:db8:1:2::1]:5000", "ipv6:2001:db8:1:2::/64"),
+        ("ipv6:%5B2001:db8:1:3::1%5D:5000", "ipv6:2001:db8:1:3::/64"),
+        ("ipv6:%5B::1%5D:33820", "ipv6:::/64"),
+        ("ipv6:%5Bfe80::1%25eth0%5D:5000", "ipv6:fe80::/64"),
+        ("ipv6:[::ffff:203.0.113.7]:5000", "ipv4:203.0.113.7"),
+        ("unix:/run/cirulla.sock", "unix:/run/cirulla.sock"),
+        ("unix:", "unix:"),
+    ],
+)
+def test_a_client_is_an_ipv4_address_or_an_ipv6_64(peer: str, host: str) -> None:
+    """The creation rate was kept per exact address: an IPv6 host, given a /64, had
+    2**64 fresh rates."""
+    assert peer_host(peer) == host
+
+
+def test_ipv6_clients_of_one_64_share_a_creation_rate() -> None:
+    """Against a real server on [::1]: the rate is ``ipv6:::/64``'s, and its refusal
+    says so."""
+
+    async def body() -> None:
+        try:
+            srv = await start_server("[::1]:0", limits=Limits(create_rate=0.001, create_burst=1))
+        except OSError:
+            pytest.skip("no IPv6 loopback here")
+        try:
+            async with grpc.aio.insecure_channel(f"[::1]:{srv.port}") as channel:
+                stub = match_service_pb2_grpc.MatchServiceStub(channel)
+                request = deck_request(0)
+                request.settings.seed = 5
+                await stub.CreateMatch(request)
+                with pytest.raises(grpc.aio.AioRpcError) as exc:
+                    await stub.CreateMatch(request)
+                assert exc.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+                assert (exc.value.details() or "").startswith(
+                    "too many matches and rooms created from ipv6:::/64: at most"
+                )
+        finally:
+            await srv.stop()
+
+    asyncio.run(body())
+
+
+def test_open_rooms_are_capped() -> None:
+    """Rooms had no overall limit (each kept an hour after its last seat left)."""
+
+    async def body(stub: Any, srv: Any) -> None:
+        settings = deck_request(0).settings
+        settings.seed = 5
+        for i in range(3):
+            await stub.CreateRoom(ms.CreateRoomRequest(display_name=f"r{i}", settings=settings))
+        with pytest.raises(grpc.aio.AioRpcError) as exc:
+            await stub.CreateRoom(ms.CreateRoomRequest(display_name="r4", settings=settings))
+        assert exc.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert exc.value.details() == (
+            "the server holds 3 rooms, its limit (--max-rooms); retry later (a room nobody "
+            "is connected to leaves after --room-idle, 3600 s)"
+        )
+        assert len(srv.hub.rooms) == 3
+        listed = await stub.ListRooms(ms.ListRoomsRequest())
+        assert len(listed.rooms) == 3  # nothing stored either
+        await stub.CreateMatch(ms.CreateMatchRequest(settings=settings))  # matches are not rooms
+
+    run_with_server(body, limits=Limits(max_rooms=3))

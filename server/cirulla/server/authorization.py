@@ -76,10 +76,10 @@ class Authorization:
         (``live``: the waiting or running matches now)."""
         if self.admin_token:
             self.check_admin(metadata)
-        elif not self._creations.take(peer_host(peer)):
+        elif not self._creations.take(who := peer_host(peer)):
             self.stats["creations_refused"] += 1
             raise ResourceExhausted(
-                f"too many matches created from this address: at most "
+                f"too many matches and rooms created from {who}: at most "
                 f"{self.limits.create_rate:g} per second (bursts of "
                 f"{self.limits.create_burst}); retry later"
             )

@@ -68,6 +68,7 @@ LIMIT_FLAGS: tuple[tuple[str, str, type, str], ...] = (
         float,
         "seconds a room without connected seats stays in memory (0: forever)",
     ),
+    ("--max-rooms", "max_rooms", int, "rooms held in memory at once"),
 )
 
 SERVER_HELP = """\

@@ -506,6 +506,13 @@ class Hub:
 
     def create_room(self, name: str, config: MatchConfig) -> Room:
         check_text(name, "CreateRoomRequest.display_name", MAX_NAME, printable=True)
+        if len(self.rooms) >= self.limits.max_rooms:
+            self.stats["creations_refused"] += 1
+            raise ResourceExhausted(
+                f"the server holds {len(self.rooms)} rooms, its limit (--max-rooms); retry "
+                f"later (a room nobody is connected to leaves after --room-idle, "
+                f"{self.limits.room_idle_s:g} s)"
+            )
         room = Room(self, self._new_id("r"), name, config)
         self.rooms[room.room_id] = room
         if self.limits.room_idle_s > 0:

@@ -13,7 +13,9 @@ seat's name would reach every terminal and log that shows it.
 
 from __future__ import annotations
 
+import ipaddress
 import time
+import urllib.parse
 from dataclasses import dataclass
 
 from cirulla.server.errors import InvalidArgument
@@ -97,6 +99,8 @@ class Limits:
     waiting_timeout_s: float = 900.0
     #: Seconds a room with no connected seat stays in memory (0 = forever).
     room_idle_s: float = 3600.0
+    #: Rooms held in memory at once (CreateRoom fails beyond): ~3 KB each while idle.
+    max_rooms: int = 10_000
     #: Games kept in a room's history (older ones stay in ListRecords).
     room_history: int = 200
     #: Ended matches kept in memory at most (besides ``--keep-finished`` seconds): the
@@ -145,7 +149,21 @@ class RateGate:
 
 
 def peer_host(peer: str) -> str:
-    """The address part of a gRPC peer (``ipv4:1.2.3.4:5678`` -> ``ipv4:1.2.3.4``)."""
-    if peer.startswith(("ipv4:", "ipv6:")):
+    """The client a gRPC peer counts as for the creation rate: an IPv4 address
+    (``ipv4:1.2.3.4:5678`` -> ``ipv4:1.2.3.4``), an IPv6 /64 network, the least a host is
+    given, so that one host's many addresses share one rate (``ipv6:%5B2001:db8::1%5D:5000``,
+    as gRPC writes it, or ``ipv6:[2001:db8::1]:5000`` -> ``ipv6:2001:db8::/64``; an
+    IPv4-mapped one is its IPv4 address); anything else (a unix socket) as it is."""
+    kind, _, rest = peer.partition(":")
+    if kind == "ipv4":
         return peer.rpartition(":")[0]
-    return peer
+    if kind != "ipv6":
+        return peer
+    host = urllib.parse.unquote(rest).rpartition(":")[0].strip("[]").partition("%")[0]
+    try:
+        address = ipaddress.IPv6Address(host)
+    except ValueError:
+        return peer.rpartition(":")[0]
+    if address.ipv4_mapped is not None:
+        return f"ipv4:{address.ipv4_mapped}"
+    return f"ipv6:{ipaddress.IPv6Network((address, 64), strict=False)}"
