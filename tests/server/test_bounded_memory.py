@@ -1,7 +1,8 @@
 """What an anonymous client can make an open server hold, each against a real server on
 an ephemeral port: explicit deck orders (held once, 40 bytes a deck, within a
 server-wide budget of cards); the request of a refused call; the creation rate of an IPv6
-host (its /64); rooms (a maximum held at once)."""
+host (its /64); rooms (a maximum held at once); streams of one connection (a maximum,
+the rest waiting)."""
 
 from __future__ import annotations
 
@@ -15,10 +16,14 @@ import pytest
 
 from cirulla.rules import CARD_NAMES
 from cirulla.server.app import start_server
+from cirulla.server.client import Outbox
 from cirulla.server.limits import Limits, peer_host
 from cirulla.v1 import cards_pb2, match_service_pb2_grpc, match_settings_pb2, rules_pb2
 from cirulla.v1 import match_service_pb2 as ms
 from tests.server_harness import run_with_server
+
+#: The hello timeout of the stream cap's test (the streams' only way to end).
+HELLO_S = 1.0
 
 
 def deck_request(decks: int, seed: int = 0) -> ms.CreateMatchRequest:
@@ -178,3 +183,28 @@ def test_open_rooms_are_capped() -> None:
         await stub.CreateMatch(ms.CreateMatchRequest(settings=settings))  # matches are not rooms
 
     run_with_server(body, limits=Limits(max_rooms=3))
+
+
+def test_streams_of_one_connection_are_capped() -> None:
+    """5,000 Play streams without a hello on one connection held ~70 MB for the 30 s of
+    the hello timeout. Past --max-streams-per-connection (HTTP/2's
+    MAX_CONCURRENT_STREAMS) gRPC's client queues the calls: 4 streams reach the server
+    at once; the 2 others open when the first end, or are refused (UNAVAILABLE,
+    REFUSED_STREAM) if they race the server's closing of those."""
+
+    async def body(stub: Any, srv: Any) -> None:
+        calls = [stub.Play(Outbox()) for _ in range(6)]
+        while srv.hub.stats["hello_timeouts"] < 4:
+            await asyncio.sleep(0.02)
+        # the first four ended at the hello timeout; the two that waited are not open yet
+        assert srv.hub.stats["hello_timeouts"] == 4
+        codes = []
+        for call in calls:
+            with pytest.raises(grpc.aio.AioRpcError) as exc:
+                await call.read()
+            codes.append(exc.value.code())
+        timed_out = codes.count(grpc.StatusCode.DEADLINE_EXCEEDED)
+        assert timed_out >= 4 and codes.count(grpc.StatusCode.UNAVAILABLE) == 6 - timed_out
+        assert srv.hub.stats["hello_timeouts"] == timed_out
+
+    run_with_server(body, limits=Limits(max_streams_per_connection=4, hello_timeout_s=HELLO_S))

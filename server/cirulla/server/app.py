@@ -124,6 +124,7 @@ async def start_server(
     )
     server_options = [
         ("grpc.max_receive_message_length", hub.limits.max_request_bytes),
+        ("grpc.max_concurrent_streams", hub.limits.max_streams_per_connection),
         # a port already in use must fail, not be shared with another server
         ("grpc.so_reuseport", 0),
     ]

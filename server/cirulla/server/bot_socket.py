@@ -157,7 +157,10 @@ async def start_bot_server(
     path = check_bot_socket(path)
     with contextlib.suppress(FileNotFoundError):
         path.unlink()  # a stale socket of an earlier run (checked: a socket)
-    bounded = [*options, ("grpc.max_concurrent_streams", MAX_STREAMS_PER_CONNECTION)]
+    bounded = [
+        *(option for option in options if option[0] != "grpc.max_concurrent_streams"),
+        ("grpc.max_concurrent_streams", MAX_STREAMS_PER_CONNECTION),
+    ]
     server = grpc.aio.server(interceptors=[PlayOnly(servicer.hub)], options=bounded)
     add_to_server(servicer, server)
     try:

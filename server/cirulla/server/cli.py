@@ -30,6 +30,13 @@ LIMIT_FLAGS: tuple[tuple[str, str, type, str], ...] = (
     ),
     ("--hello-timeout", "hello_timeout_s", float, "seconds a Play stream may wait before hello"),
     (
+        "--max-streams-per-connection",
+        "max_streams_per_connection",
+        int,
+        "streams (calls) one client connection may hold open at once (a process's channels "
+        "to the server share one); gRPC clients queue calls past it, keep loads well below",
+    ),
+    (
         "--create-rate",
         "create_rate",
         float,

@@ -85,6 +85,15 @@ class Limits:
     max_page: int = 500
     #: Seconds a Play stream may stay open without sending its hello.
     hello_timeout_s: float = 30.0
+    #: Streams (calls) one client connection may hold open at once (HTTP/2's
+    #: MAX_CONCURRENT_STREAMS). Without it one connection held 5,000 Play streams without
+    #: a hello (+107 MiB for the 30 s of the hello timeout). A gRPC client queues the
+    #: calls past it, and may see some refused (UNAVAILABLE) as streams end and start: a
+    #: legitimate load must stay well below. A process's channels to one server share one
+    #: connection: ``cirulla bench server``'s load holds up to 200 streams on one (100
+    #: matches of 2 seats, --processes 1; at a cap of 150 it hung, matches waiting for
+    #: seats queued behind others), the web view one per live viewer.
+    max_streams_per_connection: int = 1000
     #: Without an admin token: matches and rooms one client address may create per second
     #: (sustained), and in a burst.
     create_rate: float = 20.0
