@@ -16,7 +16,7 @@ import pytest
 
 from cirulla.rules import CARD_NAMES
 from cirulla.server.app import start_server
-from cirulla.server.client import Outbox
+from cirulla.server.client import Outbox, hello
 from cirulla.server.limits import Limits, peer_host
 from cirulla.v1 import cards_pb2, match_service_pb2_grpc, match_settings_pb2, rules_pb2
 from cirulla.v1 import match_service_pb2 as ms
@@ -208,3 +208,36 @@ def test_streams_of_one_connection_are_capped() -> None:
         assert srv.hub.stats["hello_timeouts"] == timed_out
 
     run_with_server(body, limits=Limits(max_streams_per_connection=4, hello_timeout_s=HELLO_S))
+
+
+def test_a_refused_or_timed_out_stream_leaves_no_garbage_cycle() -> None:
+    """Play and Spectate ended their refusals with context.abort: its error, the call's
+    state and the handler's frames made a reference cycle, ~11 KB a stream until a full
+    garbage collection (13,500 refused hellos took a server from 47 to 171 MiB). They
+    set the status and return instead."""
+
+    async def body(stub: Any, srv: Any) -> None:
+        gc.collect()
+        gc.disable()
+        try:
+            codes = set()
+            for n in range(30):
+                outbox = Outbox()
+                if n % 3:  # a hello naming no match, or none at all (the hello timeout)
+                    outbox.send(hello("m-none", "token"))
+                with pytest.raises(grpc.aio.AioRpcError) as exc:
+                    await stub.Play(outbox).read()
+                codes.add(exc.value.code())
+                with pytest.raises(grpc.aio.AioRpcError) as exc:
+                    await stub.Spectate(ms.SpectateRequest(match_id="m-none")).read()
+                codes.add(exc.value.code())
+            aborts = sum(1 for o in gc.get_objects() if type(o).__name__ == "AbortError")
+        finally:
+            gc.enable()
+        assert codes == {
+            grpc.StatusCode.NOT_FOUND,
+            grpc.StatusCode.DEADLINE_EXCEEDED,
+        }
+        assert aborts == 0
+
+    run_with_server(body, limits=Limits(hello_timeout_s=0.05))

@@ -181,6 +181,16 @@ def _guard(
     return wrapper
 
 
+def _end(context: Context[Q, R], code: grpc.StatusCode, details: str) -> None:
+    """End a streaming call with ``code`` and ``details`` (the handler returns next).
+    Not with ``context.abort``: its error, the call's state and the handler's frames make
+    a reference cycle, freed only by a full garbage collection (rare in a serving process:
+    app.tune_gc): each refused or timed-out Play stream held ~11 KB until then (4,500
+    took a server from 46 to 96 MiB)."""
+    context.set_code(code)
+    context.set_details(details)
+
+
 def _choice(submit: play_pb2.SubmitAction) -> Choice:
     """The submitted choice; a notation over the limit is refused without decoding it."""
     kind = submit.WhichOneof("choice")
@@ -409,27 +419,30 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
         if not done:
             self.hub.stats["hello_timeouts"] += 1
             log.info("hello_timeout peer=%s", context.peer())
-            try:
-                await context.abort(
-                    grpc.StatusCode.DEADLINE_EXCEEDED,
-                    f"no hello within {self.hub.limits.hello_timeout_s:g} s of opening Play",
-                )
-            finally:
-                read.cancel()
+            read.cancel()
+            _end(
+                context,
+                grpc.StatusCode.DEADLINE_EXCEEDED,
+                f"no hello within {self.hub.limits.hello_timeout_s:g} s of opening Play",
+            )
+            return
         try:
             first = read.result()
         except StopAsyncIteration:
             return
         if isinstance(first, Undecodable):
             self.hub.stats["undecodable_frames"] += 1
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, first.message())
+            _end(context, grpc.StatusCode.INVALID_ARGUMENT, first.message())
+            return
         body = "submit_action" if isinstance(first, tuple) else first.WhichOneof("body")
         if body != "hello" or isinstance(first, tuple):
-            await context.abort(
+            _end(
+                context,
                 grpc.StatusCode.INVALID_ARGUMENT,
                 "the first PlayRequest must be hello (protocol_version, match_id or room_id, "
                 f"seat_token); got {body or 'an empty body'}",
             )
+            return
         hello = first.hello
         conn = self._connection()
         conn.batches = hello.accept_batches
@@ -447,7 +460,8 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
                 resume=hello.resume.last_event_sequence if hello.HasField("resume") else None,
             )
         except (ServerError, CirullaError) as exc:
-            await context.abort(status_for(exc), str(exc))
+            _end(context, status_for(exc), str(exc))
+            return
         reader = asyncio.create_task(self._read(requests, conn))
         protocol_error = ""
         try:
@@ -468,7 +482,7 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
             reader.cancel()
             self.hub.leave(conn, quit=conn.quit)
         if protocol_error:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, protocol_error)
+            _end(context, grpc.StatusCode.INVALID_ARGUMENT, protocol_error)
 
     async def _read(self, requests: AsyncIterator[PlayIn], conn: Connection) -> None:
         try:
@@ -531,13 +545,17 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
     ) -> AsyncIterator[ms.SpectateResponse]:
         if isinstance(request, Undecodable):
             self.hub.stats["undecodable_frames"] += 1
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, request.message())
+            _end(context, grpc.StatusCode.INVALID_ARGUMENT, request.message())
+            return
         conn = self._connection()
         target = request.WhichOneof("target")
         if target is None:
-            await context.abort(
-                grpc.StatusCode.INVALID_ARGUMENT, "SpectateRequest needs match_id or room_id"
+            _end(
+                context,
+                grpc.StatusCode.INVALID_ARGUMENT,
+                "SpectateRequest needs match_id or room_id",
             )
+            return
         try:
             self.hub.spectate(
                 conn,
@@ -547,7 +565,8 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
                 metadata=_metadata(context),
             )
         except ServerError as exc:
-            await context.abort(status_for(exc), str(exc))
+            _end(context, status_for(exc), str(exc))
+            return
         try:
             while True:
                 msg = await conn.queue.get()
