@@ -12,12 +12,25 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from cirulla.bots.processes import PR_SET_CHILD_SUBREAPER, prctl
 from cirulla.bots.text.engine_io import EngineError, EngineProcess
 from tests.bots.test_text import CIRULLA
+
+
+@pytest.fixture(autouse=True)
+def not_a_subreaper_after() -> Iterator[None]:
+    """EngineProcess makes its process a subreaper (the bridge adopts its engine's
+    orphans), here the test worker: left so, every later orphan of the worker's tests
+    (a PostgreSQL server pgtemp started) would become its zombie, never reaped, and
+    look alive in /proc to whatever waits for it to end."""
+    yield
+    prctl(PR_SET_CHILD_SUBREAPER, 0)
+
 
 #: An engine that reads its commands and answers each with ``=ID 1``, buffered or not,
 #: with or without the empty line that ends an answer.

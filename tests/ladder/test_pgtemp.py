@@ -11,7 +11,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from cirulla.ladder.pgtemp import libpq_url, postmaster_pid
+from cirulla.ladder.pgtemp import libpq_url, postmaster_pid, running
 
 
 def pgtemp(*args: str) -> subprocess.CompletedProcess[str]:
@@ -56,7 +56,7 @@ def test_a_stop_as_the_wrong_user_still_stops_the_server(tmp_path: Path) -> None
     stopped = pgtemp("stop", str(folder), "--os-user", "nobody")
     assert stopped.returncode == 0, stopped.stderr
     assert not folder.exists()
-    assert not Path(f"/proc/{pid}").exists(), f"the postmaster {pid} still runs"
+    assert not running(pid), f"the postmaster {pid} still runs"
     with pytest.raises(psycopg.OperationalError):
         psycopg.connect(libpq_url(url), connect_timeout=5).close()
 

@@ -251,10 +251,20 @@ def _shut_down(pid: int, wait: float = 30.0) -> bool:
         os.kill(pid, signal.SIGQUIT)
     deadline = time.monotonic() + wait
     while time.monotonic() < deadline:
-        if not Path(f"/proc/{pid}").exists():
+        if not running(pid):
             return True
         time.sleep(0.05)
     return False
+
+
+def running(pid: int) -> bool:
+    """Whether ``pid`` runs: a zombie has ended (its parent, a subreaper that does not
+    reap it perhaps, still holds its /proc entry)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rpartition(")")[2].split()[:1] != ["Z"]
 
 
 def with_database(url: str, name: str) -> str:
