@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import datetime
 import ipaddress
+import subprocess
+import sys
 from pathlib import Path
 
 import grpc
@@ -100,3 +102,22 @@ def test_tls_needs_both_certificate_and_key(tmp_path: Path) -> None:
             await start_server("127.0.0.1:0", tls_cert=pem)
 
     asyncio.run(main())
+
+
+def test_a_missing_tls_file_is_one_line_naming_its_option(tmp_path: Path) -> None:
+    """``cirulla server --tls-cert /nonexistent ...`` said only ``[Errno 2] No such file or
+    directory: '/nonexistent'``, not which option gave the path."""
+    cert, key = self_signed(tmp_path)
+    for given, option in (
+        (["--tls-cert", str(tmp_path / "gone.pem"), "--tls-key", str(key)], "--tls-cert"),
+        (["--tls-cert", str(cert), "--tls-key", str(tmp_path / "gone.pem")], "--tls-key"),
+    ):
+        done = subprocess.run(
+            [sys.executable, "-m", "cirulla", "server", "--listen", "127.0.0.1:0", *given],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 2, done.stderr
+        line = f"cirulla server: {option} {tmp_path / 'gone.pem'}: No such file or directory"
+        assert done.stderr.strip() == line, done.stderr

@@ -146,7 +146,7 @@ async def start_server(
     )
     if tls_cert and tls_key:
         creds = grpc.ssl_server_credentials(
-            [(Path(tls_key).read_bytes(), Path(tls_cert).read_bytes())]
+            [(read_pem(tls_key, "--tls-key"), read_pem(tls_cert, "--tls-cert"))]
         )
         add_port: Callable[[str], int] = functools.partial(
             server.add_secure_port, server_credentials=creds
@@ -293,3 +293,12 @@ async def serve(
             exporter.stop()
         await running.stop()
     return running.port
+
+
+def read_pem(path: str, option: str) -> bytes:
+    """A TLS file's bytes; an OSError names the option that gave it (``--tls-cert
+    /nonexistent`` said only ``[Errno 2] No such file or directory: '/nonexistent'``)."""
+    try:
+        return Path(path).read_bytes()
+    except OSError as exc:
+        raise OSError(f"{option} {path}: {exc.strerror or exc}") from None

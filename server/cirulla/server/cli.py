@@ -114,7 +114,7 @@ Examples:
   cirulla replay m-1-3fa2b1-g1 --db cirulla.sqlite3
   cirulla replay --export m-1-3fa2b1-g1 --out game.json
   cirulla replay game.json
-  cirulla replay --show tournament/records/m-1-3fa2b1.json
+  cirulla replay --show tournament-out/20261207-101500/records/m-1-3fa2b1.json
 """
 
 
