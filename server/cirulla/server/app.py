@@ -295,7 +295,7 @@ async def serve(
     return running.port
 
 
-def read_pem(path: str, option: str) -> bytes:
+def read_pem(path: str | Path, option: str) -> bytes:
     """A TLS file's bytes; an OSError names the option that gave it (``--tls-cert
     /nonexistent`` said only ``[Errno 2] No such file or directory: '/nonexistent'``)."""
     try:
