@@ -125,3 +125,28 @@ def test_an_engine_that_cannot_start_says_what_its_command_lacks(
         EngineProcess(argv)
     assert str(error.value).startswith(f"cannot start the engine {argv[0]}: [Errno")
     assert str(error.value).endswith(words), error.value
+
+
+def test_the_stderr_quoted_at_exit_is_its_last_even_past_the_log_budget(tmp_path: Path) -> None:
+    """Past the 1 MiB the bridge logs of an engine's stderr, it still reads the rest (to
+    drain it); the exit message quotes the engine's last lines, not the budget's."""
+    engine = script(
+        tmp_path,
+        "chatty.py",
+        """
+        import sys
+        for i in range(20000):
+            print("x" * 100, file=sys.stderr)
+        sys.exit("chatty: the real reason")
+        """,
+    )
+    done = subprocess.run(
+        [*CIRULLA, "bot", "check", f"text:{sys.executable} {engine}"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    errors = [line for line in done.stdout.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1, done.stdout
+    assert errors[0].endswith("chatty: the real reason"), errors[0]

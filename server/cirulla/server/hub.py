@@ -24,6 +24,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 from cirulla.logs import quote
+from cirulla.rules.cards import NUM_CARDS
 from cirulla.server import metrics
 from cirulla.server.admission import check_identity, seat_of_token
 from cirulla.server.authorization import Authorization
@@ -304,8 +305,8 @@ class Hub:
         if held + cards > limit:
             self.stats["creations_refused"] += 1
             raise ResourceExhausted(
-                f"MatchSettings.deck_orders: {cards // 40} decks would take the explicit deck "
-                f"cards of the live matches from {held} to {held + cards}, over the server's "
+                f"MatchSettings.deck_orders: {cards // NUM_CARDS} decks would take the explicit "
+                f"deck cards of the live matches from {held} to {held + cards}, over the server's "
                 f"limit of {limit} (--max-deck-cards); retry later, or deal from a seed"
             )
 

@@ -18,6 +18,7 @@ from google.protobuf.message import DecodeError, Message
 from google.protobuf.message_factory import GetMessageClass
 
 from cirulla.rules import CirullaError
+from cirulla.rules.cards import NUM_CARDS
 from cirulla.server.connections import Connection, Mailbox
 from cirulla.server.convert import framing
 from cirulla.server.convert.live import CAPABILITIES, play_responses, spectate_response
@@ -221,7 +222,7 @@ class MatchService(match_service_pb2_grpc.MatchServiceServicer):
         self.hub.check_create(_metadata(context), context.peer())
         # over the deck budget: refused before the decks are decoded (create_match checks
         # the decoded ones again)
-        self.hub.check_deck_cards(40 * len(request.settings.deck_orders.decks))
+        self.hub.check_deck_cards(NUM_CARDS * len(request.settings.deck_orders.decks))
         config = config_from_pb(request.settings)
         session = self.hub.create_match(
             config, deal_group=request.deal_group, deal_group_size=request.deal_group_size

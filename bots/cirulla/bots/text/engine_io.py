@@ -108,7 +108,9 @@ class EngineProcess:
         self._closed = False
         self._heard = False  # any line on stdout yet
         self._open_answer: str | None = None  # an answer begun, its empty line not yet read
-        self._stderr_tail: collections.deque[str] = collections.deque(maxlen=STDERR_TAIL_LINES)
+        #: its last non-blank stderr lines, raw (read on after the log's budget, so the
+        #: exit message quotes how it really ended; decoded only then)
+        self._stderr_tail: collections.deque[bytes] = collections.deque(maxlen=STDERR_TAIL_LINES)
         become_subreaper()
         foreign = children_of(os.getpid())
         tie = die_with_parent()
@@ -234,12 +236,12 @@ class EngineProcess:
         assert stream is not None
         copied = 0
         for raw, cut in read_lines(stream.fileno(), STDERR_LINE_BYTES):
+            if raw.strip():
+                self._stderr_tail.append(raw[: 4 * STDERR_TAIL_CHARS])
             if copied > STDERR_LOG_BYTES:
                 continue  # drained, not logged
             copied += len(raw)
             line = printable(raw.decode("utf-8", "replace").rstrip())
-            if line:
-                self._stderr_tail.append(line[:STDERR_TAIL_CHARS])
             log.info("engine: %s%s", line, " [line cut]" if cut else "")
             if copied > STDERR_LOG_BYTES:
                 log.warning(
@@ -352,7 +354,8 @@ class EngineProcess:
         if code is not None:  # its last words, once the copying thread has read them
             self._stderr_reader.join(0.5)
             if self._stderr_tail:
-                status += f"; its stderr ended: {' | '.join(self._stderr_tail)}"
+                tail = (printable(r.decode("utf-8", "replace").strip()) for r in self._stderr_tail)
+                status += f"; its stderr ended: {' | '.join(t[:STDERR_TAIL_CHARS] for t in tail)}"
         return f"{what}: the engine {shlex.join(self.argv)} {status}"
 
     def close(self, quit_first: bool = True, grace: float = STOP_GRACE) -> int | None:

@@ -102,10 +102,9 @@ def config_from_pb(settings: match_settings_pb2.MatchSettings) -> MatchConfig:
         seed = settings.seed
     elif source == "deck_orders":
         field = "MatchSettings.deck_orders.decks"
-        for i, deck in enumerate(settings.deck_orders.decks):
-            check_codes(deck.cards, f"{field}[{i}].cards")
         packed = []
         for i, deck in enumerate(settings.deck_orders.decks):
+            check_codes(deck.cards, f"{field}[{i}].cards")
             try:
                 packed.append(bytes(parse_deck(deck_from_pb(deck, f"{field}[{i}].cards"))))
             except DeckError as exc:
@@ -143,8 +142,7 @@ def config_from_pb(settings: match_settings_pb2.MatchSettings) -> MatchConfig:
 def check_code(card: cards_pb2.Card, field: str) -> None:
     """``card.code`` at most ``MAX_CARD_CODE`` characters, before a decoder quotes an
     unknown code in its error (a 200,000-character code came back whole)."""
-    if len(card.code) > MAX_CARD_CODE:
-        check_text(card.code, f"{field}.code", MAX_CARD_CODE)
+    check_text(card.code, f"{field}.code", MAX_CARD_CODE)
 
 
 def check_codes(cards: Iterable[cards_pb2.Card], field: str) -> None:
