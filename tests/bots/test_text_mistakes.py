@@ -77,6 +77,20 @@ def test_a_missing_answer_says_what_the_engine_got_wrong(
         process.close(quit_first=False, grace=0.5)
 
 
+def check_error(engine: Path) -> str:
+    """The one error line of ``cirulla bot check`` on the failing engine script ``engine``."""
+    done = subprocess.run(
+        [*CIRULLA, "bot", "check", f"text:{sys.executable} {engine}"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    errors = [line for line in done.stdout.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1, done.stdout
+    return errors[0]
+
+
 def test_bot_check_of_an_engine_dying_at_start_quotes_its_stderr(tmp_path: Path) -> None:
     """The reason an engine gave on stderr is in the check's one error line (it was
     only "exited with code 3": the engine's own words went to a log nobody saw)."""
@@ -89,15 +103,7 @@ def test_bot_check_of_an_engine_dying_at_start_quotes_its_stderr(tmp_path: Path)
         sys.exit("my-engine: cannot open weights.bin")
         """,
     )
-    done = subprocess.run(
-        [*CIRULLA, "bot", "check", f"text:{sys.executable} {engine}"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 1, done.stdout + done.stderr
-    errors = [line for line in done.stdout.splitlines() if line.startswith("error:")]
-    assert len(errors) == 1, done.stdout
+    errors = [check_error(engine)]
     assert "exited with code 1; its stderr ended: loading weights.bin | " in errors[0]
     assert errors[0].endswith("my-engine: cannot open weights.bin"), errors[0]
 
@@ -140,13 +146,5 @@ def test_the_stderr_quoted_at_exit_is_its_last_even_past_the_log_budget(tmp_path
         sys.exit("chatty: the real reason")
         """,
     )
-    done = subprocess.run(
-        [*CIRULLA, "bot", "check", f"text:{sys.executable} {engine}"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 1, done.stdout + done.stderr
-    errors = [line for line in done.stdout.splitlines() if line.startswith("error:")]
-    assert len(errors) == 1, done.stdout
+    errors = [check_error(engine)]
     assert errors[0].endswith("chatty: the real reason"), errors[0]
