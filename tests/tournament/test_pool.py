@@ -213,6 +213,10 @@ def test_runner_and_worker_killed_then_resume(postgres_url: str, tmp_path: Path)
         os.killpg(procs["runner"].pid, signal.SIGKILL)
         procs["a"].wait()
         procs["runner"].wait()
+        # the game a held when it died (still "running", its lease left to expire): asked
+        # again after the kill, since the one seen before it may have ended in between
+        killed = running_on_a()
+        assert killed is not None, "worker a held no game when it was killed"
         # The kill is past: the slow bot's games need no longer be slow (worker b starts
         # new bot processes, the lost game's replay included).
         set_delay(bot, 0)
